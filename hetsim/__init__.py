@@ -1,0 +1,10 @@
+"""hetsim: simulate models on heterogeneous, multi-level platforms.
+
+The few names a user needs live here; everything else is in the sub-packages
+(`hetsim.target`, `hetsim.ir`, `hetsim.kernels`, `hetsim.platform`, `hetsim.sim`, ...).
+"""
+
+from hetsim.errors import HetsimError
+
+__all__ = ["HetsimError"]
+__version__ = "0.1.0"

@@ -1,0 +1,43 @@
+"""The ``hetsim`` command line: one sub-module per command group, each with ``register(sub)``.
+
+Only this package reads the environment and prints; errors a user caused (`HetsimError`) print as
+one message per problem, without a traceback, and exit with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from importlib import import_module
+
+from hetsim.errors import HetsimError
+
+__all__ = ["main"]
+
+# Each module defines register(subparsers); a parser it adds sets `func(args) -> int`.
+COMMAND_MODULES = ("targets",)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every command group registered."""
+    parser = argparse.ArgumentParser(
+        prog="hetsim", description="Simulate models on heterogeneous, multi-level platforms."
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMAND_MODULES:
+        import_module(f"hetsim.cli.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except HetsimError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except FileNotFoundError as err:
+        print(f"error: {err.filename}: no such file", file=sys.stderr)
+        return 1

@@ -1,0 +1,84 @@
+"""HetsimError and its subclasses, nothing else.
+
+Every error a user can cause is a `HetsimError`; each subclass also derives from the built-in
+exception it refines, so callers can catch either one. Messages share one shape,
+``<where>: <expected>, got <found>[ (did you mean 'x'?)]``, built by `Problem.message`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "HetsimError",
+    "ModelError",
+    "PartitionError",
+    "Problem",
+    "SimulationError",
+    "SweepError",
+    "TargetError",
+]
+
+
+class HetsimError(Exception):
+    """Base class for all hetsim errors."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One problem found in a user's input: where it is, what was expected, what came.
+
+    Examples
+    --------
+    >>> Problem("host.freq_ghz", "expected a positive number", "'fast'").message
+    "host.freq_ghz: expected a positive number, got 'fast'"
+    >>> Problem("link.bandwith_gbps", "unknown attribute", hint="bandwidth_gbps").message
+    "link.bandwith_gbps: unknown attribute (did you mean 'bandwidth_gbps'?)"
+    """
+
+    path: str
+    expected: str
+    got: str | None = None
+    hint: str | None = None
+
+    @property
+    def message(self) -> str:
+        text = f"{self.path}: {self.expected}" if self.path else self.expected
+        if self.got is not None:
+            text += f", got {self.got}"
+        if self.hint is not None:
+            text += f" (did you mean {self.hint!r}?)"
+        return text
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class _ProblemsError(HetsimError):
+    """An error carrying every `Problem` found, one per line in its message."""
+
+    def __init__(self, problems: list[Problem] | tuple[Problem, ...] | str) -> None:
+        if isinstance(problems, str):
+            problems = (Problem("", problems),)
+        self.problems: tuple[Problem, ...] = tuple(problems)
+        super().__init__("\n".join(p.message for p in self.problems))
+
+
+class TargetError(_ProblemsError, ValueError):
+    """A target config is invalid; `problems` holds every Problem(path, expected, got, hint)."""
+
+
+class ModelError(HetsimError, ValueError):
+    """A model is invalid or uses something hetsim does not support (an op, a dtype, a file)."""
+
+
+class PartitionError(HetsimError, ValueError):
+    """A model cannot be placed on a platform: an op no device can run, a rule that cannot apply."""
+
+
+class SimulationError(HetsimError, RuntimeError):
+    """A simulated run failed: out of memory, a deadlock, a program that cannot run."""
+
+
+class SweepError(_ProblemsError, ValueError):
+    """A sweep file is invalid, or a results file does not belong to the sweep."""

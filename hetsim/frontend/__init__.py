@@ -1,0 +1,1 @@
+"""hetsim.frontend (under construction)."""

@@ -1,0 +1,1 @@
+"""hetsim.models (under construction)."""

@@ -1,0 +1,1 @@
+"""hetsim.partition (under construction)."""

@@ -1,0 +1,1 @@
+"""hetsim.platform (under construction)."""

@@ -1,0 +1,1 @@
+"""hetsim.report (under construction)."""

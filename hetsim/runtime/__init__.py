@@ -1,0 +1,1 @@
+"""hetsim.runtime (under construction)."""

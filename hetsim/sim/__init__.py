@@ -1,0 +1,1 @@
+"""hetsim.sim (under construction)."""

@@ -1,0 +1,1 @@
+"""hetsim.target (under construction)."""

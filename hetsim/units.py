@@ -1,0 +1,105 @@
+"""The only code that parses or converts units.
+
+Conventions, used in every attribute name and every formula:
+
+- time: microseconds (``_us``); simulated time under ``hetsim.sim`` is float µs.
+- bandwidth: ``_gbps`` is gigabytes per second (GB/s, 1e9 bytes/s), never gigabits.
+  1 GB/s moves exactly 1e3 bytes per µs.
+- frequency: ``_ghz``; throughput: ``_gflops`` (1e9 flop/s, i.e. 1e3 flop per µs).
+- capacity: ``_bytes``, ``_kib``, ``_mib``, ``_gib`` (powers of 1024).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BYTES_PER_GIB",
+    "BYTES_PER_KIB",
+    "BYTES_PER_MIB",
+    "format_bytes",
+    "gbits_to_gbps",
+    "gbps_to_bytes_per_us",
+    "gflops_to_flops_per_us",
+    "gib_to_bytes",
+    "kib_to_bytes",
+    "mib_to_bytes",
+    "transfer_us",
+]
+
+BYTES_PER_KIB = 1024
+BYTES_PER_MIB = 1024**2
+BYTES_PER_GIB = 1024**3
+
+
+def gbps_to_bytes_per_us(bandwidth_gbps: float) -> float:
+    """Bytes moved per µs at `bandwidth_gbps` GB/s.
+
+    >>> gbps_to_bytes_per_us(8)
+    8000.0
+    """
+    return bandwidth_gbps * 1e3
+
+
+def gflops_to_flops_per_us(gflops: float) -> float:
+    """Flops per µs at `gflops` GFLOP/s.
+
+    >>> gflops_to_flops_per_us(2.5)
+    2500.0
+    """
+    return gflops * 1e3
+
+
+def gbits_to_gbps(gbits_per_s: float) -> float:
+    """GB/s carried by a link quoted in Gb/s (network links are sold in bits).
+
+    >>> gbits_to_gbps(100)
+    12.5
+    """
+    return gbits_per_s / 8
+
+
+def transfer_us(size_bytes: float, bandwidth_gbps: float, latency_us: float) -> float:
+    """Time to move `size_bytes` over an idle link: latency plus size over bandwidth.
+
+    >>> transfer_us(8000, 8, 2)
+    3.0
+    """
+    return latency_us + size_bytes / gbps_to_bytes_per_us(bandwidth_gbps)
+
+
+def kib_to_bytes(kib: float) -> int:
+    """Bytes in the given count of binary units.
+
+    >>> kib_to_bytes(128)
+    131072
+    """
+    return int(kib * BYTES_PER_KIB)
+
+
+def mib_to_bytes(mib: float) -> int:
+    """Bytes in the given count of binary units.
+
+    >>> mib_to_bytes(1.5)
+    1572864
+    """
+    return int(mib * BYTES_PER_MIB)
+
+
+def gib_to_bytes(gib: float) -> int:
+    """Bytes in the given count of binary units.
+
+    >>> gib_to_bytes(0.5)
+    536870912
+    """
+    return int(gib * BYTES_PER_GIB)
+
+
+def format_bytes(size_bytes: float) -> str:
+    """A size for people: the largest binary unit that keeps the number at or above 1.
+
+    >>> format_bytes(64 * 1024**2), format_bytes(512), format_bytes(1536)
+    ('64.0 MiB', '512 B', '1.5 KiB')
+    """
+    for unit, scale in (("GiB", BYTES_PER_GIB), ("MiB", BYTES_PER_MIB), ("KiB", BYTES_PER_KIB)):
+        if abs(size_bytes) >= scale:
+            return f"{size_bytes / scale:.1f} {unit}"
+    return f"{int(size_bytes)} B"
