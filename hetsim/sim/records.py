@@ -1,0 +1,70 @@
+"""What a simulated run leaves behind: spans of busy time and the run's totals.
+
+The engine (`hetsim.sim`) writes these; `hetsim.report` reads them to build a `Result`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CATEGORIES", "RunRecord", "Span"]
+
+CATEGORIES = ("dispatch", "launch", "compute", "transfer", "sync_wait", "capture", "invoke")
+"""Span categories; a `Result`'s breakdown sums spans by category (idle is what is left)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """One interval during which a resource did one thing.
+
+    Parameters
+    ----------
+    resource
+        A processor path (``"host"``, ``"vdevice0/npu"``) or a link name.
+    stream
+        The thread within the resource: ``"exec"`` for an executor on a host, ``"stream0"`` for a
+        device stream, ``"link"`` for a link.
+    name
+        What ran: an op name, or an instruction (``"launch conv1"``, ``"copy x"``).
+    category
+        One of `CATEGORIES`.
+    flow_out, flow_in
+        Ids of flow arrows: a dispatch that launched a kernel has ``flow_out=k`` and the kernel
+        has ``flow_in=k``.
+    args
+        Details for traces: op type, bytes, flops.
+    """
+
+    resource: str
+    stream: str
+    name: str
+    category: str
+    start_us: float
+    end_us: float
+    flow_out: int | None = None
+    flow_in: int | None = None
+    args: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def duration_us(self) -> float:
+        return self.end_us - self.start_us
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RunRecord:
+    """Everything one simulated run produced, in engine terms."""
+
+    makespan_us: float
+    spans: tuple[Span, ...]
+    processors: tuple[str, ...]
+    links: tuple[str, ...]
+    link_bytes: Mapping[str, int]
+    peak_memory_bytes: Mapping[str, int]
+    placement: Mapping[str, str]
+    inputs: Mapping[str, np.ndarray]
+    outputs: Mapping[str, np.ndarray]
+    extra: Mapping[str, Any] = field(default_factory=dict)
