@@ -1,10 +1,32 @@
-"""``hetsim platform ...`` (under construction)."""
+"""``hetsim platform show TARGET [--png FILE] [--json]``: a target's platform, as text or a PNG."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+
+from hetsim.platform import build_platform, draw, render_tree
+from hetsim.target import Target
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add the ``platform`` command."""
-    subparsers.add_parser("platform", help="(under construction)")
+    """Add the ``platform`` command group."""
+    parser = subparsers.add_parser("platform", help="show the platform a target becomes")
+    commands = parser.add_subparsers(dest="platform_command", metavar="COMMAND", required=True)
+    show = commands.add_parser(
+        "show", help="print the processors (with roles), memories and links of a target"
+    )
+    show.add_argument("target", metavar="TARGET", help="a tag, a kind, or a target file")
+    show.add_argument("--png", metavar="FILE", help="also draw the platform to a PNG file")
+    show.add_argument("--json", action="store_true", help="print the platform as JSON")
+    show.set_defaults(func=show_platform)
+
+
+def show_platform(args: argparse.Namespace) -> int:
+    """Print the platform of ``args.target`` as a tree (or JSON); draw it for ``--png``."""
+    platform = build_platform(Target(args.target))
+    print(json.dumps(platform.to_dict(), indent=2) if args.json else render_tree(platform))
+    if args.png:
+        print(f"wrote {draw(platform, args.png)}", file=sys.stderr)
+    return 0

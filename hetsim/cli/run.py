@@ -1,10 +1,140 @@
-"""``hetsim run ...`` (under construction)."""
+"""``hetsim run MODEL --target TARGET``: simulate one model on one target and report the run.
+
+Owns the command's options and what it writes: a summary table (or the run's JSON with
+``--json``) on stdout, and on request a Chrome trace, a Gantt PNG and the outputs as ``.npz``.
+Notes about written files go to stderr, so ``--json`` output stays machine-readable. The run
+itself is `hetsim.api.simulate`.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hetsim.errors import HetsimError
+from hetsim.report import Result, print_summary
+
+__all__ = ["parse_dims", "register", "run"]
+
+MODES = ("functional", "timing")
+
+
+def parse_dims(text: str) -> dict[str, int]:
+    """Values of symbolic dims from ``name=value`` pairs separated by commas.
+
+    Examples
+    --------
+    >>> parse_dims("seq=128,batch=2")
+    {'seq': 128, 'batch': 2}
+    >>> parse_dims("seq")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: --dims: expected name=value pairs such as seq=128, got 'seq'
+    """
+    dims: dict[str, int] = {}
+    for pair in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip() or not value.strip().isdigit():
+            raise argparse.ArgumentTypeError(
+                f"--dims: expected name=value pairs such as seq=128, got {pair!r}"
+            )
+        dims[name.strip()] = int(value)
+    return dims
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``run`` command."""
-    subparsers.add_parser("run", help="(under construction)")
+    parser = subparsers.add_parser(
+        "run",
+        help="simulate a model on a target and report the run",
+        description="Simulate MODEL on TARGET; print a summary, or the run as JSON.",
+    )
+    parser.add_argument("model", metavar="MODEL", help="a zoo model name or an .onnx file")
+    parser.add_argument(
+        "--target", required=True, metavar="TARGET", help="a tag, a kind, or a target file"
+    )
+    parser.add_argument("--mode", choices=MODES, default="functional", help="default: functional")
+    parser.add_argument("--inputs", type=Path, metavar="IN.npz", help="model inputs by name")
+    parser.add_argument("--seed", type=int, default=0, help="seed of generated inputs (default 0)")
+    parser.add_argument(
+        "--dims",
+        type=parse_dims,
+        action="append",
+        default=[],
+        metavar="NAME=N[,NAME=N]",
+        help="values of symbolic dims, e.g. seq=128 (repeatable)",
+    )
+    parser.add_argument("--save-outputs", type=Path, metavar="OUT.npz", help="write the outputs")
+    parser.add_argument("--trace", type=Path, metavar="TRACE.json", help="write a Chrome trace")
+    parser.add_argument("--gantt", type=Path, metavar="GANTT.png", help="write a Gantt chart")
+    parser.add_argument("--json", action="store_true", help="print the run as JSON")
+    parser.set_defaults(func=run)
+
+
+def _simulate(model: str, target: str, **options: Any) -> Result:
+    # Imported when the command runs: the engine's imports are not needed to build the parser.
+    from hetsim.api import simulate
+
+    return simulate(model, target, **options)
+
+
+def _load_inputs(path: Path) -> dict[str, np.ndarray]:
+    try:
+        loaded = np.load(path, allow_pickle=False)
+    except (ValueError, zipfile.BadZipFile) as err:
+        raise HetsimError(
+            f"--inputs {path}: expected an .npz file of named arrays, got an unreadable file"
+        ) from err
+    if not isinstance(loaded, np.lib.npyio.NpzFile):
+        raise HetsimError(f"--inputs {path}: expected an .npz file of named arrays, got one array")
+    with loaded:
+        return {name: loaded[name] for name in loaded.files}
+
+
+def _save_outputs(outputs: Mapping[str, np.ndarray], path: Path) -> None:
+    # Written entry by entry: np.savez(path, **outputs) breaks on an output named "file".
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, array in outputs.items():
+            with archive.open(f"{name}.npy", "w") as entry:
+                np.lib.format.write_array(entry, np.asanyarray(array), allow_pickle=False)
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    if args.save_outputs is not None and args.mode != "functional":
+        raise HetsimError(
+            f"--save-outputs: expected --mode functional (timing mode computes no values), "
+            f"got {args.mode!r}"
+        )
+    options: dict[str, Any] = {"seed": args.seed, "mode": args.mode}
+    if args.inputs is not None:
+        options["inputs"] = _load_inputs(args.inputs)
+    dims = {name: value for group in args.dims for name, value in group.items()}
+    if dims:
+        options["dims"] = dims
+    return options
+
+
+def run(args: argparse.Namespace) -> int:
+    """Simulate, print the summary or the JSON, write the requested files; return 0."""
+    result = _simulate(args.model, args.target, **_options(args))
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        print_summary(result)
+    if args.save_outputs is not None:
+        _save_outputs(result.outputs, args.save_outputs)
+        print(f"wrote outputs to {args.save_outputs}", file=sys.stderr)
+    if args.trace is not None:
+        result.to_chrome_trace(args.trace)
+        print(f"wrote trace to {args.trace}", file=sys.stderr)
+    if args.gantt is not None:
+        result.plot_gantt(args.gantt)
+        print(f"wrote Gantt chart to {args.gantt}", file=sys.stderr)
+    return 0

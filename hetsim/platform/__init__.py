@@ -1,1 +1,27 @@
-"""hetsim.platform (under construction)."""
+"""hetsim.platform: a canonical target tree as processors, memories, links and levels (networkx).
+
+`build_platform(target)` makes a frozen `Platform`; `Platform.route` gives the cheapest path
+between two memories; `render_tree` and `draw` picture it. Durations are `hetsim.cost`'s job.
+"""
+
+from __future__ import annotations
+
+from hetsim.platform.build import build_platform
+from hetsim.platform.elements import ROLES, Level, Link, Memory, Processor, memory_name
+from hetsim.platform.graph import ROUTE_REFERENCE_BYTES, Platform, route_weight
+from hetsim.platform.render import draw, render_tree
+
+__all__ = [
+    "ROLES",
+    "ROUTE_REFERENCE_BYTES",
+    "Level",
+    "Link",
+    "Memory",
+    "Platform",
+    "Processor",
+    "build_platform",
+    "draw",
+    "memory_name",
+    "render_tree",
+    "route_weight",
+]

@@ -56,7 +56,11 @@ class Span:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class RunRecord:
-    """Everything one simulated run produced, in engine terms."""
+    """Everything one simulated run produced, in engine terms.
+
+    ``extra["busy_us"]`` (resource -> category -> µs) is set instead of `spans` when the run was
+    not traced; `hetsim.report` computes its figures from it.
+    """
 
     makespan_us: float
     spans: tuple[Span, ...]

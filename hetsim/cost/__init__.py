@@ -1,0 +1,41 @@
+"""hetsim.cost: every simulated duration as a formula of named parameters.
+
+The formulas, their parameters, units and default sources are written out in
+``docs/cost-model.md``; each has exactly one function here. Contention, queueing and overlap are
+the engine's business (`hetsim.sim`): these functions give the time of one action on idle
+resources.
+"""
+
+from __future__ import annotations
+
+from hetsim.cost.formulas import (
+    DISPATCH_PARAMETERS,
+    alloc_us,
+    dispatch_us,
+    efficiency,
+    free_us,
+    invoke_us,
+    kernel_timer,
+    kernel_us,
+    launch_us,
+    peak_gflops,
+    route_us,
+    sync_us,
+    transfer_us,
+)
+
+__all__ = [
+    "DISPATCH_PARAMETERS",
+    "alloc_us",
+    "dispatch_us",
+    "efficiency",
+    "free_us",
+    "invoke_us",
+    "kernel_timer",
+    "kernel_us",
+    "launch_us",
+    "peak_gflops",
+    "route_us",
+    "sync_us",
+    "transfer_us",
+]

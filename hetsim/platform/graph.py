@@ -1,0 +1,185 @@
+"""`Platform`: the processors, memories, links and levels of a target, as one networkx graph.
+
+This module owns the graph's shape and routing between memories. Building a platform from a
+target tree is `hetsim.platform.build`; drawing it is `hetsim.platform.render`.
+
+Routing cost: a route is the path between two memories with the least sum, over its links, of
+``latency_us + ROUTE_REFERENCE_BYTES / bandwidth`` (the time to move 1 MiB over an idle link;
+Dijkstra). The route between a pair is fixed for the platform: it does not depend on the size of
+a transfer or on contention. Routes are computed once per source memory, on first use, and cached.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from hetsim.errors import Problem, TargetError
+from hetsim.platform.elements import Level, Link, Memory, Processor
+from hetsim.units import BYTES_PER_MIB, transfer_us
+
+__all__ = ["ROUTE_REFERENCE_BYTES", "Platform", "route_weight"]
+
+ROUTE_REFERENCE_BYTES = BYTES_PER_MIB
+"""The transfer size routing compares links by."""
+
+
+def route_weight(link: Link) -> float:
+    """The routing cost of one link: µs to move `ROUTE_REFERENCE_BYTES` over it when idle.
+
+    >>> route_weight(Link("host.mem--gpu0.mem", "host.mem", "gpu0.mem", 32.0, 1.0))
+    33.768
+    """
+    return transfer_us(ROUTE_REFERENCE_BYTES, link.bandwidth_gbps, link.latency_us)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Platform:
+    """A target tree made concrete: processors, memories, data links, control edges, levels.
+
+    Parameters
+    ----------
+    target
+        The canonical target tree it was built from.
+    graph
+        A `networkx.MultiDiGraph`; nodes are processor paths (``type="processor"``) and memory
+        names (``type="memory"``); ``type="control"`` edges go from a host to each device it
+        drives, ``type="link"`` edges join two memories, one edge each way per link, keyed by
+        the link's name.
+    processors, memories, links, levels
+        Mappings by path or name, in tree order (depth first, host first).
+    """
+
+    target: Any
+    graph: nx.MultiDiGraph
+    processors: Mapping[str, Processor]
+    memories: Mapping[str, Memory]
+    links: Mapping[str, Link]
+    levels: Mapping[str, Level]
+    _routes: dict[str, dict[str, tuple[Link, ...]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    _memory_graph: nx.Graph = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_memory_graph", _memory_graph(self.memories, self.links))
+
+    @property
+    def name(self) -> str:
+        """The target's name, else its tag, else ``hetero[<device tags or kinds>]``."""
+        target = self.target
+        if target.name or target.tag:
+            return str(target.name or target.tag)
+        return f"hetero[{', '.join(d.tag or d.kind for d in target.devices)}]"
+
+    def __repr__(self) -> str:
+        return (
+            f"<Platform {self.name}: {len(self.processors)} processors, "
+            f"{len(self.memories)} memories, {len(self.links)} links, {len(self.levels)} levels>"
+        )
+
+    def memory_of(self, processor: str) -> Memory:
+        """The memory processor `processor` computes from."""
+        return self.memories[self.processors[processor].memory]
+
+    def route(self, src_memory: str, dst_memory: str) -> tuple[Link, ...]:
+        """The links a transfer from `src_memory` to `dst_memory` crosses, in order.
+
+        The same pair always gives the same tuple (cached); a memory to itself is ``()``.
+
+        Raises
+        ------
+        TargetError
+            If a name is not a memory of the platform, or no route joins the two.
+        """
+        routes = self._routes.get(src_memory)
+        if routes is None:
+            routes = self._routes[src_memory] = self._routes_from(src_memory)
+        found = routes.get(dst_memory)
+        if found is None:
+            self._check_memory(dst_memory)
+            raise TargetError(
+                [Problem("route", f"expected a link path from {src_memory!r}", repr(dst_memory))]
+            )
+        return found
+
+    def _routes_from(self, src_memory: str) -> dict[str, tuple[Link, ...]]:
+        self._check_memory(src_memory)
+        paths = nx.single_source_dijkstra_path(self._memory_graph, src_memory, weight="weight")
+        return {dst: self._hops(path) for dst, path in paths.items()}
+
+    def _hops(self, path: list[str]) -> tuple[Link, ...]:
+        return tuple(self._memory_graph[a][b]["link"] for a, b in itertools.pairwise(path))
+
+    def _check_memory(self, name: str) -> None:
+        if name not in self.memories:
+            close = difflib.get_close_matches(name, list(self.memories), n=1)
+            raise TargetError(
+                [
+                    Problem(
+                        "route",
+                        f"expected a memory of platform {self.name!r}",
+                        repr(name),
+                        close[0] if close else None,
+                    )
+                ]
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain, JSON-ready description: processors, memories, links, levels, control edges."""
+        return {
+            "name": self.name,
+            "processors": {
+                p.path: {"role": p.role, "kind": p.kind, "level": p.level, "memory": p.memory}
+                for p in self.processors.values()
+            },
+            "memories": {
+                m.name: {
+                    "capacity_bytes": m.capacity_bytes,
+                    "bandwidth_gbps": m.bandwidth_gbps,
+                    "level": m.level,
+                }
+                for m in self.memories.values()
+            },
+            "links": {
+                k.name: {
+                    "a": k.a,
+                    "b": k.b,
+                    "bandwidth_gbps": k.bandwidth_gbps,
+                    "latency_us": k.latency_us,
+                }
+                for k in self.links.values()
+            },
+            "levels": {
+                v.path: {
+                    "host": v.host,
+                    "executor": v.executor.kind if v.executor else None,
+                    "runtime": v.runtime.kind if v.runtime else None,
+                    "devices": list(v.devices),
+                    "parent": v.parent,
+                    "control_latency_us": v.control_latency_us,
+                }
+                for v in self.levels.values()
+            },
+            "control": [
+                [u, v, data["latency_us"]]
+                for u, v, data in self.graph.edges(data=True)
+                if data["type"] == "control"
+            ],
+        }
+
+
+def _memory_graph(memories: Mapping[str, Memory], links: Mapping[str, Link]) -> nx.Graph:
+    """The memories joined by their links; of parallel links, an edge keeps the cheapest."""
+    graph = nx.Graph()
+    graph.add_nodes_from(memories)
+    for link in links.values():
+        weight = route_weight(link)
+        if not graph.has_edge(link.a, link.b) or graph[link.a][link.b]["weight"] > weight:
+            graph.add_edge(link.a, link.b, weight=weight, link=link)
+    return graph

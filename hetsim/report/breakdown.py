@@ -1,0 +1,160 @@
+"""Where the simulated time went: busy time per resource and the breakdown by category.
+
+Owns the rules that turn a run's spans into totals; `hetsim.report.result` stores the totals and
+the trace, table and plot modules only display them.
+
+The rules (see also ``docs/cost-model.md``):
+
+- A resource is *busy* while at least one of its spans runs: busy time is the length of the union
+  of its spans over all its streams, so two streams running at once do not count twice and
+  utilization (busy over makespan) stays at most 1. A host blocked in a synchronization
+  (``sync_wait``) is busy: it cannot dispatch anything else.
+- The breakdown sums span durations by category over *processors only*; link spans are reported
+  per link (bytes, busy time), because a link is not a place where the program spends time.
+- ``idle`` is the sum over processors of (makespan − busy).
+- A span of category ``invoke`` (a host sending a request to a nested level over its control
+  link) counts as ``launch``: it is the host's cost of starting work elsewhere, as a kernel launch
+  is. The nested level's own work appears on its co-processor, and the time the caller then
+  waits for it is a ``sync_wait`` span.
+
+So, when no processor runs two streams at once, the breakdown adds up to the number of processors
+times the makespan.
+
+A record made without spans (the engine's ``trace=False``, for big sweeps) carries the sums
+instead, as ``extra["busy_us"]``: resource → category → µs. The engine runs one thread per
+resource then, so a resource's busy time is the sum over its categories.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+
+from hetsim.sim.records import CATEGORIES, RunRecord, Span
+
+__all__ = [
+    "BREAKDOWN_KEYS",
+    "BUCKET_OF",
+    "TOTALS_KEY",
+    "Totals",
+    "breakdown_us",
+    "busy_us",
+    "totals",
+]
+
+BREAKDOWN_KEYS = ("dispatch", "launch", "compute", "transfer", "sync_wait", "capture", "idle")
+"""The keys of a breakdown, in display order."""
+
+BUCKET_OF: Mapping[str, str] = MappingProxyType(
+    {**{category: category for category in CATEGORIES if category != "invoke"}, "invoke": "launch"}
+)
+"""The breakdown key each span category is summed into."""
+
+TOTALS_KEY = "busy_us"
+"""The key of `RunRecord.extra` under which a record without spans keeps its sums."""
+
+Totals = tuple[dict[str, dict[str, float]], dict[str, float]]
+"""Per resource: µs by span category, and busy µs."""
+
+
+def busy_us(spans: Iterable[Span]) -> float:
+    """Length of the union of the spans' intervals, in µs.
+
+    Examples
+    --------
+    >>> spans = [Span("host", "exec", "a", "compute", 0.0, 2.0),
+    ...          Span("host", "s1", "b", "compute", 1.0, 3.0),
+    ...          Span("host", "exec", "c", "compute", 5.0, 6.0)]
+    >>> busy_us(spans)
+    4.0
+    """
+    intervals = sorted((s.start_us, s.end_us) for s in spans)
+    if not intervals:
+        return 0.0
+    total = 0.0
+    run_start, run_end = intervals[0]
+    for start, end in intervals[1:]:
+        if start > run_end:
+            total += run_end - run_start
+            run_start, run_end = start, end
+        else:
+            run_end = max(run_end, end)
+    return total + (run_end - run_start)
+
+
+def totals(record: RunRecord) -> Totals:
+    """µs by category and busy µs of every processor and link of `record` (zero when unused).
+
+    Read from the spans, or from ``extra["busy_us"]`` when the record has no spans.
+
+    Examples
+    --------
+    >>> record = RunRecord(
+    ...     makespan_us=4.0,
+    ...     spans=(Span("gpu0", "stream0", "a", "compute", 0.0, 2.0),
+    ...            Span("gpu0", "stream1", "b", "compute", 1.0, 3.0)),
+    ...     processors=("host", "gpu0"), links=(), link_bytes={}, peak_memory_bytes={},
+    ...     placement={}, inputs={}, outputs={})
+    >>> totals(record)
+    ({'host': {}, 'gpu0': {'compute': 4.0}}, {'host': 0.0, 'gpu0': 3.0})
+    >>> untraced = RunRecord(
+    ...     makespan_us=4.0, spans=(), processors=("host", "gpu0"), links=(), link_bytes={},
+    ...     peak_memory_bytes={}, placement={}, inputs={}, outputs={},
+    ...     extra={"busy_us": {"gpu0": {"compute": 2.0, "transfer": 1.0}}})
+    >>> totals(untraced)
+    ({'host': {}, 'gpu0': {'compute': 2.0, 'transfer': 1.0}}, {'host': 0.0, 'gpu0': 3.0})
+    """
+    resources = (*record.processors, *record.links)
+    by_category: dict[str, dict[str, float]] = {name: {} for name in resources}
+    if not record.spans and TOTALS_KEY in record.extra:
+        for resource, sums in record.extra[TOTALS_KEY].items():
+            by_category.setdefault(resource, {}).update(
+                {category: float(us) for category, us in sums.items()}
+            )
+        return by_category, {name: sum(sums.values(), 0.0) for name, sums in by_category.items()}
+    by_resource: defaultdict[str, list[Span]] = defaultdict(list)
+    for span in record.spans:
+        by_resource[span.resource].append(span)
+        sums = by_category.setdefault(span.resource, {})
+        sums[span.category] = sums.get(span.category, 0.0) + span.duration_us
+    return by_category, {name: busy_us(by_resource[name]) for name in by_category}
+
+
+def breakdown_us(
+    run_totals: Totals, processors: Iterable[str], makespan_us: float
+) -> dict[str, float]:
+    """Simulated µs per breakdown key, summed over `processors` (see the module rules).
+
+    Parameters
+    ----------
+    run_totals
+        What `totals` returns for the run.
+    processors
+        The processor paths of the run; other resources (links) are left out.
+    makespan_us
+        The run's makespan, from which idle time is counted.
+
+    Examples
+    --------
+    >>> record = RunRecord(
+    ...     makespan_us=6.0,
+    ...     spans=(Span("host", "exec", "launch k", "launch", 0.0, 1.0),
+    ...            Span("gpu0", "stream0", "k", "compute", 1.0, 4.0),
+    ...            Span("host.mem--gpu0.mem", "link", "copy y", "transfer", 4.0, 6.0)),
+    ...     processors=("host", "gpu0"), links=("host.mem--gpu0.mem",), link_bytes={},
+    ...     peak_memory_bytes={}, placement={}, inputs={}, outputs={})
+    >>> result = breakdown_us(totals(record), record.processors, record.makespan_us)
+    >>> result["launch"], result["compute"], result["transfer"], result["idle"]
+    (1.0, 3.0, 0.0, 8.0)
+    >>> sum(result.values()) == 2 * 6.0
+    True
+    """
+    by_category, busy = run_totals
+    result = dict.fromkeys(BREAKDOWN_KEYS, 0.0)
+    processors = list(processors)
+    for path in processors:
+        for category, us in by_category[path].items():
+            result[BUCKET_OF[category]] += us
+    result["idle"] = sum(makespan_us - busy[path] for path in processors)
+    return result

@@ -1,0 +1,86 @@
+"""A Gantt chart of a run as a PNG: one row per processor or link stream, colored by category.
+
+Owns the picture only; rows come from `hetsim.report.lanes`. matplotlib is optional, so it is
+imported when a chart is drawn, and only its object API is used (a `Figure` with the Agg canvas),
+never `pyplot`, so drawing changes no global backend or state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from types import MappingProxyType
+
+from hetsim.errors import HetsimError
+from hetsim.report.lanes import lanes
+from hetsim.sim.records import CATEGORIES, RunRecord, Span
+
+__all__ = ["CATEGORY_COLORS", "plot_gantt"]
+
+CATEGORY_COLORS: Mapping[str, str] = MappingProxyType(
+    dict(
+        zip(
+            CATEGORIES,
+            ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"),
+            strict=True,
+        )
+    )
+)
+"""The fill color of each span category (matplotlib's tab10 palette)."""
+
+OTHER_COLOR = "#7f7f7f"
+ROW_HEIGHT_IN = 0.4
+DPI = 100
+
+
+def _rows(record: RunRecord) -> list[tuple[str, list[Span]]]:
+    rows: dict[tuple[str, str], list[Span]] = {}
+    for resource, streams in lanes(record).items():
+        for stream in streams or ("",):  # an idle resource still gets its (empty) row
+            rows[resource, stream] = []
+    for span in record.spans:
+        rows[span.resource, span.stream].append(span)
+    return [(f"{resource} {stream}".strip(), spans) for (resource, stream), spans in rows.items()]
+
+
+def plot_gantt(record: RunRecord, path: str | Path) -> Path:
+    """Draw `record` as a timeline PNG at `path` and return the path.
+
+    Rows run top to bottom in platform order; each span is a bar from its start to its end, filled
+    with its category's color; the legend names the categories present.
+
+    Raises
+    ------
+    HetsimError
+        When matplotlib is not installed.
+    """
+    try:
+        from matplotlib.figure import Figure
+        from matplotlib.patches import Patch
+    except ImportError as err:
+        raise HetsimError(
+            "plot_gantt: expected matplotlib (pip install hetsim[plot]), got none"
+        ) from err
+    rows = _rows(record)
+    figure = Figure(figsize=(10, 1.5 + ROW_HEIGHT_IN * max(len(rows), 1)), dpi=DPI)
+    axes = figure.add_subplot()
+    present: dict[str, None] = {}
+    for index, (_, spans) in enumerate(rows):
+        for category in dict.fromkeys(s.category for s in spans):
+            bars = [(s.start_us, s.duration_us) for s in spans if s.category == category]
+            color = CATEGORY_COLORS.get(category, OTHER_COLOR)
+            axes.broken_barh(bars, (index - 0.4, 0.8), facecolors=color, edgecolor="none")
+            present[category] = None
+    axes.set_yticks(range(len(rows)), [label for label, _ in rows])
+    axes.set_ylim(max(len(rows), 1) - 0.5, -0.5)
+    axes.set_xlim(0, max(record.makespan_us, 1e-9))
+    axes.set_xlabel("simulated time (µs)")
+    axes.set_title(f"makespan {record.makespan_us:g} µs")
+    ordered = [c for c in CATEGORIES if c in present] + sorted(set(present) - set(CATEGORIES))
+    handles = [Patch(color=CATEGORY_COLORS.get(c, OTHER_COLOR), label=c) for c in ordered]
+    if handles:
+        axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
+    figure.tight_layout()
+    path = Path(path)
+    figure.savefig(path, format="png")
+    return path

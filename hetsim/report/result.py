@@ -1,0 +1,181 @@
+"""`Result`: what a simulated run returns to the user, built from the engine's `RunRecord`.
+
+Owns the user-facing figures of one run (makespan, breakdown, per-processor, per-link and
+per-memory totals, placement, inputs and outputs) and their JSON form. The rules that compute the
+totals live in `hetsim.report.breakdown`; the Chrome trace (`trace.py`) and the Gantt chart
+(`gantt.py`) draw the record's spans, and the tables (`tables.py`) show a `Result`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from hetsim.report.breakdown import breakdown_us, totals
+from hetsim.report.gantt import plot_gantt
+from hetsim.report.plain import JsonValue, to_plain
+from hetsim.report.trace import write_chrome_trace
+from hetsim.sim.records import RunRecord, Span
+
+__all__ = ["LinkStats", "ProcessorStats", "Result"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessorStats:
+    """Busy time of one processor and its utilization (busy over makespan; 0.0 for an empty run)."""
+
+    busy_us: float
+    utilization: float
+
+
+@dataclass(frozen=True, slots=True)
+class LinkStats:
+    """Bytes that crossed one link and the time it carried at least one transfer."""
+
+    bytes: int
+    busy_us: float
+
+
+def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(mapping))
+
+
+def _tensor_summary(tensors: Mapping[str, np.ndarray]) -> dict[str, JsonValue]:
+    return {
+        name: {"shape": [int(d) for d in np.shape(array)], "dtype": str(np.asarray(array).dtype)}
+        for name, array in tensors.items()
+    }
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Result:
+    """The outcome of one simulated run: timings, totals, placement, inputs and outputs.
+
+    Build one with `Result.from_record`; `hetsim.simulate` returns one.
+
+    Attributes
+    ----------
+    makespan_us
+        Simulated time from the start of the run to its last event.
+    breakdown_us
+        Simulated µs per key of `hetsim.report.breakdown.BREAKDOWN_KEYS`, summed over processors.
+    processors
+        Processor path → `ProcessorStats`, in platform order.
+    links
+        Link name → `LinkStats`, in platform order.
+    peak_memory_bytes
+        Memory name → the most bytes it held at once.
+    placement
+        Op name → path of the processor it ran on.
+    inputs, outputs
+        Tensor name → array: the inputs used (given, or made from a seed) and the outputs.
+    record
+        The engine's record: every span, for traces and plots.
+
+    Examples
+    --------
+    >>> record = RunRecord(
+    ...     makespan_us=4.0,
+    ...     spans=(Span("host", "exec", "launch k", "launch", 0.0, 1.0, flow_out=0),
+    ...            Span("gpu0", "stream0", "k", "compute", 1.0, 4.0, flow_in=0)),
+    ...     processors=("host", "gpu0"), links=(), link_bytes={}, peak_memory_bytes={},
+    ...     placement={"k": "gpu0"}, inputs={}, outputs={})
+    >>> result = Result.from_record(record)
+    >>> result
+    <Result makespan=4 us, 2 processors, 0 links>
+    >>> result.processors["gpu0"]
+    ProcessorStats(busy_us=3.0, utilization=0.75)
+    >>> result.breakdown_us["idle"]
+    4.0
+    """
+
+    makespan_us: float
+    breakdown_us: Mapping[str, float]
+    processors: Mapping[str, ProcessorStats]
+    links: Mapping[str, LinkStats]
+    peak_memory_bytes: Mapping[str, int]
+    placement: Mapping[str, str]
+    inputs: Mapping[str, np.ndarray] = field(repr=False)
+    outputs: Mapping[str, np.ndarray] = field(repr=False)
+    record: RunRecord = field(repr=False)
+
+    @classmethod
+    def from_record(cls, record: RunRecord) -> Result:
+        """Compute every total of `record` (see `hetsim.report.breakdown` for the rules)."""
+        makespan = float(record.makespan_us)
+        run_totals = totals(record)
+        busy = run_totals[1]
+        processors = {
+            path: ProcessorStats(busy[path], busy[path] / makespan if makespan > 0 else 0.0)
+            for path in record.processors
+        }
+        links = {
+            name: LinkStats(int(record.link_bytes.get(name, 0)), busy[name])
+            for name in record.links
+        }
+        return cls(
+            makespan_us=makespan,
+            breakdown_us=_frozen(breakdown_us(run_totals, record.processors, makespan)),
+            processors=_frozen(processors),
+            links=_frozen(links),
+            peak_memory_bytes=_frozen({k: int(v) for k, v in record.peak_memory_bytes.items()}),
+            placement=_frozen({str(k): str(v) for k, v in record.placement.items()}),
+            inputs=_frozen(record.inputs),
+            outputs=_frozen(record.outputs),
+            record=record,
+        )
+
+    @property
+    def spans(self) -> tuple[Span, ...]:
+        """Every span of the run, in the order the engine recorded them."""
+        return self.record.spans
+
+    def to_dict(self) -> dict[str, JsonValue]:
+        """The run's figures as plain JSON values (arrays are summarized by shape and dtype).
+
+        Keys: ``makespan_us``, ``breakdown_us``, ``processors`` (path → ``busy_us``,
+        ``utilization``), ``links`` (name → ``bytes``, ``busy_us``), ``peak_memory_bytes``,
+        ``placement``, ``inputs`` and ``outputs`` (name → ``shape``, ``dtype``) and ``extra``
+        (whatever the engine added to its record).
+        """
+        return {
+            "makespan_us": self.makespan_us,
+            "breakdown_us": dict(self.breakdown_us),
+            "processors": {
+                path: {"busy_us": s.busy_us, "utilization": s.utilization}
+                for path, s in self.processors.items()
+            },
+            "links": {
+                name: {"bytes": s.bytes, "busy_us": s.busy_us} for name, s in self.links.items()
+            },
+            "peak_memory_bytes": dict(self.peak_memory_bytes),
+            "placement": dict(self.placement),
+            "inputs": _tensor_summary(self.inputs),
+            "outputs": _tensor_summary(self.outputs),
+            "extra": to_plain(self.record.extra),
+        }
+
+    def to_chrome_trace(self, path: str | Path) -> Path:
+        """Write the run as Chrome Trace Event JSON (Perfetto, chrome://tracing); return the path.
+
+        See `hetsim.report.trace.chrome_trace` for the layout.
+        """
+        return write_chrome_trace(self.record, path)
+
+    def plot_gantt(self, path: str | Path) -> Path:
+        """Draw the run as a PNG timeline, one row per processor or link stream; return the path.
+
+        Needs matplotlib. See `hetsim.report.gantt.plot_gantt`.
+        """
+        return plot_gantt(self.record, path)
+
+    def __repr__(self) -> str:
+        return (
+            f"<Result makespan={self.makespan_us:g} us, {len(self.processors)} processors, "
+            f"{len(self.links)} links>"
+        )

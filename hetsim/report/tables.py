@@ -1,0 +1,159 @@
+"""The summary of a run as tables: makespan, breakdown, processors, links and peak memory.
+
+Owns what the summary shows (`summary_tables`) and its two renderings: plain text
+(`format_summary`, deterministic, used by tests and when rich is missing) and rich tables
+(`print_summary`, for terminals). Both render the same `Table` values.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import TextIO
+
+from hetsim.report.result import Result
+from hetsim.units import format_bytes
+
+__all__ = ["Table", "format_summary", "print_summary", "summary_tables"]
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A titled table of strings; `numeric` marks the right-aligned columns."""
+
+    title: str
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    numeric: tuple[bool, ...]
+
+
+def _us(value: float) -> str:
+    return f"{value:,.3f}"
+
+
+def _percent(fraction: float) -> str:
+    return f"{100 * fraction:.1f}%"
+
+
+def summary_tables(result: Result) -> tuple[Table, ...]:
+    """The tables of the summary; tables with no rows (a run without links) are left out.
+
+    The breakdown's share is of the total processor time (processors × makespan).
+    """
+    makespan = result.makespan_us
+    total = makespan * len(result.processors)
+    tables = [
+        Table("Run", ("makespan (us)",), ((_us(makespan),),), (True,)),
+        Table(
+            "Breakdown (summed over processors)",
+            ("category", "time (us)", "share"),
+            tuple(
+                (key, _us(value), _percent(value / total if total > 0 else 0.0))
+                for key, value in result.breakdown_us.items()
+            ),
+            (False, True, True),
+        ),
+        Table(
+            "Processors",
+            ("processor", "busy (us)", "utilization"),
+            tuple(
+                (path, _us(s.busy_us), _percent(s.utilization))
+                for path, s in result.processors.items()
+            ),
+            (False, True, True),
+        ),
+        Table(
+            "Links",
+            ("link", "bytes", "busy (us)"),
+            tuple(
+                (name, format_bytes(s.bytes), _us(s.busy_us)) for name, s in result.links.items()
+            ),
+            (False, True, True),
+        ),
+        Table(
+            "Peak memory",
+            ("memory", "peak"),
+            tuple((name, format_bytes(size)) for name, size in result.peak_memory_bytes.items()),
+            (False, True),
+        ),
+    ]
+    return tuple(table for table in tables if table.rows)
+
+
+def _format_table(table: Table) -> str:
+    widths = [
+        max(len(cell) for cell in column) for column in zip(table.headers, *table.rows, strict=True)
+    ]
+
+    def line(cells: tuple[str, ...]) -> str:
+        aligned = (
+            cell.rjust(width) if numeric else cell.ljust(width)
+            for cell, width, numeric in zip(cells, widths, table.numeric, strict=True)
+        )
+        return "  ".join(aligned).rstrip()
+
+    rule = "  ".join("-" * width for width in widths)
+    return "\n".join([table.title, line(table.headers), rule, *map(line, table.rows)])
+
+
+def format_summary(result: Result) -> str:
+    """The summary as plain text: one aligned table per figure, separated by blank lines.
+
+    Examples
+    --------
+    >>> from hetsim.sim.records import RunRecord, Span
+    >>> record = RunRecord(
+    ...     makespan_us=4.0,
+    ...     spans=(Span("host", "exec", "launch k", "launch", 0.0, 1.0),
+    ...            Span("gpu0", "stream0", "k", "compute", 1.0, 4.0)),
+    ...     processors=("host", "gpu0"), links=(), link_bytes={},
+    ...     peak_memory_bytes={"gpu0.mem": 4096}, placement={}, inputs={}, outputs={})
+    >>> print(format_summary(Result.from_record(record)))
+    Run
+    makespan (us)
+    -------------
+            4.000
+    <BLANKLINE>
+    Breakdown (summed over processors)
+    category   time (us)  share
+    ---------  ---------  -----
+    dispatch       0.000   0.0%
+    launch         1.000  12.5%
+    compute        3.000  37.5%
+    transfer       0.000   0.0%
+    sync_wait      0.000   0.0%
+    capture        0.000   0.0%
+    idle           4.000  50.0%
+    <BLANKLINE>
+    Processors
+    processor  busy (us)  utilization
+    ---------  ---------  -----------
+    host           1.000        25.0%
+    gpu0           3.000        75.0%
+    <BLANKLINE>
+    Peak memory
+    memory       peak
+    --------  -------
+    gpu0.mem  4.0 KiB
+    """
+    return "\n\n".join(_format_table(table) for table in summary_tables(result))
+
+
+def print_summary(result: Result, file: TextIO | None = None) -> None:
+    """Print the summary to `file` (stdout by default): rich tables if rich is installed, else
+    the plain text of `format_summary`."""
+    file = sys.stdout if file is None else file
+    try:
+        from rich.console import Console
+        from rich.table import Table as RichTable
+    except ImportError:
+        print(format_summary(result), file=file)
+        return
+    console = Console(file=file)
+    for table in summary_tables(result):
+        rich_table = RichTable(title=table.title, title_justify="left", min_width=len(table.title))
+        for header, numeric in zip(table.headers, table.numeric, strict=True):
+            rich_table.add_column(header, justify="right" if numeric else "left")
+        for row in table.rows:
+            rich_table.add_row(*row)
+        console.print(rich_table)

@@ -1,0 +1,213 @@
+"""``hetsim run``: options, what it prints, the files it writes (with a stand-in simulate)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hetsim.cli import build_parser, main
+from hetsim.cli import run as run_command
+from hetsim.report import Result, chrome_trace, format_summary
+from tests.report.scenarios import two_level_record
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Replace the simulator by one that records its arguments and returns the hand-made run."""
+    seen: list[dict[str, Any]] = []
+
+    def simulate(model: str, target: str, **options: Any) -> Result:
+        seen.append({"model": model, "target": target, **options})
+        return Result.from_record(two_level_record())
+
+    monkeypatch.setattr(run_command, "_simulate", simulate)
+    return seen
+
+
+def test_parser_defaults() -> None:
+    args = build_parser().parse_args(["run", "mlp", "--target", "cuda"])
+    assert (args.model, args.target, args.mode, args.seed, args.dims) == (
+        "mlp", "cuda", "functional", 0, [],
+    )  # fmt: skip
+    assert (args.inputs, args.save_outputs, args.trace, args.gantt, args.json) == (
+        None, None, None, None, False,
+    )  # fmt: skip
+
+
+def test_parser_reads_every_option() -> None:
+    args = build_parser().parse_args(
+        ["run", "m.onnx", "--target", "t.yaml", "--mode", "timing", "--inputs", "in.npz",
+         "--save-outputs", "out.npz", "--trace", "t.json", "--gantt", "g.png", "--json",
+         "--seed", "7", "--dims", "seq=128,batch=2", "--dims", "heads=4"]
+    )  # fmt: skip
+    assert args.mode == "timing"
+    assert args.seed == 7
+    assert args.dims == [{"seq": 128, "batch": 2}, {"heads": 4}]
+    assert (args.inputs, args.save_outputs) == (Path("in.npz"), Path("out.npz"))
+    assert (args.trace, args.gantt, args.json) == (Path("t.json"), Path("g.png"), True)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run", "mlp"], "the following arguments are required: --target"),
+        (
+            ["run", "mlp", "--target", "cpu", "--dims", "seq=long"],
+            "argument --dims: --dims: expected name=value pairs such as seq=128, got 'seq=long'",
+        ),
+        (
+            ["run", "mlp", "--target", "cpu", "--mode", "fast"],
+            "argument --mode: invalid choice: 'fast'",  # the rest is worded by the Python version
+        ),
+    ],
+    ids=["no-target", "bad-dims", "bad-mode"],
+)
+def test_bad_arguments_exit_with_usage(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_run_prints_the_summary(
+    calls: list[dict[str, Any]], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "rich.console", None)
+    assert main(["run", "mlp", "--target", "cuda"]) == 0
+    expected = format_summary(Result.from_record(two_level_record()))
+    assert capsys.readouterr().out == expected + "\n"
+    assert calls == [{"model": "mlp", "target": "cuda", "seed": 0, "mode": "functional"}]
+
+
+def test_run_passes_seed_mode_dims_and_inputs(calls: list[dict[str, Any]], tmp_path: Path) -> None:
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.savez(tmp_path / "in.npz", x=x)
+    path = str(tmp_path / "in.npz")
+    argv = ["run", "tiny.onnx", "--target", "t.toml", "--mode", "timing", "--seed", "3",
+            "--inputs", path, "--dims", "seq=16", "--dims", "batch=2"]  # fmt: skip
+    assert main([*argv, "--json"]) == 0
+    (call,) = calls
+    inputs = call.pop("inputs")
+    assert call == {
+        "model": "tiny.onnx",
+        "target": "t.toml",
+        "seed": 3,
+        "mode": "timing",
+        "dims": {"seq": 16, "batch": 2},
+    }
+    assert list(inputs) == ["x"]
+    np.testing.assert_array_equal(inputs["x"], x)
+    assert inputs["x"].dtype == np.float32
+
+
+def test_run_json_prints_the_result_dict(
+    calls: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "mlp", "--target", "cuda", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out) == Result.from_record(two_level_record()).to_dict()
+
+
+def test_run_writes_trace_gantt_and_outputs(
+    calls: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace, gantt, outputs = tmp_path / "t.json", tmp_path / "g.png", tmp_path / "out.npz"
+    argv = ["run", "mlp", "--target", "cuda", "--json", "--trace", str(trace),
+            "--gantt", str(gantt), "--save-outputs", str(outputs)]  # fmt: skip
+    assert main(argv) == 0
+    assert json.loads(trace.read_text()) == chrome_trace(two_level_record())
+    assert gantt.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with np.load(outputs) as saved:
+        assert sorted(saved.files) == ["file", "y"]  # "file" would break np.savez(**outputs)
+        np.testing.assert_array_equal(saved["y"], np.full((2, 2), 0.5))
+        np.testing.assert_array_equal(saved["file"], np.arange(3))
+    assert capsys.readouterr().err == (
+        f"wrote outputs to {outputs}\nwrote trace to {trace}\nwrote Gantt chart to {gantt}\n"
+    )
+
+
+def test_saving_outputs_of_a_timing_run_is_an_error(
+    calls: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["run", "mlp", "--target", "cuda", "--mode", "timing",
+            "--save-outputs", str(tmp_path / "o.npz")]  # fmt: skip
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (
+        "error: --save-outputs: expected --mode functional (timing mode computes no values), "
+        "got 'timing'\n"
+    )
+    assert calls == []
+
+
+def test_inputs_that_are_one_array_are_an_error(
+    calls: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    np.save(tmp_path / "x.npy", np.zeros(3))
+    assert main(["run", "mlp", "--target", "cuda", "--inputs", str(tmp_path / "x.npy")]) == 1
+    assert capsys.readouterr().err == (
+        f"error: --inputs {tmp_path / 'x.npy'}: expected an .npz file of named arrays, "
+        "got one array\n"
+    )
+
+
+def test_inputs_that_numpy_cannot_read_are_an_error(
+    calls: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "in.npz"
+    path.write_text("x = 1\n")
+    assert main(["run", "mlp", "--target", "cuda", "--inputs", str(path)]) == 1
+    assert capsys.readouterr().err == (
+        f"error: --inputs {path}: expected an .npz file of named arrays, got an unreadable file\n"
+    )
+
+
+def test_missing_inputs_file_is_an_error(
+    calls: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "none.npz"
+    assert main(["run", "mlp", "--target", "cuda", "--inputs", str(missing)]) == 1
+    assert capsys.readouterr().err == f"error: {missing}: no such file\n"
+
+
+@pytest.mark.parametrize("target", ["x86-cpu", "arm/cortex-a72", "x86-h100"])
+def test_functional_run_saves_the_outputs_of_the_eager_reference(
+    target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("hetsim.api", reason="hetsim.api.simulate is not written yet")
+    from hetsim.kernels import execute
+    from hetsim.models import load_model
+
+    graph = load_model("mlp")
+    rng = np.random.default_rng(5)
+    inputs = {
+        name: rng.standard_normal(t.shape).astype(t.dtype) for name, t in graph.inputs.items()
+    }
+    np.savez(tmp_path / "in.npz", **inputs)
+    argv = ["run", "mlp", "--target", target, "--inputs", str(tmp_path / "in.npz"),
+            "--save-outputs", str(tmp_path / "out.npz"), "--json"]  # fmt: skip
+    assert main(argv) == 0
+    figures = json.loads(capsys.readouterr().out)
+    expected = execute(graph, inputs)
+    with np.load(tmp_path / "out.npz") as saved:
+        assert sorted(saved.files) == sorted(expected)
+        for name, value in expected.items():
+            np.testing.assert_allclose(saved[name], value, rtol=1e-6, atol=1e-6)
+    # One thread per resource: the breakdown covers every processor for the whole makespan.
+    total = sum(figures["breakdown_us"].values())
+    assert total == pytest.approx(len(figures["processors"]) * figures["makespan_us"])
+
+
+def test_timing_run_reports_the_functional_makespan(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("hetsim.api", reason="hetsim.api.simulate is not written yet")
+    makespans = []
+    for mode in ("functional", "timing"):
+        assert main(["run", "cnn", "--target", "x86-h100", "--mode", mode, "--json"]) == 0
+        makespans.append(json.loads(capsys.readouterr().out)["makespan_us"])
+    assert makespans[0] == makespans[1]

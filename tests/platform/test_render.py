@@ -1,0 +1,35 @@
+"""render_tree and draw: the text tree, exactly, and a PNG that opens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hetsim.platform import build_platform, draw, render_tree
+from tests.platform.fakes import deep, seed_soc
+
+SEED_TREE = """\
+seed-soc  executor=vm runtime=cpp
+├── host  [host] arm: 4 cores × 1.5 GHz × 8 flop/cycle; memory host.mem (4.0 GiB, 10.0 GB/s)
+└── vdevice0  [level] executor=graph runtime=crt control_latency=5.0 us
+    ├── vdevice0/host  [coprocessor] riscv: 4 cores × 1.0 GHz × 2 flop/cycle; \
+memory vdevice0/host.mem (1.0 GiB, 8.0 GB/s)
+    │       link host.mem--vdevice0/host.mem: 8.0 GB/s, 2.0 us
+    └── vdevice0/npu  [accelerator] accel: 1 cores × 1.0 GHz × 2000 flop/cycle; \
+shares vdevice0/host.mem"""
+
+
+def test_render_tree_shows_levels_roles_memories_and_links() -> None:
+    assert render_tree(build_platform(seed_soc())) == SEED_TREE
+
+
+def test_render_tree_names_every_processor_and_link_once() -> None:
+    platform = build_platform(deep())
+    text = render_tree(platform)
+    for name in [*platform.processors, *platform.links]:
+        assert text.count(f" {name}  [" if name in platform.processors else f"link {name}:") == 1
+
+
+def test_draw_writes_a_png(tmp_path: Path) -> None:
+    out = draw(build_platform(deep()), tmp_path / "deep.png")
+    assert out == tmp_path / "deep.png"
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,0 +1,82 @@
+"""The summary tables: plain text exactly, rich when installed, plain when it is not."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import pytest
+
+from hetsim.report import Result, format_summary, print_summary, summary_tables
+from tests.report.scenarios import two_level_record
+
+SUMMARY = """\
+Run
+makespan (us)
+-------------
+       10.000
+
+Breakdown (summed over processors)
+category   time (us)  share
+---------  ---------  -----
+dispatch       2.500   6.2%
+launch         4.500  11.2%
+compute        8.500  21.2%
+transfer       2.000   5.0%
+sync_wait      6.500  16.2%
+capture        0.000   0.0%
+idle          18.000  45.0%
+
+Processors
+processor      busy (us)  utilization
+-------------  ---------  -----------
+host              10.000       100.0%
+gpu0               6.000        60.0%
+vdevice0/host      3.500        35.0%
+vdevice0/npu       2.500        25.0%
+
+Links
+link                  bytes  busy (us)
+------------------  -------  ---------
+host.mem--gpu0.mem  7.8 KiB      2.000
+
+Peak memory
+memory       peak
+--------  -------
+host.mem  4.0 KiB
+gpu0.mem  7.8 KiB"""
+
+
+@pytest.fixture
+def result() -> Result:
+    return Result.from_record(two_level_record())
+
+
+def test_plain_summary_shows_every_figure(result: Result) -> None:
+    assert format_summary(result) == SUMMARY
+
+
+def test_summary_leaves_out_empty_tables() -> None:
+    record = two_level_record(links=(), link_bytes={}, peak_memory_bytes={}, spans=())
+    titles = [table.title for table in summary_tables(Result.from_record(record))]
+    assert titles == ["Run", "Breakdown (summed over processors)", "Processors"]
+
+
+def test_rich_summary_holds_the_same_rows(result: Result) -> None:
+    out = io.StringIO()
+    print_summary(result, file=out)
+    text = out.getvalue()
+    for table in summary_tables(result):
+        assert table.title in text
+        for row in table.rows:
+            assert all(cell in text for cell in row), row
+    assert "│" in text  # drawn by rich, not the plain renderer
+
+
+def test_summary_without_rich_is_the_plain_text(
+    result: Result, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "rich.console", None)
+    out = io.StringIO()
+    print_summary(result, file=out)
+    assert out.getvalue() == SUMMARY + "\n"
