@@ -1,10 +1,156 @@
-"""``hetsim targets ...``: list, show, validate tags and kinds."""
+"""``hetsim targets ...``: list tags, show a canonical tree, validate config files, show kinds.
+
+``--tags DIR`` (repeatable, on every sub-command) registers a folder of the user's tag files first.
+What is printed is built by `hetsim.target.display`; this module only parses options and prints.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from hetsim.errors import Problem, TargetError
+from hetsim.target import (
+    Target,
+    add_tag_dir,
+    find_kind,
+    kinds_markdown,
+    list_tags,
+    render_tree,
+    schema_table,
+)
+from hetsim.target.canonical import canonicalize_config
+from hetsim.target.kinds import REGISTRIES, category_of
+from hetsim.target.schema import closest
+from hetsim.target.sources import load_file
+
+__all__ = ["register"]
+
+
+def _common() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument(
+        "--tags",
+        action="append",
+        default=[],
+        metavar="DIR",
+        type=Path,
+        help="a folder of tag files to register first (repeatable)",
+    )
+    return parent
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``targets`` command group."""
-    subparsers.add_parser("targets", help="list, show and validate targets")
+    group = subparsers.add_parser("targets", help="list, show and validate targets")
+    sub = group.add_subparsers(dest="targets_command", metavar="COMMAND", required=True)
+    common = _common()
+
+    listing = sub.add_parser("list", parents=[common], help="tags with a one-line description")
+    listing.set_defaults(func=_list)
+
+    show = sub.add_parser("show", parents=[common], help="the canonical tree of a tag or file")
+    show.add_argument("target", metavar="NAME|FILE", help="a kind, a tag, a config file or JSON")
+    form = show.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="print the tree as JSON")
+    form.add_argument("--tree", action="store_true", help="draw the tree with key parameters")
+    show.set_defaults(func=_show)
+
+    validate = sub.add_parser("validate", parents=[common], help="check config files")
+    validate.add_argument("files", nargs="+", metavar="FILE", help="config files (or names)")
+    validate.set_defaults(func=_validate)
+
+    kinds = sub.add_parser("kinds", parents=[common], help="kinds and their schemas")
+    kinds.add_argument("kind", nargs="?", metavar="KIND", help="show this kind's schema")
+    kinds.add_argument(
+        "--markdown",
+        action="store_true",
+        help="every kind's schema as Markdown (the block in docs/targets.md)",
+    )
+    kinds.set_defaults(func=_kinds)
+
+
+def _add_tags(args: argparse.Namespace) -> None:
+    for folder in args.tags:
+        add_tag_dir(folder)
+
+
+def _table(rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
+
+
+def _list(args: argparse.Namespace) -> int:
+    _add_tags(args)
+    rows = [("TAG", "DESCRIPTION"), *list_tags()]
+    print(_table(rows))
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    _add_tags(args)
+    target = Target(args.target)
+    if args.json:
+        print(json.dumps(target.export(), indent=2))
+    elif args.tree:
+        print(render_tree(target))
+    else:
+        print(yaml.safe_dump(target.export(), sort_keys=False, width=100), end="")
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    _add_tags(args)
+    failed = 0
+    for name in args.files:
+        try:
+            _check(name)
+        except TargetError as err:
+            failed += 1
+            for problem in err.problems:
+                print(f"{name}: {problem.message}")
+            continue
+        print(f"{name}: ok")
+    return 1 if failed else 0
+
+
+def _check(name: str) -> None:
+    """Validate one file or name: a target, or an executor or runtime config (as tags may be)."""
+    if not Path(name).exists():
+        Target(name)
+        return
+    data = load_file(name)
+    category = category_of(data.get("kind")) if isinstance(data, dict) else None
+    if category in ("executor", "runtime"):
+        canonicalize_config({k: v for k, v in data.items() if k != "description"}, category)
+    else:
+        Target(Path(name))
+
+
+def _kinds(args: argparse.Namespace) -> int:
+    _add_tags(args)
+    if args.markdown:
+        print(kinds_markdown(), end="")
+        return 0
+    if args.kind:
+        kind = next((k for c in REGISTRIES if (k := find_kind(c, args.kind))), None)
+        if kind is None:
+            names = [n for registry in REGISTRIES.values() for n in registry]
+            hint = closest(args.kind, names)
+            raise TargetError([Problem("kinds", f"unknown kind {args.kind!r}", hint=hint)])
+        print(schema_table(kind))
+        return 0
+    rows = [("KIND", "CATEGORY", "KEYS", "FLAGS", "DOC")]
+    for registry in REGISTRIES.values():
+        for kind in registry.values():
+            flags = [f for f in ("can_host", "is_composite", "can_capture") if getattr(kind, f)]
+            rows.append((kind.name, kind.category, ",".join(kind.keys), ",".join(flags), kind.doc))
+    print(_table(rows))
+    return 0

@@ -1,0 +1,199 @@
+"""Canonical trees: check a resolved tree against the schemas, name devices, fill defaults.
+
+`canonicalize(spec)` is the whole pipeline from a spec (already read into plain data) to the
+canonical mapping that `Target` is built from and that `Target.export()` gives back: every node
+has its ``kind``, ``name``, ``tag`` (when it came from one) and every attribute of its kind; every
+level has its ``host``, ``executor``, ``runtime`` and named ``devices``. Every problem in the spec
+is collected and raised together in one `TargetError`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from hetsim.errors import Problem, TargetError
+from hetsim.target.kinds import REGISTRIES, category_of, find_kind
+from hetsim.target.resolve import Resolver, article, device_name
+from hetsim.target.schema import Kind, check_attrs, closest, item_path, join_path
+from hetsim.target.tags import TAGS, TagRegistry
+
+__all__ = ["DEVICE_NAME_PATTERN", "HOST_NAME", "canonicalize", "canonicalize_config"]
+
+DEVICE_NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_.-]*"
+HOST_NAME = "host"
+META_KEYS = ("kind", "name", "tag")
+
+
+def canonicalize(spec: object, tags: TagRegistry | None = None) -> dict[str, Any]:
+    """The canonical mapping of a target spec (plain data, a name, or a `Target`).
+
+    Parameters
+    ----------
+    spec
+        A kind or tag name, a mapping, or anything with an ``export()`` method.
+    tags
+        The tag registry to resolve names in (the global one by default).
+
+    Raises
+    ------
+    TargetError
+        With every problem found, each with its path in the tree.
+
+    Examples
+    --------
+    >>> tree = canonicalize("cuda")
+    >>> tree["kind"], tree["host"]["kind"], tree["executor"]["kind"], tree["devices"][0]["name"]
+    ('hetero', 'x86-cpu', 'vm', 'dev0')
+    """
+    resolver = Resolver(TAGS if tags is None else tags)
+    tree = resolver.resolve(spec)
+    problems = resolver.problems
+    canonical = _target(tree, "", problems, role="root")
+    if problems or canonical is None:
+        raise TargetError(_unique(problems) or [Problem("", "expected a target", repr(spec))])
+    return canonical
+
+
+def canonicalize_config(
+    spec: object, category: str, tags: TagRegistry | None = None
+) -> dict[str, Any]:
+    """The canonical mapping of an executor or runtime spec.
+
+    >>> canonicalize_config({"kind": "vm", "dispatch_us": 1}, "executor")
+    {'kind': 'vm', 'dispatch_us': 1.0, 'is_static': False}
+    """
+    resolver = Resolver(TAGS if tags is None else tags)
+    node = resolver.expand(spec, "", category, (), 0)
+    problems = resolver.problems
+    config = _config(node, "", category, problems)
+    if problems or config is None:
+        fallback = Problem("", f"expected {article(category)}", repr(spec))
+        raise TargetError(_unique(problems) or [fallback])
+    return config
+
+
+def _unique(problems: list[Problem]) -> list[Problem]:
+    """Each problem once, in path order (problems found apart in time read together)."""
+    return sorted(dict.fromkeys(problems), key=lambda p: p.path)
+
+
+def _kind(node: dict[str, Any], path: str, category: str, problems: list[Problem]) -> Kind | None:
+    """The node's kind, or None after recording why it has none."""
+    name = node.get("kind")
+    kind = find_kind(category, name)
+    if kind is not None:
+        return kind
+    where = join_path(path, "kind")
+    if "kind" not in node:
+        problems.append(Problem(path, "expected a 'kind' or a 'tag'", "neither"))
+    elif not isinstance(name, str):
+        problems.append(Problem(where, f"expected {article(category)} kind name", repr(name)))
+    elif (other := category_of(name)) is not None:
+        expected = f"expected {article(category)} kind"
+        problems.append(Problem(where, expected, f"{other} kind {name!r}"))
+    else:
+        hint = closest(name, REGISTRIES[category])
+        problems.append(Problem(where, f"unknown kind {name!r}", hint=hint))
+    return None
+
+
+def _lookup(category: str, name: str) -> Kind | None:
+    return find_kind(category, name)
+
+
+def _target(node: object, path: str, problems: list[Problem], role: str) -> dict[str, Any] | None:
+    """Check one resolved target node and its subtree; its canonical mapping or None."""
+    if not isinstance(node, dict):
+        return None
+    kind = _kind(node, path, "target", problems)
+    if kind is None:
+        return None
+    before = len(problems)
+    name = _name(node, path, role, problems)
+    structure = ("host", "executor", "runtime", "devices") if kind.is_composite else ()
+    values = {k: v for k, v in node.items() if k not in META_KEYS and k not in structure}
+    attrs, found = check_attrs(kind, values, path)
+    problems += found
+    result: dict[str, Any] = {"kind": kind.name, "name": name}
+    if node.get("tag"):
+        result["tag"] = node["tag"]
+    result |= attrs
+    if kind.is_composite:
+        result |= _level(node, path, problems)
+    if not found:
+        for rule in kind.rules:
+            problems += rule.check(result, path, _lookup)
+    return result if len(problems) == before else None
+
+
+def _name(node: dict[str, Any], path: str, role: str, problems: list[Problem]) -> str:
+    name = node.get("name", {"root": "", "host": HOST_NAME}.get(role))
+    where = join_path(path, "name")
+    if role == "host" and name != HOST_NAME:
+        problems.append(
+            Problem(where, f"expected {HOST_NAME!r} (a host is always named so)", repr(name))
+        )
+    elif role == "root" and name == "":
+        return ""
+    elif not isinstance(name, str) or not re.fullmatch(DEVICE_NAME_PATTERN, name):
+        problems.append(
+            Problem(where, f"expected a name matching {DEVICE_NAME_PATTERN!r}", repr(name))
+        )
+    return name if isinstance(name, str) else ""
+
+
+def _level(node: dict[str, Any], path: str, problems: list[Problem]) -> dict[str, Any]:
+    """A level's host, executor, runtime and devices, each checked."""
+    result: dict[str, Any] = {
+        "host": _target(node.get("host"), join_path(path, "host"), problems, role="host"),
+        "executor": _config(
+            node.get("executor"), join_path(path, "executor"), "executor", problems
+        ),
+        "runtime": _config(node.get("runtime"), join_path(path, "runtime"), "runtime", problems),
+    }
+    where = join_path(path, "devices")
+    devices = node.get("devices")
+    if devices is None and "devices" in node:
+        result["devices"] = []  # resolving them failed, and said why
+        return result
+    if not isinstance(devices, list) or not devices:
+        got = "none" if devices is None else repr(devices)
+        problems.append(Problem(where, "expected at least one device", got))
+        result["devices"] = []
+        return result
+    names = [device_name(d, i) for i, d in enumerate(devices)]
+    for name, count in Counter(names).items():
+        if count > 1:
+            problems.append(
+                Problem(
+                    item_path(where, name),
+                    "expected unique device names",
+                    f"{name!r} {count} times",
+                )
+            )
+    result["devices"] = []
+    for name, device in zip(names, devices, strict=True):
+        if isinstance(device, dict):
+            device = {**device, "name": device.get("name", name)}
+        result["devices"].append(_target(device, item_path(where, name), problems, "device"))
+    return result
+
+
+def _config(
+    node: object, path: str, category: str, problems: list[Problem]
+) -> dict[str, Any] | None:
+    """Check an executor or runtime node; its canonical mapping or None."""
+    if not isinstance(node, dict):
+        return None
+    kind = _kind(node, path, category, problems)
+    if kind is None:
+        return None
+    values = {k: v for k, v in node.items() if k not in ("kind", "tag")}
+    attrs, found = check_attrs(kind, values, path)
+    problems += found
+    result: dict[str, Any] = {"kind": kind.name}
+    if node.get("tag"):
+        result["tag"] = node["tag"]
+    return result | attrs

@@ -1,0 +1,362 @@
+"""Registering tags and kinds, all or nothing: each new tag or kind is checked before it lands.
+
+`add_tag_dir` reads a folder of tag files, resolves and checks every new tag against a staged copy
+of the registry, and commits them only when all are valid; `register_tag` does the same for one
+tag given as data. `register_kind` adds a kind from Python and `load_kinds` from a data file
+(`kind_from_data` builds one). Reading files is `tags` and `sources`; what a valid tag is, is
+`canonical`; the registries themselves are `kinds` and `tags`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from hetsim.errors import Problem, TargetError
+from hetsim.target.canonical import canonicalize, canonicalize_config
+from hetsim.target.kinds import (
+    DEFAULT_HOST,
+    NAME_PATTERN,
+    REGISTRIES,
+    category_of,
+    find_kind,
+)
+from hetsim.target.resolve import Resolver
+from hetsim.target.schema import (
+    ATTR_TYPES,
+    CATEGORIES,
+    STRUCTURAL_TYPES,
+    Attr,
+    Kind,
+    closest,
+    item_path,
+    join_path,
+)
+from hetsim.target.sources import SUFFIXES, load_file
+from hetsim.target.tags import TAG_PATTERN, TAGS, Tag, TagRegistry, read_tag_dir, valid_tag_name
+
+__all__ = [
+    "add_tag_dir",
+    "check_kind",
+    "check_tag",
+    "kind_from_data",
+    "list_tags",
+    "load_kinds",
+    "register_kind",
+    "register_tag",
+    "remove_tag_dir",
+    "unregister_tag",
+]
+
+
+def check_tag(name: str, registry: TagRegistry) -> list[Problem]:
+    """Problems with tag `name` in `registry`: it must resolve to a valid target or config."""
+    resolver = Resolver(registry)
+    node = resolver.expand(name, "", "target", (), 0) if name in registry else None
+    if resolver.problems:
+        return _retarget(resolver.problems, name)
+    category = category_of(node.get("kind")) if isinstance(node, dict) else None
+    try:
+        if category in ("executor", "runtime"):
+            canonicalize_config(name, category, registry)
+        else:
+            canonicalize(name, registry)
+    except TargetError as err:
+        return _retarget(list(err.problems), name)
+    return []
+
+
+def _retarget(problems: list[Problem], name: str) -> list[Problem]:
+    """Problems found inside tag `name`, with paths rooted at ``tags[name]``."""
+    prefix = item_path("tags", name)
+    return [
+        p
+        if p.path.startswith("tags") or Path(p.path).suffix.lower() in SUFFIXES
+        else Problem(f"{prefix}.{p.path}" if p.path else prefix, p.expected, p.got, p.hint)
+        for p in problems
+    ]
+
+
+def _name_problems(tags: list[Tag], registry: TagRegistry) -> list[Problem]:
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for tag in tags:
+        where = item_path("tags", tag.name)
+        folded = tag.name.lower()
+        if not valid_tag_name(tag.name):
+            problems.append(
+                Problem(where, f"expected a name matching {TAG_PATTERN!r}", repr(tag.name))
+            )
+        elif (kind := category_of(tag.name)) is not None:
+            problems.append(
+                Problem(
+                    where,
+                    "expected a tag name that is not a kind name",
+                    f"the {kind} kind {tag.name!r}",
+                )
+            )
+        elif folded in seen or (old := registry.find(tag.name)) is not None:
+            source = registry.get(old).source if folded not in seen and old else "this folder"
+            problems.append(Problem(where, "expected a new tag name", f"one defined in {source}"))
+        seen.add(folded)
+        problems += tag.problems
+    return problems
+
+
+def _register(tags: list[Tag], folder: Path | None) -> tuple[str, ...]:
+    problems = _name_problems(tags, TAGS)
+    if not problems:
+        staged = TAGS.staged(tags)
+        for tag in tags:
+            problems += check_tag(tag.name, staged)
+    if problems:
+        raise TargetError(list(dict.fromkeys(problems)))
+    TAGS.commit(tags, folder)
+    return tuple(t.name for t in tags)
+
+
+def add_tag_dir(folder: str | Path) -> tuple[str, ...]:
+    """Register every tag file in `folder` (its path below `folder` is its name).
+
+    All or nothing: when any tag is invalid (bad file, bad value, unknown reference, cycle, a name
+    that is taken or is a kind's), none is registered and one `TargetError` lists every problem.
+    Adding a folder that is already registered reads it again.
+
+    Returns
+    -------
+    tuple[str, ...]
+        The names registered.
+    """
+    folder = Path(folder)
+    tags = read_tag_dir(folder)
+    previous = TAGS.remove_folder(folder)
+    try:
+        return _register(tags, folder)
+    except TargetError:
+        if previous:
+            TAGS.commit([t for t in read_tag_dir(folder) if t.name in previous], folder)
+        raise
+
+
+def remove_tag_dir(folder: str | Path) -> tuple[str, ...]:
+    """Forget the tags of a registered folder; return their names."""
+    return TAGS.remove_folder(folder)
+
+
+def register_tag(name: str, data: Mapping[str, Any], description: str = "") -> str:
+    """Register one tag from Python data (checked first; a bad tag is not registered).
+
+    Examples
+    --------
+    >>> register_tag("doc/fast-gpu", {"kind": "cuda", "launch_us": 3.0}, "a fast GPU")
+    'doc/fast-gpu'
+    >>> from hetsim.target.tree import Target
+    >>> Target("doc/fast-gpu").devices[0].tag
+    'doc/fast-gpu'
+    >>> unregister_tag("doc/fast-gpu")
+    """
+    _register([Tag(name, dict(data), description)], None)
+    return name
+
+
+def unregister_tag(name: str) -> None:
+    """Forget a tag registered with `register_tag`."""
+    TAGS.remove(name)
+
+
+def list_tags() -> list[tuple[str, str]]:
+    """Every registered tag with its one-line description, sorted by name."""
+    return [(name, TAGS.get(name).description) for name in TAGS]
+
+
+def load_kinds(path: str | Path) -> tuple[Kind, ...]:
+    """Register the kinds in a data file (``kinds: [{name, category, base, attrs, ...}]``).
+
+    All or nothing, like tags: each kind is checked, and none is registered if one is bad.
+    """
+    data = load_file(path)
+    entries = data.get("kinds") if isinstance(data, Mapping) else None
+    if not isinstance(entries, list):
+        raise TargetError(
+            [Problem(str(path), "expected a mapping with a list 'kinds'", type(entries).__name__)]
+        )
+    kinds: list[Kind] = []
+    problems: list[Problem] = []
+    for i, entry in enumerate(entries):
+        try:
+            kind = kind_from_data(entry if isinstance(entry, Mapping) else {}, "kinds")
+        except TargetError as err:
+            problems += err.problems
+            continue
+        except (TypeError, ValueError, AttributeError) as err:
+            problems.append(Problem(item_path("kinds", i), "expected a kind definition", str(err)))
+            continue
+        problems += check_kind(kind)
+        if kind.name in TAGS:
+            problems.append(
+                Problem(
+                    item_path("kinds", kind.name),
+                    "expected a kind name that is not a tag name",
+                    "a tag",
+                )
+            )
+        kinds.append(kind)
+    if problems:
+        raise TargetError(problems)
+    return tuple(register_kind(k) for k in kinds)
+
+
+def register_kind(kind: Kind, *, replace: bool = False) -> Kind:
+    """Add `kind` to its registry after checking it; a bad kind is never registered.
+
+    Raises
+    ------
+    TargetError
+        When the name is taken (unless `replace`), malformed, or a default fails its own check.
+    """
+    problems = check_kind(kind, replace=replace)
+    if problems:
+        raise TargetError(problems)
+    REGISTRIES[kind.category][kind.name] = kind
+    return kind
+
+
+def check_kind(kind: Kind, *, replace: bool = False) -> list[Problem]:
+    """Problems with a kind definition: its name, category, flags and every attribute default."""
+    path = item_path("kinds", kind.name)
+    if kind.category not in CATEGORIES:
+        return [
+            Problem(
+                join_path(path, "category"),
+                "expected one of " + ", ".join(CATEGORIES),
+                repr(kind.category),
+            )
+        ]
+    problems = []
+    if not re.fullmatch(NAME_PATTERN, kind.name):
+        problems.append(
+            Problem(path, f"expected a name matching {NAME_PATTERN!r}", repr(kind.name))
+        )
+    taken = category_of(kind.name)
+    if taken is not None and not (replace and taken == kind.category):
+        problems.append(Problem(path, "expected a new kind name", f"a registered {taken} kind"))
+    if kind.is_composite and kind.name != "hetero":
+        problems.append(
+            Problem(
+                join_path(path, "is_composite"),
+                "expected false (hetero is the one composite kind)",
+                "True",
+            )
+        )
+    for attr in kind.attrs:
+        if attr.type in STRUCTURAL_TYPES or (attr.default is None and attr.type != "mapping"):
+            continue
+        problems += attr.check(attr.default_value(), join_path(path, attr.name))[1]
+    return problems
+
+
+def _attr_from_data(name: str, data: Mapping[str, Any], base: Attr | None, path: str) -> Attr:
+    known = {
+        "type",
+        "doc",
+        "default",
+        "minimum",
+        "maximum",
+        "exclusive_minimum",
+        "pattern",
+        "choices",
+        "items",
+    }
+    unknown = [k for k in data if k not in known]
+    if unknown:
+        raise TargetError(
+            [
+                Problem(join_path(path, k), "unknown attribute", hint=closest(k, known))
+                for k in unknown
+            ]
+        )
+    if base is not None:
+        fields = {f: getattr(base, f) for f in known if f != "items"} | dict(data)
+        return Attr(**{**fields, "name": name, "items": base.items, "fields": base.fields})
+    kind = data.get("type")
+    if kind not in ATTR_TYPES and kind != "list":
+        choices = ", ".join([*ATTR_TYPES, "list"])
+        raise TargetError(
+            [Problem(join_path(path, "type"), f"expected one of {choices}", repr(kind))]
+        )
+    items = None
+    if kind == "list":
+        items = _attr_from_data(
+            "item", data.get("items", {"type": "str"}), None, join_path(path, "items")
+        )
+    args = {k: v for k, v in data.items() if k not in ("items", "choices")}
+    return Attr(
+        name=name, items=items, choices=tuple(data.get("choices", ())), **{"doc": "", **args}
+    )
+
+
+def kind_from_data(data: Mapping[str, Any], path: str = "kinds") -> Kind:
+    """Build a `Kind` from data (a mapping read from YAML/TOML/JSON); ``base`` extends a kind.
+
+    Examples
+    --------
+    >>> dsp = kind_from_data({"name": "dsp", "base": "npu", "keys": ["accel", "dsp"],
+    ...                       "attrs": {"freq_ghz": {"default": 0.8}}})
+    >>> dsp.attr("freq_ghz").default, dsp.attr("cores").default, dsp.keys
+    (0.8, 1, ('accel', 'dsp'))
+    """
+    name = data.get("name")
+    where = item_path(path, name)
+    known = {
+        "name",
+        "category",
+        "doc",
+        "base",
+        "keys",
+        "can_host",
+        "can_capture",
+        "executors",
+        "default_host",
+        "attrs",
+    }
+    unknown = [k for k in data if k not in known]
+    if unknown:
+        raise TargetError(
+            [
+                Problem(join_path(where, k), "unknown attribute", hint=closest(k, known))
+                for k in unknown
+            ]
+        )
+    category = data.get("category", "target")
+    base = find_kind(category, data["base"]) if "base" in data and category in CATEGORIES else None
+    if "base" in data and base is None:
+        raise TargetError(
+            [
+                Problem(
+                    join_path(where, "base"),
+                    f"expected a registered {category} kind",
+                    repr(data["base"]),
+                )
+            ]
+        )
+    attrs = {a.name: a for a in (base.attrs if base else ())}
+    for attr_name, spec in dict(data.get("attrs", {})).items():
+        attrs[attr_name] = _attr_from_data(
+            attr_name, spec, attrs.get(attr_name), join_path(join_path(where, "attrs"), attr_name)
+        )
+    if not isinstance(name, str):
+        raise TargetError([Problem(join_path(where, "name"), "expected a string", repr(name))])
+    return Kind(
+        name=name,
+        category=category,
+        doc=data.get("doc", base.doc if base else ""),
+        attrs=tuple(attrs.values()),
+        keys=tuple(data.get("keys", base.keys if base else ())),
+        can_host=data.get("can_host", base.can_host if base else False),
+        can_capture=data.get("can_capture", base.can_capture if base else False),
+        executors=tuple(data.get("executors", base.executors if base else ())),
+        default_host=data.get("default_host", base.default_host if base else DEFAULT_HOST),
+        rules=base.rules if base else (),
+    )

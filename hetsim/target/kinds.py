@@ -1,0 +1,397 @@
+"""The kind registries and the built-in kinds: CPUs, cuda, npu, hetero, executors, runtimes.
+
+`KINDS` holds target kinds (processors and the ``hetero`` composite), `EXECUTORS` and `RUNTIMES`
+the schema-checked configs a level runs. Each is keyed by the name a user writes. Defaults are
+plain numbers, never read from the machine hetsim runs on; where a default comes from a public
+figure, the comment names it (see REFERENCE-NUMBERS.md of the project's shared notes).
+Registering kinds (from Python or a data file, checked first) is `hetsim.target.catalog`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hetsim.target.rules import (
+    AtMost,
+    DevicesNeedExecutorFlag,
+    HostNeedsFlag,
+    OnlyAlone,
+    RuntimeRunsExecutor,
+)
+from hetsim.target.schema import CATEGORIES, Attr, Kind
+
+__all__ = [
+    "DEFAULT_EXECUTOR",
+    "DEFAULT_HOST",
+    "DEFAULT_RUNTIME",
+    "EXECUTORS",
+    "KINDS",
+    "NAME_PATTERN",
+    "OP_CLASSES",
+    "REGISTRIES",
+    "RUNTIMES",
+    "category_of",
+    "find_kind",
+]
+
+NAME_PATTERN = r"[a-z][a-z0-9_-]*"
+DEFAULT_HOST = "x86-cpu"
+DEFAULT_EXECUTOR = "vm"
+DEFAULT_RUNTIME = "cpp"
+# The op classes of docs/architecture.md (the same tuple as hetsim.kernels.OP_CLASSES; the target
+# layer may not import kernels, and tests/target/test_kinds.py checks that the two agree).
+OP_CLASSES = (
+    "matmul",
+    "conv",
+    "elementwise",
+    "reduction",
+    "normalization",
+    "data_movement",
+    "other",
+)
+DTYPES = (
+    "float64",
+    "float32",
+    "float16",
+    "bfloat16",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint8",
+    "bool",
+)
+
+
+def _positive(name: str, doc: str, default: float) -> Attr:
+    return Attr(name, "float", doc, default, minimum=0, exclusive_minimum=True)
+
+
+def _non_negative(name: str, doc: str, default: float) -> Attr:
+    return Attr(name, "float", doc, default, minimum=0)
+
+
+def _link(bandwidth_gbps: float, latency_us: float, doc: str) -> Attr:
+    fields = (
+        _positive("bandwidth_gbps", "bandwidth of the link (GB/s)", bandwidth_gbps),
+        _non_negative("latency_us", "fixed time of one transfer", latency_us),
+    )
+    return Attr("link", "mapping", doc, fields=fields)
+
+
+def _efficiency(values: tuple[float, ...]) -> Attr:
+    fields = tuple(
+        Attr(
+            c,
+            "float",
+            f"fraction of peak on {c} ops",
+            v,
+            minimum=0,
+            maximum=1,
+            exclusive_minimum=True,
+        )
+        for c, v in zip(OP_CLASSES, values, strict=True)
+    )
+    return Attr("efficiency", "mapping", "fraction of peak reached, per op class", fields=fields)
+
+
+def _processor(
+    *,
+    cores: int,
+    freq_ghz: float,
+    flops_per_cycle: float,
+    mem_bandwidth_gbps: float,
+    memory_gib: float,
+    kernel_latency_us: float,
+    launch_us: float,
+    sync_us: float,
+    efficiency: tuple[float, ...],
+    link: tuple[float, float],
+    ops: tuple[str, ...] = ("*",),
+) -> tuple[Attr, ...]:
+    """The attributes every processor kind has (docs/architecture.md, shared contracts)."""
+    item = Attr("op", "str", "an ONNX op type, or '*'", pattern=r"\*|[A-Za-z][A-Za-z0-9_]*")
+    return (
+        Attr("cores", "int", "cores (a GPU's SMs; an NPU's MAC array is one)", cores, minimum=1),
+        _positive("freq_ghz", "clock frequency", freq_ghz),
+        _positive("flops_per_cycle", "FP32 flops per core per cycle", flops_per_cycle),
+        _positive(
+            "mem_bandwidth_gbps", "bandwidth of the memory it computes from", mem_bandwidth_gbps
+        ),
+        _non_negative(
+            "memory_gib", "capacity of its memory; 0: its level host's memory", memory_gib
+        ),
+        _non_negative(
+            "kernel_latency_us", "fixed device-side time of one kernel", kernel_latency_us
+        ),
+        _non_negative("launch_us", "host-side time to launch one kernel here", launch_us),
+        _non_negative("sync_us", "host-side time to observe a completion", sync_us),
+        _efficiency(efficiency),
+        Attr("ops", "list", "op types it can run; ['*'] means all", list(ops), items=item),
+        Attr(
+            "dtypes",
+            "list",
+            "element types it computes in",
+            ["float32"],
+            items=Attr("dtype", "enum", "a dtype", choices=DTYPES),
+        ),
+        _link(*link, "data link from its memory to its level host's memory"),
+        Attr("vendor", "str", "vendor, for people", ""),
+        Attr("model", "str", "model name, for people", ""),
+    )
+
+
+def _cpu(name: str, isa: str, triple: str, doc: str, default_host: str, **numbers: Any) -> Kind:
+    extra = (
+        Attr("mtriple", "str", "LLVM target triple", triple, pattern=r"[A-Za-z0-9_.-]+"),
+        Attr("mcpu", "str", "LLVM CPU name ('' = generic)", "", pattern=r"[A-Za-z0-9_.+-]*"),
+        Attr(
+            "mattr",
+            "list",
+            "LLVM target features",
+            [],
+            items=Attr("feature", "str", "a feature", pattern=r"[+-]?[A-Za-z0-9_.-]+"),
+        ),
+    )
+    return Kind(
+        name,
+        "target",
+        doc,
+        _processor(**numbers) + extra,
+        keys=("cpu", isa),
+        can_host=True,
+        default_host=default_host,
+        rules=(OnlyAlone("ops", "*"),),
+    )
+
+
+CPU_EFFICIENCY = (0.6, 0.5, 0.3, 0.3, 0.3, 0.5, 0.3)  # assumed fractions of peak; calibrate
+ARM_CPU = _cpu(
+    "arm-cpu",
+    "arm",
+    "aarch64-linux-gnu",
+    "an ARM application core cluster",
+    "arm-cpu",
+    cores=4,  # Raspberry Pi 4: 4 x Cortex-A72 (REFERENCE-NUMBERS.md)
+    freq_ghz=1.5,  # Raspberry Pi 4: 1.5 GHz
+    flops_per_cycle=8,  # Cortex-A72: ~8 FP32 FLOP/cycle/core (derived, REFERENCE-NUMBERS)
+    mem_bandwidth_gbps=12.8,  # derived: LPDDR4-3200 x 32 bit = 12.8 GB/s (Pi 4)
+    memory_gib=4,
+    kernel_latency_us=1.0,
+    launch_us=0.0,
+    sync_us=0.0,
+    efficiency=CPU_EFFICIENCY,
+    link=(12.8, 0.0),  # a host's own memory: the link is its memory bus
+)
+RISCV_CPU = _cpu(
+    "riscv-cpu",
+    "riscv",
+    "riscv64-unknown-linux-gnu",
+    "a RISC-V application core cluster",
+    "riscv-cpu",
+    cores=4,  # SiFive U74 (JH7110): 4 x 1.5 GHz RV64GC (vendor datasheet)
+    freq_ghz=1.5,
+    flops_per_cycle=2,  # derived: one scalar FMA per cycle, no vector unit (U74)
+    mem_bandwidth_gbps=11.2,  # derived: LPDDR4-2800 x 32 bit = 11.2 GB/s (JH7110)
+    memory_gib=4,
+    kernel_latency_us=1.5,
+    launch_us=0.0,
+    sync_us=0.0,
+    efficiency=CPU_EFFICIENCY,
+    link=(11.2, 0.0),
+)
+X86_CPU = _cpu(
+    "x86-cpu",
+    "x86",
+    "x86_64-linux-gnu",
+    "an x86-64 server or desktop CPU",
+    "x86-cpu",
+    cores=8,
+    freq_ghz=3.0,
+    flops_per_cycle=32,  # derived: AVX2, 2 FMA ports x 8 FP32 lanes x 2
+    mem_bandwidth_gbps=51.2,  # derived: 2 channels DDR4-3200 x 8 B
+    memory_gib=32,
+    kernel_latency_us=0.5,  # REFERENCE-NUMBERS.md: onnxruntime per-op fixed cost 0.52 us
+    launch_us=0.0,
+    sync_us=0.0,
+    efficiency=CPU_EFFICIENCY,
+    link=(51.2, 0.0),
+)
+
+CUDA_GRAPH_ATTRS = (
+    _non_negative("graph_launch_us", "host-side time to launch an instantiated graph", 0.94),
+    _non_negative("graph_node_us", "device-side time per replayed graph node", 0.86),
+    # 0.94 and 0.86 solve two REFERENCE-NUMBERS.md rows together: 80 tiny kernels replayed in
+    # ~70 us (CUDA.jl "Graphs") and one 24 us kernel replayed in 25.8 us (B200, driver API):
+    # 0.94 + 80 x 0.86 = 69.7 us; 0.94 + 0.86 + 24 = 25.8 us (derivation: targets/nvidia/h100.yaml)
+    _non_negative("capture_node_us", "host-side time to record one kernel into a capture", 3.2),
+    # 3.2: the eager per-kernel cost of the same CUDA.jl measurement (capture replays the launch)
+    _non_negative("instantiate_us", "fixed time of cudaGraphInstantiate", 20.0),
+    _non_negative("instantiate_node_us", "time of cudaGraphInstantiate per node", 1.0),
+    # instantiate grows linearly with the node count of a chain (CUDA programming guide); the
+    # two figures are estimates to calibrate
+    Attr("graph_node_bytes", "int", "device memory per instantiated graph node", 1024, minimum=0),
+    _non_negative("update_us", "time of cudaGraphExecUpdate (same topology)", 10.0),
+    Attr("cuda_graph", "bool", "replay this device's kernels as captured CUDA graphs", False),
+    Attr("arch", "str", "CUDA compute capability, as TVM's -arch", "sm_90", pattern=r"sm_\d+a?"),
+)
+CUDA = Kind(
+    "cuda",
+    "target",
+    "an NVIDIA GPU driven through CUDA",
+    _processor(
+        cores=132,  # H100 SXM5: 132 SMs (NVIDIA H100 datasheet)
+        freq_ghz=1.98,  # H100 SXM5 boost clock
+        flops_per_cycle=256,  # derived: 66.9 TFLOP/s FP32 / (132 SMs x 1.98 GHz)
+        mem_bandwidth_gbps=3350,  # H100 SXM5: 3.35 TB/s HBM3 (datasheet)
+        memory_gib=80,  # H100 SXM5: 80 GB HBM3 (datasheet)
+        kernel_latency_us=1.06,  # derived with launch_us, see below (targets/nvidia/h100.yaml)
+        launch_us=3.24,  # derived: 80 x (3.24 + 1.06) = 260 us eager (CUDA.jl "Graphs") and
+        # 3.24 + 1.06 + 24 = 28.3 us for one 24 us kernel launched (REFERENCE-NUMBERS.md)
+        sync_us=5.0,  # assumed: an event query plus a wake-up, the launch's order
+        efficiency=(0.7, 0.6, 0.5, 0.4, 0.4, 0.6, 0.3),  # assumed; calibrate
+        link=(63.0, 1.0),  # PCIe Gen5 x16: ~63 GB/s per direction, ~1 us class (PCIe spec)
+    )
+    + CUDA_GRAPH_ATTRS,
+    keys=("gpu", "cuda"),
+    default_host=DEFAULT_HOST,
+    rules=(
+        OnlyAlone("ops", "*"),
+        AtMost("graph_node_us", "launch_us", "a replayed node costs no more than a launch"),
+    ),
+)
+NPU_OPS = (
+    "Conv",
+    "MatMul",
+    "Gemm",
+    "Relu",
+    "Add",
+    "Mul",
+    "MaxPool",
+    "AveragePool",
+    "GlobalAveragePool",
+    "BatchNormalization",
+    "Clip",
+    "Sigmoid",
+    "Concat",
+    "Reshape",
+)
+NPU = Kind(
+    "npu",
+    "target",
+    "a neural accelerator (MAC array) programmed by its level host",
+    _processor(
+        cores=1,  # docs/architecture.md: an NPU's MAC array is one core
+        freq_ghz=1.0,  # assumed SoC clock
+        flops_per_cycle=2048,  # NVDLA nv_full: 1024 FP16 MACs x 2 (nvdla.org)
+        mem_bandwidth_gbps=16.0,  # derived: AXI4 128 bit at 1 GHz (REFERENCE-NUMBERS.md)
+        memory_gib=0,  # computes from its level host's memory
+        kernel_latency_us=0.5,  # Ethos-U65 vela.ini: DRAM read 500 cycles = 0.5 us at 1 GHz
+        launch_us=2.0,  # assumed: the controller programs one hardware layer (NVDLA)
+        sync_us=1.0,  # assumed: completion interrupt (NVDLA, Ethos-U)
+        efficiency=(0.7, 0.7, 0.2, 0.2, 0.3, 0.3, 0.1),  # assumed: MAC arrays favour dense ops
+        link=(16.0, 0.5),  # AXI4 128 bit at 1 GHz; DRAM latency 0.5 us (vela.ini)
+        ops=NPU_OPS,
+    ),
+    keys=("accel", "npu"),
+    default_host="riscv-cpu",
+    rules=(OnlyAlone("ops", "*"),),
+)
+HETERO = Kind(
+    "hetero",
+    "target",
+    "a level: a host running an executor and a runtime, driving devices",
+    (
+        Attr("host", "target", "the CPU that runs this level's executor", DEFAULT_HOST),
+        Attr("executor", "executor", "the executor the host runs", DEFAULT_EXECUTOR),
+        Attr("runtime", "runtime", "the runtime the executor calls", DEFAULT_RUNTIME),
+        Attr("devices", "list[target]", "the devices this level drives (at least one)"),
+        _link(16.0, 1.0, "data link from this level's memory to its parent level host"),
+        # 16 GB/s: AXI4 128 bit at 1 GHz (REFERENCE-NUMBERS.md); 1 us: assumed
+        _non_negative(
+            "control_latency_us", "control link latency: the parent host invokes it", 2.0
+        ),  # assumed: a mailbox write plus an interrupt
+    ),
+    keys=("hetero",),
+    is_composite=True,
+    default_host=DEFAULT_HOST,
+    rules=(
+        HostNeedsFlag("can_host"),
+        RuntimeRunsExecutor(),
+        DevicesNeedExecutorFlag("cuda_graph", "can_capture", "capture CUDA graphs"),
+    ),
+)
+
+VM = Kind(
+    "vm",
+    "executor",
+    "a bytecode VM: dynamic shapes, a dispatch cost per instruction",
+    (
+        _non_negative("dispatch_us", "host time to dispatch one instruction", 0.27),
+        # 0.27: measured TVM Relax VM per-op dispatch (REFERENCE-NUMBERS.md)
+        Attr("is_static", "bool", "needs static shapes", False),
+    ),
+    can_capture=True,
+)
+GRAPH = Kind(
+    "graph",
+    "executor",
+    "a graph executor: a static node list, static shapes only",
+    (
+        _non_negative("node_us", "host time to run one node", 0.1),
+        # 0.1: assumed, below the VM's 0.27 us (a node list has no decode or branch)
+        Attr("is_static", "bool", "needs static shapes (always true)", True, choices=(True,)),
+    ),
+)
+
+
+def _runtime(
+    name: str, doc: str, alloc: float, free: float, call: float, executors: tuple[str, ...] = ()
+) -> Kind:
+    return Kind(
+        name,
+        "runtime",
+        doc,
+        (
+            _non_negative("alloc_us", "time to allocate one buffer", alloc),
+            _non_negative("free_us", "time to free one buffer", free),
+            _non_negative("call_us", "time of one packed-function call", call),
+        ),
+        executors=executors,
+    )
+
+
+# Estimates to calibrate: a C++ runtime allocates through a pooled allocator; the C runtime
+# (microTVM CRT) from a static arena and runs the graph executor only (TVM CRT docs).
+CPP = _runtime("cpp", "the C++ runtime (pooled allocator, packed functions)", 0.5, 0.2, 0.1)
+CRT = _runtime(
+    "crt",
+    "the C runtime for bare metal (static arena; graph executor only)",
+    0.2,
+    0.1,
+    0.05,
+    executors=("graph",),
+)
+
+KINDS: dict[str, Kind] = {k.name: k for k in (ARM_CPU, RISCV_CPU, X86_CPU, CUDA, NPU, HETERO)}
+EXECUTORS: dict[str, Kind] = {k.name: k for k in (VM, GRAPH)}
+RUNTIMES: dict[str, Kind] = {k.name: k for k in (CPP, CRT)}
+REGISTRIES: dict[str, dict[str, Kind]] = {
+    "target": KINDS,
+    "executor": EXECUTORS,
+    "runtime": RUNTIMES,
+}
+
+
+def find_kind(category: str, name: object) -> Kind | None:
+    """The registered kind called `name` in `category`, or None.
+
+    >>> find_kind("target", "cuda").keys, find_kind("executor", "cuda")
+    (('gpu', 'cuda'), None)
+    """
+    return REGISTRIES[category].get(name) if isinstance(name, str) else None
+
+
+def category_of(name: object) -> str | None:
+    """The category of a registered kind name, or None."""
+    return next((c for c in CATEGORIES if find_kind(c, name) is not None), None)

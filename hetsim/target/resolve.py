@@ -1,0 +1,333 @@
+"""Resolution: a spec's tag references and overrides, expanded into one tree of plain mappings.
+
+`resolve` replaces every kind or tag name by a mapping, merges overrides into tags (deeply, by
+attribute and by device name), detects tag cycles, bounds depth and size, wraps a device that has
+its own host, executor or runtime into a ``hetero`` level, and fills each level's host, executor
+and runtime. Checking values and filling attribute defaults is `hetsim.target.canonical`.
+
+A resolved node keeps the tag it came from under ``tag``; devices are named later, in
+`canonical`, by the same `device_name` rule that override merging uses here.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hetsim.errors import Problem
+from hetsim.target.kinds import (
+    DEFAULT_EXECUTOR,
+    DEFAULT_HOST,
+    DEFAULT_RUNTIME,
+    REGISTRIES,
+    category_of,
+    find_kind,
+)
+from hetsim.target.schema import closest, item_path, join_path
+from hetsim.target.tags import TagRegistry
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_NODES",
+    "Resolver",
+    "article",
+    "device_name",
+    "merge_values",
+]
+
+MAX_DEPTH = 16  # nesting of devices and given hosts; a default host sits at its level's depth
+MAX_NODES = 10_000
+LEVEL_KEYS = ("host", "executor", "runtime")
+# The category of what each structural key holds.
+STRUCTURE = {"host": "target", "executor": "executor", "runtime": "runtime"}
+DEFAULTS = {"executor": DEFAULT_EXECUTOR, "runtime": DEFAULT_RUNTIME}
+
+
+def device_name(device: object, index: int) -> str:
+    """A device's name: its own ``name``, else ``dev<index>``.
+
+    >>> device_name({"name": "npu"}, 0), device_name("cuda", 1), device_name({"name": 3}, 2)
+    ('npu', 'dev1', 'dev2')
+    """
+    if isinstance(device, Mapping) and isinstance(device.get("name"), str):
+        return str(device["name"])
+    return f"dev{index}"
+
+
+def merge_values(base: Any, override: Any) -> Any:
+    """Merge plain values deeply: mappings by key, ``None`` removes a key, anything else replaces.
+
+    >>> merge_values({"link": {"bandwidth_gbps": 8, "latency_us": 2}}, {"link": {"latency_us": 1}})
+    {'link': {'bandwidth_gbps': 8, 'latency_us': 1}}
+    >>> merge_values({"a": 1, "b": 2}, {"b": None})
+    {'a': 1}
+    """
+    if not (isinstance(base, Mapping) and isinstance(override, Mapping)):
+        return copy.deepcopy(override)
+    merged = dict(base)
+    for key, value in override.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = merge_values(merged.get(key), value)
+    return merged
+
+
+def article(noun: str) -> str:
+    """The noun with its indefinite article.
+
+    >>> article("executor"), article("target")
+    ('an executor', 'a target')
+    """
+    return f"{'an' if noun[0] in 'aeiou' else 'a'} {noun}"
+
+
+def _same_kind(old: object, new: object) -> bool:
+    """Whether an override mapping refines `old` rather than replacing it."""
+    if not (isinstance(old, dict) and isinstance(new, Mapping)) or "tag" in new:
+        return False
+    return bool(new.get("kind", old.get("kind")) == old.get("kind"))
+
+
+@dataclass
+class Resolver:
+    """One resolution: the tags it reads, the problems it found, the nodes it made."""
+
+    tags: TagRegistry
+    problems: list[Problem] = field(default_factory=list)
+    nodes: int = 0
+
+    def resolve(self, spec: object) -> dict[str, Any] | None:
+        """The resolved tree of `spec`, rooted at a ``hetero`` level when it resolves at all."""
+        node = self.expand(spec, "", "target", (), 0)
+        return self._complete(node, "", 0, is_root=True) if node is not None else None
+
+    def expand(
+        self, spec: object, path: str, category: str, stack: tuple[str, ...], depth: int
+    ) -> dict[str, Any] | None:
+        """`spec` with tag references replaced and overrides merged; None after a problem."""
+        if depth > MAX_DEPTH:
+            self._add(path, f"expected at most {MAX_DEPTH} nested levels", "more")
+            return None
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            if self.nodes == MAX_NODES + 1:
+                self._add(path, f"expected at most {MAX_NODES} targets in one tree", "more")
+            return None
+        export = getattr(spec, "export", None)
+        if callable(export):
+            spec = export()
+        if isinstance(spec, str):
+            return self._named(spec, path, category, stack, depth)
+        if isinstance(spec, Mapping):
+            return self._mapping(self._string_keys(spec, path), path, category, stack, depth)
+        self._add(path, f"expected {article(category)} name or a mapping", repr(spec))
+        return None
+
+    def _named(
+        self, name: str, path: str, category: str, stack: tuple[str, ...], depth: int
+    ) -> dict[str, Any] | None:
+        if find_kind(category, name) is not None:
+            return {"kind": name}
+        if name in self.tags:
+            return self._tag(name, path, category, stack, depth)
+        other = category_of(name)
+        if other is not None:
+            self._add(path, f"expected {article(category)}", f"{other} kind {name!r}")
+            return None
+        names = [*REGISTRIES[category], *self.tags]
+        what = "tag" if "/" in name else "kind or tag"
+        self.problems.append(Problem(path, f"unknown {what} {name!r}", hint=closest(name, names)))
+        return None
+
+    def _tag(
+        self, name: object, path: str, category: str, stack: tuple[str, ...], depth: int
+    ) -> dict[str, Any] | None:
+        found = self.tags.find(name)
+        if found is None:
+            where = join_path(path, "tag")
+            if not isinstance(name, str):
+                self._add(where, "expected a tag name", repr(name))
+            else:
+                hint = closest(name, self.tags)
+                self.problems.append(Problem(where, f"unknown tag {name!r}", hint=hint))
+            return None
+        if found in stack:
+            cycle = [*stack[stack.index(found) :], found]
+            self._add("tags", "cycle " + " -> ".join(cycle))
+            return None
+        tag = self.tags.get(found)
+        if tag.problems:
+            self.problems += tag.problems
+            return None
+        node = self.expand(tag.data, path, category, (*stack, found), depth)
+        if node is not None:
+            node["tag"] = found
+        return node
+
+    def _mapping(
+        self, spec: dict[str, Any], path: str, category: str, stack: tuple[str, ...], depth: int
+    ) -> dict[str, Any] | None:
+        if "tag" in spec:
+            base = self._tag(spec["tag"], path, category, stack, depth)
+            if base is None:
+                return None
+            if "kind" in spec and spec["kind"] != base.get("kind"):
+                expected = f"expected {base.get('kind')!r} (from tag {base['tag']})"
+                self._add(join_path(path, "kind"), expected, repr(spec["kind"]))
+            return self.merge(base, spec, path, category, stack, depth)
+        if category == "target" and "kind" not in spec and "devices" in spec:
+            spec = {"kind": "hetero", **spec}
+        return self.merge({}, spec, path, category, stack, depth)
+
+    def merge(
+        self,
+        base: dict[str, Any],
+        over: Mapping[str, Any],
+        path: str,
+        category: str,
+        stack: tuple[str, ...],
+        depth: int,
+    ) -> dict[str, Any]:
+        """Merge the raw override `over` into the resolved node `base`."""
+        node = dict(base)
+        for key, value in over.items():
+            where = join_path(path, key)
+            if key in ("tag", "kind") and "tag" in base:
+                continue
+            if category == "target" and key in STRUCTURE:
+                node[key] = self._merge_child(
+                    node.get(key), value, where, STRUCTURE[key], stack, depth + 1
+                )
+            elif category == "target" and key == "devices":
+                node[key] = self._merge_devices(node.get(key), value, where, stack, depth)
+            else:
+                node[key] = merge_values(node.get(key), value)
+            if value is None:
+                node.pop(key, None)  # null removes a value; a part that failed stays, as None
+        return self._wrap_device(node, path, stack, depth) if category == "target" else node
+
+    def _merge_child(
+        self,
+        old: object,
+        value: object,
+        path: str,
+        category: str,
+        stack: tuple[str, ...],
+        depth: int,
+    ) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        if _same_kind(old, value):
+            spec = self._string_keys(value, path)  # type: ignore[arg-type]
+            return self.merge(old, spec, path, category, stack, depth)  # type: ignore[arg-type]
+        return self.expand(value, path, category, stack, depth)
+
+    def _merge_devices(
+        self, old: object, value: object, path: str, stack: tuple[str, ...], depth: int
+    ) -> list[Any] | None:
+        if not isinstance(value, Mapping):
+            return self._device_list(value, path, stack, depth)
+        if not isinstance(old, list):
+            expected = "expected a list of targets (a mapping merges into a tag's devices)"
+            self._add(path, expected, "a mapping")
+            return None
+        names = [device_name(d, i) for i, d in enumerate(old)]
+        devices: list[Any] = list(old)
+        for key, override in self._string_keys(value, path).items():
+            where = item_path(path, key)
+            if key not in names:
+                self.problems.append(Problem(where, "unknown device", hint=closest(key, names)))
+                continue
+            index = names.index(key)
+            new = self._merge_child(devices[index], override, where, "target", stack, depth + 1)
+            if isinstance(new, dict) and "name" not in new and key != f"dev{index}":
+                new["name"] = key
+            devices[index] = new if override is not None else _REMOVED
+        return [d for d in devices if d is not _REMOVED]
+
+    def _device_list(
+        self, value: object, path: str, stack: tuple[str, ...], depth: int
+    ) -> list[Any] | None:
+        if not isinstance(value, list | tuple):
+            self._add(path, "expected a list of targets", repr(value))
+            return None
+        return [
+            self.expand(d, item_path(path, device_name(d, i)), "target", stack, depth + 1)
+            for i, d in enumerate(value)
+        ]
+
+    def _wrap_device(
+        self, node: dict[str, Any], path: str, stack: tuple[str, ...], depth: int
+    ) -> dict[str, Any]:
+        """A device with its own host, executor or runtime becomes a ``hetero`` level around it."""
+        kind = find_kind("target", node.get("kind"))
+        if kind is None or kind.is_composite or not any(k in node for k in LEVEL_KEYS):
+            return node
+        return self.wrap(node, path, stack, depth)
+
+    def wrap(
+        self, node: dict[str, Any], path: str, stack: tuple[str, ...], depth: int
+    ) -> dict[str, Any]:
+        """``hetero(host=<its host or its kind's default host>, ..., devices=[node])``.
+
+        The level takes the device's name, which the device keeps.
+        """
+        device = dict(node)
+        level: dict[str, Any] = {"kind": "hetero"}
+        if "name" in device:
+            level["name"] = device["name"]
+        kind = find_kind("target", device.get("kind"))
+        assert kind is not None, "only a device of a known kind is wrapped"
+        if "host" not in device:
+            host = kind.default_host or DEFAULT_HOST
+            device["host"] = self.expand(host, join_path(path, "host"), "target", stack, depth)
+        for key in LEVEL_KEYS:
+            if key in device:
+                level[key] = device.pop(key)
+        level["devices"] = [device]
+        return level
+
+    def _complete(self, node: object, path: str, depth: int, *, is_root: bool) -> Any:
+        """Infer ``hetero`` from ``devices``, wrap a lone root device, fill each level's parts."""
+        if not isinstance(node, dict):
+            return node
+        if "kind" not in node and "devices" in node:
+            node["kind"] = "hetero"
+        kind = find_kind("target", node.get("kind"))
+        if kind is None:
+            return node
+        if is_root and not kind.is_composite:
+            node = self.wrap(node, path, (), depth)
+        elif not kind.is_composite:
+            return node
+        if "host" not in node:
+            host = kind.default_host or DEFAULT_HOST
+            node["host"] = self.expand(host, join_path(path, "host"), "target", (), depth)
+        for key, default in DEFAULTS.items():
+            node.setdefault(key, {"kind": default})
+        if isinstance(node.get("devices"), list):
+            node["devices"] = [
+                self._complete(
+                    d,
+                    item_path(join_path(path, "devices"), device_name(d, i)),
+                    depth + 1,
+                    is_root=False,
+                )
+                for i, d in enumerate(node["devices"])
+            ]
+        return node
+
+    def _string_keys(self, spec: Mapping[Any, Any], path: str) -> dict[str, Any]:
+        keys = [k for k in spec if not isinstance(k, str)]
+        for key in keys:
+            self._add(join_path(path, key), "expected a string key", type(key).__name__)
+        return {k: v for k, v in spec.items() if isinstance(k, str)}
+
+    def _add(self, path: str, expected: str, got: str | None = None) -> None:
+        self.problems.append(Problem(path, expected, got))
+
+
+_REMOVED = object()

@@ -1,0 +1,321 @@
+"""Schemas: `Attr` (type, unit, range, default, doc), `Kind`, value checks and config paths.
+
+This is the one place where a config value is checked. A `Kind` lists its attributes, its keys,
+its capability flags and its cross-field rules (`hetsim.target.rules`); `check_attrs` checks a
+node's attributes against it and fills defaults. Building trees, resolving tags and the built-in
+kinds live in the sibling modules (`resolve`, `canonical`, `kinds`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hetsim.errors import Problem
+
+if TYPE_CHECKING:
+    from hetsim.target.rules import Rule
+
+__all__ = [
+    "ATTR_TYPES",
+    "CATEGORIES",
+    "STRUCTURAL_TYPES",
+    "Attr",
+    "Kind",
+    "check_attrs",
+    "closest",
+    "item_path",
+    "join_path",
+]
+
+CATEGORIES = ("target", "executor", "runtime")
+UNITS = {"_ghz": "GHz", "_gbps": "GB/s", "_us": "µs", "_gib": "GiB", "_bytes": "bytes"}
+
+
+def join_path(path: str, key: object) -> str:
+    """The config path of `key` inside `path`: ``host`` + ``freq_ghz`` is ``host.freq_ghz``.
+
+    >>> join_path("", "host"), join_path("devices[a].host", "freq_ghz"), join_path("link", 3)
+    ('host', 'devices[a].host.freq_ghz', 'link.3')
+    """
+    text = key if isinstance(key, str) else repr(key)
+    return f"{path}.{text}" if path else text
+
+
+def item_path(path: str, index: object) -> str:
+    """The config path of a list item or a named device: ``devices`` + ``vdevice0``.
+
+    >>> item_path("devices", "vdevice0"), item_path("ops", 2)
+    ('devices[vdevice0]', 'ops[2]')
+    """
+    return f"{path}[{index}]"
+
+
+def closest(word: object, names: Iterable[str]) -> str | None:
+    """The registered name closest to `word`, if one is close enough to suggest.
+
+    >>> closest("bandwith_gbps", ["bandwidth_gbps", "latency_us"])
+    'bandwidth_gbps'
+    >>> closest(3, ["a"]) is None
+    True
+    """
+    if not isinstance(word, str):
+        return None
+    matches = difflib.get_close_matches(word, list(names), n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _range_text(attr: Attr, noun: str) -> str:
+    low, high = attr.minimum, attr.maximum
+    article = "an" if noun[0] in "aeiou" else "a"
+    if low == 0 and high is None:
+        return f"a positive {noun}" if attr.exclusive_minimum else f"a non-negative {noun}"
+    if low is not None and high is not None:
+        left = "(" if attr.exclusive_minimum else "["
+        return f"{article} {noun} in {left}{low:g}, {high:g}]"
+    if low is not None:
+        return f"{article} {noun} {'>' if attr.exclusive_minimum else '>='} {low:g}"
+    if high is not None:
+        return f"{article} {noun} <= {high:g}"
+    return f"{article} {noun}"
+
+
+def _in_range(attr: Attr, value: float) -> bool:
+    if attr.minimum is not None and (
+        value < attr.minimum or (attr.exclusive_minimum and value == attr.minimum)
+    ):
+        return False
+    return attr.maximum is None or value <= attr.maximum
+
+
+def _check_int(attr: Attr, value: object) -> tuple[bool, Any]:
+    ok = isinstance(value, int) and not isinstance(value, bool) and _in_range(attr, value)
+    return ok, value
+
+
+def _check_float(attr: Attr, value: object) -> tuple[bool, Any]:
+    if not _number(value) or not math.isfinite(value):  # type: ignore[arg-type]
+        return False, value
+    return _in_range(attr, float(value)), float(value)  # type: ignore[arg-type]
+
+
+def _check_str(attr: Attr, value: object) -> tuple[bool, Any]:
+    ok = isinstance(value, str) and (attr.pattern is None or re.fullmatch(attr.pattern, value))
+    return bool(ok), value
+
+
+def _check_bool(attr: Attr, value: object) -> tuple[bool, Any]:
+    ok = isinstance(value, bool) and (not attr.choices or value in attr.choices)
+    return ok, value
+
+
+def _check_enum(attr: Attr, value: object) -> tuple[bool, Any]:
+    ok = isinstance(value, str) and value in attr.choices
+    return ok, value
+
+
+def _expect_int(attr: Attr) -> str:
+    return _range_text(attr, "integer")
+
+
+def _expect_float(attr: Attr) -> str:
+    return _range_text(attr, "number")
+
+
+def _expect_str(attr: Attr) -> str:
+    return f"a string matching {attr.pattern!r}" if attr.pattern else "a string"
+
+
+def _expect_bool(attr: Attr) -> str:
+    if attr.choices:
+        return " or ".join(str(c).lower() for c in attr.choices)
+    return "true or false"
+
+
+def _expect_enum(attr: Attr) -> str:
+    return "one of " + ", ".join(repr(c) for c in attr.choices)
+
+
+# type name -> (check(attr, value) -> (ok, normalized), expected(attr) -> text); a registry, so
+# a new scalar type is one entry here.
+ATTR_TYPES: dict[str, tuple[Callable[[Attr, object], tuple[bool, Any]], Callable[[Attr], str]]] = {
+    "int": (_check_int, _expect_int),
+    "float": (_check_float, _expect_float),
+    "str": (_check_str, _expect_str),
+    "bool": (_check_bool, _expect_bool),
+    "enum": (_check_enum, _expect_enum),
+}
+PLURALS = {"str": "strings", "int": "integers", "float": "numbers", "bool": "booleans"}
+# Structural types: documented in a kind's schema, checked by the tree builder, not by Attr.check.
+STRUCTURAL_TYPES = ("target", "list[target]", "executor", "runtime")
+
+
+@dataclass(frozen=True, slots=True)
+class Attr:
+    """One attribute of a kind: its type, default, allowed range or pattern, and a one-line doc.
+
+    `type` is a scalar type (``int``, ``float``, ``str``, ``bool``, ``enum``), ``list`` (of
+    `items`), ``mapping`` (of `fields`), or a structural type (``target``, ``list[target]``,
+    ``executor``, ``runtime``). The unit is part of the name (``freq_ghz`` is in GHz).
+
+    Examples
+    --------
+    >>> freq = Attr("freq_ghz", "float", "clock", default=1.0, minimum=0, exclusive_minimum=True)
+    >>> freq.unit, freq.expected
+    ('GHz', 'a positive number')
+    >>> [p.message for p in freq.check("fast", "host.freq_ghz")[1]]
+    ["host.freq_ghz: expected a positive number, got 'fast'"]
+    >>> freq.check(2, "freq_ghz")
+    (2.0, [])
+    """
+
+    name: str
+    type: str
+    doc: str
+    default: Any = None
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+    pattern: str | None = None
+    choices: tuple[Any, ...] = ()
+    items: Attr | None = None
+    fields: tuple[Attr, ...] = ()
+
+    @property
+    def unit(self) -> str:
+        """The unit named by the attribute's suffix, or ``""``."""
+        return next((unit for suffix, unit in UNITS.items() if self.name.endswith(suffix)), "")
+
+    @property
+    def expected(self) -> str:
+        """What a valid value looks like, in words."""
+        if self.type == "list":
+            assert self.items is not None, f"list attribute {self.name} has no item type"
+            items = self.items
+            text = f"a list of {PLURALS.get(items.type, 'values')}"
+            if items.pattern:
+                text += f" matching {items.pattern!r}"
+            if items.choices:
+                text += " (" + ATTR_TYPES[items.type][1](items) + ")"
+            return text
+        if self.type == "mapping":
+            return "a mapping with keys " + ", ".join(f.name for f in self.fields)
+        if self.type in STRUCTURAL_TYPES:
+            return f"a {self.type}"
+        return ATTR_TYPES[self.type][1](self)
+
+    def default_value(self) -> Any:
+        """The default, with a mapping's default assembled from its fields' defaults."""
+        if self.type == "mapping":
+            return {f.name: f.default_value() for f in self.fields}
+        if isinstance(self.default, list | tuple):
+            return list(self.default)
+        if self.type == "float" and _number(self.default):
+            return float(self.default)
+        return self.default
+
+    def check(self, value: object, path: str) -> tuple[Any, list[Problem]]:
+        """Check `value` found at `path`; return the normalized value and the problems found."""
+        if self.type == "list":
+            return self._check_list(value, path)
+        if self.type == "mapping":
+            return self._check_mapping(value, path)
+        ok, normalized = ATTR_TYPES[self.type][0](self, value)
+        if not ok:
+            return None, [Problem(path, f"expected {self.expected}", repr(value))]
+        return normalized, []
+
+    def _check_list(self, value: object, path: str) -> tuple[Any, list[Problem]]:
+        assert self.items is not None, f"list attribute {self.name} has no item type"
+        if not isinstance(value, list | tuple):
+            return None, [Problem(path, f"expected {self.expected}", repr(value))]
+        checked = [self.items.check(item, item_path(path, i)) for i, item in enumerate(value)]
+        problems = [p for _, found in checked for p in found]
+        return [v for v, _ in checked], problems
+
+    def _check_mapping(self, value: object, path: str) -> tuple[Any, list[Problem]]:
+        if not isinstance(value, Mapping):
+            return None, [Problem(path, f"expected {self.expected}", repr(value))]
+        schema = {f.name: f for f in self.fields}
+        merged = self.default_value()
+        problems: list[Problem] = []
+        for key, item in value.items():
+            where = join_path(path, key)
+            if key not in schema:
+                problems.append(Problem(where, "unknown attribute", hint=closest(key, schema)))
+                continue
+            merged[key], found = schema[key].check(item, where)
+            problems += found
+        return merged, problems
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """A kind's schema: attributes, keys, capability flags and cross-field rules.
+
+    `category` is ``target`` (a processor or a composite), ``executor`` or ``runtime``.
+    `default_host` is the kind or tag that hosts a lone device of this kind; `executors` lists the
+    executors a runtime runs (empty: all); `can_capture` marks an executor that can capture CUDA
+    graphs.
+
+    Examples
+    --------
+    >>> k = Kind("dsp", "target", "a DSP", (Attr("cores", "int", "cores", 1, minimum=1),))
+    >>> k.attr("cores").default, k.attr("nope") is None
+    (1, True)
+    """
+
+    name: str
+    category: str
+    doc: str
+    attrs: tuple[Attr, ...]
+    keys: tuple[str, ...] = ()
+    can_host: bool = False
+    is_composite: bool = False
+    can_capture: bool = False
+    executors: tuple[str, ...] = ()
+    default_host: str | None = None
+    rules: tuple[Rule, ...] = field(default=())
+
+    def attr(self, name: object) -> Attr | None:
+        """The attribute called `name`, or None."""
+        return next((a for a in self.attrs if a.name == name), None)
+
+    def __repr__(self) -> str:
+        return f"<Kind {self.name} category={self.category} keys={list(self.keys)}>"
+
+
+def check_attrs(
+    kind: Kind, values: Mapping[Any, Any], path: str
+) -> tuple[dict[str, Any], list[Problem]]:
+    """Check a node's attribute `values` against `kind`; return them with defaults filled.
+
+    Structural attributes (``target``, ``executor``, ...) are skipped: the tree builder owns them.
+
+    Examples
+    --------
+    >>> k = Kind("dsp", "target", "a DSP", (Attr("cores", "int", "cores", 1, minimum=1),))
+    >>> check_attrs(k, {}, "host")
+    ({'cores': 1}, [])
+    >>> [p.message for p in check_attrs(k, {"core": 2}, "host")[1]]
+    ["host.core: unknown attribute (did you mean 'cores'?)"]
+    """
+    plain = {a.name: a for a in kind.attrs if a.type not in STRUCTURAL_TYPES}
+    result = {name: attr.default_value() for name, attr in plain.items()}
+    problems: list[Problem] = []
+    for key, value in values.items():
+        where = join_path(path, key)
+        if key not in plain:
+            problems.append(Problem(where, "unknown attribute", hint=closest(key, plain)))
+            continue
+        result[key], found = plain[key].check(value, where)
+        problems += found
+    return result, problems

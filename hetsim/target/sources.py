@@ -1,0 +1,80 @@
+"""Reading config text: a JSON string, or a YAML, JSON or TOML file, into plain data.
+
+Every reader error becomes a `TargetError` naming the file (or ``spec``) and what was expected.
+What the data means (kinds, tags, overrides) is the business of `resolve` and `canonical`.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hetsim.errors import Problem, TargetError
+
+__all__ = ["SUFFIXES", "is_file_name", "load_file", "parse_json"]
+
+
+def _yaml(text: str) -> Any:
+    return yaml.safe_load(text)
+
+
+# suffix -> parser; each raises its library's error on bad input, translated in load_file.
+SUFFIXES: dict[str, Callable[[str], Any]] = {
+    ".yaml": _yaml,
+    ".yml": _yaml,
+    ".json": json.loads,
+    ".toml": tomllib.loads,
+}
+PARSE_ERRORS = (yaml.YAMLError, json.JSONDecodeError, tomllib.TOMLDecodeError, RecursionError)
+
+
+def is_file_name(text: str) -> bool:
+    """Whether `text` names a config file by its suffix.
+
+    >>> is_file_name("soc.yaml"), is_file_name("arm/cortex-a72"), is_file_name("a.TOML")
+    (True, False, True)
+    """
+    return Path(text).suffix.lower() in SUFFIXES
+
+
+def load_file(path: str | Path) -> Any:
+    """The data in a YAML, JSON or TOML file.
+
+    Raises
+    ------
+    TargetError
+        When the file is missing, has another suffix, or does not parse.
+    """
+    path = Path(path)
+    parser = SUFFIXES.get(path.suffix.lower())
+    if parser is None:
+        expected = "expected a file ending in " + ", ".join(SUFFIXES)
+        raise TargetError([Problem(str(path), expected, repr(path.suffix))])
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as err:
+        raise TargetError([Problem(str(path), "expected an existing file", "none")]) from err
+    except (OSError, UnicodeDecodeError) as err:
+        raise TargetError([Problem(str(path), "expected a readable text file", str(err))]) from err
+    try:
+        return parser(text)
+    except PARSE_ERRORS as err:
+        got = " ".join(str(err).split())
+        raise TargetError([Problem(str(path), f"expected valid {path.suffix[1:]}", got)]) from err
+
+
+def parse_json(text: str) -> Any:
+    """The data in a JSON string given as a spec.
+
+    >>> parse_json('{"kind": "cuda"}')
+    {'kind': 'cuda'}
+    """
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as err:
+        raise TargetError([Problem("spec", "expected valid JSON", str(err))]) from err

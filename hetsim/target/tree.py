@@ -1,0 +1,312 @@
+"""`Target` and `Config`: the canonical target tree as frozen values.
+
+`Target(x)` takes every config form (a kind or tag name, a mapping, a JSON string, a file path, a
+`Target`) and builds the canonical tree; `Target.load(path)` reads a file and `Target.from_tvm`
+a TVM target. A `Target` keeps the user's spec (`spec`) and derives everything else from it, so
+`override` resolves again from the edited spec and nothing goes stale. Checking and defaults are
+`hetsim.target.canonical`; drawing trees is `hetsim.target.display`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hetsim.target.canonical import canonicalize
+from hetsim.target.display import describe
+from hetsim.target.kinds import find_kind
+from hetsim.target.resolve import merge_values
+from hetsim.target.sources import is_file_name, load_file, parse_json
+from hetsim.target.tags import TAGS
+
+__all__ = ["Config", "FrozenMap", "Target", "freeze", "read_spec", "thaw"]
+
+
+class FrozenMap(Mapping[str, Any]):
+    """A read-only, hashable mapping (attribute values of a frozen tree).
+
+    >>> m = FrozenMap({"a": 1})
+    >>> m["a"], m == {"a": 1}, hash(m) == hash(FrozenMap({"a": 1}))
+    (1, True, True)
+    """
+
+    __slots__ = ("_data", "_hash")
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self._data = dict(data)
+        self._hash: int | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(frozenset(self._data.items()))
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._data!r})"
+
+
+def freeze(value: Any) -> Any:
+    """A hashable copy: mappings become `FrozenMap`, lists become tuples.
+
+    >>> freeze({"ops": ["Conv"], "link": {"latency_us": 1.0}})
+    FrozenMap({'ops': ('Conv',), 'link': FrozenMap({'latency_us': 1.0})})
+    """
+    if isinstance(value, Mapping):
+        return FrozenMap({k: freeze(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """The plain (JSON) form of a frozen value.
+
+    >>> thaw(freeze({"ops": ["Conv"]}))
+    {'ops': ['Conv']}
+    """
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [thaw(v) for v in value]
+    return value
+
+
+def read_spec(spec: object) -> Any:
+    """Plain data from a spec: a JSON string or a file is read; a tag file becomes its tag name.
+
+    >>> read_spec('{"kind": "npu"}'), read_spec("cuda")
+    ({'kind': 'npu'}, 'cuda')
+    """
+    if isinstance(spec, Path) or (isinstance(spec, str) and is_file_name(spec.strip())):
+        path = Path(spec.strip() if isinstance(spec, str) else spec)
+        data = load_file(path)
+        name = TAGS.name_for_file(path)
+        if name is not None and isinstance(data, dict):
+            # a registered tag file keeps its tag name, unless it was edited since it was read
+            fresh = {k: v for k, v in data.items() if k != "description"}
+            return name if fresh == TAGS.get(name).data else fresh
+        return data
+    if isinstance(spec, str) and spec.lstrip().startswith(("{", "[")):
+        return parse_json(spec)
+    if isinstance(spec, str):
+        return spec.strip()
+    return spec
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """An executor or runtime config: its kind, attributes (defaults filled), and tag.
+
+    >>> Target("cuda").executor
+    <Config vm dispatch_us=0.27 is_static=False>
+    """
+
+    kind: str
+    attrs: FrozenMap
+    tag: str | None = None
+
+    def export(self) -> dict[str, Any]:
+        """The plain mapping of this config."""
+        head: dict[str, Any] = {"kind": self.kind}
+        if self.tag:
+            head["tag"] = self.tag
+        return head | dict(thaw(self.attrs))
+
+    def __repr__(self) -> str:
+        values = " ".join(f"{k}={v!r}" for k, v in self.attrs.items())
+        return f"<Config {self.kind} {values}>".replace(" >", ">")
+
+
+class Target:
+    """A node of a canonical target tree; `Target(x)` builds the tree from any config form.
+
+    The root is always a ``hetero`` level. Two targets are equal when their values are (kind,
+    name, tag, attributes, host, executor, runtime, devices); the spec they came from is kept
+    (`spec`) but not compared.
+
+    Examples
+    --------
+    >>> t = Target("cuda")
+    >>> t.kind, t.is_composite, t.host.kind, [d.name for d in t.devices], t.devices[0].keys
+    ('hetero', True, 'x86-cpu', ['dev0'], ('gpu', 'cuda'))
+    >>> Target(t.export()) == t, Target({"kind": "cuda"}) == t
+    (True, True)
+    >>> str(Target({"kind": "npu", "name": "npu"}))
+    'hetero(host=riscv-cpu, executor=vm, runtime=cpp, devices=[npu: npu])'
+    """
+
+    __slots__ = (
+        "_hash",
+        "attrs",
+        "devices",
+        "executor",
+        "host",
+        "is_composite",
+        "keys",
+        "kind",
+        "name",
+        "runtime",
+        "spec",
+        "tag",
+    )
+    kind: str
+    name: str
+    tag: str | None
+    attrs: FrozenMap
+    host: Target | None
+    executor: Config | None
+    runtime: Config | None
+    devices: tuple[Target, ...]
+    is_composite: bool
+    keys: tuple[str, ...]
+    spec: Any
+    _hash: int
+
+    def __new__(cls, spec: object) -> Target:
+        if isinstance(spec, Target):
+            return spec
+        data = read_spec(spec)
+        return _build(canonicalize(data), copy.deepcopy(data))
+
+    def __init__(self, spec: object) -> None:
+        """Nothing to do: `__new__` built the tree."""
+
+    @classmethod
+    def load(cls, path: str | Path) -> Target:
+        """The target in a YAML, JSON or TOML file (a tag file keeps its tag name)."""
+        return cls(Path(path))
+
+    @classmethod
+    def from_tvm(cls, target: object) -> Target:
+        """The target described by a TVM target (a ``tvm.target.Target`` or its config dict)."""
+        # tvm.py is optional interop, owned apart; importing it here keeps `import hetsim` lean.
+        from hetsim.target.tvm import tvm_to_spec
+
+        return cls(tvm_to_spec(target))
+
+    def to_tvm(self) -> dict[str, Any]:
+        """A TVM target config dict that ``tvm.target.Target`` accepts."""
+        from hetsim.target.tvm import spec_to_tvm
+
+        return spec_to_tvm(self.export())
+
+    def export(self) -> dict[str, Any]:
+        """The plain-JSON canonical mapping of this tree; `Target` parses it back to an equal tree.
+
+        >>> Target("cuda").export()["devices"][0]["arch"]
+        'sm_90'
+        """
+        data: dict[str, Any] = {"kind": self.kind, "name": self.name}
+        if self.tag:
+            data["tag"] = self.tag
+        data |= thaw(self.attrs)
+        if self.is_composite:
+            assert self.host is not None, "a level has a host"
+            assert self.executor is not None, "a level has an executor"
+            assert self.runtime is not None, "a level has a runtime"
+            data["host"] = self.host.export()
+            data["executor"] = self.executor.export()
+            data["runtime"] = self.runtime.export()
+            data["devices"] = [d.export() for d in self.devices]
+        return data
+
+    def override(self, changes: Mapping[str, Any]) -> Target:
+        """A new tree from this tree's spec with `changes` merged in, resolved again.
+
+        >>> t = Target({"kind": "cuda", "launch_us": 4.0})
+        >>> t.override({"launch_us": None}).devices[0].attrs["launch_us"]
+        3.24
+        """
+        spec = self.spec if isinstance(self.spec, Mapping) else {"tag": self.spec}
+        if isinstance(self.spec, str) and find_kind("target", self.spec) is not None:
+            spec = {"kind": self.spec}
+        return Target(merge_values(spec, dict(changes)))
+
+    def walk(self) -> Iterator[tuple[str, Target]]:
+        """Every target node with its path, depth first, host first (``host``, ``a/host``, ...)."""
+        yield from _walk(self, "")
+
+    def _values(self) -> tuple[Any, ...]:
+        return (
+            self.kind,
+            self.name,
+            self.tag,
+            self.attrs,
+            self.host,
+            self.executor,
+            self.runtime,
+            self.devices,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Target):
+            return NotImplemented
+        return self is other or self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Target is immutable: cannot set {name!r}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_build, (self.export(), self.spec))
+
+    def __str__(self) -> str:
+        return describe(self)
+
+    def __repr__(self) -> str:
+        tag = f" tag={self.tag}" if self.tag else ""
+        return f"<Target {self.name or '(root)'} kind={self.kind}{tag}>"
+
+
+def _walk(node: Target, prefix: str) -> Iterator[tuple[str, Target]]:
+    if node.host is not None:
+        yield f"{prefix}host", node.host
+    for device in node.devices:
+        yield f"{prefix}{device.name}", device
+        yield from _walk(device, f"{prefix}{device.name}/")
+
+
+def _config(data: Mapping[str, Any] | None) -> Config | None:
+    if data is None:
+        return None
+    attrs = {k: v for k, v in data.items() if k not in ("kind", "tag")}
+    return Config(data["kind"], freeze(attrs), data.get("tag"))
+
+
+def _build(data: Mapping[str, Any], spec: Any) -> Target:
+    """The `Target` of a canonical mapping (trusted: `canonicalize` made it)."""
+    kind = find_kind("target", data["kind"])
+    assert kind is not None, f"canonical kind {data['kind']!r} is registered"
+    structure = {"kind", "name", "tag", "host", "executor", "runtime", "devices"}
+    fields = {
+        "kind": kind.name,
+        "name": data["name"],
+        "tag": data.get("tag"),
+        "attrs": freeze({k: v for k, v in data.items() if k not in structure}),
+        "host": _build(data["host"], data["host"]) if data.get("host") else None,
+        "executor": _config(data.get("executor")),
+        "runtime": _config(data.get("runtime")),
+        "devices": tuple(_build(d, d) for d in data.get("devices", ())),
+        "is_composite": kind.is_composite,
+        "keys": kind.keys,
+        "spec": spec,
+    }
+    node = object.__new__(Target)
+    for name, value in fields.items():
+        object.__setattr__(node, name, value)
+    object.__setattr__(node, "_hash", hash(node._values()))
+    return node

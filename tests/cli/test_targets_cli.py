@@ -1,0 +1,189 @@
+"""``hetsim targets list|show|validate|kinds``: output, exit status, errors without tracebacks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hetsim.cli import main
+from hetsim.target import Target, remove_tag_dir
+
+TAGS = {
+    "lab/cpu.yaml": "description: a lab CPU\nkind: arm-cpu\ncores: 2\n",
+    "lab/soc.yaml": "description: a lab platform\nkind: hetero\nhost: lab/cpu\n"
+    "devices: [{kind: npu, name: npu}]\n",
+}
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[Path]:
+    """A folder of two tags, forgotten after the test."""
+    folder = tmp_path / "tags"
+    for name, text in TAGS.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    yield folder
+    remove_tag_dir(folder)
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(["targets", *argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_list_shows_tags_with_descriptions(capsys: pytest.CaptureFixture[str], lab: Path) -> None:
+    status, out, _ = _run(capsys, "list", "--tags", str(lab))
+    rows = {line.split(maxsplit=1)[0]: line.split(maxsplit=1)[1] for line in out.splitlines()}
+    assert status == 0
+    assert rows["TAG"] == "DESCRIPTION"
+    assert (rows["lab/cpu"], rows["lab/soc"]) == ("a lab CPU", "a lab platform")
+
+
+def test_show_prints_the_canonical_tree_as_yaml_and_json(
+    capsys: pytest.CaptureFixture[str], lab: Path
+) -> None:
+    status, out, _ = _run(capsys, "show", "lab/soc", "--tags", str(lab))
+    assert status == 0
+    assert Target(yaml.safe_load(out)) == Target("lab/soc")
+    status, out, _ = _run(capsys, "show", "lab/soc", "--json", "--tags", str(lab))
+    assert (status, json.loads(out)) == (0, Target("lab/soc").export())
+
+
+def test_show_tree_draws_kinds_executors_and_parameters(
+    capsys: pytest.CaptureFixture[str], lab: Path
+) -> None:
+    status, out, _ = _run(capsys, "show", "lab/soc", "--tree", "--tags", str(lab))
+    assert status == 0
+    assert out == (
+        "hetero[lab/soc]  link 16 GB/s, 1 us\n"
+        "├─ host: arm-cpu[lab/cpu]  2 x 1.5 GHz, 24 GFLOP/s, mem 12.8 GB/s\n"
+        "├─ executor: vm  dispatch_us=0.27, is_static=False\n"
+        "├─ runtime: cpp  alloc_us=0.5, free_us=0.2, call_us=0.1\n"
+        "└─ npu: npu  1 x 1 GHz, 2048 GFLOP/s, mem 16 GB/s\n"
+    )
+
+
+def test_show_reads_a_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text('kind = "cuda"\nname = "gpu0"\n')
+    status, out, _ = _run(capsys, "show", str(path), "--json")
+    assert status == 0
+    assert json.loads(out)["devices"][0]["name"] == "gpu0"
+
+
+def test_show_an_unknown_name_prints_the_problem_without_a_traceback(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, err = _run(capsys, "show", "cdua")
+    assert (status, out) == (1, "")
+    assert err == "error: unknown kind or tag 'cdua' (did you mean 'cuda'?)\n"
+
+
+def test_validate_prints_every_problem_and_exits_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text("kind: npu\n")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: hetero\nhost: cuda\ndevices: []\n")
+    status, out, _ = _run(capsys, "validate", str(good), str(bad))
+    assert status == 1
+    assert out.splitlines() == [
+        f"{good}: ok",
+        f"{bad}: devices: expected at least one device, got []",
+        f"{bad}: host: kind 'cuda' cannot host (a host needs can_host)",
+    ]
+
+
+def test_validate_exits_0_when_all_are_valid(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    good = tmp_path / "good.json"
+    good.write_text('{"kind": "cuda"}')
+    assert _run(capsys, "validate", str(good)) == (0, f"{good}: ok\n", "")
+
+
+def test_validate_accepts_every_shipped_tag_file_executor_tags_included(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    folder = Path(__file__).resolve().parents[2] / "targets"
+    files = sorted(str(p) for p in folder.rglob("*.yaml"))
+    status, out, _ = _run(capsys, "validate", *files)
+    assert status == 0, out
+    assert out.count(": ok\n") == len(files)
+    assert any(f.endswith("tvm/relax-vm.yaml") for f in files)
+
+
+def test_validate_checks_an_executor_file_against_its_schema(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "vm.yaml"
+    bad.write_text("kind: vm\ndispatch_us: -1\n")
+    status, out, _ = _run(capsys, "validate", str(bad))
+    assert status == 1
+    assert out == f"{bad}: dispatch_us: expected a non-negative number, got -1\n"
+
+
+def test_validate_reports_a_missing_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    missing = tmp_path / "none.yaml"
+    status, out, _ = _run(capsys, "validate", str(missing))
+    assert (status, out) == (1, f"{missing}: {missing}: expected an existing file, got none\n")
+
+
+def test_kinds_lists_every_kind(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(capsys, "kinds")
+    rows = [line.split()[:2] for line in out.splitlines()]
+    assert status == 0
+    assert rows == [
+        ["KIND", "CATEGORY"],
+        ["arm-cpu", "target"],
+        ["riscv-cpu", "target"],
+        ["x86-cpu", "target"],
+        ["cuda", "target"],
+        ["npu", "target"],
+        ["hetero", "target"],
+        ["vm", "executor"],
+        ["graph", "executor"],
+        ["cpp", "runtime"],
+        ["crt", "runtime"],
+    ]
+
+
+def test_kinds_shows_one_schema_as_a_table(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(capsys, "kinds", "graph")
+    assert status == 0
+    assert out.splitlines() == [
+        "### `graph` (executor): a graph executor: a static node list, static shapes only",
+        "",
+        "",
+        "| attribute | type | unit | default | valid values | doc |",
+        "|---|---|---|---|---|---|",
+        "| node_us | float | µs | 0.1 | a non-negative number | host time to run one node |",
+        "| is_static | bool |  | True | true | needs static shapes (always true) |",
+    ]
+
+
+def test_kinds_rejects_an_unknown_kind(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(capsys, "kinds", "vmm") == (
+        1,
+        "",
+        "error: kinds: unknown kind 'vmm' (did you mean 'vm'?)\n",
+    )
+
+
+def test_a_bad_tag_folder_is_an_error_without_traceback(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    (folder / "x.yaml").write_text("kind: npu\ncores: 0\n")
+    status, out, err = _run(capsys, "list", "--tags", str(folder))
+    assert (status, out) == (1, "")
+    assert err == "error: tags[x].devices[dev0].cores: expected an integer >= 1, got 0\n"

@@ -1,0 +1,213 @@
+"""Every input form reaches the same canonical tree; wrapping, naming, defaults, export, values."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+
+import pytest
+
+from hetsim.errors import TargetError
+from hetsim.target import Target, canonicalize
+from hetsim.target.tree import Config
+
+SEED = {
+    "kind": "hetero",
+    "host": {"kind": "arm-cpu", "cores": 4, "freq_ghz": 1.5},
+    "executor": "vm",
+    "devices": [
+        {
+            "name": "vdevice0",
+            "kind": "hetero",
+            "host": "riscv-cpu",
+            "executor": "graph",
+            "link": {"bandwidth_gbps": 8, "latency_us": 2},
+            "devices": [{"kind": "npu", "name": "npu"}],
+        }
+    ],
+}
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_kind_name_dict_json_and_target_reach_the_same_tree() -> None:
+    by_name = Target("cuda")
+    assert Target({"kind": "cuda"}) == by_name
+    assert Target('{"kind": "cuda"}') == by_name
+    assert Target(by_name) is by_name
+    assert Target(" cuda ") == by_name
+
+
+def test_yaml_json_and_toml_files_reach_the_same_tree(tmp_path: Path) -> None:
+    expected = Target({"kind": "cuda", "name": "gpu0", "launch_us": 4.0})
+    files = [
+        _write(tmp_path / "t.yaml", "kind: cuda\nname: gpu0\nlaunch_us: 4.0\n"),
+        _write(tmp_path / "t.yml", "kind: cuda\nname: gpu0\nlaunch_us: 4\n"),
+        _write(tmp_path / "t.json", '{"kind": "cuda", "name": "gpu0", "launch_us": 4}'),
+        _write(tmp_path / "t.toml", 'kind = "cuda"\nname = "gpu0"\nlaunch_us = 4.0\n'),
+    ]
+    for path in files:
+        assert Target.load(path) == expected
+        assert Target(str(path)) == expected
+
+
+def test_single_device_becomes_a_level_with_its_kinds_default_host() -> None:
+    t = Target("cuda")
+    assert (t.kind, t.name, t.is_composite, t.keys) == ("hetero", "", True, ("hetero",))
+    assert (t.host.kind, t.host.name, t.executor.kind, t.runtime.kind) == (  # type: ignore[union-attr]
+        "x86-cpu",
+        "host",
+        "vm",
+        "cpp",
+    )
+    assert [(d.kind, d.name, d.is_composite) for d in t.devices] == [("cuda", "dev0", False)]
+    assert Target("npu").host.kind == "riscv-cpu"  # type: ignore[union-attr]
+    assert Target("arm-cpu").host.kind == "arm-cpu"  # type: ignore[union-attr]
+
+
+def test_single_device_with_its_own_host_keeps_it() -> None:
+    t = Target({"kind": "cuda", "host": "arm-cpu", "executor": "graph", "runtime": "crt"})
+    assert [t.host.kind, t.executor.kind, t.runtime.kind] == ["arm-cpu", "graph", "crt"]  # type: ignore[union-attr]
+    assert t.devices[0].kind == "cuda"
+
+
+def test_nested_device_with_a_host_becomes_a_nested_level_named_like_it() -> None:
+    t = Target({"kind": "hetero", "devices": [{"kind": "cuda", "name": "gpu0", "host": "arm-cpu"}]})
+    level = t.devices[0]
+    assert (level.kind, level.name, level.host.kind) == ("hetero", "gpu0", "arm-cpu")  # type: ignore[union-attr]
+    assert [(d.kind, d.name) for d in level.devices] == [("cuda", "gpu0")]
+
+
+def test_a_mapping_with_devices_and_no_kind_is_a_level() -> None:
+    assert Target({"devices": ["npu"]}) == Target({"kind": "hetero", "devices": ["npu"]})
+
+
+def test_devices_are_named_in_order_unless_named() -> None:
+    t = Target({"kind": "hetero", "devices": ["npu", {"kind": "cuda", "name": "gpu"}, "npu"]})
+    assert [d.name for d in t.devices] == ["dev0", "gpu", "dev2"]
+
+
+def test_names_need_only_be_unique_within_a_level() -> None:
+    inner = {"kind": "hetero", "name": "a", "devices": [{"kind": "npu", "name": "a"}]}
+    t = Target({"kind": "hetero", "devices": [inner, {"kind": "npu", "name": "b"}]})
+    assert [n for n, _ in t.walk()] == ["host", "a", "a/host", "a/a", "b"]
+
+
+def test_defaults_fill_every_attribute_and_given_values_win() -> None:
+    t = Target(SEED)
+    level = t.devices[0]
+    assert dict(level.attrs) == {
+        "link": {"bandwidth_gbps": 8.0, "latency_us": 2.0},
+        "control_latency_us": 2.0,
+    }
+    assert level.executor == Config("graph", level.executor.attrs)  # type: ignore[union-attr]
+    assert dict(level.executor.attrs) == {"node_us": 0.1, "is_static": True}  # type: ignore[union-attr]
+    npu = level.devices[0].attrs
+    assert (npu["cores"], npu["memory_gib"], npu["ops"][0]) == (1, 0.0, "Conv")
+    assert dict(npu["efficiency"])["matmul"] == 0.7
+
+
+def test_export_is_plain_json_that_parses_back_to_an_equal_tree() -> None:
+    t = Target(SEED)
+    text = json.dumps(t.export())
+    assert Target(json.loads(text)) == t
+    assert Target(text) == t
+    assert hash(Target(text)) == hash(t)
+
+
+def test_export_lists_every_part_of_a_level() -> None:
+    exported = Target("npu").export()
+    assert list(exported) == [
+        "kind",
+        "name",
+        "link",
+        "control_latency_us",
+        "host",
+        "executor",
+        "runtime",
+        "devices",
+    ]
+    assert exported["executor"] == {"kind": "vm", "dispatch_us": 0.27, "is_static": False}
+    assert exported["devices"][0]["name"] == "dev0"
+
+
+def test_equality_and_hash_compare_values() -> None:
+    a = Target({"kind": "cuda", "launch_us": 4.0})
+    b = Target({"kind": "cuda", "launch_us": 4})
+    c = Target({"kind": "cuda", "launch_us": 4.5})
+    assert a == b
+    assert hash(a) == hash(b)
+    assert a != c
+    assert len({a, b, c}) == 2
+    assert a != "cuda"
+
+
+def test_targets_are_immutable_and_pickle() -> None:
+    t = Target(SEED)
+    with pytest.raises(AttributeError, match=r"^Target is immutable: cannot set 'kind'$"):
+        t.kind = "cuda"  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(t)) == t
+
+
+def test_str_and_repr_are_readable() -> None:
+    t = Target(SEED)
+    assert str(t) == (
+        "hetero(host=arm-cpu, executor=vm, runtime=cpp, devices=[vdevice0: hetero(host=riscv-cpu, "
+        "executor=graph, runtime=cpp, devices=[npu: npu])])"
+    )
+    assert repr(t) == "<Target (root) kind=hetero>"
+    assert repr(t.devices[0]) == "<Target vdevice0 kind=hetero>"
+
+
+def test_spec_is_kept_and_override_resolves_again() -> None:
+    t = Target({"kind": "cuda", "launch_us": 4.0})
+    assert t.spec == {"kind": "cuda", "launch_us": 4.0}
+    changed = t.override({"launch_us": 6.0, "graph_node_us": 1.0})
+    assert changed.devices[0].attrs["launch_us"] == 6.0
+    assert t.devices[0].attrs["launch_us"] == 4.0
+    assert t.override({"launch_us": None}) == Target("cuda")
+
+
+def test_editing_a_spec_and_resolving_again_leaves_nothing_stale() -> None:
+    spec = {"kind": "hetero", "host": {"kind": "arm-cpu", "freq_ghz": 1.0}, "devices": ["npu"]}
+    t = Target(spec)
+    spec["host"]["freq_ghz"] = 2.0  # type: ignore[index]
+    assert t.host.attrs["freq_ghz"] == 1.0  # type: ignore[union-attr]
+    assert Target(spec).host.attrs["freq_ghz"] == 2.0  # type: ignore[union-attr]
+    edited = t.export()
+    edited["host"] = {"kind": "x86-cpu"}
+    assert Target(edited).host.attrs["freq_ghz"] == 3.0  # type: ignore[union-attr]
+
+
+def test_canonicalize_reports_problems_of_the_whole_tree_at_once() -> None:
+    spec = {
+        "kind": "hetero",
+        "host": {"kind": "arm-cpu", "cores": 0},
+        "devices": [{"kind": "cuda", "launch_us": -1}, {"kind": "npu", "freq_ghz": "1"}],
+    }
+    with pytest.raises(TargetError) as err:
+        canonicalize(spec)
+    assert str(err.value) == (
+        "devices[dev0].launch_us: expected a non-negative number, got -1\n"
+        "devices[dev1].freq_ghz: expected a positive number, got '1'\n"
+        "host.cores: expected an integer >= 1, got 0"
+    )
+    assert [p.path for p in err.value.problems] == [
+        "devices[dev0].launch_us",
+        "devices[dev1].freq_ghz",
+        "host.cores",
+    ]
+    assert isinstance(err.value, ValueError)
+
+
+def test_walk_visits_hosts_first_depth_first() -> None:
+    assert [(p, n.kind) for p, n in Target(SEED).walk()] == [
+        ("host", "arm-cpu"),
+        ("vdevice0", "hetero"),
+        ("vdevice0/host", "riscv-cpu"),
+        ("vdevice0/npu", "npu"),
+    ]

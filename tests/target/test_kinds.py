@@ -1,0 +1,222 @@
+"""Built-in kinds carry the shared attribute contract; kinds register from Python and data files."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hetsim.errors import TargetError
+from hetsim.kernels import OP_CLASSES
+from hetsim.target import EXECUTORS, KINDS, RUNTIMES, Attr, Kind, Target, load_kinds, register_kind
+from hetsim.target.catalog import check_kind, kind_from_data
+from hetsim.target.kinds import OP_CLASSES as TARGET_OP_CLASSES
+from hetsim.target.schema import STRUCTURAL_TYPES
+
+# docs/architecture.md, "Shared contracts / Targets"
+PROCESSOR_ATTRS = {
+    "cores",
+    "freq_ghz",
+    "flops_per_cycle",
+    "mem_bandwidth_gbps",
+    "memory_gib",
+    "kernel_latency_us",
+    "launch_us",
+    "sync_us",
+    "efficiency",
+    "ops",
+    "link",
+}
+CUDA_GRAPH_ATTRS = {
+    "graph_launch_us",
+    "graph_node_us",
+    "capture_node_us",
+    "instantiate_us",
+    "instantiate_node_us",
+    "graph_node_bytes",
+    "update_us",
+}
+
+
+@pytest.fixture
+def scratch_kinds() -> Iterator[None]:
+    """Registries restored after a test that registers kinds."""
+    saved = (dict(KINDS), dict(EXECUTORS), dict(RUNTIMES))
+    yield
+    for registry, old in zip((KINDS, EXECUTORS, RUNTIMES), saved, strict=True):
+        registry.clear()
+        registry.update(old)
+
+
+def _names(kind: Kind) -> set[str]:
+    return {a.name for a in kind.attrs}
+
+
+def test_builtin_kinds_are_registered_by_category() -> None:
+    assert list(KINDS) == ["arm-cpu", "riscv-cpu", "x86-cpu", "cuda", "npu", "hetero"]
+    assert list(EXECUTORS) == ["vm", "graph"]
+    assert list(RUNTIMES) == ["cpp", "crt"]
+
+
+@pytest.mark.parametrize("name", ["arm-cpu", "riscv-cpu", "x86-cpu", "cuda", "npu"])
+def test_every_processor_kind_has_the_shared_attributes(name: str) -> None:
+    assert _names(KINDS[name]) >= PROCESSOR_ATTRS
+    efficiency = KINDS[name].attr("efficiency")
+    assert efficiency is not None
+    assert tuple(f.name for f in efficiency.fields) == OP_CLASSES
+    link = KINDS[name].attr("link")
+    assert link is not None
+    assert [f.name for f in link.fields] == ["bandwidth_gbps", "latency_us"]
+
+
+def test_target_op_classes_match_the_kernels() -> None:
+    assert TARGET_OP_CLASSES == OP_CLASSES
+
+
+def test_cuda_adds_the_cuda_graph_parameters() -> None:
+    assert _names(KINDS["cuda"]) >= CUDA_GRAPH_ATTRS
+
+
+def test_level_executor_and_runtime_attributes() -> None:
+    assert _names(KINDS["hetero"]) == {
+        "host",
+        "executor",
+        "runtime",
+        "devices",
+        "link",
+        "control_latency_us",
+    }
+    assert _names(EXECUTORS["vm"]) == {"dispatch_us", "is_static"}
+    assert _names(EXECUTORS["graph"]) == {"node_us", "is_static"}
+    for runtime in RUNTIMES.values():
+        assert _names(runtime) == {"alloc_us", "free_us", "call_us"}
+
+
+def test_keys_and_flags() -> None:
+    assert {n: k.keys for n, k in KINDS.items()} == {
+        "arm-cpu": ("cpu", "arm"),
+        "riscv-cpu": ("cpu", "riscv"),
+        "x86-cpu": ("cpu", "x86"),
+        "cuda": ("gpu", "cuda"),
+        "npu": ("accel", "npu"),
+        "hetero": ("hetero",),
+    }
+    assert [n for n, k in KINDS.items() if k.can_host] == ["arm-cpu", "riscv-cpu", "x86-cpu"]
+    assert [n for n, k in KINDS.items() if k.is_composite] == ["hetero"]
+    assert [n for n, k in EXECUTORS.items() if k.can_capture] == ["vm"]
+    assert RUNTIMES["crt"].executors == ("graph",)
+    assert EXECUTORS["graph"].attr("is_static").default is True  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "kind", [*KINDS.values(), *EXECUTORS.values(), *RUNTIMES.values()], ids=lambda k: k.name
+)
+def test_every_default_passes_its_own_check(kind: Kind) -> None:
+    for attr in kind.attrs:
+        if attr.type not in STRUCTURAL_TYPES and attr.default is not None:
+            assert attr.check(attr.default_value(), attr.name)[1] == [], attr.name
+
+
+def test_defaults_are_plain_values_not_read_from_the_machine() -> None:
+    # Two builds agree, and the x86 default is the documented 8 x 3.0 GHz, whatever runs this.
+    assert Target("x86-cpu") == Target("x86-cpu")
+    attrs = Target("x86-cpu").devices[0].attrs
+    assert (attrs["cores"], attrs["freq_ghz"], attrs["flops_per_cycle"]) == (8, 3.0, 32.0)
+
+
+@pytest.mark.usefixtures("scratch_kinds")
+def test_register_kind_from_python_makes_it_usable() -> None:
+    dsp = Kind("dsp", "target", "a DSP", KINDS["npu"].attrs, keys=("accel", "dsp"))
+    register_kind(dsp)
+    device = Target({"kind": "dsp", "cores": 2}).devices[0]
+    assert (device.kind, device.keys, device.attrs["cores"]) == ("dsp", ("accel", "dsp"), 2)
+
+
+@pytest.mark.usefixtures("scratch_kinds")
+def test_register_kind_rejects_taken_names_and_bad_defaults() -> None:
+    bad = Kind("cuda", "target", "", (Attr("cores", "int", "", -1, minimum=1),))
+    with pytest.raises(TargetError) as err:
+        register_kind(bad)
+    assert [p.message for p in err.value.problems] == [
+        "kinds[cuda]: expected a new kind name, got a registered target kind",
+        "kinds[cuda].cores: expected an integer >= 1, got -1",
+    ]
+    assert KINDS["cuda"].doc == "an NVIDIA GPU driven through CUDA"
+
+
+def test_check_kind_rejects_a_second_composite_and_bad_names() -> None:
+    kind = Kind("Two Words", "target", "", (), is_composite=True)
+    assert [p.message for p in check_kind(kind)] == [
+        "kinds[Two Words]: expected a name matching '[a-z][a-z0-9_-]*', got 'Two Words'",
+        "kinds[Two Words].is_composite: expected false (hetero is the one composite kind), "
+        "got True",
+    ]
+    assert [p.message for p in check_kind(Kind("x", "device", "", ()))] == [
+        "kinds[x].category: expected one of target, executor, runtime, got 'device'"
+    ]
+
+
+@pytest.mark.usefixtures("scratch_kinds")
+def test_load_kinds_from_a_data_file(tmp_path: Path) -> None:
+    path = tmp_path / "kinds.yaml"
+    path.write_text(
+        "kinds:\n"
+        "  - name: dsp\n"
+        "    base: npu\n"
+        "    keys: [accel, dsp]\n"
+        "    doc: a vector DSP\n"
+        "    attrs:\n"
+        "      freq_ghz: {default: 0.8}\n"
+        "      vector_width: {type: int, default: 8, minimum: 1, doc: lanes}\n"
+        "  - name: aot\n"
+        "    category: executor\n"
+        "    attrs:\n"
+        "      call_us: {type: float, default: 0.05, minimum: 0}\n"
+    )
+    dsp, aot = load_kinds(path)
+    assert (dsp.doc, dsp.attr("freq_ghz").default, aot.category) == (  # type: ignore[union-attr]
+        "a vector DSP",
+        0.8,
+        "executor",
+    )
+    t = Target(
+        {"kind": "hetero", "executor": "aot", "devices": [{"kind": "dsp", "vector_width": 16}]}
+    )
+    assert (t.executor.kind, t.devices[0].attrs["vector_width"]) == ("aot", 16)  # type: ignore[union-attr]
+    with pytest.raises(
+        TargetError,
+        match=r"^devices\[dev0\]\.vector_width: expected an integer "
+        r">= 1, got 0$",
+    ):
+        Target({"kind": "dsp", "vector_width": 0})
+
+
+@pytest.mark.usefixtures("scratch_kinds")
+def test_load_kinds_is_all_or_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "kinds.yaml"
+    path.write_text(
+        "kinds:\n"
+        "  - {name: good-one, base: npu}\n"
+        "  - {name: bad-one, base: npu, attrs: {cores: {default: 0}}}\n"
+        "  - {name: worse, attrs: {x: {type: complex}}}\n"
+        "  - {name: typo, bsae: npu}\n"
+    )
+    with pytest.raises(TargetError) as err:
+        load_kinds(path)
+    assert [p.message for p in err.value.problems] == [
+        "kinds[bad-one].cores: expected an integer >= 1, got 0",
+        "kinds[worse].attrs.x.type: expected one of int, float, str, bool, enum, list, "
+        "got 'complex'",
+        "kinds[typo].bsae: unknown attribute (did you mean 'base'?)",
+    ]
+    assert "good-one" not in KINDS
+
+
+def test_kind_from_data_rejects_an_unknown_base() -> None:
+    with pytest.raises(
+        TargetError,
+        match=r"^kinds\[x\]\.base: expected a registered target "
+        r"kind, got 'nope'$",
+    ):
+        kind_from_data({"name": "x", "base": "nope"})

@@ -1,0 +1,154 @@
+"""Attr checks, expected-value texts, units, mappings, and the declared cross-field rules."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from hetsim.errors import Problem
+from hetsim.target.kinds import find_kind
+from hetsim.target.rules import AtMost, OnlyAlone
+from hetsim.target.schema import Attr, Kind, check_attrs, closest
+
+
+def _messages(problems: list[Problem]) -> list[str]:
+    return [p.message for p in problems]
+
+
+@pytest.mark.parametrize(
+    ("attr", "expected"),
+    [
+        (Attr("cores", "int", "", 1, minimum=0, exclusive_minimum=True), "a positive integer"),
+        (Attr("n", "int", "", 1, minimum=0), "a non-negative integer"),
+        (Attr("n", "int", "", 1, minimum=1), "an integer >= 1"),
+        (Attr("n", "int", "", 1), "an integer"),
+        (
+            Attr("x", "float", "", 1.0, minimum=0, maximum=1, exclusive_minimum=True),
+            "a number in (0, 1]",
+        ),
+        (Attr("x", "float", "", 1.0, minimum=0, maximum=1), "a number in [0, 1]"),
+        (Attr("x", "float", "", 1.0, maximum=3), "a number <= 3"),
+        (Attr("s", "str", "", "a", pattern=r"sm_\d+"), "a string matching 'sm_\\\\d+'"),
+        (Attr("b", "bool", "", True), "true or false"),
+        (Attr("b", "bool", "", True, choices=(True,)), "true"),
+        (Attr("e", "enum", "", "a", choices=("a", "b")), "one of 'a', 'b'"),
+        (Attr("l", "list", "", [], items=Attr("i", "str", "")), "a list of strings"),
+        (
+            Attr("l", "list", "", [], items=Attr("i", "enum", "", choices=("a",))),
+            "a list of values (one of 'a')",
+        ),
+    ],
+)
+def test_expected_text_describes_type_and_range(attr: Attr, expected: str) -> None:
+    assert attr.expected == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "unit"),
+    [
+        ("freq_ghz", "GHz"),
+        ("bandwidth_gbps", "GB/s"),
+        ("latency_us", "µs"),
+        ("memory_gib", "GiB"),
+        ("graph_node_bytes", "bytes"),
+        ("cores", ""),
+    ],
+)
+def test_unit_comes_from_the_name(name: str, unit: str) -> None:
+    assert Attr(name, "float", "").unit == unit
+
+
+@pytest.mark.parametrize("value", [True, False, 1.0, "2", None, [2]])
+def test_int_rejects_bool_float_and_strings(value: object) -> None:
+    attr = Attr("cores", "int", "", 1, minimum=1)
+    assert _messages(attr.check(value, "host.cores")[1]) == [
+        f"host.cores: expected an integer >= 1, got {value!r}"
+    ]
+
+
+@pytest.mark.parametrize("value", [True, "fast", math.nan, math.inf, -1.0, 0, None])
+def test_positive_float_rejects_bools_non_finite_and_non_positive(value: object) -> None:
+    attr = Attr("freq_ghz", "float", "", 1.0, minimum=0, exclusive_minimum=True)
+    assert _messages(attr.check(value, "freq_ghz")[1]) == [
+        f"freq_ghz: expected a positive number, got {value!r}"
+    ]
+
+
+def test_float_accepts_int_and_normalizes_it() -> None:
+    value, problems = Attr("x", "float", "", 1.0).check(3, "x")
+    assert (value, type(value), problems) == (3.0, float, [])
+
+
+def test_bool_accepts_only_bools() -> None:
+    attr = Attr("b", "bool", "", False)
+    assert attr.check(True, "b") == (True, [])
+    assert _messages(attr.check(1, "b")[1]) == ["b: expected true or false, got 1"]
+
+
+def test_list_reports_each_bad_item_with_its_index() -> None:
+    attr = Attr("ops", "list", "", ["*"], items=Attr("op", "str", "", pattern=r"[A-Z]\w*"))
+    assert _messages(attr.check(["Conv", 3, "relu"], "ops")[1]) == [
+        "ops[1]: expected a string matching '[A-Z]\\\\w*', got 3",
+        "ops[2]: expected a string matching '[A-Z]\\\\w*', got 'relu'",
+    ]
+    assert _messages(attr.check("Conv", "ops")[1]) == [
+        "ops: expected a list of strings matching '[A-Z]\\\\w*', got 'Conv'"
+    ]
+
+
+def test_mapping_merges_with_field_defaults_and_suggests_names() -> None:
+    link = find_kind("target", "hetero").attr("link")  # type: ignore[union-attr]
+    assert link.check({"latency_us": 3}, "link") == (
+        {"bandwidth_gbps": 16.0, "latency_us": 3.0},
+        [],
+    )
+    assert _messages(link.check({"bandwith_gbps": 3}, "devices[vdevice0].link")[1]) == [
+        "devices[vdevice0].link.bandwith_gbps: unknown attribute (did you mean 'bandwidth_gbps'?)"
+    ]
+    assert _messages(link.check(8, "link")[1]) == [
+        "link: expected a mapping with keys bandwidth_gbps, latency_us, got 8"
+    ]
+
+
+def test_check_attrs_fills_defaults_in_schema_order_and_reports_all() -> None:
+    kind = Kind("dsp", "target", "", (Attr("a", "int", "", 1), Attr("b", "float", "", 2.0)))
+    assert check_attrs(kind, {"b": 3}, "") == ({"a": 1, "b": 3.0}, [])
+    _, problems = check_attrs(kind, {"a": "x", "c": 1, 7: 2}, "host")
+    assert _messages(problems) == [
+        "host.a: expected an integer, got 'x'",
+        "host.c: unknown attribute",
+        "host.7: unknown attribute",
+    ]
+
+
+def test_closest_suggests_only_close_names() -> None:
+    assert closest("freq_gz", ["freq_ghz", "cores"]) == "freq_ghz"
+    assert closest("zzz", ["freq_ghz", "cores"]) is None
+
+
+def test_at_most_rule_names_both_attributes() -> None:
+    rule = AtMost("a_us", "b_us", "a is part of b")
+    assert rule.check({"a_us": 1.0, "b_us": 2.0}, "x", find_kind.__call__) == []
+    assert _messages(rule.check({"a_us": 3.0, "b_us": 2.0}, "x", find_kind)) == [
+        "x.a_us: expected at most b_us (2.0; a is part of b), got 3.0"
+    ]
+
+
+def test_only_alone_rule_keeps_the_wildcard_alone() -> None:
+    rule = OnlyAlone("ops", "*")
+    assert rule.check({"ops": ["*"]}, "", find_kind) == []
+    assert _messages(rule.check({"ops": ["*", "Conv"]}, "", find_kind)) == [
+        "ops: expected ['*'] alone or a list without '*', got ['*', 'Conv']"
+    ]
+
+
+def test_rules_describe_themselves_for_the_docs() -> None:
+    docs = [r.doc for k in ("cuda", "hetero") for r in find_kind("target", k).rules]  # type: ignore[union-attr]
+    assert docs == [
+        "`*` in `ops` stands alone",
+        "`graph_node_us` <= `launch_us` (a replayed node costs no more than a launch)",
+        "the host's kind has `can_host`",
+        "the runtime runs the executor (a runtime's `executors`, empty = all)",
+        "a device with `cuda_graph: true` needs an executor with `can_capture`",
+    ]

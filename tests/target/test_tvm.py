@@ -1,0 +1,459 @@
+"""TVM interop: `tvm_to_spec` and `spec_to_tvm`, alone and against the real apache-tvm.
+
+The translation tests need no TVM. The tests that take the `tvm_target` fixture build real
+``tvm.target.Target`` objects (apache-tvm 0.27) and skip only where TVM is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hetsim.errors import TargetError
+from hetsim.target import Target
+from hetsim.target.tvm import (
+    CUDA_ARCHS,
+    LLVM_CPUS,
+    TVM_TAGS,
+    spec_to_tvm,
+    tvm_to_spec,
+)
+
+TvmTarget = Callable[[Any], Any]
+TRIPLES = {
+    "arm": "aarch64-linux-gnu",
+    "riscv": "riscv64-unknown-linux-gnu",
+    "x86": "x86_64-linux-gnu",
+}
+
+# The seed shape nested two levels deep, with parts TVM can carry (tags, kinds, core counts):
+# an ARM host, a RISC-V level driving two NPUs (a composite), and a GPU with its own ARM host (a
+# device with a host).
+NESTED = {
+    "kind": "hetero",
+    "host": "arm/cortex-a72",
+    "devices": [
+        {"kind": "hetero", "host": "riscv/sifive-u74", "devices": ["vendor/npu", "nvidia/nvdla"]},
+        {"kind": "hetero", "host": {"tag": "arm/cortex-a78", "cores": 8},
+         "devices": ["nvidia/h100"]},
+    ],
+}  # fmt: skip
+NESTED_TVM = {
+    "kind": "composite",
+    "host": {"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mcpu": "cortex-a72"},
+    "devices": [
+        {
+            "kind": "composite",
+            "host": {"kind": "llvm", "mtriple": "riscv64-unknown-linux-gnu", "mcpu": "sifive-u74"},
+            "devices": [{"kind": "ext_dev"}, {"kind": "ext_dev"}],
+        },
+        {
+            "kind": "cuda",
+            "arch": "sm_90a",
+            "host": {"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mcpu": "cortex-a78",
+                     "num-cores": 8},
+        },
+    ],
+}  # fmt: skip
+NESTED_SPEC = {
+    "kind": "hetero",
+    "host": {"tag": "arm/cortex-a72"},
+    "devices": [
+        {"kind": "hetero", "host": {"tag": "riscv/sifive-u74"},
+         "devices": [{"kind": "npu"}, {"kind": "npu"}]},
+        {"kind": "hetero", "host": {"tag": "arm/cortex-a78", "cores": 8},
+         "devices": [{"tag": "nvidia/h100"}]},
+    ],
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tvm_target() -> TvmTarget:
+    """``tvm.target.Target``; the tests that take it skip where apache-tvm is not installed."""
+    tvm = pytest.importorskip("tvm")
+    return tvm.target.Target  # type: ignore[no-any-return]
+
+
+def _failure(config: object) -> str:
+    with pytest.raises(TargetError) as caught:
+        tvm_to_spec(config)
+    return str(caught.value)
+
+
+# --- TVM -> hetsim, without TVM ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("mcpu", "tag"), [(m, cpu.tag) for m, cpu in sorted(LLVM_CPUS.items())])
+def test_llvm_mcpu_of_a_shipped_cpu_reads_as_its_tag(mcpu: str, tag: str) -> None:
+    triple = TRIPLES[tag.split("/")[0]]
+    assert tvm_to_spec({"kind": "llvm", "mtriple": triple, "mcpu": mcpu}) == {"tag": tag}
+
+
+@pytest.mark.parametrize(
+    ("triple", "kind"),
+    [
+        ("aarch64-linux-gnu", "arm-cpu"),
+        ("riscv64-unknown-linux-gnu", "riscv-cpu"),
+        ("x86_64-linux-gnu", "x86-cpu"),
+    ],
+)
+def test_llvm_without_mcpu_reads_as_the_cpu_kind_of_its_triple(triple: str, kind: str) -> None:
+    config = {"kind": "llvm", "mtriple": triple, "num-cores": 6}
+    assert tvm_to_spec(config) == {"kind": kind, "cores": 6}
+
+
+def test_llvm_keeps_an_unshipped_mcpu_and_a_non_default_triple() -> None:
+    config = {"kind": "llvm", "mtriple": "armv7l-linux-gnueabihf", "mcpu": "cortex-a57",
+              "mattr": ["+neon"]}  # fmt: skip
+    expected = {"kind": "arm-cpu", "mtriple": "armv7l-linux-gnueabihf", "mcpu": "cortex-a57",
+                "mattr": ["+neon"]}  # fmt: skip
+    assert tvm_to_spec(config) == expected
+
+
+def test_llvm_mcpu_alone_names_the_family() -> None:
+    assert tvm_to_spec({"kind": "llvm", "mcpu": "spacemit-x60"}) == {"tag": "riscv/spacemit-x60"}
+
+
+def test_llvm_generic_mcpu_is_no_mcpu() -> None:
+    config = {"kind": "llvm", "mtriple": "x86_64-linux-gnu", "mcpu": "generic"}
+    assert tvm_to_spec(config) == {"kind": "x86-cpu"}
+
+
+def test_llvm_ignores_codegen_only_options() -> None:
+    config = {"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mcpu": "cortex-a76", "tag": "",
+              "keys": ["arm_cpu", "cpu"], "feature.has_dotprod": True, "opt-level": 3,
+              "model": "rk3588", "device": "arm_cpu"}  # fmt: skip
+    assert tvm_to_spec(config) == {"tag": "arm/cortex-a76"}
+
+
+def test_llvm_without_a_triple_is_an_error_not_the_build_machine() -> None:
+    assert _failure({"kind": "llvm"}) == (
+        "mtriple: expected an mtriple or an mcpu hetsim knows (TVM's default is the build "
+        "machine's), got nothing"
+    )
+
+
+def test_llvm_unknown_triple_is_an_error() -> None:
+    assert _failure({"kind": "llvm", "mtriple": "powerpc64le-linux-gnu"}) == (
+        "mtriple: expected an LLVM triple hetsim maps (aarch64*, arm*, thumb*, riscv64*, "
+        "riscv32*, x86_64*, i386*, i686*), got 'powerpc64le-linux-gnu'"
+    )
+
+
+def test_llvm_mcpu_of_another_family_is_an_error() -> None:
+    config = {"kind": "llvm", "mtriple": "riscv64-unknown-linux-gnu", "mcpu": "cortex-a72"}
+    assert _failure(config) == (
+        "mcpu: expected an mcpu for riscv-cpu (the mtriple is 'riscv64-unknown-linux-gnu'), "
+        "got 'cortex-a72'"
+    )
+
+
+@pytest.mark.parametrize(("arch", "tag"), sorted(CUDA_ARCHS.items()))
+def test_cuda_arch_of_a_shipped_gpu_reads_as_its_tag(arch: str, tag: str) -> None:
+    assert tvm_to_spec({"kind": "cuda", "arch": arch}) == {"tag": tag}
+
+
+def test_cuda_other_arch_reads_as_the_cuda_kind_with_that_arch() -> None:
+    assert tvm_to_spec({"kind": "cuda", "arch": "sm_75"}) == {"kind": "cuda", "arch": "sm_75"}
+    assert tvm_to_spec("cuda") == {"kind": "cuda"}
+
+
+@pytest.mark.parametrize(("name", "tag"), sorted(TVM_TAGS.items()))
+def test_tvm_tag_name_reads_as_the_hetsim_tag(name: str, tag: str) -> None:
+    assert tvm_to_spec(name) == {"tag": tag}
+    assert tvm_to_spec({"tag": name}) == {"tag": tag}
+
+
+def test_tvm_tag_with_host_and_cores_overrides() -> None:
+    config = {"tag": "nvidia/nvidia-h100", "host": {"kind": "llvm", "mtriple": "x86_64-linux-gnu"}}
+    assert tvm_to_spec(config) == {
+        "kind": "hetero",
+        "host": {"kind": "x86-cpu"},
+        "devices": [{"tag": "nvidia/h100"}],
+    }
+    assert tvm_to_spec({"tag": "arm/rasp4b64", "num-cores": 2}) == {
+        "tag": "arm/cortex-a72",
+        "cores": 2,
+    }
+
+
+def test_tvm_tag_device_override_is_an_error() -> None:
+    assert _failure({"tag": "nvidia/nvidia-h100", "arch": "sm_80"}) == (
+        "arch: expected only host or num-cores to override TVM tag 'nvidia/nvidia-h100', "
+        "got 'sm_80'"
+    )
+
+
+def test_unknown_tvm_tag_suggests_a_close_one() -> None:
+    assert _failure("nvidia/nvidia-h10") == (
+        "tag: expected a TVM tag hetsim ships a device for (arm/rasp3b, arm/rasp4b, "
+        "arm/rasp4b64, nvidia/jetson-agx-orin-64gb, nvidia/nvidia-a100, nvidia/nvidia-h100, "
+        "raspberry-pi/4b-aarch64, riscv/licheepi3a, riscv/sifive-u74), got 'nvidia/nvidia-h10' "
+        "(did you mean 'nvidia/nvidia-h100'?)"
+    )
+
+
+def test_unknown_tvm_kind_suggests_a_close_one() -> None:
+    assert _failure({"kind": "llvn"}) == (
+        "kind: expected a TVM kind that hetsim maps (composite, cuda, ext_dev, llvm), "
+        "got 'llvn' (did you mean 'llvm'?)"
+    )
+    assert _failure({"kind": "metal"}) == (
+        "kind: expected a TVM kind that hetsim maps (composite, cuda, ext_dev, llvm), got 'metal'"
+    )
+
+
+def test_unknown_tvm_option_suggests_a_close_one() -> None:
+    config = {"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mcpus": "cortex-a72"}
+    assert _failure(config) == "mcpus: unknown TVM option (did you mean 'mcpu'?)"
+
+
+def test_ext_dev_reads_as_an_npu() -> None:
+    assert tvm_to_spec({"kind": "ext_dev"}) == {"kind": "npu"}
+
+
+def test_device_with_host_reads_as_a_level() -> None:
+    config = {"kind": "cuda", "arch": "sm_87",
+              "host": {"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mcpu": "cortex-a78ae",
+                       "num-cores": 12}}  # fmt: skip
+    assert tvm_to_spec(config) == {
+        "kind": "hetero",
+        "host": {"tag": "arm/cortex-a78", "cores": 12},
+        "devices": [{"tag": "nvidia/orin-gpu"}],
+    }
+
+
+def test_composite_nested_two_levels_reads_as_nested_levels() -> None:
+    assert tvm_to_spec(NESTED_TVM) == NESTED_SPEC
+
+
+def test_json_string_reads_like_the_dict() -> None:
+    assert tvm_to_spec(json.dumps(NESTED_TVM)) == NESTED_SPEC
+
+
+def test_every_problem_in_a_nested_composite_is_reported_with_its_path() -> None:
+    config = {
+        "kind": "composite",
+        "host": {"kind": "llvm"},
+        "devices": [
+            {"kind": "composite", "devices": [{"kind": "vulkan"}, {"kind": "cuda", "arhc": 1}]},
+            "nvidia/nvidia-a10",
+        ],
+    }
+    with pytest.raises(TargetError) as caught:
+        tvm_to_spec(config)
+    assert [p.message for p in caught.value.problems] == [
+        "host.mtriple: expected an mtriple or an mcpu hetsim knows (TVM's default is the build "
+        "machine's), got nothing",
+        "devices[0].devices[0].kind: expected a TVM kind that hetsim maps (composite, cuda, "
+        "ext_dev, llvm), got 'vulkan'",
+        "devices[0].devices[1].arhc: unknown TVM option (did you mean 'arch'?)",
+        "devices[1].tag: expected a TVM tag hetsim ships a device for (arm/rasp3b, arm/rasp4b, "
+        "arm/rasp4b64, nvidia/jetson-agx-orin-64gb, nvidia/nvidia-a100, nvidia/nvidia-h100, "
+        "raspberry-pi/4b-aarch64, riscv/licheepi3a, riscv/sifive-u74), got 'nvidia/nvidia-a10' "
+        "(did you mean 'nvidia/nvidia-a100'?)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "llvm -mcpu=cortex-a72",
+            "target: expected a TVM kind or tag name (TVM 0.27 no longer parses 'llvm -mcpu=...'),"
+            " got 'llvm -mcpu=cortex-a72' (did you mean 'llvm'?)",
+        ),
+        (
+            '{"kind": "llvm",',
+            "target: expected valid JSON, got Expecting property name enclosed in double quotes"
+            " at 16",
+        ),
+        ("[1, 2]", "target: expected a TVM kind or tag name (TVM 0.27 no longer parses "
+                   "'llvm -mcpu=...'), got '[1, 2]'"),
+    ],
+)  # fmt: skip
+def test_text_that_is_no_tvm_target_is_an_error(text: str, message: str) -> None:
+    assert _failure(text) == message
+
+
+def test_input_of_another_type_is_an_error() -> None:
+    assert _failure(42) == (
+        "target: expected a TVM target (a dict, a JSON string, a name or a tvm.target.Target), "
+        "got int"
+    )
+
+
+# --- hetsim -> TVM, without TVM ---------------------------------------------------------------
+
+
+def test_single_device_writes_as_the_device_with_a_host() -> None:
+    config = Target("nvidia/h100").to_tvm()
+    assert config == {
+        "kind": "cuda",
+        "arch": "sm_90a",
+        "model": "hetsim:nvidia/h100",
+        "host": {"kind": "llvm", "mtriple": "x86_64-linux-gnu", "num-cores": 8, "model": "hetsim:"},
+    }
+
+
+def test_platform_writes_as_a_composite_that_names_its_tag() -> None:
+    config = Target("arm-riscv-soc").to_tvm()
+    assert config["kind"] == "composite"
+    assert config["model"] == "hetsim:arm-riscv-soc"
+    assert config["host"] == {"kind": "llvm", "mtriple": "aarch64-linux-gnu",
+                              "mcpu": "cortex-a72", "num-cores": 4,
+                              "model": "hetsim:arm/cortex-a72"}  # fmt: skip
+    (vdevice,) = config["devices"]  # a level with one device: the device with a host
+    assert (vdevice["kind"], vdevice["model"]) == ("ext_dev", "hetsim:vendor/npu")
+    assert vdevice["host"]["mcpu"] == "sifive-u74"
+
+
+def test_kind_without_a_tvm_form_is_an_error_with_its_path() -> None:
+    exported = {
+        "kind": "hetero",
+        "host": {"kind": "x86-cpu"},
+        "devices": [{"kind": "dsp", "name": "dsp0"}, {"kind": "cuda", "name": "gpu0"}],
+    }
+    with pytest.raises(TargetError, match=re.escape(
+        "devices[dsp0].kind: expected a kind with a TVM form (arm-cpu, cuda, hetero, npu, "
+        "riscv-cpu, x86-cpu), got 'dsp'"
+    )):  # fmt: skip
+        spec_to_tvm(exported)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["cuda", "npu", "arm-cpu", "x86-h100", "two-node-h100", "arm-riscv-soc", "nvidia/h200"],
+)
+def test_write_then_read_gives_the_same_tree(name: str) -> None:
+    target = Target(name)
+    assert Target(tvm_to_spec(target.to_tvm())) == target
+
+
+def test_nested_spec_round_trips_through_the_tvm_config() -> None:
+    target = Target(NESTED)
+    assert tvm_to_spec(target.to_tvm()) == {
+        "kind": "hetero",
+        "host": {"tag": "arm/cortex-a72", "cores": 4},
+        "devices": [
+            {"kind": "hetero", "host": {"tag": "riscv/sifive-u74", "cores": 4},
+             "devices": [{"tag": "vendor/npu"}, {"tag": "nvidia/nvdla"}]},
+            {"kind": "hetero", "host": {"tag": "arm/cortex-a78", "cores": 8},
+             "devices": [{"tag": "nvidia/h100"}]},
+        ],
+    }  # fmt: skip
+    assert Target.from_tvm(target.to_tvm()) == target
+
+
+# Trees built only from what TVM carries: tags, plain kinds, core counts, default executors.
+HOSTS = st.sampled_from(
+    ["arm/cortex-a72", "riscv/sifive-u74", "x86-cpu", {"tag": "arm/cortex-a55", "cores": 2},
+     {"kind": "riscv-cpu", "cores": 1}]
+)  # fmt: skip
+DEVICES = st.sampled_from(
+    ["cuda", "npu", "arm-cpu", "nvidia/h100", "nvidia/h200", "vendor/npu", "arm/ethos-u65",
+     "riscv/spacemit-x60", "x86-h100", "vendor/npu-subsystem"]
+)  # fmt: skip
+TREES = st.recursive(
+    DEVICES,
+    lambda inner: st.fixed_dictionaries(
+        {
+            "kind": st.just("hetero"),
+            "host": HOSTS,
+            "devices": st.lists(inner, min_size=1, max_size=3),
+        }
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(TREES)
+def test_any_tree_tvm_can_carry_round_trips(spec: object) -> None:
+    target = Target(spec)
+    assert Target.from_tvm(target.to_tvm()) == target
+
+
+# --- against the real apache-tvm --------------------------------------------------------------
+
+
+def test_real_tvm_accepts_a_single_device(tvm_target: TvmTarget) -> None:
+    real = tvm_target(Target("riscv/spacemit-x60").to_tvm())
+    assert (str(real.kind.name), str(real.attrs["mcpu"]), int(real.attrs["num-cores"])) == (
+        "llvm",
+        "spacemit-x60",
+        8,
+    )
+    assert str(real.host.attrs["mtriple"]) == "riscv64-unknown-linux-gnu"
+
+
+def test_real_tvm_accepts_a_host_nested_in_a_device(tvm_target: TvmTarget) -> None:
+    target = Target({"kind": "hetero", "host": "arm/cortex-a78", "devices": ["nvidia/orin-gpu"]})
+    real = tvm_target(target.to_tvm())
+    assert (str(real.kind.name), str(real.attrs["arch"])) == ("cuda", "sm_87")
+    assert (str(real.host.kind.name), str(real.host.attrs["mcpu"])) == ("llvm", "cortex-a78ae")
+    assert int(real.host.attrs["num-cores"]) == 12
+
+
+def test_real_tvm_accepts_a_platform_tag_as_a_composite(tvm_target: TvmTarget) -> None:
+    real = tvm_target(Target("jetson-agx-orin").to_tvm())
+    (gpu,) = real.export()["devices"]
+    assert (str(real.kind.name), str(real.attrs["model"])) == (
+        "composite",
+        "hetsim:jetson-agx-orin",
+    )
+    assert (str(gpu.kind.name), str(gpu.attrs["arch"])) == ("cuda", "sm_87")
+    assert str(real.host.attrs["mcpu"]) == "cortex-a78ae"
+
+
+def test_real_tvm_accepts_composites_nested_two_levels(tvm_target: TvmTarget) -> None:
+    real = tvm_target(Target(NESTED).to_tvm())
+    level, gpu = real.export()["devices"]
+    assert str(real.kind.name) == "composite"
+    assert [str(d.kind.name) for d in level.export()["devices"]] == ["ext_dev", "ext_dev"]
+    assert str(level.host.attrs["mcpu"]) == "sifive-u74"
+    assert (str(gpu.kind.name), str(gpu.attrs["arch"])) == ("cuda", "sm_90a")
+    assert int(gpu.host.attrs["num-cores"]) == 8
+
+
+def test_real_tvm_target_reads_through_its_export(tvm_target: TvmTarget) -> None:
+    assert tvm_to_spec(tvm_target("nvidia/nvidia-h100")) == {"tag": "nvidia/h100"}
+    assert tvm_to_spec(tvm_target(NESTED_TVM)) == NESTED_SPEC
+
+
+def test_real_tvm_jetson_tag_reads_as_a_level(tvm_target: TvmTarget) -> None:
+    assert tvm_to_spec(tvm_target("nvidia/jetson-agx-orin-64gb")) == {
+        "kind": "hetero",
+        "host": {"tag": "arm/cortex-a78", "cores": 12},
+        "devices": [{"tag": "nvidia/orin-gpu"}],
+    }
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["cuda", "npu", "riscv-cpu", "nvidia/h100", "arm/ethos-u65", "x86-h100", "arm-riscv-soc",
+     "two-node-h100", "nxp-imx93"],
+)  # fmt: skip
+def test_round_trip_through_real_tvm_gives_the_same_tree(tvm_target: TvmTarget, name: str) -> None:
+    target = Target(name)
+    assert Target.from_tvm(tvm_target(target.to_tvm())) == target
+
+
+def test_nested_round_trip_through_real_tvm_gives_the_same_tree(tvm_target: TvmTarget) -> None:
+    target = Target(NESTED)
+    assert Target.from_tvm(tvm_target(target.to_tvm())) == target
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(TREES)
+def test_any_tree_tvm_can_carry_round_trips_through_real_tvm(
+    tvm_target: TvmTarget, spec: object
+) -> None:
+    target = Target(spec)
+    assert Target.from_tvm(tvm_target(target.to_tvm())) == target

@@ -1,0 +1,242 @@
+"""Validation: every rule, each error asserted with its full message and path."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hetsim.errors import HetsimError, TargetError
+from hetsim.target import Target
+from hetsim.target.resolve import MAX_DEPTH, MAX_NODES
+
+SOC = {
+    "kind": "hetero",
+    "host": "arm-cpu",
+    "devices": [
+        {
+            "name": "vdevice0",
+            "kind": "hetero",
+            "host": "riscv-cpu",
+            "executor": "graph",
+            "devices": [{"kind": "npu", "name": "npu"}],
+        },
+    ],
+}
+
+
+def _messages(spec: Any) -> list[str]:
+    with pytest.raises(TargetError) as err:
+        Target(spec)
+    return [p.message for p in err.value.problems]
+
+
+def _with(**level: Any) -> dict[str, Any]:
+    return {"kind": "hetero", "devices": ["npu"], **level}
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            {"kind": "cuda", "host": {"kind": "arm-cpu", "freq_ghz": "fast"}},
+            "host.freq_ghz: expected a positive number, got 'fast'",
+        ),
+        (_with(host="cuda"), "host: kind 'cuda' cannot host (a host needs can_host)"),
+        (_with(host="npu"), "host: kind 'npu' cannot host (a host needs can_host)"),
+        (_with(host=_with()), "host: kind 'hetero' cannot host (a host needs can_host)"),
+        (_with(devices=[]), "devices: expected at least one device, got []"),
+        ({"kind": "hetero"}, "devices: expected at least one device, got none"),
+        (
+            _with(devices=[{"kind": "npu", "name": "a"}, {"kind": "cuda", "name": "a"}]),
+            "devices[a]: expected unique device names, got 'a' 2 times",
+        ),
+        (
+            _with(devices=["npu", {"kind": "npu", "name": "dev0"}]),
+            "devices[dev0]: expected unique device names, got 'dev0' 2 times",
+        ),
+        (
+            _with(devices=[{"kind": "npu", "name": "a b"}]),
+            "devices[a b].name: expected a name matching '[A-Za-z_][A-Za-z0-9_.-]*', got 'a b'",
+        ),
+        (
+            _with(devices=[{"kind": "npu", "name": 3}]),
+            "devices[dev0].name: expected a name matching '[A-Za-z_][A-Za-z0-9_.-]*', got 3",
+        ),
+        (
+            _with(host={"kind": "arm-cpu", "name": "cpu"}),
+            "host.name: expected 'host' (a host is always named so), got 'cpu'",
+        ),
+        (
+            _with(runtime="crt"),
+            "runtime: expected a runtime that runs executor 'vm', got 'crt' (runs graph)",
+        ),
+        (
+            _with(executor="graph", devices=[{"kind": "cuda", "cuda_graph": True, "name": "gpu0"}]),
+            "devices[gpu0].cuda_graph: expected an executor that can capture CUDA graphs "
+            "(can_capture), got executor 'graph'",
+        ),
+        (
+            {"kind": "cuda", "graph_node_us": 6.0},
+            "devices[dev0].graph_node_us: expected at most launch_us "
+            "(3.24; a replayed node costs no "
+            "more than a launch), got 6.0",
+        ),
+        (
+            {"kind": "npu", "ops": ["*", "Conv"]},
+            "devices[dev0].ops: expected ['*'] alone or a list without '*', got ['*', 'Conv']",
+        ),
+        (
+            {"kind": "cuda", "cores": True},
+            "devices[dev0].cores: expected an integer >= 1, got True",
+        ),
+        ({"kind": "cuda", "cores": -4}, "devices[dev0].cores: expected an integer >= 1, got -4"),
+        ({"kind": "cuda", "cores": 4.0}, "devices[dev0].cores: expected an integer >= 1, got 4.0"),
+        (
+            {"kind": "cuda", "cuda_graph": 1},
+            "devices[dev0].cuda_graph: expected true or false, got 1",
+        ),
+        (
+            {"kind": "npu", "dtypes": ["float32", "float8"]},
+            "devices[dev0].dtypes[1]: expected one of 'float64', 'float32', 'float16', 'bfloat16', "
+            "'int64', 'int32', 'int16', 'int8', 'uint8', 'bool', got 'float8'",
+        ),
+        (
+            {"kind": "npu", "efficiency": {"matmul": 1.5}},
+            "devices[dev0].efficiency.matmul: expected a number in (0, 1], got 1.5",
+        ),
+        (
+            {"kind": "npu", "efficiency": {"matmull": 0.5}},
+            "devices[dev0].efficiency.matmull: unknown attribute (did you mean 'matmul'?)",
+        ),
+        (
+            {"kind": "cuda", "arch": "90"},
+            "devices[dev0].arch: expected a string matching 'sm_\\\\d+a?', got '90'",
+        ),
+        (
+            {"kind": "cuda", "freq_gz": 1.0},
+            "devices[dev0].freq_gz: unknown attribute (did you mean 'freq_ghz'?)",
+        ),
+        (
+            _with(executor={"kind": "graph", "is_static": False}),
+            "executor.is_static: expected true, got False",
+        ),
+        (_with(executor={"kind": "vm", "node_us": 1.0}), "executor.node_us: unknown attribute"),
+        (_with(executor="vmm"), "executor: unknown kind or tag 'vmm' (did you mean 'vm'?)"),
+        (_with(executor="cpp"), "executor: expected an executor, got runtime kind 'cpp'"),
+        (
+            _with(runtime={"kind": "vm"}),
+            "runtime.kind: expected a runtime kind, got executor kind 'vm'",
+        ),
+        (_with(host="vm"), "host: expected a target, got executor kind 'vm'"),
+        ({"kind": "cdua"}, "kind: unknown kind 'cdua' (did you mean 'cuda'?)"),
+        ({"kind": 3}, "kind: expected a target kind name, got 3"),
+        ("cdua", "unknown kind or tag 'cdua' (did you mean 'cuda'?)"),
+        ("nvidia/h10", "unknown tag 'nvidia/h10' (did you mean 'nvidia/h100'?)"),
+        ({"tag": "nope/x"}, "tag: unknown tag 'nope/x'"),
+        ({"tag": 5}, "tag: expected a tag name, got 5"),
+        ({"cores": 2}, "expected a 'kind' or a 'tag', got neither"),
+        (5, "expected a target name or a mapping, got 5"),
+        ({"kind": "hetero", "devices": "npu"}, "devices: expected a list of targets, got 'npu'"),
+        (
+            {"kind": "hetero", "devices": {"a": "npu"}},
+            "devices: expected a list of targets (a mapping merges into a tag's devices), "
+            "got a mapping",
+        ),
+        ({"kind": "npu", 7: 1}, "7: expected a string key, got int"),
+        (
+            {"tag": "arm/cortex-a72", "kind": "cuda"},
+            "kind: expected 'arm-cpu' (from tag arm/cortex-a72), got 'cuda'",
+        ),
+        (
+            {"tag": "arm-riscv-soc", "devices": {"vdevic0": {}}},
+            "devices[vdevic0]: unknown device (did you mean 'vdevice0'?)",
+        ),
+    ],
+)
+def test_error_message(spec: Any, message: str) -> None:
+    assert _messages(spec) == [message]
+
+
+def test_the_issue_examples_are_reported_together_with_their_paths() -> None:
+    spec = {
+        "tag": "arm-riscv-soc",
+        "devices": {"vdevice0": {"host": {"freq_ghz": "fast"}, "link": {"bandwith_gbps": 8}}},
+    }
+    assert sorted(_messages(spec)) == [
+        "devices[vdevice0].host.freq_ghz: expected a positive number, got 'fast'",
+        "devices[vdevice0].link.bandwith_gbps: unknown attribute (did you mean 'bandwidth_gbps'?)",
+    ]
+
+
+def test_every_problem_of_a_tree_is_reported_at_once() -> None:
+    spec = {
+        "kind": "hetero",
+        "host": "cuda",
+        "runtime": "crt",
+        "devices": [{"kind": "npu", "cores": 0}, {"kind": "cdua"}],
+    }
+    assert _messages(spec) == [
+        "devices[dev0].cores: expected an integer >= 1, got 0",
+        "devices[dev1].kind: unknown kind 'cdua' (did you mean 'cuda'?)",
+        "host: kind 'cuda' cannot host (a host needs can_host)",
+        "runtime: expected a runtime that runs executor 'vm', got 'crt' (runs graph)",
+    ]
+
+
+def test_target_error_is_a_hetsim_error_and_a_value_error() -> None:
+    with pytest.raises(HetsimError):
+        Target("cdua")
+    with pytest.raises(ValueError, match=r"^unknown kind or tag 'cdua'"):
+        Target("cdua")
+
+
+def test_a_too_deep_tree_is_an_error() -> None:
+    spec: dict[str, Any] = {"kind": "npu"}
+    for _ in range(MAX_DEPTH + 2):
+        spec = {"kind": "hetero", "devices": [spec]}
+    messages = _messages(spec)
+    assert messages == [
+        "devices[dev0]"
+        + ".devices[dev0]" * MAX_DEPTH
+        + f": expected at most {MAX_DEPTH} nested levels, got more"
+    ]
+
+
+def test_a_tree_too_large_is_an_error(tag_folder: Callable[..., Path]) -> None:
+    # Each tag doubles the one below: ten copies of grow/l9 hold over 20,000 targets.
+    files = {"grow/l0.yaml": "kind: hetero\ndevices: [npu, npu]\n"}
+    for level in range(1, 10):
+        files[f"grow/l{level}.yaml"] = f"kind: hetero\ndevices: [grow/l{level - 1}] * 2\n"
+        files[f"grow/l{level}.yaml"] = (
+            f"kind: hetero\ndevices: [grow/l{level - 1}, grow/l{level - 1}]\n"
+        )
+    tag_folder(files)
+    with pytest.raises(
+        TargetError,
+        match=rf"^devices\[dev\d\].*: expected at most {MAX_NODES} "
+        r"targets in one tree, got more$",
+    ):
+        Target({"kind": "hetero", "devices": ["grow/l9"] * 10})
+
+
+def test_invalid_json_and_missing_files_are_target_errors(tmp_path: Path) -> None:
+    with pytest.raises(TargetError, match=r"^spec: expected valid JSON, got Expecting"):
+        Target('{"kind": cuda}')
+    missing = tmp_path / "none.yaml"
+    with pytest.raises(TargetError, match=rf"^{missing}: expected an existing file, got none$"):
+        Target.load(missing)
+    bad = tmp_path / "t.txt"
+    bad.write_text("kind: cuda")
+    with pytest.raises(
+        TargetError,
+        match=rf"^{bad}: expected a file ending in .yaml, .yml, "
+        r"\.json, \.toml, got '\.txt'$",
+    ):
+        Target.load(bad)
+    broken = tmp_path / "t.toml"
+    broken.write_text("kind = ")
+    with pytest.raises(TargetError, match=rf"^{broken}: expected valid toml, got "):
+        Target.load(broken)
