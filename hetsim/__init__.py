@@ -6,8 +6,9 @@ The few names a user needs live here; everything else is in the sub-packages
 
 from hetsim.errors import HetsimError
 from hetsim.kernels import execute
+from hetsim.models import load_model
 from hetsim.report import Result
 from hetsim.target import Target
 
-__all__ = ["HetsimError", "Result", "Target", "execute"]
+__all__ = ["HetsimError", "Result", "Target", "execute", "load_model"]
 __version__ = "0.1.0"

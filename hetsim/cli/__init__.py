@@ -7,6 +7,7 @@ one message per problem, without a traceback, and exit with status 1.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from importlib import import_module
@@ -41,3 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FileNotFoundError as err:
         print(f"error: {err.filename}: no such file", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # The reader (`hetsim ... | head`) left: stop quietly, as Unix tools do; pointing stdout
+        # at devnull keeps the interpreter's final flush from raising again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

@@ -1,10 +1,79 @@
-"""``hetsim model ...`` (under construction)."""
+"""``hetsim model ...``: look at models (``show``: ops by type, parameters, flops, bytes;
+``list``: the zoo's names).
+
+Parsing the arguments and printing live here; loading is `hetsim.models.load_model` and the
+tally is `hetsim.models.summarize`.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+
+from hetsim.errors import ModelError, Problem
+from hetsim.models import ZOO, load_model, summarize
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add the ``model`` command."""
-    subparsers.add_parser("model", help="(under construction)")
+    """Add the ``model`` command group."""
+    parser = subparsers.add_parser("model", help="show models: ops, parameters, flops, bytes")
+    commands = parser.add_subparsers(dest="model_command", metavar="COMMAND", required=True)
+    show = commands.add_parser(
+        "show",
+        help="summarize a model",
+        description="Summarize a model: ops by type, parameter count, flops and bytes for "
+        "the given input shapes. Symbolic dims not given with --dims are 1.",
+    )
+    show.add_argument(
+        "model", metavar="MODEL", help=f"an .onnx file or a zoo name: {', '.join(ZOO)}"
+    )
+    show.add_argument(
+        "--dims",
+        metavar="NAME=N",
+        action="append",
+        default=[],
+        help="value of a symbolic dimension, e.g. seq=128 (repeat, or separate with commas)",
+    )
+    show.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    show.set_defaults(func=show_model)
+    listing = commands.add_parser("list", help="list the zoo's model names")
+    listing.set_defaults(func=list_models)
+
+
+def parse_dims(items: list[str]) -> dict[str, int]:
+    """``["seq=128", "batch=2,heads=4"]`` -> ``{"seq": 128, "batch": 2, "heads": 4}``.
+
+    Examples
+    --------
+    >>> parse_dims(["seq=128", "batch=2,heads=4"])
+    {'seq': 128, 'batch': 2, 'heads': 4}
+    >>> parse_dims(["seq=long"])
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.ModelError: --dims: expected NAME=N with N a positive integer, got 'seq=long'
+    """
+    dims: dict[str, int] = {}
+    for item in (part for text in items for part in text.split(",") if part):
+        name, _, value = item.partition("=")
+        if not name or not value.isdigit() or int(value) < 1:
+            raise ModelError(
+                Problem("--dims", "expected NAME=N with N a positive integer", repr(item)).message
+            )
+        dims[name.strip()] = int(value)
+    return dims
+
+
+def show_model(args: argparse.Namespace) -> int:
+    """``hetsim model show MODEL [--dims seq=128] [--json]``."""
+    summary = summarize(load_model(args.model), parse_dims(args.dims))
+    if args.json:
+        print(json.dumps(summary.to_dict(), indent=2))
+    else:
+        print(summary.format())
+    return 0
+
+
+def list_models(args: argparse.Namespace) -> int:
+    """``hetsim model list``: one zoo name per line."""
+    print("\n".join(ZOO))
+    return 0

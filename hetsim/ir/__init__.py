@@ -1,5 +1,7 @@
-"""The model IR: `Graph`, `Op`, `TensorType` (see `hetsim.ir.graph`)."""
+"""The model IR: `Graph`, `Op`, `TensorType` and symbolic dims (`hetsim.ir.graph`), and the
+`GraphBuilder` for writing graphs in Python (`hetsim.ir.builder`)."""
 
-from hetsim.ir.graph import Dim, Graph, Op, TensorType
+from hetsim.ir.builder import GraphBuilder
+from hetsim.ir.graph import Dim, Graph, Op, TensorType, bind_shape, topological_order
 
-__all__ = ["Dim", "Graph", "Op", "TensorType"]
+__all__ = ["Dim", "Graph", "GraphBuilder", "Op", "TensorType", "bind_shape", "topological_order"]

@@ -1,5 +1,41 @@
-"""Op semantics: one registry entry per op type (numpy kernel, shape rule, cost rule)."""
+"""Op semantics: one registry entry per op type (numpy kernel, shape rule, cost rule).
 
-from hetsim.kernels.registry import OP_CLASSES, OPS, Cost, Kernel, Meta, OpDef, register
+Importing this package registers every op: the op modules fill `OPS` as they load.
+`propagate` gives each tensor of a graph its `Meta`; `execute` runs a graph eagerly.
+"""
 
-__all__ = ["OPS", "OP_CLASSES", "Cost", "Kernel", "Meta", "OpDef", "register"]
+from hetsim.kernels import elementwise as _elementwise
+from hetsim.kernels import nn as _nn
+from hetsim.kernels import reduce as _reduce
+from hetsim.kernels import shape as _shape
+from hetsim.kernels import tensor as _tensor
+from hetsim.kernels.execute import Program, compile_program, execute
+from hetsim.kernels.propagate import bind_dims, propagate
+from hetsim.kernels.registry import (
+    OP_CLASSES,
+    OPS,
+    Cost,
+    Kernel,
+    Meta,
+    OpDef,
+    lookup,
+    register,
+)
+
+__all__ = [
+    "OPS",
+    "OP_CLASSES",
+    "Cost",
+    "Kernel",
+    "Meta",
+    "OpDef",
+    "Program",
+    "bind_dims",
+    "compile_program",
+    "execute",
+    "lookup",
+    "propagate",
+    "register",
+]
+
+del _elementwise, _nn, _reduce, _shape, _tensor

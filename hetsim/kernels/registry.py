@@ -7,6 +7,7 @@ module uses to read attributes and to describe a default cost.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,7 @@ from hetsim.errors import ModelError
 from hetsim.ir import Op
 
 __all__ = [
+    "ONNX_DTYPES",
     "OPS",
     "OP_CLASSES",
     "Cost",
@@ -24,9 +26,20 @@ __all__ = [
     "Meta",
     "OpDef",
     "attr",
+    "broadcast_shape",
+    "constant_input",
+    "dtype_of",
     "elementwise_cost",
+    "lookup",
+    "memoize",
+    "movement_cost",
     "nbytes",
+    "normalize_axes",
+    "normalize_axis",
+    "op_error",
     "register",
+    "same_as_input",
+    "view_cost",
 ]
 
 OP_CLASSES = (
@@ -86,7 +99,8 @@ class Cost:
         return self.bytes_read + self.bytes_written
 
 
-Kernel = Callable[[Sequence[np.ndarray | None]], list[np.ndarray]]
+Kernel = Callable[[Sequence[Any]], list[np.ndarray]]
+"""A compiled op: input arrays (None for an omitted optional one) in, one array per output out."""
 Compile = Callable[[Op, int], Kernel]
 Infer = Callable[[Op, int, Sequence[Meta | None]], list[Meta]]
 CostRule = Callable[[Op, Sequence[Meta | None], Sequence[Meta]], Cost]
@@ -163,3 +177,162 @@ def elementwise_cost(op_class: str, flops_per_element: float = 1.0) -> CostRule:
         return Cost(flops, nbytes(inputs), nbytes(outputs), op_class)
 
     return cost
+
+
+def view_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """The cost of an op that only relabels memory (Reshape, Identity, Shape): nothing moves."""
+    return Cost(0.0, 0, 0, "data_movement")
+
+
+def movement_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """The cost of an op that copies data (Transpose, Concat, Pad): no flops, bytes both ways."""
+    return Cost(0.0, nbytes(inputs), nbytes(outputs), "data_movement")
+
+
+ONNX_DTYPES: dict[int, np.dtype[Any]] = {
+    code: np.dtype(name)
+    for code, name in {
+        1: "float32",
+        2: "uint8",
+        3: "int8",
+        4: "uint16",
+        5: "int16",
+        6: "int32",
+        7: "int64",
+        9: "bool",
+        10: "float16",
+        11: "float64",
+        12: "uint32",
+        13: "uint64",
+    }.items()
+}
+"""ONNX `TensorProto.DataType` codes of the dtypes hetsim supports, to numpy dtypes."""
+
+
+def op_error(op: Op, expected: str, got: object) -> ModelError:
+    """A ModelError in the shared shape: ``op <name> (<type>): <expected>, got <got>``.
+
+    Examples
+    --------
+    >>> str(op_error(Op("Reshape", "r0", ("x",), ("y",)), "expected 2 inputs", 1))
+    'op r0 (Reshape): expected 2 inputs, got 1'
+    """
+    return ModelError(f"op {op.name} ({op.type}): {expected}, got {got}")
+
+
+def dtype_of(op: Op, code: int | str) -> np.dtype[Any]:
+    """The numpy dtype of an ONNX dtype code (or a numpy dtype name), checked.
+
+    Examples
+    --------
+    >>> dtype_of(Op("Cast", "c", ("x",), ("y",)), 7)
+    dtype('int64')
+    """
+    if isinstance(code, str):
+        return np.dtype(code)
+    if code not in ONNX_DTYPES:
+        raise op_error(op, f"expected a supported dtype code {sorted(ONNX_DTYPES)}", code)
+    return ONNX_DTYPES[code]
+
+
+def normalize_axis(op: Op, axis: int, rank: int) -> int:
+    """`axis` in ``[0, rank)``; a negative axis counts from the end.
+
+    Examples
+    --------
+    >>> normalize_axis(Op("Concat", "c", ("a",), ("y",)), -1, 3)
+    2
+    """
+    if not -rank <= axis < rank:
+        raise op_error(op, f"expected an axis in [{-rank}, {rank})", axis)
+    return axis + rank if axis < 0 else axis
+
+
+def normalize_axes(op: Op, axes: Sequence[int] | np.ndarray, rank: int) -> tuple[int, ...]:
+    """Each axis of `axes` normalized; a repeated axis is a ModelError."""
+    result = tuple(normalize_axis(op, int(a), rank) for a in axes)
+    if len(set(result)) != len(result):
+        raise op_error(op, "expected distinct axes", list(result))
+    return result
+
+
+def broadcast_shape(op: Op, *shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The numpy (multidirectional ONNX) broadcast of `shapes`.
+
+    Examples
+    --------
+    >>> broadcast_shape(Op("Add", "a", ("x", "y"), ("z",)), (2, 1, 3), (4, 1))
+    (2, 4, 3)
+    """
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError as err:
+        shown = " and ".join(str(list(s)) for s in shapes)
+        raise op_error(op, "expected broadcastable shapes", shown) from err
+
+
+def same_as_input(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    """The shape rule of an op whose single output has its first input's shape and dtype."""
+    first = inputs[0]
+    assert first is not None, f"{op!r}: first input missing"
+    return [Meta(first.shape, first.dtype)]
+
+
+def constant_input(op: Op, inputs: Sequence[Meta | None], index: int, what: str) -> np.ndarray:
+    """The value of input `index`, which a shape rule needs to know (a Reshape's shape).
+
+    Propagation computes small integer tensors for real; an input whose value is still unknown
+    was computed from data, and the output shape cannot be known without running the model.
+    """
+    meta = inputs[index] if index < len(inputs) else None
+    if meta is None or meta.value is None:
+        got = "no input" if meta is None else f"a computed tensor {op.inputs[index]!r}"
+        raise op_error(op, f"expected a known value for input {index} ({what})", got)
+    return meta.value
+
+
+def lookup(op: Op) -> OpDef:
+    """The `OpDef` of `op`'s type; an unregistered type is a ModelError listing what is supported.
+
+    Examples
+    --------
+    >>> lookup(Op("Relu", "r0", ("x",), ("y",))) is OPS["Relu"]
+    True
+    """
+    definition = OPS.get(op.type)
+    if definition is None:
+        close = difflib.get_close_matches(op.type, OPS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ModelError(
+            f"op {op.name}: unsupported op {op.type}{hint}; supported ops: {', '.join(sorted(OPS))}"
+        )
+    return definition
+
+
+_MEMO_SIZE = 64
+
+
+def memoize(compute: Callable[..., Any]) -> Callable[..., Any]:
+    """``cached(key, *args)``: `compute(*args)`, remembered under `key` (shapes, parameter bytes).
+
+    Kernels use it for index arithmetic (a Reshape's target, a Slice's index) that depends only
+    on shapes and small parameter tensors, which stay the same from one run to the next.
+
+    Examples
+    --------
+    >>> calls = []
+    >>> double = memoize(lambda v: calls.append(v) or 2 * v)
+    >>> double("k", 21), double("k", 21), calls
+    (42, 42, [21])
+    """
+    cache: dict[Any, Any] = {}
+
+    def cached(key: Any, *args: Any) -> Any:
+        value = cache.get(key, _MISSING)
+        if value is _MISSING:
+            if len(cache) >= _MEMO_SIZE:
+                cache.clear()
+            value = cache[key] = compute(*args)
+        return value
+
+    return cached

@@ -1,0 +1,327 @@
+"""Read ONNX models into hetsim's IR: an .onnx file or an ``onnx.ModelProto`` becomes a `Graph`.
+
+This is the validation boundary for models: an op, a domain or a dtype that hetsim does not
+support, and a file that is not an ONNX model, are `ModelError`s here, so nothing past it has
+to check again and nothing is silently skipped. After conversion, `fold_constants` replaces
+every constant sub-graph (weights made by ConstantOfShape, shape arithmetic on static shapes)
+with initializers, computed with the kernels of `hetsim.kernels.OPS`.
+Symbolic dimensions (``dim_param``) of the model inputs are kept as `str` dims.
+
+``onnx`` is an optional dependency: it is imported inside the functions that read protos.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hetsim.errors import ModelError
+from hetsim.ir import Dim, Graph, Op, TensorType
+from hetsim.kernels import OPS, Meta
+
+if TYPE_CHECKING:
+    import onnx
+
+__all__ = ["SUPPORTED_DTYPES", "fold_constants", "load_onnx", "require_onnx"]
+
+SUPPORTED_DTYPES = (
+    "bool",
+    "float16",
+    "float32",
+    "float64",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+)
+"""The numpy dtype names a tensor may have; ONNX's others (string, bfloat16, float8...) do not."""
+
+_DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def load_onnx(source: str | Path | onnx.ModelProto, *, fold: bool = True) -> Graph:
+    """Convert an ONNX model into a validated `Graph`, with constant sub-graphs folded.
+
+    Parameters
+    ----------
+    source
+        A path to an .onnx file, or a loaded ``onnx.ModelProto``.
+    fold
+        Fold constant sub-graphs into initializers (see `fold_constants`).
+
+    Returns
+    -------
+    Graph
+        Ops in topological order; the opset is the model's default-domain opset.
+
+    Raises
+    ------
+    ModelError
+        A file that cannot be read as an ONNX model (the message names the file); an op
+        outside the supported set (``op <name> (<OpType>): unsupported op <OpType>; supported
+        ops: ...``); an unsupported dtype; a structural problem (dangling input, cycle,
+        duplicate output), each naming where it is.
+
+    Examples
+    --------
+    >>> from onnx import TensorProto, helper
+    >>> model = helper.make_model(
+    ...     helper.make_graph(
+    ...         [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+    ...         "tiny",
+    ...         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["seq", 4])],
+    ...         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["seq", 4])],
+    ...     ),
+    ...     opset_imports=[helper.make_opsetid("", 13)],
+    ... )
+    >>> g = load_onnx(model)
+    >>> g.ops, g.inputs["x"], g.opset
+    ((<Op relu (Relu)>,), TensorType(shape=('seq', 4), dtype='float32'), 13)
+    """
+    model, where, default_name = _read(source)
+    graph = _convert(model, where, default_name)
+    return fold_constants(graph) if fold else graph
+
+
+def require_onnx(where: str) -> ModuleType:
+    """The ``onnx`` module, or a ModelError that says how to install it.
+
+    Examples
+    --------
+    >>> require_onnx("model resnet50").__name__
+    'onnx'
+    """
+    try:
+        import onnx
+    except ImportError as err:
+        raise ModelError(
+            f"{where}: expected the onnx package (pip install 'hetsim[onnx]'), got {err}"
+        ) from err
+    return onnx
+
+
+def _read(source: str | Path | onnx.ModelProto) -> tuple[onnx.ModelProto, str, str]:
+    """The ModelProto, how messages name it (its path, or ``model <graph name>``), and the
+    graph name to use when the model has none (the file stem, or ``model``)."""
+    onnx = require_onnx(str(source) if isinstance(source, str | Path) else "load_onnx")
+    from google.protobuf.message import DecodeError
+
+    if isinstance(source, onnx.ModelProto):
+        return source, f"model {source.graph.name or '(unnamed)'}", "model"
+    path = Path(source)
+    if not path.is_file():
+        raise ModelError(f"{path}: expected an ONNX model file, got no such file")
+    try:
+        return onnx.load(str(path)), str(path), path.stem
+    except (DecodeError, ValueError, OSError) as err:
+        raise ModelError(f"{path}: expected an ONNX model, got unreadable data ({err})") from err
+
+
+def _convert(model: onnx.ModelProto, where: str, default_name: str) -> Graph:
+    opset = _default_opset(model, where)
+    proto = model.graph
+    initializers = {t.name: _array(t, f"{where}: initializer {t.name}") for t in proto.initializer}
+    inputs = {
+        info.name: _tensor_type(info, f"{where}: input {info.name}")
+        for info in proto.input
+        if info.name not in initializers
+    }
+    ops = _ops(proto.node, where)
+    value_types = {
+        info.name: _tensor_type(info, f"{where}: tensor {info.name}")
+        for info in (*proto.value_info, *proto.output)
+        if info.type.HasField("tensor_type") and info.type.tensor_type.HasField("shape")
+    }
+    return Graph(
+        name=proto.name or default_name,
+        ops=ops,
+        inputs=inputs,
+        outputs=tuple(o.name for o in proto.output),
+        initializers=initializers,
+        opset=opset,
+        value_types={**value_types, **inputs},
+    )
+
+
+def _default_opset(model: onnx.ModelProto, where: str) -> int:
+    versions = [o.version for o in model.opset_import if o.domain in _DEFAULT_DOMAINS]
+    if not versions:
+        raise ModelError(f"{where}: expected an opset for the default ONNX domain, got none")
+    return int(versions[0])
+
+
+def _dtype_name(elem_type: int, where: str) -> str:
+    """The numpy dtype name of an ONNX element type, or a ModelError if unsupported."""
+    from onnx import TensorProto, helper
+
+    name = TensorProto.DataType.Name(elem_type).lower() if elem_type else "undefined"
+    if name == "float":
+        name = "float32"
+    elif name == "double":
+        name = "float64"
+    if name not in SUPPORTED_DTYPES:
+        supported = ", ".join(SUPPORTED_DTYPES)
+        raise ModelError(f"{where}: expected a supported dtype ({supported}), got {name}")
+    assert str(helper.tensor_dtype_to_np_dtype(elem_type)) == name, f"dtype table: {name}"
+    return name
+
+
+def _array(tensor: onnx.TensorProto, where: str) -> np.ndarray:
+    from onnx import numpy_helper
+
+    _dtype_name(tensor.data_type, where)
+    return np.asarray(numpy_helper.to_array(tensor))
+
+
+def _tensor_type(info: onnx.ValueInfoProto, where: str) -> TensorType:
+    kind = info.type.WhichOneof("value")
+    if kind != "tensor_type":
+        raise ModelError(f"{where}: expected a tensor, got {kind or 'no type'}")
+    tensor = info.type.tensor_type
+    if not tensor.HasField("shape"):
+        raise ModelError(f"{where}: expected a tensor of known rank, got no shape")
+    shape: list[Dim] = []
+    for index, dim in enumerate(tensor.shape.dim):
+        if dim.HasField("dim_value"):
+            shape.append(int(dim.dim_value))
+        else:
+            # An unnamed unknown dim still varies on its own: give it a name of its own.
+            shape.append(dim.dim_param or f"{info.name}_d{index}")
+    return TensorType(tuple(shape), _dtype_name(tensor.elem_type, where))
+
+
+def _ops(nodes: Iterable[onnx.NodeProto], where: str) -> tuple[Op, ...]:
+    ops: list[Op] = []
+    names: set[str] = set()
+    for index, node in enumerate(nodes):
+        name = node.name or (node.output[0] if node.output else "") or f"node{index}"
+        if name in names:
+            name = f"{name}_{index}"
+        names.add(name)
+        _check_supported(node, name)
+        attrs = {
+            a.name: _attribute(a, f"{where}: op {name} ({node.op_type})") for a in node.attribute
+        }
+        ops.append(Op(node.op_type, name, tuple(node.input), tuple(node.output), attrs))
+    return tuple(ops)
+
+
+def _check_supported(node: onnx.NodeProto, name: str) -> None:
+    if node.op_type in OPS and node.domain in _DEFAULT_DOMAINS:
+        return
+    domain = f" in domain {node.domain!r}" if node.domain not in _DEFAULT_DOMAINS else ""
+    raise ModelError(
+        f"op {name} ({node.op_type}): unsupported op {node.op_type}{domain}; "
+        f"supported ops: {', '.join(sorted(OPS))}"
+    )
+
+
+# Keyed by onnx.AttributeProto.AttributeType (values fixed by the ONNX protocol), so that the
+# table exists without importing onnx.
+_ATTRIBUTE_READERS: dict[int, Callable[[onnx.AttributeProto, str], Any]] = {
+    1: lambda a, where: float(a.f),  # FLOAT
+    2: lambda a, where: int(a.i),  # INT
+    3: lambda a, where: a.s.decode("utf-8"),  # STRING
+    4: lambda a, where: _array(a.t, f"{where} attribute {a.name}"),  # TENSOR
+    6: lambda a, where: [float(v) for v in a.floats],  # FLOATS
+    7: lambda a, where: [int(v) for v in a.ints],  # INTS
+    8: lambda a, where: [v.decode("utf-8") for v in a.strings],  # STRINGS
+    9: lambda a, where: [_array(t, f"{where} attribute {a.name}") for t in a.tensors],  # TENSORS
+}
+
+
+_DTYPE_ATTRIBUTES = ("to", "dtype")
+"""Attributes whose int value is an ONNX element type (Cast's ``to``): checked like tensors."""
+
+
+def _attribute(proto: onnx.AttributeProto, where: str) -> Any:
+    """The Python value of an attribute: int, float, str, list, or numpy array for a tensor."""
+    reader = _ATTRIBUTE_READERS.get(proto.type)
+    if reader is None:
+        from onnx import AttributeProto
+
+        kind = AttributeProto.AttributeType.Name(proto.type).lower()
+        raise ModelError(f"{where}: expected a plain attribute, got {proto.name!r} of type {kind}")
+    value = reader(proto, where)
+    if proto.name in _DTYPE_ATTRIBUTES and isinstance(value, int):
+        _dtype_name(value, f"{where} attribute {proto.name}")
+    return value
+
+
+def fold_constants(graph: Graph) -> Graph:
+    """Replace every op whose outputs are known before the run with initializers.
+
+    An op is folded when all its inputs are constant (it runs once, here, with its kernel), or
+    when its shape rule knows the value of every output from static input shapes (``Shape`` of
+    a statically shaped tensor, and the arithmetic on it). Initializers that no remaining op
+    reads are dropped (the ``__SHAPE`` tensors of ConstantOfShape weights, for instance).
+
+    Examples
+    --------
+    >>> from hetsim.ir import GraphBuilder
+    >>> b = GraphBuilder("scaled")
+    >>> x = b.input("x", (2,))
+    >>> two = b.op("Add", np.ones(2, np.float32), np.ones(2, np.float32))
+    >>> g = fold_constants(b.build(b.op("Mul", x, two)))
+    >>> [op.type for op in g.ops], g.initializers["add0"].tolist()
+    (['Mul'], [2.0, 2.0])
+    """
+    constants: dict[str, np.ndarray] = dict(graph.initializers)
+    metas: dict[str, Meta] = {n: Meta.of(a) for n, a in constants.items()}
+    metas.update(
+        (n, Meta(t.shape, np.dtype(t.dtype)))  # type: ignore[arg-type]
+        for n, t in graph.inputs.items()
+        if t.is_static
+    )
+    kept: list[Op] = []
+    for op in graph.ops:
+        values = _fold(op, graph.opset, constants, metas)
+        if values is None:
+            kept.append(op)
+            continue
+        for name, value in zip(op.outputs, values, strict=False):
+            if name:
+                constants[name] = value
+                metas[name] = Meta.of(value)
+    used = {n for op in kept for n in op.inputs} | set(graph.outputs)
+    produced = set(graph.inputs).union(*(op.outputs for op in kept))
+    return Graph(
+        name=graph.name,
+        ops=tuple(kept),
+        inputs=graph.inputs,
+        outputs=graph.outputs,
+        initializers={n: a for n, a in constants.items() if n in used and n not in produced},
+        opset=graph.opset,
+        value_types={n: t for n, t in graph.value_types.items() if n in produced | used},
+    )
+
+
+def _fold(
+    op: Op, opset: int, constants: Mapping[str, np.ndarray], metas: dict[str, Meta]
+) -> Sequence[np.ndarray] | None:
+    """The output values of `op` if they are known before the run; its metas when inferable."""
+    definition = OPS[op.type]
+    if all(not n or n in constants for n in op.inputs):
+        args = [constants[n] if n else None for n in op.inputs]
+        return definition.compile(op, opset)(args)
+    if not all(not n or n in metas for n in op.inputs):
+        return None
+    try:
+        outputs = definition.infer(op, opset, [metas[n] if n else None for n in op.inputs])
+    except ModelError:
+        # Folding is an optimization: an op whose shape rule needs what only a run knows (a
+        # computed Reshape target) stays, and propagate() or execute() reports any real fault.
+        return None
+    values = [m.value for m in outputs]
+    if all(v is not None for v in values):
+        return values  # type: ignore[return-value]
+    metas.update(zip(op.outputs, outputs, strict=False))
+    return None

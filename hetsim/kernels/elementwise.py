@@ -1,0 +1,380 @@
+"""Elementwise ops: math, activations, broadcasting binaries, comparisons, Where, Clip, Cast.
+
+Each op is one numpy expression applied to whole arrays (never a Python loop over elements);
+attributes are read once, when the op compiles. Outputs keep their input's dtype (float32 stays
+float32), as ONNX requires. Ops that only pass data through (Identity, Dropout at inference)
+live here too. Reductions are in `reduce.py`, tensor manipulation in `tensor.py`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from hetsim.ir import Op
+from hetsim.kernels.registry import (
+    Kernel,
+    Meta,
+    attr,
+    broadcast_shape,
+    dtype_of,
+    elementwise_cost,
+    movement_cost,
+    op_error,
+    register,
+    same_as_input,
+    view_cost,
+)
+
+__all__ = ["erf"]
+
+Unary = Callable[[np.ndarray], np.ndarray]
+Binary = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+_SQRT_HALF = 1.0 / math.sqrt(2.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+# Numerical Recipes' erfc Chebyshev fit: fractional error below 1.2e-7 everywhere.
+_ERFC_COEFFS = (
+    -1.26551223,
+    1.00002368,
+    0.37409196,
+    0.09678418,
+    -0.18628806,
+    0.27886807,
+    -1.13520398,
+    1.48851587,
+    -0.82215223,
+    0.17087277,
+)
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """The error function, elementwise, in `x`'s dtype (numpy has none; scipy is not a dep).
+
+    A Taylor series below 0.5 keeps small values accurate relative to themselves; above it,
+    ``1 - erfc`` with an absolute error below 6e-8.
+
+    Examples
+    --------
+    >>> [round(float(v), 6) for v in erf(np.array([-1.0, 0.0, 0.1, 2.0], np.float32))]
+    [-0.842701, 0.0, 0.112463, 0.995322]
+    """
+    z = np.abs(x.astype(np.float64))
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly = np.full_like(t, _ERFC_COEFFS[-1])
+    for c in _ERFC_COEFFS[-2::-1]:
+        poly = poly * t + c
+    far = 1.0 - t * np.exp(-z * z + poly)
+    z2 = z * z
+    term, near = z.copy(), z.copy()
+    for n in range(1, 9):  # terms of x^(2n+1) / (n! (2n+1)); 9 reach 1e-11 at z = 0.5
+        term = term * -z2 / n
+        near += term / (2 * n + 1)
+    near *= _TWO_OVER_SQRT_PI
+    result: np.ndarray = (np.sign(x) * np.where(z < 0.5, near, far)).astype(x.dtype, copy=False)
+    return result
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    # the tanh form cannot overflow, unlike 1 / (1 + exp(-x))
+    return 0.5 * np.tanh(0.5 * x) + 0.5
+
+
+def _relu(x: np.ndarray) -> np.ndarray:
+    result: np.ndarray = np.maximum(x, 0)
+    return result
+
+
+def _softsign(x: np.ndarray) -> np.ndarray:
+    result: np.ndarray = x / (1 + np.abs(x))
+    return result
+
+
+def _softplus(x: np.ndarray) -> np.ndarray:
+    result: np.ndarray = np.logaddexp(0, x)
+    return result
+
+
+def _leaky_relu(op: Op) -> Unary:
+    alpha = float(attr(op, "alpha", 0.01))
+    return lambda x: np.where(x < 0, alpha * x, x)
+
+
+def _elu(op: Op) -> Unary:
+    alpha = float(attr(op, "alpha", 1.0))
+    return lambda x: np.where(x < 0, alpha * np.expm1(np.minimum(x, 0)), x)
+
+
+def _selu(op: Op) -> Unary:
+    alpha = float(attr(op, "alpha", 1.67326319217681884765625))
+    gamma = float(attr(op, "gamma", 1.05070102214813232421875))
+    return lambda x: np.where(x <= 0, gamma * alpha * np.expm1(np.minimum(x, 0)), gamma * x)
+
+
+def _hard_sigmoid(op: Op) -> Unary:
+    alpha = float(attr(op, "alpha", 0.2))
+    beta = float(attr(op, "beta", 0.5))
+    return lambda x: np.clip(alpha * x + beta, 0, 1)
+
+
+def _gelu(op: Op) -> Unary:
+    approximate = attr(op, "approximate", "none")
+    if approximate == "tanh":
+        k = math.sqrt(2.0 / math.pi)
+        return lambda x: 0.5 * x * (1 + np.tanh(k * (x + 0.044715 * x * x * x)))
+    if approximate != "none":
+        raise op_error(op, "expected approximate 'none' or 'tanh'", repr(approximate))
+    return lambda x: 0.5 * x * (1 + erf(x * _SQRT_HALF))
+
+
+def _fixed(fn: Unary) -> Callable[[Op], Unary]:
+    return lambda op: fn
+
+
+# op type -> (factory reading the attributes, flops per output element)
+_UNARY: dict[str, tuple[Callable[[Op], Unary], float]] = {
+    "Relu": (_fixed(_relu), 1),
+    "Neg": (_fixed(np.negative), 1),
+    "Abs": (_fixed(np.abs), 1),
+    "Sqrt": (_fixed(np.sqrt), 1),
+    "Exp": (_fixed(np.exp), 1),
+    "Log": (_fixed(np.log), 1),
+    "Reciprocal": (_fixed(np.reciprocal), 1),
+    "Floor": (_fixed(np.floor), 1),
+    "Ceil": (_fixed(np.ceil), 1),
+    "Erf": (_fixed(erf), 1),
+    "Tanh": (_fixed(np.tanh), 1),
+    "Sigmoid": (_fixed(_sigmoid), 4),
+    "Softsign": (_fixed(_softsign), 3),
+    "Softplus": (_fixed(_softplus), 3),
+    "Not": (_fixed(np.logical_not), 1),
+    "LeakyRelu": (_leaky_relu, 2),
+    "Elu": (_elu, 3),
+    "Selu": (_selu, 4),
+    "HardSigmoid": (_hard_sigmoid, 3),
+    "Gelu": (_gelu, 8),
+}
+
+
+def _compile_unary(factory: Callable[[Op], Unary]) -> Callable[[Op, int], Kernel]:
+    def compile(op: Op, opset: int) -> Kernel:
+        fn = factory(op)
+        return lambda inputs: [fn(inputs[0])]
+
+    return compile
+
+
+for _type, (_factory, _flops) in _UNARY.items():
+    register(
+        _type,
+        "elementwise",
+        compile=_compile_unary(_factory),
+        infer=same_as_input,
+        cost=elementwise_cost("elementwise", _flops),
+    )
+
+
+def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # ONNX integer division truncates toward zero (C semantics); numpy's floors
+    q = np.floor_divide(a, b)
+    result: np.ndarray = q + ((np.remainder(a, b) != 0) & ((a < 0) ^ (b < 0))).astype(q.dtype)
+    return result
+
+
+def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return _int_div(a, b) if a.dtype.kind in "iu" else np.divide(a, b)
+
+
+def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    result: np.ndarray = np.power(a, b).astype(a.dtype, copy=False)
+    return result
+
+
+def _prelu(x: np.ndarray, slope: np.ndarray) -> np.ndarray:
+    return np.where(x < 0, x * slope, x)
+
+
+# op type -> (numpy function, True when the output is bool)
+_BINARY: dict[str, tuple[Binary, bool]] = {
+    "Add": (np.add, False),
+    "Sub": (np.subtract, False),
+    "Mul": (np.multiply, False),
+    "Div": (_div, False),
+    "Pow": (_pow, False),
+    "Equal": (np.equal, True),
+    "Less": (np.less, True),
+    "LessOrEqual": (np.less_equal, True),
+    "Greater": (np.greater, True),
+    "GreaterOrEqual": (np.greater_equal, True),
+    "And": (np.logical_and, True),
+    "Or": (np.logical_or, True),
+    "Xor": (np.logical_xor, True),
+}
+
+
+def _compile_binary(fn: Binary) -> Callable[[Op, int], Kernel]:
+    def compile(op: Op, opset: int) -> Kernel:
+        return lambda inputs: [fn(inputs[0], inputs[1])]
+
+    return compile
+
+
+def _infer_binary(is_bool: bool) -> Callable[[Op, int, Sequence[Meta | None]], list[Meta]]:
+    def infer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+        a, b = _present(op, inputs, 2)
+        dtype = np.dtype(bool) if is_bool else a.dtype
+        return [Meta(broadcast_shape(op, a.shape, b.shape), dtype)]
+
+    return infer
+
+
+def _present(op: Op, inputs: Sequence[Meta | None], count: int) -> list[Meta]:
+    present = [m for m in inputs[:count] if m is not None]
+    if len(present) != count:
+        raise op_error(op, f"expected {count} inputs", len(present))
+    return present
+
+
+for _type, (_fn, _is_bool) in _BINARY.items():
+    register(
+        _type,
+        "elementwise",
+        compile=_compile_binary(_fn),
+        infer=_infer_binary(_is_bool),
+    )
+
+
+def _infer_prelu(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x, slope = _present(op, inputs, 2)
+    if broadcast_shape(op, x.shape, slope.shape) != x.shape:
+        shape = list(slope.shape)
+        raise op_error(op, f"expected a slope that broadcasts to {list(x.shape)}", shape)
+    return [Meta(x.shape, x.dtype)]
+
+
+register("PRelu", "elementwise", compile=_compile_binary(_prelu), infer=_infer_prelu)
+
+_VARIADIC: dict[str, Binary] = {"Sum": np.add, "Max": np.maximum, "Min": np.minimum}
+
+
+def _compile_variadic(fn: Binary) -> Callable[[Op, int], Kernel]:
+    def compile(op: Op, opset: int) -> Kernel:
+        if len(op.inputs) == 1:
+            return lambda inputs: [inputs[0]]
+        return lambda inputs: [functools.reduce(fn, inputs)]
+
+    return compile
+
+
+def _infer_variadic(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    metas = _present(op, inputs, len(inputs))
+    return [Meta(broadcast_shape(op, *(m.shape for m in metas)), metas[0].dtype)]
+
+
+def _variadic_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Any:
+    return elementwise_cost("elementwise", max(len(inputs) - 1, 0))(op, inputs, outputs)
+
+
+for _type, _fn in _VARIADIC.items():
+    register(
+        _type,
+        "elementwise",
+        compile=_compile_variadic(_fn),
+        infer=_infer_variadic,
+        cost=_variadic_cost,
+    )
+
+
+def _compile_where(op: Op, opset: int) -> Kernel:
+    return lambda inputs: [np.asarray(np.where(inputs[0], inputs[1], inputs[2]))]
+
+
+def _infer_where(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    cond, x, y = _present(op, inputs, 3)
+    return [Meta(broadcast_shape(op, cond.shape, x.shape, y.shape), x.dtype)]
+
+
+register("Where", "elementwise", compile=_compile_where, infer=_infer_where)
+
+
+def _compile_clip(op: Op, opset: int) -> Kernel:
+    if opset < 11:
+        # Clip-6 defaults are the float32 extremes, so an infinite input clips to a finite one
+        low = float(attr(op, "min", -_FLOAT32_MAX))
+        high = float(attr(op, "max", _FLOAT32_MAX))
+        return lambda inputs: [np.minimum(np.maximum(inputs[0], low), high)]
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x = inputs[0]
+        assert x is not None, "Clip: input missing"
+        low = inputs[1] if len(inputs) > 1 else None
+        high = inputs[2] if len(inputs) > 2 else None
+        if low is not None:
+            x = np.maximum(x, low)
+        if high is not None:
+            x = np.minimum(x, high)
+        return [x]
+
+    return kernel
+
+
+register("Clip", "elementwise", compile=_compile_clip, infer=same_as_input)
+
+
+def _compile_cast(op: Op, opset: int) -> Kernel:
+    dtype = dtype_of(op, attr(op, "to"))
+    return lambda inputs: [inputs[0].astype(dtype)]
+
+
+def _infer_cast(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = _present(op, inputs, 1)[0]
+    return [Meta(x.shape, dtype_of(op, attr(op, "to")))]
+
+
+register("Cast", "data_movement", compile=_compile_cast, infer=_infer_cast, cost=movement_cost)
+
+
+def _compile_identity(op: Op, opset: int) -> Kernel:
+    return lambda inputs: [inputs[0]]
+
+
+register(
+    "Identity", "data_movement", compile=_compile_identity, infer=same_as_input, cost=view_cost
+)
+
+
+def _mask_dtype(x: Meta | np.ndarray, opset: int) -> np.dtype[Any]:
+    return np.dtype(bool) if opset >= 10 else x.dtype
+
+
+def _compile_dropout(op: Op, opset: int) -> Kernel:
+    # hetsim runs inference only: the opset-1..6 `is_test` flag is ignored, as onnxruntime does
+    has_training_input = len(op.inputs) > 2 and op.inputs[2] != ""
+    has_mask = len(op.outputs) > 1 and op.outputs[1] != ""
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x = inputs[0]
+        assert x is not None, "Dropout: input missing"
+        if has_training_input and bool(inputs[2]):
+            raise op_error(op, "expected training_mode false (inference)", True)
+        if has_mask:
+            return [x, np.ones(x.shape, _mask_dtype(x, opset))]
+        return [x]
+
+    return kernel
+
+
+def _infer_dropout(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = _present(op, inputs, 1)[0]
+    out = [Meta(x.shape, x.dtype)]
+    if len(op.outputs) > 1 and op.outputs[1] != "":
+        out.append(Meta(x.shape, _mask_dtype(x, opset)))
+    return out
+
+
+register("Dropout", "data_movement", compile=_compile_dropout, infer=_infer_dropout, cost=view_cost)

@@ -1,0 +1,226 @@
+"""The eager reference run: every op's numpy kernel, in order, on real arrays.
+
+Owns compiling a graph into a `Program` (kernels compiled once, tensors numbered into slots,
+constant sub-graphs folded, each intermediate freed after its last use) and running it. This is
+the reference simulated runs are checked against and the functional-mode kernel path, so the run
+loop is kept tight: no attribute parsing, no name lookups, no per-op branching.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hetsim.errors import ModelError
+from hetsim.ir import Graph, TensorType
+from hetsim.kernels.propagate import bind_dims
+from hetsim.kernels.registry import Kernel, lookup
+
+__all__ = ["Program", "compile_program", "execute"]
+
+_NONE_SLOT = 0  # always None: omitted optional inputs read from it
+_DISCARD_SLOT = 1  # omitted outputs are written here, never read
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    kernel: Kernel
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    frees: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Input:
+    name: str
+    slot: int
+    declared: TensorType
+    dtype: np.dtype[Any]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Program:
+    """A graph compiled for eager runs: call `run` with input arrays, as often as needed."""
+
+    graph: Graph
+    steps: tuple[_Step, ...]
+    initial: tuple[np.ndarray | None, ...]
+    inputs: tuple[_Input, ...]
+    outputs: tuple[tuple[str, int], ...]
+    is_static: bool
+    plan: tuple[tuple[Kernel, tuple[int, ...], tuple[int, ...], tuple[int, ...]], ...] = field(
+        init=False, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        plan = tuple((s.kernel, s.inputs, s.outputs, s.frees) for s in self.steps)
+        object.__setattr__(self, "plan", plan)
+
+    def __repr__(self) -> str:
+        return f"<Program {self.graph.name} steps={len(self.steps)}>"
+
+    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Output name -> array for the graph's outputs; `inputs` are checked first."""
+        values = list(self.initial)
+        self._check(inputs)
+        for spec in self.inputs:
+            values[spec.slot] = inputs[spec.name]
+        for kernel, ins, outs, frees in self.plan:  # plain tuples: unpacked for speed
+            results = kernel([values[i] for i in ins])
+            if len(outs) == 1:
+                values[outs[0]] = results[0]
+            else:
+                for slot, result in zip(outs, results, strict=False):
+                    values[slot] = result
+            for slot in frees:
+                values[slot] = None
+        return {name: values[slot] for name, slot in self.outputs}  # type: ignore[misc]
+
+    def _check(self, inputs: Mapping[str, np.ndarray]) -> None:
+        names = {spec.name for spec in self.inputs}
+        missing = [s.name for s in self.inputs if s.name not in inputs]
+        extra = sorted(set(inputs) - names)
+        if missing or extra:
+            got = f"missing {missing}" if missing else f"unknown {extra}"
+            raise ModelError(f"inputs: expected {sorted(names)}, got {got}")
+        for spec in self.inputs:
+            given = inputs[spec.name]
+            if not isinstance(given, np.ndarray) or given.dtype != spec.dtype:
+                found = given.dtype if isinstance(given, np.ndarray) else type(given).__name__
+                raise ModelError(f"input {spec.name!r}: expected {spec.dtype} array, got {found}")
+            if self.is_static and given.shape != spec.declared.shape:
+                bind_dims(self.graph, None, {spec.name: given.shape})
+        if not self.is_static:
+            bind_dims(self.graph, None, {s.name: inputs[s.name].shape for s in self.inputs})
+
+
+def compile_program(graph: Graph) -> Program:
+    """Compile every op of `graph` once and fold the ops whose inputs are all constants.
+
+    Raises
+    ------
+    ModelError
+        An unsupported op or bad attributes.
+
+    Examples
+    --------
+    >>> from hetsim.ir import Op
+    >>> g = Graph(
+    ...     "g",
+    ...     (Op("Neg", "neg", ("w",), ("v",)), Op("Mul", "mul", ("x", "v"), ("y",))),
+    ...     {"x": TensorType((2,), "float32")},
+    ...     ("y",),
+    ...     {"w": np.array([2.0, 3.0], np.float32)},
+    ... )
+    >>> program = compile_program(g)  # Neg reads only a weight: folded away
+    >>> len(program.steps), program.run({"x": np.ones(2, np.float32)})["y"].tolist()
+    (1, [-2.0, -3.0])
+    """
+    slots: dict[str, int] = {"": _NONE_SLOT, "\0discard": _DISCARD_SLOT}
+    constants: dict[int, np.ndarray] = {}
+
+    def slot(name: str) -> int:
+        return slots.setdefault(name, len(slots))
+
+    for name, value in graph.initializers.items():
+        constants[slot(name)] = value
+    inputs = tuple(
+        _Input(name, slot(name), t, np.dtype(t.dtype)) for name, t in graph.inputs.items()
+    )
+    steps: list[_Step] = []
+    for op in graph.ops:
+        kernel = lookup(op).compile(op, graph.opset)
+        ins = tuple(slots[name] for name in op.inputs)
+        outs = tuple(slot(name) if name else _DISCARD_SLOT for name in op.outputs)
+        if all(i in constants or i == _NONE_SLOT for i in ins):
+            results = kernel([constants.get(i) for i in ins])
+            pairs = zip(outs, results, strict=False)
+            constants.update((o, r) for o, r in pairs if o != _DISCARD_SLOT)
+            continue
+        steps.append(_Step(kernel, ins, outs, ()))
+    kept = {slots[name] for name in graph.outputs}
+    initial: list[np.ndarray | None] = [None] * len(slots)
+    for index, value in constants.items():
+        initial[index] = value
+    return Program(
+        graph,
+        _with_frees(steps, kept),
+        tuple(initial),
+        inputs,
+        tuple((name, slots[name]) for name in graph.outputs),
+        graph.is_static,
+    )
+
+
+def _with_frees(steps: list[_Step], kept: set[int]) -> tuple[_Step, ...]:
+    """`steps` with each op output freed after its last reader (an unread one: at once).
+
+    Inputs and constants are left alone: the caller and the program hold them anyway.
+    """
+    last_use: dict[int, int] = {}
+    for index, step in enumerate(steps):
+        for slot in step.inputs:
+            if slot in last_use:
+                last_use[slot] = index
+        for slot in step.outputs:
+            last_use[slot] = index
+    frees: dict[int, list[int]] = {}
+    for slot, index in last_use.items():
+        if slot not in kept:
+            frees.setdefault(index, []).append(slot)
+    return tuple(
+        _Step(s.kernel, s.inputs, s.outputs, tuple(frees.get(i, ()))) for i, s in enumerate(steps)
+    )
+
+
+_CACHE_SIZE = 4  # each entry keeps a graph and its folded constants alive
+_programs: dict[int, tuple[Graph, Program]] = {}
+
+
+def execute(graph: Graph, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Run `graph` eagerly on `inputs` with the numpy kernels; no simulation.
+
+    The compiled `Program` is cached per graph (the last four graphs), so repeated calls pay
+    only for the kernels; a caller juggling more graphs keeps its own `compile_program` results.
+
+    Parameters
+    ----------
+    graph
+        The model.
+    inputs
+        Input name -> numpy array, each with the declared dtype and a shape matching the
+        declared one (symbolic dims bind to whatever size comes, consistently).
+
+    Returns
+    -------
+    dict
+        Output name -> array, in the graph's output order.
+
+    Raises
+    ------
+    ModelError
+        A missing or unknown input name, a wrong dtype, rank or dim (the message names the input).
+
+    Examples
+    --------
+    >>> from hetsim.ir import Op
+    >>> g = Graph(
+    ...     "g",
+    ...     (Op("Add", "add", ("x", "w"), ("y",)), Op("Relu", "relu", ("y",), ("z",))),
+    ...     {"x": TensorType(("n",), "float32")},
+    ...     ("z",),
+    ...     {"w": np.array([1.0, -5.0, 0.5], np.float32)},
+    ... )
+    >>> execute(g, {"x": np.array([1.0, 2.0, -3.0], np.float32)})["z"].tolist()
+    [2.0, 0.0, 0.0]
+    """
+    cached = _programs.get(id(graph))
+    if cached is None or cached[0] is not graph:
+        if len(_programs) >= _CACHE_SIZE:
+            del _programs[next(iter(_programs))]
+        cached = (graph, compile_program(graph))
+        _programs[id(graph)] = cached
+    return cached[1].run(inputs)

@@ -1,0 +1,231 @@
+"""Neural-network ops: Gemm, MatMul, Softmax and LogSoftmax here; importing it registers the rest.
+
+`conv.py` (Conv, ConvTranspose), `pool.py` (MaxPool, AveragePool, GlobalAveragePool) and
+`norm.py` (BatchNormalization, InstanceNormalization, LayerNormalization, LRN) are imported
+below, so ``import hetsim.kernels.nn`` registers every NN op. Element-wise, reduction and tensor
+ops live in their own modules.
+
+Softmax and LogSoftmax follow the op's version: before opset 13 the input is flattened to 2-D at
+``axis`` (default 1) and normalized along the second dim, which is what opset-9 models such as
+the ONNX zoo's squeezenet expect; from opset 13 it is normalized along ``axis`` (default -1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from math import prod
+
+import numpy as np
+
+from hetsim.ir import Op
+from hetsim.kernels import conv, norm, pool
+from hetsim.kernels.registry import (
+    Cost,
+    Kernel,
+    Meta,
+    attr,
+    broadcast_shape,
+    elementwise_cost,
+    nbytes,
+    normalize_axis,
+    op_error,
+    register,
+)
+
+__all__ = ["NN_MODULES", "gemm", "log_softmax", "softmax"]
+
+NN_MODULES = (conv, pool, norm)
+"""The modules whose ops this one registers by importing them."""
+
+
+def gemm(
+    a: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray | None,
+    alpha: float = 1.0,
+    beta: float = 1.0,
+    trans_a: bool = False,
+    trans_b: bool = False,
+) -> np.ndarray:
+    """``alpha · A' @ B' + beta · C``, where ``'`` transposes when asked; C broadcasts.
+
+    Examples
+    --------
+    >>> a = np.array([[1.0, 2.0]], np.float32)
+    >>> gemm(a, np.eye(2, dtype=np.float32), np.array([10.0], np.float32), 2.0, 0.5).tolist()
+    [[7.0, 9.0]]
+    """
+    y = np.matmul(a.T if trans_a else a, b.T if trans_b else b)
+    if alpha != 1.0:
+        y *= y.dtype.type(alpha)
+    if c is not None and beta != 0.0:
+        y += c if beta == 1.0 else c * c.dtype.type(beta)
+    return y
+
+
+def _gemm_flags(op: Op) -> tuple[float, float, bool, bool]:
+    return (
+        float(attr(op, "alpha", 1.0)),
+        float(attr(op, "beta", 1.0)),
+        bool(attr(op, "transA", 0)),
+        bool(attr(op, "transB", 0)),
+    )
+
+
+def _compile_gemm(op: Op, opset: int) -> Kernel:
+    alpha, beta, trans_a, trans_b = _gemm_flags(op)
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        a, b = inputs[0], inputs[1]
+        assert a is not None, f"{op!r}: input a is required"
+        assert b is not None, f"{op!r}: input b is required"
+        c = inputs[2] if len(inputs) > 2 else None
+        return [gemm(a, b, c, alpha, beta, trans_a, trans_b)]
+
+    return kernel
+
+
+def _infer_gemm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    a, b = inputs[0], inputs[1]
+    assert a is not None, f"{op!r}: input a is required"
+    assert b is not None, f"{op!r}: input b is required"
+    _, _, trans_a, trans_b = _gemm_flags(op)
+    if len(a.shape) != 2 or len(b.shape) != 2:
+        raise op_error(op, "expected 2-D A and B", f"shapes {list(a.shape)} and {list(b.shape)}")
+    m, k = a.shape[::-1] if trans_a else a.shape
+    k_b, n = b.shape[::-1] if trans_b else b.shape
+    if k != k_b:
+        shown = f"A' {[m, k]} and B' {[k_b, n]}"
+        raise op_error(op, "expected inner dims of A' and B' to match", shown)
+    c = inputs[2] if len(inputs) > 2 else None
+    if c is not None and broadcast_shape(op, c.shape, (m, n)) != (m, n):
+        raise op_error(op, f"expected C to broadcast to {[m, n]}", f"shape {list(c.shape)}")
+    return [Meta((m, n), a.dtype)]
+
+
+def _cost_gemm(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """``2·M·N·K`` flops (2 per MAC), plus ``M·N`` each for alpha ≠ 1 and for adding C."""
+    a = inputs[0]
+    assert a is not None, f"{op!r}: A is required"
+    alpha, _, trans_a, _ = _gemm_flags(op)
+    k = a.shape[0] if trans_a else a.shape[1]
+    size = outputs[0].size
+    flops = 2 * size * k + (size if alpha != 1.0 else 0)
+    if len(inputs) > 2 and inputs[2] is not None:
+        flops += size
+    return Cost(float(flops), nbytes(inputs), nbytes(outputs), "matmul")
+
+
+def _compile_matmul(op: Op, opset: int) -> Kernel:
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        a, b = inputs[0], inputs[1]
+        assert a is not None, f"{op!r}: input a is required"
+        assert b is not None, f"{op!r}: input b is required"
+        return [np.matmul(a, b)]
+
+    return kernel
+
+
+def _infer_matmul(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    """numpy's matmul rule: a 1-D operand gains a dim that the result drops; batches broadcast."""
+    a, b = inputs[0], inputs[1]
+    assert a is not None, f"{op!r}: input a is required"
+    assert b is not None, f"{op!r}: input b is required"
+    if not a.shape or not b.shape:
+        raise op_error(op, "expected A and B of rank >= 1", f"{list(a.shape)} and {list(b.shape)}")
+    left = (1, *a.shape) if len(a.shape) == 1 else a.shape
+    right = (*b.shape, 1) if len(b.shape) == 1 else b.shape
+    if left[-1] != right[-2]:
+        shown = f"{list(a.shape)} and {list(b.shape)}"
+        raise op_error(op, "expected the last dim of A to match the rows of B", shown)
+    batch = broadcast_shape(op, left[:-2], right[:-2])
+    rows = () if len(a.shape) == 1 else (left[-2],)
+    cols = () if len(b.shape) == 1 else (right[-1],)
+    return [Meta((*batch, *rows, *cols), a.dtype)]
+
+
+def _cost_matmul(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """``2·prod(batch)·M·N·K`` flops: 2 per MAC, K the last dim of A."""
+    a = inputs[0]
+    assert a is not None, f"{op!r}: A is required"
+    flops = 2 * outputs[0].size * a.shape[-1]
+    return Cost(float(flops), nbytes(inputs), nbytes(outputs), "matmul")
+
+
+def softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """``exp(x - max) / sum(exp(x - max))`` along `axis`.
+
+    Examples
+    --------
+    >>> softmax(np.log(np.array([[1.0, 3.0]], np.float32)), 1).tolist()
+    [[0.25, 0.75]]
+    """
+    y = x - x.max(axis=axis, keepdims=True)
+    np.exp(y, out=y)
+    y /= y.sum(axis=axis, keepdims=True)
+    return y
+
+
+def log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """``x - max - log(sum(exp(x - max)))`` along `axis`.
+
+    Examples
+    --------
+    >>> np.exp(log_softmax(np.log(np.array([[1.0, 3.0]], np.float32)), 1)).round(6).tolist()
+    [[0.25, 0.75]]
+    """
+    y = x - x.max(axis=axis, keepdims=True)
+    y -= np.log(np.exp(y).sum(axis=axis, keepdims=True))
+    return y
+
+
+def _softmax_axis(op: Op, opset: int, rank: int) -> int:
+    default = 1 if opset < 13 else -1
+    return normalize_axis(op, int(attr(op, "axis", default)), max(rank, 1))
+
+
+def _compile_softmax(function: Callable[[np.ndarray, int], np.ndarray]) -> Callable[..., Kernel]:
+    """The compile rule of Softmax or LogSoftmax, with `function` as the normalization."""
+
+    def compile_op(op: Op, opset: int) -> Kernel:
+        axis = int(attr(op, "axis", 1 if opset < 13 else -1))
+        flatten = opset < 13
+
+        def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+            x = inputs[0]
+            assert x is not None, f"{op!r}: X is required"
+            at = normalize_axis(op, axis, max(x.ndim, 1))
+            if not flatten:
+                return [function(x, at)]
+            rows = prod(x.shape[:at])
+            return [function(x.reshape(rows, -1), 1).reshape(x.shape)]
+
+        return kernel
+
+    return compile_op
+
+
+def _infer_softmax(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = inputs[0]
+    assert x is not None, f"{op!r}: X is required"
+    _softmax_axis(op, opset, len(x.shape))
+    return [Meta(x.shape, x.dtype)]
+
+
+register("Gemm", "matmul", compile=_compile_gemm, infer=_infer_gemm, cost=_cost_gemm)
+register("MatMul", "matmul", compile=_compile_matmul, infer=_infer_matmul, cost=_cost_matmul)
+# Softmax and LogSoftmax: max, subtract, exp, sum and divide (or log-subtract): 5 flops per element.
+register(
+    "Softmax",
+    "normalization",
+    compile=_compile_softmax(softmax),
+    infer=_infer_softmax,
+    cost=elementwise_cost("normalization", 5.0),
+)
+register(
+    "LogSoftmax",
+    "normalization",
+    compile=_compile_softmax(log_softmax),
+    infer=_infer_softmax,
+    cost=elementwise_cost("normalization", 5.0),
+)

@@ -1,0 +1,249 @@
+"""BatchNormalization (inference), InstanceNormalization, LayerNormalization and LRN.
+
+BatchNormalization folds its four per-channel vectors into one scale and one shift per call
+(``scale / sqrt(var + eps)`` and ``B - mean * that``), so the activation is touched by one
+multiply and one add. The statistics of Instance- and LayerNormalization are computed in the
+input's dtype (float32 stays float32). LRN sums the squares of its channel window with one
+shifted add per window element.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from hetsim.ir import Op
+from hetsim.kernels.registry import (
+    Cost,
+    CostRule,
+    Kernel,
+    Meta,
+    attr,
+    nbytes,
+    normalize_axis,
+    op_error,
+    register,
+    same_as_input,
+)
+
+__all__ = ["batch_norm", "layer_norm", "lrn"]
+
+
+def batch_norm(
+    x: np.ndarray,
+    scale: np.ndarray,
+    bias: np.ndarray,
+    mean: np.ndarray,
+    var: np.ndarray,
+    epsilon: float,
+) -> np.ndarray:
+    """``(x - mean) / sqrt(var + epsilon) * scale + bias``, the vectors along axis 1.
+
+    Examples
+    --------
+    >>> x = np.array([[[1.0], [4.0]]], np.float32)
+    >>> one, zero = np.ones(2, np.float32), np.zeros(2, np.float32)
+    >>> batch_norm(x, one, zero, np.array([1.0, 2.0], np.float32), one * 4, 0.0).ravel().tolist()
+    [0.0, 1.0]
+    """
+    per_channel = (-1, *(1,) * (x.ndim - 2)) if scale.ndim == 1 else scale.shape
+    factor = scale / np.sqrt(var + x.dtype.type(epsilon))
+    shift = bias - mean * factor
+    y = x * factor.reshape(per_channel)
+    y += shift.reshape(per_channel)
+    return y
+
+
+def _compile_batch_norm(op: Op, opset: int) -> Kernel:
+    epsilon = float(attr(op, "epsilon", 1e-5))
+    if int(attr(op, "training_mode", 0)) or (opset >= 9 and any(op.outputs[1:])):
+        raise op_error(op, "expected inference mode (one output)", f"{len(op.outputs)} outputs")
+    if not int(attr(op, "spatial", 1)):
+        raise op_error(op, "expected spatial=1", "spatial=0")
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x, scale, bias, mean, var = inputs[:5]
+        assert x is not None, f"{op!r}: input x is required"
+        assert scale is not None, f"{op!r}: input scale is required"
+        assert bias is not None, f"{op!r}: input bias is required"
+        assert mean is not None, f"{op!r}: input mean is required"
+        assert var is not None, f"{op!r}: input var is required"
+        return [batch_norm(x, scale, bias, mean, var, epsilon)]
+
+    return kernel
+
+
+def _infer_batch_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = inputs[0]
+    assert x is not None, f"{op!r}: X is required"
+    channels = x.shape[1] if len(x.shape) > 1 else 1
+    for name, meta in zip(("scale", "B", "mean", "var"), inputs[1:5], strict=False):
+        if meta is None or meta.shape != (channels,):
+            got = "none" if meta is None else f"shape {list(meta.shape)}"
+            raise op_error(op, f"expected {name} of shape [{channels}]", got)
+    return [Meta(x.shape, x.dtype)]
+
+
+def _normalize(x: np.ndarray, axes: tuple[int, ...], epsilon: float) -> tuple[np.ndarray, ...]:
+    """``(x - mean) * inv_std``, the mean and ``inv_std = 1 / sqrt(var + eps)`` over `axes`."""
+    mean = x.mean(axis=axes, keepdims=True)
+    centered = x - mean
+    var = np.mean(np.square(centered), axis=axes, keepdims=True)
+    inv_std = np.reciprocal(np.sqrt(var + x.dtype.type(epsilon)))
+    centered *= inv_std
+    return centered, mean, inv_std
+
+
+def _compile_instance_norm(op: Op, opset: int) -> Kernel:
+    epsilon = float(attr(op, "epsilon", 1e-5))
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x, scale, bias = inputs[:3]
+        assert x is not None, f"{op!r}: input x is required"
+        assert scale is not None, f"{op!r}: input scale is required"
+        assert bias is not None, f"{op!r}: input bias is required"
+        y, _, _ = _normalize(x, tuple(range(2, x.ndim)), epsilon)
+        per_channel = (-1, *(1,) * (x.ndim - 2))
+        y *= scale.reshape(per_channel)
+        y += bias.reshape(per_channel)
+        return [y]
+
+    return kernel
+
+
+def _infer_instance_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = inputs[0]
+    assert x is not None, f"{op!r}: X is required"
+    if len(x.shape) < 3:
+        raise op_error(op, "expected an input of rank >= 3", f"shape {list(x.shape)}")
+    return [Meta(x.shape, x.dtype)]
+
+
+def layer_norm(
+    x: np.ndarray, scale: np.ndarray, bias: np.ndarray | None, axis: int, epsilon: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Normalize `x` over dims ``axis..`` then scale and shift; returns (Y, Mean, InvStdDev).
+
+    Examples
+    --------
+    >>> y, mean, inv = layer_norm(np.array([[1.0, 3.0]], np.float32), np.ones(2, np.float32),
+    ...                           None, 1, 0.0)
+    >>> y.tolist(), mean.tolist(), inv.tolist()
+    ([[-1.0, 1.0]], [[2.0]], [[1.0]])
+    """
+    y, mean, inv_std = _normalize(x, tuple(range(axis, x.ndim)), epsilon)
+    y *= scale
+    if bias is not None:
+        y += bias
+    return y, mean, inv_std
+
+
+def _compile_layer_norm(op: Op, opset: int) -> Kernel:
+    epsilon = float(attr(op, "epsilon", 1e-5))
+    axis = int(attr(op, "axis", -1))
+    wanted = [bool(name) for name in op.outputs]
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x, scale = inputs[0], inputs[1]
+        assert x is not None, f"{op!r}: input x is required"
+        assert scale is not None, f"{op!r}: input scale is required"
+        bias = inputs[2] if len(inputs) > 2 else None
+        outputs = layer_norm(x, scale, bias, normalize_axis(op, axis, x.ndim), epsilon)
+        return [out for out, keep in zip(outputs, wanted, strict=False) if keep]
+
+    return kernel
+
+
+def _infer_layer_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = inputs[0]
+    assert x is not None, f"{op!r}: X is required"
+    axis = normalize_axis(op, int(attr(op, "axis", -1)), len(x.shape))
+    reduced = (*x.shape[:axis], *(1,) * (len(x.shape) - axis))
+    metas = [Meta(x.shape, x.dtype), Meta(reduced, x.dtype), Meta(reduced, x.dtype)]
+    return [meta for meta, name in zip(metas, op.outputs, strict=False) if name]
+
+
+def lrn(x: np.ndarray, size: int, alpha: float, beta: float, bias: float) -> np.ndarray:
+    """Local response normalization across channels (axis 1), ONNX formula.
+
+    ``y = x / (bias + alpha / size * sum(x[c'] ** 2)) ** beta`` over the channels
+    ``c - floor((size - 1) / 2) <= c' <= c + ceil((size - 1) / 2)``.
+
+    Examples
+    --------
+    >>> lrn(np.array([[[1.0], [2.0]]]), 3, 3.0, 1.0, 0.0).ravel().round(3).tolist()
+    [0.2, 0.4]
+    """
+    channels = x.shape[1]
+    before = (size - 1) // 2
+    squares = np.zeros((x.shape[0], channels + size - 1, *x.shape[2:]), x.dtype)
+    np.square(x, out=squares[:, before : before + channels])
+    total = squares[:, :channels].copy()
+    for shift in range(1, size):
+        total += squares[:, shift : shift + channels]
+    total *= x.dtype.type(alpha / size)
+    total += x.dtype.type(bias)
+    np.power(total, x.dtype.type(-beta), out=total)
+    total *= x
+    return total
+
+
+def _compile_lrn(op: Op, opset: int) -> Kernel:
+    size = int(attr(op, "size"))
+    if size < 1:
+        raise op_error(op, "expected size >= 1", size)
+    alpha = float(attr(op, "alpha", 1e-4))
+    beta = float(attr(op, "beta", 0.75))
+    bias = float(attr(op, "bias", 1.0))
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x = inputs[0]
+        assert x is not None, f"{op!r}: X is required"
+        return [lrn(x, size, alpha, beta, bias)]
+
+    return kernel
+
+
+def _per_element(flops: float) -> CostRule:
+    """A cost rule: `flops` per element of the first input (one per element of X)."""
+
+    def cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+        x = inputs[0]
+        assert x is not None, f"{op!r}: X is required"
+        return Cost(flops * x.size, nbytes(inputs), nbytes(outputs), "normalization")
+
+    return cost
+
+
+def _cost_lrn(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """Per element: a square, ``size`` window adds, scale, bias, power and multiply: size + 5."""
+    flops = outputs[0].size * (int(attr(op, "size")) + 5)
+    return Cost(float(flops), nbytes(inputs), nbytes(outputs), "normalization")
+
+
+# BatchNormalization: a multiply and an add per element (the per-channel fold is negligible).
+# Instance- and LayerNormalization: mean (1 add), variance (sub, square, add), normalize (sub,
+# multiply by 1/std), scale and bias: 8 flops per element.
+register(
+    "BatchNormalization",
+    "normalization",
+    compile=_compile_batch_norm,
+    infer=_infer_batch_norm,
+    cost=_per_element(2.0),
+)
+register(
+    "InstanceNormalization",
+    "normalization",
+    compile=_compile_instance_norm,
+    infer=_infer_instance_norm,
+    cost=_per_element(8.0),
+)
+register(
+    "LayerNormalization",
+    "normalization",
+    compile=_compile_layer_norm,
+    infer=_infer_layer_norm,
+    cost=_per_element(8.0),
+)
+register("LRN", "normalization", compile=_compile_lrn, infer=same_as_input, cost=_cost_lrn)

@@ -1,0 +1,213 @@
+"""MaxPool, AveragePool and GlobalAveragePool: 1-D, 2-D and 3-D.
+
+Max and sum over a window are separable, so a k×k pool runs as one pass per spatial dim, each
+pass combining ``k`` strided views with one ufunc call per tap (``2k`` vectorized calls instead
+of ``k²``). AveragePool divides the windowed sum by a per-position count, itself the outer
+product of one count vector per dim (the window positions that fall inside the input, or inside
+the explicitly padded input with ``count_include_pad``; ceil-mode overhang never counts).
+Window arithmetic lives in `window.py`; padding is shared with `conv.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import prod
+
+import numpy as np
+
+from hetsim.ir import Op
+from hetsim.kernels.conv import pad_spatial
+from hetsim.kernels.registry import Cost, Kernel, Meta, attr, nbytes, op_error, register
+from hetsim.kernels.window import Geometry, WindowAttrs, read_window_attrs
+
+__all__ = ["average_pool", "max_pool", "pool_counts"]
+
+
+def _reduce_windows(padded: np.ndarray, geometry: Geometry, combine: np.ufunc) -> np.ndarray:
+    """Combine every window of `padded` with `combine` (``np.maximum``, ``np.add``), dim by dim."""
+    y = padded
+    for axis, (k, s, d, o) in enumerate(
+        zip(geometry.kernel, geometry.strides, geometry.dilations, geometry.out, strict=True)
+    ):
+        index: list[slice] = [slice(None)] * padded.ndim
+        views = []
+        for t in range(k):
+            index[2 + axis] = slice(t * d, t * d + (o - 1) * s + 1, s)
+            views.append(y[tuple(index)])
+        acc = views[0].copy() if k == 1 else combine(views[0], views[1])
+        for view in views[2:]:
+            combine(acc, view, out=acc)
+        y = acc
+    return y
+
+
+def _lowest(dtype: np.dtype) -> float | int:
+    return -np.inf if dtype.kind == "f" else int(np.iinfo(dtype).min)
+
+
+def max_pool(x: np.ndarray, geometry: Geometry) -> np.ndarray:
+    """The max over every window of `x` ``(N, C, *in)``; pads never win.
+
+    Examples
+    --------
+    >>> from hetsim.kernels.window import Geometry
+    >>> g = Geometry((2,), (2,), (1,), (1,), (0,), (2,), (0,))
+    >>> max_pool(np.array([[[3.0, 1.0, 2.0]]], np.float32), g).tolist()
+    [[[3.0, 2.0]]]
+    """
+    return _reduce_windows(pad_spatial(x, geometry, _lowest(x.dtype)), geometry, np.maximum)
+
+
+def pool_counts(geometry: Geometry, spatial: Sequence[int], include_pad: bool) -> np.ndarray:
+    """How many elements each window of an average pool divides by, shape ``out``.
+
+    Examples
+    --------
+    >>> from hetsim.kernels.window import Geometry
+    >>> g = Geometry((3,), (2,), (1,), (1,), (1,), (3,), (0,))
+    >>> pool_counts(g, (5,), False).tolist(), pool_counts(g, (5,), True).tolist()
+    ([2, 3, 2], [3, 3, 3])
+    """
+    counts = np.ones((), np.int64)
+    for k, s, d, o, b, e, n in zip(
+        geometry.kernel,
+        geometry.strides,
+        geometry.dilations,
+        geometry.out,
+        geometry.pads_begin,
+        geometry.pads_end,
+        spatial,
+        strict=True,
+    ):
+        low, high = (0, b + n + e) if include_pad else (b, b + n)
+        where = np.arange(o)[:, None] * s + np.arange(k)[None, :] * d
+        per_dim = ((where >= low) & (where < high)).sum(axis=1)
+        counts = np.multiply.outer(counts, per_dim)
+    return counts
+
+
+def average_pool(x: np.ndarray, geometry: Geometry, include_pad: bool) -> np.ndarray:
+    """The mean over every window of `x` ``(N, C, *in)``, dividing as `pool_counts` says.
+
+    Examples
+    --------
+    >>> from hetsim.kernels.window import Geometry
+    >>> g = Geometry((2,), (2,), (1,), (1,), (0,), (2,), (0,))
+    >>> x = np.array([[[4.0, 2.0, 6.0]]], np.float32)
+    >>> average_pool(x, g, False).tolist(), average_pool(x, g, True).tolist()
+    ([[[4.0, 4.0]]], [[[2.0, 4.0]]])
+    """
+    total = _reduce_windows(pad_spatial(x, geometry, 0.0), geometry, np.add)
+    counts = pool_counts(geometry, x.shape[2:], include_pad)
+    if counts.min() == counts.max():
+        total *= x.dtype.type(1.0 / counts.flat[0])
+    else:
+        total /= counts.astype(x.dtype)
+    return total
+
+
+def _window_of(op: Op) -> WindowAttrs:
+    if len(op.outputs) != 1 and any(op.outputs[1:]):
+        raise op_error(op, "expected 1 output (Indices is not supported)", len(op.outputs))
+    window = read_window_attrs(op, kernel_required=True)
+    assert window.kernel_shape is not None, "kernel_required checked it"
+    return window
+
+
+def _geometry(window: WindowAttrs, shape: tuple[int, ...]) -> Geometry:
+    assert window.kernel_shape is not None, "kernel_required checked it"
+    if len(shape) != len(window.kernel_shape) + 2:
+        rank = len(window.kernel_shape) + 2
+        raise op_error(window.op, f"expected a rank-{rank} input", f"shape {list(shape)}")
+    return window.resolve(shape[2:], window.kernel_shape)
+
+
+def _compile_max_pool(op: Op, opset: int) -> Kernel:
+    window = _window_of(op)
+    cache: dict[tuple[int, ...], Geometry] = {}
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x = inputs[0]
+        assert x is not None, f"{op!r}: X is required"
+        geometry = cache.get(x.shape) or cache.setdefault(x.shape, _geometry(window, x.shape))
+        return [max_pool(x, geometry)]
+
+    return kernel
+
+
+def _compile_average_pool(op: Op, opset: int) -> Kernel:
+    window = _window_of(op)
+    include_pad = bool(attr(op, "count_include_pad", 0))
+    cache: dict[tuple[int, ...], Geometry] = {}
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x = inputs[0]
+        assert x is not None, f"{op!r}: X is required"
+        geometry = cache.get(x.shape) or cache.setdefault(x.shape, _geometry(window, x.shape))
+        return [average_pool(x, geometry, include_pad)]
+
+    return kernel
+
+
+def _infer_pool(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = inputs[0]
+    assert x is not None, f"{op!r}: X is required"
+    out = _geometry(_window_of(op), x.shape).out
+    return [Meta((*x.shape[:2], *out), x.dtype)]
+
+
+def _cost_max_pool(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """``prod(kernel)`` comparisons per output element."""
+    taps = prod(int(k) for k in attr(op, "kernel_shape"))
+    return Cost(float(outputs[0].size * taps), nbytes(inputs), nbytes(outputs), "reduction")
+
+
+def _cost_average_pool(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """``prod(kernel)`` adds and one divide per output element."""
+    taps = prod(int(k) for k in attr(op, "kernel_shape"))
+    flops = outputs[0].size * (taps + 1)
+    return Cost(float(flops), nbytes(inputs), nbytes(outputs), "reduction")
+
+
+def _compile_global_average_pool(op: Op, opset: int) -> Kernel:
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x = inputs[0]
+        assert x is not None, f"{op!r}: X is required"
+        return [x.mean(axis=tuple(range(2, x.ndim)), keepdims=True)]
+
+    return kernel
+
+
+def _infer_global_average_pool(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = inputs[0]
+    assert x is not None, f"{op!r}: X is required"
+    if len(x.shape) < 3:
+        raise op_error(op, "expected an input of rank >= 3", f"shape {list(x.shape)}")
+    return [Meta((*x.shape[:2], *(1,) * (len(x.shape) - 2)), x.dtype)]
+
+
+def _cost_global_average_pool(
+    op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]
+) -> Cost:
+    """One add per input element and one divide per output element."""
+    x = inputs[0]
+    assert x is not None, f"{op!r}: X is required"
+    flops = x.size + outputs[0].size
+    return Cost(float(flops), nbytes(inputs), nbytes(outputs), "reduction")
+
+
+register("MaxPool", "reduction", compile=_compile_max_pool, infer=_infer_pool, cost=_cost_max_pool)
+register(
+    "AveragePool",
+    "reduction",
+    compile=_compile_average_pool,
+    infer=_infer_pool,
+    cost=_cost_average_pool,
+)
+register(
+    "GlobalAveragePool",
+    "reduction",
+    compile=_compile_global_average_pool,
+    infer=_infer_global_average_pool,
+    cost=_cost_global_average_pool,
+)

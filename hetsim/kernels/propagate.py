@@ -1,0 +1,174 @@
+"""Shape propagation: give every tensor of a graph its `Meta` without running the model.
+
+Owns binding symbolic dims (``"seq"``) to sizes, from explicit `dims` or from the shapes of given
+input arrays, and walking the ops' shape rules in order. Small tensors whose inputs are all known
+(shape arithmetic: Shape -> Gather -> Concat -> Reshape) are computed for real with the op's
+kernel, so value-dependent shape rules resolve in timing mode too. The rules themselves live in
+the op modules; the eager run is `execute.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from hetsim.errors import ModelError
+from hetsim.ir import Graph, bind_shape
+from hetsim.kernels.registry import Meta, lookup
+
+__all__ = ["SMALL_VALUE_SIZE", "bind_dims", "propagate"]
+
+SMALL_VALUE_SIZE = 1024
+"""Outputs up to this many elements are computed for real when all their inputs are known."""
+
+
+def _shown(shape: tuple[int | str, ...]) -> str:
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def bind_dims(
+    graph: Graph,
+    dims: Mapping[str, int] | None = None,
+    shapes: Mapping[str, tuple[int, ...]] | None = None,
+) -> dict[str, int]:
+    """Bind every symbolic dim of the graph's inputs to a size.
+
+    Parameters
+    ----------
+    graph
+        The graph whose `inputs` declare the (possibly symbolic) shapes.
+    dims
+        Explicit bindings, e.g. ``{"seq": 128}``.
+    shapes
+        Actual shapes of some inputs; each symbolic dim in them binds to the size found.
+
+    Raises
+    ------
+    ModelError
+        A symbolic dim left unbound, two conflicting bindings, a rank or static dim mismatch;
+        the message names the input and the dim.
+
+    Examples
+    --------
+    >>> from hetsim.ir import TensorType
+    >>> g = Graph("g", (), {"x": TensorType(("batch", "seq"), "float32")}, ())
+    >>> bind_dims(g, {"batch": 1}, {"x": (1, 8)})
+    {'batch': 1, 'seq': 8}
+    """
+    bound = dict(dims or {})
+    source = {name: "dims" for name in bound}
+    for name, array_shape in (shapes or {}).items():
+        declared = graph.inputs[name].shape
+        if len(array_shape) != len(declared):
+            raise ModelError(
+                f"input {name!r}: expected rank {len(declared)} {_shown(declared)}, "
+                f"got shape {_shown(array_shape)}"
+            )
+        for axis, (want, size) in enumerate(zip(declared, array_shape, strict=True)):
+            if isinstance(want, int):
+                if want != size:
+                    raise ModelError(
+                        f"input {name!r}: expected shape {_shown(declared)}, "
+                        f"got {_shown(array_shape)} (axis {axis})"
+                    )
+            elif bound.setdefault(want, size) != size:
+                raise ModelError(
+                    f"input {name!r}: expected dim {want!r} = {bound[want]} "
+                    f"(from {source[want]}), got {size}"
+                )
+            else:
+                source.setdefault(want, f"input {name!r}")
+    for name, declared_type in graph.inputs.items():
+        for want in declared_type.shape:
+            if isinstance(want, str) and want not in bound:
+                raise ModelError(
+                    f"input {name!r}: expected a size for symbolic dim {want!r} "
+                    f"(pass dims={{{want!r}: ...}} or an input array), got none"
+                )
+    return bound
+
+
+def _initial_metas(
+    graph: Graph, bound: Mapping[str, int], inputs: Mapping[str, np.ndarray]
+) -> dict[str, Meta]:
+    metas = {name: Meta.of(value) for name, value in graph.initializers.items()}
+    for name, declared in graph.inputs.items():
+        given = inputs.get(name)
+        if given is not None:
+            array = np.asarray(given)
+            # an integer input may feed shape arithmetic; float data is left to execute()
+            is_shape_like = array.dtype.kind in "iub" and array.size <= SMALL_VALUE_SIZE
+            metas[name] = Meta.of(array, keep_value=is_shape_like)
+        elif name not in metas:
+            metas[name] = Meta(bind_shape(declared.shape, bound), np.dtype(declared.dtype))
+    return metas
+
+
+def propagate(
+    graph: Graph,
+    dims: Mapping[str, int] | None = None,
+    inputs: Mapping[str, np.ndarray] | None = None,
+) -> dict[str, Meta]:
+    """The `Meta` of every tensor in `graph`: inputs, initializers and every op output.
+
+    Parameters
+    ----------
+    graph
+        The model.
+    dims
+        Sizes of symbolic dims; others are taken from the shapes of `inputs`.
+    inputs
+        Optional input arrays; their shapes bind dims, and small integer ones keep their values.
+
+    Raises
+    ------
+    ModelError
+        An unbound or conflicting dim, an unsupported op, or a shape rule that rejects its
+        inputs.
+
+    Examples
+    --------
+    >>> from hetsim.ir import Op, TensorType
+    >>> g = Graph(
+    ...     "g",
+    ...     (Op("Shape", "s", ("x",), ("n",)), Op("ConstantOfShape", "c", ("n",), ("y",))),
+    ...     {"x": TensorType(("seq", 2), "float32")},
+    ...     ("y",),
+    ... )
+    >>> metas = propagate(g, {"seq": 3})
+    >>> metas["n"].value.tolist(), metas["y"].shape
+    ([3, 2], (3, 2))
+    """
+    given = dict(inputs or {})
+    unknown = sorted(set(given) - set(graph.inputs))
+    if unknown:
+        raise ModelError(f"inputs: expected names from {sorted(graph.inputs)}, got {unknown}")
+    bound = bind_dims(graph, dims, {k: np.shape(v) for k, v in given.items()})
+    metas = _initial_metas(graph, bound, given)
+    for op in graph.ops:
+        definition = lookup(op)
+        in_metas = [metas[name] if name else None for name in op.inputs]
+        out_metas = definition.infer(op, graph.opset, in_metas)
+        if _is_small_known(in_metas, out_metas):
+            values = definition.compile(op, graph.opset)(
+                [None if m is None else m.value for m in in_metas]
+            )
+            out_metas = [
+                Meta(m.shape, m.dtype, np.asarray(v))
+                for m, v in zip(out_metas, values, strict=False)
+            ]
+        # strict=False: an omitted trailing output ("") has no meta
+        for name, meta in zip(op.outputs, out_metas, strict=False):
+            if name:
+                metas[name] = meta
+    return metas
+
+
+def _is_small_known(inputs: list[Meta | None], outputs: list[Meta]) -> bool:
+    """True when every input's value is known and the outputs are small and not yet computed."""
+    return (
+        all(m is None or m.value is not None for m in inputs)
+        and all(m.value is None for m in outputs)
+        and all(m.size <= SMALL_VALUE_SIZE for m in outputs)
+    )

@@ -1,0 +1,126 @@
+"""Reductions over axes: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd.
+
+One rule serves them all: axes come from the `axes` attribute before the opset where they
+became an input (13 for ReduceSum, 18 for the others); `keepdims` (default 1) keeps reduced axes
+as size 1; no axes means every axis, unless `noop_with_empty_axes` is set, which makes the op an
+identity. Outputs keep the input dtype.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from hetsim.ir import Op
+from hetsim.kernels.registry import (
+    Cost,
+    Kernel,
+    Meta,
+    attr,
+    constant_input,
+    memoize,
+    nbytes,
+    normalize_axes,
+    register,
+)
+
+__all__: list[str] = []
+
+Reducer = Callable[[np.ndarray, tuple[int, ...], bool], np.ndarray]
+
+
+def _ufunc_reducer(ufunc: np.ufunc) -> Reducer:
+    # ufunc.reduce skips the Python layers of np.sum/np.max: a few µs per call on small tensors
+    return lambda x, axes, keepdims: ufunc.reduce(x, axis=axes, keepdims=keepdims)
+
+
+def _mean(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
+    count = math.prod(x.shape[a] for a in axes)
+    total: np.ndarray = np.add.reduce(x, axis=axes, keepdims=keepdims)  # type: ignore[call-overload]
+    return total / count if count else np.full_like(total, np.nan)
+
+
+# op type -> (reduction, opset since which axes is an input)
+_REDUCE: dict[str, tuple[Reducer, int]] = {
+    "ReduceSum": (_ufunc_reducer(np.add), 13),
+    "ReduceMean": (_mean, 18),
+    "ReduceMax": (_ufunc_reducer(np.maximum), 18),
+    "ReduceMin": (_ufunc_reducer(np.minimum), 18),
+    "ReduceProd": (_ufunc_reducer(np.multiply), 18),
+}
+
+
+def _axes(
+    op: Op, rank: int, axes: Sequence[int] | np.ndarray | None, is_noop: bool
+) -> tuple[int, ...] | None:
+    """Normalized axes; None means the op is an identity (empty axes with noop set)."""
+    if axes is None or len(axes) == 0:
+        return None if is_noop else tuple(range(rank))
+    return normalize_axes(op, axes, rank)
+
+
+def _compile(reducer: Reducer, since: int) -> Callable[[Op, int], Kernel]:
+    def compile(op: Op, opset: int) -> Kernel:
+        keepdims = bool(attr(op, "keepdims", 1))
+        is_noop = bool(attr(op, "noop_with_empty_axes", 0))
+        normalized = memoize(lambda rank, axes: _axes(op, rank, axes, is_noop))  # for speed
+
+        def reduce(x: np.ndarray, axes: tuple[int, ...] | None) -> np.ndarray:
+            if axes is None:
+                return x
+            return np.asarray(reducer(x, axes, keepdims)).astype(x.dtype, copy=False)
+
+        if opset < since:
+            fixed = attr(op, "axes", None)
+            return lambda inputs: [
+                reduce(inputs[0], normalized(inputs[0].ndim, inputs[0].ndim, fixed))
+            ]
+
+        def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+            x = inputs[0]
+            assert x is not None, f"{op!r}: input missing"
+            axes = inputs[1] if len(inputs) > 1 else None
+            key = (x.ndim, None if axes is None else axes.tobytes())
+            return [reduce(x, normalized(key, x.ndim, axes))]
+
+        return kernel
+
+    return compile
+
+
+def _infer(since: int) -> Callable[[Op, int, Sequence[Meta | None]], list[Meta]]:
+    def infer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+        x = inputs[0]
+        assert x is not None, f"{op!r}: input missing"
+        if opset < since:
+            axes = attr(op, "axes", None)
+        elif len(inputs) > 1 and inputs[1] is not None:
+            axes = constant_input(op, inputs, 1, "axes")
+        else:
+            axes = None
+        normalized = _axes(op, len(x.shape), axes, bool(attr(op, "noop_with_empty_axes", 0)))
+        if normalized is None:
+            return [Meta(x.shape, x.dtype)]
+        keepdims = bool(attr(op, "keepdims", 1))
+        shape = tuple(
+            1 if i in normalized else d
+            for i, d in enumerate(x.shape)
+            if keepdims or i not in normalized
+        )
+        return [Meta(shape, x.dtype)]
+
+    return infer
+
+
+def _cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    x = inputs[0]
+    assert x is not None, f"{op!r}: input missing"
+    return Cost(float(x.size), nbytes(inputs), nbytes(outputs), "reduction")
+
+
+for _type, (_reducer, _since) in _REDUCE.items():
+    register(
+        _type, "reduction", compile=_compile(_reducer, _since), infer=_infer(_since), cost=_cost
+    )

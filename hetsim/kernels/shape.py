@@ -1,0 +1,309 @@
+"""Ops that make constants or change only a tensor's shape, not its data.
+
+Constant, ConstantOfShape, Shape and Range create tensors; Reshape, Flatten, Squeeze, Unsqueeze
+and Expand relabel one (numpy views where numpy allows). Several took their parameters as
+attributes in early opsets and as inputs later (Reshape at 5, Squeeze/Unsqueeze at 13): each
+shape rule reads the parameter from where the opset puts it, through `versioned`. Copying ops
+(Transpose, Slice, Concat, ...) live in `tensor.py`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hetsim.ir import Op
+from hetsim.kernels.registry import (
+    Cost,
+    Kernel,
+    Meta,
+    attr,
+    broadcast_shape,
+    constant_input,
+    memoize,
+    normalize_axes,
+    op_error,
+    register,
+    view_cost,
+)
+
+__all__ = ["reshape_target", "versioned"]
+
+
+def versioned(
+    op: Op, opset: int, since: int, name: str, index: int, inputs: Sequence[Meta | None]
+) -> Any:
+    """A parameter that is attribute `name` before opset `since` and input `index` from it on.
+
+    Returns the attribute's value (None when absent), or the input's known value (None when the
+    optional input is omitted); a present input of unknown value is a ModelError.
+
+    Examples
+    --------
+    >>> op = Op("Squeeze", "sq", ("x", "axes"), ("y",), {"axes": [0]})
+    >>> x, axes = Meta((1, 3), np.dtype("float32")), Meta.of(np.array([-2]))
+    >>> versioned(op, 11, 13, "axes", 1, [x, axes]), versioned(op, 13, 13, "axes", 1, [x, axes])
+    ([0], array([-2]))
+    """
+    if opset < since:
+        return attr(op, name, None)
+    if index >= len(inputs) or inputs[index] is None:
+        return None
+    return constant_input(op, inputs, index, name)
+
+
+def _constant_value(op: Op) -> np.ndarray:
+    attrs = op.attrs
+    if "value" in attrs:
+        return np.asarray(attrs["value"])
+    scalars = {"value_float": np.float32, "value_int": np.int64}
+    lists = {"value_floats": np.float32, "value_ints": np.int64}
+    for key, dtype in scalars.items():
+        if key in attrs:
+            return np.array(attrs[key], dtype)
+    for key, dtype in lists.items():
+        if key in attrs:
+            return np.array(attrs[key], dtype).reshape(-1)
+    raise op_error(op, "expected one of value, value_float(s), value_int(s)", sorted(attrs))
+
+
+def _compile_constant(op: Op, opset: int) -> Kernel:
+    value = _constant_value(op)
+    return lambda inputs: [value]
+
+
+def _infer_constant(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    return [Meta.of(_constant_value(op))]
+
+
+register("Constant", "other", compile=_compile_constant, infer=_infer_constant, cost=view_cost)
+
+
+def _fill_value(op: Op) -> np.ndarray:
+    value = np.asarray(attr(op, "value", np.zeros(1, np.float32)))
+    if value.size != 1:
+        raise op_error(op, "expected a one-element value", list(value.shape))
+    return value.reshape(())
+
+
+def _compile_constant_of_shape(op: Op, opset: int) -> Kernel:
+    value = _fill_value(op)
+    return lambda inputs: [np.full(tuple(inputs[0].tolist()), value, value.dtype)]
+
+
+def _infer_constant_of_shape(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    shape = constant_input(op, inputs, 0, "shape")
+    return [Meta(tuple(int(d) for d in shape), _fill_value(op).dtype)]
+
+
+def _write_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    return Cost(0.0, 0, sum(m.nbytes for m in outputs), "data_movement")
+
+
+register(
+    "ConstantOfShape",
+    "data_movement",
+    compile=_compile_constant_of_shape,
+    infer=_infer_constant_of_shape,
+    cost=_write_cost,
+)
+
+
+def _shape_slice(op: Op) -> slice:
+    # python slicing clamps out-of-range bounds exactly as ONNX Shape's start/end do
+    return slice(attr(op, "start", 0), attr(op, "end", None))
+
+
+def _compile_shape(op: Op, opset: int) -> Kernel:
+    part = _shape_slice(op)
+    return lambda inputs: [np.array(inputs[0].shape[part], np.int64)]
+
+
+def _infer_shape(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = inputs[0]
+    assert x is not None, f"{op!r}: input missing"
+    return [Meta.of(np.array(x.shape[_shape_slice(op)], np.int64))]
+
+
+register("Shape", "other", compile=_compile_shape, infer=_infer_shape, cost=view_cost)
+
+
+def _compile_range(op: Op, opset: int) -> Kernel:
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        start, limit, delta = inputs
+        assert start is not None, "Range: start missing"
+        assert limit is not None, "Range: limit missing"
+        assert delta is not None, "Range: delta missing"
+        values = np.arange(start.item(), limit.item(), delta.item())
+        return [values.astype(start.dtype, copy=False)]
+
+    return kernel
+
+
+def _infer_range(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    start, limit, delta = (constant_input(op, inputs, i, n) for i, n in enumerate(_RANGE_NAMES))
+    if delta == 0:
+        raise op_error(op, "expected a non-zero delta", 0)
+    count = max(math.ceil((float(limit) - float(start)) / float(delta)), 0)
+    return [Meta((count,), start.dtype)]
+
+
+_RANGE_NAMES = ("start", "limit", "delta")
+register("Range", "elementwise", compile=_compile_range, infer=_infer_range)
+
+
+def reshape_target(
+    op: Op, in_shape: tuple[int, ...], shape: Sequence[int], allowzero: bool
+) -> tuple[int, ...]:
+    """The output shape of Reshape: 0 copies the input dim (unless `allowzero`), -1 is inferred.
+
+    Examples
+    --------
+    >>> reshape_target(Op("Reshape", "r", ("x", "s"), ("y",)), (2, 3, 4), [0, -1], False)
+    (2, 12)
+    """
+    dims = [in_shape[i] if d == 0 and not allowzero else int(d) for i, d in enumerate(shape)]
+    if dims.count(-1) > 1 or any(d < -1 for d in dims):
+        raise op_error(op, "expected at most one -1 and no other negative dims", list(shape))
+    total = math.prod(in_shape)
+    known = math.prod(d for d in dims if d != -1)
+    if -1 in dims:
+        if known == 0 or total % known:
+            raise op_error(op, f"expected a shape that fits {list(in_shape)}", list(shape))
+        dims[dims.index(-1)] = total // known
+    elif known != total:
+        raise op_error(op, f"expected a shape of {total} elements", list(shape))
+    return tuple(dims)
+
+
+def _compile_reshape(op: Op, opset: int) -> Kernel:
+    allowzero = bool(attr(op, "allowzero", 0))
+    target = memoize(lambda shape, dims: reshape_target(op, shape, dims, allowzero))  # for speed
+    if opset < 5:
+        fixed = [int(d) for d in attr(op, "shape")]
+        return lambda inputs: [inputs[0].reshape(target(inputs[0].shape, inputs[0].shape, fixed))]
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x, shape = inputs[0], inputs[1]
+        assert x is not None, "Reshape: input missing"
+        assert shape is not None, "Reshape: shape missing"
+        return [x.reshape(target((x.shape, shape.tobytes()), x.shape, shape.tolist()))]
+
+    return kernel
+
+
+def _infer_reshape(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = inputs[0]
+    assert x is not None, f"{op!r}: input missing"
+    shape = versioned(op, opset, 5, "shape", 1, inputs)
+    if shape is None:
+        raise op_error(op, "expected a shape", "none")
+    allowzero = bool(attr(op, "allowzero", 0))
+    return [Meta(reshape_target(op, x.shape, [int(d) for d in shape], allowzero), x.dtype)]
+
+
+register("Reshape", "data_movement", compile=_compile_reshape, infer=_infer_reshape, cost=view_cost)
+
+
+def _flat_shape(op: Op, shape: tuple[int, ...]) -> tuple[int, int]:
+    axis = int(attr(op, "axis", 1))
+    if not -len(shape) <= axis <= len(shape):
+        raise op_error(op, f"expected an axis in [{-len(shape)}, {len(shape)}]", axis)
+    return math.prod(shape[:axis]), math.prod(shape[axis:])
+
+
+def _compile_flatten(op: Op, opset: int) -> Kernel:
+    target = memoize(lambda shape: _flat_shape(op, shape))  # for speed
+    return lambda inputs: [inputs[0].reshape(target(inputs[0].shape, inputs[0].shape))]
+
+
+def _infer_flatten(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = inputs[0]
+    assert x is not None, f"{op!r}: input missing"
+    return [Meta(_flat_shape(op, x.shape), x.dtype)]
+
+
+register("Flatten", "data_movement", compile=_compile_flatten, infer=_infer_flatten, cost=view_cost)
+
+
+def _squeezed(op: Op, shape: tuple[int, ...], axes: Any) -> tuple[int, ...]:
+    if axes is None or len(axes) == 0:
+        return tuple(d for d in shape if d != 1)
+    drop = normalize_axes(op, axes, len(shape))
+    for a in drop:
+        if shape[a] != 1:
+            raise op_error(op, f"expected size 1 on squeezed axis {a}", shape[a])
+    return tuple(d for i, d in enumerate(shape) if i not in drop)
+
+
+def _unsqueezed(op: Op, shape: tuple[int, ...], axes: Any) -> tuple[int, ...]:
+    if axes is None:
+        raise op_error(op, "expected axes", "none")
+    rank = len(shape) + len(axes)
+    inserted = normalize_axes(op, axes, rank)
+    rest = iter(shape)
+    return tuple(1 if i in inserted else next(rest) for i in range(rank))
+
+
+_SQUEEZE = {"Squeeze": _squeezed, "Unsqueeze": _unsqueezed}
+
+
+def _compile_squeeze(op: Op, opset: int) -> Kernel:
+    rule = _SQUEEZE[op.type]
+    target = memoize(lambda shape, axes: rule(op, shape, axes))  # for speed
+    if opset < 13:
+        fixed = attr(op, "axes", None)
+        return lambda inputs: [inputs[0].reshape(target(inputs[0].shape, inputs[0].shape, fixed))]
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x = inputs[0]
+        assert x is not None, f"{op!r}: input missing"
+        axes = inputs[1] if len(inputs) > 1 else None
+        key = (x.shape, None if axes is None else axes.tobytes())
+        return [x.reshape(target(key, x.shape, axes))]
+
+    return kernel
+
+
+def _infer_squeeze(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = inputs[0]
+    assert x is not None, f"{op!r}: input missing"
+    axes = versioned(op, opset, 13, "axes", 1, inputs)
+    return [Meta(_SQUEEZE[op.type](op, x.shape, axes), x.dtype)]
+
+
+for _type in _SQUEEZE:
+    register(_type, "data_movement", compile=_compile_squeeze, infer=_infer_squeeze, cost=view_cost)
+
+
+def _compile_expand(op: Op, opset: int) -> Kernel:
+    broadcast = memoize(lambda a, b: broadcast_shape(op, a, tuple(b.tolist())))  # for speed
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x, shape = inputs[0], inputs[1]
+        assert x is not None, "Expand: input missing"
+        assert shape is not None, "Expand: shape missing"
+        target = broadcast((x.shape, shape.tobytes()), x.shape, shape)
+        # a copy, not numpy's read-only broadcast view: outputs are ordinary arrays
+        return [np.array(np.broadcast_to(x, target))]
+
+    return kernel
+
+
+def _infer_expand(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = inputs[0]
+    assert x is not None, f"{op!r}: input missing"
+    shape = tuple(int(d) for d in constant_input(op, inputs, 1, "shape"))
+    return [Meta(broadcast_shape(op, x.shape, shape), x.dtype)]
+
+
+def _expand_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    x = inputs[0]
+    assert x is not None, f"{op!r}: input missing"
+    return Cost(0.0, x.nbytes, sum(m.nbytes for m in outputs), "data_movement")
+
+
+register("Expand", "data_movement", compile=_compile_expand, infer=_infer_expand, cost=_expand_cost)

@@ -1,0 +1,322 @@
+"""Ops that move data between tensors: Transpose, Concat, Split, Slice, Gather, Tile, Pad.
+
+Each kernel is one numpy call over whole arrays (Slice and Split return views). Parameters that
+moved from attributes to inputs across opsets (Slice at 10, Split at 13, Pad at 11) are read with
+`versioned`, and each op's index arithmetic lives in one function shared by its kernel and its
+shape rule, so the two cannot disagree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hetsim.ir import Op
+from hetsim.kernels.registry import (
+    Kernel,
+    Meta,
+    attr,
+    constant_input,
+    memoize,
+    movement_cost,
+    normalize_axes,
+    normalize_axis,
+    op_error,
+    register,
+)
+from hetsim.kernels.shape import versioned
+
+__all__ = ["pad_widths", "slices", "split_sizes"]
+
+
+def _first(op: Op, inputs: Sequence[Meta | None]) -> Meta:
+    x = inputs[0]
+    assert x is not None, f"{op!r}: input missing"
+    return x
+
+
+def _perm(op: Op, rank: int) -> tuple[int, ...]:
+    perm = attr(op, "perm", None)
+    if perm is None:
+        return tuple(range(rank - 1, -1, -1))
+    if sorted(perm) != list(range(rank)):
+        raise op_error(op, f"expected a permutation of range({rank})", list(perm))
+    return tuple(int(p) for p in perm)
+
+
+def _compile_transpose(op: Op, opset: int) -> Kernel:
+    perm = attr(op, "perm", None)
+    return lambda inputs: [np.transpose(inputs[0], perm)]
+
+
+def _infer_transpose(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = _first(op, inputs)
+    return [Meta(tuple(x.shape[p] for p in _perm(op, len(x.shape))), x.dtype)]
+
+
+register(
+    "Transpose",
+    "data_movement",
+    compile=_compile_transpose,
+    infer=_infer_transpose,
+    cost=movement_cost,
+)
+
+
+def _compile_concat(op: Op, opset: int) -> Kernel:
+    axis = int(attr(op, "axis"))
+    return lambda inputs: [np.concatenate(inputs, axis=axis)]
+
+
+def _infer_concat(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    metas = [m for m in inputs if m is not None]
+    rank = len(metas[0].shape)
+    axis = normalize_axis(op, int(attr(op, "axis")), rank)
+    for m in metas[1:]:
+        same = len(m.shape) == rank and all(
+            a == b
+            for i, (a, b) in enumerate(zip(m.shape, metas[0].shape, strict=True))
+            if i != axis
+        )
+        if not same:
+            shapes = " and ".join(str(list(x.shape)) for x in metas)
+            raise op_error(op, f"expected shapes equal except on axis {axis}", shapes)
+    shape = list(metas[0].shape)
+    shape[axis] = sum(m.shape[axis] for m in metas)
+    return [Meta(tuple(shape), metas[0].dtype)]
+
+
+register(
+    "Concat", "data_movement", compile=_compile_concat, infer=_infer_concat, cost=movement_cost
+)
+
+
+def split_sizes(op: Op, dim: int, split: Any, outputs: int) -> list[int]:
+    """The size of each Split output along the axis of size `dim`.
+
+    Examples
+    --------
+    >>> split_sizes(Op("Split", "s", ("x",), ("a", "b", "c"), {"num_outputs": 3}), 7, None, 3)
+    [3, 3, 1]
+    """
+    if split is not None and len(split) > 0:
+        sizes = [int(s) for s in split]
+        if sum(sizes) != dim or len(sizes) != outputs:
+            raise op_error(op, f"expected {outputs} sizes summing to {dim}", sizes)
+        return sizes
+    count = int(attr(op, "num_outputs", outputs))
+    # num_outputs (opset 18): ceil-sized chunks, the last one smaller; older: equal parts
+    chunk = math.ceil(dim / count)
+    if "num_outputs" not in op.attrs and chunk * count != dim:
+        raise op_error(op, f"expected a dim divisible by {count} outputs", dim)
+    return [min(chunk, max(dim - i * chunk, 0)) for i in range(count)]
+
+
+def _compile_split(op: Op, opset: int) -> Kernel:
+    axis = int(attr(op, "axis", 0))
+    fixed = attr(op, "split", None) if opset < 13 else None
+    outputs = len(op.outputs)
+
+    def cuts(dim: int, split: Any) -> list[int]:
+        sizes = split_sizes(op, dim, split, outputs)
+        return [sum(sizes[: i + 1]) for i in range(len(sizes) - 1)]
+
+    cached_cuts = memoize(cuts)  # for speed
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x = inputs[0]
+        assert x is not None, "Split: input missing"
+        split = inputs[1] if opset >= 13 and len(inputs) > 1 else fixed
+        dim = x.shape[axis]
+        key = (dim, split.tobytes() if isinstance(split, np.ndarray) else None)
+        return np.split(x, cached_cuts(key, dim, split), axis=axis)
+
+    return kernel
+
+
+def _infer_split(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = _first(op, inputs)
+    axis = normalize_axis(op, int(attr(op, "axis", 0)), len(x.shape))
+    split = versioned(op, opset, 13, "split", 1, inputs)
+    sizes = split_sizes(op, x.shape[axis], split, len(op.outputs))
+    return [Meta((*x.shape[:axis], s, *x.shape[axis + 1 :]), x.dtype) for s in sizes]
+
+
+register("Split", "data_movement", compile=_compile_split, infer=_infer_split, cost=movement_cost)
+
+
+def slices(
+    op: Op, shape: tuple[int, ...], starts: Any, ends: Any, axes: Any, steps: Any
+) -> tuple[slice, ...]:
+    """The numpy index of an ONNX Slice: negative bounds count from the end, all are clamped.
+
+    Examples
+    --------
+    >>> slices(Op("Slice", "s", ("x",), ("y",)), (5, 4), [-1], [-9], [0], [-2])
+    (slice(4, None, -2), slice(None, None, None))
+    """
+    rank = len(shape)
+    axes = range(len(starts)) if axes is None else normalize_axes(op, axes, rank)
+    steps = [1] * len(starts) if steps is None else steps
+    index = [slice(None)] * rank
+    for start, end, axis, step in zip(starts, ends, axes, steps, strict=True):
+        dim, start, end, step = shape[axis], int(start), int(end), int(step)
+        if step == 0:
+            raise op_error(op, f"expected a non-zero step on axis {axis}", 0)
+        start = start + dim if start < 0 else start
+        end = end + dim if end < 0 else end
+        if step > 0:
+            start, end = min(max(start, 0), dim), min(max(end, 0), dim)
+        else:
+            start, end = min(max(start, 0), dim - 1), min(max(end, -1), dim - 1)
+        index[axis] = slice(start, None if end < 0 else end, step)
+    return tuple(index)
+
+
+_SLICE_PARAMS = ("starts", "ends", "axes", "steps")
+
+
+def _compile_slice(op: Op, opset: int) -> Kernel:
+    index = memoize(lambda shape, *params: slices(op, shape, *params))  # for speed
+    if opset < 10:
+        fixed = [attr(op, name, None) for name in _SLICE_PARAMS[:3]]
+        return lambda inputs: [inputs[0][index(inputs[0].shape, inputs[0].shape, *fixed, None)]]
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x = inputs[0]
+        assert x is not None, "Slice: input missing"
+        params = [*inputs[1:], None, None][:4]
+        key = (x.shape, *(None if p is None else p.tobytes() for p in params))
+        return [x[index(key, x.shape, *params)]]
+
+    return kernel
+
+
+def _infer_slice(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = _first(op, inputs)
+    params = [versioned(op, opset, 10, n, i + 1, inputs) for i, n in enumerate(_SLICE_PARAMS)]
+    if opset < 10:
+        params[3] = None
+    index = slices(op, x.shape, *params)
+    shape = tuple(len(range(*s.indices(d))) for s, d in zip(index, x.shape, strict=True))
+    return [Meta(shape, x.dtype)]
+
+
+register("Slice", "data_movement", compile=_compile_slice, infer=_infer_slice, cost=movement_cost)
+
+
+def _compile_gather(op: Op, opset: int) -> Kernel:
+    axis = int(attr(op, "axis", 0))
+    return lambda inputs: [np.take(inputs[0], inputs[1], axis=axis)]
+
+
+def _infer_gather(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x, indices = _first(op, inputs), inputs[1]
+    assert indices is not None, f"{op!r}: indices missing"
+    axis = normalize_axis(op, int(attr(op, "axis", 0)), len(x.shape))
+    return [Meta((*x.shape[:axis], *indices.shape, *x.shape[axis + 1 :]), x.dtype)]
+
+
+register(
+    "Gather", "data_movement", compile=_compile_gather, infer=_infer_gather, cost=movement_cost
+)
+
+
+def _compile_tile(op: Op, opset: int) -> Kernel:
+    return lambda inputs: [np.tile(inputs[0], inputs[1].tolist())]
+
+
+def _infer_tile(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = _first(op, inputs)
+    repeats = [int(r) for r in constant_input(op, inputs, 1, "repeats")]
+    if len(repeats) != len(x.shape) or min(repeats, default=0) < 0:
+        raise op_error(op, f"expected {len(x.shape)} non-negative repeats", repeats)
+    return [Meta(tuple(d * r for d, r in zip(x.shape, repeats, strict=True)), x.dtype)]
+
+
+register("Tile", "data_movement", compile=_compile_tile, infer=_infer_tile, cost=movement_cost)
+
+_PAD_MODES = ("constant", "edge", "reflect", "wrap")
+
+
+def pad_widths(op: Op, rank: int, pads: Any, axes: Any) -> list[tuple[int, int]]:
+    """(before, after) per axis from ONNX pads ``[b1, b2, ..., e1, e2, ...]``; negative crops.
+
+    Examples
+    --------
+    >>> pad_widths(Op("Pad", "p", ("x",), ("y",)), 3, [1, -1, 2, 0], [-1, 0])
+    [(-1, 0), (0, 0), (1, 2)]
+    """
+    axes = range(rank) if axes is None else normalize_axes(op, axes, rank)
+    pads = [int(p) for p in pads]
+    if len(pads) != 2 * len(axes):
+        raise op_error(op, f"expected {2 * len(axes)} pads", len(pads))
+    widths = [(0, 0)] * rank
+    for i, axis in enumerate(axes):
+        widths[axis] = (pads[i], pads[i + len(axes)])
+    return widths
+
+
+def _pad_params(op: Op, opset: int) -> tuple[str, float]:
+    mode = attr(op, "mode", "constant")
+    if mode not in _PAD_MODES:
+        raise op_error(op, f"expected a mode in {list(_PAD_MODES)}", repr(mode))
+    return mode, float(attr(op, "value", 0.0)) if opset < 11 else 0.0
+
+
+def _pad(x: np.ndarray, widths: list[tuple[int, int]], mode: Any, value: Any) -> np.ndarray:
+    # negative pads crop first; numpy's pad takes only the non-negative rest
+    crop = tuple(
+        slice(max(-b, 0), d - max(-e, 0)) for (b, e), d in zip(widths, x.shape, strict=True)
+    )
+    x = x[crop]
+    grow = [(max(b, 0), max(e, 0)) for b, e in widths]
+    if mode != "constant":
+        padded: np.ndarray = np.pad(x, grow, mode=mode)
+        return padded
+    out = np.full([d + b + e for d, (b, e) in zip(x.shape, grow, strict=True)], value, x.dtype)
+    out[tuple(slice(b, b + d) for d, (b, _) in zip(x.shape, grow, strict=True))] = x
+    return out
+
+
+def _compile_pad(op: Op, opset: int) -> Kernel:
+    mode, attr_value = _pad_params(op, opset)
+    if opset < 11:
+        pads = attr(op, "pads", None) if opset >= 2 else attr(op, "paddings", None)
+        if pads is None:
+            raise op_error(op, "expected a pads attribute", "none")
+        return lambda inputs: [
+            _pad(inputs[0], pad_widths(op, inputs[0].ndim, pads, None), mode, attr_value)
+        ]
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x, pads = inputs[0], inputs[1]
+        assert x is not None, "Pad: input missing"
+        assert pads is not None, "Pad: pads missing"
+        value = inputs[2] if len(inputs) > 2 and inputs[2] is not None else 0
+        axes = inputs[3] if len(inputs) > 3 else None
+        return [_pad(x, pad_widths(op, x.ndim, pads, axes), mode, value)]
+
+    return kernel
+
+
+def _infer_pad(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = _first(op, inputs)
+    _pad_params(op, opset)
+    if opset < 11:
+        pads = attr(op, "pads", None) if opset >= 2 else attr(op, "paddings", None)
+        axes = None
+    else:
+        pads = constant_input(op, inputs, 1, "pads")
+        axes = versioned(op, opset, 18, "axes", 3, inputs)
+    widths = pad_widths(op, len(x.shape), pads, axes)
+    shape = tuple(d + b + e for d, (b, e) in zip(x.shape, widths, strict=True))
+    if min(shape, default=0) < 0:
+        raise op_error(op, f"expected pads that fit {list(x.shape)}", [w for w in widths])
+    return [Meta(shape, x.dtype)]
+
+
+register("Pad", "data_movement", compile=_compile_pad, infer=_infer_pad, cost=movement_cost)

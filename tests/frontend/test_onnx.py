@@ -1,0 +1,348 @@
+"""The ONNX frontend: conversion, symbolic dims, attributes, constant folding, and its errors."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx.reference import ReferenceEvaluator  # noqa: E402
+
+from hetsim.errors import ModelError  # noqa: E402
+from hetsim.frontend import SUPPORTED_DTYPES, fold_constants, load_onnx  # noqa: E402
+from hetsim.ir import Op, TensorType  # noqa: E402
+from hetsim.kernels import OPS  # noqa: E402
+
+FLOAT = TensorProto.FLOAT
+
+
+def _model(
+    nodes: list[onnx.NodeProto],
+    inputs: list[onnx.ValueInfoProto],
+    outputs: list[onnx.ValueInfoProto],
+    initializers: list[onnx.TensorProto] = (),  # type: ignore[assignment]
+    opset: int = 13,
+    name: str = "g",
+) -> onnx.ModelProto:
+    graph = helper.make_graph(nodes, name, inputs, outputs, initializer=list(initializers))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _vi(name: str, shape: list[int | str | None], elem: int = FLOAT) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def _relu_model(**kwargs: object) -> onnx.ModelProto:
+    node = helper.make_node("Relu", ["x"], ["y"], name="relu")
+    return _model([node], [_vi("x", ["seq", 4])], [_vi("y", ["seq", 4])], **kwargs)  # type: ignore[arg-type]
+
+
+def test_symbolic_and_unnamed_dims_are_kept_symbolic() -> None:
+    node = helper.make_node("Relu", ["x"], ["y"], name="relu")
+    graph = load_onnx(_model([node], [_vi("x", ["batch", None, 3])], [_vi("y", None)]))
+    assert graph.inputs == {"x": TensorType(("batch", "x_d1", 3), "float32")}
+    assert graph.symbols == ("batch", "x_d1")
+
+
+def test_opset_is_the_default_domain_version() -> None:
+    model = _relu_model()
+    del model.opset_import[:]
+    model.opset_import.extend(
+        [helper.make_opsetid("com.microsoft", 1), helper.make_opsetid("", 11)]
+    )
+    assert load_onnx(model).opset == 11
+    model.opset_import[1].domain = "ai.onnx"
+    assert load_onnx(model).opset == 11
+
+
+def test_file_and_proto_give_the_same_graph(tmp_path: Path) -> None:
+    model = _relu_model()
+    path = tmp_path / "relu.onnx"
+    onnx.save(model, path)
+    from_file, from_proto = load_onnx(path), load_onnx(model)
+    assert from_file.ops == from_proto.ops == (Op("Relu", "relu", ("x",), ("y",)),)
+    assert from_file.inputs == from_proto.inputs
+    assert from_file.outputs == ("y",)
+    assert load_onnx(str(path)).ops == from_proto.ops
+
+
+def test_attributes_become_python_values() -> None:
+    nodes = [
+        helper.make_node(
+            "Conv", ["x", "w"], ["c"], name="conv", auto_pad="SAME_UPPER", strides=[1, 1]
+        ),
+        helper.make_node("LeakyRelu", ["c"], ["y"], name="leaky", alpha=0.25),
+    ]
+    weight = numpy_helper.from_array(np.ones((2, 1, 3, 3), np.float32), "w")
+    graph = load_onnx(_model(nodes, [_vi("x", [1, 1, 5, 5])], [_vi("y", [1, 2, 5, 5])], [weight]))
+    conv, leaky = graph.ops
+    assert conv.attrs == {"auto_pad": "SAME_UPPER", "strides": [1, 1]}
+    assert isinstance(conv.attrs["auto_pad"], str)
+    assert leaky.attrs == {"alpha": 0.25}
+
+
+def test_tensor_attribute_becomes_an_array() -> None:
+    value = numpy_helper.from_array(np.array([1.5, -2.0], np.float32), "value")
+    nodes = [
+        helper.make_node("Constant", [], ["c"], name="const", value=value),
+        helper.make_node("Add", ["x", "c"], ["y"], name="add"),
+    ]
+    graph = load_onnx(_model(nodes, [_vi("x", [2])], [_vi("y", [2])]), fold=False)
+    constant = graph.ops[0].attrs["value"]
+    assert isinstance(constant, np.ndarray)
+    np.testing.assert_array_equal(constant, [1.5, -2.0])
+
+
+def test_unnamed_nodes_are_named_after_their_first_output() -> None:
+    nodes = [helper.make_node("Relu", ["x"], ["h"]), helper.make_node("Neg", ["h"], ["y"])]
+    graph = load_onnx(_model(nodes, [_vi("x", [2])], [_vi("y", [2])]))
+    assert [op.name for op in graph.ops] == ["h", "y"]
+
+
+def test_duplicate_node_names_are_made_unique() -> None:
+    nodes = [
+        helper.make_node("Relu", ["x"], ["h"], name="n"),
+        helper.make_node("Neg", ["h"], ["y"], name="n"),
+    ]
+    graph = load_onnx(_model(nodes, [_vi("x", [2])], [_vi("y", [2])]))
+    assert [op.name for op in graph.ops] == ["n", "n_1"]
+
+
+def test_initializers_listed_as_inputs_are_not_graph_inputs() -> None:
+    bias = numpy_helper.from_array(np.arange(2, dtype=np.float32), "b")
+    node = helper.make_node("Add", ["x", "b"], ["y"], name="add")
+    model = _model([node], [_vi("x", [2]), _vi("b", [2])], [_vi("y", [2])], [bias])
+    graph = load_onnx(model)
+    assert list(graph.inputs) == ["x"]
+    np.testing.assert_array_equal(graph.initializers["b"], [0.0, 1.0])
+
+
+def test_value_types_come_from_value_info_and_outputs() -> None:
+    nodes = [helper.make_node("Relu", ["x"], ["h"]), helper.make_node("Neg", ["h"], ["y"])]
+    model = _model(nodes, [_vi("x", ["n"])], [_vi("y", ["n"])])
+    model.graph.value_info.append(_vi("h", ["n"]))
+    types = load_onnx(model).value_types
+    assert types["h"] == types["y"] == types["x"] == TensorType(("n",), "float32")
+
+
+def test_unsupported_op_names_the_node_and_lists_the_supported_ops() -> None:
+    node = helper.make_node("Mystery", ["x"], ["y"], name="odd")
+    supported = ", ".join(sorted(OPS))
+    with pytest.raises(
+        ModelError,
+        match="^"
+        + re.escape(f"op odd (Mystery): unsupported op Mystery; supported ops: {supported}")
+        + "$",
+    ):
+        load_onnx(_model([node], [_vi("x", [2])], [_vi("y", [2])]))
+
+
+def test_op_from_another_domain_is_unsupported_even_with_a_known_name() -> None:
+    node = helper.make_node("Relu", ["x"], ["y"], name="r", domain="com.vendor")
+    with pytest.raises(
+        ModelError,
+        match=r"^op r \(Relu\): unsupported op Relu in domain 'com\.vendor'; supported ops: Abs, ",
+    ):
+        load_onnx(_model([node], [_vi("x", [2])], [_vi("y", [2])]))
+
+
+@pytest.mark.parametrize(
+    ("elem", "name"), [(TensorProto.BFLOAT16, "bfloat16"), (TensorProto.STRING, "string")]
+)
+def test_unsupported_input_dtype_is_an_error(elem: int, name: str) -> None:
+    node = helper.make_node("Identity", ["x"], ["y"], name="id")
+    model = _model([node], [_vi("x", [2], elem)], [_vi("y", [2], elem)])
+    dtypes = ", ".join(SUPPORTED_DTYPES)
+    with pytest.raises(
+        ModelError,
+        match="^"
+        + re.escape(f"model g: input x: expected a supported dtype ({dtypes}), got {name}")
+        + "$",
+    ):
+        load_onnx(model)
+
+
+def test_unsupported_initializer_dtype_is_an_error() -> None:
+    weight = helper.make_tensor("w", TensorProto.COMPLEX64, [1], [1 + 2j])
+    node = helper.make_node("Identity", ["w"], ["y"], name="id")
+    with pytest.raises(
+        ModelError,
+        match=r"^model g: initializer w: expected a supported dtype \(.*\), got complex64$",
+    ):
+        load_onnx(_model([node], [], [_vi("y", [1])], [weight]))
+
+
+def test_unsupported_dtype_in_a_tensor_attribute_names_the_op() -> None:
+    value = helper.make_tensor("value", TensorProto.BFLOAT16, [1], [1.0])
+    node = helper.make_node("ConstantOfShape", ["s"], ["y"], name="fill", value=value)
+    with pytest.raises(
+        ModelError,
+        match=r"^model g: op fill \(ConstantOfShape\) attribute value: expected a supported "
+        r"dtype \(.*\), got bfloat16$",
+    ):
+        load_onnx(_model([node], [_vi("s", [1], TensorProto.INT64)], [_vi("y", None)]))
+
+
+def test_malformed_file_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "broken.onnx"
+    path.write_bytes(b"\x08\x07garbage\xff\xff\x00")
+    with pytest.raises(
+        ModelError,
+        match="^" + re.escape(f"{path}: expected an ONNX model, got unreadable data ("),
+    ):
+        load_onnx(path)
+
+
+def test_missing_file_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "absent.onnx"
+    with pytest.raises(
+        ModelError,
+        match="^" + re.escape(f"{path}: expected an ONNX model file, got no such file") + "$",
+    ):
+        load_onnx(path)
+
+
+def test_file_without_a_default_opset_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "empty.onnx"
+    path.write_bytes(b"")
+    with pytest.raises(
+        ModelError,
+        match="^"
+        + re.escape(f"{path}: expected an opset for the default ONNX domain, got none")
+        + "$",
+    ):
+        load_onnx(path)
+
+
+def test_dangling_input_names_the_node() -> None:
+    node = helper.make_node("Add", ["x", "nowhere"], ["y"], name="add7")
+    with pytest.raises(
+        ModelError, match=r"^op add7 \(Add\): expected each input to be .*, got 'nowhere'$"
+    ):
+        load_onnx(_model([node], [_vi("x", [2])], [_vi("y", [2])]))
+
+
+def test_constant_of_shape_weights_are_folded_into_initializers() -> None:
+    shape = numpy_helper.from_array(np.array([2, 3], np.int64), "w__SHAPE")
+    fill = numpy_helper.from_array(np.array([0.5], np.float32), "value")
+    nodes = [
+        helper.make_node("ConstantOfShape", ["w__SHAPE"], ["w"], value=fill),
+        helper.make_node("MatMul", ["x", "w"], ["y"], name="mm"),
+    ]
+    model = _model(nodes, [_vi("x", [1, 2])], [_vi("y", [1, 3])], [shape], opset=9)
+    graph = load_onnx(model)
+    assert [op.name for op in graph.ops] == ["mm"]
+    assert list(graph.initializers) == ["w"]
+    np.testing.assert_array_equal(graph.initializers["w"], np.full((2, 3), 0.5, np.float32))
+
+
+def test_folded_values_match_the_reference_evaluator() -> None:
+    base = numpy_helper.from_array(np.array([1.0, 4.0, 9.0], np.float32), "base")
+    nodes = [
+        helper.make_node("Sqrt", ["base"], ["root"]),
+        helper.make_node("Unsqueeze", ["root"], ["row"], axes=[0]),
+        helper.make_node("Mul", ["row", "row"], ["square"]),
+        helper.make_node("Add", ["x", "square"], ["y"], name="add"),
+    ]
+    model = _model(nodes, [_vi("x", [2, 3])], [_vi("y", [2, 3])], [base], opset=11)
+    folded = load_onnx(model)
+    assert [op.name for op in folded.ops] == ["add"]
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
+    np.testing.assert_allclose(x + folded.initializers["square"], expected, rtol=1e-6)
+
+
+def test_shape_of_a_static_input_is_folded() -> None:
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape"),
+    ]
+    graph = load_onnx(_model(nodes, [_vi("x", [2, 3])], [_vi("y", [2, 3])]))
+    assert [op.name for op in graph.ops] == ["reshape"]
+    np.testing.assert_array_equal(graph.initializers["s"], [2, 3])
+
+
+def test_shape_of_a_symbolic_input_is_kept() -> None:
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape"),
+    ]
+    graph = load_onnx(_model(nodes, [_vi("x", ["n", 3])], [_vi("y", ["n", 3])]))
+    assert [op.name for op in graph.ops] == ["s", "reshape"]
+    assert graph.initializers == {}
+
+
+def test_fold_keeps_graph_inputs_and_drops_unused_initializers() -> None:
+    unused = numpy_helper.from_array(np.zeros(4, np.float32), "unused")
+    model = _relu_model(initializers=[unused])
+    graph = load_onnx(model)
+    assert graph.initializers == {}
+    assert load_onnx(model, fold=False).initializers.keys() == {"unused"}
+    assert fold_constants(load_onnx(model, fold=False)).initializers == {}
+
+
+def test_input_without_a_shape_is_an_error() -> None:
+    node = helper.make_node("Relu", ["x"], ["y"], name="relu")
+    with pytest.raises(
+        ModelError, match=r"^model g: input x: expected a tensor of known rank, got no shape$"
+    ):
+        load_onnx(_model([node], [_vi("x", None)], [_vi("y", None)]))
+
+
+def test_input_that_is_not_a_tensor_is_an_error() -> None:
+    seq = helper.make_tensor_sequence_value_info("x", FLOAT, [2])
+    node = helper.make_node("Identity", ["x"], ["y"], name="id")
+    with pytest.raises(
+        ModelError, match=r"^model g: input x: expected a tensor, got sequence_type$"
+    ):
+        load_onnx(_model([node], [seq], [_vi("y", None)]))
+
+
+def test_sparse_tensor_attribute_is_an_error_naming_the_op() -> None:
+    values = numpy_helper.from_array(np.array([1.0], np.float32), "values")
+    indices = numpy_helper.from_array(np.array([0], np.int64), "indices")
+    sparse = helper.make_sparse_tensor(values, indices, [2])
+    node = helper.make_node("Constant", [], ["y"], name="c", sparse_value=sparse)
+    with pytest.raises(
+        ModelError,
+        match=r"^model g: op c \(Constant\): expected a plain attribute, "
+        r"got 'sparse_value' of type sparse_tensor$",
+    ):
+        load_onnx(_model([node], [], [_vi("y", [2])]))
+
+
+def test_op_whose_shape_needs_run_time_values_is_kept() -> None:
+    node = helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape")
+    inputs = [_vi("x", [2, 3]), _vi("s", [2], TensorProto.INT64)]
+    graph = load_onnx(_model([node], inputs, [_vi("y", None)]))
+    assert [op.name for op in graph.ops] == ["reshape"]
+    assert list(graph.inputs) == ["x", "s"]
+
+
+def test_unnamed_graph_takes_the_file_stem_or_model(tmp_path: Path) -> None:
+    model = _relu_model(name="")
+    path = tmp_path / "tiny_relu.onnx"
+    onnx.save(model, path)
+    assert load_onnx(path).name == "tiny_relu"
+    assert load_onnx(model).name == "model"
+    assert load_onnx(_relu_model()).name == "g"
+
+
+def test_cast_to_an_unsupported_dtype_is_an_error_naming_the_op() -> None:
+    node = helper.make_node("Cast", ["x"], ["y"], name="to_bf16", to=TensorProto.BFLOAT16)
+    with pytest.raises(
+        ModelError,
+        match=r"^model g: op to_bf16 \(Cast\) attribute to: expected a supported dtype "
+        r"\(.*\), got bfloat16$",
+    ):
+        load_onnx(_model([node], [_vi("x", [2])], [_vi("y", [2], TensorProto.BFLOAT16)]))
+
+
+def test_cast_keeps_the_onnx_element_type() -> None:
+    node = helper.make_node("Cast", ["x"], ["y"], name="to_int", to=TensorProto.INT64)
+    graph = load_onnx(_model([node], [_vi("x", [2])], [_vi("y", [2], TensorProto.INT64)]))
+    assert graph.ops[0].attrs == {"to": TensorProto.INT64}

@@ -1,0 +1,171 @@
+"""Elementwise ops beyond the generic table: dtypes kept, numerics at the edges, every error."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from hetsim.errors import ModelError
+from hetsim.ir import Op
+from hetsim.kernels import OPS, Meta
+from hetsim.kernels.elementwise import erf
+
+UNARY_FLOAT = [
+    "Relu", "Neg", "Abs", "Sqrt", "Exp", "Log", "Reciprocal", "Floor", "Ceil", "Erf", "Tanh",
+    "Sigmoid", "Softsign", "Softplus", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "Gelu",
+]  # fmt: skip
+
+
+def _run(op: Op, *inputs: np.ndarray | None, opset: int = 17) -> list[np.ndarray]:
+    return OPS[op.type].compile(op, opset)(list(inputs))
+
+
+def _op(op_type: str, n_inputs: int = 1, **attrs: object) -> Op:
+    return Op(op_type, "n0", tuple(f"x{i}" for i in range(n_inputs)), ("y",), attrs)
+
+
+@pytest.mark.parametrize("op_type", UNARY_FLOAT)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+def test_unary_keeps_float_dtype(op_type: str, dtype: type) -> None:
+    x = np.linspace(0.25, 2.0, 8).astype(dtype)
+    (y,) = _run(_op(op_type), x, opset=20)
+    assert y.dtype == np.dtype(dtype)
+
+
+def test_erf_matches_math_erf_to_float64_precision_scale() -> None:
+    x = np.linspace(-6.0, 6.0, 2001)
+    expected = np.array([math.erf(v) for v in x])
+    np.testing.assert_allclose(erf(x), expected, rtol=1e-7, atol=6e-8)
+
+
+def test_erf_is_relatively_accurate_near_zero() -> None:
+    x = np.array([1e-8, -1e-5, 3e-3])
+    expected = np.array([math.erf(v) for v in x])
+    np.testing.assert_allclose(erf(x), expected, rtol=1e-12)
+
+
+def test_sigmoid_and_softplus_do_not_overflow() -> None:
+    x = np.array([-1e4, -100.0, 0.0, 100.0, 1e4], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (sig,) = _run(_op("Sigmoid"), x)
+        (soft,) = _run(_op("Softplus"), x)
+    assert sig.tolist() == [0.0, 0.0, 0.5, 1.0, 1.0]
+    np.testing.assert_allclose(soft, [0.0, 0.0, math.log(2), 100.0, 1e4], rtol=1e-6, atol=1e-40)
+
+
+def test_int_div_truncates_toward_zero() -> None:
+    (y,) = _run(_op("Div", 2), np.array([7, -7, 7, -7, 6]), np.array([2, 2, -2, -2, 3]))
+    assert y.tolist() == [3, -3, -3, 3, 2]
+
+
+def test_pow_keeps_base_dtype_with_int_exponent() -> None:
+    (y,) = _run(_op("Pow", 2), np.array([1.5, 2.0], np.float32), np.array(2, np.int64))
+    assert y.dtype == np.float32
+    assert y.tolist() == [2.25, 4.0]
+
+
+def test_clip_attribute_form_reads_min_and_max() -> None:
+    (y,) = _run(_op("Clip", min=-1.0, max=2.0), np.array([-3.0, 0.5, 3.0], np.float32), opset=6)
+    assert y.tolist() == [-1.0, 0.5, 2.0]
+
+
+def test_cast_accepts_a_numpy_dtype_name() -> None:
+    (y,) = _run(_op("Cast", to="int32"), np.array([1.7, -1.7], np.float32))
+    assert y.dtype == np.int32
+    assert y.tolist() == [1, -1]
+
+
+def test_dropout_mask_is_all_true_in_inference() -> None:
+    op = Op("Dropout", "d", ("x",), ("y", "mask"))
+    x = np.arange(4, dtype=np.float32)
+    y, mask = _run(op, x, opset=13)
+    assert y is x
+    assert mask.dtype == np.bool_
+    assert mask.all()
+
+
+def test_sum_of_one_input_is_that_input() -> None:
+    x = np.arange(3, dtype=np.float32)
+    assert _run(_op("Sum"), x)[0] is x
+
+
+def test_gelu_rejects_unknown_approximation() -> None:
+    with pytest.raises(
+        ModelError, match=r"^op n0 \(Gelu\): expected approximate 'none' or 'tanh', got 'fast'$"
+    ):
+        _run(_op("Gelu", approximate="fast"), np.zeros(1, np.float32))
+
+
+def test_cast_rejects_unsupported_dtype_code() -> None:
+    with pytest.raises(
+        ModelError,
+        match=r"^op n0 \(Cast\): expected a supported dtype code \[1, 2, 3, 4, 5, 6, 7, 9, 10, "
+        r"11, 12, 13\], got 8$",
+    ):
+        OPS["Cast"].compile(_op("Cast", to=8), 17)
+
+
+def test_cast_requires_to() -> None:
+    with pytest.raises(ModelError, match=r"^op n0 \(Cast\): missing required attribute 'to'$"):
+        OPS["Cast"].compile(_op("Cast"), 17)
+
+
+def test_dropout_ignores_the_old_is_test_flag() -> None:
+    x = np.arange(3, dtype=np.float32)
+    assert OPS["Dropout"].compile(_op("Dropout", is_test=0), 6)([x])[0] is x
+
+
+def test_dropout_rejects_training_mode_input() -> None:
+    op = Op("Dropout", "n0", ("x", "r", "t"), ("y",))
+    kernel = OPS["Dropout"].compile(op, 13)
+    with pytest.raises(
+        ModelError,
+        match=r"^op n0 \(Dropout\): expected training_mode false \(inference\), got True$",
+    ):
+        kernel([np.zeros(2, np.float32), None, np.array(True)])
+
+
+def test_binary_shape_rule_rejects_unbroadcastable_shapes() -> None:
+    metas = [Meta((2, 3), np.dtype("float32")), Meta((4,), np.dtype("float32"))]
+    with pytest.raises(
+        ModelError, match=r"^op n0 \(Add\): expected broadcastable shapes, got \[2, 3\] and \[4\]$"
+    ):
+        OPS["Add"].infer(_op("Add", 2), 17, metas)
+
+
+def test_prelu_shape_rule_rejects_a_slope_wider_than_x() -> None:
+    metas = [Meta((3,), np.dtype("float32")), Meta((2, 3), np.dtype("float32"))]
+    with pytest.raises(
+        ModelError,
+        match=r"^op n0 \(PRelu\): expected a slope that broadcasts to \[3\], got \[2, 3\]$",
+    ):
+        OPS["PRelu"].infer(_op("PRelu", 2), 17, metas)
+
+
+def test_comparison_shape_rule_gives_bool() -> None:
+    metas = [Meta((2, 1), np.dtype("float32")), Meta((3,), np.dtype("float32"))]
+    (out,) = OPS["Less"].infer(_op("Less", 2), 17, metas)
+    assert (out.shape, out.dtype) == ((2, 3), np.dtype(bool))
+
+
+def test_unary_cost_counts_flops_per_element() -> None:
+    x = Meta((4, 5), np.dtype("float32"))
+    out = OPS["Sigmoid"].infer(_op("Sigmoid"), 17, [x])
+    cost = OPS["Sigmoid"].cost(_op("Sigmoid"), [x], out)
+    assert (cost.flops, cost.bytes_read, cost.bytes_written, cost.op_class) == (
+        80.0,
+        80,
+        80,
+        "elementwise",
+    )
+
+
+def test_sum_cost_is_one_add_per_extra_input() -> None:
+    metas = [Meta((10,), np.dtype("float32"))] * 3
+    op = _op("Sum", 3)
+    cost = OPS["Sum"].cost(op, metas, OPS["Sum"].infer(op, 17, metas))
+    assert (cost.flops, cost.bytes_read, cost.bytes_written) == (20.0, 120, 40)

@@ -1,0 +1,144 @@
+"""The eager run: values against numpy, compiled once, constants folded, intermediates freed."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+from hetsim.errors import ModelError
+from hetsim.ir import Graph, Op, TensorType
+from hetsim.kernels import compile_program, execute
+
+execute_module = importlib.import_module("hetsim.kernels.execute")
+
+
+def _block() -> Graph:
+    """relu(x + b) summed over the last axis, and the transposed sum, as a second output."""
+    ops = (
+        Op("Add", "add", ("x", "b"), ("h",)),
+        Op("Relu", "relu", ("h",), ("r",)),
+        Op("ReduceSum", "sum", ("r", "axes"), ("s",), {"keepdims": 0}),
+        Op("Transpose", "t", ("r",), ("rt",)),
+    )
+    inits = {"b": np.array([0.5, -1.0, 2.0], np.float32), "axes": np.array([-1], np.int64)}
+    return Graph("block", ops, {"x": TensorType(("n", 3), "float32")}, ("s", "rt"), inits)
+
+
+def test_execute_matches_numpy(rng: np.random.Generator) -> None:
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    out = execute(_block(), {"x": x})
+    r = np.maximum(x + np.array([0.5, -1.0, 2.0], np.float32), 0)
+    assert list(out) == ["s", "rt"]
+    np.testing.assert_allclose(out["s"], r.sum(axis=-1), rtol=1e-6)
+    np.testing.assert_array_equal(out["rt"], r.T)
+    assert out["s"].dtype == np.float32
+
+
+def test_symbolic_dims_take_any_size(rng: np.random.Generator) -> None:
+    graph = _block()
+    for n in (1, 7):
+        x = rng.standard_normal((n, 3)).astype(np.float32)
+        assert execute(graph, {"x": x})["rt"].shape == (3, n)
+
+
+def test_program_is_compiled_once_per_graph(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[Graph] = []
+
+    def counting(graph: Graph) -> execute_module.Program:
+        calls.append(graph)
+        return compile_program(graph)
+
+    monkeypatch.setattr(execute_module, "compile_program", counting)
+    graph, x = _block(), np.zeros((2, 3), np.float32)
+    execute(graph, {"x": x})
+    execute(graph, {"x": x})
+    assert calls == [graph]
+
+
+def test_program_cache_keeps_only_the_last_few_graphs() -> None:
+    x = np.zeros((1, 3), np.float32)
+    graphs = [_block() for _ in range(execute_module._CACHE_SIZE + 2)]
+    for graph in graphs:
+        execute(graph, {"x": x})
+    cached = [entry[0] for entry in execute_module._programs.values()]
+    assert cached == graphs[-execute_module._CACHE_SIZE :]
+
+
+def test_constant_subgraphs_are_folded_at_compile() -> None:
+    ops = (
+        Op("ConstantOfShape", "w", ("shape",), ("weight",), {"value": np.array([2.0], np.float32)}),
+        Op("Mul", "scale", ("x", "weight"), ("y",)),
+    )
+    graph = Graph(
+        "g", ops, {"x": TensorType((3,), "float32")}, ("y",), {"shape": np.array([3], np.int64)}
+    )
+    program = compile_program(graph)
+    assert len(program.steps) == 1
+    assert execute(graph, {"x": np.ones(3, np.float32)})["y"].tolist() == [2.0, 2.0, 2.0]
+
+
+def test_intermediates_are_freed_after_their_last_use() -> None:
+    program = compile_program(_block())
+    slot_of = {name: slot for name, slot in program.outputs}
+    add, relu, reduce_sum, transpose = program.steps
+    h, r = add.outputs[0], relu.outputs[0]
+    assert add.frees == ()
+    assert relu.frees == (h,)
+    assert reduce_sum.frees == ()
+    assert transpose.frees == (r,)
+    assert slot_of["s"] not in {s for step in program.steps for s in step.frees}
+
+
+def test_unread_outputs_are_freed_at_once() -> None:
+    ops = (Op("Dropout", "d", ("x",), ("y", "mask")),)
+    program = compile_program(Graph("g", ops, {"x": TensorType((2,), "float32")}, ("y",)))
+    (step,) = program.steps
+    assert step.frees == (step.outputs[1],)
+
+
+def test_missing_input_is_an_error() -> None:
+    with pytest.raises(ModelError, match=r"^inputs: expected \['x'\], got missing \['x'\]$"):
+        execute(_block(), {})
+
+
+def test_unknown_input_is_an_error() -> None:
+    x = np.zeros((2, 3), np.float32)
+    with pytest.raises(ModelError, match=r"^inputs: expected \['x'\], got unknown \['y'\]$"):
+        execute(_block(), {"x": x, "y": x})
+
+
+def test_wrong_dtype_is_an_error() -> None:
+    with pytest.raises(ModelError, match=r"^input 'x': expected float32 array, got float64$"):
+        execute(_block(), {"x": np.zeros((2, 3))})
+
+
+def test_non_array_is_an_error() -> None:
+    with pytest.raises(ModelError, match=r"^input 'x': expected float32 array, got list$"):
+        execute(_block(), {"x": [[0.0, 1.0, 2.0]]})  # type: ignore[dict-item]
+
+
+def test_wrong_rank_is_an_error() -> None:
+    with pytest.raises(
+        ModelError, match=r"^input 'x': expected rank 2 \[n, 3\], got shape \[2, 3, 1\]$"
+    ):
+        execute(_block(), {"x": np.zeros((2, 3, 1), np.float32)})
+
+
+def test_wrong_static_dim_is_an_error() -> None:
+    graph = Graph(
+        "g", (Op("Relu", "r", ("x",), ("y",)),), {"x": TensorType((2, 3), "float32")}, ("y",)
+    )
+    with pytest.raises(
+        ModelError, match=r"^input 'x': expected shape \[2, 3\], got \[2, 4\] \(axis 1\)$"
+    ):
+        execute(graph, {"x": np.zeros((2, 4), np.float32)})
+
+
+def test_unsupported_op_fails_at_compile() -> None:
+    graph = Graph(
+        "g", (Op("Relux", "r", ("x",), ("y",)),), {"x": TensorType((2,), "float32")}, ("y",)
+    )
+    with pytest.raises(ModelError, match=r"^op r: unsupported op Relux \(did you mean 'Relu'\?\)"):
+        compile_program(graph)

@@ -1,0 +1,156 @@
+"""Shape propagation: dims bound from `dims` or input arrays, shape arithmetic computed, errors."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from hetsim.errors import ModelError
+from hetsim.ir import Graph, Op, TensorType
+from hetsim.kernels import OPS, propagate
+from hetsim.kernels.propagate import SMALL_VALUE_SIZE, bind_dims
+
+
+def _heads_graph() -> Graph:
+    """x[seq, 8] -> [2, seq, 4], the reshape target computed from Shape(x) as exporters do."""
+    ops = (
+        Op("Shape", "shape", ("x",), ("s",)),
+        Op("Gather", "seq", ("s", "zero"), ("n",), {"axis": 0}),
+        Op("Unsqueeze", "n1", ("n", "axis0"), ("n_1",)),
+        Op("Concat", "target", ("n_1", "heads"), ("t",), {"axis": 0}),
+        Op("Reshape", "split_heads", ("x", "t"), ("y",)),
+        Op("Transpose", "swap", ("y",), ("z",), {"perm": [1, 0, 2]}),
+    )
+    initializers = {
+        "zero": np.array(0, np.int64),
+        "axis0": np.array([0], np.int64),
+        "heads": np.array([2, 4], np.int64),
+    }
+    return Graph("heads", ops, {"x": TensorType(("seq", 8), "float32")}, ("z",), initializers)
+
+
+def test_symbolic_dim_from_dims_resolves_a_computed_reshape() -> None:
+    metas = propagate(_heads_graph(), {"seq": 5})
+    assert metas["t"].value is not None
+    assert metas["t"].value.tolist() == [5, 2, 4]
+    assert metas["y"].shape == (5, 2, 4)
+    assert metas["z"].shape == (2, 5, 4)
+    assert metas["z"].dtype == np.dtype("float32")
+    assert metas["z"].value is None
+
+
+def test_symbolic_dim_from_an_input_array() -> None:
+    metas = propagate(_heads_graph(), inputs={"x": np.zeros((3, 8), np.float32)})
+    assert metas["z"].shape == (2, 3, 4)
+
+
+def test_small_integer_inputs_keep_their_values_and_float_ones_do_not() -> None:
+    ops = (Op("Reshape", "r", ("x", "s"), ("y",)),)
+    inputs = {"x": TensorType((2, 3), "float32"), "s": TensorType((2,), "int64")}
+    g = Graph("g", ops, inputs, ("y",))
+    given = {"x": np.zeros((2, 3), np.float32), "s": np.array([3, 2], np.int64)}
+    metas = propagate(g, inputs=given)
+    assert metas["x"].value is None
+    assert metas["y"].shape == (3, 2)
+    assert metas["y"].value is None
+
+
+def test_initializers_keep_their_values() -> None:
+    metas = propagate(_heads_graph(), {"seq": 2})
+    assert metas["heads"].value is not None
+    assert metas["heads"].value.tolist() == [2, 4]
+
+
+def test_small_outputs_get_values_and_large_ones_do_not() -> None:
+    ops = (
+        Op("ConstantOfShape", "small", ("s1",), ("a",)),
+        Op("ConstantOfShape", "large", ("s2",), ("b",)),
+    )
+    inits = {"s1": np.array([4], np.int64), "s2": np.array([SMALL_VALUE_SIZE + 1], np.int64)}
+    metas = propagate(Graph("g", ops, {}, ("a", "b"), inits))
+    assert metas["a"].value is not None
+    assert metas["a"].value.tolist() == [0.0] * 4
+    assert metas["b"].value is None
+    assert metas["b"].shape == (SMALL_VALUE_SIZE + 1,)
+
+
+def test_omitted_optional_input_and_output() -> None:
+    ops = (Op("Clip", "clip", ("x", "", "hi"), ("y",)), Op("Dropout", "d", ("y",), ("z", "")))
+    g = Graph("g", ops, {"x": TensorType((3,), "float32")}, ("z",), {"hi": np.array(1, np.float32)})
+    metas = propagate(g)
+    assert metas["z"].shape == (3,)
+    assert "" not in metas
+
+
+def test_unbound_dim_is_an_error() -> None:
+    with pytest.raises(
+        ModelError,
+        match=r"^input 'x': expected a size for symbolic dim 'seq' "
+        r"\(pass dims=\{'seq': \.\.\.\} or an input array\), got none$",
+    ):
+        propagate(_heads_graph())
+
+
+def test_dim_conflicting_with_dims_is_an_error() -> None:
+    with pytest.raises(
+        ModelError, match=r"^input 'x': expected dim 'seq' = 4 \(from dims\), got 3$"
+    ):
+        propagate(_heads_graph(), {"seq": 4}, {"x": np.zeros((3, 8), np.float32)})
+
+
+def test_dim_conflicting_between_inputs_is_an_error() -> None:
+    g = Graph(
+        "g",
+        (Op("Add", "add", ("a", "b"), ("c",)),),
+        {"a": TensorType(("n",), "float32"), "b": TensorType(("n",), "float32")},
+        ("c",),
+    )
+    shapes = {"a": (2,), "b": (3,)}
+    with pytest.raises(
+        ModelError, match=r"^input 'b': expected dim 'n' = 2 \(from input 'a'\), got 3$"
+    ):
+        bind_dims(g, None, shapes)
+
+
+def test_wrong_rank_is_an_error() -> None:
+    with pytest.raises(
+        ModelError, match=r"^input 'x': expected rank 2 \[seq, 8\], got shape \[3\]$"
+    ):
+        propagate(_heads_graph(), inputs={"x": np.zeros(3, np.float32)})
+
+
+def test_wrong_static_dim_is_an_error() -> None:
+    with pytest.raises(
+        ModelError, match=r"^input 'x': expected shape \[seq, 8\], got \[3, 9\] \(axis 1\)$"
+    ):
+        propagate(_heads_graph(), inputs={"x": np.zeros((3, 9), np.float32)})
+
+
+def test_unknown_input_name_is_an_error() -> None:
+    with pytest.raises(ModelError, match=r"^inputs: expected names from \['x'\], got \['y'\]$"):
+        propagate(_heads_graph(), {"seq": 2}, {"y": np.zeros(2)})
+
+
+def test_unsupported_op_is_an_error() -> None:
+    g = Graph("g", (Op("Zzzz", "f", ("x",), ("y",)),), {"x": TensorType((2,), "float32")}, ("y",))
+    supported = re.escape(", ".join(sorted(OPS)))
+    with pytest.raises(
+        ModelError, match=rf"^op f: unsupported op Zzzz; supported ops: {supported}$"
+    ):
+        propagate(g)
+
+
+def test_reshape_to_a_data_dependent_shape_is_an_error() -> None:
+    ops = (
+        Op("Cast", "c", ("x",), ("s",), {"to": 7}),
+        Op("Reshape", "r", ("x", "s"), ("y",)),
+    )
+    g = Graph("g", ops, {"x": TensorType((SMALL_VALUE_SIZE + 1,), "float32")}, ("y",))
+    with pytest.raises(
+        ModelError,
+        match=r"^op r \(Reshape\): expected a known value for input 1 \(shape\), "
+        r"got a computed tensor 's'$",
+    ):
+        propagate(g)

@@ -1,0 +1,266 @@
+"""Shape and tensor ops beyond the generic table: index arithmetic, views, and every error."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hetsim.errors import ModelError
+from hetsim.ir import Op
+from hetsim.kernels import OPS, Meta
+from hetsim.kernels.registry import lookup
+from hetsim.kernels.shape import reshape_target
+from hetsim.kernels.tensor import pad_widths, slices, split_sizes
+from tests.kernels.case import Case, case_model
+
+F32 = np.dtype("float32")
+
+
+def _op(op_type: str, n_inputs: int = 1, n_outputs: int = 1, **attrs: object) -> Op:
+    outputs = tuple(f"y{i}" for i in range(n_outputs))
+    return Op(op_type, "n0", tuple(f"x{i}" for i in range(n_inputs)), outputs, attrs)
+
+
+def _meta(*shape: int, value: np.ndarray | None = None) -> Meta:
+    return Meta(shape, F32 if value is None else value.dtype, value)
+
+
+def _const(*values: int) -> Meta:
+    value = np.array(values, np.int64)
+    return Meta(value.shape, value.dtype, value)
+
+
+def test_reshape_target_copies_zero_and_infers_minus_one() -> None:
+    assert reshape_target(_op("Reshape", 2), (2, 3, 4), [0, -1, 2], False) == (2, 6, 2)
+
+
+def test_reshape_rejects_two_inferred_dims() -> None:
+    with pytest.raises(
+        ModelError,
+        match=r"^op n0 \(Reshape\): expected at most one -1 and no other negative dims, "
+        r"got \[-1, -1\]$",
+    ):
+        reshape_target(_op("Reshape", 2), (2, 3), [-1, -1], False)
+
+
+def test_reshape_rejects_a_shape_of_another_size() -> None:
+    with pytest.raises(
+        ModelError, match=r"^op n0 \(Reshape\): expected a shape of 6 elements, got \[4, 2\]$"
+    ):
+        OPS["Reshape"].infer(_op("Reshape", 2), 17, [_meta(2, 3), _const(4, 2)])
+
+
+def test_reshape_rejects_an_indivisible_inferred_dim() -> None:
+    with pytest.raises(
+        ModelError, match=r"^op n0 \(Reshape\): expected a shape that fits \[2, 3\], got \[4, -1\]$"
+    ):
+        OPS["Reshape"].infer(_op("Reshape", 2), 17, [_meta(2, 3), _const(4, -1)])
+
+
+def test_reshape_needs_a_known_shape() -> None:
+    computed = Meta((2,), np.dtype("int64"))
+    with pytest.raises(
+        ModelError,
+        match=r"^op n0 \(Reshape\): expected a known value for input 1 \(shape\), "
+        r"got a computed tensor 'x1'$",
+    ):
+        OPS["Reshape"].infer(_op("Reshape", 2), 17, [_meta(2, 3), computed])
+
+
+def test_reshape_returns_a_view() -> None:
+    x = np.arange(6, dtype=np.float32)
+    (y,) = OPS["Reshape"].compile(_op("Reshape", 2), 17)([x, np.array([2, 3])])
+    assert np.shares_memory(x, y)
+
+
+def test_squeeze_rejects_an_axis_of_size_above_one() -> None:
+    with pytest.raises(
+        ModelError, match=r"^op n0 \(Squeeze\): expected size 1 on squeezed axis 1, got 3$"
+    ):
+        OPS["Squeeze"].infer(_op("Squeeze", axes=[1]), 11, [_meta(1, 3)])
+
+
+def test_unsqueeze_requires_axes() -> None:
+    with pytest.raises(ModelError, match=r"^op n0 \(Unsqueeze\): expected axes, got none$"):
+        OPS["Unsqueeze"].infer(_op("Unsqueeze"), 11, [_meta(3)])
+
+
+def test_axis_out_of_range_is_an_error() -> None:
+    with pytest.raises(
+        ModelError, match=r"^op n0 \(Concat\): expected an axis in \[-2, 2\), got 2$"
+    ):
+        OPS["Concat"].infer(_op("Concat", 2, axis=2), 17, [_meta(2, 3), _meta(2, 3)])
+
+
+def test_repeated_axes_are_an_error() -> None:
+    with pytest.raises(
+        ModelError, match=r"^op n0 \(ReduceSum\): expected distinct axes, got \[1, 1\]$"
+    ):
+        OPS["ReduceSum"].infer(_op("ReduceSum", axes=[1, -1]), 11, [_meta(2, 3)])
+
+
+def test_concat_rejects_mismatched_shapes() -> None:
+    with pytest.raises(
+        ModelError,
+        match=r"^op n0 \(Concat\): expected shapes equal except on axis 0, "
+        r"got \[2, 3\] and \[2, 4\]$",
+    ):
+        OPS["Concat"].infer(_op("Concat", 2, axis=0), 17, [_meta(2, 3), _meta(2, 4)])
+
+
+def test_concat_requires_axis() -> None:
+    with pytest.raises(ModelError, match=r"^op n0 \(Concat\): missing required attribute 'axis'$"):
+        OPS["Concat"].compile(_op("Concat", 2), 17)
+
+
+def test_split_sizes_must_sum_to_the_dim() -> None:
+    with pytest.raises(
+        ModelError, match=r"^op n0 \(Split\): expected 2 sizes summing to 5, got \[2, 2\]$"
+    ):
+        split_sizes(_op("Split", 1, 2), 5, [2, 2], 2)
+
+
+def test_equal_split_needs_a_divisible_dim() -> None:
+    with pytest.raises(
+        ModelError, match=r"^op n0 \(Split\): expected a dim divisible by 2 outputs, got 5$"
+    ):
+        split_sizes(_op("Split", 1, 2), 5, None, 2)
+
+
+def test_slice_rejects_a_zero_step() -> None:
+    with pytest.raises(
+        ModelError, match=r"^op n0 \(Slice\): expected a non-zero step on axis 0, got 0$"
+    ):
+        slices(_op("Slice"), (4,), [0], [4], [0], [0])
+
+
+def test_slice_kernel_returns_a_view() -> None:
+    x = np.arange(10, dtype=np.float32)
+    kernel = OPS["Slice"].compile(_op("Slice", 3), 13)
+    (y,) = kernel([x, np.array([2]), np.array([8])])
+    assert np.shares_memory(x, y)
+    assert y.tolist() == [2, 3, 4, 5, 6, 7]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    dim=st.integers(0, 6),
+    start=st.integers(-9, 9),
+    end=st.integers(-9, 9),
+    step=st.integers(-3, 3).filter(lambda s: s != 0),
+)
+def test_slice_matches_onnxruntime_for_any_bounds(
+    dim: int, start: int, end: int, step: int
+) -> None:
+    # onnxruntime, not onnx's ReferenceEvaluator: the latter hands negative bounds to numpy
+    # slicing unclamped, so x[-2:-2:-1] of a size-1 axis comes out empty against the spec
+    ort = pytest.importorskip("onnxruntime")
+    x = np.arange(dim * 2, dtype=np.float32).reshape(dim, 2)
+    inputs = {"x": x, "s": np.array([start]), "e": np.array([end]), "a": np.array([0])}
+    inputs["t"] = np.array([step])
+    case = Case("Slice", inputs, opset=13, constant=("s", "e", "a", "t"))
+    session = ort.InferenceSession(
+        case_model(case).SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    (expected,) = session.run(None, {"x": x})
+    (got,) = OPS["Slice"].compile(_op("Slice", 5), 13)(list(inputs.values()))
+    (meta,) = OPS["Slice"].infer(
+        _op("Slice", 5), 13, [Meta.of(v, keep_value=k != "x") for k, v in inputs.items()]
+    )
+    np.testing.assert_array_equal(got, expected)
+    assert meta.shape == got.shape
+
+
+def test_gather_shape_rule_puts_index_dims_at_the_axis() -> None:
+    indices = Meta((4, 5), np.dtype("int64"))
+    (out,) = OPS["Gather"].infer(_op("Gather", 2, axis=-2), 17, [_meta(2, 3, 7), indices])
+    assert out.shape == (2, 4, 5, 7)
+
+
+def test_tile_rejects_repeats_of_the_wrong_length() -> None:
+    with pytest.raises(
+        ModelError, match=r"^op n0 \(Tile\): expected 2 non-negative repeats, got \[2\]$"
+    ):
+        OPS["Tile"].infer(_op("Tile", 2), 17, [_meta(2, 3), _const(2)])
+
+
+def test_pad_widths_spread_over_the_given_axes() -> None:
+    assert pad_widths(_op("Pad"), 3, [1, 2, 3, 4], [0, 2]) == [(1, 3), (0, 0), (2, 4)]
+
+
+def test_pad_rejects_the_wrong_number_of_pads() -> None:
+    with pytest.raises(ModelError, match=r"^op n0 \(Pad\): expected 4 pads, got 3$"):
+        pad_widths(_op("Pad"), 2, [1, 2, 3], None)
+
+
+def test_pad_rejects_unknown_mode() -> None:
+    with pytest.raises(
+        ModelError,
+        match=r"^op n0 \(Pad\): expected a mode in \['constant', 'edge', 'reflect', 'wrap'\], "
+        r"got 'mirror'$",
+    ):
+        OPS["Pad"].compile(_op("Pad", 2, mode="mirror"), 13)
+
+
+def test_pad_rejects_crops_larger_than_the_tensor() -> None:
+    with pytest.raises(
+        ModelError,
+        match=r"^op n0 \(Pad\): expected pads that fit \[2, 3\], got \[\(-3, 0\), \(0, 0\)\]$",
+    ):
+        OPS["Pad"].infer(_op("Pad", 2), 13, [_meta(2, 3), _const(-3, 0, 0, 0)])
+
+
+def test_transpose_rejects_a_non_permutation() -> None:
+    with pytest.raises(
+        ModelError,
+        match=r"^op n0 \(Transpose\): expected a permutation of range\(2\), got \[0, 0\]$",
+    ):
+        OPS["Transpose"].infer(_op("Transpose", perm=[0, 0]), 17, [_meta(2, 3)])
+
+
+def test_range_rejects_zero_delta() -> None:
+    metas = [Meta((), np.dtype("int64"), np.array(v)) for v in (0, 5, 0)]
+    with pytest.raises(ModelError, match=r"^op n0 \(Range\): expected a non-zero delta, got 0$"):
+        OPS["Range"].infer(_op("Range", 3), 17, metas)
+
+
+def test_constant_needs_a_value() -> None:
+    with pytest.raises(
+        ModelError,
+        match=r"^op n0 \(Constant\): expected one of value, value_float\(s\), value_int\(s\), "
+        r"got \['sparse_value'\]$",
+    ):
+        OPS["Constant"].compile(_op("Constant", 0, sparse_value=1), 17)
+
+
+def test_constant_of_shape_needs_a_one_element_value() -> None:
+    with pytest.raises(
+        ModelError, match=r"^op n0 \(ConstantOfShape\): expected a one-element value, got \[2\]$"
+    ):
+        OPS["ConstantOfShape"].compile(_op("ConstantOfShape", value=np.zeros(2)), 17)
+
+
+def test_shape_rule_of_shape_knows_its_value() -> None:
+    (out,) = OPS["Shape"].infer(_op("Shape", start=1), 15, [_meta(2, 3, 4)])
+    assert out.value is not None
+    assert out.value.tolist() == [3, 4]
+
+
+def test_view_ops_cost_nothing_and_copies_cost_bytes() -> None:
+    x = _meta(4, 8)
+    reshape, transpose = _op("Reshape", 2), _op("Transpose")
+    shape = _const(8, 4)
+    r = OPS["Reshape"].cost(reshape, [x, shape], OPS["Reshape"].infer(reshape, 17, [x, shape]))
+    t = OPS["Transpose"].cost(transpose, [x], OPS["Transpose"].infer(transpose, 17, [x]))
+    assert (r.flops, r.bytes_read, r.bytes_written) == (0.0, 0, 0)
+    assert (t.flops, t.bytes_read, t.bytes_written, t.op_class) == (0.0, 128, 128, "data_movement")
+
+
+def test_lookup_names_the_op_and_lists_supported_ops() -> None:
+    with pytest.raises(
+        ModelError,
+        match=r"^op n0: unsupported op Rellu \(did you mean 'Relu'\?\); supported ops: Abs, .*Xor$",
+    ):
+        lookup(_op("Rellu"))
