@@ -17,7 +17,7 @@ from hetsim.errors import HetsimError
 __all__ = ["main"]
 
 # Each module defines register(subparsers); a parser it adds sets `func(args) -> int`.
-COMMAND_MODULES = ("targets", "model", "platform", "run")
+COMMAND_MODULES = ("targets", "model", "platform", "plan", "run")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,185 @@
+"""What a policy sees of one level, and who at that level can run an op.
+
+Owns `LevelContext` (the level, its ops, their shapes and costs, which are dynamic) and the one
+capability rule every policy shares: a processor runs the op types its ``ops`` attribute lists
+(``"*"`` = all); a nested level runs an op when one of its devices does, unless the op is dynamic
+and the level's executor `is_static` (a graph executor). A level's candidates are its devices in
+declared order (the priority order), then its host. The error for an op nobody can run is built
+here, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hetsim.errors import PartitionError
+from hetsim.ir import Op
+from hetsim.kernels import Cost, Meta
+from hetsim.platform import Level, Platform
+
+__all__ = [
+    "ANY_OP",
+    "LevelContext",
+    "home_memory",
+    "is_static",
+    "no_device_error",
+    "path_refusals",
+    "refusals",
+]
+
+ANY_OP = "*"
+"""The entry of a processor's ``ops`` that means every op type."""
+
+
+def home_memory(platform: Platform, choice: str) -> str:
+    """The memory a choice computes in: a processor's own, a nested level's host's.
+
+    >>> from hetsim.platform import build_platform
+    >>> from hetsim.target import Target
+    >>> soc = build_platform(Target("arm-riscv-soc"))
+    >>> home_memory(soc, "vdevice0"), home_memory(soc, "vdevice0/npu")
+    ('vdevice0/host.mem', 'vdevice0/npu.mem')
+    """
+    level = platform.levels.get(choice)
+    return platform.processors[level.host if level else choice].memory
+
+
+def is_static(level: Level) -> bool:
+    """Whether the level's executor runs static shapes only (its ``is_static`` attribute)."""
+    return bool(level.executor is not None and level.executor.attrs.get("is_static", False))
+
+
+def refusals(platform: Platform, choice: str, op: Op, is_dynamic: bool) -> list[tuple[str, str]]:
+    """Why `choice` (a processor or nested level path) cannot run `op`: ``(path, reason)`` pairs.
+
+    Empty when it can. A nested level lists the refusals of each of its devices (not its host:
+    a nested level is offered the ops its devices run).
+
+    Examples
+    --------
+    >>> from hetsim.platform import build_platform
+    >>> from hetsim.target import Target
+    >>> soc = build_platform(Target("arm-riscv-soc"))
+    >>> refusals(soc, "vdevice0", Op("Softmax", "sm", ("x",), ("y",)), False)
+    [('vdevice0/npu', 'no Softmax in its ops')]
+    >>> refusals(soc, "vdevice0", Op("Relu", "r", ("x",), ("y",)), True)
+    [('vdevice0', 'dynamic shapes; its graph executor is static')]
+    >>> refusals(soc, "host", Op("Softmax", "sm", ("x",), ("y",)), True)
+    []
+    """
+    level = platform.levels.get(choice)
+    if level is None:
+        ops = platform.processors[choice].attrs.get("ops", (ANY_OP,))
+        return [] if ANY_OP in ops or op.type in ops else [(choice, f"no {op.type} in its ops")]
+    if is_dynamic and is_static(level):
+        return [_static(level)]
+    found: list[tuple[str, str]] = []
+    for device in level.devices:
+        refused = refusals(platform, device, op, is_dynamic)
+        if not refused:
+            return []
+        found.extend(refused)
+    return found
+
+
+def _static(level: Level) -> tuple[str, str]:
+    kind = level.executor.kind if level.executor is not None else "?"
+    return (level.path, f"dynamic shapes; its {kind} executor is static")
+
+
+def path_refusals(
+    platform: Platform, device: str, op: Op, is_dynamic: bool
+) -> list[tuple[str, str]]:
+    """Why `op` cannot run on exactly `device`, reached through every nested level above it.
+
+    Unlike `refusals`, a processor inside a nested level is checked itself (a rule may name a
+    co-processor whose level's accelerators lack the op).
+
+    Examples
+    --------
+    >>> from hetsim.platform import build_platform
+    >>> from hetsim.target import Target
+    >>> soc = build_platform(Target("arm-riscv-soc"))
+    >>> sm = Op("Softmax", "sm", ("x",), ("y",))
+    >>> path_refusals(soc, "vdevice0/host", sm, False), refusals(soc, "vdevice0", sm, False)
+    ([], [('vdevice0/npu', 'no Softmax in its ops')])
+    >>> path_refusals(soc, "vdevice0/host", sm, True)
+    [('vdevice0', 'dynamic shapes; its graph executor is static')]
+    """
+    if is_dynamic:
+        for path, level in platform.levels.items():
+            above = device == path or device.startswith(path + "/")
+            if path and above and is_static(level):
+                return [_static(level)]
+    return refusals(platform, device, op, is_dynamic)
+
+
+def no_device_error(op: Op, tried: list[tuple[str, str]]) -> PartitionError:
+    """The error for an op that no candidate runs, naming each one tried and why not.
+
+    >>> print(no_device_error(Op("Foo", "f1", (), ("y",)), [("npu", "no Foo in its ops")]))
+    op f1 (Foo): no device can run it; tried npu (no Foo in its ops)
+    """
+    listed = ", ".join(f"{path} ({reason})" for path, reason in tried)
+    return PartitionError(f"op {op.name} ({op.type}): no device can run it; tried {listed}")
+
+
+@dataclass(frozen=True)
+class LevelContext:
+    """One level's share of the graph, as a policy sees it.
+
+    Parameters
+    ----------
+    platform, level
+        The platform and the level being partitioned.
+    ops
+        The level's ops in graph order (the whole graph at the root, a segment below it).
+    metas, costs
+        Every tensor's `Meta` and every op's `Cost`, at the plan's dims.
+    dynamic
+        Names of ops whose shapes depend on an unbound symbolic dim.
+    constants
+        Tensors resident before the run (weights and folded values): they never move.
+    rules
+        The user's rules (policy ``rules`` only).
+    """
+
+    platform: Platform
+    level: Level
+    ops: tuple[Op, ...]
+    metas: Mapping[str, Meta] = field(repr=False)
+    costs: Mapping[str, Cost] = field(repr=False)
+    dynamic: frozenset[str] = frozenset()
+    constants: frozenset[str] = frozenset()
+    rules: tuple[Any, ...] = ()
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """The level's devices in priority order, then its host."""
+        return (*self.level.devices, self.level.host)
+
+    def candidates(self, op: Op) -> list[str]:
+        """The choices that can run `op`, in priority order.
+
+        Raises
+        ------
+        PartitionError
+            None can; the message names each processor tried and why not.
+        """
+        is_dynamic = op.name in self.dynamic
+        found, tried = [], []
+        for choice in self.choices:
+            refused = refusals(self.platform, choice, op, is_dynamic)
+            if refused:
+                tried.extend(refused)
+            else:
+                found.append(choice)
+        if not found:
+            raise no_device_error(op, tried)
+        return found
+
+    def memory_of(self, choice: str) -> str:
+        """The memory a choice computes in: a nested level's is its host's."""
+        return home_memory(self.platform, choice)

@@ -1,0 +1,305 @@
+"""The values a partition produces: `Plan`, `LevelPlan`, `Segment` and `Transfer`.
+
+A plan is frozen once built (`hetsim.partition.partition` builds it); this module owns only its
+shape, its plain-dict form (`Plan.to_dict`) and its text form (`format_plan`). How ops are placed
+is the policies' job, how segments are formed is `hetsim.partition.segments`'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hetsim.units import format_bytes
+
+__all__ = ["LevelPlan", "Plan", "Segment", "Transfer", "format_plan"]
+
+
+@dataclass(frozen=True, slots=True)
+class Transfer:
+    """A tensor that crosses a segment boundary from one memory to another.
+
+    Parameters
+    ----------
+    tensor
+        The tensor's name.
+    src_memory, dst_memory
+        Where it was made and where it is read (memory names, ``host.mem``).
+    bytes
+        Bytes it moves: the tensor's size.
+    segment
+        The id of the segment that reads it, or ``None`` when it returns to the level host's
+        memory as an output of the level (a graph output, a nested level's result).
+
+    Examples
+    --------
+    >>> Transfer("x", "host.mem", "npu.mem", 4096, "s0")
+    <Transfer x host.mem -> npu.mem 4.0 KiB for s0>
+    """
+
+    tensor: str
+    src_memory: str
+    dst_memory: str
+    bytes: int
+    segment: str | None = None
+
+    def __repr__(self) -> str:
+        reader = f" for {self.segment}" if self.segment else " (result)"
+        return (
+            f"<Transfer {self.tensor} {self.src_memory} -> {self.dst_memory} "
+            f"{format_bytes(self.bytes)}{reader}>"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values."""
+        return {
+            "tensor": self.tensor,
+            "src_memory": self.src_memory,
+            "dst_memory": self.dst_memory,
+            "bytes": self.bytes,
+            "segment": self.segment,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """A maximal connected group of ops placed on one device of one level.
+
+    Parameters
+    ----------
+    id
+        Unique in the plan: ``s0``, ``s1`` at the root level, ``vdevice0:s0`` below it.
+    level
+        The path of the level it belongs to (``""`` for the root).
+    device
+        A processor path (``host``, ``vdevice0/npu``) or, for a segment handed to a nested
+        ``hetero`` device, that level's path (``vdevice0``), which partitions it again.
+    ops
+        Op names, in graph order.
+    inputs, outputs
+        Tensors it reads from outside and tensors read after it (or graph outputs), in order;
+        constants (weights) are not listed: they are resident where they are read.
+    parent
+        The id of the parent level's segment it was cut from (``None`` at the root level).
+    flops
+        The ops' flops, at the plan's dims.
+    op_types
+        ``(type, count)`` pairs, most frequent first.
+    is_nested
+        Whether `device` is a nested level.
+
+    Examples
+    --------
+    >>> Segment("s0", "", "vdevice0", ("c1", "r1"), ("x",), ("y",), is_nested=True)
+    <Segment s0 level=(root) device=vdevice0 (nested) ops=2>
+    """
+
+    id: str
+    level: str
+    device: str
+    ops: tuple[str, ...]
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    parent: str | None = None
+    flops: float = 0.0
+    op_types: tuple[tuple[str, int], ...] = ()
+    is_nested: bool = False
+
+    def __repr__(self) -> str:
+        nested = " (nested)" if self.is_nested else ""
+        return (
+            f"<Segment {self.id} level={self.level or '(root)'} device={self.device}{nested} "
+            f"ops={len(self.ops)}>"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values."""
+        return {
+            "id": self.id,
+            "level": self.level,
+            "device": self.device,
+            "is_nested": self.is_nested,
+            "parent": self.parent,
+            "ops": list(self.ops),
+            "op_types": dict(self.op_types),
+            "flops": self.flops,
+            "inputs": list(self.inputs),
+            "outputs": list(self.outputs),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LevelPlan:
+    """The plan of one level: its segments in execution order and its boundary transfers.
+
+    A nested level's segments come from every parent segment handed to it, in the parent's
+    order. `executor` is the level executor's kind (``vm``, ``graph``).
+
+    Examples
+    --------
+    >>> LevelPlan("vdevice0", "vdevice0/host", "graph", (), ())
+    <LevelPlan vdevice0 host=vdevice0/host executor=graph segments=0 transfers=0>
+    """
+
+    path: str
+    host: str
+    executor: str
+    segments: tuple[Segment, ...]
+    transfers: tuple[Transfer, ...]
+
+    def __repr__(self) -> str:
+        return (
+            f"<LevelPlan {self.path or '(root)'} host={self.host} executor={self.executor} "
+            f"segments={len(self.segments)} transfers={len(self.transfers)}>"
+        )
+
+    @property
+    def transfer_bytes(self) -> int:
+        """Bytes moved by all of the level's boundary transfers."""
+        return sum(t.bytes for t in self.transfers)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values."""
+        return {
+            "path": self.path,
+            "host": self.host,
+            "executor": self.executor,
+            "segments": [s.to_dict() for s in self.segments],
+            "transfers": [t.to_dict() for t in self.transfers],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Where every op of a graph runs on a platform, level by level.
+
+    Parameters
+    ----------
+    graph, platform
+        Names of the model and the platform.
+    policy
+        The policy that placed the ops (a key of `POLICIES`).
+    levels
+        Level path -> `LevelPlan`, in the platform's tree order (every level, used or not).
+    placement
+        Op name -> the processor path that finally runs it.
+    folded
+        Ops computed from constants only: folded at load time on the root host, in no segment.
+    dynamic
+        Ops whose shapes depend on a symbolic dim not bound in `dims`; kept off static levels.
+    dims
+        The symbolic dims bound at compile time.
+    """
+
+    graph: str
+    platform: str
+    policy: str
+    levels: Mapping[str, LevelPlan]
+    placement: Mapping[str, str]
+    folded: tuple[str, ...] = ()
+    dynamic: tuple[str, ...] = ()
+    dims: Mapping[str, int] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        segments = sum(len(level.segments) for level in self.levels.values())
+        return (
+            f"<Plan {self.graph} on {self.platform} policy={self.policy} "
+            f"levels={len(self.levels)} segments={segments}>"
+        )
+
+    @property
+    def segments(self) -> tuple[Segment, ...]:
+        """Every segment, level by level in tree order."""
+        return tuple(s for level in self.levels.values() for s in level.segments)
+
+    @property
+    def transfers(self) -> tuple[Transfer, ...]:
+        """Every boundary transfer, level by level in tree order."""
+        return tuple(t for level in self.levels.values() for t in level.transfers)
+
+    def segment(self, segment_id: str) -> Segment:
+        """The segment with id `segment_id` (a `KeyError` if none)."""
+        found = next((s for s in self.segments if s.id == segment_id), None)
+        if found is None:
+            raise KeyError(segment_id)
+        return found
+
+    def children(self, segment_id: str) -> tuple[Segment, ...]:
+        """The segments a nested level cut from segment `segment_id` (one invocation), in order."""
+        return tuple(s for s in self.segments if s.parent == segment_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values (``json.dumps`` takes it as it is)."""
+        return {
+            "graph": self.graph,
+            "platform": self.platform,
+            "policy": self.policy,
+            "dims": dict(self.dims),
+            "levels": {path: level.to_dict() for path, level in self.levels.items()},
+            "placement": dict(self.placement),
+            "folded": list(self.folded),
+            "dynamic": list(self.dynamic),
+        }
+
+
+def _format_flops(flops: float) -> str:
+    for unit, scale in (("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3)):
+        if flops >= scale:
+            return f"{flops / scale:.2f} {unit}"
+    return f"{flops:.0f} FLOP"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _format_segment(segment: Segment) -> str:
+    nested = " (nested level)" if segment.is_nested else ""
+    types = ", ".join(f"{name} x{count}" for name, count in segment.op_types)
+    return (
+        f"  {segment.id:<12} {segment.device}{nested}: {_count(len(segment.ops), 'op')}, "
+        f"{_format_flops(segment.flops)}  [{types}]"
+    )
+
+
+def _format_transfer(transfer: Transfer) -> str:
+    reader = transfer.segment or "result"
+    return (
+        f"    {transfer.tensor}: {transfer.src_memory} -> {transfer.dst_memory} "
+        f"{transfer.bytes} B ({format_bytes(transfer.bytes)}) for {reader}"
+    )
+
+
+def format_plan(plan: Plan) -> str:
+    """The plan as text: per level, its segments (device, op counts, flops) and transfers.
+
+    Examples
+    --------
+    >>> s = Segment("s0", "", "npu", ("c",), ("x",), ("y",), flops=2e6, op_types=(("Conv", 1),))
+    >>> t = (Transfer("x", "host.mem", "npu.mem", 64, "s0"),)
+    >>> level = LevelPlan("", "host", "vm", (s,), t)
+    >>> print(format_plan(Plan("g", "soc", "capability", {"": level}, {"c": "npu"})))
+    plan of g on soc (policy capability)
+    level (root): host host, executor vm, 1 segment, 64 B moved
+      s0           npu: 1 op, 2.00 MFLOP  [Conv x1]
+      transfers:
+        x: host.mem -> npu.mem 64 B (64 B) for s0
+    """
+    lines = [f"plan of {plan.graph} on {plan.platform} (policy {plan.policy})"]
+    if plan.dims:
+        lines.append("dims: " + ", ".join(f"{k}={v}" for k, v in plan.dims.items()))
+    for level in plan.levels.values():
+        lines.append(
+            f"level {level.path or '(root)'}: host {level.host}, executor {level.executor}, "
+            f"{_count(len(level.segments), 'segment')}, {level.transfer_bytes} B moved"
+        )
+        lines.extend(_format_segment(s) for s in level.segments)
+        if level.transfers:
+            lines.append("  transfers:")
+            lines.extend(_format_transfer(t) for t in level.transfers)
+    if plan.folded:
+        lines.append(f"folded at load time: {_count(len(plan.folded), 'op')}")
+    if plan.dynamic:
+        lines.append(f"dynamic (kept off static levels): {_count(len(plan.dynamic), 'op')}")
+    return "\n".join(lines)

@@ -1,0 +1,195 @@
+"""The ``cost`` policy: an earliest-finish-time list scheduler (HEFT-like) over `hetsim.cost`.
+
+Ops are ranked by upward rank (their mean time over the choices that can run them plus the
+largest rank among their consumers) and taken in decreasing rank, ties in graph order (which
+keeps the order topological). Each op goes to the choice where it would be done first (ties go
+to the priority order):
+
+    start  = max(choice free, each input ready in the choice's memory)
+    ready  = producer's finish + route_us(route(producer memory, choice memory), bytes)
+    finish = start + op_us(choice)
+    done   = finish + route_us of each result leaving the level back to the host's memory
+
+A graph input of the level is ready at 0 in the level host's memory; constants are resident.
+On a processor, ``op_us = dispatch_us(level executor) + launch_us (devices only) + kernel_us``;
+on a nested level, the best of its devices' ``op_us`` (recursively), plus
+``invoke_us(level, INVOKE_REQUEST_BYTES)`` when none of the op's producers is on that level
+already (a new invocation). Both schedules, this one and the ``capability`` placement timed the
+same way, are estimated; the policy returns the one that finishes first, so it is never worse
+than ``capability`` by its own estimate. The engine's simulated times may still differ: the
+estimate ignores host dispatch contention and link contention.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hetsim.cost import dispatch_us, invoke_us, kernel_us, launch_us, route_us
+from hetsim.ir import Op
+from hetsim.kernels import Cost
+from hetsim.partition.context import LevelContext, refusals
+from hetsim.partition.policies.capability import place_by_capability
+from hetsim.partition.segments import data_edges
+from hetsim.platform import Level, Platform
+
+__all__ = ["INVOKE_REQUEST_BYTES", "estimate_us", "op_us", "place_by_cost"]
+
+INVOKE_REQUEST_BYTES = 64
+"""Assumed size of one invoke request (argument descriptors) for the estimate, in bytes."""
+
+Picker = Callable[[Op, list[tuple[float, str]]], str]
+
+
+def op_us(
+    platform: Platform, level: Level, choice: str, op: Op, cost: Cost, is_dynamic: bool
+) -> float:
+    """Estimated time of `op` on `choice` of `level`, without transfers or invoke overhead.
+
+    Examples
+    --------
+    >>> from hetsim.platform import build_platform
+    >>> from hetsim.target import Target
+    >>> soc = build_platform(Target("arm-riscv-soc"))
+    >>> relu = Op("Relu", "r", ("x",), ("y",))
+    >>> cost = Cost(flops=1e6, bytes_read=4e6, bytes_written=4e6, op_class="elementwise")
+    >>> op_us(soc, soc.levels[""], "host", relu, cost, False)  # 0.5 + 1.0 + 8e6 B / 12800 B/us
+    626.5
+    """
+    nested = platform.levels.get(choice)
+    if nested is not None:
+        return min(
+            op_us(platform, nested, device, op, cost, is_dynamic)
+            for device in nested.devices
+            if not refusals(platform, device, op, is_dynamic)
+        )
+    processor = platform.processors[choice]
+    launch = 0.0 if choice == level.host else launch_us(processor)
+    dispatch = dispatch_us(level.executor) if level.executor is not None else 0.0
+    return dispatch + launch + kernel_us(processor, cost)
+
+
+class _Scheduler:
+    """One list schedule of a level's ops; `run(pick)` returns the choices and the makespan."""
+
+    def __init__(self, context: LevelContext) -> None:
+        self.context = context
+        self.ops = context.ops
+        self.producer = {t: op for op in self.ops for t in op.outputs if t}
+        consumed = {t for op in self.ops for t in op.inputs}
+        self.leaving = {
+            op.name: [t for t in op.outputs if t and t not in consumed] for op in self.ops
+        }
+        self.host_memory = context.memory_of(context.level.host)
+        self.times = {op.name: self._times(op) for op in self.ops}
+
+    def _times(self, op: Op) -> dict[str, float]:
+        """Choice -> `op_us`, for each choice that can run `op`, in priority order."""
+        context, is_dynamic = self.context, op.name in self.context.dynamic
+        cost = context.costs[op.name]
+        return {
+            c: op_us(context.platform, context.level, c, op, cost, is_dynamic)
+            for c in context.candidates(op)
+        }
+
+    def _move_us(self, tensor: str, src: str, dst: str) -> float:
+        if src == dst:
+            return 0.0
+        links = self.context.platform.route(src, dst)
+        return route_us(links, self.context.metas[tensor].nbytes)
+
+    def order(self) -> list[Op]:
+        """Ops by decreasing upward rank, ties in graph order."""
+        rank: dict[int, float] = {}
+        successors: dict[int, list[int]] = {}
+        for i, j in data_edges(self.ops):
+            successors.setdefault(i, []).append(j)
+        for i in reversed(range(len(self.ops))):
+            times = self.times[self.ops[i].name].values()
+            later = max((rank[j] for j in successors.get(i, ())), default=0.0)
+            rank[i] = sum(times) / len(times) + later
+        return [self.ops[i] for i in sorted(rank, key=lambda i: (-rank[i], i))]
+
+    def _finish(
+        self,
+        op: Op,
+        choice: str,
+        free: dict[str, float],
+        where: dict[str, str],
+        finish: dict[str, float],
+    ) -> float:
+        memory = self.context.memory_of(choice)
+        start = free.get(choice, 0.0)
+        same_level = False
+        for tensor in op.inputs:
+            if not tensor or tensor in self.context.constants:
+                continue
+            made = self.producer.get(tensor)
+            if made is None:
+                start = max(start, self._move_us(tensor, self.host_memory, memory))
+                continue
+            same_level |= where[made.name] == choice
+            source = self.context.memory_of(where[made.name])
+            start = max(start, finish[made.name] + self._move_us(tensor, source, memory))
+        nested = self.context.platform.levels.get(choice)
+        invoke = invoke_us(nested, INVOKE_REQUEST_BYTES) if nested and not same_level else 0.0
+        return start + invoke + self.times[op.name][choice]
+
+    def _returned(self, op: Op, choice: str, finish: float) -> float:
+        """When the op's results that leave the level are back in the level host's memory."""
+        memory = self.context.memory_of(choice)
+        back = (self._move_us(t, memory, self.host_memory) for t in self.leaving[op.name])
+        return finish + max(back, default=0.0)
+
+    def run(self, order: list[Op], pick: Picker) -> tuple[dict[str, str], float]:
+        """Schedule `order`; `pick` chooses among ``(done, choice)`` options per op."""
+        free: dict[str, float] = {}
+        where: dict[str, str] = {}
+        finish: dict[str, float] = {}
+        makespan = 0.0
+        for op in order:
+            ends = {c: self._finish(op, c, free, where, finish) for c in self.times[op.name]}
+            done = {c: self._returned(op, c, end) for c, end in ends.items()}
+            choice = pick(op, [(t, c) for c, t in done.items()])
+            where[op.name] = choice
+            finish[op.name] = free[choice] = ends[choice]
+            makespan = max(makespan, done[choice])
+        return {op.name: where[op.name] for op in self.ops}, makespan
+
+
+def _earliest(op: Op, options: list[tuple[float, str]]) -> str:
+    return min(options, key=lambda option: option[0])[1]
+
+
+def estimate_us(context: LevelContext, placement: dict[str, str]) -> float:
+    """The list scheduler's estimated makespan of the level's ops under a fixed `placement`."""
+    scheduler = _Scheduler(context)
+    return scheduler.run(scheduler.order(), lambda op, _: placement[op.name])[1]
+
+
+def place_by_cost(context: LevelContext) -> dict[str, str]:
+    """Op name -> the choice where it finishes first (HEFT-like), or capability's if faster.
+
+    Raises
+    ------
+    PartitionError
+        An op that no device, host included, can run.
+
+    Examples
+    --------
+    >>> from hetsim.platform import build_platform
+    >>> from hetsim.target import Target
+    >>> soc = build_platform(Target("arm-riscv-soc"))
+    >>> relu = Op("Relu", "r", ("x",), ("y",))
+    >>> costs = {"r": Cost(flops=1e6, bytes_read=4e6, bytes_written=4e6, op_class="elementwise")}
+    >>> from hetsim.kernels import Meta
+    >>> import numpy as np
+    >>> metas = {t: Meta((1000, 1000), np.dtype("float32")) for t in ("x", "y")}
+    >>> place_by_cost(LevelContext(soc, soc.levels[""], (relu,), metas, costs))
+    {'r': 'host'}
+    """
+    scheduler = _Scheduler(context)
+    order = scheduler.order()
+    heft, heft_us = scheduler.run(order, _earliest)
+    capability = place_by_capability(context)
+    _, capability_us = scheduler.run(order, lambda op, _: capability[op.name])
+    return capability if capability_us < heft_us else heft

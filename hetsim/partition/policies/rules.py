@@ -1,0 +1,153 @@
+"""The ``rules`` policy: user rules ``{op: <op type or glob over op names>, device: <path>}``.
+
+Owns reading rules (a list, or a YAML file holding a list or ``{rules: [...]}``), checking them
+against the platform (a device that does not exist is an error naming it, with a did-you-mean)
+and applying them: the first rule whose ``op`` equals the op's type or matches its name as a
+glob (``fnmatch``, case-sensitive) wins. ``device`` is a processor path (``vdevice0/npu``,
+``host``) or a nested level path (``vdevice0``); at each level the op goes to the choice on the
+way to that device, so the recursion reaches it. An op no rule matches is placed by
+``capability``. A rule that sends an op where it cannot run (an op type missing from the
+device's ``ops``, a dynamic op to a static graph executor) is an error, never a silent fallback.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hetsim.errors import PartitionError
+from hetsim.ir import Op
+from hetsim.partition.context import LevelContext, path_refusals
+from hetsim.platform import Platform
+
+__all__ = ["Rule", "load_rules", "place_by_rules"]
+
+RULE_KEYS = ("op", "device")
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One rule: ops whose type is `op` or whose name matches the glob `op` go to `device`.
+
+    Examples
+    --------
+    >>> rule = Rule("conv*", "vdevice0/npu", 0)
+    >>> rule, rule.matches(Op("Conv", "conv1", ("x",), ("y",)))
+    (<Rule rules[0] conv* -> vdevice0/npu>, True)
+    """
+
+    op: str
+    device: str
+    index: int
+
+    def __repr__(self) -> str:
+        return f"<Rule rules[{self.index}] {self.op} -> {self.device}>"
+
+    def matches(self, op: Op) -> bool:
+        """Whether the rule applies to `op` (its type, or its name as a glob)."""
+        return op.type == self.op or fnmatchcase(op.name, self.op)
+
+
+def _read(rules: str | Path) -> Any:
+    path = Path(rules)
+    if not path.is_file():
+        raise PartitionError(
+            f"rules: expected a YAML file or a list of rules, got {str(rules)!r} (no such file)"
+        )
+    try:
+        loaded = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise PartitionError(f"rules {path}: expected YAML, got a parse error{at}") from err
+    return loaded.get("rules") if isinstance(loaded, Mapping) else loaded
+
+
+def _rule(index: int, item: Any, platform: Platform) -> Rule:
+    where = f"rules[{index}]"
+    if not isinstance(item, Mapping) or sorted(item) != sorted(RULE_KEYS):
+        raise PartitionError(
+            f"{where}: expected a mapping with keys 'op' and 'device', got {item!r}"
+        )
+    op, device = item["op"], item["device"]
+    for key, value in (("op", op), ("device", device)):
+        if not isinstance(value, str) or not value:
+            raise PartitionError(f"{where}.{key}: expected a non-empty string, got {value!r}")
+    known = [*platform.processors, *(path for path in platform.levels if path)]
+    if device not in known:
+        close = difflib.get_close_matches(device, known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise PartitionError(
+            f"{where}.device: expected a processor or level of platform {platform.name}, "
+            f"got {device!r}{hint}"
+        )
+    return Rule(op, device, index)
+
+
+def load_rules(
+    rules: Sequence[Mapping[str, Any]] | str | Path, platform: Platform
+) -> tuple[Rule, ...]:
+    """Read and check `rules` (a list of ``{op, device}`` mappings or a YAML file path).
+
+    Raises
+    ------
+    PartitionError
+        A missing file, a malformed rule, or a device the platform does not have.
+
+    Examples
+    --------
+    >>> from hetsim.platform import build_platform
+    >>> from hetsim.target import Target
+    >>> soc = build_platform(Target("arm-riscv-soc"))
+    >>> load_rules([{"op": "Conv", "device": "vdevice0/npu"}], soc)
+    (<Rule rules[0] Conv -> vdevice0/npu>,)
+    >>> load_rules([{"op": "Conv", "device": "vdevice0/nup"}], soc)
+    ... # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    hetsim.errors.PartitionError: rules[0].device: expected a processor or level of platform
+    arm-riscv-soc, got 'vdevice0/nup' (did you mean 'vdevice0/npu'?)
+    """
+    items = _read(rules) if isinstance(rules, str | Path) else rules
+    if not isinstance(items, Sequence) or isinstance(items, str | bytes):
+        raise PartitionError(f"rules: expected a list of rules, got {items!r}")
+    return tuple(_rule(i, item, platform) for i, item in enumerate(items))
+
+
+def _choice_towards(context: LevelContext, device: str) -> str | None:
+    """The level's choice on the way to `device`, or None when it lies outside the level."""
+    for choice in context.choices:
+        if device == choice or device.startswith(choice + "/"):
+            return choice
+    return None
+
+
+def place_by_rules(context: LevelContext) -> dict[str, str]:
+    """Op name -> the choice the first matching rule leads to; capability's for unmatched ops.
+
+    Raises
+    ------
+    PartitionError
+        A rule sends an op where it cannot run; an unmatched op that no device can run.
+    """
+    placed = {}
+    for op in context.ops:
+        rule = next((r for r in context.rules if r.matches(op)), None)
+        choice = _choice_towards(context, rule.device) if rule else None
+        if rule is None or choice is None:
+            placed[op.name] = context.candidates(op)[0]
+            continue
+        refused = path_refusals(context.platform, rule.device, op, op.name in context.dynamic)
+        if refused:
+            reasons = ", ".join(f"{path} ({reason})" for path, reason in refused)
+            raise PartitionError(
+                f"op {op.name} ({op.type}): rules[{rule.index}] places it on {rule.device}, "
+                f"which cannot run it; {reasons}"
+            )
+        placed[op.name] = choice
+    return placed

@@ -1,0 +1,119 @@
+"""The capability policy, checked by hand on tiny graphs and on the seed scenario."""
+
+from __future__ import annotations
+
+from hetsim.ir import Graph, GraphBuilder
+from hetsim.models import load_model
+from hetsim.partition import Segment, Transfer, partition
+from hetsim.platform import Platform
+from tests.partition.tiny import LINK, level, nested, platform_of, proc, tag_platform
+
+
+def _cut(plan_segments: tuple[Segment, ...]) -> list[tuple[str, str, tuple[str, ...]]]:
+    return [(s.id, s.device, s.ops) for s in plan_segments]
+
+
+def test_ops_go_to_first_capable_device_else_host(host_npu: Platform, chain: Graph) -> None:
+    plan = partition(chain, host_npu, "capability")
+    assert dict(plan.placement) == {"relu0": "npu", "neg0": "host", "add0": "npu"}
+
+
+def test_diamond_through_host_is_not_merged_into_a_cycle(host_npu: Platform, chain: Graph) -> None:
+    plan = partition(chain, host_npu)
+    assert _cut(plan.segments) == [
+        ("s0", "npu", ("relu0",)),
+        ("s1", "host", ("neg0",)),
+        ("s2", "npu", ("add0",)),
+    ]
+    assert [(s.inputs, s.outputs) for s in plan.segments] == [
+        (("x",), ("relu0",)),
+        (("relu0",), ("neg0",)),
+        (("neg0", "relu0"), ("add0",)),
+    ]
+
+
+def test_boundary_transfers_move_each_crossing_tensor_once(
+    host_npu: Platform, chain: Graph
+) -> None:
+    plan = partition(chain, host_npu)
+    # float32[1000] = 4000 B each; relu0 is already in npu.mem when s2 reads it.
+    assert plan.levels[""].transfers == (
+        Transfer("x", "host.mem", "npu.mem", 4000, "s0"),
+        Transfer("relu0", "npu.mem", "host.mem", 4000, "s1"),
+        Transfer("neg0", "host.mem", "npu.mem", 4000, "s2"),
+        Transfer("add0", "npu.mem", "host.mem", 4000, None),
+    )
+    assert plan.levels[""].transfer_bytes == 16000
+
+
+def test_device_priority_is_declared_order() -> None:
+    first = proc("npu", name="first", ops=["Relu"], link=LINK)
+    second = proc("npu", name="second", ops=["*"], link=LINK)
+    b = GraphBuilder("g")
+    graph = b.build(b.op("Neg", b.op("Relu", b.input("x", (4,)))))
+    plan = partition(graph, platform_of(level(proc("arm-cpu"), [first, second])))
+    assert dict(plan.placement) == {"relu0": "first", "neg0": "second"}
+
+
+def test_device_sharing_host_memory_moves_nothing() -> None:
+    npu = proc("npu", name="npu", ops=["Relu"], memory_gib=0)
+    b = GraphBuilder("g")
+    graph = b.build(b.op("Neg", b.op("Relu", b.input("x", (4,)))))
+    plan = partition(graph, platform_of(level(proc("arm-cpu"), [npu])))
+    assert _cut(plan.segments) == [("s0", "npu", ("relu0",)), ("s1", "host", ("neg0",))]
+    assert plan.transfers == ()
+
+
+def test_segment_on_nested_level_is_partitioned_again() -> None:
+    sub = nested("sub", [proc("npu", name="acc", ops=["Relu", "Add"], link=LINK)])
+    platform = platform_of(level(proc("arm-cpu"), [sub]))
+    b = GraphBuilder("g")
+    x = b.input("x", (10,))
+    graph = b.build(b.op("Neg", b.op("Add", b.op("Relu", x), x)))
+    plan = partition(graph, platform)
+    assert _cut(plan.levels[""].segments) == [
+        ("s0", "sub", ("relu0", "add0")),
+        ("s1", "host", ("neg0",)),
+    ]
+    assert _cut(plan.levels["sub"].segments) == [("sub:s0", "sub/acc", ("relu0", "add0"))]
+    assert plan.levels["sub"].segments[0].parent == "s0"
+    assert dict(plan.placement) == {"relu0": "sub/acc", "add0": "sub/acc", "neg0": "host"}
+    # float32[10] = 40 B: in to the co-processor, on to the accelerator, and back up twice.
+    assert plan.levels[""].transfers == (
+        Transfer("x", "host.mem", "sub/host.mem", 40, "s0"),
+        Transfer("add0", "sub/host.mem", "host.mem", 40, "s1"),
+    )
+    assert plan.levels["sub"].transfers == (
+        Transfer("x", "sub/host.mem", "sub/acc.mem", 40, "sub:s0"),
+        Transfer("add0", "sub/acc.mem", "sub/host.mem", 40, None),
+    )
+
+
+def test_three_level_tree_places_ops_on_the_deepest_device() -> None:
+    inner = nested("inner", [proc("npu", name="acc", ops=["Relu"], link=LINK)])
+    outer = nested("outer", [inner])
+    platform = platform_of(level(proc("arm-cpu"), [outer]))
+    b = GraphBuilder("g")
+    graph = b.build(b.op("Neg", b.op("Relu", b.input("x", (8,)))))
+    plan = partition(graph, platform)
+    assert list(plan.levels) == ["", "outer", "outer/inner"]
+    assert [s.device for s in plan.segments] == ["outer", "host", "outer/inner", "outer/inner/acc"]
+    assert [s.parent for s in plan.segments] == [None, None, "s0", "outer:s0"]
+    assert plan.children("s0") == (plan.segment("outer:s0"),)
+    assert plan.children("s1") == ()
+    assert plan.placement["relu0"] == "outer/inner/acc"
+    assert [t.bytes for t in plan.levels["outer/inner"].transfers] == [32, 32]
+
+
+def test_seed_scenario_cnn_runs_on_npu_and_softmax_on_host() -> None:
+    graph = load_model("cnn")
+    plan = partition(graph, tag_platform("arm-riscv-soc"))
+    assert [(s.id, s.device, len(s.ops)) for s in plan.segments] == [
+        ("s0", "vdevice0", 11),
+        ("s1", "host", 1),
+        ("vdevice0:s0", "vdevice0/npu", 11),
+    ]
+    assert {p for op, p in plan.placement.items() if op != "softmax"} == {"vdevice0/npu"}
+    assert plan.placement[graph.ops[-1].name] == "host"
+    # x is float32[1, 3, 32, 32] = 12288 B; the logits float32[1, 10] = 40 B.
+    assert [(t.tensor, t.bytes) for t in plan.levels[""].transfers] == [("x", 12288), ("fc", 40)]

@@ -1,0 +1,87 @@
+"""The cost policy (HEFT-like), checked by hand on a one-op graph, and against capability."""
+
+from __future__ import annotations
+
+import pytest
+
+from hetsim.ir import Graph, GraphBuilder
+from hetsim.kernels import propagate
+from hetsim.models import LIGHT_MODELS, load_model
+from hetsim.partition import LevelContext, partition
+from hetsim.partition.core import _costs, fold
+from hetsim.partition.policies import estimate_us, place_by_capability, place_by_cost
+from hetsim.platform import Platform
+from tests.partition.tiny import level, nested, platform_of, proc, tag_platform
+
+SHIPPED_TAGS = ("arm-riscv-soc", "two-node-h100", "x86-h100", "rk3588", "jetson-agx-orin")
+
+
+def _relu() -> Graph:
+    b = GraphBuilder("relu")
+    return b.build(b.op("Relu", b.input("x", (1000,))))
+
+
+def _fast_npu(link_gbps: float) -> Platform:
+    # Relu of float32[1000]: 1000 flop and 8000 B. Host: max(1000/1e3, 8000/1e3) = 8 us.
+    # NPU at 100 GB/s: max(1, 0.08) = 1 us, plus 4000 B in and out over the link.
+    link = {"bandwidth_gbps": link_gbps, "latency_us": 0.0}
+    npu = proc("npu", name="npu", ops=["Relu"], mem_bandwidth_gbps=100.0, link=link)
+    return platform_of(level(proc("arm-cpu"), [npu]))
+
+
+def _context(graph: Graph, platform: Platform) -> LevelContext:
+    metas = propagate(graph, {s: 1 for s in graph.symbols})
+    constants, _, ops = fold(graph)
+    return LevelContext(
+        platform, platform.levels[""], ops, metas, _costs(ops, metas), constants=constants
+    )
+
+
+@pytest.mark.parametrize(
+    ("link_gbps", "where", "npu_us"),
+    [(1.0, "host", 9.0), (10.0, "npu", 1.8)],  # 4 + 1 + 4 us, then 0.4 + 1 + 0.4 us
+)
+def test_cost_picks_earliest_finish_including_transfers(
+    link_gbps: float, where: str, npu_us: float
+) -> None:
+    platform = _fast_npu(link_gbps)
+    context = _context(_relu(), platform)
+    assert estimate_us(context, {"relu0": "host"}) == pytest.approx(8.0)
+    assert estimate_us(context, {"relu0": "npu"}) == pytest.approx(npu_us)
+    assert dict(partition(_relu(), platform, "cost").placement) == {"relu0": where}
+    assert dict(partition(_relu(), platform, "capability").placement) == {"relu0": "npu"}
+
+
+def test_nested_level_pays_invoke_once_per_run_of_ops() -> None:
+    # invoke_us = control_latency 10 + call 0 + 64 B / 100 GB/s = 10.00064 us, paid by relu0 only.
+    sub = nested("sub", [proc("npu", name="acc", ops=["Relu"], mem_bandwidth_gbps=100.0)])
+    sub["control_latency_us"] = 10.0
+    sub["link"] = {"bandwidth_gbps": 100.0, "latency_us": 0.0}
+    platform = platform_of(level(proc("arm-cpu"), [sub]))
+    b = GraphBuilder("g")
+    graph = b.build(b.op("Relu", b.op("Relu", b.input("x", (1000,)))))
+    context = _context(graph, platform)
+    # 4000 B at 100 GB/s = 0.04 us in, each Relu 1 us, 0.04 us back.
+    expected = 0.04 + 10.00064 + 1.0 + 1.0 + 0.04
+    assert estimate_us(context, {"relu0": "sub", "relu1": "sub"}) == pytest.approx(expected)
+    assert estimate_us(context, {"relu0": "host", "relu1": "host"}) == pytest.approx(16.0)
+    assert place_by_cost(context) == {"relu0": "sub", "relu1": "sub"}
+
+
+@pytest.mark.parametrize("tag", SHIPPED_TAGS)
+@pytest.mark.parametrize("model", ["mlp", "cnn", "transformer"])
+def test_cost_estimate_never_worse_than_capability(tag: str, model: str) -> None:
+    graph, platform = load_model(model), tag_platform(tag)
+    context = _context(graph, platform)
+    cost = estimate_us(context, place_by_cost(context))
+    assert cost <= estimate_us(context, place_by_capability(context))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tag", SHIPPED_TAGS)
+@pytest.mark.parametrize("model", sorted(LIGHT_MODELS))
+def test_cost_estimate_never_worse_than_capability_on_light_models(tag: str, model: str) -> None:
+    graph, platform = load_model(model), tag_platform(tag)
+    context = _context(graph, platform)
+    cost = estimate_us(context, place_by_cost(context))
+    assert cost <= estimate_us(context, place_by_capability(context))

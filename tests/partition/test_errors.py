@@ -1,0 +1,165 @@
+"""Every PartitionError, with its message in full."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hetsim.errors import PartitionError
+from hetsim.ir import Graph, GraphBuilder
+from hetsim.models import load_model
+from hetsim.partition import partition
+from hetsim.platform import Platform
+from tests.partition.tiny import LINK, level, nested, platform_of, proc, tag_platform
+
+
+def _neg() -> Graph:
+    b = GraphBuilder("g")
+    return b.build(b.op("Neg", b.input("x", (4,))))
+
+
+def test_op_no_device_can_run_names_each_processor_tried() -> None:
+    sub = nested("sub", [proc("npu", name="acc", ops=["Add"], link=LINK)])
+    npu = proc("npu", name="npu", ops=["Relu"], link=LINK)
+    platform = platform_of(level(proc("arm-cpu", ops=["Relu", "Add"]), [npu, sub]))
+    message = (
+        "op neg0 (Neg): no device can run it; tried npu (no Neg in its ops), "
+        "sub/acc (no Neg in its ops), host (no Neg in its ops)"
+    )
+    for policy in ("capability", "cost"):
+        with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+            partition(_neg(), platform, policy)
+
+
+def test_unmatched_op_under_rules_no_device_can_run(host_npu: Platform) -> None:
+    adder = proc("npu", name="npu", ops=["Add"], link=LINK)
+    platform = platform_of(level(proc("arm-cpu", ops=["Relu"]), [adder]))
+    message = (
+        "op neg0 (Neg): no device can run it; tried npu (no Neg in its ops), "
+        "host (no Neg in its ops)"
+    )
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(_neg(), platform, "rules", [{"op": "Relu", "device": "host"}])
+
+
+def test_rule_naming_a_missing_device_suggests_a_close_one() -> None:
+    message = (
+        "rules[1].device: expected a processor or level of platform arm-riscv-soc, "
+        "got 'vdevice0/nup' (did you mean 'vdevice0/npu'?)"
+    )
+    rules = [{"op": "Relu", "device": "host"}, {"op": "Conv", "device": "vdevice0/nup"}]
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(load_model("cnn"), tag_platform("arm-riscv-soc"), "rules", rules)
+
+
+def test_rule_naming_a_far_missing_device_has_no_suggestion(host_npu: Platform) -> None:
+    message = "rules[0].device: expected a processor or level of platform hetero[npu], got 'gpu7'"
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(_neg(), host_npu, "rules", [{"op": "Neg", "device": "gpu7"}])
+
+
+def test_rule_sending_op_to_device_without_it(host_npu: Platform) -> None:
+    message = (
+        "op neg0 (Neg): rules[0] places it on npu, which cannot run it; npu (no Neg in its ops)"
+    )
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(_neg(), host_npu, "rules", [{"op": "Neg", "device": "npu"}])
+
+
+def test_dynamic_segment_sent_to_a_graph_executor_by_rule() -> None:
+    message = (
+        "op q.matmul (MatMul): rules[0] places it on vdevice0/npu, which cannot run it; "
+        "vdevice0 (dynamic shapes; its graph executor is static)"
+    )
+    rules = [{"op": "MatMul", "device": "vdevice0/npu"}]
+    graph = load_model("transformer")
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(graph, tag_platform("arm-riscv-soc"), "rules", rules)
+
+
+def test_dynamic_graph_on_a_static_root_executor() -> None:
+    adder = proc("npu", name="npu", ops=["Add"], link=LINK)
+    graph_root = level(proc("arm-cpu"), [adder], executor={"kind": "graph", "node_us": 0.1})
+    b = GraphBuilder("g")
+    graph = b.build(b.op("Relu", b.input("x", ("seq", 4))))
+    message = (
+        "op relu0 (Relu): expected static shapes at level (root) (graph executor), "
+        "got dynamic dims ['seq'] (bind them with dims=)"
+    )
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(graph, platform_of(graph_root))
+    assert partition(graph, platform_of(graph_root), dims={"seq": 2}).placement["relu0"] == "host"
+
+
+def test_weights_that_do_not_fit_the_accelerator_memory() -> None:
+    npu = proc("npu", name="npu", ops=["MatMul"], memory_gib=2**-20, link=LINK)  # 1 KiB
+    b = GraphBuilder("g")
+    weight = np.ones((64, 64), np.float32)  # 16 KiB
+    graph = b.build(b.op("MatMul", b.input("x", (1, 64)), weight))
+    message = (
+        "memory npu.mem: expected the weights of the ops placed on it to fit in 1.0 KiB, "
+        "got 16.0 KiB (1 weight tensor)"
+    )
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(graph, platform_of(level(proc("arm-cpu"), [npu])))
+
+
+def test_unknown_policy_suggests_a_close_name(host_npu: Platform) -> None:
+    message = (
+        "partition: expected a policy in ['capability', 'cost', 'rules'], got 'costs' "
+        "(did you mean 'cost'?)"
+    )
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(_neg(), host_npu, "costs")
+
+
+def test_rules_policy_without_rules(host_npu: Platform) -> None:
+    message = "rules: expected a list of rules or a YAML file for policy 'rules', got None"
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(_neg(), host_npu, "rules")
+
+
+def test_rules_given_to_another_policy(host_npu: Platform) -> None:
+    message = (
+        "rules: expected no rules for policy 'cost' (use policy 'rules'), "
+        "got [{'op': 'Neg', 'device': 'host'}]"
+    )
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(_neg(), host_npu, "cost", [{"op": "Neg", "device": "host"}])
+
+
+def test_rules_file_that_does_not_exist(tmp_path: Path, host_npu: Platform) -> None:
+    missing = str(tmp_path / "missing.yaml")
+    message = f"rules: expected a YAML file or a list of rules, got {missing!r} (no such file)"
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(_neg(), host_npu, "rules", missing)
+
+
+@pytest.mark.parametrize(
+    ("rules", "message"),
+    [
+        (["Neg"], "rules[0]: expected a mapping with keys 'op' and 'device', got 'Neg'"),
+        (
+            [{"op": "Neg", "dev": "host"}],
+            "rules[0]: expected a mapping with keys 'op' and 'device', "
+            "got {'op': 'Neg', 'dev': 'host'}",
+        ),
+        ([{"op": "", "device": "host"}], "rules[0].op: expected a non-empty string, got ''"),
+        ([{"op": "Neg", "device": 3}], "rules[0].device: expected a non-empty string, got 3"),
+        ({"op": "Neg"}, "rules: expected a list of rules, got {'op': 'Neg'}"),
+    ],
+)
+def test_malformed_rules(rules: object, message: str, host_npu: Platform) -> None:
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(_neg(), host_npu, "rules", rules)  # type: ignore[arg-type]
+
+
+def test_yaml_rules_file_with_a_parse_error(tmp_path: Path, host_npu: Platform) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("- {op: Neg, device: host\n")
+    message = f"rules {path}: expected YAML, got a parse error at line 2, column 1"
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(_neg(), host_npu, "rules", path)
