@@ -8,6 +8,7 @@ module uses to read attributes and to describe a default cost.
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -68,7 +69,7 @@ class Meta:
     @property
     def size(self) -> int:
         """Number of elements."""
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def nbytes(self) -> int:

@@ -1,1 +1,31 @@
-"""hetsim.sim (under construction)."""
+"""hetsim.sim: the SimPy engine that runs compiled programs in simulated time.
+
+`Simulation` (`hetsim.sim.engine`) holds a run's state: SimPy env, streams and memories
+(`hetsim.sim.resources`), links and the VM interpreter; `bind` and `run_program`
+(`hetsim.sim.bind`) resolve a `VmProgram` for one run's shapes and run it; `RunRecord` and `Span`
+(`hetsim.sim.records`) are what a run leaves behind; `SimOptions` (`hetsim.sim.options`) how.
+"""
+
+from hetsim.sim.bind import BoundProgram, bind, run_program, simulation_for
+from hetsim.sim.engine import Simulation
+from hetsim.sim.options import MODES, SimOptions
+from hetsim.sim.records import CATEGORIES, RunRecord, Span
+from hetsim.sim.resources import EXEC, LINK, STREAM, MemoryState, Stream
+
+__all__ = [
+    "CATEGORIES",
+    "EXEC",
+    "LINK",
+    "MODES",
+    "STREAM",
+    "BoundProgram",
+    "MemoryState",
+    "RunRecord",
+    "SimOptions",
+    "Simulation",
+    "Span",
+    "Stream",
+    "bind",
+    "run_program",
+    "simulation_for",
+]

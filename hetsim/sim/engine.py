@@ -1,0 +1,362 @@
+"""The SimPy engine: one `Simulation` holds all mutable state of a run.
+
+It owns the SimPy environment (``env.now`` is simulated µs) and the simulated resources:
+
+- the **host** runs the VM interpreter as a SimPy process (`Simulation.run`). The host is the
+  only actor that allocates, frees, calls host kernels and queues device work, so its program
+  order decides those effects by itself: the interpreter keeps a local clock ``t`` that runs ahead
+  of ``env.now`` and yields to SimPy only where another actor's progress matters (SYNC, and RET
+  to end at the right time). A host that never waits creates no events at all.
+- **device streams** (`Stream`): in-order queues, one ``stream0`` per device. A launch or copy
+  queued at host time ``t`` starts at ``max(t, end of the previous item, ready time of each
+  tensor it waits for)``; a kernel is one SimPy timeout. Completion marks the tensors it produced
+  ready (the events that cross-stream waits and SYNC use).
+- **links**: one ``simpy.Resource`` of capacity 1 each, so transfers on a link are served one at a
+  time, first come (by simulated request time) first served; a copy holds each hop of its route
+  in turn (store and forward) and records one ``transfer`` span per hop.
+- **memories** (`MemoryState`): byte counters with a capacity. Allocation and free happen at the
+  host's time (a stream-ordered allocator: a kernel queued later on the same stream cannot run
+  before the previous user of the memory); an allocation that does not fit is a
+  `SimulationError`, never a wait, so a blocking ``simpy.Container`` is not needed.
+
+If SimPy's queue empties while the program or a stream still waits, the run stops with a
+`SimulationError` that says what waits on what. Spans are recorded through one function bound at
+construction: a list append when tracing, per-resource totals otherwise.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import simpy
+from simpy.events import Event, Timeout
+
+from hetsim.errors import SimulationError
+from hetsim.sim.records import RunRecord, Span
+from hetsim.sim.resources import EXEC, LINK, STREAM, MemoryState, Row, Stream
+from hetsim.sim.steps import (
+    AllocStep,
+    BranchStep,
+    CallStep,
+    CopyStep,
+    FreeStep,
+    LaunchStep,
+    RetStep,
+    Step,
+    SyncStep,
+)
+from hetsim.units import format_bytes
+
+__all__ = ["Simulation"]
+
+
+def _where(now: float) -> str:
+    return f"sim at {round(now, 3)} us"
+
+
+class _Totals:
+    """Busy time per (resource, category) when spans are not kept."""
+
+    def __init__(self) -> None:
+        self.busy_us: defaultdict[tuple[str, str], float] = defaultdict(float)
+
+    def record(self, row: Row) -> None:
+        self.busy_us[row[0], row[3]] += row[5] - row[4]
+
+
+class Simulation:
+    """All the mutable state of one simulated run: SimPy env, streams, links, memories.
+
+    Parameters
+    ----------
+    host
+        Path of the processor that runs the VM.
+    streams
+        Paths of the devices that get a stream.
+    memories
+        Capacity in bytes of each memory, by name.
+    links
+        Link names.
+    trace
+        Keep every span (for traces and plots); otherwise keep busy totals only.
+
+    Examples
+    --------
+    >>> sim = Simulation("host", ["gpu0"], {"host.mem": 1024}, [])
+    >>> sim
+    <Simulation host=host streams=['gpu0'] memories=['host.mem'] links=[]>
+    """
+
+    def __init__(
+        self,
+        host: str,
+        streams: Iterable[str],
+        memories: Mapping[str, int],
+        links: Iterable[str],
+        *,
+        trace: bool = True,
+    ) -> None:
+        self.env = simpy.Environment()
+        self.host = host
+        self.streams = {path: Stream(self, path) for path in streams}
+        self.memories = {name: MemoryState(name, cap) for name, cap in memories.items()}
+        self.links = {name: simpy.Resource(self.env, capacity=1) for name in links}
+        self.link_bytes = dict.fromkeys(self.links, 0)
+        self.ready: list[float | None] = []
+        self.values: list[Any] = []
+        self.slot_names: Sequence[str] = ()
+        self.waiters: defaultdict[int, list[Stream]] = defaultdict(list)
+        self._rows: list[Row] = []
+        self._totals = _Totals()
+        # Decided once: no per-event test of whether tracing is on.
+        self.record: Callable[[Row], None] = self._rows.append if trace else self._totals.record
+        self.is_tracing = trace
+        self.t = 0.0
+        self.pc = 0
+        self._code: Sequence[Step] = ()
+        self._outputs: Mapping[str, int] = {}
+        self._is_done = False
+        self._flows = 0
+        self._sync_wait: str | None = None
+        self._handlers: dict[type, Callable[[Any], Event | None]] = {
+            AllocStep: self._alloc,
+            FreeStep: self._free,
+            CallStep: self._call,
+            LaunchStep: self._launch,
+            CopyStep: self._launch,
+            SyncStep: self._sync,
+            BranchStep: self._branch,
+            RetStep: self._ret,
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"<Simulation host={self.host} streams={list(self.streams)} "
+            f"memories={list(self.memories)} links={list(self.links)}>"
+        )
+
+    # -- running ----------------------------------------------------------------------------
+
+    def run(
+        self,
+        code: Sequence[Step],
+        slot_names: Sequence[str],
+        *,
+        ready: Iterable[int] = (),
+        resident: Iterable[AllocStep] = (),
+        values: list[Any] | None = None,
+        placement: Mapping[str, str] | None = None,
+        inputs: Mapping[str, np.ndarray] | None = None,
+    ) -> RunRecord:
+        """Run `code` from time 0 to its RET and return what happened.
+
+        Parameters
+        ----------
+        code
+            Bound steps; the program starts at index 0.
+        slot_names
+            The tensor held by each slot (for messages).
+        ready
+            Slots ready at time 0 (graph inputs, constants).
+        resident
+            Allocations that exist before the run (graph inputs, constants); they take no time.
+        values
+            The value table (functional mode), indexed by slot; ``None`` in timing mode.
+        placement, inputs
+            Passed through to the record.
+
+        Raises
+        ------
+        SimulationError
+            Out of memory, or a deadlock.
+        """
+        self._code = code
+        self.slot_names = slot_names
+        self.ready = [None] * len(slot_names)
+        for slot in ready:
+            self.ready[slot] = 0.0
+        self.values = values if values is not None else [None] * len(slot_names)
+        for step in resident:
+            self._take(step, 0.0)
+        process = self.env.process(self._interpret())
+        self.env.run()
+        if not self._is_done or any(s.is_busy for s in self.streams.values()):
+            raise SimulationError(self._deadlock_message(process))
+        return self._record(placement or {}, inputs or {}, values is not None)
+
+    def _interpret(self) -> Generator[Event, Any, None]:
+        code = self._code
+        handlers = self._handlers
+        while not self._is_done:
+            step = code[self.pc]
+            self.pc += 1
+            wait = handlers[step.__class__](step)
+            if wait is not None:
+                yield wait
+
+    def _dispatch(self, step: Any, flow: int | None = None) -> float:
+        """Record the host time of the instruction itself and advance the host clock past it."""
+        t = self.t
+        end: float = t + step.cost_us
+        self.record((self.host, EXEC, step.name, "dispatch", t, end, flow, None, step.args))
+        self.t = end
+        return end
+
+    def _take(self, step: AllocStep, t: float) -> None:
+        memory = step.memory
+        used = memory.used_bytes + step.size_bytes
+        if used > memory.capacity_bytes:
+            free = memory.capacity_bytes - memory.used_bytes
+            raise SimulationError(
+                f"{_where(t)}, {step.processor}: out of memory in {memory.name} "
+                f"(need {format_bytes(step.size_bytes)}, {format_bytes(free)} free) "
+                f"for tensor {step.tensor} of op {step.op}"
+            )
+        memory.used_bytes = used
+        if used > memory.peak_bytes:
+            memory.peak_bytes = used
+
+    def _alloc(self, step: AllocStep) -> None:
+        t = self.t
+        self._take(step, t)
+        # inlined for speed (here and in _free): what _dispatch does
+        end = t + step.cost_us
+        self.record((self.host, EXEC, step.name, "dispatch", t, end, None, None, step.args))
+        self.t = end
+
+    def _free(self, step: FreeStep) -> None:
+        step.memory.used_bytes -= step.size_bytes
+        self.values[step.slot] = None
+        t = self.t
+        end = t + step.cost_us
+        self.record((self.host, EXEC, step.name, "dispatch", t, end, None, None, step.args))
+        self.t = end
+
+    def _call(self, step: CallStep) -> None:
+        start = self._dispatch(step)
+        end = start + step.compute_us
+        step.run()
+        self.record((self.host, EXEC, step.op, "compute", start, end, None, None, step.args))
+        self.t = end
+        for slot in step.produces:
+            self.ready[slot] = end
+
+    def _launch(self, step: LaunchStep | CopyStep) -> None:
+        self._flows += 1
+        flow = self._flows
+        host, record, name, args = self.host, self.record, step.name, step.args
+        # inlined for speed: what _dispatch does
+        t = self.t
+        start = t + step.cost_us
+        record((host, EXEC, name, "dispatch", t, start, flow, None, args))
+        end = start + step.launch_us
+        record((host, EXEC, name, "launch", start, end, None, None, args))
+        self.t = end
+        step.run()
+        step.stream.push((step, end, flow))
+
+    def _sync(self, step: SyncStep) -> Event | None:
+        start = self._dispatch(step)
+        stream: Stream = step.stream
+        drained_us = stream.drain_us()
+        if drained_us is None:
+            self._sync_wait = f"{stream.processor}/{stream.name}"
+            event = stream.drained()
+            event.callbacks.append(lambda _: self._synced(step, start, self.env.now))
+            return event
+        self._synced(step, start, drained_us)
+        return None
+
+    def _synced(self, step: SyncStep, start: float, drained_us: float) -> None:
+        self._sync_wait = None
+        t = start
+        if drained_us > t:
+            self.record((self.host, EXEC, step.name, "sync_wait", t, drained_us, None, None, {}))
+            t = drained_us
+        end = t + step.sync_us
+        self.record((self.host, EXEC, step.name, "sync_wait", t, end, None, None, step.args))
+        self.t = end
+
+    def _branch(self, step: BranchStep) -> None:
+        self._dispatch(step)
+        if step.test(step.value):
+            self.pc = step.target
+
+    def _ret(self, step: RetStep) -> Event | None:
+        end = self._dispatch(step)
+        self._outputs = step.outputs
+        self._is_done = True
+        now = self.env.now
+        return Timeout(self.env, end - now) if end > now else None
+
+    def transfer(
+        self, stream: Stream, item: tuple[CopyStep, float, int], start: float
+    ) -> Generator[Event, Any, None]:
+        """The SimPy process of one copy: hold each link of the route in turn."""
+        step, _, flow = item
+        env = self.env
+        if start > env.now:
+            yield env.timeout(start - env.now)
+        for link, duration_us in step.hops:
+            resource = self.links[link]
+            with resource.request() as request:
+                yield request
+                begin = env.now
+                yield env.timeout(duration_us)
+            self.record((link, LINK, step.name, "transfer", begin, env.now, None, None, step.args))
+            self.link_bytes[link] += step.size_bytes
+        now = env.now
+        self.record(
+            (stream.processor, STREAM, step.name, "transfer", start, now, None, flow, step.args)
+        )
+        self.mark_ready(step.produces, now)
+        stream.advance()
+
+    def mark_ready(self, slots: tuple[int, ...], now: float) -> None:
+        """Tensors in `slots` are ready at `now`; wake the streams that wait for them."""
+        ready = self.ready
+        waiters = self.waiters
+        for slot in slots:
+            ready[slot] = now
+            if waiters:  # usually empty: skip the lookup
+                for stream in waiters.pop(slot, ()):
+                    stream.resume()
+
+    # -- results ----------------------------------------------------------------------------
+
+    def _deadlock_message(self, process: simpy.Process) -> str:
+        waits = []
+        if not self._is_done:
+            step = self._code[self.pc - 1]
+            what = f"{self._sync_wait} to finish" if self._sync_wait else "nothing"
+            waits.append(f"{self.host} waits for {what} at {step.name!r}")
+        for stream in self.streams.values():
+            reason = stream.waiting_for()
+            if reason is not None:
+                waits.append(f"{stream.processor}/{stream.name} waits for {reason}")
+        return f"{_where(max(self.env.now, self.t))}: deadlock: " + "; ".join(waits)
+
+    def _record(
+        self, placement: Mapping[str, str], inputs: Mapping[str, np.ndarray], has_values: bool
+    ) -> RunRecord:
+        rows = sorted(self._rows, key=lambda row: row[4])  # stable: same-time rows keep order
+        spans = tuple(Span(*row) for row in rows)
+        outputs = {name: self.values[slot] for name, slot in self._outputs.items()}
+        busy: dict[str, dict[str, float]] = {}
+        for (resource, category), total in sorted(self._totals.busy_us.items()):
+            busy.setdefault(resource, {})[category] = total
+        return RunRecord(
+            makespan_us=max(self.env.now, self.t),
+            spans=spans,
+            processors=(self.host, *self.streams),
+            links=tuple(self.links),
+            link_bytes=dict(self.link_bytes),
+            peak_memory_bytes={name: m.peak_bytes for name, m in self.memories.items()},
+            placement=dict(placement),
+            inputs=dict(inputs),
+            outputs=outputs if has_values else {},
+            extra={} if self.is_tracing else {"busy_us": busy},
+        )

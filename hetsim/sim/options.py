@@ -1,0 +1,79 @@
+"""`SimOptions`: the options of one simulated run, checked once and frozen.
+
+`hetsim.simulate` builds them from its keyword arguments; a sweep builds one per point. Only
+`hetsim.cli` reads the environment; nothing here does.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import Any
+
+from hetsim.errors import Problem, SimulationError
+
+__all__ = ["MODES", "SimOptions"]
+
+MODES = ("functional", "timing")
+"""``functional``: numpy computes every value; ``timing``: shapes only. Times are identical."""
+
+
+@dataclass(frozen=True, slots=True)
+class SimOptions:
+    """How to run one simulation.
+
+    Parameters
+    ----------
+    mode
+        One of `MODES`.
+    dims
+        Sizes of symbolic dims (``{"seq": 128}``); the rest come from the input arrays.
+    trace
+        Keep every span (traces, Gantt charts, the breakdown); ``False`` keeps busy totals per
+        resource and category only (``RunRecord.extra["busy_us"]``), for large sweeps.
+
+    Examples
+    --------
+    >>> SimOptions.of(mode="timing", dims={"seq": 8})
+    SimOptions(mode='timing', dims=mappingproxy({'seq': 8}), trace=True)
+    >>> SimOptions.of(trace_spans=False)
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.SimulationError: simulate: unknown option 'trace_spans' (did you mean 'trace'?)
+    """
+
+    mode: str = "functional"
+    dims: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    trace: bool = True
+
+    @property
+    def is_functional(self) -> bool:
+        """Whether numpy computes values."""
+        return self.mode == "functional"
+
+    @classmethod
+    def of(cls, **options: Any) -> SimOptions:
+        """Check keyword options and freeze them.
+
+        Raises
+        ------
+        SimulationError
+            An unknown option (with the closest name) or a mode not in `MODES`.
+        """
+        names = [f.name for f in fields(cls)]
+        for name in options:
+            if name not in names:
+                close = difflib.get_close_matches(name, names, n=1)
+                problem = Problem(
+                    "simulate", f"unknown option {name!r}", hint=close[0] if close else None
+                )
+                raise SimulationError(problem.message)
+        mode = options.get("mode", "functional")
+        if mode not in MODES:
+            raise SimulationError(
+                Problem("simulate", "expected mode 'functional' or 'timing'", repr(mode)).message
+            )
+        dims = MappingProxyType(dict(options.get("dims") or {}))
+        return cls(mode=mode, dims=dims, trace=bool(options.get("trace", True)))

@@ -1,0 +1,145 @@
+"""Bound VM steps: the instructions the engine executes, with every number already resolved.
+
+`hetsim.runtime.vm` compiles a level to symbolic instructions (tensors and processors by name,
+shapes possibly symbolic). `hetsim.sim.bind` turns them into these steps once the run's dims are
+known: byte sizes, durations from `hetsim.cost`, the engine's stream, memory and link objects, and
+(in functional mode) the kernel closures. The interpreter in `hetsim.sim.engine` only reads them.
+
+Steps are named tuples, so the interpreter unpacks them as plain tuples (fast) and people read
+them by field name. Every step starts with `name` (the instruction as a trace shows it) and
+`cost_us` (host time the instruction itself takes: ``dispatch_us`` plus any runtime cost).
+Tensors are *slots*: indices into the run's value and readiness tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+__all__ = [
+    "AllocStep",
+    "BranchStep",
+    "CallStep",
+    "CopyStep",
+    "FreeStep",
+    "Hop",
+    "LaunchStep",
+    "RetStep",
+    "Run",
+    "Step",
+    "SyncStep",
+]
+
+Run = Callable[[], None]
+"""Computes an op's outputs into the value table (functional mode), or does nothing (timing)."""
+
+
+class AllocStep(NamedTuple):
+    """ALLOC: take `size_bytes` of `memory` for `tensor` (an op's output or a copy's target)."""
+
+    name: str
+    cost_us: float
+    memory: Any
+    size_bytes: int
+    tensor: str
+    processor: str
+    op: str
+    args: Mapping[str, Any]
+
+
+class FreeStep(NamedTuple):
+    """FREE: give back `size_bytes` of `memory`; the value in `slot` is dropped."""
+
+    name: str
+    cost_us: float
+    memory: Any
+    size_bytes: int
+    slot: int
+    args: Mapping[str, Any]
+
+
+class CallStep(NamedTuple):
+    """CALL: run a kernel on the host itself for `compute_us`."""
+
+    name: str
+    cost_us: float
+    op: str
+    compute_us: float
+    run: Run
+    produces: tuple[int, ...]
+    args: Mapping[str, Any]
+
+
+class LaunchStep(NamedTuple):
+    """LAUNCH: pay `launch_us` on the host, then queue the kernel on `stream` (asynchronous).
+
+    The kernel starts once the stream reaches it and every slot in `waits` (tensors produced on
+    other streams) is ready; it runs for `kernel_us`.
+    """
+
+    name: str
+    cost_us: float
+    op: str
+    launch_us: float
+    stream: Any
+    kernel_us: float
+    waits: tuple[int, ...]
+    produces: tuple[int, ...]
+    run: Run
+    args: Mapping[str, Any]
+
+
+class Hop(NamedTuple):
+    """One link of a copy's route and the time the copy holds it."""
+
+    link: str
+    duration_us: float
+
+
+class CopyStep(NamedTuple):
+    """COPY: pay `launch_us` on the host, then queue a transfer on `stream` along `hops`."""
+
+    name: str
+    cost_us: float
+    op: str
+    launch_us: float
+    stream: Any
+    hops: tuple[Hop, ...]
+    size_bytes: int
+    waits: tuple[int, ...]
+    produces: tuple[int, ...]
+    run: Run
+    args: Mapping[str, Any]
+
+
+class SyncStep(NamedTuple):
+    """SYNC: wait until `stream` has finished everything queued so far, then pay `sync_us`."""
+
+    name: str
+    cost_us: float
+    stream: Any
+    sync_us: float
+    args: Mapping[str, Any]
+
+
+class BranchStep(NamedTuple):
+    """BRANCH_SHAPE: jump to `target` when ``test(value)`` holds for a bound symbolic dim."""
+
+    name: str
+    cost_us: float
+    value: int
+    test: Callable[[int], bool]
+    target: int
+    args: Mapping[str, Any]
+
+
+class RetStep(NamedTuple):
+    """RET: end the program; `outputs` maps each graph output to its slot."""
+
+    name: str
+    cost_us: float
+    outputs: Mapping[str, int]
+    args: Mapping[str, Any]
+
+
+Step = AllocStep | FreeStep | CallStep | LaunchStep | CopyStep | SyncStep | BranchStep | RetStep

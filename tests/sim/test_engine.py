@@ -1,0 +1,292 @@
+"""The engine primitives on hand-written steps: host clock, streams, links, memories, deadlocks.
+
+Every expected time below is worked out by hand from the rules in the module docstring of
+`hetsim.sim.engine` (and docs/runtime.md): a host instruction takes its ``cost_us``; a launch adds
+``launch_us`` and queues the kernel at the end of it; a stream item starts at
+``max(queued time, previous end, inputs ready)``; a copy holds each link in turn, FIFO.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hetsim.errors import SimulationError
+from hetsim.sim.engine import Simulation
+from hetsim.sim.records import RunRecord
+from hetsim.sim.steps import (
+    AllocStep,
+    BranchStep,
+    CallStep,
+    CopyStep,
+    FreeStep,
+    Hop,
+    LaunchStep,
+    RetStep,
+    SyncStep,
+)
+
+MIB = 1024**2
+
+
+def _nothing() -> None:
+    return None
+
+
+def make_sim(trace: bool = True) -> Simulation:
+    return Simulation(
+        "host",
+        ["gpu0", "gpu1"],
+        {"host.mem": 100 * MIB, "gpu0.mem": 10 * MIB, "gpu1.mem": 10 * MIB},
+        ["host.mem--gpu0.mem", "host.mem--gpu1.mem"],
+        trace=trace,
+    )
+
+
+def alloc(sim: Simulation, tensor: str, memory: str, size: int, op: str = "op") -> AllocStep:
+    proc = memory.removesuffix(".mem")
+    return AllocStep(f"alloc {tensor}", 1.0, sim.memories[memory], size, tensor, proc, op, {})
+
+
+def free(sim: Simulation, tensor: str, memory: str, size: int, slot: int) -> FreeStep:
+    return FreeStep(f"free {tensor}", 1.0, sim.memories[memory], size, slot, {})
+
+
+def launch(
+    sim: Simulation, op: str, device: str, kernel_us: float, produces: tuple[int, ...] = (),
+    waits: tuple[int, ...] = (), run=_nothing,
+) -> LaunchStep:  # fmt: skip
+    stream = sim.streams[device]
+    return LaunchStep(f"launch {op}", 1.0, op, 5.0, stream, kernel_us, waits, produces, run, {})
+
+
+def copy(
+    sim: Simulation, tensor: str, device: str, link: str, duration_us: float, size: int,
+    produces: tuple[int, ...] = (), waits: tuple[int, ...] = (),
+) -> CopyStep:  # fmt: skip
+    stream = sim.streams[device]
+    hops = (Hop(link, duration_us),)
+    return CopyStep(
+        f"copy {tensor}", 1.0, tensor, 5.0, stream, hops, size, waits, produces, _nothing, {}
+    )
+
+
+def sync(sim: Simulation, device: str) -> SyncStep:
+    return SyncStep(f"sync {device}", 1.0, sim.streams[device], 2.0, {})
+
+
+RET = RetStep("ret", 1.0, {}, {})
+
+
+def spans(record: RunRecord) -> list[tuple[str, str, str, str, float, float]]:
+    return [(s.resource, s.stream, s.name, s.category, s.start_us, s.end_us) for s in record.spans]
+
+
+def test_one_kernel_timeline() -> None:
+    # Same-time spans keep the order they were recorded in: the host records an instruction's
+    # spans when it executes it (ahead of the stream), a stream records a kernel when it ends.
+    sim = make_sim()
+    code = [alloc(sim, "y", "gpu0.mem", 64), launch(sim, "relu", "gpu0", 10.0, (0,)),
+            sync(sim, "gpu0"), RET]  # fmt: skip
+    record = sim.run(code, ["y"])
+    assert spans(record) == [
+        ("host", "exec", "alloc y", "dispatch", 0.0, 1.0),
+        ("host", "exec", "launch relu", "dispatch", 1.0, 2.0),
+        ("host", "exec", "launch relu", "launch", 2.0, 7.0),
+        ("host", "exec", "sync gpu0", "dispatch", 7.0, 8.0),
+        ("gpu0", "stream0", "relu", "compute", 7.0, 17.0),
+        ("host", "exec", "sync gpu0", "sync_wait", 8.0, 17.0),
+        ("host", "exec", "sync gpu0", "sync_wait", 17.0, 19.0),
+        ("host", "exec", "ret", "dispatch", 19.0, 20.0),
+    ]
+    assert record.makespan_us == 20.0
+    assert record.peak_memory_bytes == {"host.mem": 0, "gpu0.mem": 64, "gpu1.mem": 0}
+
+
+def test_launch_flows_link_dispatch_to_kernel() -> None:
+    sim = make_sim()
+    record = sim.run([launch(sim, "a", "gpu0", 1.0), launch(sim, "b", "gpu0", 1.0), RET], [])
+    outs = [(s.name, s.flow_out) for s in record.spans if s.flow_out is not None]
+    ins = [(s.name, s.flow_in) for s in record.spans if s.flow_in is not None]
+    assert outs == [("launch a", 1), ("launch b", 2)]
+    assert ins == [("a", 1), ("b", 2)]
+
+
+def test_stream_runs_in_order_and_host_runs_ahead() -> None:
+    sim = make_sim()
+    code = [launch(sim, "a", "gpu0", 10.0), launch(sim, "b", "gpu0", 10.0), sync(sim, "gpu0"), RET]
+    record = sim.run(code, [])
+    kernels = [s for s in spans(record) if s[1] == "stream0"]
+    # a: queued at 6, runs 6..16; b: queued at 12, waits for a, runs 16..26.
+    assert kernels == [
+        ("gpu0", "stream0", "a", "compute", 6.0, 16.0),
+        ("gpu0", "stream0", "b", "compute", 16.0, 26.0),
+    ]
+    # the sync is dispatched at 12..13 and waits for the stream to drain at 26.
+    assert [s for s in spans(record) if s[0] == "host"][-3:] == [
+        ("host", "exec", "sync gpu0", "sync_wait", 13.0, 26.0),
+        ("host", "exec", "sync gpu0", "sync_wait", 26.0, 28.0),
+        ("host", "exec", "ret", "dispatch", 28.0, 29.0),
+    ]
+
+
+def test_sync_on_an_idle_stream_pays_only_sync_us() -> None:
+    sim = make_sim()
+    record = sim.run([sync(sim, "gpu1"), RET], [])
+    assert spans(record) == [
+        ("host", "exec", "sync gpu1", "dispatch", 0.0, 1.0),
+        ("host", "exec", "sync gpu1", "sync_wait", 1.0, 3.0),
+        ("host", "exec", "ret", "dispatch", 3.0, 4.0),
+    ]
+
+
+def test_streams_of_two_devices_overlap() -> None:
+    sim = make_sim()
+    code = [launch(sim, "a", "gpu0", 20.0), launch(sim, "b", "gpu1", 20.0),
+            sync(sim, "gpu0"), sync(sim, "gpu1"), RET]  # fmt: skip
+    record = sim.run(code, [])
+    kernels = [s for s in spans(record) if s[1] == "stream0"]
+    assert kernels == [
+        ("gpu0", "stream0", "a", "compute", 6.0, 26.0),
+        ("gpu1", "stream0", "b", "compute", 12.0, 32.0),
+    ]
+    # sync gpu0: dispatch 12..13, wait to 26, sync 26..28; sync gpu1: 28..29, wait to 32, 32..34.
+    assert [s[4:] for s in spans(record) if s[2] == "sync gpu1"] == [
+        (28.0, 29.0),
+        (29.0, 32.0),
+        (32.0, 34.0),
+    ]
+    assert record.makespan_us == 35.0
+
+
+def test_link_serves_transfers_one_at_a_time_in_request_order() -> None:
+    sim = Simulation(
+        "host", ["gpu0", "gpu1"], {"host.mem": MIB, "gpu0.mem": MIB, "gpu1.mem": MIB}, ["bus"]
+    )
+    code = [copy(sim, "x", "gpu0", "bus", 30.0, 1000, (0,)),
+            copy(sim, "y", "gpu1", "bus", 30.0, 500, (1,)), RET]  # fmt: skip
+    record = sim.run(code, ["x@gpu0", "y@gpu1"])
+    link = [s for s in spans(record) if s[0] == "bus"]
+    assert link == [
+        ("bus", "link", "copy x", "transfer", 6.0, 36.0),
+        ("bus", "link", "copy y", "transfer", 36.0, 66.0),
+    ]
+    # the second copy's stream is busy from its queue time, waiting for the link included.
+    assert ("gpu1", "stream0", "copy y", "transfer", 12.0, 66.0) in spans(record)
+    assert record.link_bytes == {"bus": 1500}
+    assert record.makespan_us == 66.0
+
+
+def test_copy_holds_each_hop_in_turn() -> None:
+    sim = make_sim()
+    hops = (Hop("host.mem--gpu0.mem", 4.0), Hop("host.mem--gpu1.mem", 6.0))
+    step = CopyStep("copy x", 1.0, "x", 5.0, sim.streams["gpu0"], hops, 8, (), (0,), _nothing, {})
+    record = sim.run([step, sync(sim, "gpu0"), RET], ["x@gpu1"])
+    link = [s[4:] for s in spans(record) if s[1] == "link"]
+    assert link == [(6.0, 10.0), (10.0, 16.0)]
+    assert record.link_bytes == {"host.mem--gpu0.mem": 8, "host.mem--gpu1.mem": 8}
+
+
+def test_kernel_waits_for_a_tensor_from_another_stream() -> None:
+    sim = make_sim()
+    code = [launch(sim, "a", "gpu0", 50.0, produces=(0,)),
+            launch(sim, "b", "gpu1", 10.0, waits=(0,)), RET]  # fmt: skip
+    record = sim.run(code, ["a_out"])
+    kernels = [s for s in spans(record) if s[1] == "stream0"]
+    assert kernels == [
+        ("gpu0", "stream0", "a", "compute", 6.0, 56.0),
+        ("gpu1", "stream0", "b", "compute", 56.0, 66.0),
+    ]
+
+
+def test_host_call_and_functional_values() -> None:
+    sim = make_sim()
+    values: list[object] = [np.arange(3.0), None]
+
+    def run() -> None:
+        values[1] = values[0] * 2
+
+    call = CallStep("call double", 1.0, "double", 4.0, run, (1,), {})
+    code = [alloc(sim, "y", "host.mem", 24), call, RetStep("ret", 1.0, {"y": 1}, {})]
+    record = sim.run(code, ["x", "y"], ready=[0], values=values)
+    assert spans(record)[1:3] == [
+        ("host", "exec", "call double", "dispatch", 1.0, 2.0),
+        ("host", "exec", "double", "compute", 2.0, 6.0),
+    ]
+    np.testing.assert_array_equal(record.outputs["y"], [0.0, 2.0, 4.0])
+
+
+def test_free_returns_memory_and_peak_counts_live_tensors() -> None:
+    sim = make_sim()
+    code = [alloc(sim, "a", "gpu0.mem", 4 * MIB), alloc(sim, "b", "gpu0.mem", 4 * MIB),
+            free(sim, "a", "gpu0.mem", 4 * MIB, 0), alloc(sim, "c", "gpu0.mem", 5 * MIB),
+            RET]  # fmt: skip
+    record = sim.run(code, ["a", "b", "c"])
+    assert record.peak_memory_bytes["gpu0.mem"] == 9 * MIB
+
+
+def test_out_of_memory_names_memory_tensor_and_op() -> None:
+    sim = make_sim()
+    code = [alloc(sim, "a", "gpu0.mem", 8 * MIB, "conv1"),
+            alloc(sim, "b", "gpu0.mem", 3 * MIB, "conv2"), RET]  # fmt: skip
+    with pytest.raises(
+        SimulationError,
+        match=r"^sim at 1\.0 us, gpu0: out of memory in gpu0\.mem \(need 3\.0 MiB, 2\.0 MiB free\)"
+        r" for tensor b of op conv2$",
+    ):
+        sim.run(code, ["a", "b"])
+
+
+def test_deadlock_names_what_waits_on_what() -> None:
+    sim = make_sim()
+    code = [launch(sim, "b", "gpu1", 10.0, waits=(0,)), sync(sim, "gpu1"), RET]
+    with pytest.raises(
+        SimulationError,
+        match=r"^sim at 7\.0 us: deadlock: host waits for gpu1/stream0 to finish at 'sync gpu1'; "
+        r"gpu1/stream0 waits for tensor 'never' before 'launch b'$",
+    ):
+        sim.run(code, ["never"])
+
+
+def test_work_left_waiting_after_ret_is_a_deadlock() -> None:
+    sim = make_sim()
+    code = [launch(sim, "b", "gpu1", 10.0, waits=(0,)), RET]
+    with pytest.raises(
+        SimulationError,
+        match=r"^sim at 7\.0 us: deadlock: gpu1/stream0 waits for tensor 'never' before "
+        r"'launch b'$",
+    ):
+        sim.run(code, ["never"])
+
+
+@pytest.mark.parametrize(("value", "taken"), [(128, True), (64, False)])
+def test_branch_on_a_bound_dim(value: int, taken: bool) -> None:
+    sim = make_sim()
+    branch = BranchStep("branch seq>=128", 1.0, value, lambda v: v >= 128, 3, {})
+    code = [branch, launch(sim, "small", "gpu0", 1.0), RET, launch(sim, "big", "gpu0", 1.0), RET]
+    record = sim.run(code, [])
+    kernels = [s.name for s in record.spans if s.stream == "stream0"]
+    assert kernels == (["big"] if taken else ["small"])
+
+
+def test_totals_mode_keeps_busy_time_without_spans() -> None:
+    sim = make_sim(trace=False)
+    code = [launch(sim, "a", "gpu0", 10.0), sync(sim, "gpu0"), RET]
+    record = sim.run(code, [])
+    assert record.spans == ()
+    assert record.extra["busy_us"] == {
+        "gpu0": {"compute": 10.0},
+        "host": {"dispatch": 3.0, "launch": 5.0, "sync_wait": 11.0},
+    }
+    assert record.makespan_us == 19.0
+
+
+def test_same_run_twice_gives_the_same_trace() -> None:
+    def once() -> list[tuple[str, str, str, str, float, float]]:
+        sim = make_sim()
+        code = [copy(sim, "x", "gpu0", "host.mem--gpu0.mem", 3.0, 10, (0,)),
+                launch(sim, "a", "gpu0", 7.0, waits=(0,)), launch(sim, "b", "gpu1", 7.0),
+                sync(sim, "gpu0"), sync(sim, "gpu1"), RET]  # fmt: skip
+        return spans(sim.run(code, ["x@gpu0"]))
+
+    assert once() == once()

@@ -1,0 +1,140 @@
+"""`hetsim.simulate`: functional runs equal `hetsim.execute`, invariants hold, errors are clear."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hetsim.api import make_inputs, simulate
+from hetsim.errors import ModelError, SimulationError
+from hetsim.ir import Op
+from hetsim.kernels import execute
+from hetsim.models import load_model
+from tests.sim.tiny import assert_run_invariants, device, graph, target
+
+CPU_ONLY = "x86/xeon-8480c"
+HOST_GPU = "x86-h100"
+DIMS = {"transformer": {"seq": 8}}
+
+
+def assert_same_outputs(result: object, model: object) -> None:
+    expected = execute(model, result.inputs)  # type: ignore[attr-defined]
+    assert sorted(result.outputs) == sorted(expected)  # type: ignore[attr-defined]
+    for name, value in expected.items():
+        np.testing.assert_array_equal(result.outputs[name], value)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("tgt", [CPU_ONLY, HOST_GPU])
+@pytest.mark.parametrize("name", ["mlp", "cnn", "transformer", "squeezenet"])
+def test_functional_outputs_equal_execute(name: str, tgt: str) -> None:
+    model = load_model(name)
+    result = simulate(model, tgt, dims=DIMS.get(name, {}))
+    assert_same_outputs(result, model)
+    assert_run_invariants(result, model, tgt, DIMS.get(name))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["resnet50", "inception_v1", "densenet121", "shufflenet"])
+def test_functional_outputs_of_light_models_equal_execute(name: str) -> None:
+    model = load_model(name)
+    result = simulate(model, HOST_GPU)
+    assert_same_outputs(result, model)
+    assert_run_invariants(result, model, HOST_GPU)
+
+
+def test_the_gpu_target_places_everything_on_the_gpu_and_moves_only_inputs_and_outputs() -> None:
+    model = load_model("mlp")
+    result = simulate(model, HOST_GPU)
+    assert set(result.placement.values()) == {"gpu0"}
+    (link,) = result.links.values()
+    sizes = sum(a.nbytes for a in (*result.inputs.values(), *result.outputs.values()))
+    assert link.bytes == sizes == (64 + 10) * 4
+
+
+def test_timing_mode_gives_the_functional_times_without_values() -> None:
+    functional = simulate("transformer", HOST_GPU, dims={"seq": 16})
+    timing = simulate("transformer", HOST_GPU, mode="timing", dims={"seq": 16})
+    assert timing.outputs == {}
+    assert timing.spans == functional.spans
+    assert timing.makespan_us == functional.makespan_us
+
+
+def test_symbolic_dims_follow_the_inputs() -> None:
+    x8 = np.zeros((1, 8, 64), np.float32)
+    x32 = np.zeros((1, 32, 64), np.float32)
+    short = simulate("transformer", HOST_GPU, inputs={"x": x8})
+    long = simulate("transformer", HOST_GPU, inputs={"x": x32})
+    assert short.outputs["residual2"].shape == (1, 8, 64)
+    assert long.outputs["residual2"].shape == (1, 32, 64)
+    assert long.peak_memory_bytes["gpu0.mem"] > short.peak_memory_bytes["gpu0.mem"]
+    assert long.makespan_us > short.makespan_us
+
+
+def test_the_same_run_twice_gives_the_same_trace() -> None:
+    first = simulate("cnn", HOST_GPU, seed=3)
+    second = simulate("cnn", HOST_GPU, seed=3)
+    assert first.spans == second.spans
+    assert first.to_dict() == second.to_dict()
+
+
+def test_inputs_are_made_from_the_seed() -> None:
+    model = load_model("mlp")
+    made = simulate(model, CPU_ONLY, seed=5).inputs
+    np.testing.assert_array_equal(made["x"], make_inputs(model, 5)["x"])
+    expected = np.random.default_rng(5).standard_normal((1, 64)).astype(np.float32)
+    np.testing.assert_array_equal(made["x"], expected)
+    assert not np.array_equal(made["x"], simulate(model, CPU_ONLY, seed=6).inputs["x"])
+
+
+def test_to_dict_holds_the_documented_figures() -> None:
+    figures = simulate("mlp", HOST_GPU).to_dict()
+    assert set(figures) >= {
+        "makespan_us", "breakdown_us", "processors", "links", "peak_memory_bytes", "placement"
+    }  # fmt: skip
+    assert set(figures["breakdown_us"]) == {
+        "dispatch", "launch", "compute", "transfer", "sync_wait", "capture", "idle"
+    }  # fmt: skip
+    assert set(figures["processors"]) == {"host", "gpu0"}
+    assert figures["placement"] == {"fc1": "gpu0", "relu1": "gpu0", "fc2": "gpu0",
+                                    "relu2": "gpu0", "fc3": "gpu0"}  # fmt: skip
+
+
+def test_running_out_of_device_memory_names_the_memory_tensor_and_op() -> None:
+    # 1e-6 GiB = 1073 bytes: x (1000 B) fits, r1's output does not.
+    tgt = target(device("gpu0", ["*"], memory_gib=1e-6))
+    model = graph(Op("Relu", "r1", ("x",), ("a",)), outputs=("a",))
+    with pytest.raises(
+        SimulationError,
+        match=r"^sim at 6\.5 us, gpu0: out of memory in gpu0\.mem \(need 1000 B, 73 B free\) "
+        r"for tensor a of op r1$",
+    ):
+        simulate(model, tgt, mode="timing")
+
+
+def test_an_unknown_option_suggests_a_close_name() -> None:
+    with pytest.raises(
+        SimulationError, match=r"^simulate: unknown option 'dim' \(did you mean 'dims'\?\)$"
+    ):
+        simulate("mlp", CPU_ONLY, dim={"seq": 8})
+
+
+def test_an_unknown_mode_is_an_error() -> None:
+    with pytest.raises(
+        SimulationError, match=r"^simulate: expected mode 'functional' or 'timing', got 'fast'$"
+    ):
+        simulate("mlp", CPU_ONLY, mode="fast")
+
+
+def test_an_unbound_symbolic_dim_is_an_error() -> None:
+    with pytest.raises(ModelError, match=r"^input 'x': expected a size for symbolic dim 'seq'"):
+        simulate("transformer", CPU_ONLY, mode="timing")
+
+
+def test_totals_mode_keeps_busy_time_per_category() -> None:
+    result = simulate("mlp", HOST_GPU, mode="timing", trace=False)
+    traced = simulate("mlp", HOST_GPU, mode="timing")
+    assert result.spans == ()
+    assert result.makespan_us == traced.makespan_us
+    busy = result.record.extra["busy_us"]
+    compute = sum(s.duration_us for s in traced.spans if s.category == "compute")
+    assert sum(b.get("compute", 0.0) for b in busy.values()) == pytest.approx(compute, rel=1e-12)
