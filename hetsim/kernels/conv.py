@@ -2,8 +2,10 @@
 
 Both run on BLAS. Conv gathers every window of the padded input into columns with one strided
 view (im2col) and multiplies them by the weight in one batched ``np.matmul`` over (batch,
-group); a depthwise conv is the same call with one-row weights, which measured about twice as
-fast as summing one scaled, shifted view per tap. ConvTranspose multiplies the weight's
+group); a large output goes by bands of output rows so the column buffer stays small
+(`COLUMN_BYTES`), and a pointwise conv multiplies the input itself. A depthwise conv is the
+same call with one-row weights, which measured about twice as fast as summing one scaled,
+shifted view per tap. ConvTranspose multiplies the weight's
 transpose by the input, then adds each kernel tap's columns into the strided output (col2im),
 one vectorized add per tap. No Python loop runs over pixels. Window arithmetic lives in
 `window.py`.
@@ -12,19 +14,28 @@ one vectorized add per tap. No Python loop runs over pixels. Window arithmetic l
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
-from typing import TypeVar
+from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from hetsim.ir import Op
-from hetsim.kernels.registry import Cost, Kernel, Meta, attr, nbytes, op_error, register
+from hetsim.kernels.registry import (
+    Cost,
+    Kernel,
+    Meta,
+    attr,
+    memoize,
+    nbytes,
+    op_error,
+    register,
+)
 from hetsim.kernels.window import Geometry, WindowAttrs, read_window_attrs
 
-__all__ = ["conv", "conv_transpose", "pad_spatial", "windows"]
+__all__ = ["COLUMN_BYTES", "conv", "conv_transpose", "pad_spatial", "tap_slices", "windows"]
 
 
 def pad_spatial(x: np.ndarray, geometry: Geometry, value: float) -> np.ndarray:
@@ -106,21 +117,27 @@ def conv(x: np.ndarray, w: np.ndarray, geometry: Geometry, group: int) -> np.nda
     m = w.shape[0]
     cg, taps = channels // group, prod(geometry.kernel)
     weights = w.reshape(group, m // group, cg * taps)
+    if taps == 1 and not geometry.is_padded and set(geometry.strides) == {1}:
+        # a pointwise conv is a plain GEMM on the input: no window view, no copy
+        cols = x.reshape(n, group, cg, prod(geometry.out))
+        pointwise: np.ndarray = np.matmul(weights, cols)
+        return pointwise.reshape(n, m, *geometry.out)
     view = windows(pad_spatial(x, geometry, 0.0), geometry, group)
     row_bytes = n * channels * taps * prod(geometry.out[1:]) * x.itemsize
     rows = max(1, COLUMN_BYTES // row_bytes)
     if rows >= geometry.out[0]:
         cols = view.reshape(n, group, cg * taps, prod(geometry.out))
-        return np.matmul(weights, cols).reshape(n, m, *geometry.out)
+        whole: np.ndarray = np.matmul(weights, cols)
+        return whole.reshape(n, m, *geometry.out)
     return _conv_by_rows(view, weights, rows).reshape(n, m, *geometry.out)
 
 
 COLUMN_BYTES = 1 << 22
 """Largest im2col buffer Conv fills at once; bigger ones go by bands of output rows.
 
-A bounded buffer stays in cache and is reused through the call, where a whole-image one (115
-MB for VGG's first 3x3 convs) is mapped fresh by the OS each call: measured 25 % of VGG-19's
-time in page faults, and OpenBLAS runs faster on the narrower column blocks."""
+A bounded buffer is reused through the call, where a whole-image one (115 MB for VGG-19's
+first 3x3 convs) is mapped fresh by the OS on every call: before banding, a quarter of VGG-19's
+CPU time at 1 thread was system time spent on its page faults (``benchmarks/kernels.py``)."""
 
 
 def _conv_by_rows(view: np.ndarray, weights: np.ndarray, rows: int) -> np.ndarray:
@@ -134,7 +151,8 @@ def _conv_by_rows(view: np.ndarray, weights: np.ndarray, rows: int) -> np.ndarra
     band_view = band.reshape(n, group, cg, *rest[:rank], rows, *out[1:])
     for start in range(0, out[0], rows):
         stop = min(start + rows, out[0])
-        source = view[(Ellipsis, slice(start, stop), *(slice(None),) * (rank - 1))]
+        band_rows: tuple[Any, ...] = (Ellipsis, slice(start, stop), *(slice(None),) * (rank - 1))
+        source = view[band_rows]
         if stop - start == rows:
             np.copyto(band_view, source)
             cols = band
@@ -177,7 +195,8 @@ class _ConvSpec:
     def geometry(self, x: tuple[int, ...], w: tuple[int, ...]) -> Geometry:
         op = self.window.op
         if len(x) < 3 or len(w) != len(x):
-            raise op_error(op, "expected input and weight of equal rank >= 3", f"{x} and {w}")
+            shapes = f"{list(x)} and {list(w)}"
+            raise op_error(op, "expected input and weight of equal rank >= 3", shapes)
         if x[1] != w[1] * self.group or w[0] % self.group:
             expected = f"expected weight (M, C/group, ...) with group {self.group} and C={x[1]}"
             raise op_error(op, expected, f"weight {list(w)}")
@@ -201,33 +220,15 @@ def _bias_shape(rank: int) -> tuple[int, ...]:
     return (-1, *(1,) * rank)
 
 
-Shape = tuple[int, ...]
-T = TypeVar("T")
-
-
-def _cached(resolve: Callable[[Shape, Shape], T]) -> Callable[[Shape, Shape], T]:
-    """Memoize a geometry by (input shape, weight shape): a kernel resolves it once per shape."""
-    cache: dict[tuple[Shape, Shape], T] = {}
-
-    def lookup(x: Shape, w: Shape) -> T:
-        key = (x, w)
-        found = cache.get(key)
-        if found is None:
-            found = cache[key] = resolve(x, w)
-        return found
-
-    return lookup
-
-
 def _compile_conv(op: Op, opset: int) -> Kernel:
     spec = _conv_spec(op)
-    geometry = _cached(spec.geometry)
+    geometry = memoize(spec.geometry)
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x, w = inputs[0], inputs[1]
         assert x is not None, f"{op!r}: input x is required"
         assert w is not None, f"{op!r}: input w is required"
-        y = conv(x, w, geometry(x.shape, w.shape), spec.group)
+        y = conv(x, w, geometry((x.shape, w.shape), x.shape, w.shape), spec.group)
         bias = inputs[2] if len(inputs) > 2 else None
         if bias is not None:
             y += bias.reshape(_bias_shape(x.ndim - 2))
@@ -329,13 +330,13 @@ def _transpose_spec(op: Op) -> _TransposeSpec:
 
 def _compile_conv_transpose(op: Op, opset: int) -> Kernel:
     spec = _transpose_spec(op)
-    geometry = _cached(spec.geometry)
+    geometry = memoize(spec.geometry)
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x, w = inputs[0], inputs[1]
         assert x is not None, f"{op!r}: input x is required"
         assert w is not None, f"{op!r}: input w is required"
-        taps, full = geometry(x.shape, w.shape)
+        taps, full = geometry((x.shape, w.shape), x.shape, w.shape)
         y = conv_transpose(x, w, taps, spec.group, full)
         bias = inputs[2] if len(inputs) > 2 else None
         if bias is not None:

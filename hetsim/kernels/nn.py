@@ -55,7 +55,7 @@ def gemm(
     >>> gemm(a, np.eye(2, dtype=np.float32), np.array([10.0], np.float32), 2.0, 0.5).tolist()
     [[7.0, 9.0]]
     """
-    y = np.matmul(a.T if trans_a else a, b.T if trans_b else b)
+    y: np.ndarray = np.matmul(a.T if trans_a else a, b.T if trans_b else b)
     if alpha != 1.0:
         y *= y.dtype.type(alpha)
     if c is not None and beta != 0.0:
@@ -160,7 +160,7 @@ def softmax(x: np.ndarray, axis: int) -> np.ndarray:
     >>> softmax(np.log(np.array([[1.0, 3.0]], np.float32)), 1).tolist()
     [[0.25, 0.75]]
     """
-    y = x - x.max(axis=axis, keepdims=True)
+    y: np.ndarray = x - x.max(axis=axis, keepdims=True)
     np.exp(y, out=y)
     y /= y.sum(axis=axis, keepdims=True)
     return y
@@ -174,7 +174,7 @@ def log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
     >>> np.exp(log_softmax(np.log(np.array([[1.0, 3.0]], np.float32)), 1)).round(6).tolist()
     [[0.25, 0.75]]
     """
-    y = x - x.max(axis=axis, keepdims=True)
+    y: np.ndarray = x - x.max(axis=axis, keepdims=True)
     y -= np.log(np.exp(y).sum(axis=axis, keepdims=True))
     return y
 

@@ -50,14 +50,14 @@ def batch_norm(
     per_channel = (-1, *(1,) * (x.ndim - 2)) if scale.ndim == 1 else scale.shape
     factor = scale / np.sqrt(var + x.dtype.type(epsilon))
     shift = bias - mean * factor
-    y = x * factor.reshape(per_channel)
+    y: np.ndarray = x * factor.reshape(per_channel)
     y += shift.reshape(per_channel)
     return y
 
 
 def _compile_batch_norm(op: Op, opset: int) -> Kernel:
     epsilon = float(attr(op, "epsilon", 1e-5))
-    if int(attr(op, "training_mode", 0)) or (opset >= 9 and any(op.outputs[1:])):
+    if int(attr(op, "training_mode", 0)) or any(op.outputs[1:]):
         raise op_error(op, "expected inference mode (one output)", f"{len(op.outputs)} outputs")
     if not int(attr(op, "spatial", 1)):
         raise op_error(op, "expected spatial=1", "spatial=0")

@@ -11,13 +11,23 @@ Window arithmetic lives in `window.py`; padding is shared with `conv.py`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from math import prod
 
 import numpy as np
 
 from hetsim.ir import Op
 from hetsim.kernels.conv import pad_spatial
-from hetsim.kernels.registry import Cost, Kernel, Meta, attr, nbytes, op_error, register
+from hetsim.kernels.registry import (
+    Cost,
+    Kernel,
+    Meta,
+    attr,
+    memoize,
+    nbytes,
+    op_error,
+    register,
+)
 from hetsim.kernels.window import Geometry, WindowAttrs, read_window_attrs
 
 __all__ = ["average_pool", "max_pool", "pool_counts"]
@@ -123,28 +133,24 @@ def _geometry(window: WindowAttrs, shape: tuple[int, ...]) -> Geometry:
 
 
 def _compile_max_pool(op: Op, opset: int) -> Kernel:
-    window = _window_of(op)
-    cache: dict[tuple[int, ...], Geometry] = {}
+    geometry = memoize(partial(_geometry, _window_of(op)))
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x = inputs[0]
         assert x is not None, f"{op!r}: X is required"
-        geometry = cache.get(x.shape) or cache.setdefault(x.shape, _geometry(window, x.shape))
-        return [max_pool(x, geometry)]
+        return [max_pool(x, geometry(x.shape, x.shape))]
 
     return kernel
 
 
 def _compile_average_pool(op: Op, opset: int) -> Kernel:
-    window = _window_of(op)
+    geometry = memoize(partial(_geometry, _window_of(op)))
     include_pad = bool(attr(op, "count_include_pad", 0))
-    cache: dict[tuple[int, ...], Geometry] = {}
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x = inputs[0]
         assert x is not None, f"{op!r}: X is required"
-        geometry = cache.get(x.shape) or cache.setdefault(x.shape, _geometry(window, x.shape))
-        return [average_pool(x, geometry, include_pad)]
+        return [average_pool(x, geometry(x.shape, x.shape), include_pad)]
 
     return kernel
 

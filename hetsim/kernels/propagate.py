@@ -10,11 +10,12 @@ the op modules; the eager run is `execute.py`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from hetsim.errors import ModelError
-from hetsim.ir import Graph, bind_shape
+from hetsim.ir import Graph, Op, bind_shape
 from hetsim.kernels.registry import Meta, lookup
 
 __all__ = ["SMALL_VALUE_SIZE", "bind_dims", "propagate"]
@@ -90,7 +91,10 @@ def bind_dims(
 
 
 def _initial_metas(
-    graph: Graph, bound: Mapping[str, int], inputs: Mapping[str, np.ndarray]
+    graph: Graph,
+    bound: Mapping[str, int],
+    inputs: Mapping[str, np.ndarray],
+    shared: dict[tuple[tuple[int, ...], np.dtype[Any]], Meta],
 ) -> dict[str, Meta]:
     metas = {name: Meta.of(value) for name, value in graph.initializers.items()}
     for name, declared in graph.inputs.items():
@@ -99,10 +103,18 @@ def _initial_metas(
             array = np.asarray(given)
             # an integer input may feed shape arithmetic; float data is left to execute()
             is_shape_like = array.dtype.kind in "iub" and array.size <= SMALL_VALUE_SIZE
-            metas[name] = Meta.of(array, keep_value=is_shape_like)
+            metas[name] = _shared(Meta.of(array, keep_value=is_shape_like), shared)
         elif name not in metas:
-            metas[name] = Meta(bind_shape(declared.shape, bound), np.dtype(declared.dtype))
+            meta = Meta(bind_shape(declared.shape, bound), np.dtype(declared.dtype))
+            metas[name] = _shared(meta, shared)
     return metas
+
+
+def _shared(meta: Meta, shared: dict[tuple[tuple[int, ...], np.dtype[Any]], Meta]) -> Meta:
+    """One `Meta` object per (shape, dtype) without a value, so signatures can key on `id`."""
+    if meta.value is not None:
+        return meta
+    return shared.setdefault((meta.shape, meta.dtype), meta)
 
 
 def propagate(
@@ -145,24 +157,66 @@ def propagate(
     if unknown:
         raise ModelError(f"inputs: expected names from {sorted(graph.inputs)}, got {unknown}")
     bound = bind_dims(graph, dims, {k: np.shape(v) for k, v in given.items()})
-    metas = _initial_metas(graph, bound, given)
+    shared: dict[tuple[tuple[int, ...], np.dtype[Any]], Meta] = {}
+    metas = _initial_metas(graph, bound, given, shared)
+    # A shape rule is a pure function of the op type, attributes, output arity and input metas.
+    # Metas without a value are shared objects (`_shared`), so an op whose signature was seen
+    # before reuses the earlier outputs: one tuple and one dict lookup instead of a rule call
+    # and new Metas (a chain of 1e5 Relus runs the Relu rule once). Every keyed Meta stays
+    # alive in `metas` or `shared` for the whole walk, so its `id` is not reused.
+    seen: dict[tuple[Any, ...], list[Meta]] = {}
+    opset = graph.opset
+    # inlined for speed: a Graph is validated, so every named input is in `metas` by now and
+    # `get` returns None exactly for an omitted ("") one
+    get = metas.get
     for op in graph.ops:
-        definition = lookup(op)
-        in_metas = [metas[name] if name else None for name in op.inputs]
-        out_metas = definition.infer(op, graph.opset, in_metas)
-        if _is_small_known(in_metas, out_metas):
-            values = definition.compile(op, graph.opset)(
-                [None if m is None else m.value for m in in_metas]
-            )
-            out_metas = [
-                Meta(m.shape, m.dtype, np.asarray(v))
-                for m, v in zip(out_metas, values, strict=False)
-            ]
+        in_metas = list(map(get, op.inputs))
+        outputs = op.outputs
+        attrs = _attrs_key(op.attrs) if op.attrs else ()
+        arity = len(outputs) if "" not in outputs else tuple(map(bool, outputs))
+        key = (op.type, attrs, arity, *map(id, in_metas))
+        out_metas = seen.get(key)
+        if out_metas is None:
+            out_metas = _infer(op, opset, in_metas, shared)
+            if attrs is not None and _is_reusable(in_metas):
+                seen[key] = out_metas
         # strict=False: an omitted trailing output ("") has no meta
-        for name, meta in zip(op.outputs, out_metas, strict=False):
+        for name, meta in zip(outputs, out_metas, strict=False):
             if name:
                 metas[name] = meta
     return metas
+
+
+def _attrs_key(attrs: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """The attributes as a hashable tuple, or None when one is not hashable (a tensor)."""
+    items = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in attrs.items())
+    try:
+        hash(items)
+    except TypeError:
+        return None
+    return items
+
+
+def _is_reusable(in_metas: list[Meta | None]) -> bool:
+    """False when every present input has a value: the outputs may be computed for real."""
+    return any(m is not None and m.value is None for m in in_metas)
+
+
+def _infer(
+    op: Op,
+    opset: int,
+    in_metas: list[Meta | None],
+    shared: dict[tuple[tuple[int, ...], np.dtype[Any]], Meta],
+) -> list[Meta]:
+    """Run `op`'s shape rule; compute small outputs of known inputs for real."""
+    definition = lookup(op)
+    out_metas = definition.infer(op, opset, in_metas)
+    if _is_small_known(in_metas, out_metas):
+        values = definition.compile(op, opset)([None if m is None else m.value for m in in_metas])
+        return [
+            Meta(m.shape, m.dtype, np.asarray(v)) for m, v in zip(out_metas, values, strict=False)
+        ]
+    return [_shared(m, shared) for m in out_metas]
 
 
 def _is_small_known(inputs: list[Meta | None], outputs: list[Meta]) -> bool:

@@ -148,10 +148,18 @@ def register(
 ) -> OpDef:
     """Add `op_type` to `OPS`; the default cost is `elementwise_cost` (one flop per output)."""
     assert op_class in OP_CLASSES, f"{op_type}: unknown op class {op_class!r}"
-    assert op_type not in OPS, f"{op_type} registered twice"
+    existing = OPS.get(op_type)
+    again = existing is not None and _source(existing.compile) == _source(compile) is not None
+    assert existing is None or again, f"{op_type} registered twice"
     definition = OpDef(op_type, op_class, compile, infer, cost or elementwise_cost(op_class))
     OPS[op_type] = definition
     return definition
+
+
+def _source(function: Callable[..., Any]) -> tuple[str, int] | None:
+    """Where `function` is defined: the same module imported twice (doctests) registers again."""
+    code = getattr(function, "__code__", None)
+    return None if code is None else (code.co_filename, code.co_firstlineno)
 
 
 _MISSING = object()

@@ -1,0 +1,254 @@
+"""Kernel speed: `hetsim.execute` against onnxruntime and onnx's ReferenceEvaluator.
+
+For each ONNX "light" model (the zoo names of `hetsim.models.LIGHT_MODELS`), all three runtimes
+get the same inputs, made as onnx's backend test runner makes them
+(``generate_dummy_data(..., random=False)``: ``arange(n) / n`` in float32). Each runs at 1 thread
+(numpy's BLAS limited with threadpoolctl, onnxruntime with ``intra_op_num_threads=1``) and at 2
+threads. hetsim and onnxruntime take the median of ``--repeat`` timed runs after one warm-up;
+the ReferenceEvaluator, being slow, is timed ``--reference-repeat`` times (1 by default) at 1
+thread only. Every output is checked against onnxruntime's (rtol 1e-3, atol 1e-5 printed as the
+max abs difference).
+
+Goal: hetsim within 2.0x of onnxruntime at 1 thread, and at least 5x faster than the
+ReferenceEvaluator. Prints a table and writes JSON (default ``benchmarks/results/kernels.json``)
+with the BLAS library and thread counts that threadpoolctl reports.
+
+    python benchmarks/kernels.py                      # all light models, 1 and 2 threads
+    python benchmarks/kernels.py --models squeezenet resnet50 --threads 1 --repeat 5
+    python benchmarks/kernels.py --profile vgg19      # cProfile one hetsim run, top 15 lines
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import platform
+import pstats
+import statistics
+import time
+from collections.abc import Callable, Mapping
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from threadpoolctl import threadpool_info, threadpool_limits
+
+import hetsim
+from hetsim.ir import Graph
+from hetsim.models import LIGHT_MODELS, light_model_path, load_model
+
+RESULTS = Path(__file__).resolve().parent / "results" / "kernels.json"
+Feeds = dict[str, np.ndarray]
+
+
+def _execute() -> Callable[[Graph, Mapping[str, np.ndarray]], dict[str, np.ndarray]]:
+    """`hetsim.execute` once the top level exports it, else the kernels package's."""
+    from hetsim.kernels import execute
+
+    found: Callable[[Graph, Mapping[str, np.ndarray]], dict[str, np.ndarray]] = getattr(
+        hetsim, "execute", execute
+    )
+    return found
+
+
+def dummy_inputs(model: Any) -> Feeds:
+    """The inputs onnx's backend runner makes for a light model: ``arange(n) / n``, float32."""
+    initialized = {i.name for i in model.graph.initializer}
+    feeds: Feeds = {}
+    for value in model.graph.input:
+        if value.name in initialized:
+            continue
+        dims = value.type.tensor_type.shape.dim
+        shape = tuple(d.dim_value if d.HasField("dim_value") else 1 for d in dims)
+        n = int(np.prod(shape))
+        feeds[value.name] = (np.arange(n).reshape(shape) / n).astype(np.float32)
+    return feeds
+
+
+def _clock() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def median_ms(runs: Mapping[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """Median wall and CPU milliseconds of each run, the runs interleaved round by round.
+
+    Interleaving spreads the load of a shared machine evenly over the runtimes compared; the CPU
+    time (``<name>_cpu_ms``) of a 1-thread run is the steadier figure when other jobs compete.
+    """
+    for run in runs.values():
+        run()
+    wall: dict[str, list[float]] = {name: [] for name in runs}
+    cpu: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(repeat):
+        for name, run in runs.items():
+            start_wall, start_cpu = _clock()
+            run()
+            end_wall, end_cpu = _clock()
+            wall[name].append(end_wall - start_wall)
+            cpu[name].append(end_cpu - start_cpu)
+    result = {f"{name}_ms": statistics.median(t) * 1e3 for name, t in wall.items()}
+    result |= {f"{name}_cpu_ms": statistics.median(t) * 1e3 for name, t in cpu.items()}
+    return result
+
+
+def _ort_session(model: Any, threads: int) -> Any:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    return ort.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+
+
+def bench_model(name: str, threads: list[int], repeat: int, reference_repeat: int) -> list[dict]:
+    """Time one light model in the three runtimes at each thread count."""
+    import onnx
+    from onnx.reference import ReferenceEvaluator
+
+    model = onnx.load(str(light_model_path(name)))
+    feeds = dummy_inputs(model)
+    graph = load_model(name)
+    execute = _execute()
+    hetsim_feeds = {k: v for k, v in feeds.items() if k in graph.inputs}
+    rows = []
+    for count in threads:
+        with threadpool_limits(limits=count):
+            session = _ort_session(model, count)
+            expected = session.run(None, feeds)[0].copy()
+            got = next(iter(execute(graph, hetsim_feeds).values())).reshape(expected.shape)
+            row: dict[str, Any] = {
+                "model": name,
+                "threads": count,
+                "max_abs_diff": float(np.abs(got - expected).max()),
+                "matches": bool(np.allclose(got, expected, rtol=1e-3, atol=1e-5)),
+            }
+            runs = {
+                "hetsim": partial(execute, graph, hetsim_feeds),
+                "onnxruntime": partial(session.run, None, feeds),
+            }
+            row |= median_ms(runs, repeat)
+            if count == 1 and reference_repeat > 0:
+                evaluator = ReferenceEvaluator(model)
+                start = time.perf_counter()
+                for _ in range(reference_repeat):
+                    evaluator.run(None, feeds)
+                row["reference_ms"] = (time.perf_counter() - start) / reference_repeat * 1e3
+        row["vs_onnxruntime"] = row["hetsim_ms"] / row["onnxruntime_ms"]
+        row["vs_onnxruntime_cpu"] = row["hetsim_cpu_ms"] / row["onnxruntime_cpu_ms"]
+        if "reference_ms" in row:
+            row["reference_speedup"] = row["reference_ms"] / row["hetsim_ms"]
+        rows.append(row)
+        print(_line(row), flush=True)
+    return rows
+
+
+def _line(row: Mapping[str, Any]) -> str:
+    reference = f"ref {row['reference_ms']:9.1f} ms" if "reference_ms" in row else ""
+    return (
+        f"{row['model']:<13} {row['threads']}T hetsim {row['hetsim_ms']:8.1f} ms  "
+        f"ort {row['onnxruntime_ms']:8.1f} ms  x{row['vs_onnxruntime']:.2f} "
+        f"(cpu x{row['vs_onnxruntime_cpu']:.2f})  {reference}"
+    )
+
+
+def show_table(rows: list[dict]) -> None:
+    """The results as a rich table."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="hetsim.execute vs onnxruntime and onnx ReferenceEvaluator (median ms)")
+    for column in (
+        "model",
+        "threads",
+        "hetsim",
+        "onnxruntime",
+        "hetsim/ort",
+        "reference",
+        "ref/hetsim",
+        "max |diff|",
+    ):
+        table.add_column(column, justify="left" if column == "model" else "right")
+    for row in rows:
+        table.add_row(
+            row["model"],
+            str(row["threads"]),
+            f"{row['hetsim_ms']:.1f}",
+            f"{row['onnxruntime_ms']:.1f}",
+            f"{row['vs_onnxruntime']:.2f}x",
+            f"{row['reference_ms']:.0f}" if "reference_ms" in row else "-",
+            f"{row['reference_speedup']:.0f}x" if "reference_speedup" in row else "-",
+            f"{row['max_abs_diff']:.1e}" + ("" if row["matches"] else " MISMATCH"),
+        )
+    Console(width=160).print(table)
+
+
+def environment(repeat: int, reference_repeat: int) -> dict[str, Any]:
+    """What the numbers depend on: machine, versions, BLAS and its default threads."""
+    import onnx
+    import onnxruntime
+
+    return {
+        "machine": platform.machine(),
+        "processor": platform.processor(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "onnx": onnx.__version__,
+        "onnxruntime": onnxruntime.__version__,
+        "blas": [
+            {k: info.get(k) for k in ("internal_api", "version", "num_threads", "architecture")}
+            for info in threadpool_info()
+        ],
+        "repeat": repeat,
+        "reference_repeat": reference_repeat,
+        "statistic": "median",
+    }
+
+
+def profile(name: str, threads: int) -> None:
+    """Print the top of a cProfile of one hetsim run of `name` (after a warm-up run)."""
+    import onnx
+
+    graph = load_model(name)
+    feeds = dummy_inputs(onnx.load(str(light_model_path(name))))
+    feeds = {k: v for k, v in feeds.items() if k in graph.inputs}
+    execute = _execute()
+    with threadpool_limits(limits=threads):
+        execute(graph, feeds)
+        profiler = cProfile.Profile()
+        profiler.runcall(execute, graph, feeds)
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(15)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--models", nargs="+", default=list(LIGHT_MODELS))
+    parser.add_argument("--threads", default="1,2", help="comma-separated thread counts")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of hetsim and ort")
+    parser.add_argument("--reference-repeat", type=int, default=1, help="0 skips it")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--profile", metavar="MODEL", help="profile one model and stop")
+    args = parser.parse_args()
+    threads = [int(t) for t in args.threads.split(",")]
+    if args.profile:
+        profile(args.profile, threads[0])
+        return
+    env = environment(args.repeat, args.reference_repeat)
+    print(f"BLAS: {env['blas']}")
+    rows = [
+        row
+        for name in args.models
+        for row in bench_model(name, threads, args.repeat, args.reference_repeat)
+    ]
+    show_table(rows)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"environment": env, "results": rows}, indent=2) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,527 @@
+"""The NN kernels beyond the single-op table: slow loop references, banding, costs, errors.
+
+`cases_nn.py` checks every NN op against onnx's ReferenceEvaluator; here each conv and pool is
+also checked against a direct Python loop over output positions written below (independent of
+hetsim's im2col and window code), on corners the evaluator gets wrong (ConvTranspose groups with
+several output channels per group, ceil-mode overhang of two or more), and every ModelError is
+checked in full.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hetsim.errors import ModelError
+from hetsim.ir import Op
+from hetsim.kernels import OPS, Meta
+from hetsim.kernels import conv as conv_module
+
+SEED = 7
+
+
+def _run(op_type: str, inputs: list[np.ndarray | None], opset: int = 13, **attrs: Any) -> Any:
+    names = tuple("" if a is None else f"i{i}" for i, a in enumerate(inputs))
+    op = Op(op_type, f"{op_type.lower()}0", names, ("y",), attrs)
+    return OPS[op_type].compile(op, opset)(inputs)[0]
+
+
+def _metas(*shapes: tuple[int, ...]) -> list[Meta | None]:
+    return [Meta(s, np.dtype("float32")) for s in shapes]
+
+
+def _infer(op_type: str, shapes: list[tuple[int, ...]], opset: int = 13, **attrs: Any) -> Any:
+    names = tuple(f"i{i}" for i in range(len(shapes)))
+    op = Op(op_type, f"{op_type.lower()}0", names, ("y",), attrs)
+    return OPS[op_type].infer(op, opset, _metas(*shapes))
+
+
+def _random(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def loop_conv(
+    x: np.ndarray,
+    w: np.ndarray,
+    b: np.ndarray | None,
+    strides: tuple[int, ...],
+    pads: tuple[int, ...],
+    dilations: tuple[int, ...],
+    group: int,
+) -> np.ndarray:
+    """Conv by definition: one tensordot per output position and output channel, in float64."""
+    rank = x.ndim - 2
+    padded = np.pad(
+        x.astype(np.float64), [(0, 0), (0, 0), *zip(pads[:rank], pads[rank:], strict=True)]
+    )
+    kernel = w.shape[2:]
+    out = [
+        (padded.shape[2 + d] - (kernel[d] - 1) * dilations[d] - 1) // strides[d] + 1
+        for d in range(rank)
+    ]
+    cg, mg = x.shape[1] // group, w.shape[0] // group
+    y = np.zeros((x.shape[0], w.shape[0], *out))
+    for position in itertools.product(*(range(o) for o in out)):
+        window = tuple(
+            slice(p * s, p * s + (k - 1) * d + 1, d)
+            for p, s, k, d in zip(position, strides, kernel, dilations, strict=True)
+        )
+        for channel in range(w.shape[0]):
+            g = channel // mg
+            patch = padded[(slice(None), slice(g * cg, (g + 1) * cg), *window)]
+            y[(slice(None), channel, *position)] = np.tensordot(patch, w[channel], rank + 1)
+    if b is not None:
+        y += b.reshape(-1, *(1,) * rank)
+    return y
+
+
+def loop_conv_transpose(
+    x: np.ndarray,
+    w: np.ndarray,
+    b: np.ndarray | None,
+    strides: tuple[int, ...],
+    pads: tuple[int, ...],
+    dilations: tuple[int, ...],
+    group: int,
+    output_padding: tuple[int, ...],
+) -> np.ndarray:
+    """ConvTranspose by definition: every input element scatters itself times each tap."""
+    rank = x.ndim - 2
+    kernel = w.shape[2:]
+    cg, mg = x.shape[1] // group, w.shape[1]
+    full = [
+        s * (n - 1) + a + (k - 1) * d + 1
+        for s, n, a, k, d in zip(
+            strides, x.shape[2:], output_padding, kernel, dilations, strict=True
+        )
+    ]
+    y = np.zeros((x.shape[0], mg * group, *full))
+    for position in itertools.product(*(range(n) for n in x.shape[2:])):
+        for channel in range(x.shape[1]):
+            g = channel // cg
+            value = x[(slice(None), channel, *position)].astype(np.float64)
+            for tap in itertools.product(*(range(k) for k in kernel)):
+                where = tuple(
+                    p * s + t * d
+                    for p, s, t, d in zip(position, strides, tap, dilations, strict=True)
+                )
+                taps = w[(channel, slice(None), *tap)]
+                y[(slice(None), slice(g * mg, (g + 1) * mg), *where)] += np.outer(value, taps)
+    crop = tuple(slice(p, f - e) for p, e, f in zip(pads[:rank], pads[rank:], full, strict=True))
+    y = y[(slice(None), slice(None), *crop)]
+    if b is not None:
+        y += b.reshape(-1, *(1,) * rank)
+    return y
+
+
+def loop_pool(
+    x: np.ndarray,
+    kernel: tuple[int, ...],
+    strides: tuple[int, ...],
+    pads: tuple[int, ...],
+    out: tuple[int, ...],
+    mode: str,
+    include_pad: bool = False,
+) -> np.ndarray:
+    """A pool by definition; a window clipped to the input (or, with `include_pad`, to the
+    explicitly padded input) at each of the given `out` positions."""
+    rank = x.ndim - 2
+    begin, end = pads[:rank], pads[rank:]
+    y = np.zeros((*x.shape[:2], *out))
+    for position in itertools.product(*(range(o) for o in out)):
+        starts = [p * s - b for p, s, b in zip(position, strides, begin, strict=True)]
+        inside = tuple(
+            slice(max(0, lo), min(n, lo + k))
+            for lo, k, n in zip(starts, kernel, x.shape[2:], strict=True)
+        )
+        values = x[(slice(None), slice(None), *inside)].astype(np.float64)
+        axes = tuple(range(2, x.ndim))
+        if mode == "max":
+            y[(slice(None), slice(None), *position)] = values.max(axis=axes)
+            continue
+        if include_pad:
+            counts = [
+                min(lo + k, n + e) - max(lo, -b)
+                for lo, k, n, b, e in zip(starts, kernel, x.shape[2:], begin, end, strict=True)
+            ]
+        else:
+            counts = [s.stop - s.start for s in inside]
+        y[(slice(None), slice(None), *position)] = values.sum(axis=axes) / np.prod(counts)
+    return y
+
+
+CONV_CORNERS = [
+    # (x shape, w shape, strides, pads, dilations, group)
+    ((2, 4, 7, 6), (6, 2, 3, 2), (2, 1), (1, 0, 2, 1), (1, 2), 2),
+    ((1, 3, 9), (5, 3, 4), (3,), (2, 1), (2,), 1),
+    ((1, 4, 5, 6, 4), (4, 1, 2, 3, 2), (1, 2, 1), (0, 1, 1, 1, 0, 1), (2, 1, 1), 4),
+    ((1, 6, 6, 6), (12, 1, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 6),
+    ((3, 5, 6, 7), (4, 5, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+]
+
+
+@pytest.mark.parametrize("column_bytes", [1 << 30, 64], ids=["whole", "banded"])
+@pytest.mark.parametrize("corner", CONV_CORNERS, ids=lambda c: f"x{list(c[0])}w{list(c[1])}")
+def test_conv_matches_loop_reference(
+    corner: tuple[Any, ...], column_bytes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(conv_module, "COLUMN_BYTES", column_bytes)
+    x_shape, w_shape, strides, pads, dilations, group = corner
+    rng = np.random.default_rng(SEED)
+    x, w, b = _random(rng, *x_shape), _random(rng, *w_shape), _random(rng, w_shape[0])
+    attrs = {"strides": list(strides), "pads": list(pads), "dilations": list(dilations)}
+    got = _run("Conv", [x, w, b], group=group, **attrs)
+    expected = loop_conv(x, w, b, strides, pads, dilations, group)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_by_hand() -> None:
+    x = np.arange(9, dtype=np.float32).reshape(1, 1, 3, 3)
+    w = np.array([[[[1.0, 0.0], [0.0, -1.0]]]], np.float32)
+    got = _run("Conv", [x, w, np.array([10.0], np.float32)], pads=[0, 0, 1, 1])
+    # x[i, j] - x[i + 1, j + 1] + 10, with zeros past the end
+    assert got.tolist() == [[[[6.0, 6.0, 12.0], [6.0, 6.0, 15.0], [16.0, 17.0, 18.0]]]]
+
+
+CONV_T_CORNERS = [
+    # (x shape, w shape, strides, pads, dilations, group, output_padding)
+    ((1, 4, 3, 3), (4, 3, 3, 3), (2, 2), (1, 0, 0, 1), (1, 1), 2, (1, 0)),
+    ((2, 2, 4), (2, 3, 3), (3,), (1, 2), (2,), 1, (2,)),
+    ((1, 2, 2, 3, 2), (2, 2, 2, 1, 2), (2, 1, 2), (0, 0, 1, 1, 0, 0), (1, 1, 2), 2, (1, 0, 0)),
+]
+
+
+@pytest.mark.parametrize("corner", CONV_T_CORNERS, ids=lambda c: f"x{list(c[0])}w{list(c[1])}")
+def test_conv_transpose_matches_loop_reference(corner: tuple[Any, ...]) -> None:
+    x_shape, w_shape, strides, pads, dilations, group, output_padding = corner
+    rng = np.random.default_rng(SEED)
+    x, w = _random(rng, *x_shape), _random(rng, *w_shape)
+    b = _random(rng, w_shape[1] * group)
+    attrs = {
+        "strides": list(strides),
+        "pads": list(pads),
+        "dilations": list(dilations),
+        "output_padding": list(output_padding),
+    }
+    got = _run("ConvTranspose", [x, w, b], group=group, **attrs)
+    expected = loop_conv_transpose(x, w, b, strides, pads, dilations, group, output_padding)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("attrs", "pads"),
+    [
+        ({"auto_pad": "SAME_UPPER"}, (0, 0, 1, 1)),
+        ({"auto_pad": "SAME_LOWER"}, (1, 1, 0, 0)),
+        ({"output_shape": [5, 6]}, (1, 1, 1, 0)),
+        ({"output_shape": [1, 2, 6, 6], "auto_pad": "SAME_UPPER"}, (0, 0, 1, 1)),
+    ],
+    ids=["same_upper", "same_lower", "output_shape", "output_shape_with_batch_and_channels"],
+)
+def test_conv_transpose_derives_pads(attrs: dict[str, Any], pads: tuple[int, ...]) -> None:
+    # 3x3 input, 3x3 kernel, stride 2: uncropped 7x7; total padding 7 - out, odd element at the
+    # end for SAME_UPPER and at the beginning otherwise (onnxruntime's rule for output_shape)
+    rng = np.random.default_rng(SEED)
+    x, w = _random(rng, 1, 2, 3, 3), _random(rng, 2, 2, 3, 3)
+    got = _run("ConvTranspose", [x, w], strides=[2, 2], **attrs)
+    expected = loop_conv_transpose(x, w, None, (2, 2), pads, (1, 1), 1, (0, 0))
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_transpose_output_shape_matches_onnxruntime() -> None:
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+
+    rng = np.random.default_rng(SEED)
+    x, w = _random(rng, 1, 2, 3, 3), _random(rng, 2, 2, 3, 3)
+    node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2], output_shape=[5, 6])
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+            helper.make_tensor_value_info("w", TensorProto.FLOAT, w.shape),
+        ],
+        [helper.make_empty_tensor_value_info("y")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    expected = session.run(None, {"x": x, "w": w})[0]
+    got = _run("ConvTranspose", [x, w], strides=[2, 2], output_shape=[5, 6])
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+POOL_CORNERS = [
+    # (op, x shape, kernel, strides, pads, ceil_mode, count_include_pad, out); the 7x7 ceil-mode
+    # cases overhang the input by 2, where onnx's ReferenceEvaluator shifts the windows
+    ("MaxPool", (1, 2, 7, 7), (3, 3), (3, 3), (0, 0, 0, 0), 1, 0, (3, 3)),
+    ("MaxPool", (1, 1, 9), (2,), (4,), (1, 1), 1, 0, (3,)),
+    ("AveragePool", (1, 2, 7, 7), (3, 3), (3, 3), (0, 0, 0, 0), 1, 0, (3, 3)),
+    ("AveragePool", (1, 2, 8, 7), (3, 2), (3, 3), (1, 1, 1, 0), 1, 1, (3, 3)),
+    ("AveragePool", (2, 1, 5, 4, 6), (2, 3, 2), (2, 1, 3), (1, 1, 0, 0, 1, 1), 0, 1, (3, 4, 2)),
+]
+
+
+@pytest.mark.parametrize("corner", POOL_CORNERS, ids=lambda c: f"{c[0]}{list(c[1])}")
+def test_pool_matches_loop_reference(corner: tuple[Any, ...]) -> None:
+    op_type, x_shape, kernel, strides, pads, ceil_mode, include_pad, out = corner
+    x = _random(np.random.default_rng(SEED), *x_shape)
+    attrs = {"kernel_shape": list(kernel), "strides": list(strides), "pads": list(pads)}
+    if op_type == "AveragePool":
+        attrs["count_include_pad"] = include_pad
+    got = _run(op_type, [x], ceil_mode=ceil_mode, **attrs)
+    mode = "max" if op_type == "MaxPool" else "average"
+    expected = loop_pool(x, kernel, strides, pads, out, mode, bool(include_pad))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_ceil_mode_drops_a_window_that_starts_in_the_end_pad() -> None:
+    # room 4 + 1 + 1 - 2 = 4. Stride 2: ceil(4 / 2) + 1 = 3 windows at padded 0, 2, 4, the last
+    # starting inside the input. Stride 3: ceil(4 / 3) + 1 = 3, but the third would start at
+    # padded index 6 >= 1 + 4, in the end pad only, so onnx and PyTorch drop it: 2 windows.
+    x = np.arange(4, dtype=np.float32).reshape(1, 1, 4)
+    got = _run("MaxPool", [x], kernel_shape=[2], strides=[2], pads=[1, 1], ceil_mode=1)
+    assert got.tolist() == [[[0.0, 2.0, 3.0]]]
+    assert _infer("MaxPool", [(1, 1, 4)], kernel_shape=[2], strides=[3], pads=[1, 1], ceil_mode=1)[
+        0
+    ].shape == (1, 1, 2)
+
+
+def test_global_average_pool_keeps_float32() -> None:
+    x = np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4)
+    got = _run("GlobalAveragePool", [x])
+    assert got.dtype == np.float32
+    assert got.ravel().tolist() == [5.5, 17.5]
+
+
+@pytest.mark.parametrize("op_type", ["Softmax", "LogSoftmax"])
+def test_softmax_flattens_before_opset_13_only(op_type: str) -> None:
+    x = np.log(np.array([[[1.0, 3.0], [2.0, 2.0]]], np.float32))
+    legacy = _run(op_type, [x], opset=11)
+    current = _run(op_type, [x], opset=13)
+    flat, rows = np.array([1.0, 3.0, 2.0, 2.0]) / 8, np.array([0.25, 0.75, 0.5, 0.5])
+    if op_type == "LogSoftmax":
+        flat, rows = np.log(flat), np.log(rows)
+    np.testing.assert_allclose(legacy.ravel(), flat, rtol=1e-6)
+    np.testing.assert_allclose(current.ravel(), rows, rtol=1e-6)
+
+
+def test_gemm_by_hand() -> None:
+    a = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    b = np.array([[1.0, 0.0], [1.0, 1.0]], np.float32)
+    got = _run("Gemm", [a, b, np.array([[1.0], [2.0]], np.float32)], alpha=2.0, beta=3.0, transA=1)
+    # A^T = [[1, 3], [2, 4]]; A^T B = [[4, 3], [6, 4]]; times 2 plus 3 * [[1], [2]]
+    assert got.tolist() == [[11.0, 9.0], [18.0, 14.0]]
+    assert got.dtype == np.float32
+
+
+COSTS = [
+    # (op, attrs, input shapes, flops): 2 per MAC plus the documented extras
+    ("Conv", {"pads": [1, 1, 1, 1]}, [(1, 4, 5, 5), (6, 4, 3, 3), (6,)], 2 * 150 * 36 + 150),
+    ("Conv", {"group": 2}, [(2, 4, 5, 5), (6, 2, 3, 3)], 2 * 2 * 6 * 9 * 18),
+    (
+        "ConvTranspose",
+        {"strides": [2, 2]},
+        [(1, 2, 3, 3), (2, 3, 2, 2), (3,)],
+        2 * 18 * 12 + 3 * 36,
+    ),
+    ("Gemm", {"alpha": 0.5}, [(3, 4), (4, 5), (5,)], 2 * 3 * 4 * 5 + 15 + 15),
+    ("MatMul", {}, [(2, 3, 4), (4, 5)], 2 * 2 * 3 * 4 * 5),
+    ("MaxPool", {"kernel_shape": [2, 2], "strides": [2, 2]}, [(1, 3, 4, 4)], 12 * 4),
+    ("AveragePool", {"kernel_shape": [2, 2], "strides": [2, 2]}, [(1, 3, 4, 4)], 12 * 5),
+    ("GlobalAveragePool", {}, [(1, 3, 4, 4)], 48 + 3),
+    ("BatchNormalization", {}, [(1, 3, 4, 4), (3,), (3,), (3,), (3,)], 2 * 48),
+    ("LRN", {"size": 3}, [(1, 3, 4, 4)], 48 * 8),
+    ("Softmax", {}, [(2, 5)], 5 * 10),
+]
+
+
+@pytest.mark.parametrize(("op_type", "attrs", "shapes", "flops"), COSTS, ids=[c[0] for c in COSTS])
+def test_cost_counts_flops_and_bytes(
+    op_type: str, attrs: dict[str, Any], shapes: list[tuple[int, ...]], flops: int
+) -> None:
+    names = tuple(f"i{i}" for i in range(len(shapes)))
+    op = Op(op_type, "op0", names, ("y",), attrs)
+    inputs = _metas(*shapes)
+    outputs = OPS[op_type].infer(op, 13, inputs)
+    cost = OPS[op_type].cost(op, inputs, outputs)
+    assert cost.flops == flops
+    assert cost.bytes_read == 4 * sum(int(np.prod(s)) for s in shapes)
+    assert cost.bytes_written == 4 * sum(m.size for m in outputs)
+    assert cost.op_class == OPS[op_type].op_class
+
+
+ERRORS = [
+    (
+        "Conv",
+        {"auto_pad": "SAME"},
+        [(1, 1, 4, 4), (1, 1, 3, 3)],
+        r"op conv0 \(Conv\): expected auto_pad in NOTSET, SAME_UPPER, SAME_LOWER, VALID, "
+        r"got 'SAME'$",
+    ),
+    (
+        "Conv",
+        {"strides": [0, 1]},
+        [(1, 1, 4, 4), (1, 1, 3, 3)],
+        r"op conv0 \(Conv\): expected 'strides' to hold ints >= 1, got \[0, 1\]$",
+    ),
+    (
+        "Conv",
+        {"pads": [1, 1]},
+        [(1, 1, 4, 4), (1, 1, 3, 3)],
+        r"op conv0 \(Conv\): expected 4 values in 'pads', got \[1, 1\]$",
+    ),
+    (
+        "Conv",
+        {"group": 2},
+        [(1, 3, 4, 4), (2, 1, 3, 3)],
+        r"op conv0 \(Conv\): expected weight \(M, C/group, \.\.\.\) with group 2 and C=3, "
+        r"got weight \[2, 1, 3, 3\]$",
+    ),
+    (
+        "Conv",
+        {"kernel_shape": [2, 2]},
+        [(1, 1, 4, 4), (1, 1, 3, 3)],
+        r"op conv0 \(Conv\): expected kernel_shape \[3, 3\], got \[2, 2\]$",
+    ),
+    (
+        "Conv",
+        {},
+        [(1, 1, 2, 2), (1, 1, 3, 3)],
+        r"op conv0 \(Conv\): expected a window that fits its padded input, got input \[2, 2\] "
+        r"with kernel \[3, 3\] and pads \[0, 0, 0, 0\]$",
+    ),
+    (
+        "ConvTranspose",
+        {"output_shape": [9, 9], "strides": [2, 2]},
+        [(1, 1, 3, 3), (1, 1, 3, 3)],
+        r"op convtranspose0 \(ConvTranspose\): expected output_shape at most \[7, 7\], "
+        r"got \[9, 9\]$",
+    ),
+    (
+        "MaxPool",
+        {},
+        [(1, 1, 4, 4)],
+        r"op maxpool0 \(MaxPool\): missing required attribute 'kernel_shape'$",
+    ),
+    (
+        "MaxPool",
+        {"kernel_shape": [2, 2], "auto_pad": "VALID", "ceil_mode": 1},
+        [(1, 1, 4, 4)],
+        r"op maxpool0 \(MaxPool\): expected ceil_mode 0 with auto_pad, got auto_pad 'VALID'$",
+    ),
+    (
+        "AveragePool",
+        {"kernel_shape": [2, 2]},
+        [(1, 1, 4)],
+        r"op averagepool0 \(AveragePool\): expected a rank-4 input, got shape \[1, 1, 4\]$",
+    ),
+    (
+        "BatchNormalization",
+        {},
+        [(1, 3, 2, 2), (3,), (3,), (2,), (3,)],
+        r"op batchnormalization0 \(BatchNormalization\): expected mean of shape \[3\], "
+        r"got shape \[2\]$",
+    ),
+    (
+        "Gemm",
+        {"transB": 1},
+        [(2, 3), (3, 4)],
+        r"op gemm0 \(Gemm\): expected inner dims of A' and B' to match, "
+        r"got A' \[2, 3\] and B' \[4, 3\]$",
+    ),
+    (
+        "MatMul",
+        {},
+        [(2, 3), (4, 5)],
+        r"op matmul0 \(MatMul\): expected the last dim of A to match the rows of B, "
+        r"got \[2, 3\] and \[4, 5\]$",
+    ),
+    (
+        "Softmax",
+        {"axis": 3},
+        [(2, 3)],
+        r"op softmax0 \(Softmax\): expected an axis in \[-2, 2\), got 3$",
+    ),
+    (
+        "LayerNormalization",
+        {"axis": -3},
+        [(2, 3), (3,)],
+        r"op layernormalization0 \(LayerNormalization\): expected an axis in \[-2, 2\), got -3$",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("op_type", "attrs", "shapes", "message"),
+    ERRORS,
+    ids=[f"{e[0]}-{i}" for i, e in enumerate(ERRORS)],
+)
+def test_shape_rule_errors_name_the_op(
+    op_type: str, attrs: dict[str, Any], shapes: list[tuple[int, ...]], message: str
+) -> None:
+    with pytest.raises(ModelError, match=message):
+        _infer(op_type, shapes, **attrs)
+
+
+COMPILE_ERRORS = [
+    (
+        "BatchNormalization",
+        {"training_mode": 1},
+        ("y", "mean", "var"),
+        r"op bad \(BatchNormalization\): expected inference mode \(one output\), got 3 outputs$",
+    ),
+    (
+        "MaxPool",
+        {"kernel_shape": [2]},
+        ("y", "indices"),
+        r"op bad \(MaxPool\): expected 1 output \(Indices is not supported\), got 2$",
+    ),
+    ("LRN", {"size": 0}, ("y",), r"op bad \(LRN\): expected size >= 1, got 0$"),
+    ("Conv", {"group": 0}, ("y",), r"op bad \(Conv\): expected group >= 1, got 0$"),
+    (
+        "Conv",
+        {"dilations": [1, -1]},
+        ("y",),
+        r"op bad \(Conv\): expected 'dilations' to hold ints >= 1, got \[1, -1\]$",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("op_type", "attrs", "outputs", "message"), COMPILE_ERRORS, ids=[e[0] for e in COMPILE_ERRORS]
+)
+def test_bad_attributes_fail_at_compile(
+    op_type: str, attrs: dict[str, Any], outputs: tuple[str, ...], message: str
+) -> None:
+    op = Op(op_type, "bad", ("x", "w"), outputs, attrs)
+    with pytest.raises(ModelError, match=message):
+        OPS[op_type].compile(op, 15)
+
+
+def test_kernels_keep_float32() -> None:
+    rng = np.random.default_rng(SEED)
+    x = _random(rng, 1, 4, 5, 5)
+    vector = np.abs(_random(rng, 4)) + 0.5
+    results = [
+        _run("Conv", [x, _random(rng, 2, 4, 3, 3)]),
+        _run("ConvTranspose", [x, _random(rng, 4, 2, 2, 2)]),
+        _run("MaxPool", [x], kernel_shape=[2, 2]),
+        _run("AveragePool", [x], kernel_shape=[2, 2], pads=[1, 1, 1, 1]),
+        _run("BatchNormalization", [x, vector, vector, vector, vector], opset=15),
+        _run("InstanceNormalization", [x, vector, vector]),
+        _run("LayerNormalization", [x, _random(rng, 5)], opset=17),
+        _run("LRN", [x], size=3),
+        _run("Softmax", [x]),
+        _run("LogSoftmax", [x]),
+        _run("MatMul", [x, _random(rng, 5, 2)]),
+        _run("Gemm", [_random(rng, 2, 3), _random(rng, 3, 4), vector], alpha=0.5, beta=2.0),
+    ]
+    assert [r.dtype for r in results] == [np.dtype(np.float32)] * len(results)
