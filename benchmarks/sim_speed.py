@@ -3,11 +3,14 @@
 For synthetic chains (each op reads the previous one) and DAGs (each op adds the two previous
 outputs) of 1e3, 1e4, 1e5 (and with ``--big`` 1e6) ops, in timing mode on a host+GPU target
 (every op a kernel launched on the GPU: ALLOC, LAUNCH, FREE per op), this times, per op:
-`hetsim.simulate` without and with spans (the graph is built beforehand), each stage of it
-(compile to bytecode, shape propagation, binding, the engine run), and, in the same process, a
-raw SimPy loop doing one ``env.timeout`` per op. It prints the ratios engine / raw SimPy and
-simulate / raw SimPy, and the memory hetsim allocated (tracemalloc peak of a separate run, so
-tracing does not slow the timed ones).
+`hetsim.simulate` without and with spans (the graph is built beforehand), each phase of it
+(`PHASES`: partition (which runs its own shape propagation), compile the plan to programs, shape
+propagation, binding, the engine run, the `Result`), and, in the same process, a raw SimPy loop
+doing one ``env.timeout`` per op. It prints
+two tables, µs per op and the same divided by the raw SimPy figure (the ratio the goals are
+stated in), and the memory hetsim allocated (tracemalloc peak of a separate run, so tracing does
+not slow the timed ones). The JSON also records the interpreter, library versions, the BLAS
+and its thread pools (threadpoolctl), so that numbers from two machines can be told apart.
 
 Goals (issue 4): ratio at 1e5 ops ≤ 8; wall time per op flat (within 1.5x) from 1e3 to 1e6;
 memory per op flat. It also compares functional mode with `hetsim.execute` on resnet50 (goal:
@@ -22,6 +25,9 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
+import platform as host_platform
+import sys
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -36,7 +42,9 @@ from hetsim.api import make_inputs, platform_of, simulate
 from hetsim.ir import Graph, Op, TensorType
 from hetsim.kernels import execute, propagate
 from hetsim.models import load_model
-from hetsim.runtime import compile_vm, place
+from hetsim.partition import partition
+from hetsim.report import Result
+from hetsim.runtime import compile_plan
 from hetsim.sim import bind, simulation_for
 
 RESULTS = Path(__file__).parent / "results" / "sim_speed.json"
@@ -86,28 +94,41 @@ def best_of(repeat: int, run: Callable[[], Any]) -> float:
     return best
 
 
+PHASES = ("partition", "compile", "propagate", "bind", "run", "result")
+"""The stages of a timing-mode `simulate`, in the order it runs them."""
+
+
 def phases(graph: Graph, platform: Any) -> dict[str, float]:
-    """Wall seconds of each stage of one timing-mode run without spans."""
+    """Wall seconds of each stage (`PHASES`) of one timing-mode run without spans."""
     clock = time.perf_counter
-    start = clock()
-    program = compile_vm(graph, platform, place(graph, platform))
-    compiled = clock()
+    marks = [clock()]
+    plan = partition(graph, platform, "capability", None, dims={})
+    marks.append(clock())
+    program = compile_plan(graph, platform, plan)
+    marks.append(clock())
     metas = propagate(graph, {})
-    propagated = clock()
+    marks.append(clock())
     sim = simulation_for(program, platform, trace=False)
     bound = bind(program, platform, sim, metas)
-    ready = clock()
-    sim.run(bound.code, bound.slot_names, ready=bound.ready, resident=bound.resident)
-    done = clock()
+    marks.append(clock())
+    record = sim.run(
+        bound.code,
+        bound.slot_names,
+        ready=bound.ready,
+        resident=bound.resident,
+        placement=plan.placement,
+        programs=bound.programs,
+    )
+    marks.append(clock())
+    Result.from_record(record)
+    marks.append(clock())
     return {
-        "compile": compiled - start,
-        "propagate": propagated - compiled,
-        "bind": ready - propagated,
-        "engine": done - ready,
+        stage: end - start for stage, start, end in zip(PHASES, marks[:-1], marks[1:], strict=True)
     }
 
 
 def measure(kind: str, n: int, repeat: int, platform: Any) -> dict[str, Any]:
+    """One row: µs per op of simulate (untraced, traced) and of each phase, ratios, memory."""
     graph = {"chain": chain, "dag": dag}[kind](n)
     row: dict[str, Any] = {"graph": kind, "ops": n}
     for trace in (False, True):
@@ -119,15 +140,70 @@ def measure(kind: str, n: int, repeat: int, platform: Any) -> dict[str, Any]:
         for stage, seconds in phases(graph, platform).items():
             best[stage] = min(best.get(stage, float("inf")), seconds)
     row.update({f"{stage}_us_per_op": s / n * 1e6 for stage, s in best.items()})
-    row["raw_simpy_us_per_op"] = min(raw_simpy_us(n) for _ in range(repeat))
-    row["ratio_engine"] = row["engine_us_per_op"] / row["raw_simpy_us_per_op"]
-    row["ratio_simulate"] = row["simulate_us_per_op_trace_false"] / row["raw_simpy_us_per_op"]
+    simpy_us = row["raw_simpy_us_per_op"] = min(raw_simpy_us(n) for _ in range(repeat))
+    for stage in PHASES:
+        row[f"ratio_{stage}"] = row[f"{stage}_us_per_op"] / simpy_us
+    row["ratio_engine"] = row["ratio_run"]
+    row["ratio_simulate"] = row["simulate_us_per_op_trace_false"] / simpy_us
+    row["ratio_simulate_traced"] = row["simulate_us_per_op_trace_true"] / simpy_us
     gc.collect()
     tracemalloc.start()
     simulate(graph, platform, mode="timing", trace=False)
     row["peak_bytes_per_op"] = tracemalloc.get_traced_memory()[1] / n
     tracemalloc.stop()
     return row
+
+
+COLUMNS = (*PHASES, "simulate", "traced")
+
+
+def _cells(row: dict[str, Any], *, as_ratio: bool) -> list[float]:
+    values = [
+        *(row[f"{stage}_us_per_op"] for stage in PHASES),
+        row["simulate_us_per_op_trace_false"],
+        row["simulate_us_per_op_trace_true"],
+    ]
+    return [v / row["raw_simpy_us_per_op"] for v in values] if as_ratio else values
+
+
+def format_tables(rows: list[dict[str, Any]]) -> str:
+    """The µs-per-op table (with the raw SimPy figure and memory) and the ratio table."""
+    width = 10
+    head = f"{'graph':<6}{'ops':>9}"
+    lines = ["µs per op (best of the repeats)"]
+    lines.append(head + "".join(f"{c:>{width}}" for c in (*COLUMNS, "simpy", "B/op")))
+    for row in rows:
+        cells = [*_cells(row, as_ratio=False), row["raw_simpy_us_per_op"]]
+        lines.append(
+            f"{row['graph']:<6}{row['ops']:>9}"
+            + "".join(f"{c:>{width}.2f}" for c in cells)
+            + f"{row['peak_bytes_per_op']:>{width}.0f}"
+        )
+    lines += ["", "ratio to a raw SimPy timeout per op (goal: simulate <= 8 at 1e5 ops)"]
+    lines.append(head + "".join(f"{c:>{width}}" for c in COLUMNS))
+    for row in rows:
+        lines.append(
+            f"{row['graph']:<6}{row['ops']:>9}"
+            + "".join(f"{c:>{width}.2f}" for c in _cells(row, as_ratio=True))
+        )
+    return "\n".join(lines)
+
+
+def environment() -> dict[str, Any]:
+    """Interpreter, library versions, CPU count, BLAS build and the live thread pools."""
+    from threadpoolctl import threadpool_info
+
+    blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+    return {
+        "python": sys.version.split()[0],
+        "implementation": host_platform.python_implementation(),
+        "machine": host_platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "numpy": np.__version__,
+        "simpy": simpy.__version__,
+        "blas": {k: blas.get(k) for k in ("name", "version", "openblas configuration")},
+        "threadpools": threadpool_info(),
+    }
 
 
 def functional_overhead(repeat: int, platform: Any) -> dict[str, Any]:
@@ -155,24 +231,14 @@ def main() -> None:
     sizes = [*args.sizes, *([1_000_000] if args.big else [])]
     platform = platform_of(TARGET)
     rows = []
-    header = ("graph", "ops", "simulate", "traced", "compile", "shapes", "bind", "engine", "simpy",
-              "engine/simpy", "simulate/simpy", "B/op")  # fmt: skip
-    print(" ".join(f"{h:>9}" for h in header), "   (us per op)")
     for kind in ("chain", "dag"):
         for n in sizes:
-            row = measure(kind, n, args.repeat if n < 1_000_000 else 1, platform)
-            rows.append(row)
-            cells = (
-                kind, n,
-                row["simulate_us_per_op_trace_false"], row["simulate_us_per_op_trace_true"],
-                row["compile_us_per_op"], row["propagate_us_per_op"], row["bind_us_per_op"],
-                row["engine_us_per_op"], row["raw_simpy_us_per_op"], row["ratio_engine"],
-                row["ratio_simulate"], row["peak_bytes_per_op"],
-            )  # fmt: skip
-            print(" ".join(f"{c:>9.2f}" if isinstance(c, float) else f"{c:>9}" for c in cells))
-    report: dict[str, Any] = {"target": TARGET, "rows": rows}
+            rows.append(measure(kind, n, args.repeat if n < 1_000_000 else 1, platform))
+            print(f"measured {kind} {n}", flush=True)
+    print(format_tables(rows))
+    report: dict[str, Any] = {"target": TARGET, "environment": environment(), "rows": rows}
     for kind in ("chain", "dag"):
-        for stage in ("simulate_us_per_op_trace_false", "engine_us_per_op", "peak_bytes_per_op"):
+        for stage in ("simulate_us_per_op_trace_false", "run_us_per_op", "peak_bytes_per_op"):
             values = [r[stage] for r in rows if r["graph"] == kind]
             if not values:
                 continue

@@ -1,28 +1,34 @@
 """`simulate()`: the one call that strings the stages together.
 
 model -> `Graph` (`hetsim.models.load_model`); target -> `Platform` (`hetsim.target.Target`,
-`hetsim.platform.build_platform`); placement (`hetsim.runtime.place`); VM bytecode
-(`hetsim.runtime.compile_vm`); shapes for this run (`hetsim.kernels.propagate`); one engine run
-(`hetsim.sim.run_program`); and the `Result` (`hetsim.report.Result.from_record`).
+`hetsim.platform.build_platform`); the plan (`hetsim.partition.partition`, by the chosen policy,
+recursively over nested levels); one program per level invocation (`hetsim.runtime.compile_plan`:
+VM bytecode, graph-executor node lists); shapes for this run (`hetsim.kernels.propagate`); one
+engine run (`hetsim.sim.run_program`); and the `Result` (`hetsim.report.Result.from_record`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import gc
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from hetsim.ir import Graph, bind_shape
-from hetsim.kernels import bind_dims, propagate
+from hetsim.kernels import Meta, bind_dims, propagate
 from hetsim.models import load_model
+from hetsim.partition import Plan
+from hetsim.partition import partition as partition_graph
 from hetsim.platform import Platform, build_platform
 from hetsim.report import Result
-from hetsim.runtime import compile_vm, place
+from hetsim.runtime import compile_plan
 from hetsim.sim import SimOptions, run_program
+from hetsim.sim.capture import run_with_graphs
 from hetsim.target import Target
 
-__all__ = ["INT_INPUT_HIGH", "make_inputs", "platform_of", "simulate"]
+__all__ = ["INT_INPUT_HIGH", "fastest_plan", "make_inputs", "platform_of", "simulate"]
 
 INT_INPUT_HIGH = 4
 """Made-up integer inputs are drawn from ``[0, INT_INPUT_HIGH)``: valid indices of small tables."""
@@ -77,6 +83,48 @@ def platform_of(target: Any) -> Platform:
     return build_platform(target)
 
 
+def fastest_plan(
+    plans: Sequence[Plan],
+    graph: Graph,
+    platform: Platform,
+    metas: Mapping[str, Meta],
+    dims: Mapping[str, int],
+) -> Plan:
+    """The plan whose timing-mode run ends first (the first one on a tie).
+
+    The ``cost`` policy's estimate leaves out what only a run shows (allocation, copy dispatch,
+    synchronization, link contention), so `simulate` checks its plan against the capability
+    plan this way: ``partition="cost"`` is never slower than ``"capability"`` in simulated time.
+    """
+    makespans = [
+        run_program(
+            compile_plan(graph, platform, plan), platform, metas, dims=dims,
+            is_functional=False, trace=False,
+        ).makespan_us
+        for plan in plans
+    ]  # fmt: skip
+    return plans[makespans.index(min(makespans))]
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector, and restore its state after.
+
+    A speed trick: compiling, binding and running n ops allocates O(n) small objects that live
+    until the run ends, and the collector's full passes over them made a 1e5-op simulate()
+    several times slower per op than a 1e3-op one (benchmarks/sim_speed.py). Reference counting
+    still frees everything acyclic at once; cycles are collected after the run.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@_gc_paused()
 def simulate(
     model: Any,
     target: Any,
@@ -84,6 +132,8 @@ def simulate(
     inputs: Mapping[str, np.ndarray] | None = None,
     seed: int = 0,
     mode: str = "functional",
+    partition: str = "capability",
+    rules: Any = None,
     **options: Any,
 ) -> Result:
     """Simulate `model` on `target` and return the timed (and, in functional mode, computed) run.
@@ -103,8 +153,14 @@ def simulate(
     mode
         ``"functional"`` (numpy computes every value; outputs are returned) or ``"timing"``
         (shapes only). Both give the same simulated times.
+    partition
+        The policy that places the ops (`hetsim.partition.POLICIES`: ``"capability"``,
+        ``"cost"``, ``"rules"``), level by level down the target tree.
+    rules
+        For ``partition="rules"``: a list of ``{op, device}`` mappings or a YAML file's path.
     **options
-        `hetsim.sim.SimOptions` fields: ``dims={"seq": 128}``, ``trace=False``.
+        `hetsim.sim.SimOptions` fields: ``dims={"seq": 128}``, ``trace=False``,
+        ``cuda_graph="regions"`` (CUDA-graph offload, docs/cuda-graphs.md), ``buckets=(16, 32)``.
 
     Returns
     -------
@@ -115,8 +171,9 @@ def simulate(
     Raises
     ------
     HetsimError
-        A bad model, target or option (`ModelError`, `TargetError`, `SimulationError`), or a run
-        that fails (out of memory, deadlock: `SimulationError`).
+        A bad model, target or option (`ModelError`, `TargetError`, `SimulationError`), a model
+        the platform cannot run (`PartitionError`), or a run that fails (out of memory,
+        deadlock: `SimulationError`).
 
     Examples
     --------
@@ -127,13 +184,19 @@ def simulate(
     opts = SimOptions.of(mode=mode, **options)
     graph = load_model(model)
     platform = platform_of(target)
-    program = compile_vm(graph, platform, place(graph, platform))
+    # Dims given here are bound at compile time (static levels may take the ops); dims known only
+    # from the input arrays are dynamic and keep their ops at VM levels.
+    plan = partition_graph(graph, platform, partition, rules, dims=opts.dims)
     if inputs is None and opts.is_functional:
         inputs = make_inputs(graph, seed, opts.dims)
     given = dict(inputs or {})
     metas = propagate(graph, opts.dims, given)
     dims = bind_dims(graph, opts.dims, {name: np.shape(v) for name, v in given.items()})
-    record = run_program(
+    if partition == "cost":
+        fallback = partition_graph(graph, platform, "capability", dims=opts.dims)
+        plan = fastest_plan((plan, fallback), graph, platform, metas, dims)
+    program = compile_plan(graph, platform, plan)
+    record = run_with_graphs(
         program,
         platform,
         metas,
@@ -141,5 +204,7 @@ def simulate(
         inputs=given,
         is_functional=opts.is_functional,
         trace=opts.trace,
+        cuda_graph=opts.cuda_graph,
+        buckets=opts.buckets,
     )
     return Result.from_record(record)

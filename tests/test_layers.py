@@ -25,7 +25,8 @@ TOP = ALLOWED["report"] | {"report"}
 ALLOWED["api"] = TOP
 ALLOWED["calibrate"] = TOP | {"api"}
 ALLOWED["sweep"] = TOP | {"api"}
-ALLOWED["cli"] = TOP | {"api", "sweep", "calibrate"}
+ALLOWED["compare"] = TOP | {"api"}
+ALLOWED["cli"] = TOP | {"api", "sweep", "calibrate", "compare"}
 ALLOWED["__init__"] = TOP | {"api"}
 ALLOWED["__main__"] = {"cli"}
 

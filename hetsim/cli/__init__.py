@@ -17,7 +17,14 @@ from hetsim.errors import HetsimError
 __all__ = ["main"]
 
 # Each module defines register(subparsers); a parser it adds sets `func(args) -> int`.
-COMMAND_MODULES = ("targets", "model", "platform", "plan", "run")
+COMMAND_MODULES = (
+    "targets",
+    "model",
+    "platform",
+    "plan",
+    "run",
+    "compare",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

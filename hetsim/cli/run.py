@@ -1,5 +1,8 @@
 """``hetsim run MODEL --target TARGET``: simulate one model on one target and report the run.
 
+``--partition P [--rules FILE]`` chooses how the ops are placed over the target's levels
+(`hetsim.partition`).
+
 Owns the command's options and what it writes: a summary table (or the run's JSON with
 ``--json``) on stdout, and on request a Chrome trace, a Gantt PNG and the outputs as ``.npz``.
 Notes about written files go to stderr, so ``--json`` output stays machine-readable. The run
@@ -71,6 +74,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="NAME=N[,NAME=N]",
         help="values of symbolic dims, e.g. seq=128 (repeatable)",
     )
+    parser.add_argument(
+        "--cuda-graph",
+        default="none",
+        metavar="STRATEGY",
+        help="CUDA-graph offload: none (default), whole, regions or buckets (docs/cuda-graphs.md)",
+    )
+    parser.add_argument(
+        "--partition",
+        default="capability",
+        metavar="POLICY",
+        help="how ops are placed, level by level: capability (default), cost or rules",
+    )
+    parser.add_argument(
+        "--rules", type=Path, metavar="RULES.yaml", help="placement rules for --partition rules"
+    )
     parser.add_argument("--save-outputs", type=Path, metavar="OUT.npz", help="write the outputs")
     parser.add_argument("--trace", type=Path, metavar="TRACE.json", help="write a Chrome trace")
     parser.add_argument("--gantt", type=Path, metavar="GANTT.png", help="write a Gantt chart")
@@ -113,6 +131,12 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
             f"got {args.mode!r}"
         )
     options: dict[str, Any] = {"seed": args.seed, "mode": args.mode}
+    if args.partition != "capability":
+        options["partition"] = args.partition
+    if args.rules is not None:
+        options["rules"] = args.rules
+    if args.cuda_graph != "none":
+        options["cuda_graph"] = args.cuda_graph
     if args.inputs is not None:
         options["inputs"] = _load_inputs(args.inputs)
     dims = {name: value for group in args.dims for name, value in group.items()}

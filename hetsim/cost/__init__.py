@@ -8,6 +8,13 @@ resources.
 
 from __future__ import annotations
 
+from hetsim.cost.cuda_graph import (
+    capture_us,
+    graph_launch_us,
+    graph_memory_bytes,
+    graph_node_us,
+    instantiate_us,
+)
 from hetsim.cost.formulas import (
     DISPATCH_PARAMETERS,
     alloc_us,
@@ -27,9 +34,14 @@ from hetsim.cost.formulas import (
 __all__ = [
     "DISPATCH_PARAMETERS",
     "alloc_us",
+    "capture_us",
     "dispatch_us",
     "efficiency",
     "free_us",
+    "graph_launch_us",
+    "graph_memory_bytes",
+    "graph_node_us",
+    "instantiate_us",
     "invoke_us",
     "kernel_timer",
     "kernel_us",

@@ -1,4 +1,4 @@
-"""The summary of a run as tables: makespan, breakdown, processors, links and peak memory.
+"""The summary of a run as tables: makespan, breakdown, processors, levels, links, peak memory.
 
 Owns what the summary shows (`summary_tables`) and its two renderings: plain text
 (`format_summary`, deterministic, used by tests and when rich is missing) and rich tables
@@ -11,6 +11,7 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
+from hetsim.report.levels import level_stats
 from hetsim.report.result import Result
 from hetsim.units import format_bytes
 
@@ -61,6 +62,22 @@ def summary_tables(result: Result) -> tuple[Table, ...]:
                 for path, s in result.processors.items()
             ),
             (False, True, True),
+        ),
+        Table(
+            "Levels",
+            ("level", "host", "processors", "busy (us)", "dispatch (us)", "link bytes"),
+            tuple(
+                (
+                    path or "(root)",
+                    st.host,
+                    str(len(st.processors)),
+                    _us(st.busy_us),
+                    _us(st.dispatch_us),
+                    format_bytes(st.link_bytes),
+                )
+                for path, st in level_stats(result.record).items()
+            ),
+            (False, False, True, True, True, True),
         ),
         Table(
             "Links",

@@ -1,11 +1,15 @@
 """hetsim.runtime: programs for the simulated runtimes.
 
-`place` decides which processor runs each op (interim rule, until `hetsim.partition` lands) and
-`compile_vm` turns the placed ops into VM bytecode (`hetsim.runtime.vm`). Durations and the
-execution itself belong to `hetsim.sim`.
+`compile_plan` (`hetsim.runtime.program`) turns a `hetsim.partition.Plan` into one program per
+level invocation: VM bytecode (`hetsim.runtime.vm`) or a graph executor's static node list
+(`hetsim.runtime.graph_executor`). `compile_vm` compiles a root level from an op -> processor
+placement alone, and `place` is the simplest such placement (plain root devices only). Durations
+and the execution itself belong to `hetsim.sim`.
 """
 
+from hetsim.runtime.graph_executor import GraphProgram, check_static, compile_graph
 from hetsim.runtime.placement import ANY_OP, can_run, place
+from hetsim.runtime.program import COMPILERS, LevelProgram, PlanProgram, compile_plan
 from hetsim.runtime.vm import (
     MNEMONICS,
     TESTS,
@@ -17,15 +21,19 @@ from hetsim.runtime.vm import (
     Instruction,
     Invoke,
     Launch,
+    LevelCompiler,
     Ret,
     Slot,
     Sync,
+    Unit,
     VmProgram,
     compile_vm,
+    fold_constants,
 )
 
 __all__ = [
     "ANY_OP",
+    "COMPILERS",
     "MNEMONICS",
     "TESTS",
     "Alloc",
@@ -33,14 +41,23 @@ __all__ = [
     "Call",
     "Copy",
     "Free",
+    "GraphProgram",
     "Instruction",
     "Invoke",
     "Launch",
+    "LevelCompiler",
+    "LevelProgram",
+    "PlanProgram",
     "Ret",
     "Slot",
     "Sync",
+    "Unit",
     "VmProgram",
     "can_run",
+    "check_static",
+    "compile_graph",
+    "compile_plan",
     "compile_vm",
+    "fold_constants",
     "place",
 ]

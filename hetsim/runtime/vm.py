@@ -1,4 +1,6 @@
-"""VM bytecode: a level's placed ops compiled to the instructions its host interprets.
+"""VM bytecode: a level's placed ops (and nested invocations) compiled to the instructions its
+host interprets. `LevelCompiler` compiles any level's units; `compile_vm` a root placed by hand;
+`hetsim.runtime.program.compile_plan` a whole plan.
 
 The instruction set (each instruction is a small frozen named tuple; its operands are resolved at
 compile time to tensor slots, processor paths, memory and link names):
@@ -12,7 +14,8 @@ LAUNCH        launch op `op` on device `processor`'s stream (asynchronous); `wai
 COPY          copy slot `src` to slot `dst` over the links of `route`, queued on the stream of
               `processor` (the source memory's device, else the destination's)
 SYNC          block the host until `processor`'s stream has finished all work queued so far
-INVOKE        call a nested level (issue 5; not emitted until nested levels are partitioned)
+INVOKE        queue one invocation of nested level `level` (its program number `program`) on the
+              stream of that level's host; arguments in, result buffers filled (docs/runtime.md)
 BRANCH_SHAPE  jump to `target` when symbolic dim `dim` compares true (`test`, `value`)
 RET           end the program; `outputs` maps each graph output to its slot (in host memory)
 ============  ===================================================================================
@@ -105,9 +108,20 @@ class Sync(NamedTuple):
 
 
 class Invoke(NamedTuple):
-    """INVOKE nested level `level` (issue 5)."""
+    """INVOKE nested level `level`: run its program number `program` once.
+
+    Queued on the stream `processor` (the nested level's host, as its parent sees it) after the
+    slots in `waits`; `inputs` are the invocation's arguments in that host's memory, `outputs`
+    the result buffers there, which the nested code fills; `segment` is the plan's segment id.
+    """
 
     level: str
+    program: int = 0
+    inputs: tuple[int | None, ...] = ()
+    outputs: tuple[int, ...] = ()
+    processor: str = ""
+    waits: tuple[int, ...] = ()
+    segment: str = ""
 
 
 class BranchShape(NamedTuple):
@@ -217,8 +231,9 @@ def _operands(program: VmProgram, ins: Instruction) -> str:
             return f"{name(src)} -> {name(dst)} on {processor} via {', '.join(route)}"
         case Sync(processor):
             return processor
-        case Invoke(level):
-            return level
+        case Invoke(level, number, inputs, outputs, processor, waits, _):
+            after = f" after {names(waits)}" if waits else ""
+            return f"{level}#{number}({names(inputs)}) -> {names(outputs)} on {processor}{after}"
         case BranchShape(dim, test, value, target):
             return f"if {dim} {test} {value} goto {target}"
         case Ret(outputs):
@@ -236,35 +251,93 @@ def compile_vm(graph: Graph, platform: Platform, placement: Mapping[str, str]) -
     platform
         The platform the placement refers to.
     placement
-        Op name -> processor path (`hetsim.runtime.place`): the root host or a plain device of
-        the root level.
+        Op name -> processor path: the root host or a plain device of the root level. A plan
+        with nested levels compiles with `hetsim.runtime.compile_plan`.
 
     Raises
     ------
     SimulationError
-        A placement on a processor the root level does not drive (nested levels are not yet
-        supported), or a copy between memories no device stream can carry.
+        A placement on a processor the root level does not drive, or a copy between memories no
+        device stream can carry.
     """
-    return _Compiler(graph, platform, placement).compile()
+    constants, folded, ops = fold_constants(graph)
+    units = tuple(Unit.of_op(number, op, placement[op.name]) for number, op in enumerate(ops))
+    level = platform.levels[""]
+    return LevelCompiler(
+        graph, platform, level.path, tuple(ops), constants, units, placement
+    ).compile(tuple(graph.inputs), graph.outputs, folded=tuple(folded))
 
 
-class _Compiler:
-    """The state of one compilation: slots, where each tensor lives, stream bookkeeping."""
+def fold_constants(graph: Graph) -> tuple[set[str], list[Op], list[Op]]:
+    """Constants (initializers that are not inputs, and what ops make of constants only)."""
+    constants = {name for name in graph.initializers if name not in graph.inputs}
+    folded, kept = [], []
+    for op in graph.ops:
+        if all(not name or name in constants for name in op.inputs):
+            folded.append(op)
+            constants.update(name for name in op.outputs if name)
+        else:
+            kept.append(op)
+    return constants, folded, kept
 
-    def __init__(self, graph: Graph, platform: Platform, placement: Mapping[str, str]) -> None:
+
+class Unit(NamedTuple):
+    """One thing a level's host runs: op number `op` on processor `where`, or (``op`` is
+    ``None``) one invocation of nested level `where` that runs program `program`."""
+
+    name: str
+    where: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    op: int | None = None
+    program: int | None = None
+    op_type: str = ""
+
+    @classmethod
+    def of_op(cls, number: int, op: Op, where: str) -> Unit:
+        """The unit of op `number` placed on processor `where`."""
+        return cls(op.name, where, op.inputs, op.outputs, number, None, op.type)
+
+
+class LevelCompiler:
+    """The state of one compilation of one level's code: slots, homes, stream bookkeeping.
+
+    `units` are the level's ops and invocations in execution order; `inputs` arrive in the
+    level host's memory; `outputs` are returned there. With `caller_outputs`, the outputs'
+    buffers in the host's memory belong to the caller (a nested invocation writes its results
+    into buffers its parent allocated), so this code does not allocate them.
+    """
+
+    def __init__(
+        self,
+        graph: Graph,
+        platform: Platform,
+        level: str,
+        ops: tuple[Op, ...],
+        constants: set[str],
+        units: tuple[Unit, ...],
+        placement: Mapping[str, str],
+        *,
+        caller_outputs: bool = False,
+    ) -> None:
         self.graph = graph
         self.platform = platform
+        self.ops = ops
+        self.units = units
         self.placement = placement
-        level = platform.levels[""]
-        self.level = level
-        self.host = level.host
+        self.level = platform.levels[level]
+        self.host = self.level.host
         self.host_memory = platform.processors[self.host].memory
-        self.devices = {p for p in level.devices if p in platform.processors}
-        self.stream_of_memory = {
-            platform.processors[p].memory: p
-            for p in self.devices
-            if platform.processors[p].owns_memory
+        self.processors = {p for p in self.level.devices if p in platform.processors}
+        self.nested = {
+            p: platform.levels[p].host for p in self.level.devices if p in platform.levels
         }
+        streams = self.processors | set(self.nested.values())
+        self.stream_of_memory = {
+            platform.processors[p].memory: p for p in streams if platform.processors[p].owns_memory
+        }
+        self.constant_names = constants
+        self.caller_outputs = caller_outputs
         self.slots: list[Slot] = []
         self.slot_of: dict[tuple[str, str], int] = {}
         self.home: dict[str, int] = {}
@@ -274,60 +347,49 @@ class _Compiler:
         self.synced: dict[str, int] = {}  # stream -> items covered by the last SYNC
         self.constants: list[int] = []
 
-    def compile(self) -> VmProgram:
-        graph = self.graph
-        constant_names, folded, ops = self._fold()
-        self.constant_names = constant_names
-        self.output_names = set(graph.outputs)
-        self.kept = self.output_names | set(graph.inputs) | constant_names
-        inputs = {}
-        for name in graph.inputs:
-            if name not in constant_names:
-                inputs[name] = self._new_slot(name, self.host_memory, is_home=True)
-        last_use = self._last_uses(ops)
-        for number, op in enumerate(ops):
-            self._compile_op(number, op, last_use)
-        outputs = tuple(
-            (name, self._located(name, self.host_memory, "RET")) for name in graph.outputs
-        )
-        for slot in dict.fromkeys(slot for _, slot in outputs):
+    def compile(
+        self,
+        inputs: tuple[str, ...],
+        outputs: tuple[str, ...],
+        *,
+        folded: tuple[Op, ...] = (),
+    ) -> VmProgram:
+        """The level's code: every unit, then the outputs in the host's memory, SYNCs, RET."""
+        self.output_names = set(outputs)
+        self.kept = self.output_names | set(inputs) | self.constant_names
+        slots_in = {}
+        for name in inputs:
+            if name not in self.constant_names:
+                slots_in[name] = self._new_slot(name, self.host_memory, is_home=True)
+        last_use = self._last_uses()
+        for number, unit in enumerate(self.units):
+            self._compile_unit(number, unit, last_use)
+        returned = tuple((name, self._located(name, self.host_memory, "RET")) for name in outputs)
+        for slot in dict.fromkeys(slot for _, slot in returned):
             self._sync_for(slot)
         for stream, count in self.queued.items():
             if self.synced.get(stream, 0) < count:
                 self._sync(stream)
-        self.code.append(Ret(outputs))
+        self.code.append(Ret(returned))
         return VmProgram(
-            level="",
+            level=self.level.path,
             host=self.host,
-            graph=graph,
-            ops=tuple(ops),
+            graph=self.graph,
+            ops=self.ops,
             slots=tuple(self.slots),
             code=tuple(self.code),
-            inputs=inputs,
+            inputs=slots_in,
             constants=tuple(self.constants),
-            folded=tuple(folded),
+            folded=folded,
             placement=dict(self.placement),
         )
 
-    def _fold(self) -> tuple[set[str], list[Op], list[Op]]:
-        """Constants (initializers that are not inputs, and what ops make of constants only)."""
-        graph = self.graph
-        constants = {name for name in graph.initializers if name not in graph.inputs}
-        folded, kept = [], []
-        for op in graph.ops:
-            if all(not name or name in constants for name in op.inputs):
-                folded.append(op)
-                constants.update(name for name in op.outputs if name)
-            else:
-                kept.append(op)
-        return constants, folded, kept
-
-    def _last_uses(self, ops: list[Op]) -> dict[tuple[str, str], int]:
+    def _last_uses(self) -> dict[tuple[str, str], int]:
         last: dict[tuple[str, str], int] = {}
         last_any: dict[str, int] = {}
-        for number, op in enumerate(ops):
-            memory = self._memory_of(op)
-            for name in op.inputs:
+        for number, unit in enumerate(self.units):
+            memory = self._memory_of(unit)
+            for name in unit.inputs:
                 if name:
                     last[name, memory] = number
                     last_any[name] = number
@@ -335,13 +397,15 @@ class _Compiler:
             last[name, ""] = number  # the home copy lives until the last use anywhere
         return last
 
-    def _memory_of(self, op: Op) -> str:
-        path = self.placement[op.name]
-        if path != self.host and path not in self.devices:
+    def _memory_of(self, unit: Unit) -> str:
+        path = unit.where
+        if path in self.nested:
+            return self.platform.processors[self.nested[path]].memory
+        if path != self.host and path not in self.processors:
             raise SimulationError(
-                f"op {op.name} ({op.type}): expected a placement on the root host or one of its "
-                f"plain devices {sorted(self.devices)}, got {path!r} (nested levels are not yet "
-                "supported)"
+                f"op {unit.name} ({unit.op_type}): expected a placement on the host of level "
+                f"{self.level.path or '(root)'} or one of its devices "
+                f"{sorted(self.processors | set(self.nested))}, got {path!r}"
             )
         return self.platform.processors[path].memory
 
@@ -354,33 +418,43 @@ class _Compiler:
             self.home[tensor] = slot
         return slot
 
-    def _compile_op(self, number: int, op: Op, last_use: Mapping[tuple[str, str], int]) -> None:
-        path = self.placement[op.name]
-        memory = self._memory_of(op)
+    def _compile_unit(
+        self, number: int, unit: Unit, last_use: Mapping[tuple[str, str], int]
+    ) -> None:
+        memory = self._memory_of(unit)
+        user = self.nested.get(unit.where, unit.where)
         inputs = tuple(
-            [self._located(name, memory, op.name) if name else None for name in op.inputs]
+            [self._located(name, memory, unit.name) if name else None for name in unit.inputs]
         )
         outputs = []
-        for name in op.outputs:
+        for name in unit.outputs:
             if name:
                 slot = self._new_slot(name, memory, is_home=True)
-                self.code.append(Alloc(slot, memory, path, op.name))
+                if not (self.caller_outputs and memory == self.host_memory and name in self.kept):
+                    self.code.append(Alloc(slot, memory, user, unit.name))
                 outputs.append(slot)
-        if path == self.host:
+        if unit.op is None:
+            assert unit.program is not None, f"invocation {unit.name} without a program"
+            waits = self._waits(inputs, user)
+            self.code.append(
+                Invoke(unit.where, unit.program, inputs, tuple(outputs), user, waits, unit.name)
+            )
+            self._queue(user, outputs)
+        elif unit.where == self.host:
             for read in inputs:
                 if read is not None:
                     self._sync_for(read)
-            self.code.append(Call(number, inputs, tuple(outputs)))
+            self.code.append(Call(unit.op, inputs, tuple(outputs)))
         else:
-            waits = self._waits(inputs, path)
-            self.code.append(Launch(number, path, inputs, tuple(outputs), waits))
-            self._queue(path, outputs)
-        self._free_after(number, op, memory, last_use)
+            waits = self._waits(inputs, unit.where)
+            self.code.append(Launch(unit.op, unit.where, inputs, tuple(outputs), waits))
+            self._queue(unit.where, outputs)
+        self._free_after(number, unit, memory, last_use)
 
     def _free_after(
-        self, number: int, op: Op, memory: str, last_use: Mapping[tuple[str, str], int]
+        self, number: int, unit: Unit, memory: str, last_use: Mapping[tuple[str, str], int]
     ) -> None:
-        inputs = op.inputs if len(op.inputs) < 2 else tuple(dict.fromkeys(op.inputs))
+        inputs = unit.inputs if len(unit.inputs) < 2 else tuple(dict.fromkeys(unit.inputs))
         for name in inputs:
             if not name or name in self.constant_names:
                 continue
@@ -394,11 +468,11 @@ class _Compiler:
                 self.code.append(Free(copy, memory))
             if last_use[name, ""] == number and name not in self.kept:
                 self.code.append(Free(home, self.slots[home].memory))
-        for name in op.outputs:
+        for name in unit.outputs:
             if name and name not in self.kept and (name, "") not in last_use:
                 self.code.append(Free(self.home[name], memory))
 
-    def _located(self, tensor: str, memory: str, op: str) -> int:
+    def _located(self, tensor: str, memory: str, user_name: str) -> int:
         """The slot of `tensor` in `memory`, copying it there first if needed."""
         slot = self.slot_of.get((tensor, memory))
         if slot is not None:
@@ -413,11 +487,12 @@ class _Compiler:
         if stream is None:
             raise SimulationError(
                 f"copy {tensor}: expected a device stream to carry {src_memory} -> {memory}, "
-                "got none (nested levels are not yet supported)"
+                "got none"
             )
         dst = self._new_slot(tensor, memory, is_home=False)
-        user = self.placement.get(op, self.host)
-        self.code.append(Alloc(dst, memory, user, op))
+        where = self.placement.get(user_name, self.host)
+        if not (self.caller_outputs and memory == self.host_memory and tensor in self.kept):
+            self.code.append(Alloc(dst, memory, self.nested.get(where, where), user_name))
         route = tuple(link.name for link in self.platform.route(src_memory, memory))
         self.code.append(Copy(src, dst, route, stream, self._waits((src,), stream)))
         self._queue(stream, [dst])

@@ -6,19 +6,21 @@
 (`hetsim.sim.records`) are what a run leaves behind; `SimOptions` (`hetsim.sim.options`) how.
 """
 
-from hetsim.sim.bind import BoundProgram, bind, run_program, simulation_for
-from hetsim.sim.engine import Simulation
+from hetsim.sim.bind import DESCRIPTOR_BYTES, BoundProgram, bind, run_program, simulation_for
+from hetsim.sim.engine import Executor, Simulation
 from hetsim.sim.options import MODES, SimOptions
 from hetsim.sim.records import CATEGORIES, RunRecord, Span
 from hetsim.sim.resources import EXEC, LINK, STREAM, MemoryState, Stream
 
 __all__ = [
     "CATEGORIES",
+    "DESCRIPTOR_BYTES",
     "EXEC",
     "LINK",
     "MODES",
     "STREAM",
     "BoundProgram",
+    "Executor",
     "MemoryState",
     "RunRecord",
     "SimOptions",

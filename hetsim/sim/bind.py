@@ -14,10 +14,17 @@ Host-side costs per instruction (the formulas are in ``docs/runtime.md``):
 
 Device side: a kernel takes ``kernel_us(device, cost)``; a CALL takes ``kernel_us(host, cost)``
 on the host; a copy holds each link of its route for ``transfer_us(link, size_bytes)``.
+
+A compiled plan (`hetsim.runtime.PlanProgram`) has one program per level invocation; they are
+bound into one slot space (program ``i``'s slots start at the sum of the earlier programs'
+sizes), so the engine keeps one value and readiness table. An INVOKE costs the caller's
+``dispatch_us``; its request takes ``invoke_us(level, DESCRIPTOR_BYTES × (arguments +
+results))`` and its completion ``invoke_us(level, DESCRIPTOR_BYTES × results)``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +36,7 @@ from hetsim.cost import (
     alloc_us,
     dispatch_us,
     free_us,
+    invoke_us,
     kernel_timer,
     launch_us,
     sync_us,
@@ -45,11 +53,14 @@ from hetsim.runtime import (
     Call,
     Copy,
     Free,
+    GraphProgram,
+    Instruction,
     Invoke,
     Launch,
+    LevelProgram,
+    PlanProgram,
     Ret,
     Sync,
-    VmProgram,
 )
 from hetsim.sim.engine import Simulation
 from hetsim.sim.records import RunRecord
@@ -60,6 +71,7 @@ from hetsim.sim.steps import (
     CopyStep,
     FreeStep,
     Hop,
+    InvokeStep,
     LaunchStep,
     RetStep,
     Run,
@@ -67,7 +79,11 @@ from hetsim.sim.steps import (
     SyncStep,
 )
 
-__all__ = ["BoundProgram", "bind", "run_program", "simulation_for"]
+__all__ = ["DESCRIPTOR_BYTES", "BoundProgram", "bind", "run_program", "simulation_for"]
+
+DESCRIPTOR_BYTES = 16
+"""Bytes of one tensor descriptor in an INVOKE request or completion (address and size, two
+64-bit words; assumed)."""
 
 
 def _nothing() -> None:
@@ -76,24 +92,45 @@ def _nothing() -> None:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class BoundProgram:
-    """A program ready to run on one `Simulation`: steps, slot names, what exists at time 0."""
+    """A program ready to run on one `Simulation`: steps, slot names, what exists at time 0.
+
+    `programs` holds ``(host, steps)`` of every program by number (the root's first), for INVOKE.
+    """
 
     code: tuple[Step, ...]
     slot_names: tuple[str, ...]
     resident: tuple[AllocStep, ...]
     ready: tuple[int, ...]
     values: list[Any] | None
+    programs: tuple[tuple[str, tuple[Step, ...]], ...] = ()
 
     def __repr__(self) -> str:
         return f"<BoundProgram steps={len(self.code)} slots={len(self.slot_names)}>"
 
 
-def simulation_for(program: VmProgram, platform: Platform, *, trace: bool = True) -> Simulation:
-    """A fresh `Simulation` with the platform's memories and links and a stream per used device."""
-    used = {ins.processor for ins in program.code if isinstance(ins, Launch | Copy)}
+def _programs(program: LevelProgram | PlanProgram) -> tuple[LevelProgram, ...]:
+    return program.programs if isinstance(program, PlanProgram) else (program,)
+
+
+def simulation_for(
+    program: LevelProgram | PlanProgram, platform: Platform, *, trace: bool = True
+) -> Simulation:
+    """A fresh `Simulation` with the platform's memories and links and a stream per used device.
+
+    The record lists every processor of the platform, idle ones included.
+    """
+    used = {
+        ins.processor
+        for p in _programs(program)
+        for ins in p.code
+        if isinstance(ins, Launch | Copy | Invoke)
+    }
     streams = [path for path in platform.processors if path in used]
     memories = {name: memory.capacity_bytes for name, memory in platform.memories.items()}
-    return Simulation(program.host, streams, memories, platform.links, trace=trace)
+    root = _programs(program)[0]
+    return Simulation(
+        root.host, streams, memories, platform.links, processors=platform.processors, trace=trace
+    )
 
 
 class _Binder:
@@ -101,14 +138,19 @@ class _Binder:
 
     def __init__(
         self,
-        program: VmProgram,
+        program: LevelProgram,
         platform: Platform,
         sim: Simulation,
         metas: Mapping[str, Meta],
         dims: Mapping[str, int],
         values: list[Any] | None,
+        space: _SlotSpace | None = None,
     ) -> None:
+        space = space if space is not None else _SlotSpace((program,), metas)
         self.program = program
+        self.space = space
+        self.slots = space.slots
+        self.sizes = space.sizes
         self.platform = platform
         self.sim = sim
         self.metas = metas
@@ -118,8 +160,7 @@ class _Binder:
         self.dispatch_us = dispatch_us(level.executor)
         self.alloc_us = alloc_us(level.runtime) if level.runtime is not None else 0.0
         self.free_us = free_us(level.runtime) if level.runtime is not None else 0.0
-        self.none_slot = len(program.slots)  # always holds None: omitted optional inputs
-        self.sizes = [_nbytes(metas[slot.tensor]) for slot in program.slots]
+        self.none_slot = len(space.slots)  # always holds None: omitted optional inputs
         # Ops of one type, attributes and shapes cost the same: rule and formula run once each.
         self.timed: dict[Hashable, tuple[float, Mapping[str, Any]]] = {}
         self.launch_us = {path: launch_us(p) for path, p in platform.processors.items()}
@@ -174,23 +215,75 @@ def _nbytes(meta: Meta) -> int:
     return math.prod(meta.shape) * meta.dtype.itemsize
 
 
-def _signature(op: Op, metas: Mapping[str, Meta], processor: str) -> Hashable | None:
-    """What an op's duration depends on: type, attributes, shapes, dtypes, processor.
+class _SlotSpace:
+    """The slots of every program of a plan, numbered one after the other."""
 
-    ``None`` when an attribute is not hashable (tensor attributes): such ops are not memoized.
+    def __init__(self, programs: Sequence[LevelProgram], metas: Mapping[str, Meta]) -> None:
+        self.programs = tuple(programs)
+        offsets, total = [], 0
+        for p in programs:
+            offsets.append(total)
+            total += len(p.slots)
+        self.offsets = tuple(offsets)
+        self.slots = tuple(slot for p in programs for slot in p.slots)
+        self.sizes = [_nbytes(metas[slot.tensor]) for slot in self.slots]
+        # program number -> (its steps, each step's value computation): a nested program's
+        # steps compute nothing when the engine runs them; the caller's INVOKE runs these.
+        self.runs: dict[int, tuple[tuple[Step, ...], tuple[Run, ...]]] = {}
+
+
+SLOT_FIELDS: Mapping[type, tuple[str, ...]] = {
+    Alloc: ("tensor",),
+    Free: ("tensor",),
+    Call: ("inputs", "outputs"),
+    Launch: ("inputs", "outputs", "waits"),
+    Copy: ("src", "dst", "waits"),
+    Invoke: ("inputs", "outputs", "waits"),
+    Sync: (),
+    BranchShape: (),
+}
+"""Instruction type -> its fields that hold slots (RET's outputs are pairs, moved apart)."""
+
+
+def _relocate(ins: Instruction, offset: int) -> Any:
+    """`ins` with every slot moved by `offset` (a nested program's place in the slot space)."""
+    if offset == 0:
+        return ins
+    if isinstance(ins, Ret):
+        return Ret(tuple((name, slot + offset) for name, slot in ins.outputs))
+
+    def moved(value: Any) -> Any:
+        if isinstance(value, tuple):
+            return tuple(None if s is None else s + offset for s in value)
+        return value + offset
+
+    fields = SLOT_FIELDS.get(type(ins), ())
+    return ins._replace(**{name: moved(getattr(ins, name)) for name in fields})
+
+
+def _signature(op: Op, metas: Mapping[str, Meta], processor: str) -> Hashable | None:
+    """What an op's duration depends on: type, attributes, input and output metas, processor.
+
+    The metas are keyed by identity, which is cheap (no shape tuples built and hashed per op)
+    and exact: `metas` keeps every Meta alive while the program binds, so an `id` is never
+    reused, and `hetsim.kernels.propagate` gives all tensors of one shape and dtype (without a
+    value) the same Meta object, so ops of equal shapes still share one entry. ``None`` when an
+    attribute is not hashable (tensor attributes): such ops are not memoized.
     """
-    shapes = tuple((m.shape, m.dtype) for m in (metas[n] for n in (*op.inputs, *op.outputs) if n))
-    attrs = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in op.attrs.items())
-    key = (op.type, processor, attrs, shapes, op.inputs.count(""))
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
+    attrs: tuple[Any, ...] = ()
+    if op.attrs:
+        attrs = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in op.attrs.items())
+        try:
+            hash(attrs)
+        except TypeError:
+            return None
+    get = metas.get  # inlined for speed: an omitted tensor ("") keys as id(None)
+    return (op.type, processor, attrs, *map(id, map(get, op.inputs)), None,
+            *map(id, map(get, op.outputs)))  # fmt: skip
 
 
 def _alloc(ins: Alloc, b: _Binder) -> AllocStep:
-    slot = b.program.slots[ins.tensor]
+    slot = b.slots[ins.tensor]
     size = b.sizes[ins.tensor]
     memory = b.sim.memories[ins.memory]
     cost = b.dispatch_us + b.alloc_us
@@ -201,7 +294,7 @@ def _alloc(ins: Alloc, b: _Binder) -> AllocStep:
 
 
 def _free(ins: Free, b: _Binder) -> FreeStep:
-    slot = b.program.slots[ins.tensor]
+    slot = b.slots[ins.tensor]
     size = b.sizes[ins.tensor]
     args = {"bytes": size, "memory": ins.memory}
     return FreeStep(
@@ -230,7 +323,7 @@ def _launch(ins: Launch, b: _Binder) -> LaunchStep:
 
 
 def _copy(ins: Copy, b: _Binder) -> CopyStep:
-    src, dst = b.program.slots[ins.src], b.program.slots[ins.dst]
+    src, dst = b.slots[ins.src], b.slots[ins.dst]
     size = b.sizes[ins.src]
     links = b.platform.links
     hops = tuple(Hop(name, transfer_us(links[name], size)) for name in ins.route)
@@ -268,11 +361,66 @@ def _branch(ins: BranchShape, b: _Binder) -> BranchStep:
     return BranchStep(name, b.dispatch_us, b.dims[ins.dim], holds, ins.target, args)
 
 
-def _invoke(ins: Invoke, b: _Binder) -> Step:
-    raise SimulationError(
-        f"INVOKE {ins.level}: expected a level this engine can run, got a nested level "
-        "(nested invocation is not yet supported)"
+def _invoke(ins: Invoke, b: _Binder) -> InvokeStep:
+    space = b.space
+    if not 0 < ins.program < len(space.programs):
+        raise SimulationError(
+            f"INVOKE {ins.level}: expected the number of a nested program "
+            f"({len(space.programs) - 1} compiled), got {ins.program}"
+        )
+    callee = space.programs[ins.program]
+    base = space.offsets[ins.program]
+    ret = callee.code[-1]
+    assert isinstance(ret, Ret), f"program {ins.program} does not end with RET"
+    returned = dict(ret.outputs)
+    arguments = tuple(
+        (slot, base + callee.inputs[b.slots[slot].tensor])
+        for slot in ins.inputs
+        if slot is not None
     )
+    results = tuple((base + returned[b.slots[slot].tensor], slot) for slot in ins.outputs)
+    level = b.platform.levels[ins.level]
+    request = DESCRIPTOR_BYTES * (len(arguments) + len(results))
+    args = {"segment": ins.segment, "bytes": request, "program": ins.program}
+    return InvokeStep(
+        f"invoke {ins.level}", b.dispatch_us, ins.segment, ins.level, callee.host,
+        b.sim.streams[ins.processor], invoke_us(level, request),
+        invoke_us(level, DESCRIPTOR_BYTES * len(results)), ins.program, arguments, results,
+        ins.waits, ins.outputs, _invocation_runner(b, ins.program, arguments, results), args,
+    )  # fmt: skip
+
+
+def _invocation_runner(
+    b: _Binder,
+    program: int,
+    arguments: tuple[tuple[int, int], ...],
+    results: tuple[tuple[int, int], ...],
+) -> Run:
+    """Compute one invocation's values in its program's order: arguments in, results out."""
+    values = b.values
+    if values is None:
+        return _nothing
+    runs = b.space.runs
+
+    def run() -> None:
+        for source, target in arguments:
+            values[target] = values[source]
+        code, kernels = runs[program]  # bound by then: callees are bound before callers run
+        pc = 0
+        while True:
+            step = code[pc]
+            pc += 1
+            if step.__class__ is RetStep:
+                break
+            if step.__class__ is BranchStep:
+                if step.test(step.value):
+                    pc = step.target
+                continue
+            kernels[pc - 1]()
+        for source, target in results:
+            values[target] = values[source]
+
+    return run
 
 
 def _ret(ins: Ret, b: _Binder) -> RetStep:
@@ -293,7 +441,7 @@ BINDERS: Mapping[type, Callable[[Any, _Binder], Step]] = {
 """Instruction type -> the function that binds it to a step."""
 
 
-def _constant_values(program: VmProgram) -> dict[str, np.ndarray]:
+def _constant_values(program: LevelProgram) -> dict[str, np.ndarray]:
     """Initializers plus the outputs of the folded ops, computed once."""
     graph = program.graph
     values: dict[str, Any] = dict(graph.initializers)
@@ -304,8 +452,21 @@ def _constant_values(program: VmProgram) -> dict[str, np.ndarray]:
     return values
 
 
+def _check_dims(program: LevelProgram, dims: Mapping[str, int]) -> None:
+    """A graph executor's shapes are compiled: the run must bind its dims to the same sizes."""
+    if not isinstance(program, GraphProgram):
+        return
+    for name in sorted(program.graph.symbols):
+        compiled = program.dims.get(name)
+        if compiled is not None and name in dims and dims[name] != compiled:
+            raise SimulationError(
+                f"graph executor {program.level or '(root)'}: expected {name}={compiled} (its "
+                f"static shapes), got {name}={dims[name]}"
+            )
+
+
 def bind(
-    program: VmProgram,
+    program: LevelProgram | PlanProgram,
     platform: Platform,
     sim: Simulation,
     metas: Mapping[str, Meta],
@@ -318,7 +479,7 @@ def bind(
     Parameters
     ----------
     program
-        The compiled level.
+        The compiled level, or a compiled plan (every level invocation).
     platform
         The platform it was compiled for.
     sim
@@ -326,42 +487,66 @@ def bind(
     metas
         Every tensor's `Meta` for this run (`hetsim.kernels.propagate`).
     dims
-        The run's symbolic dims (for BRANCH_SHAPE).
+        The run's symbolic dims (for BRANCH_SHAPE, and checked against a graph executor's).
     inputs
         Input arrays: functional mode. ``None``: timing mode, no values computed.
+
+    Raises
+    ------
+    SimulationError
+        A run's dims that differ from those a graph executor's shapes were compiled for.
     """
-    n_slots = len(program.slots)
+    programs = _programs(program)
+    root = programs[0]
+    run_dims = dict(dims or {})
+    space = _SlotSpace(programs, metas)
     values: list[Any] | None = None
     if inputs is not None:
-        values = [None] * (n_slots + 1)
-        constants = _constant_values(program)
-        for slot in program.constants:
-            values[slot] = constants[program.slots[slot].tensor]
-        for name, slot in program.inputs.items():
+        values = [None] * (len(space.slots) + 1)
+        constants = _constant_values(root)
+        for p, base in zip(programs, space.offsets, strict=True):
+            for slot in p.constants:
+                values[base + slot] = constants[p.slots[slot].tensor]
+        for name, slot in root.inputs.items():
             values[slot] = inputs[name]
-    binder = _Binder(program, platform, sim, metas, dict(dims or {}), values)
-    code = tuple(BINDERS[type(ins)](ins, binder) for ins in program.code)
+    bound = []
+    for p, base in zip(programs, space.offsets, strict=True):
+        _check_dims(p, run_dims)
+        binder = _Binder(p, platform, sim, metas, run_dims, values, space)
+        code = tuple(BINDERS[type(ins)](_relocate(ins, base), binder) for ins in p.code)
+        if base and values is not None:
+            kernels = tuple(getattr(step, "run", _nothing) for step in code)
+            code = tuple(
+                step._replace(run=_nothing) if hasattr(step, "run") else step for step in code
+            )
+            space.runs[len(bound)] = (code, kernels)
+        bound.append((p.host, code))
     owner = {p.memory: p.path for p in platform.processors.values() if p.owns_memory}
-    resident = tuple(
-        AllocStep(
-            "load",
-            0.0,
-            sim.memories[program.slots[slot].memory],
-            binder.sizes[slot],
-            program.slots[slot].name,
-            owner.get(program.slots[slot].memory, program.host),
-            "(load)",
-            {},
-        )
-        for slot in (*program.inputs.values(), *program.constants)
-    )
-    ready = (*program.inputs.values(), *program.constants)
-    names = (*(slot.name for slot in program.slots), "(none)")
-    return BoundProgram(code, names, resident, ready, values)
+
+    def load(slot: int, host: str) -> AllocStep:
+        found = space.slots[slot]
+        return AllocStep(
+            "load", 0.0, sim.memories[found.memory], space.sizes[slot], found.name,
+            owner.get(found.memory, host), "(load)", {},
+        )  # fmt: skip
+
+    resident = [load(slot, root.host) for slot in root.inputs.values()]
+    ready = list(root.inputs.values())
+    loaded: set[tuple[str, str]] = set()  # a weight is resident once per memory
+    for p, base in zip(programs, space.offsets, strict=True):
+        for slot in p.constants:
+            ready.append(base + slot)
+            if (p.slots[slot].tensor, p.slots[slot].memory) not in loaded:
+                loaded.add((p.slots[slot].tensor, p.slots[slot].memory))
+                resident.append(load(base + slot, p.host))
+        if isinstance(p, GraphProgram):
+            resident.extend(load(base + a.tensor, p.host) for a in p.storage)
+    names = (*(slot.name for slot in space.slots), "(none)")
+    return BoundProgram(bound[0][1], names, tuple(resident), tuple(ready), values, tuple(bound))
 
 
 def run_program(
-    program: VmProgram,
+    program: LevelProgram | PlanProgram,
     platform: Platform,
     metas: Mapping[str, Meta],
     *,
@@ -378,12 +563,22 @@ def run_program(
     sim = simulation_for(program, platform, trace=trace)
     given = dict(inputs or {})
     bound = bind(program, platform, sim, metas, dims=dims, inputs=given if is_functional else None)
-    return sim.run(
+    placement = program.plan.placement if isinstance(program, PlanProgram) else program.placement
+    record = sim.run(
         bound.code,
         bound.slot_names,
         ready=bound.ready,
         resident=bound.resident,
         values=bound.values,
-        placement=program.placement,
+        placement=placement,
         inputs=given,
+        programs=bound.programs,
     )
+    levels = {
+        path: {
+            "host": level.host,
+            "processors": [p.path for p in platform.processors.values() if p.level == path],
+        }
+        for path, level in platform.levels.items()
+    }
+    return dataclasses.replace(record, extra={**record.extra, "levels": levels})

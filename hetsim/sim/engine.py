@@ -2,6 +2,10 @@
 
 It owns the SimPy environment (``env.now`` is simulated µs) and the simulated resources:
 
+- each **executor** (the root program's, and one per nested invocation: `Executor`) runs as a
+  SimPy process on its level's host; INVOKE queues an invocation on the nested level host's
+  stream, whose process (`Simulation.invoke`) pays the request, runs the nested executor and pays
+  the completion (docs/runtime.md). Below, "the host" is the executor running at the moment.
 - the **host** runs the VM interpreter as a SimPy process (`Simulation.run`). The host is the
   only actor that allocates, frees, calls host kernels and queues device work, so its program
   order decides those effects by itself: the interpreter keeps a local clock ``t`` that runs ahead
@@ -35,6 +39,7 @@ import simpy
 from simpy.events import Event, Timeout
 
 from hetsim.errors import SimulationError
+from hetsim.sim.graphs import GraphStep, run_graph
 from hetsim.sim.records import RunRecord, Span
 from hetsim.sim.resources import EXEC, LINK, STREAM, MemoryState, Row, Stream
 from hetsim.sim.steps import (
@@ -43,6 +48,7 @@ from hetsim.sim.steps import (
     CallStep,
     CopyStep,
     FreeStep,
+    InvokeStep,
     LaunchStep,
     RetStep,
     Step,
@@ -50,7 +56,7 @@ from hetsim.sim.steps import (
 )
 from hetsim.units import format_bytes
 
-__all__ = ["Simulation"]
+__all__ = ["Executor", "Simulation"]
 
 
 def _where(now: float) -> str:
@@ -67,6 +73,29 @@ class _Totals:
         self.busy_us[row[0], row[3]] += row[5] - row[4]
 
 
+class Executor:
+    """The interpreter state of one level's program: its host, code, program counter and clock.
+
+    The root program and every nested invocation each get one; `Simulation` loads the running
+    one's state into its own attributes (``host``, ``t``, ``pc``, ...) so that step handlers read
+    and write plain attributes (see `Simulation.run`).
+    """
+
+    __slots__ = ("code", "host", "is_done", "outputs", "pc", "sync_wait", "t")
+
+    def __init__(self, host: str, code: Sequence[Step], t: float = 0.0) -> None:
+        self.host = host
+        self.code = code
+        self.pc = 0
+        self.t = t
+        self.is_done = False
+        self.outputs: Mapping[str, int] = {}
+        self.sync_wait: str | None = None
+
+    def __repr__(self) -> str:
+        return f"<Executor {self.host} pc={self.pc} t={round(self.t, 3)}>"
+
+
 class Simulation:
     """All the mutable state of one simulated run: SimPy env, streams, links, memories.
 
@@ -80,6 +109,9 @@ class Simulation:
         Capacity in bytes of each memory, by name.
     links
         Link names.
+    processors
+        Every processor of the platform, for the record (idle ones included); by default the
+        host and the streams.
     trace
         Keep every span (for traces and plots); otherwise keep busy totals only.
 
@@ -97,6 +129,7 @@ class Simulation:
         memories: Mapping[str, int],
         links: Iterable[str],
         *,
+        processors: Iterable[str] | None = None,
         trace: bool = True,
     ) -> None:
         self.env = simpy.Environment()
@@ -121,6 +154,14 @@ class Simulation:
         self._is_done = False
         self._flows = 0
         self._sync_wait: str | None = None
+        self.processors = tuple(processors) if processors is not None else None
+        self.executors: list[Executor] = []
+        self.programs: Sequence[tuple[str, Sequence[Step]]] = ()
+        # A step that queues work on a stream: the SimPy process that runs it there (kernels,
+        # the most frequent, are a timeout callback in `Stream` instead).
+        self.stream_processes: dict[
+            type, Callable[[Stream, tuple[Any, float, int], float], Generator[Event, Any, None]]
+        ] = {CopyStep: self.transfer, InvokeStep: self.invoke}
         self._handlers: dict[type, Callable[[Any], Event | None]] = {
             AllocStep: self._alloc,
             FreeStep: self._free,
@@ -129,7 +170,9 @@ class Simulation:
             CopyStep: self._launch,
             SyncStep: self._sync,
             BranchStep: self._branch,
+            InvokeStep: self._invoke,
             RetStep: self._ret,
+            GraphStep: lambda step: run_graph(self, step),
         }
 
     def __repr__(self) -> str:
@@ -150,8 +193,14 @@ class Simulation:
         values: list[Any] | None = None,
         placement: Mapping[str, str] | None = None,
         inputs: Mapping[str, np.ndarray] | None = None,
+        programs: Sequence[tuple[str, Sequence[Step]]] = (),
     ) -> RunRecord:
         """Run `code` from time 0 to its RET and return what happened.
+
+        Each executor (the root's, and one per nested invocation) is a SimPy process. Only one
+        runs at a time, so the running one's state lives in this object's attributes: it is
+        loaded when its process (re)starts and saved when it yields; a step handler that
+        returns an event may add callbacks to it, which run with the executor's state loaded.
 
         Parameters
         ----------
@@ -167,6 +216,8 @@ class Simulation:
             The value table (functional mode), indexed by slot; ``None`` in timing mode.
         placement, inputs
             Passed through to the record.
+        programs
+            ``(host, steps)`` of every program by number, for INVOKE (number 0 is the root's).
 
         Raises
         ------
@@ -181,13 +232,32 @@ class Simulation:
         self.values = values if values is not None else [None] * len(slot_names)
         for step in resident:
             self._take(step, 0.0)
-        process = self.env.process(self._interpret())
+        self.programs = programs
+        root = Executor(self.host, code)
+        self.executors.append(root)
+        self.env.process(self._interpret(root))
         self.env.run()
-        if not self._is_done or any(s.is_busy for s in self.streams.values()):
-            raise SimulationError(self._deadlock_message(process))
+        self._load(root)
+        if any(not e.is_done for e in self.executors) or any(
+            s.is_busy for s in self.streams.values()
+        ):
+            raise SimulationError(self._deadlock_message())
         return self._record(placement or {}, inputs or {}, values is not None)
 
-    def _interpret(self) -> Generator[Event, Any, None]:
+    def _load(self, executor: Executor) -> None:
+        self.host, self._code, self.pc, self.t = (
+            executor.host, executor.code, executor.pc, executor.t,
+        )  # fmt: skip
+        self._is_done, self._outputs, self._sync_wait = (
+            executor.is_done, executor.outputs, executor.sync_wait,
+        )  # fmt: skip
+
+    def _save(self, executor: Executor) -> None:
+        executor.pc, executor.t, executor.is_done = self.pc, self.t, self._is_done
+        executor.outputs, executor.sync_wait = self._outputs, self._sync_wait
+
+    def _interpret(self, executor: Executor) -> Generator[Event, Any, None]:
+        self._load(executor)
         code = self._code
         handlers = self._handlers
         while not self._is_done:
@@ -195,7 +265,11 @@ class Simulation:
             self.pc += 1
             wait = handlers[step.__class__](step)
             if wait is not None:
+                self._save(executor)
+                # first callback: the handler's own callbacks then see this executor's state
+                wait.callbacks.insert(0, lambda _, executor=executor: self._load(executor))
                 yield wait
+        self._save(executor)
 
     def _dispatch(self, step: Any, flow: int | None = None) -> float:
         """Record the host time of the instruction itself and advance the host clock past it."""
@@ -204,6 +278,30 @@ class Simulation:
         self.record((self.host, EXEC, step.name, "dispatch", t, end, flow, None, step.args))
         self.t = end
         return end
+
+    # -- for step handlers outside this module (hetsim.sim.graphs) ---------------------------
+
+    def dispatch(self, step: Any) -> float:
+        """Pay `step`'s own host time (``cost_us``) as a dispatch span; return the new host time."""
+        return self._dispatch(step)
+
+    def execute(self, step: Any) -> Event | None:
+        """Run `step` through its handler, as the interpreter does."""
+        return self._handlers[step.__class__](step)
+
+    def take(self, step: AllocStep) -> None:
+        """Take `step`'s bytes at the host's time, without its instruction cost (or fail: OOM)."""
+        self._take(step, self.t)
+
+    def give(self, step: FreeStep) -> None:
+        """Give `step`'s bytes back and drop its value, without its instruction cost."""
+        step.memory.used_bytes -= step.size_bytes
+        self.values[step.slot] = None
+
+    def new_flow(self) -> int:
+        """A fresh flow id: an arrow from a host dispatch to the device work it started."""
+        self._flows += 1
+        return self._flows
 
     def _take(self, step: AllocStep, t: float) -> None:
         memory = step.memory
@@ -285,6 +383,41 @@ class Simulation:
         if step.test(step.value):
             self.pc = step.target
 
+    def _invoke(self, step: InvokeStep) -> None:
+        self._flows += 1
+        flow = self._flows
+        self._dispatch(step, flow)
+        step.run()
+        step.stream.push((step, self.t, flow))
+
+    def invoke(
+        self, stream: Stream, item: tuple[InvokeStep, float, int], start: float
+    ) -> Generator[Event, Any, None]:
+        """The SimPy process of one INVOKE: request, the nested executor's run, completion."""
+        step, _, flow = item
+        env = self.env
+        if start > env.now:
+            yield env.timeout(start - env.now)
+        request_end = start + step.request_us
+        self.record((step.level_host, EXEC, step.name, "invoke", start, request_end, None, flow,
+                     step.args))  # fmt: skip
+        yield env.timeout(step.request_us)
+        ready = self.ready
+        for _, target in step.arguments:
+            ready[target] = request_end
+        host, code = self.programs[step.program]
+        nested = Executor(host, code, request_end)
+        self.executors.append(nested)
+        yield env.process(self._interpret(nested))
+        done = env.now
+        end = done + step.return_us
+        self.record(
+            (step.level_host, EXEC, f"return {step.op}", "invoke", done, end, None, None, {})
+        )
+        yield env.timeout(step.return_us)
+        self.mark_ready(step.produces, end)
+        stream.advance()
+
     def _ret(self, step: RetStep) -> Event | None:
         end = self._dispatch(step)
         self._outputs = step.outputs
@@ -327,17 +460,19 @@ class Simulation:
 
     # -- results ----------------------------------------------------------------------------
 
-    def _deadlock_message(self, process: simpy.Process) -> str:
+    def _deadlock_message(self) -> str:
         waits = []
-        if not self._is_done:
-            step = self._code[self.pc - 1]
-            what = f"{self._sync_wait} to finish" if self._sync_wait else "nothing"
-            waits.append(f"{self.host} waits for {what} at {step.name!r}")
+        for executor in self.executors:
+            if not executor.is_done:
+                step = executor.code[executor.pc - 1]
+                what = f"{executor.sync_wait} to finish" if executor.sync_wait else "nothing"
+                waits.append(f"{executor.host} waits for {what} at {step.name!r}")
         for stream in self.streams.values():
             reason = stream.waiting_for()
             if reason is not None:
                 waits.append(f"{stream.processor}/{stream.name} waits for {reason}")
-        return f"{_where(max(self.env.now, self.t))}: deadlock: " + "; ".join(waits)
+        now = max(self.env.now, *(e.t for e in self.executors))
+        return f"{_where(now)}: deadlock: " + "; ".join(waits)
 
     def _record(
         self, placement: Mapping[str, str], inputs: Mapping[str, np.ndarray], has_values: bool
@@ -349,9 +484,9 @@ class Simulation:
         for (resource, category), total in sorted(self._totals.busy_us.items()):
             busy.setdefault(resource, {})[category] = total
         return RunRecord(
-            makespan_us=max(self.env.now, self.t),
+            makespan_us=max(self.env.now, *(e.t for e in self.executors)),
             spans=spans,
-            processors=(self.host, *self.streams),
+            processors=self.processors or (self.host, *self.streams),
             links=tuple(self.links),
             link_bytes=dict(self.link_bytes),
             peak_memory_bytes={name: m.peak_bytes for name, m in self.memories.items()},

@@ -13,6 +13,12 @@ from types import MappingProxyType
 from typing import Any
 
 from hetsim.errors import Problem, SimulationError
+from hetsim.runtime.cuda_graph import (
+    DEFAULT_BUCKETS,
+    STRATEGIES,
+    check_buckets,
+    strategy_problem,
+)
 
 __all__ = ["MODES", "SimOptions"]
 
@@ -33,11 +39,15 @@ class SimOptions:
     trace
         Keep every span (traces, Gantt charts, the breakdown); ``False`` keeps busy totals per
         resource and category only (``RunRecord.extra["busy_us"]``), for large sweeps.
+    cuda_graph
+        CUDA-graph strategy, one of `hetsim.runtime.cuda_graph.STRATEGIES` (docs/cuda-graphs.md).
+    buckets
+        Bucket sizes the ``buckets`` strategy pads symbolic dims up to (positive, increasing).
 
     Examples
     --------
     >>> SimOptions.of(mode="timing", dims={"seq": 8})
-    SimOptions(mode='timing', dims=mappingproxy({'seq': 8}), trace=True)
+    SimOptions(mode='timing', dims=mappingproxy({'seq': 8}), trace=True, cuda_graph='none')
     >>> SimOptions.of(trace_spans=False)
     Traceback (most recent call last):
     ...
@@ -47,6 +57,8 @@ class SimOptions:
     mode: str = "functional"
     dims: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     trace: bool = True
+    cuda_graph: str = "none"
+    buckets: tuple[int, ...] = field(default=DEFAULT_BUCKETS, repr=False)
 
     @property
     def is_functional(self) -> bool:
@@ -76,4 +88,9 @@ class SimOptions:
                 Problem("simulate", "expected mode 'functional' or 'timing'", repr(mode)).message
             )
         dims = MappingProxyType(dict(options.get("dims") or {}))
-        return cls(mode=mode, dims=dims, trace=bool(options.get("trace", True)))
+        cuda_graph = options.get("cuda_graph", "none")
+        if cuda_graph not in STRATEGIES:
+            raise SimulationError(strategy_problem(cuda_graph).message)
+        buckets = check_buckets(options.get("buckets", DEFAULT_BUCKETS))
+        trace = bool(options.get("trace", True))
+        return cls(mode=mode, dims=dims, trace=trace, cuda_graph=cuda_graph, buckets=buckets)

@@ -142,7 +142,7 @@ class Stream:
             self.end_us = start + step.kernel_us
             Timeout(sim.env, self.end_us - now).callbacks.append(self._done)
         else:
-            sim.env.process(sim.transfer(self, item, start))
+            sim.env.process(sim.stream_processes[step.__class__](self, item, start))
 
     def resume(self) -> None:
         """A tensor the blocked item waits for became ready: try to start it again."""

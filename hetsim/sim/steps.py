@@ -23,6 +23,7 @@ __all__ = [
     "CopyStep",
     "FreeStep",
     "Hop",
+    "InvokeStep",
     "LaunchStep",
     "RetStep",
     "Run",
@@ -112,6 +113,36 @@ class CopyStep(NamedTuple):
     args: Mapping[str, Any]
 
 
+class InvokeStep(NamedTuple):
+    """INVOKE: pay dispatch on the host, then queue one invocation of a nested level on `stream`.
+
+    When the stream reaches it: the request takes `request_us` (span on `level_host`), the
+    `arguments` (parent slot, nested slot) are handed over, the nested executor runs program
+    number `program` on `level_host`, and the completion takes `return_us`, after which the
+    `results` (nested slot, parent slot) are handed back and `produces` are ready.
+
+    `run` computes the invocation's values (functional mode) when the caller executes the
+    INVOKE, as a LAUNCH's kernel runs when the host executes it: the nested program's own steps
+    are bound without values, so values never depend on timing.
+    """
+
+    name: str
+    cost_us: float
+    op: str
+    level: str
+    level_host: str
+    stream: Any
+    request_us: float
+    return_us: float
+    program: int
+    arguments: tuple[tuple[int, int], ...]
+    results: tuple[tuple[int, int], ...]
+    waits: tuple[int, ...]
+    produces: tuple[int, ...]
+    run: Run
+    args: Mapping[str, Any]
+
+
 class SyncStep(NamedTuple):
     """SYNC: wait until `stream` has finished everything queued so far, then pay `sync_us`."""
 
@@ -142,4 +173,14 @@ class RetStep(NamedTuple):
     args: Mapping[str, Any]
 
 
-Step = AllocStep | FreeStep | CallStep | LaunchStep | CopyStep | SyncStep | BranchStep | RetStep
+Step = (
+    AllocStep
+    | FreeStep
+    | CallStep
+    | LaunchStep
+    | CopyStep
+    | InvokeStep
+    | SyncStep
+    | BranchStep
+    | RetStep
+)

@@ -107,6 +107,16 @@ def test_run_passes_seed_mode_dims_and_inputs(calls: list[dict[str, Any]], tmp_p
     assert inputs["x"].dtype == np.float32
 
 
+def test_run_passes_the_partition_policy_and_rules(
+    calls: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    rules = tmp_path / "rules.yaml"
+    argv = ["run", "mlp", "--target", "cuda", "--partition", "rules", "--rules", str(rules)]
+    assert main([*argv, "--json"]) == 0
+    (call,) = calls
+    assert (call["partition"], call["rules"]) == ("rules", rules)
+
+
 def test_run_json_prints_the_result_dict(
     calls: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -120,15 +120,15 @@ def test_branch_shape_jumps_on_the_bound_dim(n: int, runs_neg: bool) -> None:
     assert [s.name for s in record.spans if s.name.startswith("branch")][:1] == ["branch n >= 4"]
 
 
-def test_invoke_is_not_yet_supported() -> None:
+def test_invoke_without_a_nested_program_is_an_error() -> None:
     platform = platform_of(TWO_GPUS)
     model = two_device_graph()
     program = compile_vm(model, platform, place(model, platform))
     program = dataclasses.replace(program, code=(Invoke("vdevice0"), Ret(())))
     with pytest.raises(
         SimulationError,
-        match=r"^INVOKE vdevice0: expected a level this engine can run, got a nested level "
-        r"\(nested invocation is not yet supported\)$",
+        match=r"^INVOKE vdevice0: expected the number of a nested program \(0 compiled\), "
+        r"got 0$",
     ):
         run_program(program, platform, propagate(model, {"n": 4}), is_functional=False)
 
@@ -138,7 +138,7 @@ def test_a_placement_on_a_nested_level_is_an_error() -> None:
     model = graph(Op("Relu", "r1", ("x",), ("a",)), outputs=("a",))
     with pytest.raises(
         SimulationError,
-        match=r"^op r1 \(Relu\): expected a placement on the root host or one of its plain "
-        r"devices \[\], got 'vdevice0/npu' \(nested levels are not yet supported\)$",
+        match=r"^op r1 \(Relu\): expected a placement on the host of level \(root\) or one "
+        r"of its devices \['vdevice0'\], got 'vdevice0/npu'$",
     ):
         compile_vm(model, platform, {"r1": "vdevice0/npu"})

@@ -1,0 +1,118 @@
+"""``hetsim compare MODEL --target T --cuda-graph none,whole,regions,buckets``: offload strategies.
+
+Owns the command's options and what it prints: one table (or ``--json``) with, per CUDA-graph
+strategy, total and per-iteration simulated time, speedup over eager, captures, capture time,
+replays, graph memory and padding waste; ``--plot`` writes a bar chart. The comparison itself is
+`hetsim.compare.compare`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+__all__ = ["parse_list", "register", "run"]
+
+
+def parse_list(text: str) -> list[str]:
+    """Comma-separated names, blanks dropped.
+
+    >>> parse_list("none, whole,,regions")
+    ['none', 'whole', 'regions']
+    """
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def parse_buckets(text: str) -> list[int]:
+    """Comma-separated bucket sizes.
+
+    >>> parse_buckets("16,32,64")
+    [16, 32, 64]
+    >>> parse_buckets("16,big")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: --buckets: expected comma-separated positive integers, got 'big'
+    """
+    sizes = []
+    for part in parse_list(text):
+        if not part.isdigit() or int(part) == 0:
+            raise argparse.ArgumentTypeError(
+                f"--buckets: expected comma-separated positive integers, got {part!r}"
+            )
+        sizes.append(int(part))
+    return sizes
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``compare`` command."""
+    parser = subparsers.add_parser(
+        "compare",
+        help="compare CUDA-graph offload strategies over many iterations",
+        description=(
+            "Run MODEL on TARGET for many iterations under each CUDA-graph strategy and print "
+            "one table: time, speedup over eager, captures, capture time, graph memory, padding."
+        ),
+    )
+    parser.add_argument("model", metavar="MODEL", help="a zoo model name or an .onnx file")
+    parser.add_argument("--target", required=True, metavar="TARGET", help="a tag, kind or file")
+    parser.add_argument(
+        "--cuda-graph",
+        type=parse_list,
+        default=["none", "whole", "regions", "buckets"],
+        metavar="S[,S...]",
+        help="strategies to compare (default: none,whole,regions,buckets)",
+    )
+    parser.add_argument("--iterations", type=int, metavar="N", help="iterations (default 20)")
+    shapes = parser.add_mutually_exclusive_group()
+    shapes.add_argument(
+        "--shapes", type=Path, metavar="FILE", help="dims per iteration: JSON list or ints"
+    )
+    shapes.add_argument(
+        "--seq-dist",
+        metavar="SPEC",
+        help="symbolic dims per iteration: fixed:N, uniform:LO:HI or decode:START[:STEP] "
+        "(default decode:32 for a model with symbolic dims)",
+    )
+    parser.add_argument(
+        "--buckets", type=parse_buckets, metavar="B[,B...]", help="bucket sizes (powers of 2)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of --seq-dist (default 0)")
+    parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    parser.add_argument("--plot", type=Path, metavar="FILE.png", help="write a bar chart")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compare, print the table or the JSON, write the plot; return 0."""
+    # Imported when the command runs: the engine's imports are not needed to build the parser.
+    from hetsim.compare import DEFAULT_ITERATIONS, compare, dims_trace, load_shapes
+    from hetsim.models import load_model
+    from hetsim.runtime.cuda_graph import DEFAULT_BUCKETS
+
+    model = load_model(args.model)
+    symbols = model.symbols
+    trace = None
+    if args.shapes is not None:
+        trace = load_shapes(args.shapes, dims=symbols or ("seq",))
+    elif args.seq_dist is not None:
+        trace = dims_trace(
+            args.seq_dist, args.iterations or DEFAULT_ITERATIONS, seed=args.seed, dims=symbols
+        )
+    comparison = compare(
+        model,
+        args.target,
+        args.cuda_graph,
+        iterations=args.iterations,
+        trace=trace,
+        buckets=args.buckets or DEFAULT_BUCKETS,
+    )
+    if args.json:
+        print(json.dumps(comparison.to_dict(), indent=2))
+    else:
+        print(comparison.format_table())
+    if args.plot is not None:
+        comparison.plot(args.plot)
+        print(f"wrote plot to {args.plot}", file=sys.stderr)
+    return 0

@@ -1,0 +1,378 @@
+"""Comparing CUDA-graph strategies over many iterations: the driver behind ``hetsim compare``.
+
+A comparison runs one model for N iterations under each strategy (`hetsim.runtime.cuda_graph`
+`STRATEGIES`), one graph cache per strategy that lives across the iterations, so the first
+iteration of a shape pays the capture and later ones replay. The shapes of the iterations come
+from a *trace*: a list of dims, one per iteration, read from a file (`load_shapes`) or drawn from
+a spec (`dims_trace`: ``fixed:N``, ``uniform:LO:HI``, ``decode:START[:STEP]``). Each iteration is
+one simulated run (the VM ends it with a SYNC, as a decode loop waits for its token); the
+strategy's time is the sum. The result is a frozen `Comparison`: one table row per strategy.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hetsim.api import make_inputs, platform_of
+from hetsim.errors import HetsimError, Problem, SimulationError
+from hetsim.kernels import Meta, propagate
+from hetsim.models import load_model
+from hetsim.partition import partition
+from hetsim.runtime import compile_plan
+from hetsim.runtime.cuda_graph import (
+    DEFAULT_BUCKETS,
+    STRATEGIES,
+    capture_program,
+    check_buckets,
+    strategy_problem,
+)
+from hetsim.sim import MODES
+from hetsim.sim.capture import run_graph_program
+from hetsim.sim.graphs import GraphCache, GraphStats
+
+__all__ = [
+    "DEFAULT_ITERATIONS",
+    "DEFAULT_SEQ_DIST",
+    "DISTRIBUTIONS",
+    "Comparison",
+    "StrategyRun",
+    "compare",
+    "dims_trace",
+    "load_shapes",
+]
+
+DEFAULT_ITERATIONS = 20
+"""Iterations of a comparison when neither a count nor a shapes file says."""
+DEFAULT_SEQ_DIST = "decode:32"
+"""The trace of a model with symbolic dims when none is given: a decode, 32, 33, 34, ..."""
+
+
+def _fixed(args: list[int], iterations: int, rng: np.random.Generator) -> list[int]:
+    return [args[0]] * iterations
+
+
+def _uniform(args: list[int], iterations: int, rng: np.random.Generator) -> list[int]:
+    return [int(v) for v in rng.integers(args[0], args[1] + 1, iterations)]
+
+
+def _decode(args: list[int], iterations: int, rng: np.random.Generator) -> list[int]:
+    step = args[1] if len(args) > 1 else 1
+    return [args[0] + i * step for i in range(iterations)]
+
+
+DISTRIBUTIONS: Mapping[str, tuple[Callable[..., list[int]], tuple[int, int], str]] = {
+    "fixed": (_fixed, (1, 1), "fixed:N, every iteration N"),
+    "uniform": (_uniform, (2, 2), "uniform:LO:HI, drawn from the seed, LO..HI inclusive"),
+    "decode": (_decode, (1, 2), "decode:START[:STEP], START, START+STEP, ... (a growing context)"),
+}
+"""``--seq-dist`` kinds: name -> (draw, (least, most) arguments, syntax)."""
+
+
+def dims_trace(
+    spec: str, iterations: int, *, seed: int = 0, dims: Sequence[str] = ("seq",)
+) -> tuple[dict[str, int], ...]:
+    """One dims mapping per iteration from a spec; every dim in `dims` takes the drawn value.
+
+    Raises
+    ------
+    HetsimError
+        An unknown kind or wrong arguments.
+
+    Examples
+    --------
+    >>> dims_trace("decode:30:2", 3)
+    ({'seq': 30}, {'seq': 32}, {'seq': 34})
+    >>> [d["seq"] for d in dims_trace("uniform:1:100", 4, seed=0)]
+    [86, 64, 52, 27]
+    >>> dims_trace("normal:3", 2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.HetsimError: --seq-dist: expected fixed:N, uniform:LO:HI or ..., got 'normal:3'
+    """
+    kind, _, rest = spec.partition(":")
+    found = DISTRIBUTIONS.get(kind)
+    parts = rest.split(":") if rest else []
+    if found is None or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise HetsimError(_spec_problem(spec).message)
+    draw, (least, most), _ = found
+    if not least <= len(parts) <= most:
+        raise HetsimError(_spec_problem(spec).message)
+    values = draw([int(p) for p in parts], iterations, np.random.default_rng(seed))
+    return tuple(dict.fromkeys(dims, value) for value in values)
+
+
+def _spec_problem(spec: str) -> Problem:
+    syntax = [text.split(",")[0] for _, _, text in DISTRIBUTIONS.values()]
+    return Problem("--seq-dist", f"expected {', '.join(syntax[:-1])} or {syntax[-1]}", repr(spec))
+
+
+def load_shapes(path: str | Path, *, dims: Sequence[str] = ("seq",)) -> tuple[dict[str, int], ...]:
+    """The dims of each iteration from a file: a JSON list (of ints or of ``{dim: size}``) or
+    whitespace-separated ints; an int sets every dim in `dims`.
+
+    Raises
+    ------
+    HetsimError
+        A file that is neither, or a size that is not a positive integer.
+    """
+    text = Path(path).read_text()
+    try:
+        items = json.loads(text)
+    except json.JSONDecodeError:
+        items = text.split()
+    trace = []
+    for item in items if isinstance(items, list) else [items]:
+        entry = item if isinstance(item, dict) else dict.fromkeys(dims, item)
+        sizes = {str(k): _size(v) for k, v in entry.items()}
+        if any(v is None for v in sizes.values()) or not sizes:
+            raise HetsimError(
+                Problem(f"--shapes {path}", "expected positive integer sizes", repr(item)).message
+            )
+        trace.append({k: v for k, v in sizes.items() if v is not None})
+    return tuple(trace)
+
+
+def _size(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) or (isinstance(value, str) and value.isdigit()):
+        return int(value) if int(value) > 0 else None
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyRun:
+    """One strategy over every iteration: the time of each, and the graph counters."""
+
+    strategy: str
+    iterations_us: tuple[float, ...]
+    stats: GraphStats
+    notes: tuple[str, ...] = ()
+
+    @property
+    def total_us(self) -> float:
+        """Simulated time of all iterations."""
+        return float(sum(self.iterations_us))
+
+    @property
+    def per_iteration_us(self) -> float:
+        """Mean simulated time of one iteration."""
+        return self.total_us / max(len(self.iterations_us), 1)
+
+
+COLUMNS = (
+    ("strategy", "strategy"),
+    ("total (us)", "total_us"),
+    ("per iter (us)", "per_iteration_us"),
+    ("speedup", "speedup"),
+    ("captures", "captures"),
+    ("capture (us)", "capture_us"),
+    ("replays", "replays"),
+    ("graph mem (B)", "graph_memory_bytes"),
+    ("padding waste (us)", "padding_waste_us"),
+)
+"""The table's columns: header, key of `Comparison.rows()`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """The strategies compared on one model, target and trace of shapes."""
+
+    model: str
+    target: str
+    trace: tuple[Mapping[str, int], ...]
+    buckets: tuple[int, ...]
+    runs: tuple[StrategyRun, ...]
+    mode: str = "timing"
+    outputs: Mapping[str, Mapping[str, np.ndarray]] = field(default_factory=dict, repr=False)
+
+    def __repr__(self) -> str:
+        names = [r.strategy for r in self.runs]
+        return f"<Comparison {self.model} on {self.target} iterations={len(self.trace)} {names}>"
+
+    @property
+    def baseline(self) -> StrategyRun:
+        """The run speedups are relative to: ``none`` if compared, else the first."""
+        return next((r for r in self.runs if r.strategy == "none"), self.runs[0])
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One plain dict per strategy, with the table's columns as keys."""
+        base = self.baseline.total_us
+        return [
+            {
+                "strategy": run.strategy,
+                "total_us": run.total_us,
+                "per_iteration_us": run.per_iteration_us,
+                "speedup": base / run.total_us if run.total_us else 0.0,
+                **run.stats.to_dict(),
+                "notes": list(run.notes),
+            }
+            for run in self.runs
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The comparison as plain JSON values."""
+        return {
+            "model": self.model,
+            "target": self.target,
+            "mode": self.mode,
+            "iterations": len(self.trace),
+            "trace": [dict(d) for d in self.trace],
+            "buckets": list(self.buckets),
+            "strategies": self.rows(),
+            "iterations_us": {r.strategy: list(r.iterations_us) for r in self.runs},
+        }
+
+    def format_table(self) -> str:
+        """The comparison as a plain-text table, then the notes of strategies that fell back."""
+        cells = [[header for header, _ in COLUMNS]]
+        for row in self.rows():
+            cells.append([_cell(row[key]) for _, key in COLUMNS])
+        widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
+        lines = [
+            "  ".join(
+                c.ljust(w) if i == 0 else c.rjust(w)
+                for i, (c, w) in enumerate(zip(line, widths, strict=True))
+            )
+            for line in cells
+        ]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        title = f"{self.model} on {self.target}, {len(self.trace)} iterations"
+        notes = [f"note: {run.strategy}: {n}" for run in self.runs for n in run.notes]
+        return "\n".join([title, *lines, *notes])
+
+    def plot(self, path: str | Path) -> Path:
+        """A bar chart of each strategy's total time (speedup over the baseline on each bar).
+
+        Raises
+        ------
+        HetsimError
+            When matplotlib is not installed.
+        """
+        try:
+            from matplotlib.figure import Figure
+        except ImportError as err:
+            raise HetsimError(
+                "plot: expected matplotlib (pip install hetsim[plot]), got none"
+            ) from err
+        rows = self.rows()
+        figure = Figure(figsize=(6, 3.5), dpi=100)
+        axes = figure.add_subplot()
+        totals = [row["total_us"] for row in rows]
+        bars = axes.bar([row["strategy"] for row in rows], totals, color="tab:blue")
+        for bar, row in zip(bars, rows, strict=True):
+            where = (bar.get_x() + bar.get_width() / 2, bar.get_height())
+            label = f"{row['speedup']:.2f}×"
+            axes.annotate(label, where, ha="center", va="bottom", fontsize="small")
+        axes.set_ylabel(f"simulated time of {len(self.trace)} iterations (µs)")
+        axes.set_title(f"{self.model} on {self.target}: CUDA-graph strategies")
+        figure.tight_layout()
+        path = Path(path)
+        figure.savefig(path, format="png")
+        return path
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.2f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def compare(
+    model: Any,
+    target: Any,
+    strategies: Sequence[str] = tuple(STRATEGIES),
+    *,
+    iterations: int | None = None,
+    trace: Sequence[Mapping[str, int]] | None = None,
+    buckets: Sequence[int] = DEFAULT_BUCKETS,
+    mode: str = "timing",
+    seed: int = 0,
+) -> Comparison:
+    """Run `model` on `target` for every iteration of `trace` under each strategy.
+
+    Parameters
+    ----------
+    model, target
+        As `hetsim.simulate` takes them.
+    strategies
+        Names in `STRATEGIES`, in the table's order.
+    iterations
+        How many iterations; by default the trace's length, else `DEFAULT_ITERATIONS`. A trace
+        shorter than `iterations` repeats.
+    trace
+        The dims of each iteration; by default `DEFAULT_SEQ_DIST` over the model's symbolic dims
+        (none for a static model).
+    buckets
+        Bucket sizes of the ``buckets`` strategy.
+    mode
+        ``timing`` (shapes only) or ``functional`` (values too; each strategy's last outputs are
+        kept in `Comparison.outputs`); times are the same.
+    seed
+        Seed of the inputs of iteration ``i`` (``seed + i``) in functional mode.
+
+    Raises
+    ------
+    HetsimError
+        An unknown strategy, bad buckets, a bad model or target, a failing run.
+    """
+    if mode not in MODES:
+        raise SimulationError(Problem("compare", "expected mode 'functional' or 'timing'",
+                                      repr(mode)).message)  # fmt: skip
+    graph = load_model(model)
+    platform = platform_of(target)
+    bucket_sizes = check_buckets(list(buckets))
+    for name in strategies:
+        if name not in STRATEGIES:
+            raise SimulationError(strategy_problem(name).message)
+    shapes = _trace(graph.symbols, trace, iterations)
+    # compiled once for every iteration: symbolic dims stay dynamic, their ops on VM levels
+    program = compile_plan(graph, platform, partition(graph, platform))
+    metas: dict[tuple[tuple[str, int], ...], Mapping[str, Meta]] = {}
+    runs, outputs = [], {}
+    for name in strategies:
+        rewritten = capture_program(program, platform, name, bucket_sizes)
+        cache = GraphCache()
+        times = []
+        for index, dims in enumerate(shapes):
+            key = tuple(sorted(dims.items()))
+            inputs = make_inputs(graph, seed + index, dims) if mode == "functional" else None
+            if key not in metas:
+                metas[key] = propagate(graph, dims)
+            record = run_graph_program(
+                rewritten, platform, metas[key], cache, dims=dims, inputs=inputs,
+                is_functional=mode == "functional", trace=False,
+            )  # fmt: skip
+            times.append(record.makespan_us)
+            if inputs is not None:
+                outputs[name] = dict(record.outputs)
+        runs.append(StrategyRun(name, tuple(times), cache.stats(), rewritten.notes))
+    return Comparison(
+        graph.name, _target_name(target), tuple(shapes), bucket_sizes, tuple(runs), mode, outputs
+    )
+
+
+def _trace(
+    symbols: Sequence[str], trace: Sequence[Mapping[str, int]] | None, iterations: int | None
+) -> list[dict[str, int]]:
+    if trace is None:
+        count = iterations or DEFAULT_ITERATIONS
+        trace = dims_trace(DEFAULT_SEQ_DIST, count, dims=symbols) if symbols else [{}] * count
+    if not trace:
+        raise HetsimError("compare: expected at least one iteration, got an empty trace")
+    count = iterations or len(trace)
+    return [dict(trace[i % len(trace)]) for i in range(count)]
+
+
+def _target_name(target: Any) -> str:
+    if isinstance(target, str):
+        return target
+    return str(getattr(target, "name", None) or getattr(target, "tag", None) or "target")

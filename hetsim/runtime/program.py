@@ -1,0 +1,195 @@
+"""A whole plan compiled: one program per level invocation, the root's first.
+
+`compile_plan` walks a `hetsim.partition.Plan` from the root level down. The root level's
+segments become the root program; each segment placed on a nested level becomes one INVOKE in
+its parent's code and one program of its own, compiled from the segments the nested level cut
+from it (`Plan.children`), by the compiler of that level's executor kind (`COMPILERS`): VM
+bytecode (`hetsim.runtime.vm`) or a graph executor's static node list
+(`hetsim.runtime.graph_executor`). Programs are numbered in the order they are compiled, so a
+parent's number is smaller than its children's; INVOKE names its callee's number.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from hetsim.errors import SimulationError
+from hetsim.ir import Graph
+from hetsim.partition import Plan, Segment
+from hetsim.platform import Platform
+from hetsim.runtime.graph_executor import GraphProgram, check_static, compile_graph
+from hetsim.runtime.vm import LevelCompiler, Unit, VmProgram, fold_constants
+
+__all__ = ["COMPILERS", "LevelProgram", "PlanProgram", "compile_plan"]
+
+LevelProgram = VmProgram | GraphProgram
+"""The program of one invocation of one level."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PlanProgram:
+    """Every program of a plan: `programs[0]` is the root level's, the rest nested invocations.
+
+    Examples
+    --------
+    >>> from hetsim.models import load_model
+    >>> from hetsim.partition import partition
+    >>> from hetsim.platform import build_platform
+    >>> from hetsim.target import Target
+    >>> soc = build_platform(Target("arm-riscv-soc"))
+    >>> model = load_model("cnn")
+    >>> compiled = compile_plan(model, soc, partition(model, soc))
+    >>> compiled
+    <PlanProgram cnn programs=2 levels=['', 'vdevice0']>
+    >>> [type(p).__name__ for p in compiled.programs]
+    ['VmProgram', 'GraphProgram']
+    """
+
+    plan: Plan
+    programs: tuple[LevelProgram, ...]
+
+    @property
+    def root(self) -> LevelProgram:
+        """The root level's program."""
+        return self.programs[0]
+
+    def __repr__(self) -> str:
+        levels = list(dict.fromkeys(p.level for p in self.programs))
+        return f"<PlanProgram {self.plan.graph} programs={len(self.programs)} levels={levels}>"
+
+    def listing(self) -> str:
+        """Every program's listing under a header naming its number, level and host."""
+        return "\n".join(
+            f"program {number}: level {p.level or '(root)'} on {p.host} "
+            f"({type(p).__name__})\n{p.listing()}"
+            for number, p in enumerate(self.programs)
+        )
+
+
+class _Context:
+    """What every level's compilation reads: the plan, the ops by name, the programs so far."""
+
+    def __init__(self, graph: Graph, platform: Platform, plan: Plan) -> None:
+        self.graph = graph
+        self.platform = platform
+        self.plan = plan
+        constants, folded, ops = fold_constants(graph)
+        self.constants = constants
+        self.folded = tuple(folded)
+        self.ops = tuple(ops)
+        self.number = {op.name: n for n, op in enumerate(ops)}
+        self.programs: list[LevelProgram | None] = []
+        unbound = {s for t in graph.inputs.values() for s in t.symbols} - set(plan.dims)
+        self.unbound = sorted(unbound)
+
+    def compile_level(
+        self,
+        level: str,
+        segments: Sequence[Segment],
+        inputs: tuple[str, ...],
+        outputs: tuple[str, ...],
+    ) -> int:
+        """Compile one invocation of `level` (and, first, its nested invocations); its number."""
+        number = len(self.programs)
+        self.programs.append(None)
+        units: list[Unit] = []
+        placement: dict[str, str] = {}
+        for segment in segments:
+            if segment.is_nested:
+                child = self.compile_level(
+                    segment.device,
+                    self.plan.children(segment.id),
+                    segment.inputs,
+                    segment.outputs,
+                )
+                units.append(
+                    Unit(segment.id, segment.device, segment.inputs, segment.outputs, None,
+                         child, "invoke")
+                )  # fmt: skip
+                placement[segment.id] = segment.device
+                continue
+            for name in segment.ops:
+                op = self.ops[self.number[name]]
+                units.append(Unit.of_op(self.number[name], op, segment.device))
+                placement[name] = segment.device
+        executor = self.platform.levels[level].executor
+        kind = executor.kind if executor is not None else "vm"
+        compiler = COMPILERS.get(kind)
+        if compiler is None:
+            close = difflib.get_close_matches(kind, list(COMPILERS), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise SimulationError(
+                f"level {level or '(root)'}: expected an executor kind in {sorted(COMPILERS)}, "
+                f"got {kind!r}{hint}"
+            )
+        self.programs[number] = compiler(self, level, tuple(units), placement, inputs, outputs)
+        return number
+
+
+def _compile_vm(
+    ctx: _Context,
+    level: str,
+    units: tuple[Unit, ...],
+    placement: Mapping[str, str],
+    inputs: tuple[str, ...],
+    outputs: tuple[str, ...],
+) -> LevelProgram:
+    is_root = level == ""
+    compiler = LevelCompiler(
+        ctx.graph, ctx.platform, level, ctx.ops, ctx.constants, units, placement,
+        caller_outputs=not is_root,
+    )  # fmt: skip
+    return compiler.compile(inputs, outputs, folded=ctx.folded if is_root else ())
+
+
+def _compile_graph(
+    ctx: _Context,
+    level: str,
+    units: tuple[Unit, ...],
+    placement: Mapping[str, str],
+    inputs: tuple[str, ...],
+    outputs: tuple[str, ...],
+) -> LevelProgram:
+    ops = tuple(ctx.ops[u.op] for u in units if u.op is not None)
+    check_static(level or "(root)", ops, set(ctx.plan.dynamic), ctx.unbound)
+    compiler = LevelCompiler(
+        ctx.graph, ctx.platform, level, ctx.ops, ctx.constants, units, placement,
+        caller_outputs=level != "",
+    )  # fmt: skip
+    return compile_graph(compiler, inputs, outputs, ctx.plan.dims)
+
+
+COMPILERS: Mapping[str, Callable[..., LevelProgram]] = {
+    "vm": _compile_vm,
+    "graph": _compile_graph,
+}
+"""Executor kind -> the compiler of one invocation of a level it runs."""
+
+
+def compile_plan(graph: Graph, platform: Platform, plan: Plan) -> PlanProgram:
+    """Compile `plan` of `graph` on `platform`: the root program and one per invocation.
+
+    Parameters
+    ----------
+    graph
+        The model the plan was made for.
+    platform
+        The platform it was made for.
+    plan
+        `hetsim.partition.partition`'s plan.
+
+    Raises
+    ------
+    SimulationError
+        An op with dynamic shapes on a graph-executor level (`check_static`), or an executor
+        kind no compiler knows.
+    """
+    ctx = _Context(graph, platform, plan)
+    root = plan.levels[""]
+    inputs = tuple(name for name in graph.inputs if name not in ctx.constants)
+    ctx.compile_level("", root.segments, inputs, graph.outputs)
+    programs = tuple(p for p in ctx.programs if p is not None)
+    assert len(programs) == len(ctx.programs), "a program was not compiled"
+    return PlanProgram(plan, programs)

@@ -1,0 +1,247 @@
+"""Running a `CapturedProgram`: its VM steps bound for one run, each region folded into a GraphStep.
+
+`hetsim.runtime.cuda_graph.capture_program` decides which regions become graphs; here they are
+bound for one run's shapes. The VM program is bound as usual (`hetsim.sim.bind`), then each
+region's steps are folded into one `hetsim.sim.graphs.GraphStep` whose key is ``(region, the
+shapes of every tensor the region touches)``: a new shape is a new capture.
+
+With the ``buckets`` strategy the symbolic dims are padded up to a bucket and the program is bound
+a second time, shapes only, with the padded dims: a region then runs (and allocates) at the padded
+shapes, so its kernels cost the padded work, while its values are still computed from the real
+inputs (padding never reaches a result). Padded minus real kernel time is the padding waste. A run
+whose dims exceed every bucket uses no graph at all (as vLLM runs eagerly past its largest capture
+size).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from hetsim.cost import (
+    capture_us,
+    dispatch_us,
+    graph_launch_us,
+    graph_memory_bytes,
+    graph_node_us,
+)
+from hetsim.cost import instantiate_us as instantiate_cost_us
+from hetsim.kernels import Meta, propagate
+from hetsim.platform import Platform
+from hetsim.runtime import Alloc, Free, Launch, PlanProgram, VmProgram
+from hetsim.runtime.cuda_graph import (
+    CapturedProgram,
+    CudaGraph,
+    Region,
+    bucket_dims,
+    capture_program,
+)
+from hetsim.sim.bind import BoundProgram, bind, run_program, simulation_for
+from hetsim.sim.engine import Simulation
+from hetsim.sim.graphs import GraphCache, GraphStep
+from hetsim.sim.records import RunRecord
+from hetsim.sim.steps import AllocStep, BranchStep, FreeStep, Step
+
+__all__ = ["run_graph_program", "run_with_graphs"]
+
+
+def run_with_graphs(
+    program: VmProgram | PlanProgram,
+    platform: Platform,
+    metas: Mapping[str, Meta],
+    *,
+    cuda_graph: str = "none",
+    buckets: tuple[int, ...] = (),
+    dims: Mapping[str, int] | None = None,
+    inputs: Mapping[str, np.ndarray] | None = None,
+    is_functional: bool = True,
+    trace: bool = True,
+) -> RunRecord:
+    """`run_program` with CUDA-graph strategy `cuda_graph` (``"none"``: exactly `run_program`).
+
+    The record's ``extra["cuda_graph"]`` holds the run's `GraphStats` as a dict.
+    """
+    options: dict[str, Any] = {"dims": dims, "inputs": inputs, "trace": trace}
+    if cuda_graph == "none":
+        return run_program(program, platform, metas, is_functional=is_functional, **options)
+    rewritten = capture_program(program, platform, cuda_graph, buckets)
+    return run_graph_program(
+        rewritten, platform, metas, GraphCache(), is_functional=is_functional, **options
+    )
+
+
+def run_graph_program(
+    rewritten: CapturedProgram,
+    platform: Platform,
+    metas: Mapping[str, Meta],
+    cache: GraphCache,
+    *,
+    dims: Mapping[str, int] | None = None,
+    inputs: Mapping[str, np.ndarray] | None = None,
+    is_functional: bool = True,
+    trace: bool = True,
+) -> RunRecord:
+    """Run `rewritten` once on a fresh `Simulation`; `cache` carries graphs across runs.
+
+    Graphs already in `cache` hold their memory from time 0. The record's
+    ``extra["cuda_graph"]`` is this run's share of the cache's counters.
+    """
+    program, compiled = rewritten.program, rewritten.compiled
+    dims = dict(dims or {})
+    given = dict(inputs or {})
+    sim = simulation_for(compiled, platform, trace=trace)
+    values = given if is_functional else None
+    bound = bind(compiled, platform, sim, metas, dims=dims, inputs=values)
+    before = cache.stats()
+    shaped = (bound, metas)
+    regions = rewritten.regions
+    if rewritten.is_bucketed:
+        padded = bucket_dims(dims, rewritten.buckets)
+        if padded is None:
+            cache.eager_runs += 1
+            regions = ()
+        elif padded != dims:
+            padded_metas = propagate(program.graph, padded)
+            shaped = (bind(compiled, platform, sim, padded_metas, dims=padded), padded_metas)
+    code = _Folder(rewritten, regions, platform, sim, bound, shaped, cache).fold()
+    resident = bound.resident + _graph_memory(cache, sim, program.host)
+    record = sim.run(
+        code,
+        bound.slot_names,
+        ready=bound.ready,
+        resident=resident,
+        values=bound.values,
+        placement=compiled.plan.placement
+        if isinstance(compiled, PlanProgram)
+        else compiled.placement,
+        inputs=given,
+        programs=bound.programs,
+    )
+    delta = _difference(cache.stats().to_dict(), before.to_dict())
+    delta["graph_memory_bytes"] = cache.stats().graph_memory_bytes
+    extra = {**record.extra, "levels": _levels(platform), "cuda_graph": delta}
+    return dataclasses.replace(record, extra=extra)
+
+
+def _levels(platform: Platform) -> dict[str, dict[str, Any]]:
+    """Each level's host and processors, as `run_program` records them for the report."""
+    # the same figures as run_program's extra["levels"]; one shared helper in bind.py would do
+    return {
+        path: {
+            "host": level.host,
+            "processors": [p.path for p in platform.processors.values() if p.level == path],
+        }
+        for path, level in platform.levels.items()
+    }
+
+
+def _difference(after: Mapping[str, float], before: Mapping[str, float]) -> dict[str, float]:
+    return {name: after[name] - before[name] for name in after}
+
+
+def _graph_memory(cache: GraphCache, sim: Simulation, host: str) -> tuple[AllocStep, ...]:
+    """Memory held by graphs instantiated in earlier runs: resident from time 0."""
+    return tuple(
+        AllocStep("cuda graphs", 0.0, sim.memories[name], size, "(cuda graphs)", host, "-", {})
+        for name, size in cache.memory_bytes.items()
+    )
+
+
+class _Folder:
+    """Builds one run's steps from a rewritten program and its bindings (real and padded)."""
+
+    def __init__(
+        self,
+        rewritten: CapturedProgram,
+        regions: Sequence[Region],
+        platform: Platform,
+        sim: Simulation,
+        bound: BoundProgram,
+        shaped: tuple[BoundProgram, Mapping[str, Meta]],
+        cache: GraphCache,
+    ) -> None:
+        self.rewritten = rewritten
+        self.program = rewritten.program
+        self.platform = platform
+        self.sim = sim
+        self.bound = bound
+        self.shaped, self.shaped_metas = shaped
+        self.cache = cache
+        self.regions = {r.id: r for r in regions}
+        self.dispatch_us = dispatch_us(platform.levels[self.program.level].executor)
+        # Instructions bound at the padded shapes: those inside a graph that runs.
+        self.padded = {i for r in regions for i in r.body}
+        self.alloc_at = {
+            ins.tensor: i for i, ins in enumerate(self.program.code) if isinstance(ins, Alloc)
+        }
+
+    def step(self, index: int) -> Any:
+        """The bound step of VM instruction `index`; a FREE gives back what its ALLOC took."""
+        chosen = self.shaped if index in self.padded else self.bound
+        step = chosen.code[index]
+        if isinstance(step, FreeStep):
+            at = self.alloc_at.get(step.slot)
+            source: Any = self.step(at) if at is not None else self.bound.code[index]
+            taken = source.size_bytes
+            if taken != step.size_bytes:
+                step = step._replace(size_bytes=taken)
+        return step
+
+    def fold(self) -> tuple[Any, ...]:
+        """The run's steps (VM steps and GraphSteps); branch targets renumbered to match."""
+        rewritten = self.rewritten
+        steps: list[Step | GraphStep] = []
+        renumber: dict[int, int] = {}  # rewritten pc -> pc in `steps`
+        for pc, (ins, origin) in enumerate(zip(rewritten.code, rewritten.origin, strict=True)):
+            renumber[pc] = len(steps)
+            if isinstance(ins, CudaGraph) and ins.region in self.regions:
+                steps.append(self.graph_step(self.regions[ins.region]))
+            elif isinstance(ins, CudaGraph):  # this run uses no graph: the VM steps, eager
+                steps.extend(self.step(i) for i in ins.body)
+            else:
+                steps.append(self.step(origin))
+        return tuple(
+            s._replace(target=renumber[s.target]) if isinstance(s, BranchStep) else s for s in steps
+        )
+
+    def graph_step(self, region: Region) -> GraphStep:
+        """One region bound for this run: body at the region's shapes, replay nodes, key."""
+        program, device = self.program, self.platform.processors[region.processor]
+        body: list[Any] = []
+        nodes: list[Any] = []
+        waste_us = 0.0
+        touched: set[int] = set()
+        for index in region.body:
+            ins = program.code[index]
+            step = self.step(index)
+            body.append(step)
+            if isinstance(ins, Launch):
+                real: Any = self.bound.code[index]
+                waste_us += step.kernel_us - real.kernel_us
+                step = step._replace(run=real.run)  # values from the real inputs, never padded
+                body[-1] = step
+                nodes.append(step._replace(kernel_us=graph_node_us(device, step.kernel_us)))
+                touched.update(s for s in (*ins.inputs, *ins.outputs) if s is not None)
+            else:
+                nodes.append(step)
+                if isinstance(ins, Alloc | Free):
+                    touched.add(ins.tensor)
+        slots, metas = program.slots, self.shaped_metas
+        key: Hashable = (
+            region.id,
+            tuple((slots[s].name, metas[slots[s].tensor].shape) for s in sorted(touched)),
+        )
+        name = f"graph {region.id}"
+        memory = AllocStep(
+            name, 0.0, self.sim.memories[device.memory], graph_memory_bytes(device, region.nodes),
+            f"({name})", region.processor, name, {},
+        )  # fmt: skip
+        args = {"region": region.id, "nodes": region.nodes, "processor": region.processor}
+        return GraphStep(
+            name, self.dispatch_us, key, tuple(body), tuple(nodes), capture_us(device, 1),
+            instantiate_cost_us(device, region.nodes), graph_launch_us(device), memory,
+            waste_us, self.cache, args,
+        )  # fmt: skip

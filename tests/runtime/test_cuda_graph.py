@@ -1,0 +1,297 @@
+"""CUDA-graph offload: regions, strategies, capture and replay, hand-computed and published.
+
+Tiny-target parameters (tests/sim/tiny.py) plus round CUDA-graph costs (`GRAPH`):
+
+- host: VM ``dispatch_us = 1``; runtime ``alloc_us = 0.5``, ``free_us = 0.25``.
+- gpu0: ``kernel_latency_us = 3``, 2 GB/s (2000 B/µs), ``launch_us = 4``, ``sync_us = 2``;
+  link 1 GB/s, ``latency_us = 10``; ``graph_launch_us = 2``, ``graph_node_us = 1``,
+  ``capture_node_us = 5``, ``instantiate_us = 10``, ``instantiate_node_us = 1``,
+  ``graph_node_bytes = 100``.
+- x is float32[250] (1000 B): a Relu on gpu0 takes 3 + 2000/2000 = 4 µs eagerly, of which 1 µs
+  is work; replayed it takes 4 − 3 + 1 = 2 µs; a copy takes 10 + 1000/1000 = 11 µs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hetsim.api import platform_of, simulate
+from hetsim.errors import SimulationError
+from hetsim.ir import Graph, GraphBuilder, Op, TensorType
+from hetsim.kernels import execute, propagate
+from hetsim.models import load_model
+from hetsim.report import Result, check_invariants
+from hetsim.runtime import compile_vm, place
+from hetsim.runtime.cuda_graph import capture_program, find_regions
+from hetsim.sim.capture import run_graph_program
+from hetsim.sim.graphs import GraphCache
+from tests.sim.tiny import device, graph, target
+
+GRAPH = {
+    "graph_launch_us": 2.0,
+    "graph_node_us": 1.0,
+    "capture_node_us": 5.0,
+    "instantiate_us": 10.0,
+    "instantiate_node_us": 1.0,
+    "graph_node_bytes": 100,
+}
+TINY = target(device("gpu0", ["Relu"], **GRAPH))
+
+
+def chain(n: int, size: int | str = 250) -> Graph:
+    """`n` dependent Relus on x: float32[size]; the last output is the graph's."""
+    names = ["x", *(f"a{i}" for i in range(1, n + 1))]
+    ops = [Op("Relu", f"r{i}", (names[i - 1],), (names[i],)) for i in range(1, n + 1)]
+    return Graph("chain", tuple(ops), {"x": TensorType((size,), "float32")}, (f"a{n}",))
+
+
+def runs(
+    model: Graph, tgt: Any, strategy: str, dims_list: list[Mapping[str, int]], **options: Any
+) -> tuple[list[Result], GraphCache]:
+    """Run `model` once per dims in `dims_list` with one graph cache; functional, traced."""
+    platform = platform_of(tgt)
+    program = compile_vm(model, platform, place(model, platform))
+    rewritten = capture_program(program, platform, strategy, **options)
+    cache = GraphCache()
+    results = []
+    for seed, dims in enumerate(dims_list):
+        shape = tuple(dims.get(d, d) if isinstance(d, str) else d for d in model.inputs["x"].shape)
+        x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+        metas = propagate(model, dims, {"x": x})
+        record = run_graph_program(rewritten, platform, metas, cache, dims=dims, inputs={"x": x})
+        result = Result.from_record(record)
+        assert check_invariants(result) == []
+        np.testing.assert_array_equal(
+            result.outputs[model.outputs[0]], execute(model, {"x": x})[model.outputs[0]]
+        )
+        results.append(result)
+    return results, cache
+
+
+# -- regions and strategies ------------------------------------------------------------------
+
+
+def test_a_host_sync_splits_a_region() -> None:
+    ops = (
+        Op("Relu", "r1", ("x",), ("a",)),
+        Op("Neg", "neg", ("a",), ("b",)),  # gpu0 runs Relu alone: Neg runs on the host
+        Op("Relu", "r2", ("b",), ("c",)),
+        Op("Relu", "r3", ("c",), ("d",)),
+    )
+    model = graph(*ops, outputs=("d",))
+    platform = platform_of(TINY)
+    program = compile_vm(model, platform, place(model, platform))
+    regions = find_regions(program, platform)
+    assert [(r.id, r.start, r.stop, r.nodes, r.deferred) for r in regions] == [
+        ("g0", 2, 5, 1, ()),
+        # FREE b in host.mem (17) is host bookkeeping: it runs after the graph, no split
+        ("g1", 14, 21, 2, (17,)),
+    ]
+    rewritten = capture_program(program, platform, "regions")
+    assert rewritten.notes == ("g0 and g1 split by 'sync gpu0', 'call neg(a@host.mem)'",)
+    assert [line[6:18].strip() for line in rewritten.listing().splitlines()][11:15] == [
+        "COPY", "CUDA_GRAPH", "FREE", "ALLOC",
+    ]  # fmt: skip
+    whole = capture_program(program, platform, "whole")
+    assert whole.regions == ()
+    assert whole.notes == (
+        "whole: expected one capturable region, got 2 regions hold 3 of 3 kernels; g0 and g1 "
+        "split by 'sync gpu0', 'call neg(a@host.mem)': it runs eagerly",
+    )
+    none = simulate(model, TINY)
+    assert simulate(model, TINY, cuda_graph="whole").makespan_us == none.makespan_us
+    split = simulate(model, TINY, cuda_graph="regions")
+    assert split.record.extra["cuda_graph"]["captures"] == 2
+    np.testing.assert_array_equal(split.outputs["d"], none.outputs["d"])
+
+
+def test_an_unknown_strategy_is_an_error() -> None:
+    with pytest.raises(
+        SimulationError,
+        match=r"^cuda_graph: expected one of buckets, none, regions, whole, got 'region' "
+        r"\(did you mean 'regions'\?\)$",
+    ):
+        simulate(chain(2), TINY, cuda_graph="region")
+
+
+def test_bad_buckets_are_an_error() -> None:
+    with pytest.raises(
+        SimulationError, match=r"^buckets: expected increasing positive integers, got \(64, 32\)$"
+    ):
+        simulate(chain(2), TINY, cuda_graph="buckets", buckets=(64, 32))
+
+
+# -- capture and replay, exactly -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [4, 8, 80])
+def test_n_tiny_kernels_eager_capture_and_replay(n: int) -> None:
+    model = chain(n)
+    (eager,), _ = runs(model, TINY, "none", [{}])
+    (first, replay), cache = runs(model, TINY, "regions", [{}, {}])
+    # eager: ALLOC x@gpu0 1.5, COPY 1 + 4 (the copy ends at 6.5 + 11 = 17.5); per op ALLOC 1.5,
+    # LAUNCH 1 + 4, FREE 1.25 = 7.75 (host-bound: a kernel takes 4); then ALLOC 1.5 + COPY 5,
+    # the copy back (11) after the last kernel, SYNC 2 after it, RET 1.
+    assert eager.makespan_us == 6.5 + 7.75 * n + 6.5 + 11 + 2 + 1
+    # capture: per op ALLOC 1.5, dispatch 1 + capture 5, FREE 1.25 = 8.75; instantiate 10 + n;
+    # graph launch 2; nodes of 2 µs each; the copy back waits for them; SYNC 2, RET 1.
+    captured_at = 6.5 + 8.75 * n + 10 + n + 2
+    assert first.makespan_us == captured_at + 2 * n + 11 + 2 + 1
+    # replay: dispatch 1 + graph launch 2; the nodes start when the input copy ends (17.5).
+    assert replay.makespan_us == 17.5 + 2 * n + 11 + 2 + 1
+    assert (cache.captures, cache.replays, cache.capture_us) == (1, 1, 5 * n + 10 + n)
+    assert cache.stats().graph_memory_bytes == 100 * n
+    nodes = [s for s in replay.spans if s.resource == "gpu0" and s.category == "compute"]
+    assert [(s.start_us, s.end_us) for s in nodes[:2]] == [(17.5, 19.5), (19.5, 21.5)]
+    # capture: x@gpu0 and a1 live at once, then the last output and the new graph's memory;
+    # replay: the graph's memory is resident from time 0
+    assert first.peak_memory_bytes["gpu0.mem"] == max(2000, 1000 + 100 * n)
+    assert replay.peak_memory_bytes["gpu0.mem"] == 2000 + 100 * n
+
+
+def test_capture_spans_and_breakdown() -> None:
+    (first,), _ = runs(chain(2), TINY, "regions", [{}])
+    host = [(s.name, s.category, s.start_us, s.end_us) for s in first.spans if s.resource == "host"]
+    assert host[:12] == [
+        ("alloc x@gpu0.mem", "dispatch", 0.0, 1.5),
+        ("copy x@gpu0.mem", "dispatch", 1.5, 2.5),
+        ("copy x@gpu0.mem", "launch", 2.5, 6.5),
+        ("alloc a1", "dispatch", 6.5, 8.0),
+        ("launch r1", "dispatch", 8.0, 9.0),
+        ("capture launch r1", "capture", 9.0, 14.0),
+        ("free x@gpu0.mem", "dispatch", 14.0, 15.25),
+        ("alloc a2", "dispatch", 15.25, 16.75),
+        ("launch r2", "dispatch", 16.75, 17.75),
+        ("capture launch r2", "capture", 17.75, 22.75),
+        ("free a1", "dispatch", 22.75, 24.0),
+        ("instantiate graph g0", "capture", 24.0, 36.0),
+    ]
+    assert first.breakdown_us["capture"] == 5 + 5 + 12
+
+
+def test_a_new_shape_is_a_new_capture() -> None:
+    model = chain(4, "n")
+    trace = [{"n": 250}, {"n": 250}, {"n": 500}, {"n": 250}]
+    results, cache = runs(model, TINY, "regions", trace)
+    # n = 500: 2000 B tensors, a kernel 3 + 4000/2000 = 5 µs (2 replayed... 5 − 3 + 1 = 3), a copy
+    # 10 + 2 = 12 µs; captured at 6.5 + 4 × 8.75 + 14 + 2 = 57.5, + 4 × 3 + 12 + 2 + 1 = 84.5.
+    assert [r.makespan_us for r in results] == [79.5, 39.5, 84.5, 39.5]
+    assert (cache.captures, cache.replays, len(cache.graphs)) == (2, 2, 2)
+    # both graphs hold their memory in every later run, from time 0
+    assert results[3].peak_memory_bytes["gpu0.mem"] == 800 + 2 * 1000
+
+
+def test_padding_waste_for_a_bucket() -> None:
+    model = chain(4, "n")
+    results, cache = runs(model, TINY, "buckets", [{"n": 200}], buckets=(256,))
+    # padded to 256: a Relu moves 2048 B instead of 1600 B: 4.024 µs instead of 3.8 µs
+    assert cache.padding_waste_us == pytest.approx(4 * (2048 - 1600) / 2000)
+    nodes = [s for s in results[0].spans if s.resource == "gpu0" and s.category == "compute"]
+    assert [round(s.duration_us, 6) for s in nodes] == [2.024] * 4
+    assert results[0].outputs["a4"].shape == (200,)  # the padding never reaches a result
+    # two padded buffers live at once (a1 and a2); x@gpu0 came in unpadded (800 B) and left
+    assert results[0].peak_memory_bytes["gpu0.mem"] == 2 * 1024
+
+
+def test_a_dim_past_every_bucket_runs_eagerly() -> None:
+    model = chain(4, "n")
+    (past,), cache = runs(model, TINY, "buckets", [{"n": 300}], buckets=(256,))
+    (eager,), _ = runs(model, TINY, "none", [{"n": 300}])
+    assert past.makespan_us == eager.makespan_us
+    assert (cache.eager_runs, cache.captures) == (1, 0)
+
+
+@pytest.mark.parametrize("strategy", ["none", "whole", "regions", "buckets"])
+@pytest.mark.parametrize(("model", "dims"), [("cnn", {}), ("transformer", {"seq": 37})])
+def test_outputs_are_the_same_under_every_strategy(
+    model: str, dims: dict[str, int], strategy: str
+) -> None:
+    result = simulate(model, "x86-h100", dims=dims, cuda_graph=strategy, buckets=(16, 64))
+    expected = execute(load_model(model), dict(result.inputs))
+    assert sorted(result.outputs) == sorted(expected)
+    for name, value in expected.items():
+        np.testing.assert_array_equal(result.outputs[name], value)
+    assert check_invariants(result) == []
+
+
+# -- the published effects, with the default H100 parameters ----------------------------------
+
+
+def end_to_end_us(result: Result) -> float:
+    """From the end of the input copy's launch to the end of the last kernel on gpu0."""
+    start = next(
+        s.end_us for s in result.spans if s.name.startswith("copy x@") and s.category == "launch"
+    )
+    last = max(s.end_us for s in result.spans if s.resource == "gpu0" and s.category == "compute")
+    return last - start
+
+
+def eager_and_replayed(model: Graph) -> tuple[float, float]:
+    (eager,), _ = runs_timing(model, "none")
+    (_, replay), _ = runs_timing(model, "regions", twice=True)
+    return end_to_end_us(eager), end_to_end_us(replay)
+
+
+def runs_timing(model: Graph, strategy: str, *, twice: bool = False) -> tuple[list[Result], Any]:
+    platform = platform_of("x86-h100")
+    program = compile_vm(model, platform, place(model, platform))
+    rewritten = capture_program(program, platform, strategy)
+    cache = GraphCache()
+    metas = propagate(model, {})
+    results = [
+        Result.from_record(
+            run_graph_program(rewritten, platform, metas, cache, is_functional=False)
+        )
+        for _ in range(2 if twice else 1)
+    ]
+    return results, cache
+
+
+def test_80_tiny_dependent_kernels() -> None:
+    # CUDA.jl "Graphs": 80 tiny dependent kernels, 260 µs eager, ~70 µs replayed
+    b = GraphBuilder("tiny80")
+    h = b.input("x", (1, 64))
+    for i in range(80):
+        h = b.op("Relu", h, name=f"r{i}")
+    eager, replay = eager_and_replayed(b.build(h))
+    # eager: 80 × (ALLOC 0.27 + 0.5, LAUNCH 0.27 + 3.24, FREE 0.27 + 0.2) − the last FREE + 1.06
+    assert eager == pytest.approx(80 * 4.75 - 0.47 + 1.06 + 512 / 3.35e6, abs=1e-6)
+    # replay: dispatch 0.27 + graph launch 0.94 + 80 nodes of 0.86 and 512 B at 3.35 TB/s
+    assert replay == pytest.approx(0.27 + 0.94 + 80 * (0.86 + 512 / 3.35e6), abs=1e-6)
+    assert 0.5 < eager / 260 < 2
+    assert 0.5 < replay / 70 < 2
+    assert eager / replay == pytest.approx(260 / 70, rel=0.5)
+
+
+def test_small_mlp_of_four_matmuls_at_batch_16() -> None:
+    # CUDA.jl "Graphs": 4 matmuls + broadcasts at batch 16, 50 µs eager, 16 µs replayed
+    rng = np.random.default_rng(0)
+    b = GraphBuilder("mlp4")
+    h = b.input("x", (16, 1024))
+    for i in range(4):
+        w = b.initializer(rng.standard_normal((1024, 1024)).astype(np.float32), f"w{i}")
+        bias = b.initializer(rng.standard_normal(1024).astype(np.float32), f"b{i}")
+        h = b.op("Add", b.op("MatMul", h, w, name=f"mm{i}"), bias, name=f"bias{i}")
+    eager, replay = eager_and_replayed(b.build(h))
+    assert 0.5 < eager / 50 < 2
+    assert 0.5 < replay / 16 < 2
+    assert eager / replay == pytest.approx(50 / 16, rel=0.5)
+
+
+def test_one_24_us_kernel() -> None:
+    # a B200 driver-API measurement: one 24 µs kernel, 28.3 µs launched, 25.8 µs replayed
+    b = GraphBuilder("one")
+    x = b.input("x", (1,))
+    # Add reads 4n + 4 bytes and writes 4n: 8n + 4 = 24 µs × 3.35e6 B/µs
+    w = b.initializer(np.zeros(10_049_999, np.float32), "w")
+    eager, replay = eager_and_replayed(b.build(b.op("Add", w, x, name="add")))
+    work = (8 * 10_049_999 + 4) / 3.35e6
+    assert work == pytest.approx(24.0, abs=1e-3)
+    assert eager == pytest.approx(0.27 + 0.5 + 0.27 + 3.24 + 1.06 + work)  # ALLOC, LAUNCH
+    assert replay == pytest.approx(0.27 + 0.94 + 0.86 + work)
+    assert eager == pytest.approx(28.3, rel=0.05)
+    assert replay == pytest.approx(25.8, rel=0.05)

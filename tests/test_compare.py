@@ -1,0 +1,194 @@
+"""`hetsim compare`: traces of shapes, the multi-iteration driver, its table, JSON, plot, CLI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hetsim.api import simulate
+from hetsim.cli import compare as compare_cli
+from hetsim.cli import main
+from hetsim.compare import Comparison, compare, dims_trace, load_shapes
+from hetsim.errors import HetsimError, SimulationError
+
+# -- traces -----------------------------------------------------------------------------------
+
+
+def test_decode_trace_grows_by_its_step() -> None:
+    assert dims_trace("decode:30", 3) == ({"seq": 30}, {"seq": 31}, {"seq": 32})
+    assert dims_trace("decode:30:4", 2, dims=("seq", "kv")) == (
+        {"seq": 30, "kv": 30},
+        {"seq": 34, "kv": 34},
+    )
+
+
+def test_uniform_trace_draws_from_the_seed() -> None:
+    expected = np.random.default_rng(7).integers(5, 9, 6).tolist()
+    assert [d["seq"] for d in dims_trace("uniform:5:8", 6, seed=7)] == expected
+    assert dims_trace("fixed:12", 2) == ({"seq": 12}, {"seq": 12})
+
+
+@pytest.mark.parametrize("spec", ["normal:3", "decode", "uniform:4", "fixed:0", "decode:a", "x"])
+def test_a_bad_trace_spec_is_an_error(spec: str) -> None:
+    message = (
+        r"^--seq-dist: expected fixed:N, uniform:LO:HI or decode:START\[:STEP\], "
+        rf"got '{spec}'$"
+    )
+    with pytest.raises(HetsimError, match=message):
+        dims_trace(spec, 3)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[3, 5]", ({"seq": 3}, {"seq": 5})),
+        ('[{"seq": 3}, {"seq": 9}]', ({"seq": 3}, {"seq": 9})),
+        ("3 5\n7\n", ({"seq": 3}, {"seq": 5}, {"seq": 7})),
+    ],
+)
+def test_shapes_files(tmp_path: Path, text: str, expected: tuple[dict[str, int], ...]) -> None:
+    path = tmp_path / "shapes.txt"
+    path.write_text(text)
+    assert load_shapes(path) == expected
+
+
+def test_a_bad_shapes_file_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "shapes.json"
+    path.write_text("[3, -1]")
+    with pytest.raises(HetsimError, match=r"^--shapes .*shapes\.json: expected positive integer "):
+        load_shapes(path)
+    with pytest.raises(HetsimError, match=r"sizes, got -1$"):
+        load_shapes(path)
+
+
+# -- the driver -------------------------------------------------------------------------------
+
+
+def test_a_static_cnn_captures_once_and_replays() -> None:
+    found = compare("cnn", "x86-h100", ("none", "regions"), iterations=5)
+    none, regions = found.runs
+    eager_us = simulate("cnn", "x86-h100", mode="timing").makespan_us
+    first_us = simulate("cnn", "x86-h100", mode="timing", cuda_graph="regions").makespan_us
+    assert none.iterations_us == (eager_us,) * 5
+    assert regions.iterations_us[0] == first_us
+    assert len(set(regions.iterations_us[1:])) == 1
+    assert regions.iterations_us[1] < eager_us < first_us
+    assert (regions.stats.captures, regions.stats.replays) == (1, 4)
+    rows = found.rows()
+    assert rows[0]["speedup"] == 1.0
+    assert rows[1]["speedup"] == pytest.approx(none.total_us / regions.total_us)
+    assert rows[1]["per_iteration_us"] == pytest.approx(regions.total_us / 5)
+
+
+def test_a_varying_sequence_recaptures_unless_bucketed() -> None:
+    trace = [{"seq": s} for s in (10, 12, 14, 20, 30)]
+    found = compare("transformer", "x86-h100", trace=trace, buckets=(16, 32, 64))
+    by_name = {run.strategy: run for run in found.runs}
+    assert [r.strategy for r in found.runs] == ["none", "whole", "regions", "buckets"]
+    assert (by_name["regions"].stats.captures, by_name["regions"].stats.replays) == (5, 0)
+    # padded to 16, 16, 16, 32, 32: one graph per bucket
+    assert (by_name["buckets"].stats.captures, by_name["buckets"].stats.replays) == (2, 3)
+    assert by_name["buckets"].stats.padding_waste_us > 0
+    assert by_name["regions"].stats.padding_waste_us == 0
+    assert by_name["whole"].iterations_us == by_name["regions"].iterations_us
+    assert by_name["buckets"].total_us < by_name["none"].total_us < by_name["regions"].total_us
+
+
+def test_outputs_of_every_strategy_match_eager() -> None:
+    trace = [{"seq": 5}, {"seq": 9}]
+    found = compare("transformer", "x86-h100", trace=trace, buckets=(8, 16), mode="functional")
+    eager = found.outputs["none"]
+    for name in ("whole", "regions", "buckets"):
+        for output, value in eager.items():
+            np.testing.assert_array_equal(found.outputs[name][output], value)
+            assert value.shape == (1, 9, 64)
+
+
+def test_an_unknown_strategy_is_an_error() -> None:
+    with pytest.raises(SimulationError, match=r"^cuda_graph: expected one of buckets, none, regi"):
+        compare("cnn", "x86-h100", ("none", "al"), iterations=1)
+
+
+def test_an_empty_trace_is_an_error() -> None:
+    with pytest.raises(HetsimError, match=r"^compare: expected at least one iteration, got an"):
+        compare("cnn", "x86-h100", trace=[])
+
+
+def test_table_and_json() -> None:
+    found = compare("cnn", "x86-h100", ("none", "whole"), iterations=2)
+    assert isinstance(found, Comparison)
+    lines = found.format_table().splitlines()
+    assert lines[0] == "cnn on x86-h100, 2 iterations"
+    assert lines[1].split() == [
+        "strategy", "total", "(us)", "per", "iter", "(us)", "speedup", "captures", "capture",
+        "(us)", "replays", "graph", "mem", "(B)", "padding", "waste", "(us)",
+    ]  # fmt: skip
+    assert [line.split()[0] for line in lines[3:]] == ["none", "whole"]
+    data = json.loads(json.dumps(found.to_dict()))
+    assert data["iterations"] == 2
+    assert [row["strategy"] for row in data["strategies"]] == ["none", "whole"]
+    assert data["strategies"][1]["captures"] == 1
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def run_cli(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="hetsim")
+    compare_cli.register(parser.add_subparsers())
+    args = parser.parse_args(["compare", *argv])
+    return int(args.func(args))
+
+
+def test_cli_prints_json_and_writes_a_plot(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shapes = tmp_path / "shapes.json"
+    shapes.write_text("[8, 12, 8]")
+    plot = tmp_path / "bars.png"
+    argv = ["transformer", "--target", "x86-h100", "--cuda-graph", "none,buckets"]
+    argv += ["--shapes", str(shapes), "--buckets", "16", "--json", "--plot", str(plot)]
+    assert run_cli(argv) == 0
+    out = capsys.readouterr()
+    data = json.loads(out.out)
+    assert data["trace"] == [{"seq": 8}, {"seq": 12}, {"seq": 8}]
+    assert data["buckets"] == [16]
+    assert data["strategies"][1]["captures"] == 1
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert out.err == f"wrote plot to {plot}\n"
+
+
+def test_cli_prints_the_table_for_a_seq_dist(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["transformer", "--target", "x86-h100", "--iterations", "3", "--seq-dist", "decode:8"]
+    assert run_cli(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "transformer on x86-h100, 3 iterations"
+    assert [line.split()[0] for line in lines[3:]] == ["none", "whole", "regions", "buckets"]
+
+
+def test_cli_rejects_bad_buckets() -> None:
+    with pytest.raises(SystemExit):
+        run_cli(["cnn", "--target", "x86-h100", "--buckets", "8,x"])
+
+
+def test_run_takes_a_cuda_graph_strategy(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "cnn", "--target", "x86-h100", "--cuda-graph", "regions", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["extra"]["cuda_graph"]["captures"] == 1
+    assert data["breakdown_us"]["capture"] == pytest.approx(60.88)
+    assert main(["run", "cnn", "--target", "x86-h100", "--cuda-graph", "regons"]) == 1
+    assert capsys.readouterr().err == (
+        "error: cuda_graph: expected one of buckets, none, regions, whole, got 'regons' "
+        "(did you mean 'regions'?)\n"
+    )
+
+
+def test_an_unknown_mode_is_an_error() -> None:
+    with pytest.raises(
+        SimulationError, match=r"^compare: expected mode 'functional' or 'timing', got 'fast'$"
+    ):
+        compare("cnn", "x86-h100", mode="fast")
