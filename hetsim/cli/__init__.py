@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from importlib import import_module
 
+from hetsim.cli.calibrate import register_user_tags
 from hetsim.errors import HetsimError
 
 __all__ = ["main"]
@@ -24,6 +25,8 @@ COMMAND_MODULES = (
     "plan",
     "run",
     "compare",
+    "calibrate",
+    "bench",
 )
 
 
@@ -42,6 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = build_parser().parse_args(argv)
     try:
+        # A calibrated `local` tag (and any other user tag) works with every command's --target.
+        register_user_tags()
         return int(args.func(args) or 0)
     except HetsimError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -1,0 +1,79 @@
+"""Simulated latency on the calibrated ``local`` target against measured ``hetsim.execute`` time.
+
+For every zoo model and ONNX light model: the makespan `hetsim.simulate` predicts on ``local``,
+the median wall time of several eager runs (`hetsim.execute`'s compiled program) on this machine,
+and the error in percent; then the median and the largest absolute error, a JSON file with the
+machine, the calibration and every raw sample, and a log-log scatter plot.
+
+Run: ``python benchmarks/accuracy.py [--calibration FILE | --quick] [--threads N] [--repeats 5]
+[--models mlp,cnn] [--json OUT.json] [--plot OUT.png]``. Without ``--calibration`` it calibrates
+first (into a temporary tag folder). Both the calibration and the timed runs use the same BLAS
+thread count (``--threads``, default: all). See docs/validation.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from threadpoolctl import threadpool_limits
+
+from hetsim.calibrate import LOCAL_TAG, calibrate, compare_model, describe_machine, write_tag
+from hetsim.calibrate.accuracy import summarize
+from hetsim.calibrate.benchreport import accuracy_table, plot_accuracy
+from hetsim.models import ZOO
+from hetsim.target import Target, add_tag_dir
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Calibrate (or read a calibration), compare every model, print and write the results."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calibration", type=Path, help="an existing local.yaml to use")
+    parser.add_argument("--quick", action="store_true", help="a quick calibration")
+    parser.add_argument("--threads", type=int, help="BLAS threads (default: all)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed eager runs per model")
+    parser.add_argument("--models", help="comma-separated names (default: the whole zoo)")
+    parser.add_argument("--json", type=Path, help="write machine, calibration and samples")
+    parser.add_argument("--plot", type=Path, help="write a predicted-vs-measured PNG")
+    args = parser.parse_args(argv)
+
+    calibration = None
+    if args.calibration:
+        add_tag_dir(args.calibration.parent)
+        threads = int(Target(LOCAL_TAG).host.attrs["cores"])
+    else:
+        threads = args.threads or os.cpu_count() or 1
+        calibration = calibrate("quick" if args.quick else "full", threads=threads)
+        folder = Path(tempfile.mkdtemp(prefix="hetsim-local-"))
+        write_tag(calibration, folder / f"{LOCAL_TAG}.yaml")
+        add_tag_dir(folder)
+        print(f"calibrated: {folder / 'local.yaml'}", file=sys.stderr)
+    models = args.models.split(",") if args.models else list(ZOO)
+    comparisons = []
+    with threadpool_limits(limits=threads, user_api="blas"):
+        for name in models:
+            comparisons.append(compare_model(name, LOCAL_TAG, repeats=args.repeats))
+            print(f"  {name}: {comparisons[-1].error_pct:+.1f}%", file=sys.stderr)
+    print(f"BLAS threads: {threads}; median of {args.repeats} eager runs per model")
+    print(accuracy_table(comparisons))
+    if args.json:
+        data = {
+            "machine": describe_machine(),
+            "threads": threads,
+            "repeats": args.repeats,
+            "calibration": calibration.to_dict() if calibration else str(args.calibration),
+            "summary": summarize(comparisons),
+            "models": [c.to_dict() for c in comparisons],
+        }
+        args.json.write_text(json.dumps(data, indent=2) + "\n")
+    if args.plot:
+        plot_accuracy(comparisons, args.plot)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+"""Predicted against measured: simulated latency on a target next to `hetsim.execute`'s wall time.
+
+Owns one comparison per model (`compare_model`) and the summary over many (`summarize`): the
+simulated makespan (timing mode) on a target, the median wall time of several eager runs of the
+same graph on the same inputs on this machine, and the error in percent. Run on the ``local``
+target that `hetsim calibrate` writes, it says whether the calibrated model can be trusted.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hetsim.api import make_inputs, simulate
+from hetsim.kernels import compile_program
+from hetsim.models import load_model
+
+__all__ = ["DIMS", "Comparison", "compare_model", "error_pct", "summarize"]
+
+DIMS: dict[str, int] = {"seq": 64}
+"""Sizes of symbolic dims for models that have them (the zoo transformer's ``seq``)."""
+
+
+def error_pct(predicted: float, measured: float) -> float:
+    """Signed error of a prediction in percent of the measurement.
+
+    >>> error_pct(110.0, 100.0), error_pct(75.0, 100.0)
+    (10.0, -25.0)
+    """
+    return (predicted - measured) / measured * 100.0
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """One model: simulated latency, measured wall-time samples (µs), and the error."""
+
+    model: str
+    ops: int
+    predicted_us: float
+    measured_us: tuple[float, ...]
+    breakdown_us: Mapping[str, float]
+
+    @property
+    def median_us(self) -> float:
+        """The median of the measured samples."""
+        return float(statistics.median(self.measured_us))
+
+    @property
+    def error_pct(self) -> float:
+        """Signed error of the prediction against the median measurement, in percent."""
+        return error_pct(self.predicted_us, self.median_us)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values, raw samples included."""
+        return {
+            "model": self.model,
+            "ops": self.ops,
+            "predicted_us": self.predicted_us,
+            "measured_median_us": self.median_us,
+            "measured_us": list(self.measured_us),
+            "error_pct": self.error_pct,
+            "breakdown_us": dict(self.breakdown_us),
+        }
+
+
+def compare_model(model: Any, target: Any, *, repeats: int = 5, seed: int = 0) -> Comparison:
+    """Simulate `model` on `target` and time `repeats` eager runs of it here (after a warm-up).
+
+    Parameters
+    ----------
+    model
+        A zoo name, an .onnx path or a `Graph` (`hetsim.models.load_model`).
+    target
+        What `hetsim.simulate` takes; the calibrated ``local`` tag to check this machine.
+    repeats
+        Timed eager runs; the median is compared.
+    seed
+        Seed of the inputs (`hetsim.api.make_inputs`), the same for both runs.
+    """
+    graph = load_model(model)
+    dims = {k: v for k, v in DIMS.items() if k in graph.symbols}
+    inputs = make_inputs(graph, seed, dims)
+    result = simulate(graph, target, inputs=inputs, mode="timing", dims=dims, trace=False)
+    program = compile_program(graph)
+    program.run(inputs)  # warm-up: first-touch allocations, BLAS thread start-up
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        program.run(inputs)
+        samples.append((time.perf_counter() - start) * 1e6)
+    name = model if isinstance(model, str) else graph.name
+    return Comparison(
+        name, len(graph.ops), result.makespan_us, tuple(samples), dict(result.breakdown_us)
+    )
+
+
+def summarize(comparisons: list[Comparison]) -> dict[str, float]:
+    """Median and largest absolute error (percent) over `comparisons`.
+
+    >>> c = [Comparison("a", 1, 110.0, (100.0,), {}), Comparison("b", 1, 70.0, (100.0,), {})]
+    >>> summarize(c)
+    {'median_abs_error_pct': 20.0, 'max_abs_error_pct': 30.0}
+    """
+    errors = [abs(c.error_pct) for c in comparisons]
+    return {
+        "median_abs_error_pct": float(statistics.median(errors)),
+        "max_abs_error_pct": float(max(errors)),
+    }

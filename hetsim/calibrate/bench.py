@@ -1,0 +1,307 @@
+"""The dispatch-overhead benchmark: what one dispatch costs at each runtime level, and when it
+dominates.
+
+Owns the benchmark graphs (a chain and a fan-out of tiny kernels), the runtime variants it
+compares on every shipped platform tag (`VARIANTS`: the VM, the graph executor, a nested level,
+CUDA-graph replay), the fit of makespan over op count (slope: per-op overhead; intercept: fixed
+cost) and the crossover with the kernel time of a typical op. A variant whose runtime is not in
+this build is reported as not available, with the reason; its numbers are never made up.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hetsim.api import platform_of, simulate
+from hetsim.calibrate.fit import fit_line
+from hetsim.calibrate.probe import chain_graph
+from hetsim.cost import kernel_us
+from hetsim.errors import HetsimError
+from hetsim.ir import Graph, GraphBuilder
+from hetsim.kernels import Cost
+from hetsim.platform import Processor
+from hetsim.sim import SimOptions
+from hetsim.target import TAGS, Target
+from hetsim.target.tags import shipped_tag_dir
+
+__all__ = [
+    "DEFAULT_OPS",
+    "SHAPES",
+    "TYPICAL_OP_ELEMENTS",
+    "VARIANTS",
+    "BenchRow",
+    "Variant",
+    "bench_dispatch",
+    "crossover_elements",
+    "fanout_graph",
+    "platform_tags",
+]
+
+DEFAULT_OPS = (1, 10, 100, 1000, 10000)
+"""Op counts of the benchmark graphs."""
+TYPICAL_OP_ELEMENTS = 64 * 56 * 56
+"""A typical op: a Relu over ResNet-50's first-stage activation (1×64×56×56 float32)."""
+MAX_CROSSOVER_ELEMENTS = 1 << 40
+
+
+def fanout_graph(width: int, size: int = 4) -> Graph:
+    """`width` Relu ops that all read the input, summed by one Sum: ``width + 1`` ops.
+
+    >>> g = fanout_graph(3)
+    >>> [op.type for op in g.ops]
+    ['Relu', 'Relu', 'Relu', 'Sum']
+    """
+    b = GraphBuilder(f"fanout{width}")
+    x = b.input("x", (size,))
+    branches = [b.op("Relu", x, name=f"r{i}") for i in range(width)]
+    return b.build(b.op("Sum", *branches, name="sum"))
+
+
+SHAPES: dict[str, Callable[[int], Graph]] = {
+    "chain": lambda n: chain_graph(n)[0],
+    "fanout": fanout_graph,
+}
+"""Benchmark graph shape → builder from an op count."""
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """A runtime level to benchmark: which tags it applies to and how it is set up."""
+
+    name: str
+    doc: str
+    applies: Callable[[Target], bool]
+    setup: Callable[[Target], tuple[Target, dict[str, Any]]]
+    missing: Callable[[], str | None]
+    """Why this build cannot run the variant, or None when it can."""
+
+
+def _levels(target: Target) -> list[str]:
+    return [path for path, node in target.walk() if node.kind == "hetero" and path]
+
+
+def _root_device(target: Target) -> str:
+    """The root level's first plain device that runs ops, else its host: where the VM's ops go."""
+    plain = [d.name for d in target.devices if d.kind != "hetero" and d.attrs["ops"]]
+    return plain[0] if plain else "host"
+
+
+def _rules(device: str) -> dict[str, Any]:
+    return {"partition": "rules", "rules": [{"op": "Relu", "device": device}]}
+
+
+def _compilers() -> set[str]:
+    import hetsim.runtime
+
+    return set(getattr(hetsim.runtime, "COMPILERS", {}))
+
+
+def _needs_graph_executor() -> str | None:
+    if "graph" in _compilers():
+        return None
+    return "no graph-executor compiler in hetsim.runtime (COMPILERS)"
+
+
+def _needs_rules() -> str | None:
+    if "partition" not in inspect.signature(simulate).parameters:
+        return "simulate() takes no partition= (placing the ops needs the partitioner)"
+    return None
+
+
+def _needs_nested() -> str | None:
+    return _needs_rules() or _needs_graph_executor()
+
+
+def _needs_cuda_graph() -> str | None:
+    fields = {f.name for f in dataclasses.fields(SimOptions)}
+    return None if "cuda_graph" in fields else "SimOptions has no cuda_graph option"
+
+
+VARIANTS: dict[str, Variant] = {
+    v.name: v
+    for v in (
+        Variant(
+            "vm",
+            "the root VM: the ops on its first plain device (else on its host)",
+            lambda t: True,
+            lambda t: (t, _rules(_root_device(t))),
+            _needs_rules,
+        ),
+        Variant(
+            "graph",
+            "the root level run by a graph executor instead of the VM, same placement",
+            lambda t: True,
+            lambda t: (t.override({"executor": "graph"}), _rules(_root_device(t))),
+            _needs_graph_executor,
+        ),
+        Variant(
+            "nested",
+            "the root VM invoking its first nested level, which runs the ops (tags with one)",
+            lambda t: bool(_levels(t)),
+            lambda t: (t, _rules(_levels(t)[0])),
+            _needs_nested,
+        ),
+        Variant(
+            "cuda-graph",
+            "the root VM replaying the whole model as one CUDA graph (tags with a root GPU)",
+            lambda t: any(d.kind == "cuda" for d in t.devices),
+            lambda t: (t, {"cuda_graph": "whole", **_rules(_root_device(t))}),
+            _needs_cuda_graph,
+        ),
+    )
+}
+"""Variant name → how to benchmark it."""
+
+
+@dataclass(frozen=True, slots=True)
+class BenchRow:
+    """One tag × variant × shape: makespans by op count and what they fit to."""
+
+    tag: str
+    variant: str
+    shape: str
+    ops: tuple[int, ...] = ()
+    makespan_us: tuple[float, ...] = ()
+    capture_us: tuple[float, ...] = ()
+    per_op_us: float | None = None
+    capture_per_op_us: float | None = None
+    fixed_us: float | None = None
+    processor: str = ""
+    typical_kernel_us: float | None = None
+    crossover_elements: int | None = None
+    note: str = ""
+
+    @property
+    def is_available(self) -> bool:
+        """Whether the row carries measured numbers (not a 'not available' note)."""
+        return self.per_op_us is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values."""
+        row = dataclasses.asdict(self)
+        for name in ("ops", "makespan_us", "capture_us"):
+            row[name] = list(row[name])
+        return row
+
+
+def platform_tags() -> list[str]:
+    """The shipped tags that name a whole platform (a ``hetero`` root), sorted."""
+    shipped = shipped_tag_dir()
+    names = []
+    for name in TAGS:
+        tag = TAGS.get(name)
+        is_shipped = shipped is not None and Path(tag.source).is_relative_to(shipped)
+        if is_shipped and isinstance(tag.data, dict) and tag.data.get("kind") == "hetero":
+            names.append(name)
+    return sorted(n for n in names if _has_own_memory(Target(n)))
+
+
+def _has_own_memory(target: Target) -> bool:
+    """False for a level meant to be attached under another host (it computes from that host's
+    memory, so it cannot run alone)."""
+    return target.host is not None and target.host.attrs["memory_gib"] > 0
+
+
+def crossover_elements(processor: Processor, overhead_us: float) -> int:
+    """The fewest float32 Relu elements whose kernel time on `processor` reaches `overhead_us`.
+
+    Below it, the per-op dispatch overhead takes longer than the op itself.
+
+    >>> cpu = Processor("host", "host", "x86-cpu", "", {"cores": 1, "freq_ghz": 1.0,
+    ...     "flops_per_cycle": 1, "efficiency": {"elementwise": 1.0}, "mem_bandwidth_gbps": 8,
+    ...     "kernel_latency_us": 1.0}, "host.mem")
+    >>> crossover_elements(cpu, 2.0)  # 1 µs more at 8 B/element, 8 GB/s: 1000 elements
+    1000
+    """
+    low, high = 0, 1
+    while _relu_us(processor, high) < overhead_us and high < MAX_CROSSOVER_ELEMENTS:
+        low, high = high, high * 2
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (mid, high) if _relu_us(processor, mid) < overhead_us else (low, mid)
+    return high
+
+
+def _relu_us(processor: Processor, elements: int) -> float:
+    return kernel_us(processor, Cost(float(elements), 4 * elements, 4 * elements, "elementwise"))
+
+
+def _run(graph: Graph, target: Target, options: dict[str, Any]) -> tuple[float, float, str]:
+    """Makespan, capture time and the processor that ran most ops, of one timing run."""
+    result = simulate(graph, target, mode="timing", trace=False, **options)
+    busiest = Counter(result.placement.values()).most_common(1)
+    capture = result.breakdown_us.get("capture", 0.0)
+    return result.makespan_us, capture, busiest[0][0] if busiest else "host"
+
+
+def bench_row(tag: str, variant: Variant, shape: str, ops: Sequence[int]) -> BenchRow:
+    """Benchmark one tag × variant × shape over `ops` op counts (or say why it cannot)."""
+    target = Target(tag)
+    if not variant.applies(target):
+        return BenchRow(tag, variant.name, shape, note="n/a for this tag")
+    reason = variant.missing()
+    if reason:
+        return BenchRow(tag, variant.name, shape, note=f"not available: {reason}")
+    try:
+        chosen, options = variant.setup(target)
+        runs = [_run(SHAPES[shape](n), chosen, options) for n in ops]
+    except HetsimError as err:
+        return BenchRow(tag, variant.name, shape, note=f"not available: {err}")
+    counts = [n + (shape == "fanout") for n in ops]
+    makespans = tuple(m for m, _, _ in runs)
+    captures = tuple(c for _, c, _ in runs)
+    # capture is paid once per new shape; the rest is what every later run pays (a replay)
+    line = fit_line(counts, [m - c for m, c in zip(makespans, captures, strict=True)])
+    capture_line = fit_line(counts, captures)
+    processor = platform_of(chosen).processors.get(runs[-1][2])
+    typical = crossover = None
+    if processor is not None:
+        typical = _relu_us(processor, TYPICAL_OP_ELEMENTS)
+        crossover = crossover_elements(processor, line.slope)
+    return BenchRow(
+        tag,
+        variant.name,
+        shape,
+        tuple(counts),
+        makespans,
+        captures,
+        line.slope,
+        capture_line.slope,
+        line.intercept,
+        runs[-1][2],
+        typical,
+        crossover,
+    )
+
+
+def bench_dispatch(
+    tags: Sequence[str] | None = None,
+    ops: Sequence[int] = DEFAULT_OPS,
+    *,
+    advance: Callable[[str], None] | None = None,
+) -> list[BenchRow]:
+    """Every tag × variant × shape row (`tags` default: every shipped platform tag).
+
+    Parameters
+    ----------
+    tags
+        Tag (or target) names; default `platform_tags()`.
+    ops
+        Op counts to simulate; the slope over them is the per-op overhead.
+    advance
+        Called with a label after each row (a progress bar's step).
+    """
+    tick = advance or (lambda _label: None)
+    rows = []
+    for tag in tags or platform_tags():
+        for variant in VARIANTS.values():
+            for shape in SHAPES:
+                rows.append(bench_row(tag, variant, shape, ops))
+                tick(f"{tag} {variant.name} {shape}")
+    return rows

@@ -1,0 +1,152 @@
+"""Probes: one-op graphs run with hetsim's own numpy kernels, and the timer that measures them.
+
+Owns what a calibration measures and how one sample is taken: a `Probe` is a one-op graph with
+its inputs, its `Cost` (from the op's cost rule, the same numbers the simulator uses) and the
+compiled kernel; `time_us` times a call. Which probes make a calibration and how their samples
+are fitted is `hetsim.calibrate.run` and `hetsim.calibrate.fit`.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hetsim.ir import Graph, GraphBuilder
+from hetsim.kernels import Cost, compile_program, lookup, propagate
+
+__all__ = [
+    "Probe",
+    "chain_graph",
+    "eager_runner",
+    "matmul_probe",
+    "median",
+    "op_probe",
+    "time_us",
+]
+
+SEED = 0
+"""Seed of every probe's input arrays."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Probe:
+    """One op, ready to run: `call()` runs its kernel once on fixed inputs.
+
+    Examples
+    --------
+    >>> p = matmul_probe(4)
+    >>> p.name, p.cost.flops, p.cost.op_class
+    ('matmul 4', 128.0, 'matmul')
+    >>> p.call()[0].shape
+    (4, 4)
+    """
+
+    name: str
+    graph: Graph
+    cost: Cost
+    call: Callable[[], list[np.ndarray]]
+
+    def __repr__(self) -> str:
+        return f"<Probe {self.name} flops={self.cost.flops:g}>"
+
+
+def _probe(name: str, graph: Graph, inputs: dict[str, np.ndarray]) -> Probe:
+    op = graph.ops[0]
+    metas = propagate(graph, None, inputs)
+    ins = [metas.get(i) if i else None for i in op.inputs]
+    outs = [metas[o] for o in op.outputs]
+    cost = lookup(op).cost(op, ins, outs)
+    kernel = lookup(op).compile(op, graph.opset)
+    args = [inputs.get(i, graph.initializers.get(i)) for i in op.inputs]
+    return Probe(name, graph, cost, lambda: kernel(args))
+
+
+def _rand(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def matmul_probe(n: int) -> Probe:
+    """An ``n × n`` by ``n × n`` float32 MatMul (``2n³`` flops)."""
+    rng = np.random.default_rng(SEED)
+    b = GraphBuilder(f"matmul{n}")
+    y = b.op("MatMul", b.input("a", (n, n)), b.initializer(_rand(rng, (n, n)), "w"), name="mm")
+    return _probe(f"matmul {n}", b.build(y), {"a": _rand(rng, (n, n))})
+
+
+def op_probe(
+    op_type: str,
+    shapes: tuple[tuple[int, ...], ...],
+    *,
+    weights: tuple[tuple[int, ...], ...] = (),
+    **attrs: Any,
+) -> Probe:
+    """A float32 `op_type` on random inputs of `shapes`, then random weights of `weights`.
+
+    >>> p = op_probe("MaxPool", ((1, 2, 8, 8),), kernel_shape=[2, 2], strides=[2, 2])
+    >>> p.name, p.cost.op_class, p.call()[0].shape
+    ('MaxPool 1x2x8x8', 'reduction', (1, 2, 4, 4))
+    """
+    rng = np.random.default_rng(SEED)
+    b = GraphBuilder(op_type.lower())
+    names = [b.input(f"x{i}", shape) for i, shape in enumerate(shapes)]
+    # positive weights: a variance (BatchNormalization) must be, and no kernel minds
+    names += [
+        b.initializer(np.abs(_rand(rng, shape)) + 0.5, f"w{i}") for i, shape in enumerate(weights)
+    ]
+    y = b.op(op_type, *names, name="op", **attrs)
+    inputs = {f"x{i}": _rand(rng, shape) for i, shape in enumerate(shapes)}
+    label = "x".join(map(str, shapes[0]))
+    return _probe(f"{op_type} {label}", b.build(y), inputs)
+
+
+def chain_graph(length: int, size: int = 4) -> tuple[Graph, dict[str, np.ndarray]]:
+    """A chain of `length` Relu ops on `size` floats, and its input: one loop step per op.
+
+    >>> g, inputs = chain_graph(3)
+    >>> [op.type for op in g.ops], inputs["x"].shape
+    (['Relu', 'Relu', 'Relu'], (4,))
+    """
+    b = GraphBuilder(f"chain{length}")
+    h = b.input("x", (size,))
+    for i in range(length):
+        h = b.op("Relu", h, name=f"r{i}")
+    return b.build(h), {"x": _rand(np.random.default_rng(SEED), (size,))}
+
+
+def eager_runner(graph: Graph, inputs: dict[str, np.ndarray]) -> Callable[[], Any]:
+    """A call that runs `graph` through hetsim's eager loop (`hetsim.kernels` `Program.run`)."""
+    program = compile_program(graph)
+    return lambda: program.run(inputs)
+
+
+def time_us(call: Callable[[], Any], *, repeats: int, budget_us: float = 20_000.0) -> list[float]:
+    """`repeats` samples of the time of one `call()`, in µs; each sample averages a batch.
+
+    The batch is as many calls as fit in ``budget_us / repeats`` (at least one), found from a
+    first, untimed call, so a fast call is not dominated by the clock's resolution.
+
+    >>> samples = time_us(lambda: None, repeats=3)
+    >>> len(samples), all(s >= 0 for s in samples)
+    (3, True)
+    """
+    start = time.perf_counter()
+    call()
+    first_us = (time.perf_counter() - start) * 1e6
+    number = max(1, int(budget_us / repeats / max(first_us, 0.05)))
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(number):
+            call()
+        samples.append((time.perf_counter() - start) * 1e6 / number)
+    return samples
+
+
+def median(values: list[float]) -> float:
+    """The median of `values` (a float). >>> median([3.0, 1.0, 2.0]) → 2.0."""
+    return float(statistics.median(values))

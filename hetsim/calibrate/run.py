@@ -1,0 +1,338 @@
+"""A calibration run: which probes are timed, at which thread counts, and what is fitted.
+
+Owns `calibrate()` → `Calibration` (the machine, every raw sample, and each fitted parameter
+with the sentence saying how it was fitted). Probes and timing are `hetsim.calibrate.probe`,
+the arithmetic is `hetsim.calibrate.fit`, and writing the tag file is `hetsim.calibrate.tagfile`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from hetsim.calibrate.fit import flops_per_cycle, median_rate, rate_efficiency
+from hetsim.calibrate.machine import FALLBACK_FREQ_GHZ, describe_machine
+from hetsim.calibrate.probe import (
+    Probe,
+    chain_graph,
+    eager_runner,
+    matmul_probe,
+    median,
+    op_probe,
+    time_us,
+)
+from hetsim.units import gflops_to_flops_per_us
+
+__all__ = ["PLANS", "Calibration", "Fitted", "Sample", "calibrate", "fit_parameters", "steps"]
+
+CHAIN_LENGTH = 200
+"""Ops in the chain whose eager run gives the cost of one step of the dispatch loop."""
+VM_INSTRUCTIONS_PER_CHAIN_OP = 3
+"""The VM runs a single-output host op as ALLOC, CALL, FREE (docs/runtime.md)."""
+TINY_PROBES: tuple[ProbeFactory, ...] = ()  # filled below, once the probe helpers exist
+BLAS_CLASSES = ("matmul", "conv")
+"""Ops timed on 4 elements: the per-call cost of a kernel that does no work."""
+
+
+ProbeFactory = Callable[[], Probe]
+
+
+def _conv(channels: int, size: int, kernel: int, group: int = 1, out: int = 0) -> ProbeFactory:
+    pad = kernel // 2
+    return lambda: op_probe(
+        "Conv",
+        ((1, channels, size, size),),
+        weights=((out or channels, channels // group, kernel, kernel),),
+        kernel_shape=[kernel, kernel],
+        pads=[pad] * 4,
+        group=group,
+    )
+
+
+def _unary(op_type: str, shape: tuple[int, ...], **attrs: Any) -> ProbeFactory:
+    return lambda: op_probe(op_type, (shape,), **attrs)
+
+
+def _batchnorm(channels: int, size: int) -> ProbeFactory:
+    shape = (1, channels, size, size)
+    return lambda: op_probe("BatchNormalization", (shape,), weights=((channels,),) * 4)
+
+
+def _add(size: int) -> ProbeFactory:
+    return lambda: op_probe("Add", ((size,), (size,)))
+
+
+# Op class -> the probes that fit its efficiency: the op types and the sizes models are made of
+# (dense 3x3 and 1x1 convolutions on ImageNet-sized activations, Relu and Add up to tens of MB,
+# pooling, batch norm and softmax). Sizes matter: activations of MBs stream from DRAM, not cache.
+FULL_PROBES: dict[str, tuple[ProbeFactory, ...]] = {
+    "matmul": tuple(partial(matmul_probe, n) for n in (64, 128, 256, 384, 512)),
+    "conv": (
+        _conv(64, 56, 3),
+        _conv(128, 28, 3),
+        _conv(256, 14, 3),
+        _conv(64, 56, 1, out=256),
+        _conv(256, 14, 1, out=1024),
+        _conv(16, 32, 3),
+    ),
+    "elementwise": tuple(_unary("Relu", (1 << k,)) for k in (16, 18, 20, 22))
+    + tuple(_add(1 << k) for k in (16, 18, 20, 22)),
+    "reduction": (
+        _unary("MaxPool", (1, 64, 112, 112), kernel_shape=[3, 3], strides=[2, 2]),
+        _unary("MaxPool", (1, 32, 28, 28), kernel_shape=[2, 2], strides=[2, 2]),
+        _unary("GlobalAveragePool", (1, 2048, 7, 7)),
+        _unary("GlobalAveragePool", (1, 256, 14, 14)),
+    ),
+    "normalization": (
+        _batchnorm(64, 112),
+        _batchnorm(256, 56),
+        _batchnorm(32, 14),
+        _unary("Softmax", (64, 1000), axis=-1),
+        _unary("Softmax", (1, 1000), axis=-1),
+    ),
+}
+BANDWIDTH_MIN_ELEMENTS = 1 << 20
+"""Add probes this large (12 MiB moved and up) stream from DRAM: they give the bandwidth."""
+TINY_PROBES = (
+    _unary("Relu", (4,)),
+    _add(4),
+    _unary("Sigmoid", (4,)),
+    lambda: op_probe("Gemm", ((1, 4),), weights=((4, 4),), transB=1),
+    lambda: op_probe("Concat", ((1, 2, 2, 2), (1, 2, 2, 2)), axis=1),
+    _conv(2, 4, 3),
+    _batchnorm(2, 4),
+    _unary("MaxPool", (1, 2, 4, 4), kernel_shape=[2, 2], strides=[2, 2]),
+    _unary("GlobalAveragePool", (1, 2, 4, 4)),
+    _unary("Softmax", (1, 4), axis=-1),
+)
+"""The op types models are made of, each on a few elements: the per-call cost of a kernel whose
+arithmetic is negligible (attribute handling, index set-up, allocation) varies by type."""
+QUICK_PROBES: dict[str, tuple[ProbeFactory, ...]] = {
+    group: probes[:: 2 if len(probes) > 4 else 1] for group, probes in FULL_PROBES.items()
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Probes and repeats of one calibration (`PLANS`: ``full`` and ``quick``)."""
+
+    probes: Mapping[str, tuple[ProbeFactory, ...]]
+    repeats: int
+    budget_us: float
+
+
+PLANS: dict[str, Plan] = {
+    "full": Plan(FULL_PROBES, 15, 300_000.0),
+    "quick": Plan(QUICK_PROBES, 5, 30_000.0),
+}
+FITTED_CLASSES = tuple(FULL_PROBES)
+"""The op classes whose efficiency is fitted; the others take elementwise's."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """The timed samples (µs per call) of one probe at one thread count."""
+
+    probe: str
+    op_class: str
+    threads: int
+    flops: float
+    bytes: float
+    us: tuple[float, ...]
+
+    @property
+    def median_us(self) -> float:
+        """The median of the samples."""
+        return median(list(self.us))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values."""
+        return {
+            "probe": self.probe,
+            "op_class": self.op_class,
+            "threads": self.threads,
+            "flops": self.flops,
+            "bytes": self.bytes,
+            "us": list(self.us),
+            "median_us": self.median_us,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Fitted:
+    """One parameter's value and how it was found (written as a comment in the tag file)."""
+
+    value: Any
+    how: str
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """A machine, its raw samples, and the fitted parameters by name (``efficiency.conv``)."""
+
+    machine: Mapping[str, Any]
+    plan: str
+    samples: tuple[Sample, ...]
+    fitted: Mapping[str, Fitted] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return f"<Calibration {self.machine.get('cpu')!r} plan={self.plan} n={len(self.samples)}>"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values: machine, plan, fitted parameters and every raw sample."""
+        return {
+            "machine": dict(self.machine),
+            "plan": self.plan,
+            "fitted": {k: {"value": f.value, "how": f.how} for k, f in self.fitted.items()},
+            "samples": [s.to_dict() for s in self.samples],
+        }
+
+
+def _jobs(plan: Plan, threads: int) -> list[tuple[str, int, ProbeFactory]]:
+    """(op class, threads, probe factory) for every probe of `plan`.
+
+    Every probe runs at `threads`; the BLAS-backed classes (matmul, conv) also at 1 thread
+    when `threads` is more, for the record. Tiny kernels give the per-call cost.
+    """
+    jobs: list[tuple[str, int, ProbeFactory]] = []
+    for group, probes in plan.probes.items():
+        jobs += [(group, threads, make) for make in probes]
+        if group in BLAS_CLASSES and threads > 1:
+            jobs += [(group, 1, make) for make in probes]
+    jobs += [("tiny", threads, make) for make in TINY_PROBES]
+    return jobs
+
+
+def calibrate(
+    plan: str = "full",
+    *,
+    threads: int | None = None,
+    advance: Callable[[str], None] | None = None,
+) -> Calibration:
+    """Measure this machine with hetsim's own kernels and fit a CPU target's parameters.
+
+    Parameters
+    ----------
+    plan
+        A key of `PLANS`: ``"full"`` (under a minute) or ``"quick"`` (seconds).
+    threads
+        BLAS threads the target models (default: all, as numpy uses); matmul and conv are also
+        measured at 1 thread for the record.
+    advance
+        Called with a label after each probe (a progress bar's step); `steps` counts them.
+    """
+    from threadpoolctl import threadpool_limits
+
+    chosen = PLANS[plan]
+    machine = dict(describe_machine())
+    used = threads or int(machine["threads"])
+    machine["blas_threads_modelled"] = used
+    tick = advance or (lambda _label: None)
+    samples: list[Sample] = []
+    for group, count, make in _jobs(chosen, used):
+        probe = make()
+        with threadpool_limits(limits=count, user_api="blas"):
+            us = time_us(probe.call, repeats=chosen.repeats, budget_us=chosen.budget_us)
+        cost = probe.cost
+        work = float(cost.bytes_read + cost.bytes_written)
+        samples.append(Sample(probe.name, group, count, float(cost.flops), work, tuple(us)))
+        tick(f"{probe.name} ({count} thread{'s' if count > 1 else ''})")
+    graph, inputs = chain_graph(CHAIN_LENGTH)
+    with threadpool_limits(limits=used, user_api="blas"):
+        loop = time_us(
+            eager_runner(graph, inputs), repeats=chosen.repeats, budget_us=chosen.budget_us
+        )
+    samples.append(Sample(f"eager chain {CHAIN_LENGTH}", "loop", used, 0.0, 0.0, tuple(loop)))
+    tick("eager dispatch loop")
+    return Calibration(machine, plan, tuple(samples), fit_parameters(machine, samples))
+
+
+def steps(plan: str, threads: int) -> int:
+    """How many times `calibrate` calls `advance` for `plan` at `threads` BLAS threads."""
+    return len(_jobs(PLANS[plan], threads)) + 1
+
+
+def _group(samples: list[Sample], group: str, threads: int) -> list[Sample]:
+    return [s for s in samples if s.op_class == group and s.threads == threads]
+
+
+def fit_parameters(machine: Mapping[str, Any], samples: list[Sample]) -> dict[str, Fitted]:
+    """The CPU and VM parameters that `samples` (from `calibrate`) imply, each with its method.
+
+    Parameters
+    ----------
+    machine
+        `describe_machine()`'s ``freq_ghz`` and ``flags``, and ``blas_threads_modelled``.
+    samples
+        Probes of the `FITTED_CLASSES` (over sizes), ``tiny`` kernels and the ``loop``.
+    """
+    threads = int(machine["blas_threads_modelled"])
+    freq = machine.get("freq_ghz")
+    freq_ghz = float(freq) if freq else FALLBACK_FREQ_GHZ
+    fpc = flops_per_cycle(machine.get("flags", ()))
+    peak_per_us = gflops_to_flops_per_us(threads * freq_ghz * fpc)
+    fitted = {
+        "cores": Fitted(threads, "the BLAS threads modelled (threadpoolctl limit while measured)"),
+        "freq_ghz": Fitted(
+            round(freq_ghz, 3),
+            "highest 'cpu MHz' in /proc/cpuinfo" if freq else "not in /proc/cpuinfo: assumed",
+        ),
+        "flops_per_cycle": Fitted(fpc, "from the widest FMA the CPU flags announce"),
+    }
+    tiny = _group(samples, "tiny", threads)
+    latency = median([s.median_us for s in tiny])
+    fitted["kernel_latency_us"] = Fitted(
+        round(latency, 4),
+        "median per-call time of kernels on a few elements, one per common op type: "
+        + ", ".join(f"{s.probe.split()[0]} {s.median_us:.3g}" for s in tiny)
+        + " us",
+    )
+    stream = [
+        s
+        for s in _group(samples, "elementwise", threads)
+        if s.probe.startswith("Add") and s.flops >= BANDWIDTH_MIN_ELEMENTS
+    ]
+    bytes_per_us = median_rate([s.bytes for s in stream], [s.median_us for s in stream], latency)
+    fitted["mem_bandwidth_gbps"] = Fitted(
+        round(bytes_per_us / 1e3, 3),
+        f"median over {len(stream)} sizes of Add ({stream[0].bytes:.3g}..{stream[-1].bytes:.3g} B)"
+        " of bytes / (time - kernel_latency_us)",
+    )
+    for group in FITTED_CLASSES:
+        fitted.update(_fit_class(samples, group, threads, peak_per_us, latency))
+    loop = next(s for s in samples if s.op_class == "loop")
+    relu = next(s for s in tiny if s.probe.startswith("Relu 4"))
+    step_us = loop.median_us / CHAIN_LENGTH - relu.median_us
+    fitted["dispatch_us"] = Fitted(
+        round(max(step_us, 0.0) / VM_INSTRUCTIONS_PER_CHAIN_OP, 4),
+        f"one step of the eager loop ({loop.median_us / CHAIN_LENGTH:.3g} us per op of a "
+        f"{CHAIN_LENGTH}-Relu chain, less the Relu kernel's {relu.median_us:.3g} us) spread over "
+        f"the {VM_INSTRUCTIONS_PER_CHAIN_OP} VM instructions of a host op (ALLOC, CALL, FREE)",
+    )
+    return fitted
+
+
+def _fit_class(
+    samples: list[Sample], group: str, threads: int, peak_per_us: float, latency_us: float
+) -> dict[str, Fitted]:
+    """``efficiency.<group>`` (and the 1-thread rate, recorded): the median rate of its probes."""
+    chosen = _group(samples, group, threads)
+    rate = median_rate([s.flops for s in chosen], [s.median_us for s in chosen], latency_us)
+    fitted = {
+        f"efficiency.{group}": Fitted(
+            round(max(rate_efficiency(rate, peak_per_us), 1e-4), 4),
+            f"median over {len(chosen)} probes "
+            f"({', '.join(sorted({s.probe.split()[0] for s in chosen}))}) at {threads} thread(s) "
+            f"of flops / (time - kernel_latency_us): {rate / 1e3:.4g} GFLOP/s over the peak "
+            f"{peak_per_us / 1e3:.4g} GFLOP/s",
+        )
+    }
+    single = _group(samples, group, 1)
+    if threads > 1 and single:
+        one = median_rate([s.flops for s in single], [s.median_us for s in single], latency_us)
+        fitted[f"single_thread.{group}_gflops"] = Fitted(
+            round(one / 1e3, 3), "the same at 1 thread (recorded, not a parameter)"
+        )
+    return fitted

@@ -1,0 +1,111 @@
+"""The ``local`` tag file: a calibration written as a hetero target, one comment per value.
+
+Owns the file's layout: a ``hetero`` level whose host is this machine's CPU kind with the fitted
+parameters, whose VM pays the fitted per-instruction cost, and whose one device runs no op (a
+``hetero`` level needs a device; `hetsim.execute` runs every op on the calling CPU, so the model
+runs every op on the host, as ``CALL``). Where the file goes by default is the CLI's choice.
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+from hetsim.calibrate.run import Calibration
+
+__all__ = ["LOCAL_TAG", "tag_text", "write_tag"]
+
+LOCAL_TAG = "local"
+"""The tag name of a calibration (the file ``local.yaml`` in a tag folder)."""
+
+HOST_ATTRIBUTES = (
+    "cores",
+    "freq_ghz",
+    "flops_per_cycle",
+    "mem_bandwidth_gbps",
+    "kernel_latency_us",
+)
+OP_CLASSES = (
+    "matmul",
+    "conv",
+    "elementwise",
+    "reduction",
+    "normalization",
+    "data_movement",
+    "other",
+)
+"""The op classes of an ``efficiency`` table (``hetsim.kernels.OP_CLASSES``), in its order."""
+
+
+def _line(indent: int, key: str, value: object, how: str) -> str:
+    return f"{' ' * indent}{key}: {value}  # {how}"
+
+
+def tag_text(calibration: Calibration) -> str:
+    """The YAML text of the ``local`` tag for `calibration`.
+
+    Examples
+    --------
+    >>> from hetsim.calibrate.run import Fitted
+    >>> names = ("cores", "freq_ghz", "flops_per_cycle", "mem_bandwidth_gbps",
+    ...          "kernel_latency_us", "dispatch_us", "efficiency.matmul", "efficiency.conv",
+    ...          "efficiency.elementwise")
+    >>> cal = Calibration({"kind": "x86-cpu", "cpu": "Chip", "blas": []}, "quick",
+    ...     (), {n: Fitted(1, "given") for n in names})
+    >>> text = tag_text(cal)
+    >>> "kind: hetero" in text, "  kind: x86-cpu" in text, "    matmul: 1  # given" in text
+    (True, True, True)
+    """
+    fitted = calibration.fitted
+    machine = calibration.machine
+    blas = ", ".join(
+        f"{b.get('internal_api')} {b.get('version')} ({b.get('num_threads')} threads)"
+        for b in machine.get("blas", [])
+    )
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        f"# This machine, calibrated by `hetsim calibrate` ({calibration.plan}) on {when}.",
+        f"# CPU: {machine.get('cpu')} ({machine.get('machine')}), {machine.get('threads')} "
+        f"threads; BLAS: {blas or 'none found'}; numpy {machine.get('numpy')}.",
+        f"# Load average while measuring: {machine.get('load_average')}.",
+        "# Each value says how it was measured and fitted; the raw samples are in the JSON",
+        "# that `hetsim calibrate --json` writes. Models `hetsim.execute` on this machine.",
+        f"description: this machine ({machine.get('cpu')}), calibrated with hetsim's own kernels",
+        "kind: hetero",
+        "executor:",
+        "  kind: vm",
+        _line(2, "dispatch_us", fitted["dispatch_us"].value, fitted["dispatch_us"].how),
+        "runtime:",
+        "  kind: cpp",
+        "  alloc_us: 0.0  # numpy allocates inside each kernel: measured as kernel time",
+        "  free_us: 0.0  # freeing is dropping a reference: part of the dispatch step",
+        "host:",
+        f"  kind: {machine.get('kind', 'x86-cpu')}",
+        f"  model: {machine.get('cpu')!s}".rstrip(),
+    ]
+    lines += [_line(2, n, fitted[n].value, fitted[n].how) for n in HOST_ATTRIBUTES]
+    lines.append("  efficiency:")
+    elementwise = fitted["efficiency.elementwise"].value
+    for op_class in OP_CLASSES:
+        entry = fitted.get(f"efficiency.{op_class}")
+        if entry is None:
+            lines.append(_line(4, op_class, elementwise, "not probed: elementwise's"))
+        else:
+            lines.append(_line(4, op_class, entry.value, entry.how))
+    lines += [
+        "devices:",
+        "  - name: idle  # a hetero level needs a device; this one runs no op, so all run on host",
+        f"    kind: {machine.get('kind', 'x86-cpu')}",
+        "    ops: []",
+        "    memory_gib: 0",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_tag(calibration: Calibration, path: str | Path) -> Path:
+    """Write `calibration`'s tag text to `path` (folders made as needed); return the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(tag_text(calibration))
+    return path

@@ -1,0 +1,94 @@
+"""``hetsim bench dispatch``: the simulated dispatch overhead of each runtime level, per platform.
+
+Owns the command's options and output: the table (or ``--json``: the machine, every row and its
+raw makespans) on stdout and an optional log-log plot. The benchmark is
+`hetsim.calibrate.bench_dispatch`; the table and plot are `hetsim.calibrate.benchreport`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from hetsim.calibrate import bench_dispatch, describe_machine, platform_tags
+from hetsim.calibrate.bench import DEFAULT_OPS, VARIANTS
+from hetsim.calibrate.benchreport import bench_table, plot_bench
+from hetsim.cli.calibrate import progress, register_user_tags
+from hetsim.target import add_tag_dir
+
+__all__ = ["parse_ops", "register"]
+
+
+def parse_ops(text: str) -> tuple[int, ...]:
+    """Op counts from a comma-separated list of positive integers (at least two).
+
+    >>> parse_ops("1,10,100")
+    (1, 10, 100)
+    >>> parse_ops("10")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: --ops: expected two or more positive integers (1,10,100), got '10'
+    """
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if len(parts) < 2 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise argparse.ArgumentTypeError(
+            f"--ops: expected two or more positive integers (1,10,100), got {text!r}"
+        )
+    return tuple(int(p) for p in parts)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``bench`` command group (``bench dispatch``)."""
+    group = subparsers.add_parser("bench", help="benchmarks of the simulated runtimes")
+    sub = group.add_subparsers(dest="bench_command", metavar="COMMAND", required=True)
+    parser = sub.add_parser(
+        "dispatch",
+        help="per-op overhead and fixed cost of each runtime level, on every platform tag",
+        description=(
+            "Simulate chains and fan-outs of tiny kernels at each runtime level ("
+            + ", ".join(VARIANTS)
+            + "); fit makespan over op count: the slope is the per-op overhead, the intercept "
+            "the fixed cost; say below which op size dispatch takes longer than the kernel."
+        ),
+    )
+    parser.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        metavar="T",
+        help="a platform tag (repeatable; default: every shipped platform tag)",
+    )
+    parser.add_argument(
+        "--ops",
+        type=parse_ops,
+        default=DEFAULT_OPS,
+        metavar="N,N,...",
+        help=f"op counts (default {','.join(map(str, DEFAULT_OPS))})",
+    )
+    parser.add_argument("--tags", action="append", default=[], type=Path, metavar="DIR")
+    parser.add_argument("--json", action="store_true", help="print the machine and rows as JSON")
+    parser.add_argument("--plot", type=Path, metavar="FILE", help="write a log-log plot (PNG)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the benchmark and print its table or JSON."""
+    register_user_tags()
+    for folder in args.tags:
+        add_tag_dir(folder)
+    tags = args.target or platform_tags()
+    total = len(tags) * len(VARIANTS) * 2
+    with progress(total, "benchmarking") as advance:
+        rows = bench_dispatch(tags, args.ops, advance=advance)
+    if args.json:
+        data = {"machine": describe_machine(), "ops": list(args.ops)}
+        data["rows"] = [r.to_dict() for r in rows]
+        print(json.dumps(data, indent=2))
+    else:
+        print(bench_table(rows))
+    if args.plot:
+        plot_bench(rows, args.plot)
+        print(f"wrote {args.plot}", file=sys.stderr)
+    return 0

@@ -1,0 +1,107 @@
+"""``hetsim calibrate [--out FILE] [--quick]``: measure this machine and write the ``local`` tag.
+
+Owns the command, the progress bar, and where the user's tag folder is: ``$HETSIM_TAG_DIR``, else
+``$XDG_CONFIG_HOME/hetsim/targets`` (``~/.config/hetsim/targets``). `register_user_tags` adds
+that folder when it exists, so ``--target local`` finds a calibration without options. The
+measuring and fitting are `hetsim.calibrate`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from hetsim.calibrate import LOCAL_TAG, calibrate, steps, write_tag
+from hetsim.errors import HetsimError
+from hetsim.target import TAGS, add_tag_dir
+
+__all__ = ["progress", "register", "register_user_tags", "user_tag_dir"]
+
+TAG_DIR_VARIABLE = "HETSIM_TAG_DIR"
+
+
+def user_tag_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The user's tag folder: ``$HETSIM_TAG_DIR``, else ``<config home>/hetsim/targets``.
+
+    >>> str(user_tag_dir({"HETSIM_TAG_DIR": "/tmp/tags"}))
+    '/tmp/tags'
+    >>> str(user_tag_dir({"XDG_CONFIG_HOME": "/cfg"}))
+    '/cfg/hetsim/targets'
+    """
+    env = os.environ if environ is None else environ
+    if env.get(TAG_DIR_VARIABLE):
+        return Path(env[TAG_DIR_VARIABLE])
+    config = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config) / "hetsim" / "targets"
+
+
+def register_user_tags(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Register the user's tag folder if it exists and is not registered yet; return new names."""
+    folder = user_tag_dir(environ)
+    if not folder.is_dir() or folder.resolve() in {f.resolve() for f in TAGS.folders()}:
+        return ()
+    return add_tag_dir(folder)
+
+
+@contextmanager
+def progress(total: int, label: str) -> Iterator[Callable[[str], None]]:
+    """A rich progress bar on stderr with `total` steps; yields the function that advances it."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn(label), BarColumn(), TextColumn("{task.description}"))
+    console = Console(stderr=True)
+    with Progress(*columns, TimeElapsedColumn(), transient=True, console=console) as bar:
+        task = bar.add_task("", total=total)
+        yield lambda step: bar.update(task, advance=1, description=step)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``calibrate`` command."""
+    parser = subparsers.add_parser(
+        "calibrate",
+        help="measure this machine and write the 'local' target",
+        description=(
+            "Time hetsim's own numpy kernels on this machine, fit a CPU target to them and "
+            f"write it as the tag '{LOCAL_TAG}' (default: {user_tag_dir() / 'local.yaml'})."
+        ),
+    )
+    parser.add_argument("--out", type=Path, metavar="FILE", help="the tag file to write")
+    parser.add_argument("--quick", action="store_true", help="fewer probes: under a minute")
+    parser.add_argument(
+        "--threads", type=int, metavar="N", help="BLAS threads to model (default: all)"
+    )
+    parser.add_argument(
+        "--json", type=Path, metavar="FILE", help="also write the machine and raw samples"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Calibrate, write the tag file (and JSON), print the fitted values."""
+    plan = "quick" if args.quick else "full"
+    threads = args.threads or os.cpu_count() or 1
+    out = args.out or user_tag_dir() / f"{LOCAL_TAG}.yaml"
+    if args.json and args.json.resolve().parent == out.resolve().parent:
+        # every file in a tag folder is read as a tag; the samples are not one
+        raise HetsimError(
+            f"--json: expected a file outside the tag folder {out.parent}, got {args.json}"
+        )
+    if threads < 1:
+        raise HetsimError(f"--threads: expected a positive number, got {threads}")
+    with progress(steps(plan, threads), "calibrating") as advance:
+        calibration = calibrate(plan, threads=threads, advance=advance)
+    path = write_tag(calibration, out)
+    if args.json:
+        args.json.write_text(json.dumps(calibration.to_dict(), indent=2) + "\n")
+        print(f"wrote {args.json}", file=sys.stderr)
+    width = max(len(name) for name in calibration.fitted)
+    for name, fitted in calibration.fitted.items():
+        print(f"{name.ljust(width)}  {fitted.value}")
+    print(f"wrote {path} (tag '{LOCAL_TAG}' in {path.parent})", file=sys.stderr)
+    return 0

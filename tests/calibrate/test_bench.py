@@ -1,0 +1,99 @@
+"""The dispatch benchmark: slopes against the cost model by hand, rows, table, CLI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hetsim.calibrate import VARIANTS, bench_dispatch, platform_tags
+from hetsim.calibrate.bench import Variant, bench_row, fanout_graph
+from hetsim.cli import bench as bench_cli
+from hetsim.target import add_tag_dir, remove_tag_dir
+
+# A host that runs every op itself: per chain op the VM pays ALLOC, CALL and FREE (3 × 1.0 µs of
+# dispatch), 0.5 µs to allocate, 0.25 µs to free, and the kernel's 2.0 µs fixed latency (its
+# compute and memory terms are ~1e-8 µs at these rates).
+HOST_ONLY = """kind: hetero
+host: {kind: x86-cpu, kernel_latency_us: 2.0, mem_bandwidth_gbps: 1000000, flops_per_cycle: 1000000}
+executor: {kind: vm, dispatch_us: 1.0}
+runtime: {kind: cpp, alloc_us: 0.5, free_us: 0.25}
+devices: [{name: idle, kind: x86-cpu, ops: [], memory_gib: 0}]
+"""
+PER_OP_US = 3 * 1.0 + 0.5 + 0.25 + 2.0
+
+
+@pytest.fixture
+def host_only(tmp_path: Path) -> Iterator[str]:
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "host-only.yaml").write_text(HOST_ONLY)
+    add_tag_dir(tmp_path)
+    yield "bench/host-only"
+    remove_tag_dir(tmp_path)
+
+
+def test_vm_per_op_slope_matches_the_cost_model(host_only: str) -> None:
+    row = bench_row(host_only, VARIANTS["vm"], "chain", (1, 10, 100))
+    assert row.ops == (1, 10, 100)
+    assert row.per_op_us == pytest.approx(PER_OP_US, rel=1e-6)
+    assert row.processor == "host"
+    assert row.capture_per_op_us == 0.0
+
+
+def test_fanout_counts_the_final_sum(host_only: str) -> None:
+    row = bench_row(host_only, VARIANTS["vm"], "fanout", (1, 10))
+    assert row.ops == (2, 11)
+    assert [op.type for op in fanout_graph(2).ops] == ["Relu", "Relu", "Sum"]
+
+
+def test_levels_the_tag_lacks_are_not_applicable(host_only: str) -> None:
+    rows = bench_dispatch([host_only], (1, 10))
+    notes = {(r.variant, r.shape): r.note for r in rows}
+    assert notes[("nested", "chain")] == "n/a for this tag"
+    assert notes[("cuda-graph", "fanout")] == "n/a for this tag"
+    assert len(rows) == len(VARIANTS) * 2
+
+
+def test_missing_runtime_is_reported_not_faked(host_only: str) -> None:
+    absent = Variant(
+        "x", "a runtime not built", lambda t: True, lambda t: (t, {}), lambda: "no such runtime"
+    )
+    row = bench_row(host_only, absent, "chain", (1, 10))
+    assert (row.is_available, row.note) == (False, "not available: no such runtime")
+    assert row.makespan_us == ()
+
+
+def test_platform_tags_are_the_shipped_platforms() -> None:
+    tags = platform_tags()
+    assert {"arm-riscv-soc", "x86-h100"} <= set(tags)
+    assert "nvidia/h100" not in tags  # a device, not a platform
+
+
+def test_cli_prints_json_with_machine_and_raw_makespans(
+    host_only: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    bench_cli.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(
+        ["bench", "dispatch", "--target", host_only, "--ops", "1,10", "--json"]
+    )
+    assert args.func(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["ops"] == [1, 10]
+    assert "blas" in data["machine"]
+    vm = next(r for r in data["rows"] if r["variant"] == "vm" and r["shape"] == "chain")
+    assert vm["makespan_us"][1] - vm["makespan_us"][0] == pytest.approx(9 * PER_OP_US)
+
+
+def test_ops_option_rejects_a_single_count() -> None:
+    import argparse
+
+    with pytest.raises(
+        argparse.ArgumentTypeError,
+        match=r"^--ops: expected two or more positive integers \(1,10,100\), got '0,5'$",
+    ):
+        bench_cli.parse_ops("0,5")

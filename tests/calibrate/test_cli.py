@@ -1,0 +1,57 @@
+"""``hetsim calibrate``: where the tag goes, and that the user's folder is found."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+from hetsim.cli import calibrate as calibrate_cli
+from hetsim.errors import HetsimError
+from hetsim.target import TAGS, Target, remove_tag_dir
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    calibrate_cli.register(parser.add_subparsers(dest="command"))
+    return parser.parse_args(["calibrate", *argv])
+
+
+def test_user_tag_dir_prefers_the_variable(tmp_path: Path) -> None:
+    env = {"HETSIM_TAG_DIR": str(tmp_path), "XDG_CONFIG_HOME": "/elsewhere"}
+    assert calibrate_cli.user_tag_dir(env) == tmp_path
+
+
+def test_user_tag_dir_defaults_under_the_config_home() -> None:
+    assert calibrate_cli.user_tag_dir({"XDG_CONFIG_HOME": "/cfg"}) == Path("/cfg/hetsim/targets")
+
+
+def test_missing_user_folder_registers_nothing(tmp_path: Path) -> None:
+    assert calibrate_cli.register_user_tags({"HETSIM_TAG_DIR": str(tmp_path / "none")}) == ()
+
+
+def test_json_inside_the_tag_folder_is_refused(tmp_path: Path) -> None:
+    samples = tmp_path / "c.json"
+    args = _args("--quick", "--out", str(tmp_path / "local.yaml"), "--json", str(samples))
+    expected = f"--json: expected a file outside the tag folder {tmp_path}, got {samples}"
+    with pytest.raises(HetsimError, match=f"^{re.escape(expected)}$"):
+        calibrate_cli.run(args)
+
+
+def test_quick_calibration_writes_a_tag_the_user_folder_registers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "tags"
+    monkeypatch.setenv("HETSIM_TAG_DIR", str(folder))
+    json_path = str(tmp_path / "c.json")
+    assert calibrate_cli.run(_args("--quick", "--threads", "1", "--json", json_path)) == 0
+    assert (folder / "local.yaml").is_file()
+    try:
+        assert calibrate_cli.register_user_tags() == ("local",)
+        assert Target("local").host.attrs["cores"] == 1
+        assert "dispatch_us" in capsys.readouterr().out
+    finally:
+        remove_tag_dir(folder)
+    assert "local" not in TAGS

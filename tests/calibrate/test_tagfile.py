@@ -1,0 +1,125 @@
+"""Fitting synthetic samples with known answers, and the tag file they become."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import hetsim
+from hetsim.calibrate import LOCAL_TAG, Calibration, Sample, tag_text, write_tag
+from hetsim.calibrate.run import CHAIN_LENGTH, fit_parameters
+from hetsim.target import Target, add_tag_dir, remove_tag_dir
+
+MACHINE = {
+    "machine": "x86_64",
+    "kind": "x86-cpu",
+    "cpu": "Synthetic CPU",
+    "freq_ghz": 2.5,
+    "flags": ["sse2", "avx", "fma"],
+    "threads": 2,
+    "blas_threads_modelled": 2,
+    "blas": [{"internal_api": "openblas", "version": "0.3", "num_threads": 2}],
+    "numpy": "2",
+    "load_average": [0.0, 0.0, 0.0],
+}
+LATENCY_US = 2.0  # every tiny kernel
+PEAK_FLOPS_PER_US = 2 * 2.5 * 32 * 1e3  # 2 threads × 2.5 GHz × 32 flop/cycle
+RATES = {"matmul": 80e3, "conv": 40e3, "elementwise": 4e3, "reduction": 2e3, "normalization": 1e3}
+BYTES_PER_US = 20e3  # 20 GB/s
+STEP_US = 1.5  # one eager loop step, on top of the Relu kernel
+
+
+def _sample(probe: str, group: str, flops: float, us: float, nbytes: float = 0.0) -> Sample:
+    return Sample(probe, group, 2, flops, nbytes, (us, us * 1.5, us))  # median: us
+
+
+def _samples() -> list[Sample]:
+    samples = [
+        _sample("Relu 4", "tiny", 4, LATENCY_US),
+        _sample("Add 4", "tiny", 4, 1.0),
+        _sample("Conv 1x2x4x4", "tiny", 4, 9.0),
+    ]
+    for group, rate in RATES.items():
+        for flops in (1e5, 1e6, 1e7):
+            samples.append(_sample(f"{group} {flops:g}", group, flops, LATENCY_US + flops / rate))
+    for elements in (1 << 20, 1 << 21, 1 << 22):
+        nbytes = 12.0 * elements
+        samples.append(
+            _sample(
+                f"Add {elements}",
+                "elementwise",
+                elements,
+                LATENCY_US + nbytes / BYTES_PER_US,
+                nbytes,
+            )
+        )
+    loop_us = CHAIN_LENGTH * (LATENCY_US + STEP_US)
+    samples.append(_sample(f"eager chain {CHAIN_LENGTH}", "loop", 0.0, loop_us))
+    return samples
+
+
+@pytest.fixture
+def calibration() -> Calibration:
+    return Calibration(MACHINE, "quick", tuple(_samples()), fit_parameters(MACHINE, _samples()))
+
+
+@pytest.fixture
+def local_dir(tmp_path: Path, calibration: Calibration) -> Iterator[Path]:
+    write_tag(calibration, tmp_path / f"{LOCAL_TAG}.yaml")
+    add_tag_dir(tmp_path)
+    yield tmp_path
+    remove_tag_dir(tmp_path)
+
+
+def test_fit_recovers_the_synthetic_machine(calibration: Calibration) -> None:
+    values = {name: f.value for name, f in calibration.fitted.items()}
+    assert values["kernel_latency_us"] == LATENCY_US  # median of 2, 1 and 9
+    assert values["cores"] == 2
+    assert values["flops_per_cycle"] == 32.0
+    assert values["mem_bandwidth_gbps"] == pytest.approx(20.0, rel=1e-3)
+    for group, rate in RATES.items():
+        # the elementwise probes include the Add ones, whose flop rate is the bandwidth's
+        if group != "elementwise":
+            assert values[f"efficiency.{group}"] == pytest.approx(
+                rate / PEAK_FLOPS_PER_US, abs=1e-4
+            )
+    assert values["dispatch_us"] == pytest.approx(STEP_US / 3)
+
+
+def test_every_fitted_value_says_how(calibration: Calibration) -> None:
+    assert all(f.how for f in calibration.fitted.values())
+    assert calibration.fitted["efficiency.conv"].how.startswith("median over 3 probes")
+
+
+def test_tag_file_parses_as_the_local_tag(local_dir: Path, calibration: Calibration) -> None:
+    target = Target(LOCAL_TAG)
+    host = target.host.attrs
+    fitted = calibration.fitted
+    assert target.kind == "hetero"
+    assert target.host.kind == "x86-cpu"
+    assert host["kernel_latency_us"] == fitted["kernel_latency_us"].value
+    assert host["mem_bandwidth_gbps"] == fitted["mem_bandwidth_gbps"].value
+    assert host["efficiency"]["conv"] == fitted["efficiency.conv"].value
+    assert host["efficiency"]["other"] == fitted["efficiency.elementwise"].value
+    assert target.executor.attrs["dispatch_us"] == fitted["dispatch_us"].value
+    assert (target.runtime.attrs["alloc_us"], target.runtime.attrs["free_us"]) == (0.0, 0.0)
+
+
+def test_tag_round_trips_through_export(local_dir: Path) -> None:
+    target = Target(LOCAL_TAG)
+    assert Target(target.export()) == target
+
+
+def test_tag_file_comments_each_value(calibration: Calibration) -> None:
+    text = tag_text(calibration)
+    for line in text.splitlines():
+        if line.strip().startswith(("cores:", "mem_bandwidth_gbps:", "dispatch_us:", "conv:")):
+            assert "  # " in line, line
+    assert "BLAS: openblas 0.3 (2 threads)" in text
+
+
+def test_local_target_runs_every_op_on_the_host(local_dir: Path) -> None:
+    result = hetsim.simulate("mlp", LOCAL_TAG, mode="timing")
+    assert set(result.placement.values()) == {"host"}
