@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "plan",
     "run",
     "compare",
+    "sweep",
     "calibrate",
     "bench",
 )

@@ -1,0 +1,174 @@
+"""``hetsim sweep FILE``: run a design-space sweep on Dask and report the best points per model.
+
+Owns the command's options and what it shows: a progress bar on stderr (points done, failed, time
+left; rich when installed, else one line per point), then a table of the best point per model on
+stdout (or, with ``--json``, the counts and best records as JSON), and on request a plot of the
+metric over the swept parameters. Ctrl-C stops the sweep and says how to resume it. The sweep
+itself is `hetsim.sweep.run_sweep`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from hetsim.sweep import (
+    SweepProgress,
+    SweepSpec,
+    best_points,
+    parse_sweep,
+    plot_sweep,
+    run_sweep,
+)
+
+__all__ = ["best_rows", "format_eta", "register", "sweep"]
+
+INTERRUPTED = 130  # the shell's status for a run stopped by SIGINT
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``sweep`` command."""
+    parser = subparsers.add_parser(
+        "sweep",
+        help="run a design-space sweep of simulations on Dask",
+        description="Run every point of the sweep FILE (YAML; see docs/sweeps.md) on Dask, "
+        "write one JSON line per point, and show the best point per model.",
+    )
+    parser.add_argument("file", metavar="FILE", type=Path, help="the sweep file (YAML)")
+    parser.add_argument(
+        "--out", type=Path, metavar="RESULTS.jsonl", help="results file, one JSON line per point"
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        metavar="N",
+        help="worker processes of the local cluster (default 2; 0 runs in this process)",
+    )
+    parser.add_argument(
+        "--scheduler", metavar="ADDRESS", help="a running Dask scheduler (tcp://host:8786)"
+    )
+    parser.add_argument(
+        "--resume", action="store_true", help="complete --out, skipping the points it holds"
+    )
+    parser.add_argument("--json", action="store_true", help="print the counts and best points")
+    parser.add_argument("--plot", type=Path, metavar="FILE", help="plot the metric to a PNG")
+    parser.set_defaults(func=sweep)
+
+
+def format_eta(seconds: float | None) -> str:
+    """Seconds left as ``h:mm:ss``, or ``?`` before the first point finishes.
+
+    >>> format_eta(3725.2), format_eta(None)
+    ('1:02:05', '?')
+    """
+    if seconds is None:
+        return "?"
+    whole = round(seconds)
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
+def best_rows(records: list[dict[str, Any]], spec: SweepSpec) -> tuple[list[str], list[list[str]]]:
+    """The header and rows of the best-points table: model, metric, point id, parameters.
+
+    Examples
+    --------
+    >>> from hetsim.sweep import load_sweep
+    >>> spec = load_sweep({"target": "arm-riscv-soc", "models": ["mlp"]})
+    >>> runs = [{"index": 0, "id": "ab12", "status": "ok", "params": {"model": "mlp"},
+    ...          "result": {"makespan_us": 21.44625}}]
+    >>> best_rows(runs, spec)
+    (['model', 'makespan_us', 'point', 'parameters'], [['mlp', '21.446', 'ab12', '-']])
+    """
+    header = ["model", spec.metric, "point", "parameters"]
+    rows = []
+    for model, record in best_points(records, spec.metric).items():
+        value = _metric_text(record, spec.metric)
+        others = {k: v for k, v in record["params"].items() if k != "model"}
+        params = ", ".join(f"{k}={v}" for k, v in others.items()) or "-"
+        rows.append([model, value, record["id"], params])
+    return header, rows
+
+
+def _metric_text(record: Mapping[str, Any], metric: str) -> str:
+    value: Any = record["result"]
+    for key in metric.split("."):
+        value = value[key]
+    return f"{float(value):.3f}"
+
+
+def sweep(args: argparse.Namespace) -> int:
+    """Run the sweep with a progress bar, then print the best points; return the exit status."""
+    spec = parse_sweep(args.file)  # run_sweep checks every point's target
+    options = {"out": args.out, "workers": args.workers, "scheduler": args.scheduler}
+    try:
+        with _progress() as report:
+            records = run_sweep(spec, resume=args.resume, progress=report, **options)
+    except KeyboardInterrupt:
+        where = f"; rerun with --resume to complete {args.out}" if args.out else ""
+        print(f"interrupted{where}", file=sys.stderr)
+        return INTERRUPTED
+    failed = [r for r in records if r["status"] != "ok"]
+    if args.json:
+        best = best_points(records, spec.metric)
+        summary = {"sweep": spec.hash, "points": len(records), "failed": len(failed)}
+        print(json.dumps(summary | {"best": best}, indent=2))
+    else:
+        _print_table(*best_rows(records, spec))
+        print(f"{len(records)} points, {len(failed)} failed", file=sys.stderr)
+    if args.plot is not None:
+        plot_sweep(records, spec.varied, args.plot, spec.metric)
+        print(f"wrote plot to {args.plot}", file=sys.stderr)
+    return 0
+
+
+def _print_table(header: list[str], rows: list[list[str]]) -> None:
+    try:
+        from rich.console import Console
+        from rich.markup import escape
+        from rich.table import Table
+    except ImportError:
+        for row in [header, *rows]:
+            print("  ".join(row))
+        return
+    table = Table(title="best point per model")
+    for name in header:
+        table.add_column(name, overflow="fold")
+    for row in rows:
+        table.add_row(*map(escape, row))  # override paths hold [device] brackets
+    Console().print(table)
+
+
+@contextmanager
+def _progress() -> Iterator[Callable[[SweepProgress], None]]:
+    """A progress callback: a rich bar on stderr, or plain lines without rich."""
+    try:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    except ImportError:
+        yield _plain_report
+        return
+    columns = (
+        TextColumn("sweep"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("failed {task.fields[failed]}  eta {task.fields[eta]}"),
+    )
+    with Progress(*columns, console=Console(stderr=True)) as bar:
+        task = bar.add_task("sweep", total=None, failed=0, eta="?")
+
+        def report(state: SweepProgress) -> None:
+            eta = format_eta(state.eta_s)
+            bar.update(task, total=state.total, completed=state.done, failed=state.failed, eta=eta)
+
+        yield report
+
+
+def _plain_report(state: SweepProgress) -> None:
+    line = f"{state.done}/{state.total} done, {state.failed} failed, eta {format_eta(state.eta_s)}"
+    print(line, file=sys.stderr)

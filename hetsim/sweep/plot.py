@@ -1,0 +1,76 @@
+"""A sweep's metric over its swept parameters, drawn with matplotlib (imported when drawing).
+
+The first swept parameter is the x axis; every other combination of parameters (model, policy,
+strategy, the other swept values) is one line. A sweep that varies nothing is one bar per point.
+Which records to draw and how to rank them is `hetsim.sweep.results`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from hetsim.sweep.results import metric_value
+
+__all__ = ["plot_lines", "plot_sweep"]
+
+
+def plot_lines(
+    records: Iterable[Mapping[str, Any]], varied: Sequence[str], metric: str = "makespan_us"
+) -> dict[str, list[tuple[Any, float]]]:
+    """The lines a plot draws: label -> (x value, metric) pairs in x order; failed points left out.
+
+    Examples
+    --------
+    >>> runs = [{"index": i, "status": "ok", "params": {"model": "mlp", "bw": bw},
+    ...          "result": {"makespan_us": 10.0 / bw}} for i, bw in enumerate([4, 2])]
+    >>> plot_lines(runs, ["bw"])
+    {'model=mlp': [(2, 5.0), (4, 2.5)]}
+    """
+    lines: dict[str, list[tuple[Any, float]]] = {}
+    x_key = varied[0] if varied else "model"
+    for record in records:
+        value = metric_value(record, metric)
+        if math.isnan(value):
+            continue
+        params = record["params"]
+        others = {k: v for k, v in params.items() if k != x_key and k in (*varied, "model")}
+        others |= {k: params[k] for k in ("partition", "cuda_graph") if k in params}
+        label = ", ".join(f"{k}={v}" for k, v in others.items()) or metric
+        lines.setdefault(label, []).append((params[x_key], value))
+    return {label: sorted(points, key=lambda p: _order(p[0])) for label, points in lines.items()}
+
+
+def _order(value: Any) -> tuple[int, Any]:
+    return (0, value) if isinstance(value, int | float) else (1, str(value))
+
+
+def plot_sweep(
+    records: Iterable[Mapping[str, Any]],
+    varied: Sequence[str],
+    path: str | Path,
+    metric: str = "makespan_us",
+) -> Path:
+    """Draw `metric` over the first swept parameter (one line per other combination) to `path`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    lines = plot_lines(records, varied, metric)
+    figure, axes = plt.subplots(figsize=(8, 5))
+    for label, points in lines.items():
+        xs = [str(x) if not isinstance(x, int | float) else x for x, _ in points]
+        axes.plot(xs, [y for _, y in points], marker="o", label=label)
+    axes.set_xlabel(varied[0] if varied else "model")
+    axes.set_ylabel(metric)
+    axes.grid(alpha=0.3)
+    if len(lines) > 1:
+        axes.legend(fontsize="small")
+    figure.tight_layout()
+    path = Path(path)
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path

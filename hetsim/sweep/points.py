@@ -1,0 +1,270 @@
+"""The points of a sweep: `SweepSpec` (a parsed sweep), its `Axis` values and its `Point`s.
+
+A point is one model on one target, with its `hetsim.simulate` options. Override paths use the
+config syntax of target errors (``devices[vdevice0].host.freq_ghz``); `override_tree` turns a
+point's paths into one nested override mapping that `hetsim.target.Target.override` merges into
+the base target, so a sweep overrides a target exactly as a user would, and `SweepSpec.points`
+builds (and so validates) every point's target. Reading and checking sweep files is
+`hetsim.sweep.spec`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import product
+from typing import Any
+
+from hetsim.errors import Problem, SweepError, TargetError
+from hetsim.target import Target
+
+__all__ = [
+    "EXPANDERS",
+    "OPTION_NAMES",
+    "Axis",
+    "Point",
+    "SweepSpec",
+    "base_target",
+    "digest",
+    "override_tree",
+    "parse_path",
+]
+
+OPTION_NAMES = {"policies": "partition", "strategies": "cuda_graph"}
+"""Sweep key -> the `hetsim.simulate` option each of its values is passed as."""
+
+_SEGMENT = r"[A-Za-z_][\w-]*(?:\[[^\[\]]+\])?"
+_PATH = re.compile(rf"{_SEGMENT}(?:\.{_SEGMENT})*")
+_TOKEN = re.compile(r"([A-Za-z_][\w-]*)(?:\[([^\[\]]+)\])?")
+
+
+@dataclass(frozen=True, slots=True)
+class Axis:
+    """One varied override path and its values, in file order."""
+
+    path: str
+    values: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One simulation of a sweep: a model on one overridden target, with its options.
+
+    `id` is a hash of `params`, stable across runs and machines: the results file and
+    ``--resume`` know a point by it.
+    """
+
+    index: int
+    model: str
+    values: tuple[tuple[str, Any], ...]
+    choices: tuple[tuple[str, str], ...]
+    options: tuple[tuple[str, Any], ...]
+    target: Target = field(compare=False, repr=False)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """What sets this point apart, as plain JSON values: model, override values, and the
+        ``partition`` and ``cuda_graph`` options when the sweep names them."""
+        return {"model": self.model, **dict(self.values), **dict(self.choices)}
+
+    @property
+    def id(self) -> str:
+        """A 12-digit hex hash of `params`."""
+        return digest(self.params)[:12]
+
+    def __repr__(self) -> str:
+        return f"<Point {self.index} {self.id} {self.params}>"
+
+
+@dataclass(frozen=True, slots=True)
+class SweepSpec:
+    """A parsed, validated sweep: what to vary and how to run each point.
+
+    Build one with `load_sweep`; `points()` expands it, `hash` identifies the runs it makes.
+    """
+
+    target: Any = field(hash=False)
+    models: tuple[str, ...]
+    axes: tuple[Axis, ...] = ()
+    expand: str = "grid"
+    policies: tuple[str | None, ...] = (None,)
+    strategies: tuple[str | None, ...] = (None,)
+    mode: str = "timing"
+    iterations: int = 1
+    seed: int = 0
+    dims: tuple[tuple[str, int], ...] = ()
+    metric: str = "makespan_us"
+    name: str = "sweep"
+
+    @property
+    def hash(self) -> str:
+        """A 16-digit hex hash of everything that decides the points and their results.
+
+        The name and the metric are left out: renaming a sweep or ranking it by another metric
+        does not change its results.
+        """
+        keys = ("target", "models", "axes", "expand", "policies", "strategies", "mode")
+        data = {key: getattr(self, key) for key in keys}
+        data |= {"iterations": self.iterations, "seed": self.seed, "dims": self.dims}
+        data["axes"] = [[axis.path, list(axis.values)] for axis in self.axes]
+        return digest(data)[:16]
+
+    @property
+    def varied(self) -> tuple[str, ...]:
+        """The swept override paths, in file order."""
+        return tuple(axis.path for axis in self.axes)
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The `hetsim.simulate` options every point shares (``trace`` off: a sweep needs sums)."""
+        options: dict[str, Any] = {"mode": self.mode, "seed": self.seed, "trace": False}
+        if self.dims:
+            options["dims"] = dict(self.dims)
+        if self.iterations != 1:
+            options["iterations"] = self.iterations
+        return options
+
+    def points(self) -> tuple[Point, ...]:
+        """Every point, models outermost, then policies, strategies and the varied values.
+
+        Raises
+        ------
+        SweepError
+            A point whose target is invalid (every such problem, each once).
+
+        Examples
+        --------
+        >>> from hetsim.sweep import load_sweep
+        >>> spec = load_sweep({"target": "arm-riscv-soc", "models": ["mlp"],
+        ...     "vary": {"devices[vdevice0].link.bandwidth_gbps": [4, 8]}})
+        >>> [(p.index, p.params["devices[vdevice0].link.bandwidth_gbps"]) for p in spec.points()]
+        [(0, 4), (1, 8)]
+        >>> spec.points()[1].target.devices[0].attrs["link"]["bandwidth_gbps"]
+        8.0
+        """
+        targets = self._targets()
+        options = tuple(self.options.items())
+        combos = product(self.models, self.policies, self.strategies, targets)
+        return tuple(
+            Point(index, model, values, _choices(policy, strategy), options, target)
+            for index, (model, policy, strategy, (values, target)) in enumerate(combos)
+        )
+
+    def _targets(self) -> list[tuple[tuple[tuple[str, Any], ...], Target]]:
+        """Each combination of varied values with its target (values may be mappings)."""
+        base = base_target(self.target)
+        targets: list[tuple[tuple[tuple[str, Any], ...], Target]] = []
+        problems: dict[Problem, None] = {}
+        for values in EXPANDERS[self.expand](self.axes):
+            try:
+                targets.append((values, base.override(override_tree(values))))
+            except TargetError as err:
+                for p in err.problems:
+                    problems[Problem(f"vary.{p.path}", p.expected, p.got, p.hint)] = None
+        if problems:
+            raise SweepError(list(problems))
+        return targets
+
+
+def _choices(policy: str | None, strategy: str | None) -> tuple[tuple[str, str], ...]:
+    named = (("policies", policy), ("strategies", strategy))
+    return tuple((OPTION_NAMES[key], value) for key, value in named if value is not None)
+
+
+def _grid(axes: tuple[Axis, ...]) -> Iterator[tuple[tuple[str, Any], ...]]:
+    paths = [axis.path for axis in axes]
+    for values in product(*(axis.values for axis in axes)):
+        yield tuple(zip(paths, values, strict=True))
+
+
+def _zipped(axes: tuple[Axis, ...]) -> Iterator[tuple[tuple[str, Any], ...]]:
+    paths = [axis.path for axis in axes]
+    for values in zip(*(axis.values for axis in axes), strict=True):
+        yield tuple(zip(paths, values, strict=True))
+
+
+EXPANDERS: dict[str, Callable[[tuple[Axis, ...]], Iterator[tuple[tuple[str, Any], ...]]]] = {
+    "grid": _grid,
+    "list": _zipped,
+}
+"""``expand`` value -> the override value combinations it makes: ``grid`` crosses the varied
+values (every combination), ``list`` zips them (the i-th point takes every path's i-th value)."""
+
+
+def digest(data: Any) -> str:
+    """The SHA-256 hex digest of `data` as canonical JSON (sorted keys).
+
+    >>> digest({"b": 1, "a": [2]}) == digest({"a": [2], "b": 1})
+    True
+    """
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def parse_path(path: str) -> tuple[str, ...]:
+    """The keys of an override path: ``devices[vdevice0].host.freq_ghz`` -> its nested keys.
+
+    A bracket names a device and may follow ``devices`` only.
+
+    Raises
+    ------
+    ValueError
+        A path that is not ``name[.name|devices[device]]...``.
+
+    Examples
+    --------
+    >>> parse_path("devices[vdevice0].host.freq_ghz")
+    ('devices', 'vdevice0', 'host', 'freq_ghz')
+    >>> parse_path("host[0]")
+    Traceback (most recent call last):
+    ...
+    ValueError: expected brackets only after 'devices', got 'host[0]'
+    """
+    if not _PATH.fullmatch(path):
+        raise ValueError(f"expected a path such as devices[vdevice0].host.freq_ghz, got {path!r}")
+    keys: list[str] = []
+    for name, device in _TOKEN.findall(path):
+        if device and name != "devices":
+            raise ValueError(f"expected brackets only after 'devices', got {path!r}")
+        keys += [name, device] if device else [name]
+    return tuple(keys)
+
+
+def override_tree(values: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    """The nested override mapping that sets each path to its value.
+
+    Examples
+    --------
+    >>> override_tree((("devices[vdevice0].host.freq_ghz", 1.2), ("executor.dispatch_us", 0.3)))
+    {'devices': {'vdevice0': {'host': {'freq_ghz': 1.2}}}, 'executor': {'dispatch_us': 0.3}}
+    """
+    tree: dict[str, Any] = {}
+    for path, value in values:
+        *parents, last = parse_path(path)
+        node = tree
+        for key in parents:
+            node = node.setdefault(key, {})
+        node[last] = value
+    return tree
+
+
+def base_target(spec: Any) -> Target:
+    """The target `spec` builds; a problem in it is a `SweepError` under ``target``.
+
+    >>> base_target("arm-riscv-soc").devices[0].name
+    'vdevice0'
+    """
+    try:
+        return Target(spec)
+    except TargetError as err:
+        problems = [
+            Problem(_join("target", p.path), p.expected, p.got, p.hint) for p in err.problems
+        ]
+        raise SweepError(problems) from err
+
+
+def _join(where: str, path: str) -> str:
+    return f"{where}.{path}" if path else where

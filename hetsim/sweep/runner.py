@@ -1,0 +1,310 @@
+"""Running a sweep's points on Dask distributed (or in this process), fault-tolerant and resumable.
+
+`run_sweep` validates the sweep (`hetsim.sweep.spec`), skips the points a resumed results file
+already holds, sends the rest to Dask (a `distributed.LocalCluster` of worker processes with one
+thread each, or a scheduler by address) and records each point as it finishes
+(`hetsim.sweep.results`). A point that raises is recorded as failed with its message; a point whose
+worker dies is rerun by the scheduler on another worker; each point id is written once. A point's
+record does not depend on the worker, except for ``wall_s`` and ``worker``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+from hetsim.api import simulate
+from hetsim.errors import Problem, SweepError
+from hetsim.sweep.points import Point, SweepSpec
+from hetsim.sweep.results import ResultsLog
+from hetsim.sweep.spec import parse_sweep
+
+__all__ = [
+    "CLUSTER_CONFIG",
+    "MAX_BATCH",
+    "RETRIES",
+    "TASKS_PER_WORKER",
+    "SweepProgress",
+    "batch_size",
+    "execute_point",
+    "execute_points",
+    "local_cluster",
+    "run_sweep",
+    "simulate_point",
+]
+
+TASKS_PER_WORKER = 8
+"""`batch_size` aims at this many Dask tasks per worker."""
+MAX_BATCH = 32
+"""The most points in one Dask task."""
+CLUSTER_CONFIG = {
+    # Hand every task to a worker at once: with the default queueing on the scheduler, a worker
+    # idles for one round trip between tasks. A dead worker's tasks still move to another one.
+    "distributed.scheduler.worker-saturation": "inf",
+    # The sampling profiler feeds the dashboard, which a sweep does not start; on busy cores
+    # its thread also holds up the simulation thread.
+    "distributed.worker.profile.enabled": False,
+    # Dask sets MALLOC_TRIM_THRESHOLD_=65536 in its workers to hand memory back to the OS;
+    # glibc then trims its heap after nearly every simulation, which runs 2x slower. None unsets it.
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+}
+"""Dask settings of the local cluster (`local_cluster`)."""
+RETRIES = 2
+"""Times Dask reruns a point whose task raised outside the point (a worker's death is retried by
+the scheduler itself, up to ``distributed.scheduler.allowed-failures`` times)."""
+
+PointFn = Callable[[Point], Mapping[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class SweepProgress:
+    """Where a sweep stands, after each point: counts, elapsed and estimated remaining seconds."""
+
+    total: int
+    done: int
+    failed: int
+    skipped: int
+    elapsed_s: float
+    eta_s: float | None
+    record: Mapping[str, Any] | None = None
+
+    def __repr__(self) -> str:
+        return f"<SweepProgress {self.done}/{self.total} failed={self.failed}>"
+
+
+def simulate_point(point: Point) -> dict[str, Any]:
+    """Simulate one point and return its `Result.to_dict()`.
+
+    Examples
+    --------
+    >>> spec = parse_sweep({"target": "arm-riscv-soc", "models": ["mlp"]})
+    >>> result = simulate("mlp", "arm-riscv-soc", mode="timing", trace=False)
+    >>> simulate_point(spec.points()[0]) == result.to_dict()
+    True
+    """
+    options: dict[str, Any] = dict(point.options) | dict(point.choices)
+    return simulate(point.model, point.target, **options).to_dict()
+
+
+def execute_point(point: Point, run_point: PointFn = simulate_point) -> dict[str, Any]:
+    """Run one point and return its record; an exception it raises becomes a failed record."""
+    start = time.perf_counter()
+    result: Mapping[str, Any] | None = None
+    error = None
+    try:
+        result = run_point(point)
+    except Exception as err:  # a failing point is a result of the sweep: record it and go on
+        error = f"{type(err).__name__}: {err}"
+    return _record(point, result, error, time.perf_counter() - start, _worker_name())
+
+
+def _record(
+    point: Point, result: Mapping[str, Any] | None, error: str | None, wall_s: float, worker: str
+) -> dict[str, Any]:
+    return {
+        "id": point.id,
+        "index": point.index,
+        "params": point.params,
+        "status": "ok" if error is None else "failed",
+        "result": None if result is None else dict(result),
+        "error": error,
+        "wall_s": round(wall_s, 6),
+        "worker": worker,
+    }
+
+
+def _worker_name() -> str:
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except (ImportError, ValueError):  # not inside a Dask worker
+        return "local"
+
+
+def run_sweep(
+    spec: SweepSpec | Mapping[str, Any] | str | Path,
+    *,
+    out: str | Path | None = None,
+    workers: int = 2,
+    scheduler: str | None = None,
+    resume: bool = False,
+    progress: Callable[[SweepProgress], object] | None = None,
+    run_point: PointFn = simulate_point,
+    retries: int = RETRIES,
+    batch: int | None = None,
+) -> list[dict[str, Any]]:
+    """Run every point of a sweep and return their records, in point order.
+
+    Parameters
+    ----------
+    spec
+        A sweep file path, its contents as a mapping, or a `SweepSpec`; validated, with every
+        point's target, before anything runs.
+    out
+        The results file (JSON lines), written as points finish; None keeps results in memory.
+    workers
+        Worker processes of the local cluster (one thread each); ``0`` runs the points one by
+        one in this process, without Dask.
+    scheduler
+        Address of a running Dask scheduler (``tcp://host:8786``): used instead of a local cluster.
+    resume
+        Complete an existing results file of the same sweep, skipping the points it holds.
+    progress
+        Called with a `SweepProgress` once at the start and after each point.
+    run_point
+        What runs one point (default: `simulate_point`); it must be importable by the workers.
+    retries
+        Dask reruns of a task that raised outside `run_point`.
+    batch
+        Points per Dask task (their records arrive together); None picks `batch_size`.
+
+    Raises
+    ------
+    SweepError
+        A bad sweep, a bad `workers`, an existing `out` without `resume`, or a resumed file
+        of another sweep.
+    """
+    spec = parse_sweep(spec)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise SweepError([Problem("workers", "expected an integer >= 0", repr(workers))])
+    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
+        raise SweepError([Problem("batch", "expected an integer >= 1 or None", repr(batch))])
+    points = spec.points()
+    log = ResultsLog(out, spec, resume=resume)
+    try:
+        todo = [p for p in points if p.id not in log]
+        tracker = _Tracker(len(points), len(points) - len(todo), progress)
+        tracker.report(None)
+        if workers == 0 and scheduler is None:
+            runs = _in_process(todo, run_point)
+        else:
+            options = {"batch": batch, "retries": retries}
+            runs = _on_dask(todo, run_point, workers, scheduler, options)
+        with contextlib.closing(runs):
+            for record in runs:
+                if log.add(record):
+                    tracker.report(record)
+    finally:
+        log.close()
+    return log.sorted()
+
+
+class _Tracker:
+    """Counts finished points and reports progress with an ETA from this run's rate."""
+
+    def __init__(
+        self, total: int, skipped: int, progress: Callable[[SweepProgress], object] | None
+    ) -> None:
+        self.total, self.skipped, self.progress = total, skipped, progress
+        self.ran = self.failed = 0
+        self.start = time.perf_counter()
+
+    def report(self, record: Mapping[str, Any] | None) -> None:
+        if record is not None:
+            self.ran += 1
+            self.failed += record["status"] != "ok"
+        if self.progress is None:
+            return
+        elapsed = time.perf_counter() - self.start
+        left = self.total - self.skipped - self.ran
+        eta = elapsed / self.ran * left if self.ran else None
+        done = self.skipped + self.ran
+        state = SweepProgress(self.total, done, self.failed, self.skipped, elapsed, eta, record)
+        self.progress(state)
+
+
+def _in_process(
+    points: Sequence[Point], run_point: PointFn
+) -> Generator[dict[str, Any], None, None]:
+    for point in points:
+        yield execute_point(point, run_point)
+
+
+def execute_points(
+    points: Sequence[Point], run_point: PointFn = simulate_point
+) -> list[dict[str, Any]]:
+    """`execute_point` for each of `points`: the records of one Dask task."""
+    return [execute_point(point, run_point) for point in points]
+
+
+def batch_size(points: int, workers: int) -> int:
+    """Points per Dask task: about `TASKS_PER_WORKER` tasks per worker, at most `MAX_BATCH` points.
+
+    A task costs the scheduler and the client milliseconds, as much as a small simulation; a
+    few tasks per worker keep that cost small and the workers' finishing times close.
+
+    >>> batch_size(200, 2), batch_size(10, 2), batch_size(100_000, 8)
+    (12, 1, 32)
+    """
+    return max(1, min(MAX_BATCH, points // (max(workers, 1) * TASKS_PER_WORKER)))
+
+
+@contextlib.contextmanager
+def local_cluster(workers: int) -> Iterator[Any]:
+    """A `distributed.LocalCluster` of `workers` processes, one thread each, set up for sweeps.
+
+    Its settings are `CLUSTER_CONFIG`; the nanny hands them to a restarted worker too.
+    """
+    import dask
+    from distributed import LocalCluster
+
+    with (
+        dask.config.set(CLUSTER_CONFIG),
+        LocalCluster(  # type: ignore[no-untyped-call]
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        ) as cluster,
+    ):
+        yield cluster
+
+
+def _on_dask(
+    points: Sequence[Point],
+    run_point: PointFn,
+    workers: int,
+    scheduler: str | None,
+    options: Mapping[str, Any],
+) -> Generator[dict[str, Any], None, None]:
+    from distributed import Client, as_completed
+
+    with contextlib.ExitStack() as stack:
+        if scheduler is None:
+            cluster = stack.enter_context(local_cluster(workers))
+            client = stack.enter_context(Client(cluster))  # type: ignore[no-untyped-call]
+        else:
+            client = stack.enter_context(Client(scheduler))  # type: ignore[no-untyped-call]
+            workers = len(client.scheduler_info()["workers"])
+        size = options["batch"] or batch_size(len(points), workers)
+        token = uuid4().hex[:8]  # keys unique to this run: a shared scheduler may hold old ones
+        futures = {}
+        for start in range(0, len(points), size):
+            batch = tuple(points[start : start + size])
+            key = f"hetsim-points-{batch[0].id}-{len(batch)}-{token}"
+            future = client.submit(
+                execute_points, batch, run_point, key=key, retries=options["retries"], pure=False
+            )
+            futures[future] = batch
+        try:
+            for future in as_completed(futures):  # type: ignore[no-untyped-call]
+                yield from _finished(future, futures[future])
+                future.release()
+        finally:
+            client.cancel(list(futures))
+
+
+def _finished(future: Any, points: Sequence[Point]) -> list[dict[str, Any]]:
+    """The records of a finished task; a task that erred (its worker kept dying) fails them."""
+    if future.status == "finished":
+        return future.result()  # type: ignore[no-any-return]
+    err = future.exception()
+    return [_record(point, None, f"{type(err).__name__}: {err}", 0.0, "none") for point in points]

@@ -1,0 +1,303 @@
+"""Sweep files: read a sweep (YAML, or its contents as a mapping), check it, make its `SweepSpec`.
+
+A sweep names a base target, the override paths it varies (each with a list or a range of
+values), the models, and optionally partition policies and CUDA-graph strategies; ``grid`` crosses
+the varied values, ``list`` zips them. Everything is checked here, before anything runs: the
+file's keys and values (every problem at once, as a `SweepError` naming the key's path in the
+file), every model, and, through `SweepSpec.points`, the target of every point. The points
+themselves are `hetsim.sweep.points`; running them is `hetsim.sweep.runner`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hetsim.errors import HetsimError, Problem, SweepError
+from hetsim.models import load_model
+from hetsim.sim import MODES
+from hetsim.sweep.points import EXPANDERS, Axis, SweepSpec, digest, parse_path
+from hetsim.target.schema import closest
+
+__all__ = ["KEYS", "METRIC_ROOTS", "load_sweep", "parse_sweep"]
+
+KEYS = (
+    "name",
+    "target",
+    "models",
+    "vary",
+    "expand",
+    "policies",
+    "strategies",
+    "mode",
+    "iterations",
+    "seed",
+    "dims",
+    "metric",
+)
+"""Every key a sweep file may have; ``target`` and ``models`` are required."""
+
+METRIC_ROOTS = ("makespan_us", "breakdown_us", "processors", "links", "peak_memory_bytes")
+"""Where a metric may point in a result's ``to_dict()`` (``breakdown_us.dispatch``)."""
+
+_DIGITS = 12  # range values are rounded so that 0.1 + 0.2 reads 0.3
+
+
+def load_sweep(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
+    """Parse and validate a sweep: a YAML file path, its contents as a mapping, or a `SweepSpec`.
+
+    Checks every key and value (reporting every problem at once), loads every model, and builds
+    the target of every point, so a bad sweep fails before anything runs. Relative ``.onnx``
+    model paths and a relative target file are read from the sweep file's folder.
+
+    Raises
+    ------
+    SweepError
+        Each problem with its path in the file: an unknown key (with the closest name), a bad
+        value, a model that does not load, a point whose target is invalid.
+
+    Examples
+    --------
+    >>> load_sweep({"target": "arm-riscv-soc", "models": ["mlp"], "mdoe": "timing"})
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.SweepError: mdoe: unknown key (did you mean 'mode'?)
+    """
+    spec = parse_sweep(source)
+    spec.points()
+    return spec
+
+
+def parse_sweep(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
+    """`load_sweep` without building the points' targets (`SweepSpec.points` checks those).
+
+    Raises
+    ------
+    SweepError
+        A bad key or value, or a model that does not load.
+    """
+    if isinstance(source, SweepSpec):
+        return source
+    folder = None
+    if isinstance(source, str | Path):
+        folder = Path(source).parent
+        source = _read_file(Path(source))
+    return _parse(source, folder)
+
+
+def _read_file(path: Path) -> Any:
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise SweepError([Problem(str(path), "expected a readable sweep file", repr(err))]) from err
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        what = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise SweepError([Problem(where, "expected YAML", what)]) from err
+
+
+@dataclass
+class _Parser:
+    """One pass over a sweep mapping, collecting every problem."""
+
+    data: Mapping[str, Any]
+    folder: Path | None
+    problems: list[Problem] = field(default_factory=list)
+
+    def add(self, path: str, expected: str, got: Any = None, hint: str | None = None) -> None:
+        self.problems.append(Problem(path, expected, None if got is None else repr(got), hint))
+
+    def names(self, key: str, *, allow_none: bool) -> tuple[Any, ...]:
+        value = self.data.get(key, [None] if allow_none else None)
+        if value is None and not allow_none:
+            return ()  # a required key: its absence is reported once, by _parse
+        what = "names (null for the default)" if allow_none else "names"
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not value:
+            self.add(key, f"expected a non-empty list of {what}", value)
+            return ()
+        for i, item in enumerate(value):
+            if not (isinstance(item, str) or (allow_none and item is None)):
+                self.add(f"{key}[{i}]", f"expected a name{' or null' if allow_none else ''}", item)
+        if len(set(map(repr, value))) != len(value):
+            self.add(key, "expected distinct names", value)
+        return tuple(value)
+
+    def integer(self, key: str, default: int, minimum: int) -> int:
+        value = self.data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            self.add(key, f"expected an integer >= {minimum}", value)
+            return default
+        return value
+
+    def choice(self, key: str, default: str, choices: tuple[str, ...]) -> str:
+        value = self.data.get(key, default)
+        if value not in choices:
+            expected = "expected one of " + ", ".join(map(repr, choices))
+            self.add(key, expected, value, closest(value, choices))
+            return default
+        return str(value)
+
+
+def _parse(data: Any, folder: Path | None) -> SweepSpec:
+    if not isinstance(data, Mapping):
+        raise SweepError([Problem("sweep", "expected a mapping of keys", repr(data))])
+    parser = _Parser(data, folder)
+    for key in data:
+        if key not in KEYS:
+            parser.problems.append(Problem(str(key), "unknown key", hint=closest(key, KEYS)))
+    for key in ("target", "models"):
+        if key not in data:
+            parser.add(key, "expected a value (required)")
+    expand = parser.choice("expand", "grid", tuple(EXPANDERS))
+    spec = SweepSpec(
+        target=_local_file(data.get("target"), folder),
+        models=tuple(_local_file(m, folder) for m in parser.names("models", allow_none=False)),
+        axes=_axes(parser, expand),
+        expand=expand,
+        policies=parser.names("policies", allow_none=True),
+        strategies=parser.names("strategies", allow_none=True),
+        mode=parser.choice("mode", "timing", MODES),
+        iterations=parser.integer("iterations", 1, 1),
+        seed=parser.integer("seed", 0, 0),
+        dims=_dims(parser),
+        metric=_metric(parser),
+        name=str(data.get("name", "sweep")),
+    )
+    if parser.problems:
+        raise SweepError(parser.problems)
+    _check_models(spec.models)
+    return spec
+
+
+def _local_file(value: Any, folder: Path | None) -> Any:
+    """A relative file name found next to the sweep file, as that file's path."""
+    if folder is None or not isinstance(value, str) or "." not in Path(value).name:
+        return value
+    candidate = folder / value
+    return str(candidate) if candidate.is_file() and not Path(value).is_absolute() else value
+
+
+def _axes(parser: _Parser, expand: str) -> tuple[Axis, ...]:
+    vary = parser.data.get("vary", {})
+    if not isinstance(vary, Mapping):
+        parser.add("vary", "expected a mapping of override path -> values", vary)
+        return ()
+    axes = []
+    for path, spec in vary.items():
+        where = f"vary.{path}"
+        try:
+            parse_path(str(path))
+        except ValueError as err:
+            parser.problems.append(Problem(where, str(err)))
+            continue
+        values = _values(parser, where, spec)
+        if values:
+            axes.append(Axis(str(path), values))
+    _check_overlaps(parser, [a.path for a in axes])
+    lengths = {len(a.values) for a in axes}
+    if expand == "list" and len(lengths) > 1:
+        counts = ", ".join(f"{a.path}: {len(a.values)}" for a in axes)
+        expected = "expected lists of one length (expand: list zips them)"
+        parser.problems.append(Problem("vary", expected, f"lengths {counts}"))
+    return tuple(axes)
+
+
+def _values(parser: _Parser, where: str, spec: Any) -> tuple[Any, ...]:
+    if isinstance(spec, Mapping):
+        return _range(parser, where, spec)
+    if not isinstance(spec, list) or not spec:
+        expected = "expected a non-empty list of values or {start, stop, step|num}"
+        parser.add(where, expected, spec)
+        return ()
+    if len({digest(v) for v in spec}) != len(spec):
+        parser.add(where, "expected distinct values", spec)
+        return ()
+    return tuple(spec)
+
+
+def _range(parser: _Parser, where: str, spec: Mapping[str, Any]) -> tuple[Any, ...]:
+    """``{start, stop, step}`` (stop included when a step lands on it) or ``{start, stop, num}``.
+
+    >>> _range(_Parser({}, None), "x", {"start": 0.1, "stop": 0.5, "step": 0.2})
+    (0.1, 0.3, 0.5)
+    >>> _range(_Parser({}, None), "x", {"start": 1, "stop": 4, "num": 3})
+    (1.0, 2.5, 4.0)
+    """
+    keys = set(spec)
+    if keys not in ({"start", "stop", "step"}, {"start", "stop", "num"}):
+        parser.add(where, "expected a range {start, stop, step} or {start, stop, num}", dict(spec))
+        return ()
+    start, stop = spec["start"], spec["stop"]
+    if not all(_is_number(v) for v in (start, stop)):
+        parser.add(where, "expected numbers for start and stop", dict(spec))
+        return ()
+    if "num" in spec:
+        num = spec["num"]
+        if isinstance(num, bool) or not isinstance(num, int) or num < 1:
+            parser.add(f"{where}.num", "expected an integer >= 1", num)
+            return ()
+        width = (stop - start) / (num - 1) if num > 1 else 0.0
+        return tuple(round(start + i * width, _DIGITS) for i in range(num))
+    step = spec["step"]
+    if not _is_number(step) or step == 0 or (stop - start) * step < 0:
+        parser.add(f"{where}.step", "expected a number that walks from start to stop", step)
+        return ()
+    count = math.floor((stop - start) / step + 1e-9) + 1
+    is_int = all(isinstance(v, int) for v in (start, stop, step))
+    values = (start + i * step for i in range(count))
+    return tuple(v if is_int else round(v, _DIGITS) for v in values)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_overlaps(parser: _Parser, paths: list[str]) -> None:
+    keys = {path: parse_path(path) for path in paths}
+    for path, inner in keys.items():
+        for other, outer in keys.items():
+            if other != path and inner[: len(outer)] == outer:
+                got = f"a path inside {other!r}"
+                parser.problems.append(Problem(f"vary.{path}", "expected separate paths", got))
+
+
+def _dims(parser: _Parser) -> tuple[tuple[str, int], ...]:
+    dims = parser.data.get("dims", {})
+    if not isinstance(dims, Mapping):
+        parser.add("dims", "expected a mapping of dim name -> size", dims)
+        return ()
+    for name, size in dims.items():
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            parser.add(f"dims.{name}", "expected an integer >= 1", size)
+    return tuple(sorted((str(k), v) for k, v in dims.items()))
+
+
+def _metric(parser: _Parser) -> str:
+    metric = parser.data.get("metric", "makespan_us")
+    root = metric.split(".")[0] if isinstance(metric, str) else None
+    if root not in METRIC_ROOTS:
+        expected = "expected a number in a result, such as makespan_us or breakdown_us.dispatch"
+        parser.add("metric", expected, metric, closest(root, METRIC_ROOTS))
+        return "makespan_us"
+    return str(metric)
+
+
+def _check_models(models: tuple[str, ...]) -> None:
+    problems = []
+    for i, model in enumerate(models):
+        try:
+            load_model(model)
+        except (HetsimError, OSError) as err:
+            problems.append(Problem(f"models[{i}]", str(err)))
+    if problems:
+        raise SweepError(problems)

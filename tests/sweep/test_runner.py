@@ -1,0 +1,207 @@
+"""Running sweeps: in-process and on a local Dask cluster of 2 worker processes.
+
+One cluster serves the module (a start costs seconds). The points are real simulations; the
+stand-in point functions below wrap them to fail or to kill their worker.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hetsim.api import simulate
+from hetsim.errors import SweepError
+from hetsim.sweep import (
+    Point,
+    SweepProgress,
+    load_sweep,
+    local_cluster,
+    read_results,
+    run_sweep,
+    simulate_point,
+)
+
+distributed = pytest.importorskip("distributed")
+cloudpickle = pytest.importorskip("cloudpickle")
+
+SWEEP: dict[str, Any] = {
+    "name": "small",
+    "target": "arm-riscv-soc",
+    "models": ["mlp", "cnn"],
+    "vary": {
+        "executor.dispatch_us": [0.25, 0.5, 1.0],
+        "devices[vdevice0].link.bandwidth_gbps": [4],
+    },
+}
+VOLATILE = ("wall_s", "worker")  # the only fields that depend on where and when a point ran
+
+
+def _stable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(
+        ({k: v for k, v in r.items() if k not in VOLATILE} for r in records),
+        key=lambda r: r["index"],
+    )
+
+
+def _failing_on_cnn(point: Point) -> dict[str, Any]:
+    if point.model == "cnn" and dict(point.values)["executor.dispatch_us"] == 0.5:
+        raise RuntimeError("cnn at 0.5 us breaks")
+    return simulate_point(point)
+
+
+def _dying_once(point: Point, marker: str) -> dict[str, Any]:
+    """Kill the worker process running the first point that gets here; the marker says it did."""
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return simulate_point(point)
+    os.close(fd)
+    os._exit(1)
+
+
+@pytest.fixture(scope="module")
+def scheduler() -> Iterator[str]:
+    # Workers must unpickle this module's point functions without importing the test module.
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    with local_cluster(2) as cluster:
+        yield cluster.scheduler_address
+    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+def test_in_process_sweep_matches_simulate_point_by_point() -> None:
+    records = run_sweep(SWEEP, workers=0)
+    spec = load_sweep(SWEEP)
+    assert [r["params"] for r in records] == [p.params for p in spec.points()]
+    for record, point in zip(records, spec.points(), strict=True):
+        target = {
+            "tag": "arm-riscv-soc",
+            "executor": {"dispatch_us": record["params"]["executor.dispatch_us"]},
+            "devices": {"vdevice0": {"link": {"bandwidth_gbps": 4}}},
+        }
+        expected = simulate(point.model, target, mode="timing", trace=False).to_dict()
+        assert (record["status"], record["result"], record["worker"]) == ("ok", expected, "local")
+
+
+def test_dask_sweep_gives_the_results_of_points_one_by_one(scheduler: str, tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    records = run_sweep(SWEEP, out=out, scheduler=scheduler)
+    assert _stable(records) == _stable(run_sweep(SWEEP, workers=0))
+    header, written = read_results(out)
+    assert header["sweep"] == load_sweep(SWEEP).hash
+    assert _stable(written) == _stable(records)
+    assert {r["worker"] for r in records} <= {w for w in _worker_addresses(scheduler)}
+
+
+def _worker_addresses(scheduler: str) -> list[str]:
+    with distributed.Client(scheduler) as client:
+        return list(client.scheduler_info()["workers"])
+
+
+def test_a_failing_point_is_recorded_and_the_sweep_goes_on(scheduler: str) -> None:
+    records = run_sweep(SWEEP, scheduler=scheduler, run_point=_failing_on_cnn)
+    failed = [(r["index"], r["error"], r["result"]) for r in records if r["status"] != "ok"]
+    assert failed == [(4, "RuntimeError: cnn at 0.5 us breaks", None)]
+    assert sum(r["status"] == "ok" for r in records) == 5
+
+
+def test_a_killed_worker_loses_no_point_and_repeats_none(scheduler: str, tmp_path: Path) -> None:
+    marker = tmp_path / "killed"
+    run_point = functools.partial(_dying_once, marker=str(marker))
+    out = tmp_path / "results.jsonl"
+    # Two points per task: the dead worker's whole task reruns elsewhere, and is written once.
+    records = run_sweep(SWEEP, out=out, scheduler=scheduler, run_point=run_point, batch=2)
+    assert marker.exists()
+    lines = out.read_text().splitlines()[1:]
+    assert sorted(json.loads(line)["index"] for line in lines) == list(range(6))
+    assert _stable(records) == _stable(run_sweep(SWEEP, workers=0))
+
+
+def test_interrupted_sweep_resumed_equals_uninterrupted(scheduler: str, tmp_path: Path) -> None:
+    whole = tmp_path / "whole.jsonl"
+    run_sweep(SWEEP, out=whole, workers=0)
+
+    def stop_after_two(state: SweepProgress) -> None:
+        if state.done == 2:
+            raise KeyboardInterrupt
+
+    part = tmp_path / "part.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(SWEEP, out=part, scheduler=scheduler, progress=stop_after_two)
+    assert len(part.read_text().splitlines()) == 3
+    seen: list[SweepProgress] = []
+    run_sweep(SWEEP, out=part, scheduler=scheduler, resume=True, progress=seen.append)
+    assert (seen[0].skipped, seen[0].done, seen[-1].done, seen[-1].total) == (2, 2, 6, 6)
+    first, rest = whole.read_text().split("\n", 1), part.read_text().split("\n", 1)
+    assert first[0] == rest[0]
+    assert _stable(read_results(whole)[1]) == _stable(read_results(part)[1])
+
+
+def test_resume_drops_a_line_cut_short(tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    run_sweep(SWEEP, out=out, workers=0)
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text("".join(lines[:3]) + lines[3][:25])
+    records = run_sweep(SWEEP, out=out, workers=0, resume=True)
+    again = out.read_text().splitlines()
+    assert len(again) == 7
+    assert sorted(json.loads(line)["index"] for line in again[1:]) == list(range(6))
+    assert len(records) == 6
+
+
+def test_resume_refuses_results_of_another_sweep(tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    run_sweep({**SWEEP, "models": ["mlp"]}, out=out, workers=0)
+    other = load_sweep({**SWEEP, "models": ["mlp"]}).hash
+    ours = load_sweep(SWEEP).hash
+    message = (
+        f"{out}: expected results of this sweep (hash {ours}), "
+        f"got results of another sweep (hash {other}, 'small')"
+    )
+    with pytest.raises(SweepError, match="^" + re.escape(message) + "$"):
+        run_sweep(SWEEP, out=out, workers=0, resume=True)
+
+
+def test_an_existing_file_is_not_overwritten(tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    out.write_text("precious\n")
+    message = (
+        f"{out}: expected a new results file (--resume completes an existing one), "
+        "got an existing file"
+    )
+    with pytest.raises(SweepError, match="^" + re.escape(message) + "$"):
+        run_sweep(SWEEP, out=out, workers=0)
+    assert out.read_text() == "precious\n"
+
+
+def test_resume_refuses_a_file_that_is_not_a_results_file(tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    out.write_text("precious\n")
+    message = f"{out}: expected a hetsim-sweep/1 results file, got 'precious'"
+    with pytest.raises(SweepError, match="^" + re.escape(message) + "$"):
+        run_sweep(SWEEP, out=out, workers=0, resume=True)
+
+
+def test_bad_worker_count_is_refused() -> None:
+    with pytest.raises(SweepError, match=r"^workers: expected an integer >= 0, got -1$"):
+        run_sweep(SWEEP, workers=-1)
+
+
+def test_bad_batch_is_refused() -> None:
+    with pytest.raises(SweepError, match=r"^batch: expected an integer >= 1 or None, got 0$"):
+        run_sweep(SWEEP, workers=0, batch=0)
+
+
+def test_local_cluster_workers_keep_glibc_heap_trimming_default(scheduler: str) -> None:
+    # Dask's MALLOC_TRIM_THRESHOLD_=65536 made each simulation 2.5x slower (docs/sweeps.md).
+    with distributed.Client(scheduler) as client:
+        found = client.run(os.environ.get, "MALLOC_TRIM_THRESHOLD_")
+    assert found, "a worker is up (a restarted one may not be back yet)"
+    assert set(found.values()) == {None}

@@ -1,0 +1,216 @@
+"""Sweep files: validation messages in full, expansion to points, override paths, hashes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hetsim.errors import SweepError
+from hetsim.sweep import load_sweep, override_tree, parse_path
+from hetsim.target import Target
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sweep-arm-riscv.yaml"
+BASE: dict[str, Any] = {"target": "arm-riscv-soc", "models": ["mlp"]}
+DISPATCH = "executor.dispatch_us"
+BANDWIDTH = "devices[vdevice0].link.bandwidth_gbps"
+
+
+def _full(message: str) -> str:
+    return "^" + re.escape(message) + "$"
+
+
+BAD_SWEEPS = [
+    ({**BASE, "mdoe": "timing"}, "mdoe: unknown key (did you mean 'mode'?)"),
+    ({"target": "arm-riscv-soc"}, "models: expected a value (required)"),
+    (
+        {**BASE, "vary": {DISPATCH: 0.5}},
+        "vary.executor.dispatch_us: expected a non-empty list of values or "
+        "{start, stop, step|num}, got 0.5",
+    ),
+    (
+        {**BASE, "vary": {"host[0].freq_ghz": [1]}},
+        "vary.host[0].freq_ghz: expected brackets only after 'devices', got 'host[0].freq_ghz'",
+    ),
+    (
+        {**BASE, "vary": {"devices[vdevice0].host.freq_gz": [1, 2]}},
+        "vary.devices[vdevice0].host.freq_gz: unknown attribute (did you mean 'freq_ghz'?)",
+    ),
+    (
+        {**BASE, "vary": {DISPATCH: [0.5, -1]}},
+        "vary.executor.dispatch_us: expected a non-negative number, got -1",
+    ),
+    (
+        {**BASE, "vary": {"devices[vdevice1].link.bandwidth_gbps": [1]}},
+        "vary.devices[vdevice1]: unknown device (did you mean 'vdevice0'?)",
+    ),
+    ({**BASE, "mode": "fast"}, "mode: expected one of 'functional', 'timing', got 'fast'"),
+    ({**BASE, "expand": "zip"}, "expand: expected one of 'grid', 'list', got 'zip'"),
+    (
+        {**BASE, "expand": "list", "vary": {DISPATCH: [0.5, 1], "host.freq_ghz": [1]}},
+        "vary: expected lists of one length (expand: list zips them), "
+        "got lengths executor.dispatch_us: 2, host.freq_ghz: 1",
+    ),
+    (
+        {**BASE, "vary": {DISPATCH: {"start": 1, "stop": 0, "step": 0.5}}},
+        "vary.executor.dispatch_us.step: expected a number that walks from start to stop, got 0.5",
+    ),
+    (
+        {**BASE, "vary": {DISPATCH: {"start": 1, "stop": 2}}},
+        "vary.executor.dispatch_us: expected a range {start, stop, step} or {start, stop, num}, "
+        "got {'start': 1, 'stop': 2}",
+    ),
+    (
+        {**BASE, "vary": {DISPATCH: [1, 1]}},
+        "vary.executor.dispatch_us: expected distinct values, got [1, 1]",
+    ),
+    (
+        {**BASE, "vary": {"link": [{"bandwidth_gbps": 1}], "link.latency_us": [1]}},
+        "vary.link.latency_us: expected separate paths, got a path inside 'link'",
+    ),
+    (
+        {**BASE, "models": ["mlpp"]},
+        "models[0]: load_model: expected a zoo name or a path to an .onnx file, got 'mlpp' "
+        "(did you mean 'mlp'?)",
+    ),
+    (
+        {**BASE, "target": "arm-riscv-sco"},
+        "target: unknown kind or tag 'arm-riscv-sco' (did you mean 'arm-riscv-soc'?)",
+    ),
+    (
+        {**BASE, "metric": "makespan"},
+        "metric: expected a number in a result, such as makespan_us or breakdown_us.dispatch, "
+        "got 'makespan' (did you mean 'makespan_us'?)",
+    ),
+    ([1, 2], "sweep: expected a mapping of keys, got [1, 2]"),
+]
+
+
+@pytest.mark.parametrize(("data", "message"), BAD_SWEEPS, ids=[m[:40] for _, m in BAD_SWEEPS])
+def test_bad_sweep_names_key_and_path(data: Any, message: str) -> None:
+    with pytest.raises(SweepError, match=_full(message)):
+        load_sweep(data)
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    data = {**BASE, "seed": -1, "iterations": 0, "dims": {"seq": 0}, "policies": [3]}
+    with pytest.raises(SweepError) as caught:
+        load_sweep(data)
+    assert [p.message for p in caught.value.problems] == [
+        "policies[0]: expected a name or null, got 3",
+        "iterations: expected an integer >= 1, got 0",
+        "seed: expected an integer >= 0, got -1",
+        "dims.seq: expected an integer >= 1, got 0",
+    ]
+
+
+def test_a_bad_override_is_reported_once_for_all_its_points() -> None:
+    data = {**BASE, "vary": {"host.freq_gz": [1, 2], DISPATCH: [0.1, 0.2, 0.3]}}
+    with pytest.raises(SweepError) as caught:
+        load_sweep(data)
+    assert [p.message for p in caught.value.problems] == [
+        "vary.host.freq_gz: unknown attribute (did you mean 'freq_ghz'?)"
+    ]
+
+
+def test_a_file_that_is_not_yaml_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("target: [unclosed\n")
+    message = f"{path}:2: expected YAML, got expected ',' or ']', but got '<stream end>'"
+    with pytest.raises(SweepError, match=_full(message)):
+        load_sweep(path)
+
+
+def test_grid_crosses_models_and_values_in_order() -> None:
+    spec = load_sweep({**BASE, "models": ["mlp", "cnn"], "vary": {DISPATCH: [0.1, 0.2]}})
+    params = [(p.index, p.params["model"], p.params[DISPATCH]) for p in spec.points()]
+    assert params == [(0, "mlp", 0.1), (1, "mlp", 0.2), (2, "cnn", 0.1), (3, "cnn", 0.2)]
+
+
+def test_list_zips_values() -> None:
+    vary = {DISPATCH: [0.1, 0.2], BANDWIDTH: [4, 8]}
+    spec = load_sweep({**BASE, "expand": "list", "vary": vary})
+    assert [p.params for p in spec.points()] == [
+        {"model": "mlp", DISPATCH: 0.1, BANDWIDTH: 4},
+        {"model": "mlp", DISPATCH: 0.2, BANDWIDTH: 8},
+    ]
+
+
+def test_point_target_equals_the_hand_written_override() -> None:
+    spec = load_sweep({**BASE, "vary": {BANDWIDTH: [4], DISPATCH: [0.3]}})
+    expected = Target(
+        {
+            "tag": "arm-riscv-soc",
+            "executor": {"dispatch_us": 0.3},
+            "devices": {"vdevice0": {"link": {"bandwidth_gbps": 4}}},
+        }
+    )
+    assert spec.points()[0].target == expected
+
+
+def test_policies_and_strategies_become_simulate_options() -> None:
+    spec = load_sweep({**BASE, "policies": ["heft", None], "strategies": ["whole"]})
+    assert [p.params for p in spec.points()] == [
+        {"model": "mlp", "partition": "heft", "cuda_graph": "whole"},
+        {"model": "mlp", "cuda_graph": "whole"},
+    ]
+    assert dict(spec.points()[0].options) == {"mode": "timing", "seed": 0, "trace": False}
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ({"start": 0.1, "stop": 0.7, "step": 0.2}, [0.1, 0.3, 0.5, 0.7]),
+        ({"start": 2, "stop": 10, "step": 4}, [2, 6, 10]),
+        ({"start": 10, "stop": 1, "step": -4}, [10, 6, 2]),
+        ({"start": 0.0, "stop": 1.0, "num": 5}, [0.0, 0.25, 0.5, 0.75, 1.0]),
+        ({"start": 3, "stop": 9, "num": 1}, [3.0]),
+    ],
+)
+def test_ranges_expand_to_values(values: dict[str, Any], expected: list[float]) -> None:
+    spec = load_sweep({**BASE, "vary": {DISPATCH: values}})
+    assert list(spec.axes[0].values) == expected
+
+
+def test_override_paths_parse_to_nested_keys() -> None:
+    assert parse_path("devices[vdevice0].devices[npu].freq_ghz") == (
+        "devices",
+        "vdevice0",
+        "devices",
+        "npu",
+        "freq_ghz",
+    )
+    assert override_tree(((BANDWIDTH, 4), ("devices[vdevice0].host.freq_ghz", 1.0))) == {
+        "devices": {"vdevice0": {"link": {"bandwidth_gbps": 4}, "host": {"freq_ghz": 1.0}}}
+    }
+    message = "expected a path such as devices[vdevice0].host.freq_ghz, got 'devices..x'"
+    with pytest.raises(ValueError, match=_full(message)):
+        parse_path("devices..x")
+
+
+def test_hash_ignores_name_and_metric_but_not_values() -> None:
+    first = load_sweep({**BASE, "vary": {DISPATCH: [0.1]}})
+    renamed = load_sweep({**BASE, "vary": {DISPATCH: [0.1]}, "name": "x", "metric": "links"})
+    other = load_sweep({**BASE, "vary": {DISPATCH: [0.2]}})
+    assert first.hash == renamed.hash != other.hash
+    assert first.points()[0].id == renamed.points()[0].id
+
+
+def test_example_sweep_is_valid() -> None:
+    spec = load_sweep(EXAMPLE)
+    assert (spec.name, len(spec.points()), spec.varied) == (
+        "arm-riscv-link-and-dispatch",
+        32,
+        (DISPATCH, BANDWIDTH),
+    )
+
+
+def test_a_value_may_be_a_mapping() -> None:
+    links = [{"bandwidth_gbps": 4, "latency_us": 1}, {"bandwidth_gbps": 8, "latency_us": 3}]
+    spec = load_sweep({**BASE, "vary": {"devices[vdevice0].link": links}})
+    assert [dict(p.target.devices[0].attrs["link"]) for p in spec.points()] == [
+        {"bandwidth_gbps": 4.0, "latency_us": 1.0},
+        {"bandwidth_gbps": 8.0, "latency_us": 3.0},
+    ]
