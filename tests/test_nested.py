@@ -24,7 +24,7 @@ from hetsim.target import list_tags
 from tests.runtime.nested_tiny import nested
 from tests.sim.tiny import N, device, graph, target
 
-PIPELINE_RULES = Path(__file__).parent / "data" / "rules" / "two-node-pipeline.yaml"
+PIPELINE_RULES = Path(__file__).parents[1] / "examples" / "two-node-pipeline.yaml"
 
 ONE_LEVEL = target(nested("acc", device("npu", ["Relu"])))
 THREE_LEVELS = target(nested("a", device("npu", ["Relu"]), nested("b", device("dsp", ["Neg"]))))
