@@ -17,6 +17,17 @@ from hetsim.errors import HetsimError
 
 __all__ = ["main"]
 
+# An optional dependency's top-level module -> the extra that installs it.
+EXTRA_OF_MODULE = {
+    "onnx": "onnx",
+    "matplotlib": "plot",
+    "rich": "rich",
+    "dask": "dist",
+    "distributed": "dist",
+    "tvm": "tvm",
+    "threadpoolctl": "calibrate",
+}
+
 # Each module defines register(subparsers); a parser it adds sets `func(args) -> int`.
 COMMAND_MODULES = (
     "targets",
@@ -51,6 +62,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except HetsimError as err:
         print(f"error: {err}", file=sys.stderr)
+        return 1
+    except ModuleNotFoundError as err:
+        extra = EXTRA_OF_MODULE.get((err.name or "").partition(".")[0])
+        if extra is None:
+            raise
+        print(f"error: {err.name} is not installed; it comes with hetsim's '{extra}' extra: "
+              f'pip install "hetsim[{extra}]" (from a clone: pip install -e ".[{extra}]")',
+              file=sys.stderr)  # fmt: skip
         return 1
     except FileNotFoundError as err:
         print(f"error: {err.filename}: no such file", file=sys.stderr)

@@ -1,0 +1,48 @@
+"""The command line's own rules: every command registered, missing extras named."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from hetsim import cli
+
+
+def test_every_command_group_is_registered(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    listed = capsys.readouterr().out
+    for name in cli.COMMAND_MODULES:
+        assert f"    {name}" in listed
+
+
+def _command_raising(monkeypatch: pytest.MonkeyPatch, module: str) -> None:
+    """Make every command fail as an import of `module` would."""
+
+    def run(args: argparse.Namespace) -> int:
+        raise ModuleNotFoundError(f"No module named '{module}'", name=module)
+
+    parse = argparse.ArgumentParser.parse_args
+    monkeypatch.setattr(
+        argparse.ArgumentParser,
+        "parse_args",
+        lambda self, argv=None: argparse.Namespace(**{**vars(parse(self, argv)), "func": run}),
+    )
+
+
+def test_a_missing_optional_module_names_its_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _command_raising(monkeypatch, "threadpoolctl")
+    assert cli.main(["targets", "list"]) == 1
+    assert capsys.readouterr().err == (
+        "error: threadpoolctl is not installed; it comes with hetsim's 'calibrate' extra: "
+        'pip install "hetsim[calibrate]" (from a clone: pip install -e ".[calibrate]")\n'
+    )
+
+
+def test_a_missing_module_of_no_extra_is_a_bug_and_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    _command_raising(monkeypatch, "no_such_module")
+    with pytest.raises(ModuleNotFoundError, match="no_such_module"):
+        cli.main(["targets", "list"])
