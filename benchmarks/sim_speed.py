@@ -4,8 +4,9 @@ For synthetic chains (each op reads the previous one) and DAGs (each op adds the
 outputs) of 1e3, 1e4, 1e5 (and with ``--big`` 1e6) ops, in timing mode on a host+GPU target
 (every op a kernel launched on the GPU: ALLOC, LAUNCH, FREE per op), this times, per op:
 `hetsim.simulate` without and with spans (the graph is built beforehand), each phase of it
-(`PHASES`: partition (which runs its own shape propagation), compile the plan to programs, shape
-propagation, binding, the engine run, the `Result`), and, in the same process, a raw SimPy loop
+(`PHASES`: shape propagation (which the plan and the run share, as in `simulate`), partition,
+compile the plan to programs, binding, the engine run, the `Result`), and, in the same process,
+a raw SimPy loop
 doing one ``env.timeout`` per op. It prints
 two tables, µs per op and the same divided by the raw SimPy figure (the ratio the goals are
 stated in), and the memory hetsim allocated (tracemalloc peak of a separate run, so tracing does
@@ -94,19 +95,32 @@ def best_of(repeat: int, run: Callable[[], Any]) -> float:
     return best
 
 
-PHASES = ("partition", "compile", "propagate", "bind", "run", "result")
+PHASES = ("propagate", "partition", "compile", "bind", "run", "result")
 """The stages of a timing-mode `simulate`, in the order it runs them."""
 
 
 def phases(graph: Graph, platform: Any) -> dict[str, float]:
-    """Wall seconds of each stage (`PHASES`) of one timing-mode run without spans."""
+    """Wall seconds of each stage (`PHASES`) of one timing-mode run without spans.
+
+    The cyclic garbage collector is paused throughout, as `simulate` pauses it.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _phases(graph, platform)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _phases(graph: Graph, platform: Any) -> dict[str, float]:
     clock = time.perf_counter
     marks = [clock()]
-    plan = partition(graph, platform, "capability", None, dims={})
+    metas = propagate(graph, {})
+    marks.append(clock())
+    plan = partition(graph, platform, "capability", None, dims={}, metas=metas)
     marks.append(clock())
     program = compile_plan(graph, platform, plan)
-    marks.append(clock())
-    metas = propagate(graph, {})
     marks.append(clock())
     sim = simulation_for(program, platform, trace=False)
     bound = bind(program, platform, sim, metas)

@@ -154,6 +154,10 @@ class LevelContext:
     dynamic: frozenset[str] = frozenset()
     constants: frozenset[str] = frozenset()
     rules: tuple[Any, ...] = ()
+    # Refusals depend on the op's type and dynamism only: worked out once per pair, not per op.
+    _capable: dict[tuple[str, bool], tuple[list[str], list[tuple[str, str]]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def choices(self) -> tuple[str, ...]:
@@ -169,16 +173,20 @@ class LevelContext:
             None can; the message names each processor tried and why not.
         """
         is_dynamic = op.name in self.dynamic
-        found, tried = [], []
-        for choice in self.choices:
-            refused = refusals(self.platform, choice, op, is_dynamic)
-            if refused:
-                tried.extend(refused)
-            else:
-                found.append(choice)
-        if not found:
-            raise no_device_error(op, tried)
-        return found
+        known = self._capable.get((op.type, is_dynamic))
+        if known is None:
+            found: list[str] = []
+            tried: list[tuple[str, str]] = []
+            for choice in self.choices:
+                refused = refusals(self.platform, choice, op, is_dynamic)
+                if refused:
+                    tried.extend(refused)
+                else:
+                    found.append(choice)
+            known = self._capable[op.type, is_dynamic] = (found, tried)
+        if not known[0]:
+            raise no_device_error(op, known[1])
+        return list(known[0])
 
     def memory_of(self, choice: str) -> str:
         """The memory a choice computes in: a nested level's is its host's."""

@@ -32,8 +32,9 @@ from typing import Any
 
 from hetsim.errors import PartitionError
 from hetsim.ir import Graph, Op
-from hetsim.kernels import Cost, Meta, lookup, propagate
+from hetsim.kernels import Cost, Meta, propagate
 from hetsim.partition.context import LevelContext, home_memory, is_static
+from hetsim.partition.costs import op_costs
 from hetsim.partition.plan import LevelPlan, Plan, Segment, Transfer
 from hetsim.partition.policies import POLICIES, Rule, load_rules
 from hetsim.partition.segments import group_ops
@@ -60,11 +61,13 @@ def fold(graph: Graph) -> tuple[frozenset[str], tuple[Op, ...], tuple[Op, ...]]:
     (['v', 'w'], ['n'], ['a'])
     """
     constants = {name for name in graph.initializers if name not in graph.inputs}
+    known = {*constants, ""}  # an omitted input ("") does not stop folding
     folded, kept = [], []
     for op in graph.ops:
-        if all(not name or name in constants for name in op.inputs):
+        if known.issuperset(op.inputs):
             folded.append(op)
             constants.update(name for name in op.outputs if name)
+            known.update(op.outputs)
         else:
             kept.append(op)
     return frozenset(constants), tuple(folded), tuple(kept)
@@ -72,21 +75,14 @@ def fold(graph: Graph) -> tuple[frozenset[str], tuple[Op, ...], tuple[Op, ...]]:
 
 def _dynamic_ops(graph: Graph, ops: Sequence[Op], dims: Mapping[str, int]) -> frozenset[str]:
     shaped = {n for n, t in graph.inputs.items() if any(s not in dims for s in t.symbols)}
+    if not shaped:
+        return frozenset()
     dynamic = set()
     for op in ops:
         if any(name in shaped for name in op.inputs):
             dynamic.add(op.name)
             shaped.update(op.outputs)
     return frozenset(dynamic)
-
-
-def _costs(ops: Sequence[Op], metas: Mapping[str, Meta]) -> dict[str, Cost]:
-    costs = {}
-    for op in ops:
-        ins = [metas.get(name) if name else None for name in op.inputs]
-        outs = [metas[name] for name in op.outputs if name]
-        costs[op.name] = lookup(op).cost(op, ins, outs)
-    return costs
 
 
 @dataclass
@@ -108,11 +104,19 @@ class _Builder:
 
     def __post_init__(self) -> None:
         self.consumers: dict[str, set[str]] = {}
+        consumers = self.consumers
         for op in self.graph.ops:
             for name in op.inputs:
-                self.consumers.setdefault(name, set()).add(op.name)
+                found = consumers.get(name)
+                if found is None:  # not setdefault: no empty set built per read
+                    consumers[name] = {op.name}
+                else:
+                    found.add(op.name)
         self.outputs = set(self.graph.outputs)
-        self.made = {op.name: [t for t in op.outputs if t] for op in self.graph.ops}
+        self.made = {
+            op.name: op.outputs if "" not in op.outputs else tuple(t for t in op.outputs if t)
+            for op in self.graph.ops
+        }
 
     def _memory(self, choice: str) -> str:
         return home_memory(self.platform, choice)
@@ -125,11 +129,12 @@ class _Builder:
         inputs = dict.fromkeys(
             t for op in ops for t in op.inputs if t and t not in made and t not in self.constants
         )
+        consumers, none = self.consumers, frozenset[str]()
         outputs = [
             t
             for op in ops
             for t in op.outputs
-            if t and (t in self.outputs or self.consumers.get(t, set()) - names)
+            if t and (t in self.outputs or not consumers.get(t, none) <= names)
         ]
         number = len(self.segments.setdefault(level.path, []))
         prefix = f"{level.path}:" if level.path else ""
@@ -148,9 +153,11 @@ class _Builder:
 
     def _boundaries(self, level: Level, cut: list[Segment], exits: Sequence[str]) -> None:
         host_memory = self._memory(level.host)
-        made_in = {
-            t: self._memory(s.device) for s in cut for op_name in s.ops for t in self.made[op_name]
-        }
+        made_in: dict[str, str] = {}
+        for s in cut:
+            memory = self._memory(s.device)
+            for op_name in s.ops:
+                made_in.update(dict.fromkeys(self.made[op_name], memory))
         moved: set[tuple[str, str]] = set()
         found = self.transfers.setdefault(level.path, [])
 
@@ -213,9 +220,10 @@ class _Builder:
         ops = {op.name: op for op in self.graph.ops}
         held: dict[str, set[str]] = {}
         for name, path in self.placement.items():
-            memory = self.platform.processors[path].memory
-            weights = {t for t in ops[name].inputs if t in self.constants}
-            held.setdefault(memory, set()).update(weights)
+            weights = [t for t in ops[name].inputs if t in self.constants]
+            if weights:  # an op without weights adds nothing to hold
+                memory = self.platform.processors[path].memory
+                held.setdefault(memory, set()).update(weights)
         for memory, weights in held.items():
             need = sum(self.metas[t].nbytes for t in weights)
             capacity = self.platform.memories[memory].capacity_bytes
@@ -278,6 +286,8 @@ def partition(
     policy: str = "capability",
     rules: Sequence[Mapping[str, Any]] | str | Path | None = None,
     dims: Mapping[str, int] | None = None,
+    *,
+    metas: Mapping[str, Meta] | None = None,
 ) -> Plan:
     """Place every op of `graph` on `platform`: per level, segments, devices and transfers.
 
@@ -293,6 +303,9 @@ def partition(
         For policy ``rules``: a list of ``{op, device}`` mappings or a YAML file path.
     dims
         Symbolic dims bound at compile time; unbound ones make the ops they reach dynamic.
+    metas
+        Every tensor's `Meta` at the estimate dims (each unbound dim `ESTIMATE_DIM`), when the
+        caller has them already (`hetsim.api.simulate` reuses its own); else propagated here.
 
     Returns
     -------
@@ -317,14 +330,15 @@ def partition(
     bound = dict(dims or {})
     rule_list = _policy(policy, rules, platform)
     estimate = {s: bound.get(s, ESTIMATE_DIM) for s in graph.symbols}
-    metas = propagate(graph, estimate)
+    if metas is None:
+        metas = propagate(graph, estimate)
     constants, folded, ops = fold(graph)
     builder = _Builder(
         graph,
         platform,
         policy,
         metas,
-        _costs(ops, metas),
+        op_costs(ops, metas),
         _dynamic_ops(graph, ops, bound),
         constants,
         rule_list,

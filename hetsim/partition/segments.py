@@ -3,16 +3,17 @@
 Owns the merge rule. Given one level's ops and the device each was placed on, every op starts as
 its own group; two groups joined by a data edge and placed on the same device merge unless the
 merge would close a cycle in the graph of groups (another path joins them through a third group).
-Merging repeats until no edge can merge, so the groups are maximal. The group DAG is a
-``networkx.DiGraph``; its lexicographic topological order (by first op) is the segments' order.
+Merging repeats until no edge can merge, so the groups are maximal; the edges are tried in
+`data_edges` order, pass after pass, so the result is one fixed function of the ops' order. The
+group DAG is a union-find over the ops plus successor and predecessor sets per group (built once,
+updated per merge); its lexicographic topological order (by first op) is the segments' order.
 Which device each op gets is the policies' job; transfers are `hetsim.partition.core`'s.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
-
-import networkx as nx
 
 from hetsim.ir import Op
 
@@ -38,9 +39,100 @@ def data_edges(ops: Sequence[Op]) -> list[tuple[int, int]]:
     return list(edges)
 
 
-def _would_cycle(dag: nx.DiGraph, a: int, b: int) -> bool:
-    """Whether merging `a` into `b` (edge a -> b) closes a cycle: another path a ~> b exists."""
-    return any(s != b and nx.has_path(dag, s, b) for s in dag.successors(a))
+class _GroupDag:
+    """Groups of ops (union-find, a group is named by its first op) and the edges between them."""
+
+    def __init__(self, size: int, edges: Sequence[tuple[int, int]]) -> None:
+        self.parent = list(range(size))
+        self.succ: list[set[int]] = [set() for _ in range(size)]
+        self.pred: list[set[int]] = [set() for _ in range(size)]
+        for u, v in edges:
+            self.succ[u].add(v)
+            self.pred[v].add(u)
+
+    def find(self, i: int) -> int:
+        """The group of op `i` (with path halving)."""
+        parent = self.parent
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def would_cycle(self, a: int, b: int) -> bool:
+        """Whether merging groups `a` -> `b` closes a cycle: a path a ~> b other than the edge.
+
+        Searches forward from a's other successors and backward from b's other predecessors,
+        one frontier at a time (the smaller first), until they meet or one runs out.
+        """
+        succ, pred = self.succ, self.pred
+        if len(succ[a]) == 1 or len(pred[b]) == 1:
+            return False  # the edge a -> b is all either has: no other path (the common case)
+        seen_f, seen_b = {a}, {b}
+        frontier_f = [s for s in succ[a] if s != b]
+        frontier_b = [p for p in pred[b] if p != a]
+        seen_f.update(frontier_f)
+        if not seen_b.isdisjoint(frontier_f) or not seen_f.isdisjoint(frontier_b):
+            return True
+        seen_b.update(frontier_b)
+        while frontier_f and frontier_b:
+            if len(frontier_f) <= len(frontier_b):
+                frontier_f = _step(frontier_f, succ, seen_f, seen_b)
+                if frontier_f is None:
+                    return True
+            else:
+                frontier_b = _step(frontier_b, pred, seen_b, seen_f)
+                if frontier_b is None:
+                    return True
+        return False
+
+    def merge(self, a: int, b: int) -> None:
+        """Contract groups `a` and `b` into the one with the smaller name."""
+        keep, gone = (a, b) if a < b else (b, a)
+        succ, pred = self.succ, self.pred
+        for p in pred[gone]:
+            succ[p].discard(gone)
+            if p != keep:
+                succ[p].add(keep)
+                pred[keep].add(p)
+        for s in succ[gone]:
+            pred[s].discard(gone)
+            if s != keep:
+                pred[s].add(keep)
+                succ[keep].add(s)
+        succ[gone], pred[gone] = set(), set()
+        self.parent[gone] = keep
+
+    def order(self) -> list[int]:
+        """The groups in lexicographic topological order (smallest name first among the ready)."""
+        roots = [i for i in range(len(self.parent)) if self.parent[i] == i]
+        waiting = {i: len(self.pred[i]) for i in roots}
+        ready = [i for i in roots if not waiting[i]]
+        heapq.heapify(ready)
+        found = []
+        while ready:
+            group = heapq.heappop(ready)
+            found.append(group)
+            for s in self.succ[group]:
+                waiting[s] -= 1
+                if not waiting[s]:
+                    heapq.heappush(ready, s)
+        assert len(found) == len(roots), "the group graph has a cycle"
+        return found
+
+
+def _step(
+    frontier: list[int], edges: list[set[int]], seen: set[int], other: set[int]
+) -> list[int] | None:
+    """One level of a breadth-first search; ``None`` when it reaches the other side."""
+    following = []
+    for node in frontier:
+        for nxt in edges[node]:
+            if nxt in other:
+                return None
+            if nxt not in seen:
+                seen.add(nxt)
+                following.append(nxt)
+    return following
 
 
 def group_ops(ops: Sequence[Op], device: Mapping[str, str]) -> list[tuple[str, tuple[Op, ...]]]:
@@ -70,31 +162,26 @@ def group_ops(ops: Sequence[Op], device: Mapping[str, str]) -> list[tuple[str, t
     >>> [(d, [o.name for o in g]) for d, g in group_ops(ops, {"a": "npu", "b": "npu", "c": "npu"})]
     [('npu', ['a', 'b', 'c'])]
     """
-    dag = nx.DiGraph()
-    dag.add_nodes_from(range(len(ops)))
+    where = [device[op.name] for op in ops]
     edges = data_edges(ops)
-    dag.add_edges_from(edges)
-    group = list(range(len(ops)))
-
-    def find(i: int) -> int:
-        while group[i] != i:
-            group[i] = group[group[i]]
-            i = group[i]
-        return i
-
+    dag = _GroupDag(len(ops), edges)
+    find, parent = dag.find, dag.parent
     merged = True
     while merged:
         merged = False
         for u, v in edges:
-            a, b = find(u), find(v)
-            if a == b or device[ops[a].name] != device[ops[b].name] or _would_cycle(dag, a, b):
+            # inlined for speed: find() only for an op whose group is not itself or its parent
+            a = parent[u]
+            if parent[a] != a:
+                a = find(a)
+            b = parent[v]
+            if parent[b] != b:
+                b = find(b)
+            if a == b or where[a] != where[b] or dag.would_cycle(a, b):
                 continue
-            keep, gone = min(a, b), max(a, b)
-            nx.contracted_nodes(dag, keep, gone, self_loops=False, copy=False)
-            group[gone] = keep
+            dag.merge(a, b)
             merged = True
     members: dict[int, list[Op]] = {}
     for i, op in enumerate(ops):
         members.setdefault(find(i), []).append(op)
-    order = nx.lexicographical_topological_sort(dag, key=lambda n: n)
-    return [(device[ops[n].name], tuple(members[n])) for n in order]
+    return [(where[n], tuple(members[n])) for n in dag.order()]

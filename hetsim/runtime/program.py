@@ -110,10 +110,13 @@ class _Context:
                 )  # fmt: skip
                 placement[segment.id] = segment.device
                 continue
+            device = segment.device
             for name in segment.ops:
-                op = self.ops[self.number[name]]
-                units.append(Unit.of_op(self.number[name], op, segment.device))
-                placement[name] = segment.device
+                index = self.number[name]
+                op = self.ops[index]
+                # inlined for speed: what Unit.of_op(index, op, device) builds
+                units.append(Unit(name, device, op.inputs, op.outputs, index, None, op.type))
+                placement[name] = device
         executor = self.platform.levels[level].executor
         kind = executor.kind if executor is not None else "vm"
         compiler = COMPILERS.get(kind)

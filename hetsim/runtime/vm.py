@@ -271,11 +271,13 @@ def compile_vm(graph: Graph, platform: Platform, placement: Mapping[str, str]) -
 def fold_constants(graph: Graph) -> tuple[set[str], list[Op], list[Op]]:
     """Constants (initializers that are not inputs, and what ops make of constants only)."""
     constants = {name for name in graph.initializers if name not in graph.inputs}
+    known = {*constants, ""}  # an omitted input ("") does not stop folding
     folded, kept = [], []
     for op in graph.ops:
-        if all(not name or name in constants for name in op.inputs):
+        if known.issuperset(op.inputs):
             folded.append(op)
             constants.update(name for name in op.outputs if name)
+            known.update(op.outputs)
         else:
             kept.append(op)
     return constants, folded, kept
@@ -346,6 +348,7 @@ class LevelCompiler:
         self.queued: dict[str, int] = {}  # stream -> items queued so far
         self.synced: dict[str, int] = {}  # stream -> items covered by the last SYNC
         self.constants: list[int] = []
+        self.memory_at: dict[str, str] = {}  # placement path -> its memory, once checked
 
     def compile(
         self,
@@ -387,8 +390,9 @@ class LevelCompiler:
     def _last_uses(self) -> dict[tuple[str, str], int]:
         last: dict[tuple[str, str], int] = {}
         last_any: dict[str, int] = {}
+        memory_at = self.memory_at
         for number, unit in enumerate(self.units):
-            memory = self._memory_of(unit)
+            memory = memory_at.get(unit.where) or self._memory_of(unit)
             for name in unit.inputs:
                 if name:
                     last[name, memory] = number
@@ -398,6 +402,14 @@ class LevelCompiler:
         return last
 
     def _memory_of(self, unit: Unit) -> str:
+        path = unit.where
+        found = self.memory_at.get(path)
+        if found is not None:
+            return found
+        self.memory_at[path] = found = self._check_memory_of(unit)
+        return found
+
+    def _check_memory_of(self, unit: Unit) -> str:
         path = unit.where
         if path in self.nested:
             return self.platform.processors[self.nested[path]].memory
@@ -421,17 +433,26 @@ class LevelCompiler:
     def _compile_unit(
         self, number: int, unit: Unit, last_use: Mapping[tuple[str, str], int]
     ) -> None:
-        memory = self._memory_of(unit)
+        memory = self.memory_at.get(unit.where) or self._memory_of(unit)
         user = self.nested.get(unit.where, unit.where)
-        inputs = tuple(
-            [self._located(name, memory, unit.name) if name else None for name in unit.inputs]
-        )
+        slot_of, slots, home, code = self.slot_of, self.slots, self.home, self.code
+        found: list[int | None] = []
+        for name in unit.inputs:
+            slot = slot_of.get((name, memory)) if name else None
+            if slot is None and name:
+                slot = self._located(name, memory, unit.name)
+            found.append(slot)
+        inputs = tuple(found)
         outputs = []
+        owned = self.caller_outputs and memory == self.host_memory
         for name in unit.outputs:
             if name:
-                slot = self._new_slot(name, memory, is_home=True)
-                if not (self.caller_outputs and memory == self.host_memory and name in self.kept):
-                    self.code.append(Alloc(slot, memory, user, unit.name))
+                # inlined for speed: what _new_slot(name, memory, is_home=True) does
+                slot = len(slots)
+                slots.append(Slot(name, name, memory))
+                slot_of[name, memory] = home[name] = slot
+                if not (owned and name in self.kept):
+                    code.append(Alloc(slot, memory, user, unit.name))
                 outputs.append(slot)
         if unit.op is None:
             assert unit.program is not None, f"invocation {unit.name} without a program"
@@ -454,23 +475,25 @@ class LevelCompiler:
     def _free_after(
         self, number: int, unit: Unit, memory: str, last_use: Mapping[tuple[str, str], int]
     ) -> None:
-        inputs = unit.inputs if len(unit.inputs) < 2 else tuple(dict.fromkeys(unit.inputs))
+        inputs = unit.inputs
+        if len(inputs) > 1 and len(set(inputs)) < len(inputs):
+            inputs = tuple(dict.fromkeys(inputs))
+        code, homes, constants, kept = self.code, self.home, self.constant_names, self.kept
         for name in inputs:
-            if not name or name in self.constant_names:
+            if not name or name in constants:
                 continue
-            copy = self.slot_of[name, memory]
-            home = self.home[name]
-            if (
-                last_use[name, memory] == number
-                and copy != home
-                and not (memory == self.host_memory and name in self.output_names)
-            ):
-                self.code.append(Free(copy, memory))
-            if last_use[name, ""] == number and name not in self.kept:
-                self.code.append(Free(home, self.slots[home].memory))
+            if last_use[name, memory] == number:
+                copy = self.slot_of[name, memory]
+                if copy != homes[name] and not (
+                    memory == self.host_memory and name in self.output_names
+                ):
+                    code.append(Free(copy, memory))
+            if last_use[name, ""] == number and name not in kept:
+                home = homes[name]
+                code.append(Free(home, self.slots[home].memory))
         for name in unit.outputs:
-            if name and name not in self.kept and (name, "") not in last_use:
-                self.code.append(Free(self.home[name], memory))
+            if name and name not in kept and (name, "") not in last_use:
+                code.append(Free(homes[name], memory))
 
     def _located(self, tensor: str, memory: str, user_name: str) -> int:
         """The slot of `tensor` in `memory`, copying it there first if needed."""
@@ -501,8 +524,14 @@ class LevelCompiler:
     def _waits(self, inputs: tuple[int | None, ...], stream: str) -> tuple[int, ...]:
         """Input slots made on a stream other than `stream`: the device must wait for them."""
         made_by = self.made_by
-        waits = [s for s in inputs if s is not None and s in made_by and made_by[s][0] != stream]
-        return tuple(dict.fromkeys(waits)) if len(waits) > 1 else tuple(waits)
+        waits = []
+        for s in inputs:
+            made = made_by.get(s)  # type: ignore[arg-type]
+            if made is not None and made[0] != stream:
+                waits.append(s)
+        if not waits:
+            return ()
+        return tuple(dict.fromkeys(waits)) if len(waits) > 1 else (waits[0],)
 
     def _queue(self, stream: str, produced: list[int]) -> None:
         number = self.queued.get(stream, 0)

@@ -43,8 +43,8 @@ from hetsim.cost import (
     transfer_us,
 )
 from hetsim.errors import SimulationError
-from hetsim.ir import Op
 from hetsim.kernels import Cost, Meta, lookup
+from hetsim.partition.costs import op_signature
 from hetsim.platform import Platform
 from hetsim.runtime import (
     TESTS,
@@ -119,12 +119,8 @@ def simulation_for(
 
     The record lists every processor of the platform, idle ones included.
     """
-    used = {
-        ins.processor
-        for p in _programs(program)
-        for ins in p.code
-        if isinstance(ins, Launch | Copy | Invoke)
-    }
+    queued = (Launch, Copy, Invoke)
+    used = {ins.processor for p in _programs(program) for ins in p.code if type(ins) in queued}
     streams = [path for path in platform.processors if path in used]
     memories = {name: memory.capacity_bytes for name, memory in platform.memories.items()}
     root = _programs(program)[0]
@@ -165,6 +161,16 @@ class _Binder:
         self.timed: dict[Hashable, tuple[float, Mapping[str, Any]]] = {}
         self.launch_us = {path: launch_us(p) for path, p in platform.processors.items()}
         self.timers = {path: kernel_timer(p) for path, p in platform.processors.items()}
+        # ALLOC and FREE span args, one dict per (size, memory): steps only read them.
+        self.memory_args: dict[tuple[int, str], Mapping[str, Any]] = {}
+
+    def memory_args_of(self, size: int, memory: str) -> Mapping[str, Any]:
+        """The span args of an ALLOC or FREE of `size` bytes in `memory` (shared, read only)."""
+        key = (size, memory)
+        found = self.memory_args.get(key)
+        if found is None:
+            found = self.memory_args[key] = {"bytes": size, "memory": memory}
+        return found
 
     def slot_index(self, slot: int | None) -> int:
         return self.none_slot if slot is None else slot
@@ -179,7 +185,8 @@ class _Binder:
     def op_time(self, number: int, processor: str) -> tuple[float, Mapping[str, Any]]:
         """``kernel_us`` of op `number` on `processor`, and its span args."""
         op = self.program.ops[number]
-        key = _signature(op, self.metas, processor)
+        signature = op_signature(op, self.metas)
+        key = (processor, signature) if signature is not None else None
         found = self.timed.get(key) if key is not None else None
         if found is None:
             cost = self.op_cost(number)
@@ -215,6 +222,19 @@ def _nbytes(meta: Meta) -> int:
     return math.prod(meta.shape) * meta.dtype.itemsize
 
 
+def _sizes(slots: Sequence[Any], metas: Mapping[str, Meta]) -> list[int]:
+    """Bytes of each slot's tensor; computed once per `Meta` (metas are shared per shape)."""
+    known: dict[int, int] = {}
+    sizes = []
+    for slot in slots:
+        meta = metas[slot.tensor]
+        size = known.get(id(meta))
+        if size is None:
+            size = known[id(meta)] = _nbytes(meta)
+        sizes.append(size)
+    return sizes
+
+
 class _SlotSpace:
     """The slots of every program of a plan, numbered one after the other."""
 
@@ -226,7 +246,7 @@ class _SlotSpace:
             total += len(p.slots)
         self.offsets = tuple(offsets)
         self.slots = tuple(slot for p in programs for slot in p.slots)
-        self.sizes = [_nbytes(metas[slot.tensor]) for slot in self.slots]
+        self.sizes = _sizes(self.slots, metas)
         # program number -> (its steps, each step's value computation): a nested program's
         # steps compute nothing when the engine runs them; the caller's INVOKE runs these.
         self.runs: dict[int, tuple[tuple[Step, ...], tuple[Run, ...]]] = {}
@@ -261,33 +281,12 @@ def _relocate(ins: Instruction, offset: int) -> Any:
     return ins._replace(**{name: moved(getattr(ins, name)) for name in fields})
 
 
-def _signature(op: Op, metas: Mapping[str, Meta], processor: str) -> Hashable | None:
-    """What an op's duration depends on: type, attributes, input and output metas, processor.
-
-    The metas are keyed by identity, which is cheap (no shape tuples built and hashed per op)
-    and exact: `metas` keeps every Meta alive while the program binds, so an `id` is never
-    reused, and `hetsim.kernels.propagate` gives all tensors of one shape and dtype (without a
-    value) the same Meta object, so ops of equal shapes still share one entry. ``None`` when an
-    attribute is not hashable (tensor attributes): such ops are not memoized.
-    """
-    attrs: tuple[Any, ...] = ()
-    if op.attrs:
-        attrs = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in op.attrs.items())
-        try:
-            hash(attrs)
-        except TypeError:
-            return None
-    get = metas.get  # inlined for speed: an omitted tensor ("") keys as id(None)
-    return (op.type, processor, attrs, *map(id, map(get, op.inputs)), None,
-            *map(id, map(get, op.outputs)))  # fmt: skip
-
-
 def _alloc(ins: Alloc, b: _Binder) -> AllocStep:
     slot = b.slots[ins.tensor]
     size = b.sizes[ins.tensor]
     memory = b.sim.memories[ins.memory]
     cost = b.dispatch_us + b.alloc_us
-    args = {"bytes": size, "memory": ins.memory}
+    args = b.memory_args_of(size, ins.memory)
     return AllocStep(
         f"alloc {slot.name}", cost, memory, size, slot.name, ins.processor, ins.op, args
     )
@@ -296,7 +295,7 @@ def _alloc(ins: Alloc, b: _Binder) -> AllocStep:
 def _free(ins: Free, b: _Binder) -> FreeStep:
     slot = b.slots[ins.tensor]
     size = b.sizes[ins.tensor]
-    args = {"bytes": size, "memory": ins.memory}
+    args = b.memory_args_of(size, ins.memory)
     return FreeStep(
         f"free {slot.name}", b.dispatch_us + b.free_us, b.sim.memories[ins.memory], size,
         ins.tensor, args,
@@ -513,7 +512,11 @@ def bind(
     for p, base in zip(programs, space.offsets, strict=True):
         _check_dims(p, run_dims)
         binder = _Binder(p, platform, sim, metas, run_dims, values, space)
-        code = tuple(BINDERS[type(ins)](_relocate(ins, base), binder) for ins in p.code)
+        binders = BINDERS
+        if base:
+            code = tuple([binders[type(ins)](_relocate(ins, base), binder) for ins in p.code])
+        else:  # the root program's slots start at 0: nothing to relocate
+            code = tuple([binders[type(ins)](ins, binder) for ins in p.code])
         if base and values is not None:
             kernels = tuple(getattr(step, "run", _nothing) for step in code)
             code = tuple(

@@ -8,7 +8,8 @@ from hetsim.ir import Graph, GraphBuilder
 from hetsim.kernels import propagate
 from hetsim.models import LIGHT_MODELS, load_model
 from hetsim.partition import LevelContext, partition
-from hetsim.partition.core import _costs, fold
+from hetsim.partition.core import fold
+from hetsim.partition.costs import op_costs
 from hetsim.partition.policies import estimate_us, place_by_capability, place_by_cost
 from hetsim.platform import Platform
 from tests.partition.tiny import level, nested, platform_of, proc, tag_platform
@@ -33,7 +34,7 @@ def _context(graph: Graph, platform: Platform) -> LevelContext:
     metas = propagate(graph, {s: 1 for s in graph.symbols})
     constants, _, ops = fold(graph)
     return LevelContext(
-        platform, platform.levels[""], ops, metas, _costs(ops, metas), constants=constants
+        platform, platform.levels[""], ops, metas, op_costs(ops, metas), constants=constants
     )
 
 

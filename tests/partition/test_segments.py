@@ -103,3 +103,54 @@ def test_chain_through_same_device_merges_into_one_segment() -> None:
     ops = _ops([[], [0], [1], [0, 2]])
     groups = group_ops(ops, dict.fromkeys((op.name for op in ops), "npu"))
     assert [[o.name for o in g] for _, g in groups] == [["op0", "op1", "op2", "op3"]]
+
+
+def _reference_group_ops(ops: list[Op], device: dict[str, str]) -> list[tuple[str, tuple[Op, ...]]]:
+    """The merge rule written plainly on networkx (the implementation before the union-find)."""
+    dag = nx.DiGraph()
+    dag.add_nodes_from(range(len(ops)))
+    edges = data_edges(ops)
+    dag.add_edges_from(edges)
+    group = list(range(len(ops)))
+
+    def find(i: int) -> int:
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    merged = True
+    while merged:
+        merged = False
+        for u, v in edges:
+            a, b = find(u), find(v)
+            if a == b or device[ops[a].name] != device[ops[b].name]:
+                continue
+            if any(s != b and nx.has_path(dag, s, b) for s in dag.successors(a)):
+                continue
+            keep, gone = min(a, b), max(a, b)
+            nx.contracted_nodes(dag, keep, gone, self_loops=False, copy=False)
+            group[gone] = keep
+            merged = True
+    members: dict[int, list[Op]] = {}
+    for i, op in enumerate(ops):
+        members.setdefault(find(i), []).append(op)
+    order = nx.lexicographical_topological_sort(dag, key=lambda n: n)
+    return [(device[ops[n].name], tuple(members[n])) for n in order]
+
+
+@st.composite
+def wide_placed_dags(draw: st.DrawFn) -> tuple[list[Op], dict[str, str]]:
+    n = draw(st.integers(1, 40))
+    reads = [
+        draw(st.lists(st.integers(max(0, i - 6), i - 1), max_size=4)) if i else [] for i in range(n)
+    ]
+    ops = _ops(reads)
+    device = {op.name: draw(st.sampled_from(DEVICES[:2])) for op in ops}
+    return ops, device
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(wide_placed_dags())
+def test_segments_equal_the_plain_networkx_merge(case: tuple[list[Op], dict[str, str]]) -> None:
+    ops, device = case
+    assert group_ops(ops, device) == _reference_group_ops(ops, device)
