@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hetsim.errors import ModelError
+from hetsim.frontend import proto as onnx_proto
 from hetsim.ir import Dim, Graph, Op, TensorType
 from hetsim.kernels import OPS, Meta
+from hetsim.kernels.registry import ONNX_DTYPES
 
 if TYPE_CHECKING:
     import onnx
@@ -110,19 +112,28 @@ def require_onnx(where: str) -> ModuleType:
 
 def _read(source: str | Path | onnx.ModelProto) -> tuple[onnx.ModelProto, str, str]:
     """The ModelProto, how messages name it (its path, or ``model <graph name>``), and the
-    graph name to use when the model has none (the file stem, or ``model``)."""
-    onnx = require_onnx(str(source) if isinstance(source, str | Path) else "load_onnx")
+    graph name to use when the model has none (the file stem, or ``model``).
+
+    A file is parsed with `onnx_proto.parse_model`, without importing onnx; only a model whose
+    tensors live in external files goes through ``onnx.load``, which reads them.
+    """
     from google.protobuf.message import DecodeError
 
-    if isinstance(source, onnx.ModelProto):
-        return source, f"model {source.graph.name or '(unnamed)'}", "model"
+    if not isinstance(source, str | Path):
+        onnx = require_onnx("load_onnx")
+        if isinstance(source, onnx.ModelProto):
+            return source, f"model {source.graph.name or '(unnamed)'}", "model"
+        raise ModelError(f"load_onnx: expected a path or an onnx.ModelProto, got {source!r}")
     path = Path(source)
     if not path.is_file():
         raise ModelError(f"{path}: expected an ONNX model file, got no such file")
     try:
-        return onnx.load(str(path)), str(path), path.stem
+        model = onnx_proto.parse_model(path)
+        if onnx_proto.has_external_data(model):
+            model = require_onnx(str(path)).load(str(path))
     except (DecodeError, ValueError, OSError) as err:
         raise ModelError(f"{path}: expected an ONNX model, got unreadable data ({err})") from err
+    return model, str(path), path.stem
 
 
 def _convert(model: onnx.ModelProto, where: str, default_name: str) -> Graph:
@@ -160,9 +171,8 @@ def _default_opset(model: onnx.ModelProto, where: str) -> int:
 
 def _dtype_name(elem_type: int, where: str) -> str:
     """The numpy dtype name of an ONNX element type, or a ModelError if unsupported."""
-    from onnx import TensorProto, helper
-
-    name = TensorProto.DataType.Name(elem_type).lower() if elem_type else "undefined"
+    names = onnx_proto.messages(where).TensorProto.DataType
+    name = names.Name(elem_type).lower() if elem_type in names.values() else "undefined"
     if name == "float":
         name = "float32"
     elif name == "double":
@@ -170,15 +180,12 @@ def _dtype_name(elem_type: int, where: str) -> str:
     if name not in SUPPORTED_DTYPES:
         supported = ", ".join(SUPPORTED_DTYPES)
         raise ModelError(f"{where}: expected a supported dtype ({supported}), got {name}")
-    assert str(helper.tensor_dtype_to_np_dtype(elem_type)) == name, f"dtype table: {name}"
+    assert ONNX_DTYPES[elem_type].name == name, f"dtype table: {name}"
     return name
 
 
 def _array(tensor: onnx.TensorProto, where: str) -> np.ndarray:
-    from onnx import numpy_helper
-
-    _dtype_name(tensor.data_type, where)
-    return np.asarray(numpy_helper.to_array(tensor))
+    return onnx_proto.to_array(tensor, np.dtype(_dtype_name(tensor.data_type, where)))
 
 
 def _tensor_type(info: onnx.ValueInfoProto, where: str) -> TensorType:
@@ -246,9 +253,7 @@ def _attribute(proto: onnx.AttributeProto, where: str) -> Any:
     """The Python value of an attribute: int, float, str, list, or numpy array for a tensor."""
     reader = _ATTRIBUTE_READERS.get(proto.type)
     if reader is None:
-        from onnx import AttributeProto
-
-        kind = AttributeProto.AttributeType.Name(proto.type).lower()
+        kind = onnx_proto.messages(where).AttributeProto.AttributeType.Name(proto.type).lower()
         raise ModelError(f"{where}: expected a plain attribute, got {proto.name!r} of type {kind}")
     value = reader(proto, where)
     if proto.name in _DTYPE_ATTRIBUTES and isinstance(value, int):

@@ -5,10 +5,12 @@ view (im2col) and multiplies them by the weight in one batched ``np.matmul`` ove
 group); a large output goes by bands of output rows so the column buffer stays small
 (`COLUMN_BYTES`), and a pointwise conv multiplies the input itself. A depthwise conv is the
 same call with one-row weights, which measured about twice as fast as summing one scaled,
-shifted view per tap. ConvTranspose multiplies the weight's
-transpose by the input, then adds each kernel tap's columns into the strided output (col2im),
-one vectorized add per tap. No Python loop runs over pixels. Window arithmetic lives in
-`window.py`.
+shifted view per tap. A compiled Conv runs a per-shape plan (`conv_plan.py`: the same math with
+the layout worked out once, and flat columns for depthwise convs); `conv` is what runs when there
+is no plan (a column buffer over `COLUMN_BYTES`: bands of rows). ConvTranspose multiplies
+the weight's transpose by the input, then adds each kernel tap's columns into the strided
+output (col2im), one vectorized add per tap. No Python loop runs over pixels. Window
+arithmetic lives in `window.py`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from math import prod
 from typing import Any
 
@@ -23,6 +26,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from hetsim.ir import Op
+from hetsim.kernels.conv_plan import COLUMN_BYTES, Runner, plan_conv
 from hetsim.kernels.registry import (
     Cost,
     Kernel,
@@ -102,8 +106,14 @@ def tap_slices(geometry: Geometry) -> list[tuple[slice, ...]]:
     ]
 
 
-def conv(x: np.ndarray, w: np.ndarray, geometry: Geometry, group: int) -> np.ndarray:
-    """The convolution of `x` ``(N, C, *in)`` by `w` ``(M, C/group, *kernel)``, no bias.
+def conv(
+    x: np.ndarray,
+    w: np.ndarray,
+    geometry: Geometry,
+    group: int,
+    bias: np.ndarray | None = None,
+) -> np.ndarray:
+    """The convolution of `x` ``(N, C, *in)`` by `w` ``(M, C/group, *kernel)``, plus `bias`.
 
     Examples
     --------
@@ -120,24 +130,24 @@ def conv(x: np.ndarray, w: np.ndarray, geometry: Geometry, group: int) -> np.nda
     if taps == 1 and not geometry.is_padded and set(geometry.strides) == {1}:
         # a pointwise conv is a plain GEMM on the input: no window view, no copy
         cols = x.reshape(n, group, cg, prod(geometry.out))
-        pointwise: np.ndarray = np.matmul(weights, cols)
-        return pointwise.reshape(n, m, *geometry.out)
+        y: np.ndarray = np.matmul(weights, cols).reshape(n, m, *geometry.out)
+        return _add_bias(y, bias)
     view = windows(pad_spatial(x, geometry, 0.0), geometry, group)
     row_bytes = n * channels * taps * prod(geometry.out[1:]) * x.itemsize
     rows = max(1, COLUMN_BYTES // row_bytes)
     if rows >= geometry.out[0]:
         cols = view.reshape(n, group, cg * taps, prod(geometry.out))
-        whole: np.ndarray = np.matmul(weights, cols)
-        return whole.reshape(n, m, *geometry.out)
-    return _conv_by_rows(view, weights, rows).reshape(n, m, *geometry.out)
+        y = np.matmul(weights, cols).reshape(n, m, *geometry.out)
+    else:
+        y = _conv_by_rows(view, weights, rows).reshape(n, m, *geometry.out)
+    return _add_bias(y, bias)
 
 
-COLUMN_BYTES = 1 << 22
-"""Largest im2col buffer Conv fills at once; bigger ones go by bands of output rows.
-
-A bounded buffer is reused through the call, where a whole-image one (115 MB for VGG-19's
-first 3x3 convs) is mapped fresh by the OS on every call: before banding, a quarter of VGG-19's
-CPU time at 1 thread was system time spent on its page faults (``benchmarks/kernels.py``)."""
+def _add_bias(y: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    """`y` with `bias` added along axis 1, in place (`y` is the conv's own fresh array)."""
+    if bias is not None:
+        y += bias.reshape(_bias_shape(y.ndim - 2))
+    return y
 
 
 def _conv_by_rows(view: np.ndarray, weights: np.ndarray, rows: int) -> np.ndarray:
@@ -220,19 +230,26 @@ def _bias_shape(rank: int) -> tuple[int, ...]:
     return (-1, *(1,) * rank)
 
 
+def _plan(spec: _ConvSpec, x: np.ndarray, w: np.ndarray) -> Runner | None:
+    if x.dtype != w.dtype:
+        return None
+    return plan_conv(spec.geometry(x.shape, w.shape), x.shape, w.shape, spec.group, x.dtype)
+
+
 def _compile_conv(op: Op, opset: int) -> Kernel:
     spec = _conv_spec(op)
     geometry = memoize(spec.geometry)
+    plans = memoize(partial(_plan, spec))
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x, w = inputs[0], inputs[1]
         assert x is not None, f"{op!r}: input x is required"
         assert w is not None, f"{op!r}: input w is required"
-        y = conv(x, w, geometry((x.shape, w.shape), x.shape, w.shape), spec.group)
         bias = inputs[2] if len(inputs) > 2 else None
-        if bias is not None:
-            y += bias.reshape(_bias_shape(x.ndim - 2))
-        return [y]
+        run = plans((x.shape, w.shape, x.dtype, w.dtype), x, w)
+        if run is not None:
+            return [run(x, w, bias)]
+        return [conv(x, w, geometry((x.shape, w.shape), x.shape, w.shape), spec.group, bias)]
 
     return kernel
 
@@ -247,7 +264,9 @@ def _infer_conv(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]
 
 def _cost_conv(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """``2·N·M·prod(out)·(C/group)·prod(kernel)`` flops (2 per MAC), plus one add per output
-    element for the bias."""
+    element for the bias; bytes: inputs read, output written, and, unless the conv is
+    pointwise (1×1, unpadded, stride 1: a plain GEMM on the input), the im2col column buffer
+    ``N·C·prod(kernel)·prod(out)`` elements written once and read once by the GEMM."""
     x, w = inputs[0], inputs[1]
     assert x is not None, f"{op!r}: input x is required"
     assert w is not None, f"{op!r}: input w is required"
@@ -255,7 +274,12 @@ def _cost_conv(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -
     flops = 2 * y.size * w.size // w.shape[0]
     if len(inputs) > 2 and inputs[2] is not None:
         flops += y.size
-    return Cost(float(flops), nbytes(inputs), nbytes(outputs), "conv")
+    geometry = _conv_spec(op).geometry(x.shape, w.shape)
+    taps = prod(geometry.kernel)
+    is_pointwise = taps == 1 and not geometry.is_padded and set(geometry.strides) == {1}
+    columns = 0 if is_pointwise else x.shape[0] * x.shape[1] * taps * prod(geometry.out)
+    extra = columns * x.dtype.itemsize
+    return Cost(float(flops), nbytes(inputs) + extra, nbytes(outputs) + extra, "conv")
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,12 +11,15 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from hetsim.ir import Op
 from hetsim.kernels.registry import (
+    Cost,
+    CostRule,
     Kernel,
     Meta,
     attr,
@@ -28,6 +31,7 @@ from hetsim.kernels.registry import (
     register,
     same_as_input,
     view_cost,
+    zeros,
 )
 
 __all__ = ["erf"]
@@ -86,7 +90,7 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 def _relu(x: np.ndarray) -> np.ndarray:
-    result: np.ndarray = np.maximum(x, 0)
+    result: np.ndarray = np.maximum(x, zeros(x.shape, x.dtype))  # an array runs vectorized
     return result
 
 
@@ -136,29 +140,92 @@ def _fixed(fn: Unary) -> Callable[[Op], Unary]:
     return lambda op: fn
 
 
+TRANSCENDENTAL_FLOPS = 10
+"""Flops per element of numpy's vectorized exp, log and tanh (float32), in streaming passes.
+
+An elementwise flop is one streaming pass per element, the unit the calibration fits the
+elementwise rate in (a Relu: one pass). On the development machine (numpy 2.4, AVX2) exp, log
+and tanh took 2.2-2.8 ns per element at 2^14-2^20 elements where a Relu pass took about
+0.2 ns: ten passes (a range reduction and a polynomial, evaluated in registers).
+"""
+
+ERF_FLOPS = 79
+"""Flops per element of `erf`: the numpy passes it makes, one each, both branches.
+
+`erf` evaluates both branches for every element, each operation a full pass over the array:
+casts in and out 2; abs 1; t 3; the 10-coefficient Horner chain 18 with its initial fill 1; the
+far branch's exponent, exp and difference 6; z² 1; two copies 2; 8 Taylor terms of 5 each, 40;
+the scale 1; sign, compare, select and product 4.
+"""
+
+ERF_TEMP_BYTES = 1470
+"""Bytes per element that `erf`'s passes move through their float64 temporaries.
+
+Each pass reads its operands and writes a new array: casts 12 + 12, abs 16, t 48, the Horner
+chain's fill 8 and 9 steps of 40, the far branch 120, z² 24, copies 32, 8 Taylor terms of 96,
+the scale 16, sign 8, compare 9, select 25, product 20: 1478, less the 4 of reading x and the 4
+of writing the result, which every elementwise rule counts. Half is counted as written, half as
+read back. With them Erf is memory-bound, as it runs, where its 79 flops alone are not.
+"""
+
+
+def _passes_cost(flops: float, temp_bytes: int) -> CostRule:
+    """An elementwise op made of numpy passes: `flops` and `temp_bytes` of temporaries each."""
+    plain = elementwise_cost("elementwise", flops)
+
+    def cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+        found = plain(op, inputs, outputs)
+        half = temp_bytes // 2 * sum(m.size for m in outputs)
+        return replace(
+            found, bytes_read=found.bytes_read + half, bytes_written=found.bytes_written + half
+        )
+
+    return cost
+
+
 # op type -> (factory reading the attributes, flops per output element)
 _UNARY: dict[str, tuple[Callable[[Op], Unary], float]] = {
     "Relu": (_fixed(_relu), 1),
     "Neg": (_fixed(np.negative), 1),
     "Abs": (_fixed(np.abs), 1),
     "Sqrt": (_fixed(np.sqrt), 1),
-    "Exp": (_fixed(np.exp), 1),
-    "Log": (_fixed(np.log), 1),
+    "Exp": (_fixed(np.exp), TRANSCENDENTAL_FLOPS),
+    "Log": (_fixed(np.log), TRANSCENDENTAL_FLOPS),
     "Reciprocal": (_fixed(np.reciprocal), 1),
     "Floor": (_fixed(np.floor), 1),
     "Ceil": (_fixed(np.ceil), 1),
-    "Erf": (_fixed(erf), 1),
-    "Tanh": (_fixed(np.tanh), 1),
-    "Sigmoid": (_fixed(_sigmoid), 4),
+    "Erf": (_fixed(erf), ERF_FLOPS),  # and ERF_TEMP_BYTES (_COST_RULES)
+    "Tanh": (_fixed(np.tanh), TRANSCENDENTAL_FLOPS),
+    "Sigmoid": (_fixed(_sigmoid), 3 + TRANSCENDENTAL_FLOPS),  # 0.5·tanh(0.5·x) + 0.5
     "Softsign": (_fixed(_softsign), 3),
-    "Softplus": (_fixed(_softplus), 3),
+    "Softplus": (_fixed(_softplus), 2 + 2 * TRANSCENDENTAL_FLOPS),  # logaddexp: exp, log1p
     "Not": (_fixed(np.logical_not), 1),
     "LeakyRelu": (_leaky_relu, 2),
-    "Elu": (_elu, 3),
-    "Selu": (_selu, 4),
+    "Elu": (_elu, 4 + TRANSCENDENTAL_FLOPS),  # minimum, expm1, scale, compare, select
+    "Selu": (_selu, 5 + TRANSCENDENTAL_FLOPS),
     "HardSigmoid": (_hard_sigmoid, 3),
-    "Gelu": (_gelu, 8),
+    "Gelu": (_gelu, ERF_FLOPS + 4),  # approximate='none' (_COST_RULES reads the attribute)
 }
+
+
+def _gelu_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """Exact: `erf` of x·√½, then 1 +, ·x, ·0.5; ``approximate='tanh'``: x³ (2), ·0.044715,
+    + x, ·√(2/π), tanh, 1 +, ·x, ·0.5."""
+    rule = _GELU_TANH_COST if attr(op, "approximate", "none") == "tanh" else _GELU_COST
+    return rule(op, inputs, outputs)
+
+
+# x·√½, erf's own read and write, 1 +, 0.5·x, the product: 8 + 8 + 8 + 8 + 12 B, less 8
+_GELU_COST = _passes_cost(ERF_FLOPS + 4, ERF_TEMP_BYTES + 36)
+_GELU_TANH_COST = elementwise_cost("elementwise", 7 + TRANSCENDENTAL_FLOPS)
+
+
+_COST_RULES: dict[str, CostRule] = {
+    "Erf": _passes_cost(ERF_FLOPS, ERF_TEMP_BYTES),
+    "Gelu": _gelu_cost,
+}
+"""Unary ops with temporaries or an attribute-dependent cost; the others cost `_UNARY`'s flops
+per element, reading the input and writing the output once."""
 
 
 def _compile_unary(factory: Callable[[Op], Unary]) -> Callable[[Op, int], Kernel]:
@@ -175,7 +242,7 @@ for _type, (_factory, _flops) in _UNARY.items():
         "elementwise",
         compile=_compile_unary(_factory),
         infer=same_as_input,
-        cost=elementwise_cost("elementwise", _flops),
+        cost=_COST_RULES.get(_type) or elementwise_cost("elementwise", _flops),
     )
 
 

@@ -1,13 +1,15 @@
 """The eager reference run: every op's numpy kernel, in order, on real arrays.
 
 Owns compiling a graph into a `Program` (kernels compiled once, tensors numbered into slots,
-constant sub-graphs folded, each intermediate freed after its last use) and running it. This is
+constant sub-graphs folded, BatchNormalization and Relu fused into Convs (`fuse.py`), each
+intermediate freed after its last use) and running it. This is
 the reference simulated runs are checked against and the functional-mode kernel path, so the run
 loop is kept tight: no attribute parsing, no name lookups, no per-op branching.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +18,7 @@ import numpy as np
 
 from hetsim.errors import ModelError
 from hetsim.ir import Graph, TensorType
+from hetsim.kernels.fuse import Fused, fuse, with_epilogue
 from hetsim.kernels.propagate import bind_dims
 from hetsim.kernels.registry import Kernel, lookup
 
@@ -97,8 +100,11 @@ class Program:
             bind_dims(self.graph, None, {s.name: inputs[s.name].shape for s in self.inputs})
 
 
-def compile_program(graph: Graph) -> Program:
+def compile_program(graph: Graph, *, fuse_ops: bool = True) -> Program:
     """Compile every op of `graph` once and fold the ops whose inputs are all constants.
+
+    With `fuse_ops`, BatchNormalizations are first folded into the Convs before them and Relus
+    after Convs run in place (`hetsim.kernels.fuse`); the graph itself is left as it is.
 
     Raises
     ------
@@ -125,14 +131,18 @@ def compile_program(graph: Graph) -> Program:
     def slot(name: str) -> int:
         return slots.setdefault(name, len(slots))
 
-    for name, value in graph.initializers.items():
+    fused = fuse(graph) if fuse_ops else Fused(graph.ops)
+    for name, value in itertools.chain(graph.initializers.items(), fused.constants.items()):
         constants[slot(name)] = value
     inputs = tuple(
         _Input(name, slot(name), t, np.dtype(t.dtype)) for name, t in graph.inputs.items()
     )
     steps: list[_Step] = []
-    for op in graph.ops:
+    for op in fused.ops:
         kernel = lookup(op).compile(op, graph.opset)
+        epilogue = fused.epilogues.get(op.outputs[0]) if op.outputs else None
+        if epilogue is not None:
+            kernel = with_epilogue(kernel, epilogue)
         ins = tuple(slots[name] for name in op.inputs)
         outs = tuple(slot(name) if name else _DISCARD_SLOT for name in op.outputs)
         if all(i in constants or i == _NONE_SLOT for i in ins):
@@ -177,14 +187,20 @@ def _with_frees(steps: list[_Step], kept: set[int]) -> tuple[_Step, ...]:
 
 
 _CACHE_SIZE = 4  # each entry keeps a graph and its folded constants alive
-_programs: dict[int, tuple[Graph, Program]] = {}
+_programs: dict[tuple[int, bool], tuple[Graph, Program]] = {}
 
 
-def execute(graph: Graph, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+def execute(
+    graph: Graph, inputs: Mapping[str, np.ndarray], *, fuse: bool = True
+) -> dict[str, np.ndarray]:
     """Run `graph` eagerly on `inputs` with the numpy kernels; no simulation.
 
     The compiled `Program` is cached per graph (the last four graphs), so repeated calls pay
     only for the kernels; a caller juggling more graphs keeps its own `compile_program` results.
+    With `fuse` (the default), BatchNormalizations are folded into the Convs before them
+    (`hetsim.kernels.fuse`), as onnxruntime does: the outputs then differ from the op-by-op run
+    by float32 rounding. ``fuse=False`` runs every op as the graph states it, bit for bit what a
+    functional `hetsim.simulate` computes.
 
     Parameters
     ----------
@@ -193,6 +209,8 @@ def execute(graph: Graph, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndar
     inputs
         Input name -> numpy array, each with the declared dtype and a shape matching the
         declared one (symbolic dims bind to whatever size comes, consistently).
+    fuse
+        Fold BatchNormalizations into Convs and run Relus in place after their producers.
 
     Returns
     -------
@@ -217,10 +235,11 @@ def execute(graph: Graph, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndar
     >>> execute(g, {"x": np.array([1.0, 2.0, -3.0], np.float32)})["z"].tolist()
     [2.0, 0.0, 0.0]
     """
-    cached = _programs.get(id(graph))
+    key = (id(graph), fuse)
+    cached = _programs.get(key)
     if cached is None or cached[0] is not graph:
         if len(_programs) >= _CACHE_SIZE:
             del _programs[next(iter(_programs))]
-        cached = (graph, compile_program(graph))
-        _programs[id(graph)] = cached
+        cached = (graph, compile_program(graph, fuse_ops=fuse))
+        _programs[key] = cached
     return cached[1].run(inputs)

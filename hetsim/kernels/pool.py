@@ -4,7 +4,9 @@ Max and sum over a window are separable, so a k×k pool runs as one pass per spa
 pass combining ``k`` strided views with one ufunc call per tap (``2k`` vectorized calls instead
 of ``k²``). AveragePool divides the windowed sum by a per-position count, itself the outer
 product of one count vector per dim (the window positions that fall inside the input, or inside
-the explicitly padded input with ``count_include_pad``; ceil-mode overhang never counts).
+the explicitly padded input with ``count_include_pad``; ceil-mode overhang never counts), found
+once per input shape. A window as large as the unpadded input is one reduction over the spatial
+dims.
 Window arithmetic lives in `window.py`; padding is shared with `conv.py`.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 from math import prod
+from typing import Any
 
 import numpy as np
 
@@ -65,6 +68,8 @@ def max_pool(x: np.ndarray, geometry: Geometry) -> np.ndarray:
     >>> max_pool(np.array([[[3.0, 1.0, 2.0]]], np.float32), g).tolist()
     [[[3.0, 2.0]]]
     """
+    if _is_global(x, geometry):
+        return np.maximum.reduce(x, axis=tuple(range(2, x.ndim)), keepdims=True)
     return _reduce_windows(pad_spatial(x, geometry, _lowest(x.dtype)), geometry, np.maximum)
 
 
@@ -107,13 +112,32 @@ def average_pool(x: np.ndarray, geometry: Geometry, include_pad: bool) -> np.nda
     >>> average_pool(x, g, False).tolist(), average_pool(x, g, True).tolist()
     ([[[4.0, 4.0]]], [[[2.0, 4.0]]])
     """
-    total = _reduce_windows(pad_spatial(x, geometry, 0.0), geometry, np.add)
-    counts = pool_counts(geometry, x.shape[2:], include_pad)
+    return _average(x, geometry, _divisor(geometry, x.shape, include_pad))
+
+
+def _divisor(geometry: Geometry, shape: tuple[int, ...], include_pad: bool) -> Any:
+    """What an average pool's window sums are divided by: one count, or `pool_counts`."""
+    counts = pool_counts(geometry, shape[2:], include_pad)
     if counts.min() == counts.max():
-        total *= x.dtype.type(1.0 / counts.flat[0])
+        return int(counts.flat[0])
+    return counts
+
+
+def _average(x: np.ndarray, geometry: Geometry, divisor: Any) -> np.ndarray:
+    if _is_global(x, geometry):
+        total: np.ndarray = np.add.reduce(x, axis=tuple(range(2, x.ndim)), keepdims=True)
     else:
-        total /= counts.astype(x.dtype)
+        total = _reduce_windows(pad_spatial(x, geometry, 0.0), geometry, np.add)
+    if isinstance(divisor, int):
+        total *= x.dtype.type(1.0 / divisor)
+    else:
+        total /= divisor.astype(x.dtype)
     return total
+
+
+def _is_global(x: np.ndarray, geometry: Geometry) -> bool:
+    """Whether one unpadded window covers the whole input (a global pool in disguise)."""
+    return not geometry.is_padded and geometry.kernel == x.shape[2:]
 
 
 def _window_of(op: Op) -> WindowAttrs:
@@ -143,14 +167,21 @@ def _compile_max_pool(op: Op, opset: int) -> Kernel:
     return kernel
 
 
+def _average_plan(
+    window: WindowAttrs, include_pad: bool, shape: tuple[int, ...]
+) -> tuple[Geometry, Any]:
+    geometry = _geometry(window, shape)
+    return geometry, _divisor(geometry, shape, include_pad)
+
+
 def _compile_average_pool(op: Op, opset: int) -> Kernel:
-    geometry = memoize(partial(_geometry, _window_of(op)))
     include_pad = bool(attr(op, "count_include_pad", 0))
+    plan = memoize(partial(_average_plan, _window_of(op), include_pad))
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x = inputs[0]
         assert x is not None, f"{op!r}: X is required"
-        return [average_pool(x, geometry(x.shape, x.shape), include_pad)]
+        return [_average(x, *plan(x.shape, x.shape))]
 
     return kernel
 

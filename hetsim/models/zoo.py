@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from hetsim.errors import ModelError
-from hetsim.frontend import load_onnx, require_onnx
+from hetsim.frontend import load_onnx
+from hetsim.frontend.proto import onnx_dir
 from hetsim.ir import Graph, GraphBuilder
 
 __all__ = ["LIGHT_MODELS", "ZOO", "cnn", "light_model", "light_model_path", "mlp", "transformer"]
@@ -161,7 +162,7 @@ def light_model_path(name: str) -> Path:
 
     The expected output of the backend test sits beside it, as ``<stem>_output_0.pb``.
     """
-    package = Path(next(iter(require_onnx(f"model {name}").__path__)))
+    package = onnx_dir(f"model {name}")  # found, not imported: importing onnx takes ~1 s
     return package / "backend/test/data/light" / f"{LIGHT_MODELS[name]}.onnx"
 
 

@@ -156,12 +156,26 @@ def test_unary_cost_counts_flops_per_element() -> None:
     x = Meta((4, 5), np.dtype("float32"))
     out = OPS["Sigmoid"].infer(_op("Sigmoid"), 17, [x])
     cost = OPS["Sigmoid"].cost(_op("Sigmoid"), [x], out)
+    # 0.5·tanh(0.5·x) + 0.5: 3 passes and a tanh of 10 (docs/cost-model.md), 20 elements
     assert (cost.flops, cost.bytes_read, cost.bytes_written, cost.op_class) == (
-        80.0,
+        20 * 13,
         80,
         80,
         "elementwise",
     )
+
+
+def test_erf_cost_counts_its_passes_and_their_temporaries() -> None:
+    x = Meta((4, 5), np.dtype("float32"))
+    cost = OPS["Erf"].cost(_op("Erf"), [x], [x])
+    # 79 passes per element; 1470 B of float64 temporaries per element, half each way
+    assert (cost.flops, cost.bytes_read, cost.bytes_written) == (
+        20 * 79,
+        80 + 20 * 735,
+        80 + 20 * 735,
+    )
+    tanh_gelu = Op("Gelu", "g", ("i0",), ("y",), {"approximate": "tanh"})
+    assert OPS["Gelu"].cost(tanh_gelu, [x], [x]).flops == 20 * 17  # 7 passes and a tanh
 
 
 def test_sum_cost_is_one_add_per_extra_input() -> None:

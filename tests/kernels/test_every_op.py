@@ -71,7 +71,8 @@ def test_cost_is_plausible(case: Case) -> None:
     assert cost.op_class in OP_CLASSES
     assert cost.bytes_read >= 0
     assert cost.bytes_written >= 0
-    assert 0 <= cost.flops <= 2 * out_elements * largest_in + 16 * elements
+    # the costliest elementwise rule, exact Gelu, is 83 streaming passes per element
+    assert 0 <= cost.flops <= 2 * out_elements * largest_in + 83 * elements
 
 
 @pytest.mark.parametrize("case", BASIC_CASES, ids=lambda c: c.id)

@@ -44,17 +44,19 @@ def test_symbolic_dims_take_any_size(rng: np.random.Generator) -> None:
 
 
 def test_program_is_compiled_once_per_graph(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[Graph] = []
+    calls: list[tuple[Graph, bool]] = []
 
-    def counting(graph: Graph) -> execute_module.Program:
-        calls.append(graph)
-        return compile_program(graph)
+    def counting(graph: Graph, *, fuse_ops: bool) -> execute_module.Program:
+        calls.append((graph, fuse_ops))
+        return compile_program(graph, fuse_ops=fuse_ops)
 
     monkeypatch.setattr(execute_module, "compile_program", counting)
     graph, x = _block(), np.zeros((2, 3), np.float32)
     execute(graph, {"x": x})
     execute(graph, {"x": x})
-    assert calls == [graph]
+    execute(graph, {"x": x}, fuse=False)  # the op-by-op program is cached apart
+    execute(graph, {"x": x}, fuse=False)
+    assert calls == [(graph, True), (graph, False)]
 
 
 def test_program_cache_keeps_only_the_last_few_graphs() -> None:
@@ -80,7 +82,7 @@ def test_constant_subgraphs_are_folded_at_compile() -> None:
 
 
 def test_intermediates_are_freed_after_their_last_use() -> None:
-    program = compile_program(_block())
+    program = compile_program(_block(), fuse_ops=False)
     slot_of = {name: slot for name, slot in program.outputs}
     add, relu, reduce_sum, transpose = program.steps
     h, r = add.outputs[0], relu.outputs[0]

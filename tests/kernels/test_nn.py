@@ -323,29 +323,40 @@ def test_gemm_by_hand() -> None:
 
 
 COSTS = [
-    # (op, attrs, input shapes, flops): 2 per MAC plus the documented extras
-    ("Conv", {"pads": [1, 1, 1, 1]}, [(1, 4, 5, 5), (6, 4, 3, 3), (6,)], 2 * 150 * 36 + 150),
-    ("Conv", {"group": 2}, [(2, 4, 5, 5), (6, 2, 3, 3)], 2 * 2 * 6 * 9 * 18),
+    # (op, attrs, input shapes, flops, im2col column elements): 2 flops per MAC plus the
+    # documented extras; a non-pointwise Conv also writes and reads N·C·taps·out-pixels columns
+    (
+        "Conv",
+        {"pads": [1, 1, 1, 1]},
+        [(1, 4, 5, 5), (6, 4, 3, 3), (6,)],
+        2 * 150 * 36 + 150,
+        4 * 9 * 25,
+    ),
+    ("Conv", {"group": 2}, [(2, 4, 5, 5), (6, 2, 3, 3)], 2 * 2 * 6 * 9 * 18, 2 * 4 * 9 * 9),
+    ("Conv", {}, [(1, 4, 5, 5), (6, 4, 1, 1)], 2 * 150 * 4, 0),  # pointwise: no columns
     (
         "ConvTranspose",
         {"strides": [2, 2]},
         [(1, 2, 3, 3), (2, 3, 2, 2), (3,)],
         2 * 18 * 12 + 3 * 36,
+        0,
     ),
-    ("Gemm", {"alpha": 0.5}, [(3, 4), (4, 5), (5,)], 2 * 3 * 4 * 5 + 15 + 15),
-    ("MatMul", {}, [(2, 3, 4), (4, 5)], 2 * 2 * 3 * 4 * 5),
-    ("MaxPool", {"kernel_shape": [2, 2], "strides": [2, 2]}, [(1, 3, 4, 4)], 12 * 4),
-    ("AveragePool", {"kernel_shape": [2, 2], "strides": [2, 2]}, [(1, 3, 4, 4)], 12 * 5),
-    ("GlobalAveragePool", {}, [(1, 3, 4, 4)], 48 + 3),
-    ("BatchNormalization", {}, [(1, 3, 4, 4), (3,), (3,), (3,), (3,)], 2 * 48),
-    ("LRN", {"size": 3}, [(1, 3, 4, 4)], 48 * 8),
-    ("Softmax", {}, [(2, 5)], 5 * 10),
+    ("Gemm", {"alpha": 0.5}, [(3, 4), (4, 5), (5,)], 2 * 3 * 4 * 5 + 15 + 15, 0),
+    ("MatMul", {}, [(2, 3, 4), (4, 5)], 2 * 2 * 3 * 4 * 5, 0),
+    ("MaxPool", {"kernel_shape": [2, 2], "strides": [2, 2]}, [(1, 3, 4, 4)], 12 * 4, 0),
+    ("AveragePool", {"kernel_shape": [2, 2], "strides": [2, 2]}, [(1, 3, 4, 4)], 12 * 5, 0),
+    ("GlobalAveragePool", {}, [(1, 3, 4, 4)], 48 + 3, 0),
+    ("BatchNormalization", {}, [(1, 3, 4, 4), (3,), (3,), (3,), (3,)], 2 * 48, 0),
+    ("LRN", {"size": 3}, [(1, 3, 4, 4)], 48 * 8, 0),
+    ("Softmax", {}, [(2, 5)], 5 * 10, 0),
 ]
 
 
-@pytest.mark.parametrize(("op_type", "attrs", "shapes", "flops"), COSTS, ids=[c[0] for c in COSTS])
+@pytest.mark.parametrize(
+    ("op_type", "attrs", "shapes", "flops", "columns"), COSTS, ids=[c[0] for c in COSTS]
+)
 def test_cost_counts_flops_and_bytes(
-    op_type: str, attrs: dict[str, Any], shapes: list[tuple[int, ...]], flops: int
+    op_type: str, attrs: dict[str, Any], shapes: list[tuple[int, ...]], flops: int, columns: int
 ) -> None:
     names = tuple(f"i{i}" for i in range(len(shapes)))
     op = Op(op_type, "op0", names, ("y",), attrs)
@@ -353,8 +364,8 @@ def test_cost_counts_flops_and_bytes(
     outputs = OPS[op_type].infer(op, 13, inputs)
     cost = OPS[op_type].cost(op, inputs, outputs)
     assert cost.flops == flops
-    assert cost.bytes_read == 4 * sum(int(np.prod(s)) for s in shapes)
-    assert cost.bytes_written == 4 * sum(m.size for m in outputs)
+    assert cost.bytes_read == 4 * sum(int(np.prod(s)) for s in shapes) + 4 * columns
+    assert cost.bytes_written == 4 * sum(m.size for m in outputs) + 4 * columns
     assert cost.op_class == OPS[op_type].op_class
 
 

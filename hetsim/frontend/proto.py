@@ -1,0 +1,125 @@
+"""ONNX protobuf messages and tensors, read without importing the ``onnx`` package.
+
+``import onnx`` pulls in ``ml_dtypes`` and the C++ checker: about 0.9 s, more than reading and
+summarizing a model takes. The messages themselves need only ``google.protobuf`` and the
+generated ``onnx/onnx_ml_pb2.py``, which this module loads on its own, by path, without running
+the package's ``__init__``. Both registrations describe the same file, so protobuf hands back the
+same message classes either way: an ``onnx.ModelProto`` made by ``import onnx`` later is the
+class this module parses into. This module owns finding the package, parsing a file, and turning
+a ``TensorProto`` into a numpy array (what ``onnx.numpy_helper.to_array`` does, for the dtypes
+hetsim supports); converting messages into the IR is `hetsim.frontend.onnx`'s.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from hetsim.errors import ModelError
+
+__all__ = ["EXTERNAL", "has_external_data", "messages", "onnx_dir", "parse_model", "to_array"]
+
+EXTERNAL = 1
+"""``TensorProto.DataLocation.EXTERNAL``: the tensor's bytes live in another file."""
+
+# numpy dtype name -> the TensorProto field that holds its values when there is no raw_data
+_TYPED_FIELDS = {
+    "float32": "float_data",
+    "float64": "double_data",
+    "int64": "int64_data",
+    "uint32": "uint64_data",
+    "uint64": "uint64_data",
+}
+_INT32_FIELD = "int32_data"  # every other supported dtype (bool, int8-32, uint8-16, float16)
+
+
+def onnx_dir(where: str) -> Path:
+    """The directory of the installed ``onnx`` package, found without importing it.
+
+    Raises
+    ------
+    ModelError
+        When onnx is not installed (``<where>: expected the onnx package ...``).
+
+    Examples
+    --------
+    >>> (onnx_dir("model mlp") / "onnx_ml_pb2.py").is_file()
+    True
+    """
+    spec = importlib.util.find_spec("onnx")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError(
+            f"{where}: expected the onnx package (pip install 'hetsim[onnx]'), got none installed"
+        )
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def messages(where: str) -> ModuleType:
+    """The module of ONNX's message classes (``ModelProto``, ``TensorProto``, ...).
+
+    It is ``onnx.onnx_ml_pb2`` when onnx is already imported, else the same file loaded alone.
+
+    Examples
+    --------
+    >>> messages("doctest").ModelProto.__name__
+    'ModelProto'
+    """
+    imported = sys.modules.get("onnx.onnx_ml_pb2")
+    return imported if imported is not None else _load_messages(onnx_dir(where))
+
+
+@cache
+def _load_messages(package: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location("_hetsim_onnx_ml_pb2", package / "onnx_ml_pb2.py")
+    assert spec is not None, f"{package}: onnx_ml_pb2.py is a module"
+    assert spec.loader is not None, f"{package}: onnx_ml_pb2.py has a loader"
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def parse_model(path: Path) -> Any:
+    """The ``ModelProto`` in the file at `path` (tensors in external files are not loaded).
+
+    Raises
+    ------
+    google.protobuf.message.DecodeError
+        When the bytes are not a ModelProto; the caller names the file.
+    """
+    model = messages(str(path)).ModelProto()
+    model.ParseFromString(path.read_bytes())
+    return model
+
+
+def has_external_data(model: Any) -> bool:
+    """Whether any initializer of `model`'s main graph keeps its bytes in another file."""
+    return any(t.data_location == EXTERNAL for t in model.graph.initializer)
+
+
+def to_array(tensor: Any, dtype: np.dtype[Any]) -> np.ndarray:
+    """The values of a ``TensorProto`` of numpy `dtype`, shaped by its dims.
+
+    ``raw_data`` is read as little-endian bytes (a read-only view, as onnx's numpy_helper gives);
+    otherwise the typed field the ONNX spec names for the dtype is (float16 values are stored as
+    their bit patterns in ``int32_data``).
+
+    Examples
+    --------
+    >>> t = messages("doctest").TensorProto(dims=[2], data_type=10, int32_data=[15360, 16384])
+    >>> to_array(t, np.dtype("float16")).tolist()
+    [1.0, 2.0]
+    """
+    shape = tuple(tensor.dims)
+    if tensor.HasField("raw_data"):
+        stored = np.frombuffer(tensor.raw_data, dtype.newbyteorder("<"))
+        return stored.astype(dtype, copy=False).reshape(shape)
+    values = getattr(tensor, _TYPED_FIELDS.get(dtype.name, _INT32_FIELD))
+    if dtype == np.float16:
+        return np.array(values, np.uint16).view(np.float16).reshape(shape)
+    return np.array(values).astype(dtype).reshape(shape)

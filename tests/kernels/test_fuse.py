@@ -1,0 +1,74 @@
+"""Eager fusion: BatchNormalization folded into Conv, Relu in place, only where it is exact."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hetsim.ir import Graph, GraphBuilder
+from hetsim.kernels import compile_program, execute
+from hetsim.kernels.fuse import fuse
+from hetsim.models import load_model
+
+
+def _conv_bn_relu(rng: np.random.Generator, *, also_read: bool = False, **bn: object) -> Graph:
+    """x -> Conv(3x3, bias) -> BatchNormalization -> Relu; `also_read`: the Conv's output is
+    a graph output too, so the BatchNormalization is not its only reader."""
+    b = GraphBuilder("block")
+    x = b.input("x", (1, 3, 6, 6))
+    w = b.initializer(rng.standard_normal((4, 3, 3, 3)).astype(np.float32))
+    bias = b.initializer(rng.standard_normal(4).astype(np.float32))
+    y = b.op("Conv", x, w, bias, pads=[1, 1, 1, 1])
+    scale, shift, mean = (b.initializer(rng.standard_normal(4).astype(np.float32)) for _ in "ssm")
+    var = b.initializer(rng.uniform(0.5, 2.0, 4).astype(np.float32))
+    z = b.op("BatchNormalization", y, scale, shift, mean, var, **bn)
+    r = b.op("Relu", z)
+    return b.build(r, y) if also_read else b.build(r)
+
+
+def _by_hand(graph: Graph, x: np.ndarray) -> np.ndarray:
+    """The block's value in float64, from the definitions (the Conv from `execute` unfused)."""
+    conv = next(op for op in graph.ops if op.type == "Conv")
+    norm = next(op for op in graph.ops if op.type == "BatchNormalization")
+    only_conv = Graph("conv", (conv,), dict(graph.inputs), conv.outputs, graph.initializers)
+    y = execute(only_conv, {"x": x}, fuse=False)[conv.outputs[0]].astype(np.float64)
+    scale, shift, mean, var = (graph.initializers[n].reshape(-1, 1, 1) for n in norm.inputs[1:])
+    eps = norm.attrs.get("epsilon", 1e-5)
+    return np.maximum((y - mean) / np.sqrt(var + eps) * scale + shift, 0)
+
+
+def test_batch_norm_is_folded_into_the_conv_and_relu_runs_in_place(
+    rng: np.random.Generator,
+) -> None:
+    graph = _conv_bn_relu(rng, epsilon=1e-3)
+    fused = fuse(graph)
+    assert [op.type for op in fused.ops] == ["Conv"]
+    assert fused.ops[0].outputs == graph.outputs  # the Relu's output, written by the Conv
+    x = rng.standard_normal((1, 3, 6, 6)).astype(np.float32)
+    got = execute(graph, {"x": x})[graph.outputs[0]]
+    np.testing.assert_allclose(got, _by_hand(graph, x), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        got, execute(graph, {"x": x}, fuse=False)[graph.outputs[0]], rtol=1e-5, atol=1e-5
+    )
+
+
+def test_a_conv_output_read_elsewhere_keeps_its_batch_norm(rng: np.random.Generator) -> None:
+    graph = _conv_bn_relu(rng, also_read=True)
+    # and the Relu stays too: only a Conv, Add, Sum or Concat output is fresh enough to overwrite
+    assert [op.type for op in fuse(graph).ops] == ["Conv", "BatchNormalization", "Relu"]
+    x = rng.standard_normal((1, 3, 6, 6)).astype(np.float32)
+    fused, plain = execute(graph, {"x": x}), execute(graph, {"x": x}, fuse=False)
+    for name in graph.outputs:  # the unfolded ops compute bit for bit the same values
+        np.testing.assert_array_equal(fused[name], plain[name])
+
+
+def test_training_mode_batch_norm_is_not_folded(rng: np.random.Generator) -> None:
+    graph = _conv_bn_relu(rng, training_mode=1)
+    assert "BatchNormalization" in [op.type for op in fuse(graph).ops]
+
+
+def test_compiling_fused_leaves_the_graph_as_it_was() -> None:
+    graph = load_model("cnn")
+    before = graph.ops
+    steps = compile_program(graph).steps
+    assert graph.ops is before
+    assert len(steps) < len(compile_program(graph, fuse_ops=False).steps)
