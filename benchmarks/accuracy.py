@@ -6,9 +6,12 @@ and the error in percent; then the median and the largest absolute error, a JSON
 machine, the calibration and every raw sample, and a log-log scatter plot.
 
 Run: ``python benchmarks/accuracy.py [--calibration FILE | --quick] [--threads N] [--repeats 5]
-[--models mlp,cnn] [--json OUT.json] [--plot OUT.png]``. Without ``--calibration`` it calibrates
-first (into a temporary tag folder). Both the calibration and the timed runs use the same BLAS
-thread count (``--threads``, default: all). See docs/validation.md.
+[--rounds 1] [--models mlp,cnn] [--json OUT.json] [--plot OUT.png]``. Without ``--calibration``
+it calibrates first (into a temporary tag folder); with ``--rounds N`` it calibrates and times
+every model N times and pools the rounds (`hetsim.calibrate.accuracy.pool`), so that a load
+change between one calibration and its timed runs on a shared machine weighs less. Both the
+calibration and the timed runs use the same BLAS thread count (``--threads``, default: all).
+See docs/validation.md.
 """
 
 from __future__ import annotations
@@ -23,10 +26,10 @@ from pathlib import Path
 from threadpoolctl import threadpool_limits
 
 from hetsim.calibrate import LOCAL_TAG, calibrate, compare_model, describe_machine, write_tag
-from hetsim.calibrate.accuracy import summarize
+from hetsim.calibrate.accuracy import Comparison, pool, summarize
 from hetsim.calibrate.benchreport import accuracy_table, plot_accuracy
 from hetsim.models import ZOO
-from hetsim.target import Target, add_tag_dir
+from hetsim.target import Target, add_tag_dir, remove_tag_dir
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,44 +38,63 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calibration", type=Path, help="an existing local.yaml to use")
     parser.add_argument("--quick", action="store_true", help="a quick calibration")
     parser.add_argument("--threads", type=int, help="BLAS threads (default: all)")
-    parser.add_argument("--repeats", type=int, default=5, help="timed eager runs per model")
+    parser.add_argument("--repeats", type=int, default=5, help="timed samples per model")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="calibrate-and-time rounds, pooled (default 1)"
+    )
     parser.add_argument("--models", help="comma-separated names (default: the whole zoo)")
     parser.add_argument("--json", type=Path, help="write machine, calibration and samples")
     parser.add_argument("--plot", type=Path, help="write a predicted-vs-measured PNG")
     args = parser.parse_args(argv)
 
-    calibration = None
+    models = args.models.split(",") if args.models else list(ZOO)
+    calibrations = []
+    rounds: list[list[Comparison]] = []
     if args.calibration:
         add_tag_dir(args.calibration.parent)
         threads = int(Target(LOCAL_TAG).host.attrs["cores"])
+        rounds.append(_compare(models, threads, args.repeats))
     else:
         threads = args.threads or os.cpu_count() or 1
-        calibration = calibrate("quick" if args.quick else "full", threads=threads)
-        folder = Path(tempfile.mkdtemp(prefix="hetsim-local-"))
-        write_tag(calibration, folder / f"{LOCAL_TAG}.yaml")
-        add_tag_dir(folder)
-        print(f"calibrated: {folder / 'local.yaml'}", file=sys.stderr)
-    models = args.models.split(",") if args.models else list(ZOO)
-    comparisons = []
-    with threadpool_limits(limits=threads, user_api="blas"):
-        for name in models:
-            comparisons.append(compare_model(name, LOCAL_TAG, repeats=args.repeats))
-            print(f"  {name}: {comparisons[-1].error_pct:+.1f}%", file=sys.stderr)
-    print(f"BLAS threads: {threads}; median of {args.repeats} eager runs per model")
+        for index in range(args.rounds):
+            calibration = calibrate("quick" if args.quick else "full", threads=threads)
+            folder = Path(tempfile.mkdtemp(prefix=f"hetsim-local-{index}-"))
+            write_tag(calibration, folder / f"{LOCAL_TAG}.yaml")
+            add_tag_dir(folder)
+            print(f"round {index + 1}, calibrated: {folder / 'local.yaml'}", file=sys.stderr)
+            rounds.append(_compare(models, threads, args.repeats))
+            remove_tag_dir(folder)
+            calibrations.append(calibration.to_dict())
+    comparisons = pool(rounds)
+    print(
+        f"BLAS threads: {threads}; median of {args.repeats} samples per model"
+        + (f", {len(rounds)} rounds pooled" if len(rounds) > 1 else "")
+    )
     print(accuracy_table(comparisons))
     if args.json:
         data = {
             "machine": describe_machine(),
             "threads": threads,
             "repeats": args.repeats,
-            "calibration": calibration.to_dict() if calibration else str(args.calibration),
+            "calibrations": calibrations or [str(args.calibration)],
             "summary": summarize(comparisons),
             "models": [c.to_dict() for c in comparisons],
+            "rounds": [[c.to_dict() for c in one] for one in rounds],
         }
         args.json.write_text(json.dumps(data, indent=2) + "\n")
     if args.plot:
         plot_accuracy(comparisons, args.plot)
     return 0
+
+
+def _compare(models: list[str], threads: int, repeats: int) -> list[Comparison]:
+    """One round: every model compared on the registered ``local`` tag at `threads` threads."""
+    comparisons = []
+    with threadpool_limits(limits=threads, user_api="blas"):
+        for name in models:
+            comparisons.append(compare_model(name, LOCAL_TAG, repeats=repeats))
+            print(f"  {name}: {comparisons[-1].error_pct:+.1f}%", file=sys.stderr)
+    return comparisons
 
 
 if __name__ == "__main__":

@@ -15,10 +15,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from hetsim.api import make_inputs, simulate
+from hetsim.calibrate.probe import time_us
 from hetsim.kernels import compile_program
 from hetsim.models import load_model
 
-__all__ = ["DIMS", "Comparison", "compare_model", "error_pct", "summarize"]
+__all__ = [
+    "DIMS",
+    "SAMPLE_US",
+    "WARMUP_US",
+    "Comparison",
+    "compare_model",
+    "error_pct",
+    "pool",
+    "summarize",
+]
 
 DIMS: dict[str, int] = {"seq": 64}
 """Sizes of symbolic dims for models that have them (the zoo transformer's ``seq``)."""
@@ -66,8 +76,19 @@ class Comparison:
         }
 
 
+WARMUP_US = 50_000.0
+"""Eager runs before timing go on for this long (at least one run): first-touch allocations,
+BLAS start-up, and the caches and predictors that loading and simulating the model disturbed."""
+SAMPLE_US = 10_000.0
+"""A timed sample is the mean of as many consecutive runs as fit in this (at least one)."""
+
+
 def compare_model(model: Any, target: Any, *, repeats: int = 5, seed: int = 0) -> Comparison:
-    """Simulate `model` on `target` and time `repeats` eager runs of it here (after a warm-up).
+    """Simulate `model` on `target` and time `repeats` samples of its eager run here.
+
+    The measurement is the steady state the simulation models: runs first go on for
+    `WARMUP_US`, then each sample is the mean of consecutive runs lasting `SAMPLE_US` (one run
+    of a model slower than that), so a model of a few µs is not timed cold, once.
 
     Parameters
     ----------
@@ -76,7 +97,7 @@ def compare_model(model: Any, target: Any, *, repeats: int = 5, seed: int = 0) -
     target
         What `hetsim.simulate` takes; the calibrated ``local`` tag to check this machine.
     repeats
-        Timed eager runs; the median is compared.
+        Timed samples; their median is compared.
     seed
         Seed of the inputs (`hetsim.api.make_inputs`), the same for both runs.
     """
@@ -85,12 +106,11 @@ def compare_model(model: Any, target: Any, *, repeats: int = 5, seed: int = 0) -
     inputs = make_inputs(graph, seed, dims)
     result = simulate(graph, target, inputs=inputs, mode="timing", dims=dims, trace=False)
     program = compile_program(graph)
-    program.run(inputs)  # warm-up: first-touch allocations, BLAS thread start-up
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
+    start = time.perf_counter()
+    program.run(inputs)
+    while (time.perf_counter() - start) * 1e6 < WARMUP_US:
         program.run(inputs)
-        samples.append((time.perf_counter() - start) * 1e6)
+    samples = time_us(lambda: program.run(inputs), repeats=repeats, budget_us=SAMPLE_US * repeats)
     name = model if isinstance(model, str) else graph.name
     return Comparison(
         name, len(graph.ops), result.makespan_us, tuple(samples), dict(result.breakdown_us)
@@ -109,3 +129,24 @@ def summarize(comparisons: list[Comparison]) -> dict[str, float]:
         "median_abs_error_pct": float(statistics.median(errors)),
         "max_abs_error_pct": float(max(errors)),
     }
+
+
+def pool(rounds: list[list[Comparison]]) -> list[Comparison]:
+    """One comparison per model over several rounds (each its own calibration and timing).
+
+    The prediction is the median of the rounds' predictions and the measurement pools every
+    round's samples, so a round whose calibration and timed runs met different loads on a
+    shared machine weighs no more than any other.
+
+    >>> a = [Comparison("mlp", 5, 10.0, (9.0,), {}), Comparison("cnn", 12, 50.0, (40.0,), {})]
+    >>> b = [Comparison("mlp", 5, 14.0, (11.0, 12.0), {}), Comparison("cnn", 12, 70.0, (80.0,), {})]
+    >>> [(c.model, c.predicted_us, c.measured_us) for c in pool([a, b])]
+    [('mlp', 12.0, (9.0, 11.0, 12.0)), ('cnn', 60.0, (40.0, 80.0))]
+    """
+    pooled = []
+    for same in zip(*rounds, strict=True):
+        first = same[0]
+        samples = tuple(us for c in same for us in c.measured_us)
+        predicted = float(statistics.median(c.predicted_us for c in same))
+        pooled.append(Comparison(first.model, first.ops, predicted, samples, first.breakdown_us))
+    return pooled

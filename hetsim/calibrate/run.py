@@ -21,19 +21,41 @@ from hetsim.calibrate.probe import (
     matmul_probe,
     median,
     op_probe,
+    time_interleaved,
     time_us,
 )
+from hetsim.errors import HetsimError
+from hetsim.kernels import OP_CLASSES
 from hetsim.units import gflops_to_flops_per_us
 
-__all__ = ["PLANS", "Calibration", "Fitted", "Sample", "calibrate", "fit_parameters", "steps"]
+__all__ = [
+    "OP_LATENCY_CLASSES",
+    "PLANS",
+    "RATE_OP_TYPES",
+    "Calibration",
+    "Fitted",
+    "Sample",
+    "calibrate",
+    "fit_fixed_costs",
+    "fit_parameters",
+    "steps",
+]
 
 CHAIN_LENGTH = 200
 """Ops in the chain whose eager run gives the cost of one step of the dispatch loop."""
+CHAIN_SIZE = 4
+"""Elements of the chain's tensors: the chain's Relu, timed alone, is subtracted from a step."""
+CHAIN_ROUNDS = 5
+"""Rounds per sample of the chain and its Relu, timed in turn so that both meet the same load."""
 VM_INSTRUCTIONS_PER_CHAIN_OP = 3
 """The VM runs a single-output host op as ALLOC, CALL, FREE (docs/runtime.md)."""
 TINY_PROBES: tuple[ProbeFactory, ...] = ()  # filled below, once the probe helpers exist
 BLAS_CLASSES = ("matmul", "conv")
-"""Ops timed on 4 elements: the per-call cost of a kernel that does no work."""
+"""Op classes also measured at one thread when more are modelled, for the record."""
+OP_LATENCY_CLASSES = OP_CLASSES
+"""The op classes of an ``op_latency_us`` table (``hetsim.kernels.OP_CLASSES``), in its order."""
+STREAM_PREFIX = "stream."
+"""Sample group of a class's stream probes (`STREAM_PROBES`): ``stream.matmul``."""
 
 
 ProbeFactory = Callable[[], Probe]
@@ -93,6 +115,24 @@ FULL_PROBES: dict[str, tuple[ProbeFactory, ...]] = {
         _unary("Softmax", (1, 1000), axis=-1),
     ),
 }
+
+
+def _gemv(rows: int, columns: int) -> ProbeFactory:
+    return lambda: op_probe("Gemm", ((1, columns),), weights=((rows, columns),), transB=1)
+
+
+# Op class -> probes that stream more bytes than they compute: their rate over the Add-fitted
+# bandwidth is the class's mem_efficiency. A matrix-vector product (a fully connected layer at
+# batch 1) reads its weights once, through one BLAS stream.
+STREAM_PROBES: dict[str, tuple[ProbeFactory, ...]] = {
+    "matmul": (_gemv(4096, 4096), _gemv(2048, 8192), _gemv(1024, 4096)),
+}
+RATE_OP_TYPES: dict[str, tuple[str, ...]] = {"elementwise": ("Relu",)}
+"""Classes whose efficiency is fitted on some of their probes' op types only. An elementwise flop
+is one streaming pass of the kind a Relu makes (`hetsim.kernels.elementwise` counts the passes of
+Erf and the transcendental ops in it); Add streams 2-4x faster per element in cache, so a median
+over both lands between two clusters and flips between them from one calibration to the next.
+Add's probes give the bandwidth instead."""
 BANDWIDTH_MIN_ELEMENTS = 1 << 20
 """Add probes this large (12 MiB moved and up) stream from DRAM: they give the bandwidth."""
 TINY_PROBES = (
@@ -112,6 +152,7 @@ arithmetic is negligible (attribute handling, index set-up, allocation) varies b
 QUICK_PROBES: dict[str, tuple[ProbeFactory, ...]] = {
     group: probes[:: 2 if len(probes) > 4 else 1] for group, probes in FULL_PROBES.items()
 }
+QUICK_STREAMS = {group: probes[:1] for group, probes in STREAM_PROBES.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,11 +162,12 @@ class Plan:
     probes: Mapping[str, tuple[ProbeFactory, ...]]
     repeats: int
     budget_us: float
+    streams: Mapping[str, tuple[ProbeFactory, ...]] = field(default_factory=dict)
 
 
 PLANS: dict[str, Plan] = {
-    "full": Plan(FULL_PROBES, 15, 300_000.0),
-    "quick": Plan(QUICK_PROBES, 5, 30_000.0),
+    "full": Plan(FULL_PROBES, 15, 300_000.0, STREAM_PROBES),
+    "quick": Plan(QUICK_PROBES, 5, 30_000.0, QUICK_STREAMS),
 }
 FITTED_CLASSES = tuple(FULL_PROBES)
 """The op classes whose efficiency is fitted; the others take elementwise's."""
@@ -141,6 +183,8 @@ class Sample:
     flops: float
     bytes: float
     us: tuple[float, ...]
+    kernel_class: str = ""
+    """The op class of the probe's `Cost` (a ``tiny`` probe's class gives its fixed cost)."""
 
     @property
     def median_us(self) -> float:
@@ -157,6 +201,7 @@ class Sample:
             "bytes": self.bytes,
             "us": list(self.us),
             "median_us": self.median_us,
+            "kernel_class": self.kernel_class,
         }
 
 
@@ -194,14 +239,16 @@ def _jobs(plan: Plan, threads: int) -> list[tuple[str, int, ProbeFactory]]:
     """(op class, threads, probe factory) for every probe of `plan`.
 
     Every probe runs at `threads`; the BLAS-backed classes (matmul, conv) also at 1 thread
-    when `threads` is more, for the record. Tiny kernels give the per-call cost.
+    when `threads` is more, for the record. The tiny kernels are timed apart: one interleaved
+    round of them after every probe (`calibrate`).
     """
     jobs: list[tuple[str, int, ProbeFactory]] = []
     for group, probes in plan.probes.items():
         jobs += [(group, threads, make) for make in probes]
         if group in BLAS_CLASSES and threads > 1:
             jobs += [(group, 1, make) for make in probes]
-    jobs += [("tiny", threads, make) for make in TINY_PROBES]
+    for group, probes in plan.streams.items():
+        jobs += [(f"{STREAM_PREFIX}{group}", threads, make) for make in probes]
     return jobs
 
 
@@ -231,27 +278,43 @@ def calibrate(
     machine["blas_threads_modelled"] = used
     tick = advance or (lambda _label: None)
     samples: list[Sample] = []
+    tiny = [make() for make in TINY_PROBES]
+    tiny_us: list[list[float]] = [[] for _ in tiny]
     for group, count, make in _jobs(chosen, used):
         probe = make()
         with threadpool_limits(limits=count, user_api="blas"):
             us = time_us(probe.call, repeats=chosen.repeats, budget_us=chosen.budget_us)
+            # the tiny kernels, a round after every probe: their samples span the whole run
+            for index, one in enumerate(time_interleaved([p.call for p in tiny], repeats=1)):
+                tiny_us[index] += one
         cost = probe.cost
         work = float(cost.bytes_read + cost.bytes_written)
-        samples.append(Sample(probe.name, group, count, float(cost.flops), work, tuple(us)))
+        samples.append(
+            Sample(probe.name, group, count, float(cost.flops), work, tuple(us), cost.op_class)
+        )
         tick(f"{probe.name} ({count} thread{'s' if count > 1 else ''})")
-    graph, inputs = chain_graph(CHAIN_LENGTH)
+    for probe, us in zip(tiny, tiny_us, strict=True):
+        cost = probe.cost
+        work = float(cost.bytes_read + cost.bytes_written)
+        samples.append(
+            Sample(probe.name, "tiny", used, float(cost.flops), work, tuple(us), cost.op_class)
+        )
+        tick(f"{probe.name} (interleaved)")
+    graph, inputs = chain_graph(CHAIN_LENGTH, CHAIN_SIZE)
+    relu = op_probe("Relu", ((CHAIN_SIZE,),))  # the chain's kernel, repeated as the chain does
     with threadpool_limits(limits=used, user_api="blas"):
-        loop = time_us(
-            eager_runner(graph, inputs), repeats=chosen.repeats, budget_us=chosen.budget_us
+        loop, alone = time_interleaved(
+            [eager_runner(graph, inputs), relu.call], repeats=chosen.repeats, rounds=CHAIN_ROUNDS
         )
     samples.append(Sample(f"eager chain {CHAIN_LENGTH}", "loop", used, 0.0, 0.0, tuple(loop)))
+    samples.append(Sample(relu.name, "loop-kernel", used, relu.cost.flops, 0.0, tuple(alone)))
     tick("eager dispatch loop")
     return Calibration(machine, plan, tuple(samples), fit_parameters(machine, samples))
 
 
 def steps(plan: str, threads: int) -> int:
     """How many times `calibrate` calls `advance` for `plan` at `threads` BLAS threads."""
-    return len(_jobs(PLANS[plan], threads)) + 1
+    return len(_jobs(PLANS[plan], threads)) + len(TINY_PROBES) + 1
 
 
 def _group(samples: list[Sample], group: str, threads: int) -> list[Sample]:
@@ -266,7 +329,8 @@ def fit_parameters(machine: Mapping[str, Any], samples: list[Sample]) -> dict[st
     machine
         `describe_machine()`'s ``freq_ghz`` and ``flags``, and ``blas_threads_modelled``.
     samples
-        Probes of the `FITTED_CLASSES` (over sizes), ``tiny`` kernels and the ``loop``.
+        Probes of the `FITTED_CLASSES` (over sizes), ``tiny`` kernels (interleaved), the ``loop``
+        and its Relu timed alone (``loop-kernel``).
     """
     threads = int(machine["blas_threads_modelled"])
     freq = machine.get("freq_ghz")
@@ -282,28 +346,33 @@ def fit_parameters(machine: Mapping[str, Any], samples: list[Sample]) -> dict[st
         "flops_per_cycle": Fitted(fpc, "from the widest FMA the CPU flags announce"),
     }
     tiny = _group(samples, "tiny", threads)
-    latency = median([s.median_us for s in tiny])
-    fitted["kernel_latency_us"] = Fitted(
-        round(latency, 4),
-        "median per-call time of kernels on a few elements, one per common op type: "
-        + ", ".join(f"{s.probe.split()[0]} {s.median_us:.3g}" for s in tiny)
-        + " us",
-    )
+    fixed = fit_fixed_costs(tiny)
+    fitted.update(fixed)
+    latency = fixed["kernel_latency_us"].value
+    class_latency = {c: latency + fixed[f"op_latency_us.{c}"].value for c in OP_LATENCY_CLASSES}
     stream = [
         s
         for s in _group(samples, "elementwise", threads)
         if s.probe.startswith("Add") and s.flops >= BANDWIDTH_MIN_ELEMENTS
     ]
-    bytes_per_us = median_rate([s.bytes for s in stream], [s.median_us for s in stream], latency)
+    bytes_per_us = median_rate(
+        [s.bytes for s in stream], [s.median_us for s in stream], class_latency["elementwise"]
+    )
     fitted["mem_bandwidth_gbps"] = Fitted(
         round(bytes_per_us / 1e3, 3),
         f"median over {len(stream)} sizes of Add ({stream[0].bytes:.3g}..{stream[-1].bytes:.3g} B)"
-        " of bytes / (time - kernel_latency_us)",
+        " of bytes / (time - kernel_latency_us - op_latency_us.elementwise)",
     )
     for group in FITTED_CLASSES:
-        fitted.update(_fit_class(samples, group, threads, peak_per_us, latency))
+        fitted.update(_fit_class(samples, group, threads, peak_per_us, class_latency[group]))
+    for group in OP_LATENCY_CLASSES:
+        streams = _group(samples, f"{STREAM_PREFIX}{group}", threads)
+        if streams:
+            fitted[f"mem_efficiency.{group}"] = _fit_stream(
+                streams, bytes_per_us, class_latency[group]
+            )
     loop = next(s for s in samples if s.op_class == "loop")
-    relu = next(s for s in tiny if s.probe.startswith("Relu 4"))
+    relu = next(s for s in samples if s.op_class == "loop-kernel")
     step_us = loop.median_us / CHAIN_LENGTH - relu.median_us
     fitted["dispatch_us"] = Fitted(
         round(max(step_us, 0.0) / VM_INSTRUCTIONS_PER_CHAIN_OP, 4),
@@ -314,19 +383,97 @@ def fit_parameters(machine: Mapping[str, Any], samples: list[Sample]) -> dict[st
     return fitted
 
 
+def fit_fixed_costs(tiny: list[Sample]) -> dict[str, Fitted]:
+    """``kernel_latency_us`` and ``op_latency_us.<class>`` from kernels timed on a few elements.
+
+    Per op class, the median per-call time of its tiny probes; ``kernel_latency_us`` is the
+    cheapest class's, and each class's ``op_latency_us`` what it costs beyond that. A class
+    without a probe gets 0.
+
+    Raises
+    ------
+    HetsimError
+        No sample of `tiny` has an op class (`Sample.kernel_class`).
+
+    Examples
+    --------
+    >>> tiny = [Sample(n, "tiny", 1, 4.0, 32.0, (us,), c) for n, us, c in [
+    ...     ("Relu 4", 1.5, "elementwise"), ("Add 4", 1.0, "elementwise"),
+    ...     ("Conv 1x2x4x4", 20.0, "conv"), ("Gemm 1x4", 3.0, "matmul")]]
+    >>> fitted = fit_fixed_costs(tiny)
+    >>> fitted["kernel_latency_us"].value, fitted["op_latency_us.conv"].value
+    (1.25, 18.75)
+    >>> fitted["op_latency_us.matmul"].value, fitted["op_latency_us.other"].value
+    (1.75, 0.0)
+    >>> fit_fixed_costs([Sample("Relu 4", "tiny", 1, 4.0, 32.0, (1.0,))])
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.HetsimError: fit_fixed_costs: expected tiny samples of an op class ('matmul', \
+'conv', 'elementwise', 'reduction', 'normalization', 'data_movement', 'other'), got classes ['']
+    """
+    by_class = {
+        c: median([s.median_us for s in tiny if s.kernel_class == c])
+        for c in OP_LATENCY_CLASSES
+        if any(s.kernel_class == c for s in tiny)
+    }
+    if not by_class:
+        found = sorted({s.kernel_class for s in tiny})
+        raise HetsimError(
+            f"fit_fixed_costs: expected tiny samples of an op class {OP_LATENCY_CLASSES}, "
+            f"got classes {found}"
+        )
+    latency = min(by_class.values())
+    cheapest = min(by_class, key=by_class.__getitem__)
+    listing = ", ".join(f"{s.probe.split()[0]} {s.median_us:.3g}" for s in tiny)
+    fitted = {
+        "kernel_latency_us": Fitted(
+            round(latency, 4),
+            f"median per-call time of the cheapest op class ({cheapest}) on a few elements; "
+            f"tiny kernels: {listing} us",
+        )
+    }
+    for c in OP_LATENCY_CLASSES:
+        found = by_class.get(c)
+        fitted[f"op_latency_us.{c}"] = (
+            Fitted(0.0, "not probed: 0")
+            if found is None
+            else Fitted(
+                round(found - latency, 4),
+                f"median per-call time of its tiny kernels ({found:.3g} us) - kernel_latency_us",
+            )
+        )
+    return fitted
+
+
+def _fit_stream(streams: list[Sample], bytes_per_us: float, latency_us: float) -> Fitted:
+    """``mem_efficiency.<class>``: the median byte rate of its stream probes over the bandwidth."""
+    rate = median_rate([s.bytes for s in streams], [s.median_us for s in streams], latency_us)
+    return Fitted(
+        round(max(rate_efficiency(rate, bytes_per_us), 1e-4), 4),
+        f"median over {len(streams)} probes ({', '.join(s.probe for s in streams)}) of bytes / "
+        f"(time - {latency_us:.3g} us fixed): {rate / 1e3:.4g} GB/s over mem_bandwidth_gbps",
+    )
+
+
 def _fit_class(
     samples: list[Sample], group: str, threads: int, peak_per_us: float, latency_us: float
 ) -> dict[str, Fitted]:
-    """``efficiency.<group>`` (and the 1-thread rate, recorded): the median rate of its probes."""
-    chosen = _group(samples, group, threads)
+    """``efficiency.<group>`` (and the 1-thread rate, recorded): the median rate of its probes.
+
+    `latency_us` is the class's fixed cost per kernel (``kernel_latency_us + op_latency_us``).
+    """
+    types = RATE_OP_TYPES.get(group)
+    chosen = [
+        s for s in _group(samples, group, threads) if not types or s.probe.split()[0] in types
+    ]
     rate = median_rate([s.flops for s in chosen], [s.median_us for s in chosen], latency_us)
     fitted = {
         f"efficiency.{group}": Fitted(
             round(max(rate_efficiency(rate, peak_per_us), 1e-4), 4),
             f"median over {len(chosen)} probes "
             f"({', '.join(sorted({s.probe.split()[0] for s in chosen}))}) at {threads} thread(s) "
-            f"of flops / (time - kernel_latency_us): {rate / 1e3:.4g} GFLOP/s over the peak "
-            f"{peak_per_us / 1e3:.4g} GFLOP/s",
+            f"of flops / (time - {latency_us:.3g} us fixed): {rate / 1e3:.4g} GFLOP/s over the "
+            f"peak {peak_per_us / 1e3:.4g} GFLOP/s",
         )
     }
     single = _group(samples, group, 1)

@@ -92,6 +92,22 @@ def tag_text(calibration: Calibration) -> str:
             lines.append(_line(4, op_class, elementwise, "not probed: elementwise's"))
         else:
             lines.append(_line(4, op_class, entry.value, entry.how))
+    streams = [
+        _line(4, c, fitted[f"mem_efficiency.{c}"].value, fitted[f"mem_efficiency.{c}"].how)
+        for c in OP_CLASSES
+        if f"mem_efficiency.{c}" in fitted
+    ]
+    lines += (
+        ["  mem_efficiency:  # classes not listed: 1, the full bandwidth", *streams]
+        if streams
+        else []
+    )
+    latencies = [
+        _line(4, c, fitted[f"op_latency_us.{c}"].value, fitted[f"op_latency_us.{c}"].how)
+        for c in OP_CLASSES
+        if f"op_latency_us.{c}" in fitted
+    ]
+    lines += ["  op_latency_us:", *latencies] if latencies else []
     lines += [
         "devices:",
         "  - name: idle  # a hetero level needs a device; this one runs no op, so all run on host",

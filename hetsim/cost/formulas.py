@@ -27,6 +27,8 @@ __all__ = [
     "kernel_timer",
     "kernel_us",
     "launch_us",
+    "mem_efficiency",
+    "op_latency_us",
     "peak_gflops",
     "route_us",
     "sync_us",
@@ -65,12 +67,48 @@ def efficiency(processor: Processor, op_class: str) -> float:
     return float(table[FALLBACK_OP_CLASS] if found is None else found)
 
 
-def kernel_us(processor: Processor, cost: Cost) -> float:
-    """Device-side time of one kernel, a roofline plus a fixed latency.
+def mem_efficiency(processor: Processor, op_class: str) -> float:
+    """Fraction of ``mem_bandwidth_gbps`` that `op_class` streams at (``mem_efficiency`` table).
 
-    ``kernel_latency_us + max(flops / (peak_gflops·1e3 · efficiency[op_class]),
-    (bytes_read + bytes_written) / (mem_bandwidth_gbps·1e3))``; the same as
-    ``kernel_timer(processor)(cost)``.
+    A class the table lacks uses ``other``'s; a processor without the table streams at its
+    full bandwidth (every shipped kind's default is 1 for every class).
+
+    >>> cpu = Processor("host", "host", "x86", "", {"mem_efficiency": {"matmul": 0.5,
+    ...     "other": 1.0}}, "host.mem")
+    >>> mem_efficiency(cpu, "matmul"), mem_efficiency(cpu, "conv")
+    (0.5, 1.0)
+    >>> mem_efficiency(Processor("npu", "accelerator", "accel", "", {}, "host.mem"), "conv")
+    1.0
+    """
+    table: Mapping[str, float] = processor.attrs.get("mem_efficiency") or {}
+    found = table.get(op_class)
+    return float(table.get(FALLBACK_OP_CLASS, 1.0) if found is None else found)
+
+
+def op_latency_us(processor: Processor, op_class: str) -> float:
+    """Fixed time a kernel of `op_class` adds to ``kernel_latency_us`` (``op_latency_us`` table).
+
+    A class the table lacks uses ``other``'s; a processor without the table adds 0 (every
+    shipped kind's default is 0 for every class).
+
+    >>> cpu = Processor("host", "host", "x86", "", {"op_latency_us": {"conv": 30.0, "other": 1.0}},
+    ...     "host.mem")
+    >>> op_latency_us(cpu, "conv"), op_latency_us(cpu, "matmul")
+    (30.0, 1.0)
+    >>> op_latency_us(Processor("npu", "accelerator", "accel", "", {}, "host.mem"), "conv")
+    0.0
+    """
+    table: Mapping[str, float] = processor.attrs.get("op_latency_us") or {}
+    found = table.get(op_class)
+    return float(table.get(FALLBACK_OP_CLASS, 0.0) if found is None else found)
+
+
+def kernel_us(processor: Processor, cost: Cost) -> float:
+    """Device-side time of one kernel, a roofline plus fixed latencies.
+
+    ``kernel_latency_us + op_latency_us[op_class] + max(flops / (peak_gflops·1e3 ·
+    efficiency[op_class]), (bytes_read + bytes_written) / (mem_bandwidth_gbps·1e3 ·
+    mem_efficiency[op_class]))``; the same as ``kernel_timer(processor)(cost)``.
 
     >>> npu = Processor("npu", "accelerator", "accel", "", {"cores": 1, "freq_ghz": 1.0,
     ...     "flops_per_cycle": 2000, "efficiency": {"matmul": 0.5, "other": 0.25},
@@ -79,6 +117,14 @@ def kernel_us(processor: Processor, cost: Cost) -> float:
     6.0
     >>> kernel_us(npu, Cost(1e3, 64000, 16000, "matmul"))  # memory bound: 80000 / 16000
     7.0
+    >>> slow = Processor("npu", "accelerator", "accel", "", {**npu.attrs,
+    ...     "op_latency_us": {"matmul": 0.5, "other": 0.0}}, "host.mem")
+    >>> kernel_us(slow, Cost(4e6, 8000, 8000, "matmul"))  # 2 + 0.5 + 4
+    6.5
+    >>> gemv = Processor("npu", "accelerator", "accel", "", {**npu.attrs,
+    ...     "mem_efficiency": {"matmul": 0.5, "other": 1.0}}, "host.mem")
+    >>> kernel_us(gemv, Cost(1e3, 64000, 16000, "matmul"))  # 2 + 80000 / (16000 · 0.5)
+    12.0
     """
     return kernel_timer(processor)(cost)
 
@@ -96,16 +142,22 @@ def kernel_timer(processor: Processor) -> Callable[[Cost], float]:
     latency_us = float(processor.attrs["kernel_latency_us"])
     peak_per_us = gflops_to_flops_per_us(peak_gflops(processor))
     bytes_per_us = gbps_to_bytes_per_us(processor.attrs["mem_bandwidth_gbps"])
-    flops_per_us: dict[str, float] = {}  # op class → effective rate, filled on first use
+    # op class → (flops per µs, bytes per µs, kernel_latency_us + op_latency_us), on first use
+    per_class: dict[str, tuple[float, float, float]] = {}
 
     def timer(cost: Cost) -> float:
-        rate = flops_per_us.get(cost.op_class)
-        if rate is None:
-            rate = peak_per_us * efficiency(processor, cost.op_class)
-            flops_per_us[cost.op_class] = rate
+        found = per_class.get(cost.op_class)
+        if found is None:
+            found = (
+                peak_per_us * efficiency(processor, cost.op_class),
+                bytes_per_us * mem_efficiency(processor, cost.op_class),
+                latency_us + op_latency_us(processor, cost.op_class),
+            )
+            per_class[cost.op_class] = found
+        rate, stream, fixed_us = found
         compute = cost.flops / rate if cost.flops else 0.0
-        memory = (cost.bytes_read + cost.bytes_written) / bytes_per_us
-        return latency_us + (compute if compute > memory else memory)  # max(), inlined for speed
+        memory = (cost.bytes_read + cost.bytes_written) / stream
+        return fixed_us + (compute if compute > memory else memory)  # max(), inlined for speed
 
     return timer
 

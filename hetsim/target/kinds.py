@@ -95,6 +95,43 @@ def _efficiency(values: tuple[float, ...]) -> Attr:
     return Attr("efficiency", "mapping", "fraction of peak reached, per op class", fields=fields)
 
 
+def _mem_efficiency() -> Attr:
+    fields = tuple(
+        Attr(
+            c,
+            "float",
+            f"fraction of mem_bandwidth_gbps that {c} ops stream at",
+            1.0,
+            minimum=0,
+            maximum=1,
+            exclusive_minimum=True,
+        )
+        for c in OP_CLASSES
+    )
+    # 1 by default: every shipped tag's kernels stream at its full bandwidth; `hetsim calibrate`
+    # measures matmul's (a matrix-vector product streams its weights at one core's rate)
+    return Attr(
+        "mem_efficiency",
+        "mapping",
+        "fraction of mem_bandwidth_gbps reached, per op class",
+        fields=fields,
+    )
+
+
+def _op_latency() -> Attr:
+    fields = tuple(
+        _non_negative(c, f"fixed time added to each {c} kernel (µs)", 0.0) for c in OP_CLASSES
+    )
+    # 0 by default: a shipped tag's kernels cost kernel_latency_us alone; `hetsim calibrate`
+    # measures it per class (docs/cost-model.md, "Kernel time")
+    return Attr(
+        "op_latency_us",
+        "mapping",
+        "fixed time per kernel of each op class, on top of kernel_latency_us",
+        fields=fields,
+    )
+
+
 def _processor(
     *,
     cores: int,
@@ -127,6 +164,8 @@ def _processor(
         _non_negative("launch_us", "host-side time to launch one kernel here", launch_us),
         _non_negative("sync_us", "host-side time to observe a completion", sync_us),
         _efficiency(efficiency),
+        _mem_efficiency(),
+        _op_latency(),
         Attr("ops", "list", "op types it can run; ['*'] means all", list(ops), items=item),
         Attr(
             "dtypes",

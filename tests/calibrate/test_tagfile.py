@@ -24,26 +24,34 @@ MACHINE = {
     "numpy": "2",
     "load_average": [0.0, 0.0, 0.0],
 }
-LATENCY_US = 2.0  # every tiny kernel
+LATENCY_US = 2.0  # every tiny kernel but conv's
+CONV_EXTRA_US = 7.0  # a tiny conv: 9 µs
 PEAK_FLOPS_PER_US = 2 * 2.5 * 32 * 1e3  # 2 threads × 2.5 GHz × 32 flop/cycle
 RATES = {"matmul": 80e3, "conv": 40e3, "elementwise": 4e3, "reduction": 2e3, "normalization": 1e3}
 BYTES_PER_US = 20e3  # 20 GB/s
+GEMV_SHARE = 0.5  # matrix-vector products stream at half the Add bandwidth
 STEP_US = 1.5  # one eager loop step, on top of the Relu kernel
 
 
-def _sample(probe: str, group: str, flops: float, us: float, nbytes: float = 0.0) -> Sample:
-    return Sample(probe, group, 2, flops, nbytes, (us, us * 1.5, us))  # median: us
+def _sample(
+    probe: str, group: str, flops: float, us: float, nbytes: float = 0.0, kernel_class: str = ""
+) -> Sample:
+    us_samples = (us, us * 1.5, us)  # median: us
+    return Sample(probe, group, 2, flops, nbytes, us_samples, kernel_class or group)
 
 
 def _samples() -> list[Sample]:
     samples = [
-        _sample("Relu 4", "tiny", 4, LATENCY_US),
-        _sample("Add 4", "tiny", 4, 1.0),
-        _sample("Conv 1x2x4x4", "tiny", 4, 9.0),
+        _sample("Relu 4", "tiny", 4, LATENCY_US, kernel_class="elementwise"),
+        _sample("Add 4", "tiny", 4, 1.0, kernel_class="elementwise"),
+        _sample("Sigmoid 4", "tiny", 4, 3.0, kernel_class="elementwise"),
+        _sample("Conv 1x2x4x4", "tiny", 4, LATENCY_US + CONV_EXTRA_US, kernel_class="conv"),
     ]
     for group, rate in RATES.items():
+        fixed_us = LATENCY_US + (CONV_EXTRA_US if group == "conv" else 0.0)
+        name = "Relu" if group == "elementwise" else group  # elementwise: Relu's rate only
         for flops in (1e5, 1e6, 1e7):
-            samples.append(_sample(f"{group} {flops:g}", group, flops, LATENCY_US + flops / rate))
+            samples.append(_sample(f"{name} {flops:g}", group, flops, fixed_us + flops / rate))
     for elements in (1 << 20, 1 << 21, 1 << 22):
         nbytes = 12.0 * elements
         samples.append(
@@ -55,8 +63,13 @@ def _samples() -> list[Sample]:
                 nbytes,
             )
         )
+    for rows in (1024, 4096):
+        nbytes = 4.0 * rows * 4096
+        us = LATENCY_US + nbytes / (BYTES_PER_US * GEMV_SHARE)
+        samples.append(_sample(f"Gemm {rows}", "stream.matmul", 2 * rows * 4096, us, nbytes))
     loop_us = CHAIN_LENGTH * (LATENCY_US + STEP_US)
     samples.append(_sample(f"eager chain {CHAIN_LENGTH}", "loop", 0.0, loop_us))
+    samples.append(_sample("Relu 4", "loop-kernel", 4, LATENCY_US, kernel_class="elementwise"))
     return samples
 
 
@@ -75,17 +88,18 @@ def local_dir(tmp_path: Path, calibration: Calibration) -> Iterator[Path]:
 
 def test_fit_recovers_the_synthetic_machine(calibration: Calibration) -> None:
     values = {name: f.value for name, f in calibration.fitted.items()}
-    assert values["kernel_latency_us"] == LATENCY_US  # median of 2, 1 and 9
+    assert values["kernel_latency_us"] == LATENCY_US  # elementwise, the cheapest: median 2, 1, 3
+    assert values["op_latency_us.conv"] == CONV_EXTRA_US
+    assert values["op_latency_us.elementwise"] == 0.0
+    assert values["op_latency_us.matmul"] == 0.0  # not probed
     assert values["cores"] == 2
     assert values["flops_per_cycle"] == 32.0
     assert values["mem_bandwidth_gbps"] == pytest.approx(20.0, rel=1e-3)
-    for group, rate in RATES.items():
-        # the elementwise probes include the Add ones, whose flop rate is the bandwidth's
-        if group != "elementwise":
-            assert values[f"efficiency.{group}"] == pytest.approx(
-                rate / PEAK_FLOPS_PER_US, abs=1e-4
-            )
+    for group, rate in RATES.items():  # elementwise: the Relu probes, not the Add ones
+        assert values[f"efficiency.{group}"] == pytest.approx(rate / PEAK_FLOPS_PER_US, abs=1e-4)
     assert values["dispatch_us"] == pytest.approx(STEP_US / 3)
+    assert values["mem_efficiency.matmul"] == pytest.approx(GEMV_SHARE, abs=1e-4)
+    assert "mem_efficiency.conv" not in values  # not probed: the schema's 1
 
 
 def test_every_fitted_value_says_how(calibration: Calibration) -> None:
@@ -103,6 +117,10 @@ def test_tag_file_parses_as_the_local_tag(local_dir: Path, calibration: Calibrat
     assert host["mem_bandwidth_gbps"] == fitted["mem_bandwidth_gbps"].value
     assert host["efficiency"]["conv"] == fitted["efficiency.conv"].value
     assert host["efficiency"]["other"] == fitted["efficiency.elementwise"].value
+    assert host["op_latency_us"]["conv"] == CONV_EXTRA_US
+    assert host["op_latency_us"]["reduction"] == 0.0
+    assert host["mem_efficiency"]["matmul"] == fitted["mem_efficiency.matmul"].value
+    assert host["mem_efficiency"]["conv"] == 1.0
     assert target.executor.attrs["dispatch_us"] == fitted["dispatch_us"].value
     assert (target.runtime.attrs["alloc_us"], target.runtime.attrs["free_us"]) == (0.0, 0.0)
 

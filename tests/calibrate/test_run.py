@@ -1,0 +1,92 @@
+"""Calibration pieces that need no real timing: interleaved timing, the per-class fixed costs,
+the plans' step count, and pooling accuracy rounds."""
+
+from __future__ import annotations
+
+import pytest
+
+from hetsim.calibrate.accuracy import Comparison, pool
+from hetsim.calibrate.probe import time_interleaved
+from hetsim.calibrate.run import (
+    OP_LATENCY_CLASSES,
+    PLANS,
+    STREAM_PROBES,
+    TINY_PROBES,
+    Sample,
+    _jobs,
+    fit_fixed_costs,
+    steps,
+)
+from hetsim.errors import HetsimError
+
+
+def test_interleaved_timing_calls_each_in_turn() -> None:
+    order: list[str] = []
+    calls = [lambda: order.append("a"), lambda: order.append("b")]
+    samples = time_interleaved(calls, repeats=2, rounds=3)
+    assert [len(s) for s in samples] == [2, 2]
+    assert order == ["a", "b"] * (1 + 2 * 3)  # a warm-up round, then 2 samples × 3 rounds
+
+
+def _tiny(name: str, us: float, op_class: str) -> Sample:
+    return Sample(name, "tiny", 1, 4.0, 32.0, (us, 2 * us, us), op_class)
+
+
+def test_fixed_costs_are_the_cheapest_class_and_each_class_beyond_it() -> None:
+    tiny = [
+        _tiny("Relu 4", 2.0, "elementwise"),
+        _tiny("Add 4", 1.0, "elementwise"),
+        _tiny("Sigmoid 4", 6.0, "elementwise"),
+        _tiny("Concat 1x2", 2.5, "data_movement"),
+        _tiny("MaxPool 1x2", 8.0, "reduction"),
+        _tiny("GlobalAveragePool 1x2", 6.0, "reduction"),
+    ]
+    fitted = fit_fixed_costs(tiny)
+    assert fitted["kernel_latency_us"].value == 2.0  # elementwise: median of 2, 1, 6
+    values = {c: fitted[f"op_latency_us.{c}"].value for c in OP_LATENCY_CLASSES}
+    assert values == {
+        "matmul": 0.0,
+        "conv": 0.0,
+        "elementwise": 0.0,
+        "reduction": 5.0,  # median 7 - 2
+        "normalization": 0.0,
+        "data_movement": 0.5,
+        "other": 0.0,
+    }
+    assert fitted["op_latency_us.conv"].how == "not probed: 0"
+
+
+def test_fixed_costs_need_a_classified_tiny_sample() -> None:
+    with pytest.raises(
+        HetsimError,
+        match=r"fit_fixed_costs: expected tiny samples of an op class \('matmul', .*\), "
+        r"got classes \[''\]",
+    ):
+        fit_fixed_costs([_tiny("Relu 4", 1.0, "")])
+
+
+@pytest.mark.parametrize(("plan", "threads"), [("quick", 1), ("full", 1), ("full", 4)])
+def test_steps_count_every_probe_the_plan_times(plan: str, threads: int) -> None:
+    chosen = PLANS[plan]
+    probes = sum(len(p) for p in chosen.probes.values())
+    blas = sum(len(chosen.probes[g]) for g in ("matmul", "conv")) if threads > 1 else 0
+    streams = sum(len(p) for p in chosen.streams.values())
+    assert len(_jobs(chosen, threads)) == probes + blas + streams
+    assert steps(plan, threads) == probes + blas + streams + len(TINY_PROBES) + 1
+
+
+def test_both_plans_probe_the_matmul_stream() -> None:
+    assert len(PLANS["full"].streams["matmul"]) == len(STREAM_PROBES["matmul"]) == 3
+    assert len(PLANS["quick"].streams["matmul"]) == 1
+
+
+def test_pooling_takes_the_median_prediction_and_every_sample() -> None:
+    rounds = [
+        [Comparison("mlp", 5, 10.0, (9.0, 10.0), {})],
+        [Comparison("mlp", 5, 30.0, (12.0,), {})],
+        [Comparison("mlp", 5, 12.0, (11.0,), {})],
+    ]
+    (pooled,) = pool(rounds)
+    assert pooled.predicted_us == 12.0
+    assert pooled.measured_us == (9.0, 10.0, 12.0, 11.0)
+    assert pooled.error_pct == pytest.approx((12.0 - 10.5) / 10.5 * 100)

@@ -1,0 +1,157 @@
+"""The per-op-class terms of `kernel_us` (`op_latency_us`, `mem_efficiency`) and the cost rules
+they pair with (Conv's column buffer, elementwise flops in streaming passes), by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hetsim.cost import kernel_timer, kernel_us, mem_efficiency, op_latency_us
+from hetsim.errors import TargetError
+from hetsim.ir import Op
+from hetsim.kernels import Cost, Meta, lookup
+from hetsim.kernels.elementwise import ERF_FLOPS, ERF_TEMP_BYTES, TRANSCENDENTAL_FLOPS
+from hetsim.platform import Processor, build_platform
+from hetsim.target import Target
+
+F32 = np.dtype("float32")
+
+# one core × 1 GHz × 1000 flop/cycle = 1e6 flop/µs; 10 GB/s = 1e4 B/µs
+HOST = {
+    "kind": "x86-cpu",
+    "cores": 1,
+    "freq_ghz": 1.0,
+    "flops_per_cycle": 1000,
+    "mem_bandwidth_gbps": 10.0,
+    "kernel_latency_us": 1.0,
+    "efficiency": {"matmul": 0.5, "conv": 0.25, "other": 0.1},
+    "op_latency_us": {"conv": 20.0, "reduction": 6.0},
+    "mem_efficiency": {"matmul": 0.4},
+}
+
+
+@pytest.fixture
+def host() -> Processor:
+    return build_platform(Target({"kind": "hetero", "host": HOST, "devices": [HOST]})).processors[
+        "host"
+    ]
+
+
+def test_shipped_kinds_add_no_fixed_cost_and_stream_at_full_bandwidth() -> None:
+    for tag in ("x86-cpu", "nvidia/h100", "arm/cortex-a72"):
+        device = Target(tag).devices[0]
+        assert set(device.attrs["op_latency_us"].values()) == {0.0}, tag
+        assert set(device.attrs["mem_efficiency"].values()) == {1.0}, tag
+
+
+def test_op_latency_adds_per_class_and_unlisted_classes_add_nothing(host: Processor) -> None:
+    assert op_latency_us(host, "conv") == 20.0
+    assert op_latency_us(host, "reduction") == 6.0
+    assert op_latency_us(host, "elementwise") == 0.0  # schema default
+    assert op_latency_us(host, "mystery") == 0.0  # 'other', whose default is 0
+
+
+def test_kernel_with_op_latency_is_latency_plus_class_cost_plus_roofline(host: Processor) -> None:
+    # 1 + 20 + max(1e6 / (1e6 · 0.25), 1e4 / 1e4) = 21 + 4
+    assert kernel_us(host, Cost(1e6, 6000, 4000, "conv")) == 25.0
+    # 1 + 6 + max(0, 5e4 / 1e4) = 7 + 5
+    assert kernel_us(host, Cost(0, 40000, 10000, "reduction")) == 12.0
+
+
+def test_mem_efficiency_slows_the_memory_term_of_its_class_only(host: Processor) -> None:
+    assert mem_efficiency(host, "matmul") == 0.4
+    assert mem_efficiency(host, "elementwise") == 1.0
+    # matmul: 1 + max(1e3 / 5e5, 8e4 / (1e4 · 0.4)) = 1 + 20; elementwise: 1 + 8e4 / 1e4
+    assert kernel_us(host, Cost(1e3, 60000, 20000, "matmul")) == 21.0
+    assert kernel_us(host, Cost(1e3, 60000, 20000, "elementwise")) == 9.0
+
+
+def test_kernel_timer_matches_kernel_us_with_the_class_terms(
+    host: Processor, rng: np.random.Generator
+) -> None:
+    timer = kernel_timer(host)
+    for op_class in ("matmul", "conv", "elementwise", "reduction", "mystery"):
+        for flops, size in zip(rng.uniform(0, 1e7, 5), rng.integers(0, 1 << 24, 5), strict=True):
+            cost = Cost(float(flops), int(size), 0, op_class)
+            assert timer(cost) == kernel_us(host, cost)
+
+
+def test_op_latency_out_of_range_is_refused() -> None:
+    bad = {**HOST, "op_latency_us": {"conv": -1.0}}
+    with pytest.raises(
+        TargetError, match=r"host\.op_latency_us\.conv: expected a non-negative number, got -1\.0"
+    ):
+        Target({"kind": "hetero", "host": bad, "devices": [HOST]})
+
+
+def test_mem_efficiency_above_one_is_refused() -> None:
+    bad = {**HOST, "mem_efficiency": {"matmul": 1.5}}
+    with pytest.raises(
+        TargetError, match=r"host\.mem_efficiency\.matmul: expected a number in \(0, 1\], got 1\.5"
+    ):
+        Target({"kind": "hetero", "host": bad, "devices": [HOST]})
+
+
+def _cost(op: Op, *inputs: Meta) -> Cost:
+    outputs = lookup(op).infer(op, 13, list(inputs))
+    return lookup(op).cost(op, list(inputs), outputs)
+
+
+def test_conv_counts_its_column_buffer_written_and_read() -> None:
+    # x 1×4×5×5, w 6×4×3×3, pads 1: out 5×5; columns 1·4·9·25 = 900 floats = 3600 B
+    x, w = Meta((1, 4, 5, 5), F32), Meta((6, 4, 3, 3), F32)
+    cost = _cost(Op("Conv", "c", ("x", "w"), ("y",), {"pads": [1, 1, 1, 1]}), x, w)
+    assert cost.bytes_read == 4 * (100 + 216) + 3600
+    assert cost.bytes_written == 4 * 150 + 3600
+    assert cost.flops == 2 * 150 * 36
+
+
+def test_strided_pointwise_conv_has_columns_and_plain_pointwise_has_none() -> None:
+    x, w = Meta((1, 8, 6, 6), F32), Meta((4, 8, 1, 1), F32)
+    plain = _cost(Op("Conv", "p", ("x", "w"), ("y",), {}), x, w)
+    assert (plain.bytes_read, plain.bytes_written) == (4 * (288 + 32), 4 * 144)
+    # stride 2: out 3×3, columns 1·8·1·9 = 72 floats = 288 B
+    strided = _cost(Op("Conv", "s", ("x", "w"), ("y",), {"strides": [2, 2]}), x, w)
+    assert (strided.bytes_read, strided.bytes_written) == (4 * 320 + 288, 4 * 36 + 288)
+
+
+def test_depthwise_conv_columns_follow_the_channels() -> None:
+    # group 16 on 1×16×8×8, 3×3, pads 1: columns 16·9·64 floats
+    x, w = Meta((1, 16, 8, 8), F32), Meta((16, 1, 3, 3), F32)
+    op = Op("Conv", "dw", ("x", "w"), ("y",), {"group": 16, "pads": [1, 1, 1, 1]})
+    cost = _cost(op, x, w)
+    assert cost.bytes_written == 4 * 1024 + 4 * 16 * 9 * 64
+    assert cost.flops == 2 * 1024 * 9
+
+
+@pytest.mark.parametrize(
+    ("op_type", "attrs", "per_element"),
+    [
+        ("Relu", {}, 1),
+        ("Exp", {}, 10),
+        ("Tanh", {}, 10),
+        ("Sigmoid", {}, 13),
+        ("Erf", {}, 79),
+        ("Gelu", {}, 83),
+        ("Gelu", {"approximate": "tanh"}, 17),
+    ],
+)
+def test_elementwise_flops_count_streaming_passes(
+    op_type: str, attrs: dict[str, str], per_element: int
+) -> None:
+    x = Meta((2, 10), F32)
+    assert _cost(Op(op_type, "u", ("x",), ("y",), attrs), x).flops == 20 * per_element
+
+
+def test_erf_moves_its_temporaries() -> None:
+    # 20 elements: x read (80 B) and y written (80 B), plus 735 B each way per element
+    erf = _cost(Op("Erf", "e", ("x",), ("y",), {}), Meta((2, 10), F32))
+    assert (erf.bytes_read, erf.bytes_written) == (80 + 20 * 735, 80 + 20 * 735)
+    gelu = _cost(Op("Gelu", "g", ("x",), ("y",), {}), Meta((2, 10), F32))
+    assert gelu.bytes_read + gelu.bytes_written == 160 + 20 * (1470 + 36)
+    tanh = _cost(Op("Gelu", "g", ("x",), ("y",), {"approximate": "tanh"}), Meta((2, 10), F32))
+    assert (tanh.bytes_read, tanh.bytes_written) == (80, 80)
+
+
+def test_pass_counts_are_the_documented_ones() -> None:
+    assert (ERF_FLOPS, ERF_TEMP_BYTES, TRANSCENDENTAL_FLOPS) == (79, 1470, 10)
