@@ -13,6 +13,13 @@ Goal: hetsim within 2.0x of onnxruntime at 1 thread, and at least 5x faster than
 ReferenceEvaluator. Prints a table and writes JSON (default ``benchmarks/results/kernels.json``)
 with the BLAS library and thread counts that threadpoolctl reports.
 
+numpy's OpenBLAS picks its kernels by CPU unless ``OPENBLAS_CORETYPE`` names one; onnxruntime's
+MLAS always picks by CPU. A machine that sets ``OPENBLAS_CORETYPE=Haswell`` on an AVX-512 CPU
+halves numpy's GEMM rate (measured here: 106 against 195 GFLOP/s at 1 thread, 1024² float32)
+while onnxruntime keeps AVX-512, and the ratios widen accordingly. The table's header line and
+the JSON say which core type the BLAS runs; run ``env -u OPENBLAS_CORETYPE python
+benchmarks/kernels.py`` to compare like with like (tests and CI leave the variable alone).
+
     python benchmarks/kernels.py                      # all light models, 1 and 2 threads
     python benchmarks/kernels.py --models squeezenet resnet50 --threads 1 --repeat 5
     python benchmarks/kernels.py --profile vgg19      # cProfile one hetsim run, top 15 lines
@@ -23,6 +30,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import json
+import os
 import platform
 import pstats
 import statistics
@@ -203,6 +211,7 @@ def environment(repeat: int, reference_repeat: int) -> dict[str, Any]:
             {k: info.get(k) for k in ("internal_api", "version", "num_threads", "architecture")}
             for info in threadpool_info()
         ],
+        "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
         "repeat": repeat,
         "reference_repeat": reference_repeat,
         "statistic": "median",
@@ -238,7 +247,7 @@ def main() -> None:
         profile(args.profile, threads[0])
         return
     env = environment(args.repeat, args.reference_repeat)
-    print(f"BLAS: {env['blas']}")
+    print(f"BLAS: {env['blas']}; OPENBLAS_CORETYPE={env['openblas_coretype']}")
     rows = [
         row
         for name in args.models

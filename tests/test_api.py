@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 import numpy as np
 import pytest
 
-from hetsim.api import make_inputs, simulate
+from hetsim.api import make_inputs, platform_of, simulate
 from hetsim.errors import ModelError, SimulationError
-from hetsim.ir import Op
+from hetsim.ir import GraphBuilder, Op
 from hetsim.kernels import execute
 from hetsim.models import load_model
 from tests.sim.tiny import assert_run_invariants, device, graph, target
@@ -141,3 +144,42 @@ def test_totals_mode_keeps_busy_time_per_category() -> None:
     busy = result.record.extra["busy_us"]
     compute = sum(s.duration_us for s in traced.spans if s.category == "compute")
     assert sum(b.get("compute", 0.0) for b in busy.values()) == pytest.approx(compute, rel=1e-12)
+
+
+def test_repeated_runs_reuse_the_compiled_plan_and_give_the_same_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    api = importlib.import_module("hetsim.api")
+    policies: list[str] = []
+    real = api.partition_graph
+
+    def counting(model: Any, on: Any, policy: str, *args: Any, **kw: Any) -> Any:
+        policies.append(policy)
+        return real(model, on, policy, *args, **kw)
+
+    monkeypatch.setattr(api, "partition_graph", counting)
+    model, platform = load_model("cnn"), platform_of(HOST_GPU)
+    first = simulate(model, platform, seed=1)
+    second = simulate(model, platform, seed=1)
+    assert policies == ["capability"]  # placed and compiled once for this graph and platform
+    assert first.to_dict() == second.to_dict()
+    assert first.spans == second.spans
+    simulate(model, platform_of(HOST_GPU), seed=1)  # another Platform object: placed again
+    simulate(model, platform, seed=1, partition="cost")  # depends on the run: never cached
+    assert policies == ["capability", "capability", "cost", "capability"]
+
+
+def test_propagation_is_reused_only_for_the_same_small_integer_values() -> None:
+    api = importlib.import_module("hetsim.api")
+    b = GraphBuilder("offsets")
+    y = b.op("Add", b.input("i", (3,), "int64"), b.initializer(np.ones(3, np.int64)))
+    model = b.build(y)
+    first = api._propagated(model, {}, {"i": np.array([1, 2, 3])})
+    assert api._propagated(model, {}, {"i": np.array([1, 2, 3])}) is first
+    other = api._propagated(model, {}, {"i": np.array([4, 5, 6])})
+    assert (first[y].value.tolist(), other[y].value.tolist()) == ([2, 3, 4], [5, 6, 7])
+    floats = GraphBuilder("floats")
+    z = floats.op("Relu", floats.input("x", (3,)))
+    relu = floats.build(z)
+    once = api._propagated(relu, {}, {"x": np.zeros(3, np.float32)})
+    assert api._propagated(relu, {}, {"x": np.ones(3, np.float32)}) is once  # data: not read

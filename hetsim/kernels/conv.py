@@ -274,10 +274,13 @@ def _cost_conv(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -
     flops = 2 * y.size * w.size // w.shape[0]
     if len(inputs) > 2 and inputs[2] is not None:
         flops += y.size
-    geometry = _conv_spec(op).geometry(x.shape, w.shape)
-    taps = prod(geometry.kernel)
-    is_pointwise = taps == 1 and not geometry.is_padded and set(geometry.strides) == {1}
-    columns = 0 if is_pointwise else x.shape[0] * x.shape[1] * taps * prod(geometry.out)
+    # read from the shapes and two attributes, not a Geometry: cost rules run per op per plan
+    # (a 1x1 stride-1 kernel needs no padding, even with auto_pad SAME)
+    taps = prod(w.shape[2:])
+    is_pointwise = (
+        taps == 1 and not any(attr(op, "pads", ())) and all(s == 1 for s in attr(op, "strides", ()))
+    )
+    columns = 0 if is_pointwise else x.shape[0] * x.shape[1] * taps * prod(y.shape[2:])
     extra = columns * x.dtype.itemsize
     return Cost(float(flops), nbytes(inputs) + extra, nbytes(outputs) + extra, "conv")
 

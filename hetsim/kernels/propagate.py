@@ -85,7 +85,8 @@ def bind_dims(
             if isinstance(want, str) and want not in bound:
                 raise ModelError(
                     f"input {name!r}: expected a size for symbolic dim {want!r} "
-                    f"(pass dims={{{want!r}: ...}} or an input array), got none"
+                    f"(pass dims={{{want!r}: ...}}, --dims {want}=N on the command line, "
+                    "or an input array), got none"
                 )
     return bound
 

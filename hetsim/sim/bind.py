@@ -43,7 +43,8 @@ from hetsim.cost import (
     transfer_us,
 )
 from hetsim.errors import SimulationError
-from hetsim.kernels import Cost, Meta, lookup
+from hetsim.ir import Graph, Op
+from hetsim.kernels import Cost, Kernel, Meta, lookup
 from hetsim.partition.costs import op_signature
 from hetsim.platform import Platform
 from hetsim.runtime import (
@@ -206,7 +207,7 @@ class _Binder:
         if values is None:
             return _nothing
         op = self.program.ops[number]
-        kernel = lookup(op).compile(op, self.program.graph.opset)
+        kernel = compiled_kernel(self.program.graph, op)
         ins = tuple(self.slot_index(s) for s in inputs)
         outs = tuple(outputs)
 
@@ -216,6 +217,32 @@ class _Binder:
                 values[slot] = result
 
         return run
+
+
+KERNEL_CACHE_GRAPHS = 4
+"""Graphs whose compiled kernels `compiled_kernel` keeps (the most recently first seen)."""
+
+_kernels: dict[int, tuple[Graph, dict[int, tuple[Op, Kernel]]]] = {}
+
+
+def compiled_kernel(graph: Graph, op: Op) -> Kernel:
+    """The numpy kernel of `op` (an op of `graph`), compiled once per graph.
+
+    A functional run calls every op's kernel; compiling it (attributes read, window geometry
+    and Conv plans worked out per shape) cost about a tenth of ResNet-50's simulate over the
+    kernels themselves. As `hetsim.execute` keeps its compiled programs, this keeps the kernels
+    of the last `KERNEL_CACHE_GRAPHS` graphs, keyed by identity: a graph is immutable, and the
+    cache holds it (and so its ops) alive, so an ``id`` is never reused while it is cached.
+    """
+    entry = _kernels.get(id(graph))
+    if entry is None or entry[0] is not graph:
+        if len(_kernels) >= KERNEL_CACHE_GRAPHS:
+            del _kernels[next(iter(_kernels))]
+        entry = _kernels[id(graph)] = (graph, {})
+    found = entry[1].get(id(op))
+    if found is None or found[0] is not op:
+        found = entry[1][id(op)] = (op, lookup(op).compile(op, graph.opset))
+    return found[1]
 
 
 def _nbytes(meta: Meta) -> int:
@@ -445,7 +472,7 @@ def _constant_values(program: LevelProgram) -> dict[str, np.ndarray]:
     graph = program.graph
     values: dict[str, Any] = dict(graph.initializers)
     for op in program.folded:
-        kernel = lookup(op).compile(op, graph.opset)
+        kernel = compiled_kernel(graph, op)
         results = kernel([values[name] if name else None for name in op.inputs])
         values.update((name, r) for name, r in zip(op.outputs, results, strict=False) if name)
     return values

@@ -88,7 +88,8 @@ def test_unbound_dim_is_an_error() -> None:
     with pytest.raises(
         ModelError,
         match=r"^input 'x': expected a size for symbolic dim 'seq' "
-        r"\(pass dims=\{'seq': \.\.\.\} or an input array\), got none$",
+        r"\(pass dims=\{'seq': \.\.\.\}, --dims seq=N on the command line, "
+        r"or an input array\), got none$",
     ):
         propagate(_heads_graph())
 
