@@ -3,14 +3,15 @@
 For synthetic chains (each op reads the previous one) and DAGs (each op adds the two previous
 outputs) of 1e3, 1e4, 1e5 (and with ``--big`` 1e6) ops, in timing mode on a host+GPU target
 (every op a kernel launched on the GPU: ALLOC, LAUNCH, FREE per op), this times, per op:
-`hetsim.simulate` without and with spans (the graph is built beforehand), each phase of it
-(`PHASES`: shape propagation (which the plan and the run share, as in `simulate`), partition,
-compile the plan to programs, binding, the engine run, the `Result`), and, in the same process,
-a raw SimPy loop doing one ``env.timeout`` per op. It prints two tables, µs per op and the same
-divided by the raw SimPy figure (the ratio the goals are stated in), and the memory hetsim
-allocated (tracemalloc peak of a separate run, so tracing does not slow the timed ones). The
-JSON also records the interpreter, library versions, the BLAS and its thread pools
-(threadpoolctl), so that numbers from two machines can be told apart.
+`hetsim.simulate` without and with spans (the graph is built beforehand; its caches cleared
+before each run, so every run is a first call), again on the same graph and platform (warm: the
+compiled plan reused), each phase of it (`PHASES`: shape propagation (which the plan and the run
+share, as in `simulate`), partition, compile the plan to programs, binding, the engine run, the
+`Result`), and, in the same process, a raw SimPy loop doing one ``env.timeout`` per op. It
+prints two tables, µs per op and the same divided by the raw SimPy figure (the ratio the goals
+are stated in), and the memory hetsim allocated (tracemalloc peak of a separate run, so tracing
+does not slow the timed ones). The JSON also records the interpreter, library versions, the
+BLAS and its thread pools (threadpoolctl), so that numbers from two machines can be told apart.
 
 Goals (issue 4): ratio at 1e5 ops ≤ 8; wall time per op flat (within 1.5x) from 1e3 to 1e6;
 memory per op flat. It also compares functional mode with `hetsim.execute` on resnet50 (goal:
@@ -38,7 +39,7 @@ from typing import Any
 import numpy as np
 import simpy
 
-from hetsim.api import make_inputs, platform_of, simulate
+from hetsim.api import clear_caches, make_inputs, platform_of, simulate
 from hetsim.ir import Graph, Op, TensorType
 from hetsim.kernels import execute, propagate
 from hetsim.models import load_model
@@ -83,10 +84,16 @@ def raw_simpy_us(n: int) -> float:
     return (time.perf_counter() - start) / n * 1e6
 
 
-def best_of(repeat: int, run: Callable[[], Any]) -> float:
-    """The fastest of `repeat` runs, in seconds (garbage collected before each)."""
+def best_of(repeat: int, run: Callable[[], Any], *, cold: bool = False) -> float:
+    """The fastest of `repeat` runs, in seconds (garbage collected before each).
+
+    `cold`: `simulate`'s caches (compiled plan, metas, kernels) are cleared before each run, so
+    every run places, compiles and propagates anew, as the first call on a new graph does.
+    """
     best = float("inf")
     for _ in range(repeat):
+        if cold:
+            clear_caches()
         gc.collect()
         start = time.perf_counter()
         run()
@@ -145,8 +152,12 @@ def measure(kind: str, n: int, repeat: int, platform: Any) -> dict[str, Any]:
     graph = {"chain": chain, "dag": dag}[kind](n)
     row: dict[str, Any] = {"graph": kind, "ops": n}
     for trace in (False, True):
-        seconds = best_of(repeat, partial(simulate, graph, platform, mode="timing", trace=trace))
+        run = partial(simulate, graph, platform, mode="timing", trace=trace)
+        seconds = best_of(repeat, run, cold=True)
         row[f"simulate_us_per_op_trace_{str(trace).lower()}"] = seconds / n * 1e6
+    # again on the same graph and Platform: the compiled plan is reused (docs/runtime.md)
+    warm = best_of(repeat, partial(simulate, graph, platform, mode="timing", trace=False))
+    row["simulate_us_per_op_warm"] = warm / n * 1e6
     best: dict[str, float] = {}
     for _ in range(repeat):
         gc.collect()
@@ -159,6 +170,7 @@ def measure(kind: str, n: int, repeat: int, platform: Any) -> dict[str, Any]:
     row["ratio_engine"] = row["ratio_run"]
     row["ratio_simulate"] = row["simulate_us_per_op_trace_false"] / simpy_us
     row["ratio_simulate_traced"] = row["simulate_us_per_op_trace_true"] / simpy_us
+    row["ratio_simulate_warm"] = row["simulate_us_per_op_warm"] / simpy_us
     gc.collect()
     tracemalloc.start()
     simulate(graph, platform, mode="timing", trace=False)
@@ -167,7 +179,7 @@ def measure(kind: str, n: int, repeat: int, platform: Any) -> dict[str, Any]:
     return row
 
 
-COLUMNS = (*PHASES, "simulate", "traced")
+COLUMNS = (*PHASES, "simulate", "traced", "warm")
 
 
 def _cells(row: dict[str, Any], *, as_ratio: bool) -> list[float]:
@@ -175,6 +187,7 @@ def _cells(row: dict[str, Any], *, as_ratio: bool) -> list[float]:
         *(row[f"{stage}_us_per_op"] for stage in PHASES),
         row["simulate_us_per_op_trace_false"],
         row["simulate_us_per_op_trace_true"],
+        row["simulate_us_per_op_warm"],
     ]
     return [v / row["raw_simpy_us_per_op"] for v in values] if as_ratio else values
 
@@ -230,6 +243,7 @@ def functional_overhead(repeat: int, platform: Any) -> dict[str, Any]:
     inputs = make_inputs(graph, 0)
     execute(graph, inputs)  # warm the kernel cache and BLAS
     execute(graph, inputs, fuse=False)
+    simulate(graph, platform, inputs=inputs)  # and simulate's, as execute's is
     reference = best_of(repeat, lambda: execute(graph, inputs))
     op_by_op = best_of(repeat, lambda: execute(graph, inputs, fuse=False))
     simulated = best_of(repeat, lambda: simulate(graph, platform, inputs=inputs))

@@ -26,10 +26,18 @@ from hetsim.platform import Platform, build_platform
 from hetsim.report import Result
 from hetsim.runtime import PlanProgram, compile_plan
 from hetsim.sim import SimOptions, run_program
+from hetsim.sim.bind import clear_kernels
 from hetsim.sim.capture import run_with_graphs
 from hetsim.target import Target
 
-__all__ = ["INT_INPUT_HIGH", "fastest_plan", "make_inputs", "platform_of", "simulate"]
+__all__ = [
+    "INT_INPUT_HIGH",
+    "clear_caches",
+    "fastest_plan",
+    "make_inputs",
+    "platform_of",
+    "simulate",
+]
 
 INT_INPUT_HIGH = 4
 """Made-up integer inputs are drawn from ``[0, INT_INPUT_HIGH)``: valid indices of small tables."""
@@ -136,6 +144,17 @@ def _compiled(
 
 
 _metas: dict[tuple[Any, ...], tuple[Graph, dict[str, Meta]]] = {}
+
+
+def clear_caches() -> None:
+    """Forget the compiled plans, metas and kernels that `simulate` keeps between calls.
+
+    Nothing needs it for correctness (the caches are keyed by what their contents depend on);
+    a benchmark timing a cold `simulate` calls it first, and it frees the graphs they hold.
+    """
+    _plans.clear()
+    _metas.clear()
+    clear_kernels()
 
 
 def _propagated(

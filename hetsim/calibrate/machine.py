@@ -13,7 +13,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CPU_KINDS", "blas_info", "cpu_info", "cpu_kind", "describe_machine"]
+__all__ = [
+    "CPU_KINDS",
+    "FALLBACK_L2_BYTES",
+    "blas_info",
+    "cpu_info",
+    "cpu_kind",
+    "describe_machine",
+    "l2_bytes",
+]
 
 CPU_KINDS: dict[str, str] = {
     "x86_64": "x86-cpu",
@@ -57,6 +65,36 @@ def cpu_info(text: str) -> dict[str, Any]:
     return {"model": model, "freq_ghz": freq_ghz, "flags": sorted(flags)}
 
 
+FALLBACK_L2_BYTES = 1 << 20
+"""The per-core L2 size assumed where sysfs gives none (1 MiB, said so in the JSON)."""
+
+SYSFS_CACHES = Path("/sys/devices/system/cpu/cpu0/cache")
+
+
+def l2_bytes(caches: Path = SYSFS_CACHES) -> int | None:
+    """The size of CPU 0's level-2 cache from sysfs (``index*/level`` and ``size``), or None.
+
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> for index, (level, size) in enumerate([("1", "48K"), ("2", "1024K"), ("3", "32M")]):
+    ...     (root / f"index{index}").mkdir()
+    ...     _ = (root / f"index{index}" / "level").write_text(level)
+    ...     _ = (root / f"index{index}" / "size").write_text(size)
+    >>> l2_bytes(root), l2_bytes(root / "missing")
+    (1048576, None)
+    """
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    for index in sorted(caches.glob("index*")):
+        try:
+            level = (index / "level").read_text().strip()
+            size = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        if level == "2" and size:
+            return int(size[:-1]) * units[size[-1]] if size[-1] in units else int(size)
+    return None
+
+
 def blas_info() -> list[dict[str, Any]]:
     """Each BLAS library numpy loaded: its API, version, thread count and core type."""
     from threadpoolctl import threadpool_info
@@ -82,4 +120,5 @@ def describe_machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "system": platform.platform(),
         "load_average": [round(x, 2) for x in load],
+        "l2_bytes": l2_bytes(),
     }

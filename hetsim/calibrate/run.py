@@ -18,11 +18,12 @@ from hetsim.calibrate.probe import (
     Probe,
     chain_graph,
     eager_runner,
+    flush_buffer,
     matmul_probe,
     median,
     op_probe,
+    time_cold,
     time_interleaved,
-    time_us,
 )
 from hetsim.errors import HetsimError
 from hetsim.kernels import OP_CLASSES
@@ -157,17 +158,16 @@ QUICK_STREAMS = {group: probes[:1] for group, probes in STREAM_PROBES.items()}
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """Probes and repeats of one calibration (`PLANS`: ``full`` and ``quick``)."""
+    """Probes and cold samples per probe of one calibration (`PLANS`: ``full``, ``quick``)."""
 
     probes: Mapping[str, tuple[ProbeFactory, ...]]
     repeats: int
-    budget_us: float
     streams: Mapping[str, tuple[ProbeFactory, ...]] = field(default_factory=dict)
 
 
 PLANS: dict[str, Plan] = {
-    "full": Plan(FULL_PROBES, 15, 300_000.0, STREAM_PROBES),
-    "quick": Plan(QUICK_PROBES, 5, 30_000.0, QUICK_STREAMS),
+    "full": Plan(FULL_PROBES, 15, STREAM_PROBES),
+    "quick": Plan(QUICK_PROBES, 5, QUICK_STREAMS),
 }
 FITTED_CLASSES = tuple(FULL_PROBES)
 """The op classes whose efficiency is fitted; the others take elementwise's."""
@@ -278,12 +278,13 @@ def calibrate(
     machine["blas_threads_modelled"] = used
     tick = advance or (lambda _label: None)
     samples: list[Sample] = []
+    flush = flush_buffer(machine.get("l2_bytes"))
     tiny = [make() for make in TINY_PROBES]
     tiny_us: list[list[float]] = [[] for _ in tiny]
     for group, count, make in _jobs(chosen, used):
         probe = make()
         with threadpool_limits(limits=count, user_api="blas"):
-            us = time_us(probe.call, repeats=chosen.repeats, budget_us=chosen.budget_us)
+            us = time_cold(probe.call, repeats=chosen.repeats, flush=flush)
             # the tiny kernels, a round after every probe: their samples span the whole run
             for index, one in enumerate(time_interleaved([p.call for p in tiny], repeats=1)):
                 tiny_us[index] += one

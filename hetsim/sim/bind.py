@@ -245,6 +245,11 @@ def compiled_kernel(graph: Graph, op: Op) -> Kernel:
     return found[1]
 
 
+def clear_kernels() -> None:
+    """Forget every kernel `compiled_kernel` keeps."""
+    _kernels.clear()
+
+
 def _nbytes(meta: Meta) -> int:
     return math.prod(meta.shape) * meta.dtype.itemsize
 
