@@ -1,17 +1,19 @@
 """Simulated latency on the calibrated ``local`` target against measured ``hetsim.execute`` time.
 
 For every zoo model and ONNX light model: the makespan `hetsim.simulate` predicts on ``local``,
-the median wall time of several eager runs (`hetsim.execute`'s compiled program) on this machine,
-and the error in percent; then the median and the largest absolute error, a JSON file with the
-machine, the calibration and every raw sample, and a log-log scatter plot.
+the median wall time of several eager runs (`hetsim.execute`'s compiled program, op by op as
+the simulator runs the graph; ``--fused`` times the default run with BatchNormalizations and
+per-channel Mul/Add folded into Convs) on this machine, and the error in percent; then the
+median and the largest absolute error, a JSON file with the machine, the calibration and every
+raw sample, and a log-log scatter plot.
 
 Run: ``python benchmarks/accuracy.py [--calibration FILE | --quick] [--threads N] [--repeats 5]
-[--rounds 1] [--models mlp,cnn] [--json OUT.json] [--plot OUT.png]``. Without ``--calibration``
-it calibrates first (into a temporary tag folder); with ``--rounds N`` it calibrates and times
-every model N times and pools the rounds (`hetsim.calibrate.accuracy.pool`), so that a load
-change between one calibration and its timed runs on a shared machine weighs less. Both the
-calibration and the timed runs use the same BLAS thread count (``--threads``, default: all).
-See docs/validation.md.
+[--rounds 1] [--models mlp,cnn] [--fused] [--json OUT.json] [--plot OUT.png]``. Without
+``--calibration`` it calibrates first (into a temporary tag folder); with ``--rounds N`` it
+calibrates and times every model N times and pools the rounds
+(`hetsim.calibrate.accuracy.pool`), so that a load change between one calibration and its timed
+runs on a shared machine weighs less. Both the calibration and the timed runs use the same BLAS
+thread count (``--threads``, default: all). See docs/validation.md.
 """
 
 from __future__ import annotations
@@ -43,6 +45,11 @@ def main(argv: list[str] | None = None) -> int:
         "--rounds", type=int, default=1, help="calibrate-and-time rounds, pooled (default 1)"
     )
     parser.add_argument("--models", help="comma-separated names (default: the whole zoo)")
+    parser.add_argument(
+        "--fused",
+        action="store_true",
+        help="time execute()'s fused run, not the op-by-op one the simulator models",
+    )
     parser.add_argument("--json", type=Path, help="write machine, calibration and samples")
     parser.add_argument("--plot", type=Path, help="write a predicted-vs-measured PNG")
     args = parser.parse_args(argv)
@@ -53,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.calibration:
         add_tag_dir(args.calibration.parent)
         threads = int(Target(LOCAL_TAG).host.attrs["cores"])
-        rounds.append(_compare(models, threads, args.repeats))
+        rounds.append(_compare(models, threads, args.repeats, args.fused))
     else:
         threads = args.threads or os.cpu_count() or 1
         for index in range(args.rounds):
@@ -62,12 +69,13 @@ def main(argv: list[str] | None = None) -> int:
             write_tag(calibration, folder / f"{LOCAL_TAG}.yaml")
             add_tag_dir(folder)
             print(f"round {index + 1}, calibrated: {folder / 'local.yaml'}", file=sys.stderr)
-            rounds.append(_compare(models, threads, args.repeats))
+            rounds.append(_compare(models, threads, args.repeats, args.fused))
             remove_tag_dir(folder)
             calibrations.append(calibration.to_dict())
     comparisons = pool(rounds)
     print(
-        f"BLAS threads: {threads}; median of {args.repeats} samples per model"
+        f"BLAS threads: {threads}; {'fused' if args.fused else 'op-by-op'} eager run; "
+        f"median of {args.repeats} samples per model"
         + (f", {len(rounds)} rounds pooled" if len(rounds) > 1 else "")
     )
     print(accuracy_table(comparisons))
@@ -76,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             "machine": describe_machine(),
             "threads": threads,
             "repeats": args.repeats,
+            "measured": "execute, fused" if args.fused else "execute(fuse=False), op by op",
             "calibrations": calibrations or [str(args.calibration)],
             "summary": summarize(comparisons),
             "models": [c.to_dict() for c in comparisons],
@@ -87,12 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _compare(models: list[str], threads: int, repeats: int) -> list[Comparison]:
+def _compare(models: list[str], threads: int, repeats: int, fused: bool) -> list[Comparison]:
     """One round: every model compared on the registered ``local`` tag at `threads` threads."""
     comparisons = []
     with threadpool_limits(limits=threads, user_api="blas"):
         for name in models:
-            comparisons.append(compare_model(name, LOCAL_TAG, repeats=repeats))
+            comparisons.append(compare_model(name, LOCAL_TAG, repeats=repeats, fused=fused))
             print(f"  {name}: {comparisons[-1].error_pct:+.1f}%", file=sys.stderr)
     return comparisons
 

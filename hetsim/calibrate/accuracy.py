@@ -83,7 +83,9 @@ SAMPLE_US = 10_000.0
 """A timed sample is the mean of as many consecutive runs as fit in this (at least one)."""
 
 
-def compare_model(model: Any, target: Any, *, repeats: int = 5, seed: int = 0) -> Comparison:
+def compare_model(
+    model: Any, target: Any, *, repeats: int = 5, seed: int = 0, fused: bool = False
+) -> Comparison:
     """Simulate `model` on `target` and time `repeats` samples of its eager run here.
 
     The measurement is the steady state the simulation models: runs first go on for
@@ -100,12 +102,17 @@ def compare_model(model: Any, target: Any, *, repeats: int = 5, seed: int = 0) -
         Timed samples; their median is compared.
     seed
         Seed of the inputs (`hetsim.api.make_inputs`), the same for both runs.
+    fused
+        Time `hetsim.execute`'s default run (BatchNormalizations and per-channel Mul/Add folded
+        into Convs) instead of the op-by-op run. The simulator runs every op as the graph states
+        it, so the op-by-op run (the default here) is the like-for-like measurement; the fused
+        one shows what a runtime that fuses would take.
     """
     graph = load_model(model)
     dims = {k: v for k, v in DIMS.items() if k in graph.symbols}
     inputs = make_inputs(graph, seed, dims)
     result = simulate(graph, target, inputs=inputs, mode="timing", dims=dims, trace=False)
-    program = compile_program(graph)
+    program = compile_program(graph, fuse_ops=fused)
     start = time.perf_counter()
     program.run(inputs)
     while (time.perf_counter() - start) * 1e6 < WARMUP_US:

@@ -125,7 +125,7 @@ def chain_graph(length: int, size: int = 4) -> tuple[Graph, dict[str, np.ndarray
 
 def eager_runner(graph: Graph, inputs: dict[str, np.ndarray]) -> Callable[[], Any]:
     """A call that runs `graph` through hetsim's eager loop (`hetsim.kernels` `Program.run`)."""
-    program = compile_program(graph)
+    program = compile_program(graph, fuse_ops=False)
     return lambda: program.run(inputs)
 
 

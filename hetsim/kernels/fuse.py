@@ -2,9 +2,11 @@
 
 Owns two rewrites that ONNX semantics allow when the weights are constants:
 
-- a BatchNormalization (inference mode) whose input only a Conv makes is folded into that Conv's
-  weight and bias: ``W' = W·s`` and ``b' = (b - mean)·s + B`` per output channel, with
-  ``s = scale / sqrt(var + epsilon)``, computed once in float64;
+- the per-channel affine ops after a Conv are folded into its weight and bias, one after the
+  other while each is the only reader of the tensor before it: a BatchNormalization (inference
+  mode, ``s = scale / sqrt(var + epsilon)``, ``t = B - mean·s``), and a Mul or an Add by a
+  constant that varies only along the channels (``s`` or ``t`` that constant). Each gives
+  ``W' = W·s`` and ``b' = b·s + t`` per output channel, computed in float64 and cast once;
 - a Relu whose input only a Conv, Add, Sum or Concat makes runs in place on that op's fresh
   output (an *epilogue*), so the activation is neither copied nor kept twice.
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -78,7 +81,7 @@ def fuse(graph: Graph) -> Fused:
     """
     uses = Counter(name for op in graph.ops for name in op.inputs)
     uses.update(graph.outputs)
-    ops, constants = _fold_batch_norms(graph, uses)
+    ops, constants = _fold_into_convs(graph, uses)
     ops, epilogues = _fold_epilogues(ops, uses)
     return Fused(tuple(ops), constants, epilogues)
 
@@ -97,46 +100,105 @@ def _sole_consumers(ops: list[Op], uses: Counter[str]) -> dict[str, Op]:
     return {op.inputs[0]: op for op in ops if op.inputs and uses[op.inputs[0]] == 1}
 
 
-def _fold_batch_norms(graph: Graph, uses: Counter[str]) -> tuple[list[Op], dict[str, np.ndarray]]:
+def _fold_into_convs(graph: Graph, uses: Counter[str]) -> tuple[list[Op], dict[str, np.ndarray]]:
+    """Each Conv with constant weights absorbs the per-channel affine ops that follow it."""
     ops = list(graph.ops)
-    consumers = _sole_consumers(ops, uses)
+    inits = graph.initializers
+    readers = {name: op for op in ops for name in op.inputs if name and uses[name] == 1}
     constants: dict[str, np.ndarray] = {}
     dropped: set[int] = set()
     for index, op in enumerate(ops):
-        norm = consumers.get(op.outputs[0]) if op.type == "Conv" else None
-        if norm is None or norm.type != "BatchNormalization":
+        start = _conv_affine(op, inits) if op.type == "Conv" else None
+        if start is None:
             continue
-        folded = _folded_weights(op, norm, graph.initializers)
-        if folded is None:
+        weight, bias = start
+        out, absorbed = op.outputs[0], 0
+        while (after := readers.get(out)) is not None:
+            step = _affine(after, out, weight, inits[op.inputs[1]].dtype, inits)
+            if step is None:
+                break
+            scale, shift = step
+            weight = weight * scale.reshape(-1, *(1,) * (weight.ndim - 1))
+            bias = bias * scale + shift
+            dropped.add(id(after))
+            out, absorbed = after.outputs[0], absorbed + 1
+        if not absorbed:
             continue
-        weight, bias = op.outputs[0] + _FOLDED + "w", op.outputs[0] + _FOLDED + "b"
-        constants[weight], constants[bias] = folded
-        ops[index] = replace(op, inputs=(op.inputs[0], weight, bias), outputs=norm.outputs[:1])
-        dropped.add(id(norm))
+        dtype = inits[op.inputs[1]].dtype
+        names = (op.outputs[0] + _FOLDED + "w", op.outputs[0] + _FOLDED + "b")
+        constants[names[0]], constants[names[1]] = weight.astype(dtype), bias.astype(dtype)
+        ops[index] = replace(op, inputs=(op.inputs[0], *names), outputs=(out,))
     return [op for op in ops if id(op) not in dropped], constants
 
 
-def _folded_weights(
-    conv: Op, norm: Op, initializers: Mapping[str, np.ndarray]
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """The Conv weight and bias with `norm` folded in, or None when the fold is not exact."""
-    params = [initializers.get(name) for name in norm.inputs[1:5]]
+def _conv_affine(conv: Op, inits: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
+    """A Conv's weight and bias in float64, or None when either is not a constant."""
+    weight = inits.get(conv.inputs[1]) if len(conv.inputs) > 1 else None
     conv_bias = conv.inputs[2] if len(conv.inputs) > 2 else ""
-    weight = initializers.get(conv.inputs[1])
-    inference = not int(norm.attrs.get("training_mode", 0)) and not any(norm.outputs[1:])
-    if weight is None or weight.ndim < 3 or len(params) != 4 or not inference:
+    if weight is None or weight.ndim < 3 or (conv_bias and conv_bias not in inits):
         return None
-    if not int(norm.attrs.get("spatial", 1)) or (conv_bias and conv_bias not in initializers):
+    if len(conv.outputs) != 1:
         return None
-    present = [p for p in params if p is not None and p.shape == weight.shape[:1]]
-    if len(present) != 4:
+    channels = weight.shape[0]
+    bias = inits[conv_bias] if conv_bias else np.zeros(channels)
+    return weight.astype(np.float64), bias.astype(np.float64).reshape(channels)
+
+
+def _affine(
+    op: Op, name: str, weight: np.ndarray, dtype: np.dtype[Any], inits: Mapping[str, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(scale, shift)`` per output channel when `op` computes ``x·scale + shift`` of the
+    Conv output `name` (of `dtype`) exactly that way (same dtype, same shape out), else None.
+
+    A BatchNormalization in inference mode: ``scale = γ / sqrt(var + ε)``, ``shift = β -
+    mean·scale``; a Mul or an Add of `name` by a constant that only varies along the channels
+    (a scalar, ``(C, 1, ..., 1)`` or ``(1, C, 1, ..., 1)``).
+    """
+    channels, rank = weight.shape[0], weight.ndim
+    if op.type == "BatchNormalization":
+        if op.inputs[0] != name or any(op.outputs[1:]) or int(op.attrs.get("training_mode", 0)):
+            return None
+        params = [inits.get(n) for n in op.inputs[1:5]]
+        if not int(op.attrs.get("spatial", 1)) or len(params) != 4:
+            return None
+        if any(p is None or p.shape != (channels,) for p in params):
+            return None
+        gamma, beta, mean, var = (np.asarray(p, np.float64) for p in params)
+        scale = gamma / np.sqrt(var + float(op.attrs.get("epsilon", 1e-5)))
+        return scale, beta - mean * scale
+    if op.type not in ("Mul", "Add") or len(op.inputs) != 2 or name not in op.inputs:
         return None
-    scale, shift, mean, var = (p.astype(np.float64) for p in present)
-    factor = scale / np.sqrt(var + float(norm.attrs.get("epsilon", 1e-5)))
-    bias = initializers[conv_bias].astype(np.float64) if conv_bias else np.zeros_like(mean)
-    per_channel = (-1, *(1,) * (weight.ndim - 1))
-    new_weight = (weight * factor.reshape(per_channel)).astype(weight.dtype)
-    return new_weight, ((bias - mean) * factor + shift).astype(weight.dtype)
+    other = op.inputs[1] if op.inputs[0] == name else op.inputs[0]
+    value = inits.get(other)
+    if value is None or other == name or value.dtype != dtype:
+        return None
+    vector = _per_channel(value, channels, rank)
+    if vector is None:
+        return None
+    if op.type == "Mul":
+        return vector, np.zeros(channels)
+    return np.ones(channels), vector
+
+
+def _per_channel(value: np.ndarray, channels: int, rank: int) -> np.ndarray | None:
+    """`value` as one float64 per channel of a rank-`rank` ``(N, C, ...)`` tensor, when
+    broadcasting it against that tensor varies only along C and changes no shape.
+
+    >>> _per_channel(np.arange(3.0).reshape(3, 1, 1), 3, 4).tolist()
+    [0.0, 1.0, 2.0]
+    >>> _per_channel(np.float32(2.0), 3, 4).tolist(), _per_channel(np.ones((3, 2, 1)), 3, 4)
+    ([2.0, 2.0, 2.0], None)
+    """
+    if value.ndim > rank:
+        return None
+    shape = (1,) * (rank - value.ndim) + value.shape  # numpy aligns shapes on the right
+    if shape[0] != 1 or any(size != 1 for size in shape[2:]):
+        return None
+    if shape[1] == channels:
+        return value.reshape(channels).astype(np.float64)
+    if shape[1] == 1:
+        return np.full(channels, float(value.reshape(-1)[0]))
+    return None
 
 
 def _fold_epilogues(ops: list[Op], uses: Counter[str]) -> tuple[list[Op], dict[str, Epilogue]]:

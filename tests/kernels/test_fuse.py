@@ -72,3 +72,36 @@ def test_compiling_fused_leaves_the_graph_as_it_was() -> None:
     steps = compile_program(graph).steps
     assert graph.ops is before
     assert len(steps) < len(compile_program(graph, fuse_ops=False).steps)
+
+
+def _conv_bn_mul_add(rng: np.random.Generator, mul: np.ndarray, add: np.ndarray) -> Graph:
+    """x -> Conv -> BatchNormalization -> Mul(mul) -> Add(add) -> Relu, as inception_v2 is."""
+    b = GraphBuilder("affine")
+    x = b.input("x", (2, 3, 5, 5))
+    y = b.op("Conv", x, b.initializer(rng.standard_normal((4, 3, 3, 3)).astype(np.float32)))
+    params = [rng.standard_normal(4).astype(np.float32) for _ in range(3)]
+    var = rng.uniform(0.5, 2.0, 4).astype(np.float32)
+    z = b.op("BatchNormalization", y, *(b.initializer(p) for p in (*params, var)))
+    scaled = b.op("Mul", b.initializer(mul), z)  # the constant first: Mul commutes
+    return b.build(b.op("Relu", b.op("Add", scaled, b.initializer(add))))
+
+
+def test_per_channel_mul_and_add_fold_into_the_conv_too(rng: np.random.Generator) -> None:
+    mul = rng.standard_normal((4, 1, 1)).astype(np.float32)
+    graph = _conv_bn_mul_add(rng, mul, np.float32(0.25) * np.ones((1, 4, 1, 1), np.float32))
+    assert [op.type for op in fuse(graph).ops] == ["Conv"]
+    x = rng.standard_normal((2, 3, 5, 5)).astype(np.float32)
+    fused, plain = execute(graph, {"x": x}), execute(graph, {"x": x}, fuse=False)
+    name = graph.outputs[0]
+    np.testing.assert_allclose(fused[name], plain[name], rtol=1e-5, atol=1e-5)
+
+
+def test_a_mul_that_varies_along_space_or_changes_dtype_is_not_folded(
+    rng: np.random.Generator,
+) -> None:
+    spatial = rng.standard_normal((4, 5, 5)).astype(np.float32)  # varies along H and W
+    graph = _conv_bn_mul_add(rng, spatial, np.zeros((4, 1, 1), np.float32))
+    # the BatchNormalization folds, the Mul stops the chain; the Relu runs in place on the Add
+    assert [op.type for op in fuse(graph).ops] == ["Conv", "Mul", "Add"]
+    wide = _conv_bn_mul_add(rng, np.ones((4, 1, 1)), np.zeros((4, 1, 1)))  # float64 constants
+    assert [op.type for op in fuse(wide).ops] == ["Conv", "Mul", "Add"]
