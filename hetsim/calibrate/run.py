@@ -289,14 +289,14 @@ def calibrate(
             for index, one in enumerate(time_interleaved([p.call for p in tiny], repeats=1)):
                 tiny_us[index] += one
         cost = probe.cost
-        work = float(cost.bytes_read + cost.bytes_written)
+        work = float(cost.bytes_read + cost.bytes_written + cost.scratch_bytes)  # lowering: numpy
         samples.append(
             Sample(probe.name, group, count, float(cost.flops), work, tuple(us), cost.op_class)
         )
         tick(f"{probe.name} ({count} thread{'s' if count > 1 else ''})")
     for probe, us in zip(tiny, tiny_us, strict=True):
         cost = probe.cost
-        work = float(cost.bytes_read + cost.bytes_written)
+        work = float(cost.bytes_read + cost.bytes_written + cost.scratch_bytes)  # lowering: numpy
         samples.append(
             Sample(probe.name, "tiny", used, float(cost.flops), work, tuple(us), cost.op_class)
         )

@@ -107,8 +107,9 @@ def kernel_us(processor: Processor, cost: Cost) -> float:
     """Device-side time of one kernel, a roofline plus fixed latencies.
 
     ``kernel_latency_us + op_latency_us[op_class] + max(flops / (peak_gflops·1e3 ·
-    efficiency[op_class]), (bytes_read + bytes_written) / (mem_bandwidth_gbps·1e3 ·
-    mem_efficiency[op_class]))``; the same as ``kernel_timer(processor)(cost)``.
+    efficiency[op_class]), (bytes_read + bytes_written [+ scratch_bytes]) /
+    (mem_bandwidth_gbps·1e3 · mem_efficiency[op_class]))``, the scratch bytes counted only on a
+    processor with ``lowering: numpy``; the same as ``kernel_timer(processor)(cost)``.
 
     >>> npu = Processor("npu", "accelerator", "accel", "", {"cores": 1, "freq_ghz": 1.0,
     ...     "flops_per_cycle": 2000, "efficiency": {"matmul": 0.5, "other": 0.25},
@@ -125,6 +126,12 @@ def kernel_us(processor: Processor, cost: Cost) -> float:
     ...     "mem_efficiency": {"matmul": 0.5, "other": 1.0}}, "host.mem")
     >>> kernel_us(gemv, Cost(1e3, 64000, 16000, "matmul"))  # 2 + 80000 / (16000 · 0.5)
     12.0
+    >>> im2col = Cost(1e3, 64000, 16000, "conv", scratch_bytes=48000)
+    >>> kernel_us(npu, im2col)  # a native kernel moves no scratch: 2 + 80000 / 16000
+    7.0
+    >>> numpy = Processor("host", "host", "x86", "", {**npu.attrs, "lowering": "numpy"}, "h.mem")
+    >>> kernel_us(numpy, im2col)  # hetsim's numpy Conv writes and reads its columns too
+    10.0
     """
     return kernel_timer(processor)(cost)
 
@@ -140,6 +147,7 @@ def kernel_timer(processor: Processor) -> Callable[[Cost], float]:
     (6.0, 10.0)
     """
     latency_us = float(processor.attrs["kernel_latency_us"])
+    counts_scratch = processor.attrs.get("lowering", "native") == "numpy"
     peak_per_us = gflops_to_flops_per_us(peak_gflops(processor))
     bytes_per_us = gbps_to_bytes_per_us(processor.attrs["mem_bandwidth_gbps"])
     # op class → (flops per µs, bytes per µs, kernel_latency_us + op_latency_us), on first use
@@ -156,7 +164,10 @@ def kernel_timer(processor: Processor) -> Callable[[Cost], float]:
             per_class[cost.op_class] = found
         rate, stream, fixed_us = found
         compute = cost.flops / rate if cost.flops else 0.0
-        memory = (cost.bytes_read + cost.bytes_written) / stream
+        moved = cost.bytes_read + cost.bytes_written
+        if counts_scratch:
+            moved += cost.scratch_bytes
+        memory = moved / stream
         return fixed_us + (compute if compute > memory else memory)  # max(), inlined for speed
 
     return timer

@@ -264,9 +264,10 @@ def _infer_conv(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]
 
 def _cost_conv(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """``2·N·M·prod(out)·(C/group)·prod(kernel)`` flops (2 per MAC), plus one add per output
-    element for the bias; bytes: inputs read, output written, and, unless the conv is
-    pointwise (1×1, unpadded, stride 1: a plain GEMM on the input), the im2col column buffer
-    ``N·C·prod(kernel)·prod(out)`` elements written once and read once by the GEMM."""
+    element for the bias; bytes: inputs read, output written; scratch: unless the conv is
+    pointwise (1×1, unpadded, stride 1: a plain GEMM on the input), numpy's im2col column
+    buffer of ``N·C·prod(kernel)·prod(out)`` elements, written once and read once by the GEMM
+    (counted on ``lowering: numpy`` processors only)."""
     x, w = inputs[0], inputs[1]
     assert x is not None, f"{op!r}: input x is required"
     assert w is not None, f"{op!r}: input w is required"
@@ -281,8 +282,8 @@ def _cost_conv(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -
         taps == 1 and not any(attr(op, "pads", ())) and all(s == 1 for s in attr(op, "strides", ()))
     )
     columns = 0 if is_pointwise else x.shape[0] * x.shape[1] * taps * prod(y.shape[2:])
-    extra = columns * x.dtype.itemsize
-    return Cost(float(flops), nbytes(inputs) + extra, nbytes(outputs) + extra, "conv")
+    scratch = 2 * columns * x.dtype.itemsize  # written once, read once by the GEMM
+    return Cost(float(flops), nbytes(inputs), nbytes(outputs), "conv", scratch)
 
 
 @dataclass(frozen=True, slots=True)

@@ -149,36 +149,29 @@ and tanh took 2.2-2.8 ns per element at 2^14-2^20 elements where a Relu pass too
 0.2 ns: ten passes (a range reduction and a polynomial, evaluated in registers).
 """
 
-ERF_FLOPS = 79
-"""Flops per element of `erf`: the numpy passes it makes, one each, both branches.
-
-`erf` evaluates both branches for every element, each operation a full pass over the array:
-casts in and out 2; abs 1; t 3; the 10-coefficient Horner chain 18 with its initial fill 1; the
-far branch's exponent, exp and difference 6; z² 1; two copies 2; 8 Taylor terms of 5 each, 40;
-the scale 1; sign, compare, select and product 4.
-"""
-
 ERF_TEMP_BYTES = 1470
-"""Bytes per element that `erf`'s passes move through their float64 temporaries.
+"""Scratch bytes per element that hetsim's `erf` moves through its float64 temporaries.
 
-Each pass reads its operands and writes a new array: casts 12 + 12, abs 16, t 48, the Horner
-chain's fill 8 and 9 steps of 40, the far branch 120, z² 24, copies 32, 8 Taylor terms of 96,
-the scale 16, sign 8, compare 9, select 25, product 20: 1478, less the 4 of reading x and the 4
-of writing the result, which every elementwise rule counts. Half is counted as written, half as
-read back. With them Erf is memory-bound, as it runs, where its 79 flops alone are not.
+numpy has no erf, so `erf` is 79 numpy passes (both branches for every element: casts in and
+out 2; abs 1; t 3; the 10-coefficient Horner chain 18 with its fill 1; the far branch's
+exponent, exp and difference 6; z² 1; two copies 2; 8 Taylor terms of 5 each, 40; the scale 1;
+sign, compare, select and product 4), each reading its operands and writing a new array: casts
+12 + 12, abs 16, t 48, the Horner chain's fill 8 and 9 steps of 40, the far branch 120, z² 24,
+copies 32, 8 Taylor terms of 96, the scale 16, sign 8, compare 9, select 25, product 20: 1478,
+less the 4 of reading x and the 4 of writing the result, which every elementwise rule counts.
+On a ``lowering: numpy`` processor they make Erf memory-bound, as it runs there; a native erf
+is one polynomial in registers (`TRANSCENDENTAL_FLOPS`) and moves none of them.
 """
 
 
-def _passes_cost(flops: float, temp_bytes: int) -> CostRule:
-    """An elementwise op made of numpy passes: `flops` and `temp_bytes` of temporaries each."""
+def _scratch_cost(flops: float, scratch_per_element: int) -> CostRule:
+    """An elementwise op of `flops` per element whose numpy kernel also moves
+    `scratch_per_element` bytes of temporaries per element (`Cost.scratch_bytes`)."""
     plain = elementwise_cost("elementwise", flops)
 
     def cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
         found = plain(op, inputs, outputs)
-        half = temp_bytes // 2 * sum(m.size for m in outputs)
-        return replace(
-            found, bytes_read=found.bytes_read + half, bytes_written=found.bytes_written + half
-        )
+        return replace(found, scratch_bytes=scratch_per_element * sum(m.size for m in outputs))
 
     return cost
 
@@ -194,7 +187,7 @@ _UNARY: dict[str, tuple[Callable[[Op], Unary], float]] = {
     "Reciprocal": (_fixed(np.reciprocal), 1),
     "Floor": (_fixed(np.floor), 1),
     "Ceil": (_fixed(np.ceil), 1),
-    "Erf": (_fixed(erf), ERF_FLOPS),  # and ERF_TEMP_BYTES (_COST_RULES)
+    "Erf": (_fixed(erf), TRANSCENDENTAL_FLOPS),  # and ERF_TEMP_BYTES of scratch (_COST_RULES)
     "Tanh": (_fixed(np.tanh), TRANSCENDENTAL_FLOPS),
     "Sigmoid": (_fixed(_sigmoid), 3 + TRANSCENDENTAL_FLOPS),  # 0.5·tanh(0.5·x) + 0.5
     "Softsign": (_fixed(_softsign), 3),
@@ -204,7 +197,7 @@ _UNARY: dict[str, tuple[Callable[[Op], Unary], float]] = {
     "Elu": (_elu, 4 + TRANSCENDENTAL_FLOPS),  # minimum, expm1, scale, compare, select
     "Selu": (_selu, 5 + TRANSCENDENTAL_FLOPS),
     "HardSigmoid": (_hard_sigmoid, 3),
-    "Gelu": (_gelu, ERF_FLOPS + 4),  # approximate='none' (_COST_RULES reads the attribute)
+    "Gelu": (_gelu, TRANSCENDENTAL_FLOPS + 4),  # approximate='none' (_COST_RULES reads it)
 }
 
 
@@ -216,12 +209,12 @@ def _gelu_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -
 
 
 # x·√½, erf's own read and write, 1 +, 0.5·x, the product: 8 + 8 + 8 + 8 + 12 B, less 8
-_GELU_COST = _passes_cost(ERF_FLOPS + 4, ERF_TEMP_BYTES + 36)
+_GELU_COST = _scratch_cost(TRANSCENDENTAL_FLOPS + 4, ERF_TEMP_BYTES + 36)
 _GELU_TANH_COST = elementwise_cost("elementwise", 7 + TRANSCENDENTAL_FLOPS)
 
 
 _COST_RULES: dict[str, CostRule] = {
-    "Erf": _passes_cost(ERF_FLOPS, ERF_TEMP_BYTES),
+    "Erf": _scratch_cost(TRANSCENDENTAL_FLOPS, ERF_TEMP_BYTES),
     "Gelu": _gelu_cost,
 }
 """Unary ops with temporaries or an attribute-dependent cost; the others cost `_UNARY`'s flops

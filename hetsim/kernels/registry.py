@@ -90,16 +90,31 @@ class Meta:
 
 @dataclass(frozen=True, slots=True)
 class Cost:
-    """The work of one op: flops, bytes read and written, and the op class its efficiency uses."""
+    """The work of one op: flops, bytes read and written, and the op class its efficiency uses.
+
+    `scratch_bytes` is what hetsim's own numpy lowering moves beyond the inputs and outputs (a
+    Conv's im2col columns, written and read back; Erf's float64 temporaries). A vendor kernel
+    (implicit-GEMM or direct conv, a fused erf) moves none of it, so only processors with
+    ``lowering: numpy`` count it (`hetsim.cost.kernel_us`); the calibrated ``local`` target is
+    one.
+    """
 
     flops: float
     bytes_read: int
     bytes_written: int
     op_class: str
+    scratch_bytes: int = 0
 
     @property
     def bytes_total(self) -> int:
         return self.bytes_read + self.bytes_written
+
+    def __repr__(self) -> str:
+        scratch = f", scratch_bytes={self.scratch_bytes}" if self.scratch_bytes else ""
+        return (
+            f"Cost(flops={self.flops!r}, bytes_read={self.bytes_read!r}, "
+            f"bytes_written={self.bytes_written!r}, op_class={self.op_class!r}{scratch})"
+        )
 
 
 Kernel = Callable[[Sequence[Any]], list[np.ndarray]]

@@ -166,6 +166,14 @@ def _processor(
         _efficiency(efficiency),
         _mem_efficiency(),
         _op_latency(),
+        Attr(
+            "lowering",
+            "enum",
+            "how its kernels are implemented: 'native' (a vendor library) or 'numpy' (hetsim's "
+            "own kernels, which also move their scratch: im2col columns, erf's temporaries)",
+            "native",
+            choices=("native", "numpy"),
+        ),
         Attr("ops", "list", "op types it can run; ['*'] means all", list(ops), items=item),
         Attr(
             "dtypes",

@@ -324,7 +324,8 @@ def test_gemm_by_hand() -> None:
 
 COSTS = [
     # (op, attrs, input shapes, flops, im2col column elements): 2 flops per MAC plus the
-    # documented extras; a non-pointwise Conv also writes and reads N·C·taps·out-pixels columns
+    # documented extras; a non-pointwise Conv's numpy kernel also writes and reads
+    # N·C·taps·out-pixels columns (scratch)
     (
         "Conv",
         {"pads": [1, 1, 1, 1]},
@@ -364,8 +365,9 @@ def test_cost_counts_flops_and_bytes(
     outputs = OPS[op_type].infer(op, 13, inputs)
     cost = OPS[op_type].cost(op, inputs, outputs)
     assert cost.flops == flops
-    assert cost.bytes_read == 4 * sum(int(np.prod(s)) for s in shapes) + 4 * columns
-    assert cost.bytes_written == 4 * sum(m.size for m in outputs) + 4 * columns
+    assert cost.bytes_read == 4 * sum(int(np.prod(s)) for s in shapes)
+    assert cost.bytes_written == 4 * sum(m.size for m in outputs)
+    assert cost.scratch_bytes == 2 * 4 * columns  # written, then read by the GEMM
     assert cost.op_class == OPS[op_type].op_class
 
 
