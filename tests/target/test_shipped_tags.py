@@ -41,7 +41,9 @@ def test_the_required_tags_are_shipped() -> None:
     assert required <= set(TAG_NAMES)
 
 
-@pytest.mark.parametrize(("name", "path"), zip(TAG_NAMES, TAG_FILES, strict=True), ids=TAG_NAMES)
+@pytest.mark.parametrize(
+    ("name", "path"), list(zip(TAG_NAMES, TAG_FILES, strict=True)), ids=TAG_NAMES
+)
 def test_tag_parses_validates_and_round_trips(name: str, path: Path) -> None:
     category = category_of(yaml.safe_load(path.read_text()).get("kind"))
     if category in ("executor", "runtime"):
