@@ -109,6 +109,16 @@ def tag_text(calibration: Calibration) -> str:
         if f"op_latency_us.{c}" in fitted
     ]
     lines += ["  op_latency_us:", *latencies] if latencies else []
+    halves = [
+        _line(4, c, fitted[f"gemm_half_dim.{c}"].value, fitted[f"gemm_half_dim.{c}"].how)
+        for c in OP_CLASSES
+        if f"gemm_half_dim.{c}" in fitted
+    ]
+    lines += (
+        ["  gemm_half_dim:  # classes not listed: 0, no loss on thin GEMMs", *halves]
+        if halves
+        else []
+    )
     lines += [
         "devices:",
         "  - name: idle  # a hetero level needs a device; this one runs no op, so all run on host",

@@ -23,6 +23,7 @@ __all__ = [
     "dispatch_us",
     "efficiency",
     "free_us",
+    "gemm_half_dim",
     "invoke_us",
     "kernel_timer",
     "kernel_us",
@@ -85,6 +86,19 @@ def mem_efficiency(processor: Processor, op_class: str) -> float:
     return float(table.get(FALLBACK_OP_CLASS, 1.0) if found is None else found)
 
 
+def gemm_half_dim(processor: Processor, op_class: str) -> float:
+    """Hockney's n½ of `op_class`'s GEMMs here (``gemm_half_dim`` table): the smallest GEMM
+    dimension at which they reach half their rate; 0 (no such loss) for a class the table lacks
+    and for a processor without the table.
+
+    >>> cpu = Processor("host", "host", "x86", "", {"gemm_half_dim": {"conv": 25.0}}, "h.mem")
+    >>> gemm_half_dim(cpu, "conv"), gemm_half_dim(cpu, "matmul")
+    (25.0, 0.0)
+    """
+    table: Mapping[str, float] = processor.attrs.get("gemm_half_dim") or {}
+    return float(table.get(op_class, 0.0))
+
+
 def op_latency_us(processor: Processor, op_class: str) -> float:
     """Fixed time a kernel of `op_class` adds to ``kernel_latency_us`` (``op_latency_us`` table).
 
@@ -107,7 +121,8 @@ def kernel_us(processor: Processor, cost: Cost) -> float:
     """Device-side time of one kernel, a roofline plus fixed latencies.
 
     ``kernel_latency_us + op_latency_us[op_class] + max(flops / (peak_gflops·1e3 ·
-    efficiency[op_class]), (bytes_read + bytes_written [+ scratch_bytes]) /
+    efficiency[op_class]) · (1 + gemm_half_dim[op_class] / gemm_dim), (bytes_read +
+    bytes_written [+ scratch_bytes]) /
     (mem_bandwidth_gbps·1e3 · mem_efficiency[op_class]))``, the scratch bytes counted only on a
     processor with ``lowering: numpy``; the same as ``kernel_timer(processor)(cost)``.
 
@@ -132,6 +147,10 @@ def kernel_us(processor: Processor, cost: Cost) -> float:
     >>> numpy = Processor("host", "host", "x86", "", {**npu.attrs, "lowering": "numpy"}, "h.mem")
     >>> kernel_us(numpy, im2col)  # hetsim's numpy Conv writes and reads its columns too
     10.0
+    >>> thin = Processor("npu", "accelerator", "accel", "", {**npu.attrs,
+    ...     "gemm_half_dim": {"matmul": 16.0}}, "host.mem")
+    >>> kernel_us(thin, Cost(4e6, 8000, 8000, "matmul", gemm_dim=16))  # 2 + 4 · (1 + 16/16)
+    10.0
     """
     return kernel_timer(processor)(cost)
 
@@ -150,8 +169,8 @@ def kernel_timer(processor: Processor) -> Callable[[Cost], float]:
     counts_scratch = processor.attrs.get("lowering", "native") == "numpy"
     peak_per_us = gflops_to_flops_per_us(peak_gflops(processor))
     bytes_per_us = gbps_to_bytes_per_us(processor.attrs["mem_bandwidth_gbps"])
-    # op class → (flops per µs, bytes per µs, kernel_latency_us + op_latency_us), on first use
-    per_class: dict[str, tuple[float, float, float]] = {}
+    # op class → (flops per µs, bytes per µs, kernel_latency_us + op_latency_us, n½), on first use
+    per_class: dict[str, tuple[float, float, float, float]] = {}
 
     def timer(cost: Cost) -> float:
         found = per_class.get(cost.op_class)
@@ -160,10 +179,13 @@ def kernel_timer(processor: Processor) -> Callable[[Cost], float]:
                 peak_per_us * efficiency(processor, cost.op_class),
                 bytes_per_us * mem_efficiency(processor, cost.op_class),
                 latency_us + op_latency_us(processor, cost.op_class),
+                gemm_half_dim(processor, cost.op_class),
             )
             per_class[cost.op_class] = found
-        rate, stream, fixed_us = found
+        rate, stream, fixed_us, half = found
         compute = cost.flops / rate if cost.flops else 0.0
+        if half and cost.gemm_dim:
+            compute *= 1.0 + half / cost.gemm_dim  # Hockney: rate · d / (d + n½)
         moved = cost.bytes_read + cost.bytes_written
         if counts_scratch:
             moved += cost.scratch_bytes

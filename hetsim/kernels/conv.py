@@ -267,7 +267,8 @@ def _cost_conv(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -
     element for the bias; bytes: inputs read, output written; scratch: unless the conv is
     pointwise (1×1, unpadded, stride 1: a plain GEMM on the input), numpy's im2col column
     buffer of ``N·C·prod(kernel)·prod(out)`` elements, written once and read once by the GEMM
-    (counted on ``lowering: numpy`` processors only)."""
+    (counted on ``lowering: numpy`` processors only); `Cost.gemm_dim`: the smallest of M/group,
+    prod(out) and C/group·prod(kernel)."""
     x, w = inputs[0], inputs[1]
     assert x is not None, f"{op!r}: input x is required"
     assert w is not None, f"{op!r}: input w is required"
@@ -283,7 +284,9 @@ def _cost_conv(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -
     )
     columns = 0 if is_pointwise else x.shape[0] * x.shape[1] * taps * prod(y.shape[2:])
     scratch = 2 * columns * x.dtype.itemsize  # written once, read once by the GEMM
-    return Cost(float(flops), nbytes(inputs), nbytes(outputs), "conv", scratch)
+    per_group = w.shape[0] // int(attr(op, "group", 1))
+    gemm_dim = min(per_group, prod(y.shape[2:]), w.shape[1] * taps)
+    return Cost(float(flops), nbytes(inputs), nbytes(outputs), "conv", scratch, gemm_dim)
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,6 +97,11 @@ class Cost:
     (implicit-GEMM or direct conv, a fused erf) moves none of it, so only processors with
     ``lowering: numpy`` count it (`hetsim.cost.kernel_us`); the calibrated ``local`` target is
     one.
+
+    `gemm_dim` is the smallest of M, N and K of the GEMM a Conv lowers to (per group and image:
+    output channels per group, output pixels, input channels per group × taps); 0 for an op
+    that is not one. A BLAS GEMM with a small dimension reaches a smaller share of peak
+    (`hetsim.cost.kernel_us`, ``gemm_half_dim``).
     """
 
     flops: float
@@ -104,6 +109,7 @@ class Cost:
     bytes_written: int
     op_class: str
     scratch_bytes: int = 0
+    gemm_dim: int = 0
 
     @property
     def bytes_total(self) -> int:
@@ -111,9 +117,10 @@ class Cost:
 
     def __repr__(self) -> str:
         scratch = f", scratch_bytes={self.scratch_bytes}" if self.scratch_bytes else ""
+        gemm = f", gemm_dim={self.gemm_dim}" if self.gemm_dim else ""
         return (
             f"Cost(flops={self.flops!r}, bytes_read={self.bytes_read!r}, "
-            f"bytes_written={self.bytes_written!r}, op_class={self.op_class!r}{scratch})"
+            f"bytes_written={self.bytes_written!r}, op_class={self.op_class!r}{scratch}{gemm})"
         )
 
 

@@ -132,6 +132,20 @@ def _op_latency() -> Attr:
     )
 
 
+def _gemm_half_dim() -> Attr:
+    fields = tuple(
+        _non_negative(c, f"smallest GEMM dimension at which {c} kernels reach half their rate", 0.0)
+        for c in OP_CLASSES
+    )
+    # 0 by default: no loss on thin GEMMs; `hetsim calibrate` fits conv's (Hockney's n½)
+    return Attr(
+        "gemm_half_dim",
+        "mapping",
+        "Hockney's n½ per op class: rate · d / (d + n½) for a GEMM whose smallest dimension is d",
+        fields=fields,
+    )
+
+
 def _processor(
     *,
     cores: int,
@@ -166,6 +180,7 @@ def _processor(
         _efficiency(efficiency),
         _mem_efficiency(),
         _op_latency(),
+        _gemm_half_dim(),
         Attr(
             "lowering",
             "enum",

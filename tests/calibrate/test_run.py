@@ -13,6 +13,7 @@ from hetsim.calibrate.run import (
     STREAM_PROBES,
     TINY_PROBES,
     Sample,
+    _fit_gemm_class,
     _jobs,
     fit_fixed_costs,
     steps,
@@ -90,3 +91,22 @@ def test_pooling_takes_the_median_prediction_and_every_sample() -> None:
     assert pooled.predicted_us == 12.0
     assert pooled.measured_us == (9.0, 10.0, 12.0, 11.0)
     assert pooled.error_pct == pytest.approx((12.0 - 10.5) / 10.5 * 100)
+
+
+def _conv_sample(dim: int, flops: float, us: float) -> Sample:
+    return Sample(f"Conv d{dim}", "conv", 1, flops, 0.0, (us,), "conv", dim)
+
+
+def test_conv_rate_is_fitted_as_hockneys_r_infinity_and_n_half() -> None:
+    # r∞ = 100 flops/µs, n½ = 20: time = fixed 5 µs + flops · (1 + 20/d) / 100
+    samples = [_conv_sample(d, 1e6, 5.0 + 1e6 * (1 + 20 / d) / 100) for d in (16, 32, 64, 196)]
+    fitted = _fit_gemm_class(samples, "conv", 1, peak_per_us=200.0, latency_us=5.0)
+    assert fitted["efficiency.conv"].value == pytest.approx(0.5)  # 100 of a 200 peak
+    assert fitted["gemm_half_dim.conv"].value == pytest.approx(20.0)
+
+
+def test_a_conv_fit_without_a_spread_of_dims_keeps_a_flat_rate() -> None:
+    samples = [_conv_sample(64, 1e6, 5.0 + 1e4), _conv_sample(64, 2e6, 5.0 + 2e4)]
+    fitted = _fit_gemm_class(samples, "conv", 1, peak_per_us=200.0, latency_us=5.0)
+    assert fitted["efficiency.conv"].value == pytest.approx(0.5)  # the median rate, 100
+    assert fitted["gemm_half_dim.conv"].value == 0.0

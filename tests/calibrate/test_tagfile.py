@@ -121,6 +121,8 @@ def test_tag_file_parses_as_the_local_tag(local_dir: Path, calibration: Calibrat
     assert host["op_latency_us"]["reduction"] == 0.0
     assert host["mem_efficiency"]["matmul"] == fitted["mem_efficiency.matmul"].value
     assert host["mem_efficiency"]["conv"] == 1.0
+    assert host["gemm_half_dim"]["conv"] == 0.0  # the synthetic convs carry no GEMM dims
+    assert host["lowering"] == "numpy"  # hetsim's own kernels: scratch bytes count
     assert target.executor.attrs["dispatch_us"] == fitted["dispatch_us"].value
     assert (target.runtime.attrs["alloc_us"], target.runtime.attrs["free_us"]) == (0.0, 0.0)
 

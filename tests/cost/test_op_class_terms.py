@@ -156,3 +156,19 @@ def test_erf_moves_its_temporaries_as_scratch() -> None:
 
 def test_pass_counts_are_the_documented_ones() -> None:
     assert (ERF_TEMP_BYTES, TRANSCENDENTAL_FLOPS) == (1470, 10)
+
+
+@pytest.mark.parametrize(
+    ("w_shape", "attrs", "dim"),
+    [
+        ((32, 64, 3, 3), {"pads": [1, 1, 1, 1]}, 32),  # M = 32 out channels
+        ((256, 64, 1, 1), {}, 64),  # K = 64 in channels × 1 tap
+        ((64, 1, 3, 3), {"group": 64, "pads": [1, 1, 1, 1]}, 1),  # depthwise: M/group = 1
+        ((64, 64, 3, 3), {"strides": [8, 8]}, 49),  # N = 7×7 output pixels
+    ],
+)
+def test_conv_gemm_dim_is_the_smallest_of_m_n_k_per_group(
+    w_shape: tuple[int, ...], attrs: dict[str, object], dim: int
+) -> None:
+    x, w = Meta((1, 64, 56, 56), F32), Meta(w_shape, F32)
+    assert _cost(Op("Conv", "c", ("x", "w"), ("y",), attrs), x, w).gemm_dim == dim
