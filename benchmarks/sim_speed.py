@@ -5,13 +5,14 @@ outputs) of 1e3, 1e4, 1e5 (and with ``--big`` 1e6) ops, in timing mode on a host
 (every op a kernel launched on the GPU: ALLOC, LAUNCH, FREE per op), this times, per op:
 `hetsim.simulate` without and with spans (the graph is built beforehand; its caches cleared
 before each run, so every run is a first call), again on the same graph and platform (warm: the
-compiled plan reused), each phase of it (`PHASES`: shape propagation (which the plan and the run
-share, as in `simulate`), partition, compile the plan to programs, binding, the engine run, the
-`Result`), and, in the same process, a raw SimPy loop doing one ``env.timeout`` per op. It
-prints two tables, µs per op and the same divided by the raw SimPy figure (the ratio the goals
-are stated in), and the memory hetsim allocated (tracemalloc peak of a separate run, so tracing
-does not slow the timed ones). The JSON also records the interpreter, library versions, the
-BLAS and its thread pools (threadpoolctl), so that numbers from two machines can be told apart.
+compiled plan reused, for graphs of at most ``hetsim.api.CACHE_MAX_OPS`` ops), each phase of it
+(`PHASES`: shape propagation (which the plan and the run share, as in `simulate`), partition,
+compile the plan to programs, binding, the engine run, the `Result`), and, in the same process,
+a raw SimPy loop doing one ``env.timeout`` per op. It prints two tables, µs per op and the same
+divided by the raw SimPy figure (the ratio the goals are stated in), and the memory hetsim
+allocated (tracemalloc peak of a separate run, so tracing does not slow the timed ones). The
+JSON also records the interpreter, library versions, the BLAS and its thread pools
+(threadpoolctl), so that numbers from two machines can be told apart.
 
 Goals (issue 4): ratio at 1e5 ops ≤ 8; wall time per op flat (within 1.5x) from 1e3 to 1e6;
 memory per op flat. It also compares functional mode with `hetsim.execute` on resnet50 (goal:

@@ -118,6 +118,10 @@ def fastest_plan(
 PLAN_CACHE_SIZE = 8
 """Compiled plans `simulate` keeps for reuse (the most recently made)."""
 
+CACHE_MAX_OPS = 20_000
+"""Graphs with more ops than this are never cached: a cached plan and its metas hold about a
+kilobyte per op, and a big graph's compile time is small against its run's anyway."""
+
 _plans: dict[tuple[Any, ...], tuple[Graph, Platform, PlanProgram]] = {}
 
 
@@ -129,9 +133,12 @@ def _compiled(
     Placement and compilation are pure functions of the graph, the platform, the policy and
     the compile-time dims, and both objects are immutable, so a caller simulating one model on
     one `Platform` object again (a benchmark, a loop over inputs) skips them, as `execute`
-    skips recompiling. Keys are identities; the cache holds the graph and the platform alive,
-    so an ``id`` is not reused while cached.
+    skips recompiling. A graph of more than `CACHE_MAX_OPS` ops is compiled every time. Keys
+    are identities; the cache holds the graph and the platform alive, so an ``id`` is not
+    reused while cached.
     """
+    if len(graph.ops) > CACHE_MAX_OPS:
+        return make()
     key = (id(graph), id(platform), policy, tuple(sorted(dims.items())))
     found = _plans.get(key)
     if found is not None and found[0] is graph and found[1] is platform:
@@ -163,9 +170,12 @@ def _propagated(
     """`propagate(graph, dims, inputs)`, reused while the graph, the dims and what propagation
     reads of the inputs (shape, dtype, and the values of small integer ones) are the same.
 
-    Callers only read the metas; the cache keeps the last `PLAN_CACHE_SIZE` results.
+    Callers only read the metas; the cache keeps the last `PLAN_CACHE_SIZE` results, of graphs
+    of at most `CACHE_MAX_OPS` ops.
     """
     arrays = {name: np.asarray(value) for name, value in inputs.items()}
+    if len(graph.ops) > CACHE_MAX_OPS:
+        return propagate(graph, dims, arrays)
     read = tuple(
         (
             name,

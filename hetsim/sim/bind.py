@@ -221,6 +221,9 @@ class _Binder:
 
 KERNEL_CACHE_GRAPHS = 4
 """Graphs whose compiled kernels `compiled_kernel` keeps (the most recently first seen)."""
+KERNEL_CACHE_MAX_OPS = 20_000
+"""Graphs with more ops than this get their kernels compiled anew (kept, they would hold a
+closure per op after the run)."""
 
 _kernels: dict[int, tuple[Graph, dict[int, tuple[Op, Kernel]]]] = {}
 
@@ -234,6 +237,8 @@ def compiled_kernel(graph: Graph, op: Op) -> Kernel:
     of the last `KERNEL_CACHE_GRAPHS` graphs, keyed by identity: a graph is immutable, and the
     cache holds it (and so its ops) alive, so an ``id`` is never reused while it is cached.
     """
+    if len(graph.ops) > KERNEL_CACHE_MAX_OPS:
+        return lookup(op).compile(op, graph.opset)
     entry = _kernels.get(id(graph))
     if entry is None or entry[0] is not graph:
         if len(_kernels) >= KERNEL_CACHE_GRAPHS:
