@@ -172,6 +172,7 @@ def measure(kind: str, n: int, repeat: int, platform: Any) -> dict[str, Any]:
     row["ratio_simulate"] = row["simulate_us_per_op_trace_false"] / simpy_us
     row["ratio_simulate_traced"] = row["simulate_us_per_op_trace_true"] / simpy_us
     row["ratio_simulate_warm"] = row["simulate_us_per_op_warm"] / simpy_us
+    clear_caches()  # a first call: what a warm one reuses would not show up as allocated
     gc.collect()
     tracemalloc.start()
     simulate(graph, platform, mode="timing", trace=False)
