@@ -9,9 +9,10 @@ runs every op on the host, as ``CALL``). Where the file goes by default is the C
 from __future__ import annotations
 
 import datetime
+from collections.abc import Mapping
 from pathlib import Path
 
-from hetsim.calibrate.run import Calibration
+from hetsim.calibrate.run import Calibration, Fitted
 
 __all__ = ["LOCAL_TAG", "tag_text", "write_tag"]
 
@@ -39,6 +40,18 @@ OP_CLASSES = (
 
 def _line(indent: int, key: str, value: object, how: str) -> str:
     return f"{' ' * indent}{key}: {value}  # {how}"
+
+
+def _table(fitted: Mapping[str, Fitted], name: str, note: str) -> list[str]:
+    """The host's `name` mapping: one line per op class fitted as ``<name>.<class>``, or none."""
+    rows = [
+        _line(4, c, fitted[f"{name}.{c}"].value, fitted[f"{name}.{c}"].how)
+        for c in OP_CLASSES
+        if f"{name}.{c}" in fitted
+    ]
+    if not rows:
+        return []
+    return [f"  {name}:" + (f"  # {note}" if note else ""), *rows]
 
 
 def tag_text(calibration: Calibration) -> str:
@@ -93,32 +106,9 @@ def tag_text(calibration: Calibration) -> str:
             lines.append(_line(4, op_class, elementwise, "not probed: elementwise's"))
         else:
             lines.append(_line(4, op_class, entry.value, entry.how))
-    streams = [
-        _line(4, c, fitted[f"mem_efficiency.{c}"].value, fitted[f"mem_efficiency.{c}"].how)
-        for c in OP_CLASSES
-        if f"mem_efficiency.{c}" in fitted
-    ]
-    lines += (
-        ["  mem_efficiency:  # classes not listed: 1, the full bandwidth", *streams]
-        if streams
-        else []
-    )
-    latencies = [
-        _line(4, c, fitted[f"op_latency_us.{c}"].value, fitted[f"op_latency_us.{c}"].how)
-        for c in OP_CLASSES
-        if f"op_latency_us.{c}" in fitted
-    ]
-    lines += ["  op_latency_us:", *latencies] if latencies else []
-    halves = [
-        _line(4, c, fitted[f"gemm_half_dim.{c}"].value, fitted[f"gemm_half_dim.{c}"].how)
-        for c in OP_CLASSES
-        if f"gemm_half_dim.{c}" in fitted
-    ]
-    lines += (
-        ["  gemm_half_dim:  # classes not listed: 0, no loss on thin GEMMs", *halves]
-        if halves
-        else []
-    )
+    lines += _table(fitted, "mem_efficiency", "classes not listed: 1, the full bandwidth")
+    lines += _table(fitted, "op_latency_us", "")
+    lines += _table(fitted, "gemm_half_dim", "classes not listed: 0, no loss on thin GEMMs")
     lines += [
         "devices:",
         "  - name: idle  # a hetero level needs a device; this one runs no op, so all run on host",

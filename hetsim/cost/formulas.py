@@ -81,22 +81,19 @@ def mem_efficiency(processor: Processor, op_class: str) -> float:
     >>> mem_efficiency(Processor("npu", "accelerator", "accel", "", {}, "host.mem"), "conv")
     1.0
     """
-    table: Mapping[str, float] = processor.attrs.get("mem_efficiency") or {}
-    found = table.get(op_class)
-    return float(table.get(FALLBACK_OP_CLASS, 1.0) if found is None else found)
+    return _per_class(processor, "mem_efficiency", op_class, 1.0)
 
 
 def gemm_half_dim(processor: Processor, op_class: str) -> float:
     """Hockney's n½ of `op_class`'s GEMMs here (``gemm_half_dim`` table): the smallest GEMM
-    dimension at which they reach half their rate; 0 (no such loss) for a class the table lacks
-    and for a processor without the table.
+    dimension at which they reach half their rate. A class the table lacks uses ``other``'s; a
+    processor without the table has 0 (no such loss: every shipped kind's default).
 
     >>> cpu = Processor("host", "host", "x86", "", {"gemm_half_dim": {"conv": 25.0}}, "h.mem")
     >>> gemm_half_dim(cpu, "conv"), gemm_half_dim(cpu, "matmul")
     (25.0, 0.0)
     """
-    table: Mapping[str, float] = processor.attrs.get("gemm_half_dim") or {}
-    return float(table.get(op_class, 0.0))
+    return _per_class(processor, "gemm_half_dim", op_class, 0.0)
 
 
 def op_latency_us(processor: Processor, op_class: str) -> float:
@@ -112,9 +109,15 @@ def op_latency_us(processor: Processor, op_class: str) -> float:
     >>> op_latency_us(Processor("npu", "accelerator", "accel", "", {}, "host.mem"), "conv")
     0.0
     """
-    table: Mapping[str, float] = processor.attrs.get("op_latency_us") or {}
+    return _per_class(processor, "op_latency_us", op_class, 0.0)
+
+
+def _per_class(processor: Processor, name: str, op_class: str, default: float) -> float:
+    """`op_class`'s entry of the processor's `name` table; a class the table lacks uses
+    ``other``'s, and a processor without the table (or an ``other``) gets `default`."""
+    table: Mapping[str, float] = processor.attrs.get(name) or {}
     found = table.get(op_class)
-    return float(table.get(FALLBACK_OP_CLASS, 0.0) if found is None else found)
+    return float(table.get(FALLBACK_OP_CLASS, default) if found is None else found)
 
 
 def kernel_us(processor: Processor, cost: Cost) -> float:
