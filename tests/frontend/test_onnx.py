@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -346,3 +348,27 @@ def test_cast_keeps_the_onnx_element_type() -> None:
     node = helper.make_node("Cast", ["x"], ["y"], name="to_int", to=TensorProto.INT64)
     graph = load_onnx(_model([node], [_vi("x", [2])], [_vi("y", [2], TensorProto.INT64)]))
     assert graph.ops[0].attrs == {"to": TensorProto.INT64}
+
+
+def test_files_parse_without_importing_onnx_and_share_its_message_classes() -> None:
+    # a fresh interpreter: hetsim reads the light model with protobuf and onnx's generated
+    # messages only; importing onnx afterwards must give the very same ModelProto class
+    script = """
+import sys
+import hetsim
+from hetsim.frontend import proto
+from hetsim.models import light_model_path
+path = light_model_path("squeezenet")
+graph = hetsim.load_model("squeezenet")
+assert "onnx" not in sys.modules, "onnx was imported"
+model = proto.parse_model(path)
+import onnx
+assert type(model) is onnx.ModelProto
+assert hetsim.load_model(onnx.load(str(path))).ops == graph.ops
+print(len(graph.ops))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "66"
