@@ -26,7 +26,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from hetsim.ir import Op
-from hetsim.kernels.conv_plan import COLUMN_BYTES, Runner, plan_conv
+from hetsim.kernels.conv_plan import COLUMN_BYTES, Runner, bias_shape, plan_conv
 from hetsim.kernels.registry import (
     Cost,
     Kernel,
@@ -146,7 +146,7 @@ def conv(
 def _add_bias(y: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
     """`y` with `bias` added along axis 1, in place (`y` is the conv's own fresh array)."""
     if bias is not None:
-        y += bias.reshape(_bias_shape(y.ndim - 2))
+        y += bias.reshape(bias_shape(y.ndim - 2))
     return y
 
 
@@ -224,10 +224,6 @@ def _conv_spec(op: Op) -> _ConvSpec:
     if len(op.outputs) != 1:
         raise op_error(op, "expected 1 output", len(op.outputs))
     return _ConvSpec(read_window_attrs(op, kernel_required=False), _group(op))
-
-
-def _bias_shape(rank: int) -> tuple[int, ...]:
-    return (-1, *(1,) * rank)
 
 
 def _plan(spec: _ConvSpec, x: np.ndarray, w: np.ndarray) -> Runner | None:
@@ -371,7 +367,7 @@ def _compile_conv_transpose(op: Op, opset: int) -> Kernel:
         y = conv_transpose(x, w, taps, spec.group, full)
         bias = inputs[2] if len(inputs) > 2 else None
         if bias is not None:
-            y += bias.reshape(_bias_shape(x.ndim - 2))
+            y += bias.reshape(bias_shape(x.ndim - 2))
         return [y]
 
     return kernel

@@ -29,7 +29,7 @@ import numpy as np
 
 from hetsim.kernels.window import Geometry
 
-__all__ = ["COLUMN_BYTES", "FLAT_MAX_FILTERS", "Runner", "c_strides", "plan_conv"]
+__all__ = ["COLUMN_BYTES", "FLAT_MAX_FILTERS", "Runner", "bias_shape", "c_strides", "plan_conv"]
 
 COLUMN_BYTES = 1 << 22
 """Largest im2col buffer Conv fills at once; bigger ones go by bands of output rows.
@@ -153,17 +153,22 @@ def _contiguous(x: np.ndarray) -> np.ndarray:
     return x if x.flags.c_contiguous else np.ascontiguousarray(x)
 
 
-def _bias_shape(out: tuple[int, ...]) -> tuple[int, ...]:
-    return (-1, *(1,) * (len(out) - 2))
+def bias_shape(rank: int) -> tuple[int, ...]:
+    """The shape a bias takes to add along axis 1 of an output with `rank` spatial dims.
+
+    >>> bias_shape(2)
+    (-1, 1, 1)
+    """
+    return (-1, *(1,) * rank)
 
 
 def _pointwise(weights: tuple[int, ...], cols: tuple[int, ...], out: tuple[int, ...]) -> Runner:
-    bias_shape = _bias_shape(out)
+    along_channels = bias_shape(len(out) - 2)
 
     def run(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
         y: np.ndarray = np.matmul(w.reshape(weights), x.reshape(cols)).reshape(out)
         if bias is not None:
-            y += bias.reshape(bias_shape)
+            y += bias.reshape(along_channels)
         return y
 
     return run
@@ -174,13 +179,13 @@ def _window(
 ) -> Runner:
     n, group = layout.shape[:2]
     cols = (n, group, prod(layout.shape[2:]) // prod(out[2:]), prod(out[2:]))
-    bias_shape = _bias_shape(out)
+    along_channels = bias_shape(len(out) - 2)
 
     def run(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
         source = pad(x) if pad is not None else _contiguous(x)
         y: np.ndarray = np.matmul(w.reshape(weights), layout(source).reshape(cols)).reshape(out)
         if bias is not None:
-            y += bias.reshape(bias_shape)
+            y += bias.reshape(along_channels)
         return y
 
     return run
@@ -196,7 +201,7 @@ def _flat(
     n, group, length = *layout.shape[:2], layout.shape[-1]
     cols = (n, group, prod(layout.shape[2:-1]), length)
     crop = _Layout(out, crop_steps, layout.dtype)
-    bias_shape = _bias_shape(out)
+    along_channels = bias_shape(len(out) - 2)
 
     def run(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
         source = pad(x) if pad is not None else _contiguous(x)
@@ -205,7 +210,7 @@ def _flat(
         if bias is None:
             np.copyto(y, crop(product))
         else:
-            np.add(crop(product), bias.reshape(bias_shape), out=y)  # crop and bias: one pass
+            np.add(crop(product), bias.reshape(along_channels), out=y)  # crop and bias: one pass
         return y
 
     return run

@@ -187,7 +187,7 @@ _UNARY: dict[str, tuple[Callable[[Op], Unary], float]] = {
     "Reciprocal": (_fixed(np.reciprocal), 1),
     "Floor": (_fixed(np.floor), 1),
     "Ceil": (_fixed(np.ceil), 1),
-    "Erf": (_fixed(erf), TRANSCENDENTAL_FLOPS),  # and ERF_TEMP_BYTES of scratch (_COST_RULES)
+    "Erf": (_fixed(erf), TRANSCENDENTAL_FLOPS),  # and ERF_TEMP_BYTES of scratch
     "Tanh": (_fixed(np.tanh), TRANSCENDENTAL_FLOPS),
     "Sigmoid": (_fixed(_sigmoid), 3 + TRANSCENDENTAL_FLOPS),  # 0.5·tanh(0.5·x) + 0.5
     "Softsign": (_fixed(_softsign), 3),
@@ -197,28 +197,37 @@ _UNARY: dict[str, tuple[Callable[[Op], Unary], float]] = {
     "Elu": (_elu, 4 + TRANSCENDENTAL_FLOPS),  # minimum, expm1, scale, compare, select
     "Selu": (_selu, 5 + TRANSCENDENTAL_FLOPS),
     "HardSigmoid": (_hard_sigmoid, 3),
-    "Gelu": (_gelu, TRANSCENDENTAL_FLOPS + 4),  # approximate='none' (_COST_RULES reads it)
+    "Gelu": (_gelu, TRANSCENDENTAL_FLOPS + 4),  # approximate='none' (_gelu_cost reads it)
 }
+
+
+_SCRATCH_PER_ELEMENT: dict[str, int] = {
+    "Erf": ERF_TEMP_BYTES,
+    # exact Gelu: erf's, plus x·√½, erf's own read and write, 1 +, 0.5·x and the product:
+    # 8 + 8 + 8 + 8 + 12 B, less the 8 of reading x and writing the result
+    "Gelu": ERF_TEMP_BYTES + 36,
+}
+"""Unary ops whose numpy kernel moves temporaries (`Cost.scratch_bytes`), per element."""
+
+
+def _unary_cost(op_type: str, flops: float) -> CostRule:
+    """`_UNARY`'s flops per element, reading the input and writing the output once, plus the
+    op's `_SCRATCH_PER_ELEMENT`."""
+    scratch = _SCRATCH_PER_ELEMENT.get(op_type)
+    if scratch is None:
+        return elementwise_cost("elementwise", flops)
+    return _scratch_cost(flops, scratch)
+
+
+_GELU_EXACT_COST = _unary_cost("Gelu", _UNARY["Gelu"][1])
+_GELU_TANH_COST = elementwise_cost("elementwise", 7 + TRANSCENDENTAL_FLOPS)
 
 
 def _gelu_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """Exact: `erf` of x·√½, then 1 +, ·x, ·0.5; ``approximate='tanh'``: x³ (2), ·0.044715,
     + x, ·√(2/π), tanh, 1 +, ·x, ·0.5."""
-    rule = _GELU_TANH_COST if attr(op, "approximate", "none") == "tanh" else _GELU_COST
+    rule = _GELU_TANH_COST if attr(op, "approximate", "none") == "tanh" else _GELU_EXACT_COST
     return rule(op, inputs, outputs)
-
-
-# x·√½, erf's own read and write, 1 +, 0.5·x, the product: 8 + 8 + 8 + 8 + 12 B, less 8
-_GELU_COST = _scratch_cost(TRANSCENDENTAL_FLOPS + 4, ERF_TEMP_BYTES + 36)
-_GELU_TANH_COST = elementwise_cost("elementwise", 7 + TRANSCENDENTAL_FLOPS)
-
-
-_COST_RULES: dict[str, CostRule] = {
-    "Erf": _scratch_cost(TRANSCENDENTAL_FLOPS, ERF_TEMP_BYTES),
-    "Gelu": _gelu_cost,
-}
-"""Unary ops with temporaries or an attribute-dependent cost; the others cost `_UNARY`'s flops
-per element, reading the input and writing the output once."""
 
 
 def _compile_unary(factory: Callable[[Op], Unary]) -> Callable[[Op, int], Kernel]:
@@ -235,7 +244,7 @@ for _type, (_factory, _flops) in _UNARY.items():
         "elementwise",
         compile=_compile_unary(_factory),
         infer=same_as_input,
-        cost=_COST_RULES.get(_type) or elementwise_cost("elementwise", _flops),
+        cost=_gelu_cost if _type == "Gelu" else _unary_cost(_type, _flops),
     )
 
 

@@ -1,8 +1,8 @@
 """The eager reference run: every op's numpy kernel, in order, on real arrays.
 
 Owns compiling a graph into a `Program` (kernels compiled once, tensors numbered into slots,
-constant sub-graphs folded, BatchNormalization and Relu fused into Convs (`fuse.py`), each
-intermediate freed after its last use) and running it. This is
+constant sub-graphs folded, the ops `fuse.py` rewrites fused, each intermediate freed after its
+last use) and running it. This is
 the reference simulated runs are checked against and the functional-mode kernel path, so the run
 loop is kept tight: no attribute parsing, no name lookups, no per-op branching.
 """
@@ -103,8 +103,9 @@ class Program:
 def compile_program(graph: Graph, *, fuse_ops: bool = True) -> Program:
     """Compile every op of `graph` once and fold the ops whose inputs are all constants.
 
-    With `fuse_ops`, BatchNormalizations are first folded into the Convs before them and Relus
-    after Convs run in place (`hetsim.kernels.fuse`); the graph itself is left as it is.
+    With `fuse_ops`, the per-channel affine ops after a Conv (BatchNormalization, Mul and Add by
+    constants) are first folded into it and a Relu after a Conv, Add, Sum or Concat runs in place
+    (`hetsim.kernels.fuse`); the graph itself is left as it is.
 
     Raises
     ------
@@ -197,10 +198,10 @@ def execute(
 
     The compiled `Program` is cached per graph (the last four graphs), so repeated calls pay
     only for the kernels; a caller juggling more graphs keeps its own `compile_program` results.
-    With `fuse` (the default), BatchNormalizations are folded into the Convs before them
-    (`hetsim.kernels.fuse`), as onnxruntime does: the outputs then differ from the op-by-op run
-    by float32 rounding. ``fuse=False`` runs every op as the graph states it, bit for bit what a
-    functional `hetsim.simulate` computes.
+    With `fuse` (the default), BatchNormalizations and per-channel Mul/Add are folded into the
+    Convs before them (`hetsim.kernels.fuse`), as onnxruntime does: the outputs then differ from
+    the op-by-op run by float32 rounding. ``fuse=False`` runs every op as the graph states it,
+    bit for bit what a functional `hetsim.simulate` computes.
 
     Parameters
     ----------
@@ -210,7 +211,7 @@ def execute(
         Input name -> numpy array, each with the declared dtype and a shape matching the
         declared one (symbolic dims bind to whatever size comes, consistently).
     fuse
-        Fold BatchNormalizations into Convs and run Relus in place after their producers.
+        Fold per-channel affine ops into Convs and run Relus in place after their producers.
 
     Returns
     -------

@@ -61,7 +61,7 @@ class Fused:
 
 
 def fuse(graph: Graph) -> Fused:
-    """The ops of `graph` with BatchNormalizations folded into Convs and Relus made epilogues.
+    """The ops of `graph` with per-channel affine ops folded into Convs and Relus made epilogues.
 
     Examples
     --------
@@ -95,16 +95,16 @@ def with_epilogue(kernel: Kernel, epilogue: Epilogue) -> Kernel:
     return fused
 
 
-def _sole_consumers(ops: list[Op], uses: Counter[str]) -> dict[str, Op]:
-    """Tensor name -> the op that reads it, for tensors read once, as one op's first input."""
-    return {op.inputs[0]: op for op in ops if op.inputs and uses[op.inputs[0]] == 1}
+def _sole_readers(ops: list[Op], uses: Counter[str]) -> dict[str, Op]:
+    """Tensor name -> the op that reads it, for tensors read once (graph outputs count)."""
+    return {name: op for op in ops for name in op.inputs if name and uses[name] == 1}
 
 
 def _fold_into_convs(graph: Graph, uses: Counter[str]) -> tuple[list[Op], dict[str, np.ndarray]]:
     """Each Conv with constant weights absorbs the per-channel affine ops that follow it."""
     ops = list(graph.ops)
     inits = graph.initializers
-    readers = {name: op for op in ops for name in op.inputs if name and uses[name] == 1}
+    readers = _sole_readers(ops, uses)
     constants: dict[str, np.ndarray] = {}
     dropped: set[int] = set()
     for index, op in enumerate(ops):
@@ -112,19 +112,19 @@ def _fold_into_convs(graph: Graph, uses: Counter[str]) -> tuple[list[Op], dict[s
         if start is None:
             continue
         weight, bias = start
-        out, absorbed = op.outputs[0], 0
+        dtype = inits[op.inputs[1]].dtype
+        out = op.outputs[0]
         while (after := readers.get(out)) is not None:
-            step = _affine(after, out, weight, inits[op.inputs[1]].dtype, inits)
+            step = _affine(after, out, weight, dtype, inits)
             if step is None:
                 break
             scale, shift = step
             weight = weight * scale.reshape(-1, *(1,) * (weight.ndim - 1))
             bias = bias * scale + shift
             dropped.add(id(after))
-            out, absorbed = after.outputs[0], absorbed + 1
-        if not absorbed:
+            out = after.outputs[0]
+        if out == op.outputs[0]:  # nothing absorbed
             continue
-        dtype = inits[op.inputs[1]].dtype
         names = (op.outputs[0] + _FOLDED + "w", op.outputs[0] + _FOLDED + "b")
         constants[names[0]], constants[names[1]] = weight.astype(dtype), bias.astype(dtype)
         ops[index] = replace(op, inputs=(op.inputs[0], *names), outputs=(out,))
@@ -169,8 +169,8 @@ def _affine(
     if op.type not in ("Mul", "Add") or len(op.inputs) != 2 or name not in op.inputs:
         return None
     other = op.inputs[1] if op.inputs[0] == name else op.inputs[0]
-    value = inits.get(other)
-    if value is None or other == name or value.dtype != dtype:
+    value = inits.get(other)  # `name` is read once, so `other` is not `name`
+    if value is None or value.dtype != dtype:
         return None
     vector = _per_channel(value, channels, rank)
     if vector is None:
@@ -202,7 +202,7 @@ def _per_channel(value: np.ndarray, channels: int, rank: int) -> np.ndarray | No
 
 
 def _fold_epilogues(ops: list[Op], uses: Counter[str]) -> tuple[list[Op], dict[str, Epilogue]]:
-    consumers = _sole_consumers(ops, uses)
+    consumers = _sole_readers(ops, uses)
     epilogues: dict[str, Epilogue] = {}
     dropped: set[int] = set()
     for index, op in enumerate(ops):
