@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Graph, bind_shape
+from hetsim.ir.cache import GraphCache
 from hetsim.kernels import Meta, bind_dims, propagate
 from hetsim.kernels.propagate import SMALL_VALUE_SIZE
 from hetsim.models import load_model
@@ -116,13 +117,15 @@ def fastest_plan(
 
 
 PLAN_CACHE_SIZE = 8
-"""Compiled plans `simulate` keeps for reuse (the most recently made)."""
+"""Compiled plans (and, apart, propagated metas) `simulate` keeps for reuse."""
 
 CACHE_MAX_OPS = 20_000
-"""Graphs with more ops than this are never cached: a cached plan and its metas hold about a
-kilobyte per op, and a big graph's compile time is small against its run's anyway."""
+"""Graphs with more ops than this are never cached: a cached plan and its metas grow with the
+ops (a run allocates about 1.4 kB per op, `benchmarks/sim_speed.py`), and a big graph's compile
+time is small against its run's anyway."""
 
-_plans: dict[tuple[Any, ...], tuple[Graph, Platform, PlanProgram]] = {}
+_plans: GraphCache[PlanProgram] = GraphCache(PLAN_CACHE_SIZE, CACHE_MAX_OPS)
+_metas: GraphCache[Mapping[str, Meta]] = GraphCache(PLAN_CACHE_SIZE, CACHE_MAX_OPS)
 
 
 def _compiled(
@@ -133,24 +136,9 @@ def _compiled(
     Placement and compilation are pure functions of the graph, the platform, the policy and
     the compile-time dims, and both objects are immutable, so a caller simulating one model on
     one `Platform` object again (a benchmark, a loop over inputs) skips them, as `execute`
-    skips recompiling. A graph of more than `CACHE_MAX_OPS` ops is compiled every time. Keys
-    are identities; the cache holds the graph and the platform alive, so an ``id`` is not
-    reused while cached.
+    skips recompiling (`hetsim.ir.cache.GraphCache`).
     """
-    if len(graph.ops) > CACHE_MAX_OPS:
-        return make()
-    key = (id(graph), id(platform), policy, tuple(sorted(dims.items())))
-    found = _plans.get(key)
-    if found is not None and found[0] is graph and found[1] is platform:
-        return found[2]
-    program = make()
-    if len(_plans) >= PLAN_CACHE_SIZE:
-        del _plans[next(iter(_plans))]
-    _plans[key] = (graph, platform, program)
-    return program
-
-
-_metas: dict[tuple[Any, ...], tuple[Graph, dict[str, Meta]]] = {}
+    return _plans.get(graph, make, held=(platform,), extra=(policy, tuple(sorted(dims.items()))))
 
 
 def clear_caches() -> None:
@@ -170,12 +158,9 @@ def _propagated(
     """`propagate(graph, dims, inputs)`, reused while the graph, the dims and what propagation
     reads of the inputs (shape, dtype, and the values of small integer ones) are the same.
 
-    Callers only read the metas; the cache keeps the last `PLAN_CACHE_SIZE` results, of graphs
-    of at most `CACHE_MAX_OPS` ops.
+    Callers only read the metas.
     """
     arrays = {name: np.asarray(value) for name, value in inputs.items()}
-    if len(graph.ops) > CACHE_MAX_OPS:
-        return propagate(graph, dims, arrays)
     read = tuple(
         (
             name,
@@ -185,15 +170,9 @@ def _propagated(
         )
         for name, a in sorted(arrays.items())
     )
-    key = (id(graph), tuple(sorted(dims.items())), read)
-    found = _metas.get(key)
-    if found is not None and found[0] is graph:
-        return found[1]
-    metas = propagate(graph, dims, arrays)
-    if len(_metas) >= PLAN_CACHE_SIZE:
-        del _metas[next(iter(_metas))]
-    _metas[key] = (graph, metas)
-    return metas
+    return _metas.get(
+        graph, lambda: propagate(graph, dims, arrays), extra=(tuple(sorted(dims.items())), read)
+    )
 
 
 @contextmanager
@@ -280,7 +259,7 @@ def simulate(
     # propagation serves both (a speed trick: it is a tenth of a timing-mode run).
     shared = None
     if inputs is None and not opts.is_functional and set(opts.dims) == set(graph.symbols):
-        shared = propagate(graph, opts.dims)
+        shared = _propagated(graph, opts.dims, {})
     if inputs is None and opts.is_functional:
         inputs = make_inputs(graph, seed, opts.dims)
     given = dict(inputs or {})

@@ -183,3 +183,22 @@ def test_propagation_is_reused_only_for_the_same_small_integer_values() -> None:
     relu = floats.build(z)
     once = api._propagated(relu, {}, {"x": np.zeros(3, np.float32)})
     assert api._propagated(relu, {}, {"x": np.ones(3, np.float32)}) is once  # data: not read
+
+
+def test_graphs_over_the_cache_limit_are_placed_anew_every_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    api = importlib.import_module("hetsim.api")
+    monkeypatch.setattr(api._plans, "max_ops", 3)  # cnn has 12 ops
+    policies: list[str] = []
+    real = api.partition_graph
+
+    def counting(model: Any, on: Any, policy: str, *args: Any, **kw: Any) -> Any:
+        policies.append(policy)
+        return real(model, on, policy, *args, **kw)
+
+    monkeypatch.setattr(api, "partition_graph", counting)
+    model, platform = load_model("cnn"), platform_of(HOST_GPU)
+    first, second = simulate(model, platform, seed=1), simulate(model, platform, seed=1)
+    assert policies == ["capability", "capability"]
+    assert first.to_dict() == second.to_dict()

@@ -18,6 +18,7 @@ import numpy as np
 
 from hetsim.errors import ModelError
 from hetsim.ir import Graph, TensorType
+from hetsim.ir.cache import GraphCache
 from hetsim.kernels.fuse import Fused, fuse, with_epilogue
 from hetsim.kernels.propagate import bind_dims
 from hetsim.kernels.registry import Kernel, lookup
@@ -188,7 +189,7 @@ def _with_frees(steps: list[_Step], kept: set[int]) -> tuple[_Step, ...]:
 
 
 _CACHE_SIZE = 4  # each entry keeps a graph and its folded constants alive
-_programs: dict[tuple[int, bool], tuple[Graph, Program]] = {}
+_programs: GraphCache[Program] = GraphCache(_CACHE_SIZE)
 
 
 def execute(
@@ -236,11 +237,5 @@ def execute(
     >>> execute(g, {"x": np.array([1.0, 2.0, -3.0], np.float32)})["z"].tolist()
     [2.0, 0.0, 0.0]
     """
-    key = (id(graph), fuse)
-    cached = _programs.get(key)
-    if cached is None or cached[0] is not graph:
-        if len(_programs) >= _CACHE_SIZE:
-            del _programs[next(iter(_programs))]
-        cached = (graph, compile_program(graph, fuse_ops=fuse))
-        _programs[key] = cached
-    return cached[1].run(inputs)
+    program = _programs.get(graph, lambda: compile_program(graph, fuse_ops=fuse), extra=fuse)
+    return program.run(inputs)

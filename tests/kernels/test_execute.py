@@ -64,7 +64,7 @@ def test_program_cache_keeps_only_the_last_few_graphs() -> None:
     graphs = [_block() for _ in range(execute_module._CACHE_SIZE + 2)]
     for graph in graphs:
         execute(graph, {"x": x})
-    cached = [entry[0] for entry in execute_module._programs.values()]
+    cached = list(execute_module._programs.graphs())
     assert cached == graphs[-execute_module._CACHE_SIZE :]
 
 
