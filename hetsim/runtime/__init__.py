@@ -28,7 +28,6 @@ from hetsim.runtime.vm import (
     Unit,
     VmProgram,
     compile_vm,
-    fold_constants,
 )
 
 __all__ = [
@@ -58,6 +57,5 @@ __all__ = [
     "compile_graph",
     "compile_plan",
     "compile_vm",
-    "fold_constants",
     "place",
 ]

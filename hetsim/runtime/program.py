@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 from hetsim.errors import SimulationError
 from hetsim.ir import Graph
-from hetsim.partition import Plan, Segment
+from hetsim.partition import Plan, Segment, fold
 from hetsim.platform import Platform
 from hetsim.runtime.graph_executor import GraphProgram, check_static, compile_graph
-from hetsim.runtime.vm import LevelCompiler, Unit, VmProgram, fold_constants
+from hetsim.runtime.vm import LevelCompiler, Unit, VmProgram
 
 __all__ = ["COMPILERS", "LevelProgram", "PlanProgram", "compile_plan"]
 
@@ -75,7 +75,7 @@ class _Context:
         self.graph = graph
         self.platform = platform
         self.plan = plan
-        constants, folded, ops = fold_constants(graph)
+        constants, folded, ops = fold(graph)
         self.constants = constants
         self.folded = tuple(folded)
         self.ops = tuple(ops)
@@ -110,13 +110,10 @@ class _Context:
                 )  # fmt: skip
                 placement[segment.id] = segment.device
                 continue
-            device = segment.device
             for name in segment.ops:
                 index = self.number[name]
-                op = self.ops[index]
-                # inlined for speed: what Unit.of_op(index, op, device) builds
-                units.append(Unit(name, device, op.inputs, op.outputs, index, None, op.type))
-                placement[name] = device
+                units.append(Unit.of_op(index, self.ops[index], segment.device))
+                placement[name] = segment.device
         executor = self.platform.levels[level].executor
         kind = executor.kind if executor is not None else "vm"
         compiler = COMPILERS.get(kind)

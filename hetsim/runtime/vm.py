@@ -32,11 +32,13 @@ left is synchronized before RET.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from hetsim.errors import SimulationError
 from hetsim.ir import Graph, Op
+from hetsim.partition import fold
 from hetsim.platform import Platform
 
 __all__ = [
@@ -260,27 +262,12 @@ def compile_vm(graph: Graph, platform: Platform, placement: Mapping[str, str]) -
         A placement on a processor the root level does not drive, or a copy between memories no
         device stream can carry.
     """
-    constants, folded, ops = fold_constants(graph)
+    constants, folded, ops = fold(graph)
     units = tuple(Unit.of_op(number, op, placement[op.name]) for number, op in enumerate(ops))
     level = platform.levels[""]
     return LevelCompiler(
         graph, platform, level.path, tuple(ops), constants, units, placement
     ).compile(tuple(graph.inputs), graph.outputs, folded=tuple(folded))
-
-
-def fold_constants(graph: Graph) -> tuple[set[str], list[Op], list[Op]]:
-    """Constants (initializers that are not inputs, and what ops make of constants only)."""
-    constants = {name for name in graph.initializers if name not in graph.inputs}
-    known = {*constants, ""}  # an omitted input ("") does not stop folding
-    folded, kept = [], []
-    for op in graph.ops:
-        if known.issuperset(op.inputs):
-            folded.append(op)
-            constants.update(name for name in op.outputs if name)
-            known.update(op.outputs)
-        else:
-            kept.append(op)
-    return constants, folded, kept
 
 
 class Unit(NamedTuple):
@@ -316,7 +303,7 @@ class LevelCompiler:
         platform: Platform,
         level: str,
         ops: tuple[Op, ...],
-        constants: set[str],
+        constants: AbstractSet[str],
         units: tuple[Unit, ...],
         placement: Mapping[str, str],
         *,
@@ -390,9 +377,8 @@ class LevelCompiler:
     def _last_uses(self) -> dict[tuple[str, str], int]:
         last: dict[tuple[str, str], int] = {}
         last_any: dict[str, int] = {}
-        memory_at = self.memory_at
         for number, unit in enumerate(self.units):
-            memory = memory_at.get(unit.where) or self._memory_of(unit)
+            memory = self._memory_of(unit)
             for name in unit.inputs:
                 if name:
                     last[name, memory] = number
@@ -433,26 +419,18 @@ class LevelCompiler:
     def _compile_unit(
         self, number: int, unit: Unit, last_use: Mapping[tuple[str, str], int]
     ) -> None:
-        memory = self.memory_at.get(unit.where) or self._memory_of(unit)
+        memory = self._memory_of(unit)
         user = self.nested.get(unit.where, unit.where)
-        slot_of, slots, home, code = self.slot_of, self.slots, self.home, self.code
-        found: list[int | None] = []
-        for name in unit.inputs:
-            slot = slot_of.get((name, memory)) if name else None
-            if slot is None and name:
-                slot = self._located(name, memory, unit.name)
-            found.append(slot)
-        inputs = tuple(found)
+        inputs = tuple(
+            [self._located(name, memory, unit.name) if name else None for name in unit.inputs]
+        )
         outputs = []
         owned = self.caller_outputs and memory == self.host_memory
         for name in unit.outputs:
             if name:
-                # inlined for speed: what _new_slot(name, memory, is_home=True) does
-                slot = len(slots)
-                slots.append(Slot(name, name, memory))
-                slot_of[name, memory] = home[name] = slot
+                slot = self._new_slot(name, memory, is_home=True)
                 if not (owned and name in self.kept):
-                    code.append(Alloc(slot, memory, user, unit.name))
+                    self.code.append(Alloc(slot, memory, user, unit.name))
                 outputs.append(slot)
         if unit.op is None:
             assert unit.program is not None, f"invocation {unit.name} without a program"
