@@ -546,11 +546,9 @@ def bind(
     for p, base in zip(programs, space.offsets, strict=True):
         _check_dims(p, run_dims)
         binder = _Binder(p, platform, sim, metas, run_dims, values, space)
-        binders = BINDERS
-        if base:
-            code = tuple([binders[type(ins)](_relocate(ins, base), binder) for ins in p.code])
-        else:  # the root program's slots start at 0: nothing to relocate
-            code = tuple([binders[type(ins)](ins, binder) for ins in p.code])
+        # the root program's slots start at 0: nothing to relocate
+        relocated = [_relocate(ins, base) for ins in p.code] if base else p.code
+        code = tuple([BINDERS[type(ins)](ins, binder) for ins in relocated])
         if base and values is not None:
             kernels = tuple(getattr(step, "run", _nothing) for step in code)
             code = tuple(

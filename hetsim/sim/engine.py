@@ -63,6 +63,17 @@ def _where(now: float) -> str:
     return f"sim at {round(now, 3)} us"
 
 
+def _out_of_memory(step: AllocStep, t: float) -> SimulationError:
+    """The error of an ALLOC whose bytes do not fit its memory: the memory, tensor and op."""
+    memory = step.memory
+    free = memory.capacity_bytes - memory.used_bytes
+    return SimulationError(
+        f"{_where(t)}, {step.processor}: out of memory in {memory.name} "
+        f"(need {format_bytes(step.size_bytes)}, {format_bytes(free)} free) "
+        f"for tensor {step.tensor} of op {step.op}"
+    )
+
+
 class _Totals:
     """Busy time per (resource, category) when spans are not kept."""
 
@@ -310,23 +321,18 @@ class Simulation:
         memory = step.memory
         used = memory.used_bytes + step.size_bytes
         if used > memory.capacity_bytes:
-            free = memory.capacity_bytes - memory.used_bytes
-            raise SimulationError(
-                f"{_where(t)}, {step.processor}: out of memory in {memory.name} "
-                f"(need {format_bytes(step.size_bytes)}, {format_bytes(free)} free) "
-                f"for tensor {step.tensor} of op {step.op}"
-            )
+            raise _out_of_memory(step, t)
         memory.used_bytes = used
         if used > memory.peak_bytes:
             memory.peak_bytes = used
 
     def _alloc(self, step: AllocStep) -> None:
         t = self.t
-        # inlined for speed: what _take does when the bytes fit (else it raises)
+        # inlined for speed: what _take does
         memory = step.memory
         used = memory.used_bytes + step.size_bytes
         if used > memory.capacity_bytes:
-            self._take(step, t)
+            raise _out_of_memory(step, t)
         memory.used_bytes = used
         if used > memory.peak_bytes:
             memory.peak_bytes = used
