@@ -9,6 +9,7 @@ Registering kinds (from Python or a data file, checked first) is `hetsim.target.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hetsim.target.rules import (
@@ -79,71 +80,44 @@ def _link(bandwidth_gbps: float, latency_us: float, doc: str) -> Attr:
     return Attr("link", "mapping", doc, fields=fields)
 
 
+def _per_class(name: str, doc: str, field: Callable[[str], Attr]) -> Attr:
+    """A mapping attribute with one field per op class (`OP_CLASSES`), made by `field`."""
+    return Attr(name, "mapping", doc, fields=tuple(field(c) for c in OP_CLASSES))
+
+
+def _fraction(name: str, doc: str, default: float) -> Attr:
+    return Attr(name, "float", doc, default, minimum=0, maximum=1, exclusive_minimum=True)
+
+
 def _efficiency(values: tuple[float, ...]) -> Attr:
-    fields = tuple(
-        Attr(
-            c,
-            "float",
-            f"fraction of peak on {c} ops",
-            v,
-            minimum=0,
-            maximum=1,
-            exclusive_minimum=True,
-        )
-        for c, v in zip(OP_CLASSES, values, strict=True)
-    )
-    return Attr("efficiency", "mapping", "fraction of peak reached, per op class", fields=fields)
-
-
-def _mem_efficiency() -> Attr:
-    fields = tuple(
-        Attr(
-            c,
-            "float",
-            f"fraction of mem_bandwidth_gbps that {c} ops stream at",
-            1.0,
-            minimum=0,
-            maximum=1,
-            exclusive_minimum=True,
-        )
-        for c in OP_CLASSES
-    )
-    # 1 by default: every shipped tag's kernels stream at its full bandwidth; `hetsim calibrate`
-    # measures matmul's (a matrix-vector product streams its weights at one core's rate)
-    return Attr(
-        "mem_efficiency",
-        "mapping",
-        "fraction of mem_bandwidth_gbps reached, per op class",
-        fields=fields,
+    default = dict(zip(OP_CLASSES, values, strict=True))
+    return _per_class(
+        "efficiency",
+        "fraction of peak reached, per op class",
+        lambda c: _fraction(c, f"fraction of peak on {c} ops", default[c]),
     )
 
 
-def _op_latency() -> Attr:
-    fields = tuple(
-        _non_negative(c, f"fixed time added to each {c} kernel (µs)", 0.0) for c in OP_CLASSES
-    )
-    # 0 by default: a shipped tag's kernels cost kernel_latency_us alone; `hetsim calibrate`
-    # measures it per class (docs/cost-model.md, "Kernel time")
-    return Attr(
-        "op_latency_us",
-        "mapping",
-        "fixed time per kernel of each op class, on top of kernel_latency_us",
-        fields=fields,
-    )
-
-
-def _gemm_half_dim() -> Attr:
-    fields = tuple(
-        _non_negative(c, f"smallest GEMM dimension at which {c} kernels reach half their rate", 0.0)
-        for c in OP_CLASSES
-    )
-    # 0 by default: no loss on thin GEMMs; `hetsim calibrate` fits conv's (Hockney's n½)
-    return Attr(
-        "gemm_half_dim",
-        "mapping",
-        "Hockney's n½ per op class: rate · d / (d + n½) for a GEMM whose smallest dimension is d",
-        fields=fields,
-    )
+# The per-class tables below default to no effect, so every shipped tag's kernels cost
+# kernel_latency_us plus the plain roofline; `hetsim calibrate` fits them for the local target
+# (docs/cost-model.md, "Kernel time").
+_MEM_EFFICIENCY = _per_class(
+    "mem_efficiency",
+    "fraction of mem_bandwidth_gbps reached, per op class",
+    lambda c: _fraction(c, f"fraction of mem_bandwidth_gbps that {c} ops stream at", 1.0),
+)
+_OP_LATENCY = _per_class(
+    "op_latency_us",
+    "fixed time per kernel of each op class, on top of kernel_latency_us",
+    lambda c: _non_negative(c, f"fixed time added to each {c} kernel (µs)", 0.0),
+)
+_GEMM_HALF_DIM = _per_class(
+    "gemm_half_dim",
+    "Hockney's n½ per op class: rate · d / (d + n½) for a GEMM whose smallest dimension is d",
+    lambda c: _non_negative(
+        c, f"smallest GEMM dimension at which {c} kernels reach half their rate", 0.0
+    ),
+)
 
 
 def _processor(
@@ -178,9 +152,9 @@ def _processor(
         _non_negative("launch_us", "host-side time to launch one kernel here", launch_us),
         _non_negative("sync_us", "host-side time to observe a completion", sync_us),
         _efficiency(efficiency),
-        _mem_efficiency(),
-        _op_latency(),
-        _gemm_half_dim(),
+        _MEM_EFFICIENCY,
+        _OP_LATENCY,
+        _GEMM_HALF_DIM,
         Attr(
             "lowering",
             "enum",
