@@ -30,7 +30,6 @@ from hetsim.kernels import OP_CLASSES
 from hetsim.units import gflops_to_flops_per_us
 
 __all__ = [
-    "OP_LATENCY_CLASSES",
     "PLANS",
     "RATE_OP_TYPES",
     "Calibration",
@@ -53,8 +52,6 @@ VM_INSTRUCTIONS_PER_CHAIN_OP = 3
 TINY_PROBES: tuple[ProbeFactory, ...] = ()  # filled below, once the probe helpers exist
 BLAS_CLASSES = ("matmul", "conv")
 """Op classes also measured at one thread when more are modelled, for the record."""
-OP_LATENCY_CLASSES = OP_CLASSES
-"""The op classes of an ``op_latency_us`` table (``hetsim.kernels.OP_CLASSES``), in its order."""
 STREAM_PREFIX = "stream."
 """Sample group of a class's stream probes (`STREAM_PROBES`): ``stream.matmul``."""
 
@@ -293,7 +290,7 @@ def calibrate(
             for index, one in enumerate(time_interleaved([p.call for p in tiny], repeats=1)):
                 tiny_us[index] += one
         cost = probe.cost
-        work = float(cost.bytes_read + cost.bytes_written + cost.scratch_bytes)  # lowering: numpy
+        work = float(cost.bytes_with_scratch)  # the local target's lowering is numpy
         samples.append(
             Sample(
                 probe.name, group, count, float(cost.flops), work, tuple(us), cost.op_class,
@@ -303,7 +300,7 @@ def calibrate(
         tick(f"{probe.name} ({count} thread{'s' if count > 1 else ''})")
     for probe, us in zip(tiny, tiny_us, strict=True):
         cost = probe.cost
-        work = float(cost.bytes_read + cost.bytes_written + cost.scratch_bytes)  # lowering: numpy
+        work = float(cost.bytes_with_scratch)  # the local target's lowering is numpy
         samples.append(
             Sample(probe.name, "tiny", used, float(cost.flops), work, tuple(us), cost.op_class)
         )
@@ -357,7 +354,7 @@ def fit_parameters(machine: Mapping[str, Any], samples: list[Sample]) -> dict[st
     fixed = fit_fixed_costs(tiny)
     fitted.update(fixed)
     latency = fixed["kernel_latency_us"].value
-    class_latency = {c: latency + fixed[f"op_latency_us.{c}"].value for c in OP_LATENCY_CLASSES}
+    class_latency = {c: latency + fixed[f"op_latency_us.{c}"].value for c in OP_CLASSES}
     stream = [
         s
         for s in _group(samples, "elementwise", threads)
@@ -374,7 +371,7 @@ def fit_parameters(machine: Mapping[str, Any], samples: list[Sample]) -> dict[st
     for group in FITTED_CLASSES:
         fit = _fit_gemm_class if group in GEMM_CLASSES else _fit_class
         fitted.update(fit(samples, group, threads, peak_per_us, class_latency[group]))
-    for group in OP_LATENCY_CLASSES:
+    for group in OP_CLASSES:
         streams = _group(samples, f"{STREAM_PREFIX}{group}", threads)
         if streams:
             fitted[f"mem_efficiency.{group}"] = _fit_stream(
@@ -422,13 +419,13 @@ def fit_fixed_costs(tiny: list[Sample]) -> dict[str, Fitted]:
     """
     by_class = {
         c: median([s.median_us for s in tiny if s.kernel_class == c])
-        for c in OP_LATENCY_CLASSES
+        for c in OP_CLASSES
         if any(s.kernel_class == c for s in tiny)
     }
     if not by_class:
         found = sorted({s.kernel_class for s in tiny})
         raise HetsimError(
-            f"fit_fixed_costs: expected tiny samples of an op class {OP_LATENCY_CLASSES}, "
+            f"fit_fixed_costs: expected tiny samples of an op class {OP_CLASSES}, "
             f"got classes {found}"
         )
     latency = min(by_class.values())
@@ -441,7 +438,7 @@ def fit_fixed_costs(tiny: list[Sample]) -> dict[str, Fitted]:
             f"tiny kernels: {listing} us",
         )
     }
-    for c in OP_LATENCY_CLASSES:
+    for c in OP_CLASSES:
         found = by_class.get(c)
         fitted[f"op_latency_us.{c}"] = (
             Fitted(0.0, "not probed: 0")
@@ -485,18 +482,16 @@ def _fit_gemm_class(
     line does not make sense (fewer than two distinct d, a non-positive intercept or a negative
     slope) it falls back to `_fit_class` and n½ = 0.
     """
+    fitted = _fit_class(samples, group, threads, peak_per_us, latency_us)  # the fallback
     chosen = [s for s in _group(samples, group, threads) if s.gemm_dim > 0]
     xs = [1.0 / s.gemm_dim for s in chosen]
     ys = [max(s.median_us - latency_us, 1e-9) / s.flops for s in chosen]
     line = theil_sen(xs, ys) if len(set(xs)) >= 2 else None
     if line is None or line.intercept <= 0 or line.slope < 0:
-        fitted = _fit_class(samples, group, threads, peak_per_us, latency_us)
         fitted[f"gemm_half_dim.{group}"] = Fitted(0.0, "no Hockney fit: a flat rate")
         return fitted
     rate = 1.0 / line.intercept  # flops per µs on a wide GEMM
-    half = line.slope / line.intercept
     dims = sorted({s.gemm_dim for s in chosen})
-    fitted = _fit_class(samples, group, threads, peak_per_us, latency_us)  # for the record
     fitted[f"efficiency.{group}"] = Fitted(
         round(min(max(rate_efficiency(rate, peak_per_us), 1e-4), 1.0), 4),
         f"Hockney's r∞ over {len(chosen)} probes (smallest GEMM dimension {dims[0]}..{dims[-1]})"
@@ -504,7 +499,8 @@ def _fit_gemm_class(
         f"{rate / 1e3:.4g} GFLOP/s over the peak {peak_per_us / 1e3:.4g} GFLOP/s",
     )
     fitted[f"gemm_half_dim.{group}"] = Fitted(
-        round(half, 2), "Hockney's n½ of the same fit: the dimension at half of r∞"
+        round(line.slope / line.intercept, 2),
+        "Hockney's n½ of the same fit: the dimension at half of r∞",
     )
     return fitted
 

@@ -189,9 +189,7 @@ def kernel_timer(processor: Processor) -> Callable[[Cost], float]:
         compute = cost.flops / rate if cost.flops else 0.0
         if half and cost.gemm_dim:
             compute *= 1.0 + half / cost.gemm_dim  # Hockney: rate · d / (d + n½)
-        moved = cost.bytes_read + cost.bytes_written
-        if counts_scratch:
-            moved += cost.scratch_bytes
+        moved = cost.bytes_with_scratch if counts_scratch else cost.bytes_total
         memory = moved / stream
         return fixed_us + (compute if compute > memory else memory)  # max(), inlined for speed
 

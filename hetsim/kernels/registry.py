@@ -115,6 +115,11 @@ class Cost:
     def bytes_total(self) -> int:
         return self.bytes_read + self.bytes_written
 
+    @property
+    def bytes_with_scratch(self) -> int:
+        """What a ``lowering: numpy`` processor moves: `bytes_total` plus `scratch_bytes`."""
+        return self.bytes_read + self.bytes_written + self.scratch_bytes
+
     def __repr__(self) -> str:
         scratch = f", scratch_bytes={self.scratch_bytes}" if self.scratch_bytes else ""
         gemm = f", gemm_dim={self.gemm_dim}" if self.gemm_dim else ""

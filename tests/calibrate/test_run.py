@@ -8,7 +8,6 @@ import pytest
 from hetsim.calibrate.accuracy import Comparison, pool
 from hetsim.calibrate.probe import time_interleaved
 from hetsim.calibrate.run import (
-    OP_LATENCY_CLASSES,
     PLANS,
     STREAM_PROBES,
     TINY_PROBES,
@@ -19,6 +18,7 @@ from hetsim.calibrate.run import (
     steps,
 )
 from hetsim.errors import HetsimError
+from hetsim.kernels import OP_CLASSES
 
 
 def test_interleaved_timing_calls_each_in_turn() -> None:
@@ -44,7 +44,7 @@ def test_fixed_costs_are_the_cheapest_class_and_each_class_beyond_it() -> None:
     ]
     fitted = fit_fixed_costs(tiny)
     assert fitted["kernel_latency_us"].value == 2.0  # elementwise: median of 2, 1, 6
-    values = {c: fitted[f"op_latency_us.{c}"].value for c in OP_LATENCY_CLASSES}
+    values = {c: fitted[f"op_latency_us.{c}"].value for c in OP_CLASSES}
     assert values == {
         "matmul": 0.0,
         "conv": 0.0,
