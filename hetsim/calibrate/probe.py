@@ -172,9 +172,9 @@ def time_cold(call: Callable[[], Any], *, repeats: int, flush: np.ndarray) -> li
 
     In a model a kernel runs after its predecessors' work, which left its data in the shared
     outer cache at best, not in the core's own L1 and L2; a kernel called again and again in a
-    loop (`time_us`) finds them hot and runs up to 2.5 times faster (a Relu over 12 MB: 113 µs
-    hot, 282 µs with every cache flushed, on the development machine). Writing a few times the
-    L2 before each call is the middle ground a model's kernels see.
+    loop (`time_us`) finds them hot and runs up to 2.5 times faster (a Relu over a 3.2 MB
+    activation: 113 µs hot, 282 µs right after writing 96 MiB, on the development machine).
+    Writing a few times the L2 before each call is the middle ground a model's kernels see.
 
     >>> samples = time_cold(lambda: None, repeats=2, flush=flush_buffer(1 << 16))
     >>> len(samples), all(t >= 0 for t in samples)

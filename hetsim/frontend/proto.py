@@ -1,6 +1,6 @@
 """ONNX protobuf messages and tensors, read without importing the ``onnx`` package.
 
-``import onnx`` pulls in ``ml_dtypes`` and the C++ checker: about 0.9 s, more than reading and
+``import onnx`` pulls in ``ml_dtypes`` and the C++ checker: about 0.5 s, more than reading and
 summarizing a model takes. The messages themselves need only ``google.protobuf`` and the
 generated ``onnx/onnx_ml_pb2.py``, which this module loads on its own, by path, without running
 the package's ``__init__``. Both registrations describe the same file, so protobuf hands back the

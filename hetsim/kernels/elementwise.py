@@ -144,9 +144,10 @@ TRANSCENDENTAL_FLOPS = 10
 """Flops per element of numpy's vectorized exp, log and tanh (float32), in streaming passes.
 
 An elementwise flop is one streaming pass per element, the unit the calibration fits the
-elementwise rate in (a Relu: one pass). On the development machine (numpy 2.4, AVX2) exp, log
-and tanh took 2.2-2.8 ns per element at 2^14-2^20 elements where a Relu pass took about
-0.2 ns: ten passes (a range reduction and a polynomial, evaluated in registers).
+elementwise rate in (a Relu: one pass). Ten passes stand for a range reduction and a polynomial
+evaluated in registers. On the development machine (numpy 2.4, AVX-512 CPU) at 2^14-2^20
+elements, exp took 0.32 ns per element and tanh 0.17 where a Relu pass took 0.10: 2-3 passes,
+so ten overstates them there (docs/cost-model.md).
 """
 
 ERF_TEMP_BYTES = 1470

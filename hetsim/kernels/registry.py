@@ -384,7 +384,7 @@ def zeros(shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
     """A read-only array of zeros, shared between calls when small.
 
     A ufunc against an array runs vectorized where numpy's scalar operand may not: with numpy
-    2.4 on this project's CPUs, ``np.maximum(x, 0)`` measured six times slower than
+    2.4 on the development machine, ``np.maximum(x, 0)`` took 16.5 µs against 3.7 µs for
     ``np.maximum(x, zeros(x.shape, x.dtype))`` on a (1, 272, 14, 14) float32 input
     (``benchmarks/kernels.py``); both give the same values, NaN included.
 
