@@ -146,9 +146,9 @@ def test_totals_mode_keeps_busy_time_per_category() -> None:
     assert sum(b.get("compute", 0.0) for b in busy.values()) == pytest.approx(compute, rel=1e-12)
 
 
-def test_repeated_runs_reuse_the_compiled_plan_and_give_the_same_result(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.fixture
+def placed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The policy of every partition `simulate` runs, in order."""
     api = importlib.import_module("hetsim.api")
     policies: list[str] = []
     real = api.partition_graph
@@ -158,6 +158,13 @@ def test_repeated_runs_reuse_the_compiled_plan_and_give_the_same_result(
         return real(model, on, policy, *args, **kw)
 
     monkeypatch.setattr(api, "partition_graph", counting)
+    return policies
+
+
+def test_repeated_runs_reuse_the_compiled_plan_and_give_the_same_result(
+    placed: list[str],
+) -> None:
+    policies = placed
     model, platform = load_model("cnn"), platform_of(HOST_GPU)
     first = simulate(model, platform, seed=1)
     second = simulate(model, platform, seed=1)
@@ -186,18 +193,10 @@ def test_propagation_is_reused_only_for_the_same_small_integer_values() -> None:
 
 
 def test_graphs_over_the_cache_limit_are_placed_anew_every_time(
-    monkeypatch: pytest.MonkeyPatch,
+    placed: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    api = importlib.import_module("hetsim.api")
-    monkeypatch.setattr(api._plans, "max_ops", 3)  # cnn has 12 ops
-    policies: list[str] = []
-    real = api.partition_graph
-
-    def counting(model: Any, on: Any, policy: str, *args: Any, **kw: Any) -> Any:
-        policies.append(policy)
-        return real(model, on, policy, *args, **kw)
-
-    monkeypatch.setattr(api, "partition_graph", counting)
+    policies = placed
+    monkeypatch.setattr(importlib.import_module("hetsim.api")._plans, "max_ops", 3)  # cnn: 12
     model, platform = load_model("cnn"), platform_of(HOST_GPU)
     first, second = simulate(model, platform, seed=1), simulate(model, platform, seed=1)
     assert policies == ["capability", "capability"]
