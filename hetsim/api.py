@@ -18,11 +18,12 @@ import numpy as np
 
 from hetsim.ir import Graph, bind_shape
 from hetsim.ir.cache import GraphCache
-from hetsim.kernels import Meta, bind_dims, propagate
+from hetsim.kernels import Cost, Meta, bind_dims, propagate
 from hetsim.kernels.propagate import SMALL_VALUE_SIZE
 from hetsim.models import load_model
-from hetsim.partition import POLICIES, Plan
+from hetsim.partition import POLICIES, Plan, fold
 from hetsim.partition import partition as partition_graph
+from hetsim.partition.costs import op_costs
 from hetsim.platform import Platform, build_platform
 from hetsim.report import Result
 from hetsim.runtime import PlanProgram, compile_plan
@@ -126,6 +127,7 @@ time is small against its run's anyway."""
 
 _plans: GraphCache[PlanProgram] = GraphCache(PLAN_CACHE_SIZE, CACHE_MAX_OPS)
 _metas: GraphCache[Mapping[str, Meta]] = GraphCache(PLAN_CACHE_SIZE, CACHE_MAX_OPS)
+_costs: GraphCache[Mapping[str, Cost]] = GraphCache(PLAN_CACHE_SIZE, CACHE_MAX_OPS)
 
 
 def _compiled(
@@ -149,6 +151,7 @@ def clear_caches() -> None:
     """
     _plans.clear()
     _metas.clear()
+    _costs.clear()
     clear_kernels()
 
 
@@ -173,6 +176,12 @@ def _propagated(
     return _metas.get(
         graph, lambda: propagate(graph, dims, arrays), extra=(tuple(sorted(dims.items())), read)
     )
+
+
+def _costed(graph: Graph, metas: Mapping[str, Meta]) -> Mapping[str, Cost]:
+    """Every op's `Cost` for `metas` (`op_costs` of the ops left after folding), reused while
+    `metas` is the same object: a warm functional ResNet-50 run then skips its cost rules."""
+    return _costs.get(graph, lambda: op_costs(fold(graph)[2], metas), held=(metas,))
 
 
 @contextmanager
@@ -283,6 +292,7 @@ def simulate(
         program,
         platform,
         metas,
+        costs=_costed(graph, metas),
         dims=dims,
         inputs=given,
         is_functional=opts.is_functional,

@@ -46,7 +46,7 @@ from hetsim.errors import SimulationError
 from hetsim.ir import Graph, Op
 from hetsim.ir.cache import GraphCache
 from hetsim.kernels import Cost, Kernel, Meta, lookup
-from hetsim.partition.costs import op_signature
+from hetsim.partition.costs import op_costs
 from hetsim.platform import Platform
 from hetsim.runtime import (
     TESTS,
@@ -159,8 +159,7 @@ class _Binder:
         self.alloc_us = alloc_us(level.runtime) if level.runtime is not None else 0.0
         self.free_us = free_us(level.runtime) if level.runtime is not None else 0.0
         self.none_slot = len(space.slots)  # always holds None: omitted optional inputs
-        # Ops of one type, attributes and shapes cost the same: rule and formula run once each.
-        self.timed: dict[Hashable, tuple[float, Mapping[str, Any]]] = {}
+        self.timed = space.timed
         self.launch_us = {path: launch_us(p) for path, p in platform.processors.items()}
         self.timers = {path: kernel_timer(p) for path, p in platform.processors.items()}
         # ALLOC and FREE span args, one dict per (size, memory): steps only read them.
@@ -177,30 +176,21 @@ class _Binder:
     def slot_index(self, slot: int | None) -> int:
         return self.none_slot if slot is None else slot
 
-    def op_cost(self, number: int) -> Cost:
-        op = self.program.ops[number]
-        metas = self.metas
-        inputs = [metas[name] if name else None for name in op.inputs]
-        outputs = [metas[name] for name in op.outputs if name]
-        return lookup(op).cost(op, inputs, outputs)
-
     def op_time(self, number: int, processor: str) -> tuple[float, Mapping[str, Any]]:
         """``kernel_us`` of op `number` on `processor`, and its span args."""
         op = self.program.ops[number]
-        signature = op_signature(op, self.metas)
-        key = (processor, signature) if signature is not None else None
-        found = self.timed.get(key) if key is not None else None
+        cost = self.space.costs[op.name]
+        # `op_costs` shares one Cost per op signature: the formula runs once per processor.
+        key = (processor, op.type, id(cost))
+        found = self.timed.get(key)
         if found is None:
-            cost = self.op_cost(number)
             args = {
                 "op_type": op.type,
                 "flops": cost.flops,
                 "bytes": cost.bytes_total,
                 "op_class": cost.op_class,
             }
-            found = (self.timers[processor](cost), args)
-            if key is not None:
-                self.timed[key] = found
+            found = self.timed[key] = (self.timers[processor](cost), args)
         return found
 
     def runner(self, number: int, inputs: Sequence[int | None], outputs: Sequence[int]) -> Run:
@@ -270,10 +260,21 @@ def _sizes(slots: Sequence[Any], metas: Mapping[str, Meta]) -> list[int]:
 
 
 class _SlotSpace:
-    """The slots of every program of a plan, numbered one after the other."""
+    """The slots of every program of a plan, numbered one after the other, and the costs of
+    the ops they share (`op_costs` of the run's metas, unless the caller has them)."""
 
-    def __init__(self, programs: Sequence[LevelProgram], metas: Mapping[str, Meta]) -> None:
+    def __init__(
+        self,
+        programs: Sequence[LevelProgram],
+        metas: Mapping[str, Meta],
+        costs: Mapping[str, Cost] | None = None,
+    ) -> None:
         self.programs = tuple(programs)
+        # every program of a plan numbers the same ops (`hetsim.runtime.compile_plan`)
+        self.costs = costs if costs is not None else op_costs(self.programs[0].ops, metas)
+        # (processor, op type, id of its Cost) -> kernel µs and span args: ops of one signature
+        # share a Cost, so each formula runs once per processor
+        self.timed: dict[Hashable, tuple[float, Mapping[str, Any]]] = {}
         offsets, total = [], 0
         for p in programs:
             offsets.append(total)
@@ -506,6 +507,7 @@ def bind(
     *,
     dims: Mapping[str, int] | None = None,
     inputs: Mapping[str, np.ndarray] | None = None,
+    costs: Mapping[str, Cost] | None = None,
 ) -> BoundProgram:
     """Resolve `program` for one run on `sim`: sizes, durations and (with `inputs`) kernels.
 
@@ -523,6 +525,9 @@ def bind(
         The run's symbolic dims (for BRANCH_SHAPE, and checked against a graph executor's).
     inputs
         Input arrays: functional mode. ``None``: timing mode, no values computed.
+    costs
+        Op name -> `Cost` for these `metas`, as `hetsim.partition.op_costs` gives them (ops of
+        one signature share one object), when the caller has them; else computed here.
 
     Raises
     ------
@@ -532,7 +537,7 @@ def bind(
     programs = _programs(program)
     root = programs[0]
     run_dims = dict(dims or {})
-    space = _SlotSpace(programs, metas)
+    space = _SlotSpace(programs, metas, costs)
     values: list[Any] | None = None
     if inputs is not None:
         values = [None] * (len(space.slots) + 1)
@@ -589,15 +594,17 @@ def run_program(
     inputs: Mapping[str, np.ndarray] | None = None,
     is_functional: bool = True,
     trace: bool = True,
+    costs: Mapping[str, Cost] | None = None,
 ) -> RunRecord:
     """Bind `program` and run it once on a fresh `Simulation`; return the engine's record.
 
     In functional mode `inputs` must hold every graph input; in timing mode they are only
-    passed through to the record.
+    passed through to the record. `costs`: as `bind` takes them.
     """
     sim = simulation_for(program, platform, trace=trace)
     given = dict(inputs or {})
-    bound = bind(program, platform, sim, metas, dims=dims, inputs=given if is_functional else None)
+    values = given if is_functional else None
+    bound = bind(program, platform, sim, metas, dims=dims, inputs=values, costs=costs)
     placement = program.plan.placement if isinstance(program, PlanProgram) else program.placement
     record = sim.run(
         bound.code,

@@ -29,7 +29,7 @@ from hetsim.cost import (
     graph_node_us,
 )
 from hetsim.cost import instantiate_us as instantiate_cost_us
-from hetsim.kernels import Meta, propagate
+from hetsim.kernels import Cost, Meta, propagate
 from hetsim.platform import Platform
 from hetsim.runtime import Alloc, Free, Launch, PlanProgram, VmProgram
 from hetsim.runtime.cuda_graph import (
@@ -59,12 +59,14 @@ def run_with_graphs(
     inputs: Mapping[str, np.ndarray] | None = None,
     is_functional: bool = True,
     trace: bool = True,
+    costs: Mapping[str, Cost] | None = None,
 ) -> RunRecord:
     """`run_program` with CUDA-graph strategy `cuda_graph` (``"none"``: exactly `run_program`).
 
-    The record's ``extra["cuda_graph"]`` holds the run's `GraphStats` as a dict.
+    The record's ``extra["cuda_graph"]`` holds the run's `GraphStats` as a dict. `costs`: the
+    ops' costs for `metas`, as `hetsim.sim.bind` takes them.
     """
-    options: dict[str, Any] = {"dims": dims, "inputs": inputs, "trace": trace}
+    options: dict[str, Any] = {"dims": dims, "inputs": inputs, "trace": trace, "costs": costs}
     if cuda_graph == "none":
         return run_program(program, platform, metas, is_functional=is_functional, **options)
     rewritten = capture_program(program, platform, cuda_graph, buckets)
@@ -83,18 +85,20 @@ def run_graph_program(
     inputs: Mapping[str, np.ndarray] | None = None,
     is_functional: bool = True,
     trace: bool = True,
+    costs: Mapping[str, Cost] | None = None,
 ) -> RunRecord:
     """Run `rewritten` once on a fresh `Simulation`; `cache` carries graphs across runs.
 
     Graphs already in `cache` hold their memory from time 0. The record's
-    ``extra["cuda_graph"]`` is this run's share of the cache's counters.
+    ``extra["cuda_graph"]`` is this run's share of the cache's counters. `costs`: the ops' costs
+    for `metas`, as `hetsim.sim.bind` takes them.
     """
     program, compiled = rewritten.program, rewritten.compiled
     dims = dict(dims or {})
     given = dict(inputs or {})
     sim = simulation_for(compiled, platform, trace=trace)
     values = given if is_functional else None
-    bound = bind(compiled, platform, sim, metas, dims=dims, inputs=values)
+    bound = bind(compiled, platform, sim, metas, dims=dims, inputs=values, costs=costs)
     before = cache.stats()
     shaped = (bound, metas)
     regions = rewritten.regions
