@@ -328,10 +328,15 @@ class LevelCompiler:
         self.constant_names = constants
         self.caller_outputs = caller_outputs
         self.slots: list[Slot] = []
-        self.slot_of: dict[tuple[str, str], int] = {}
+        # memory -> tensor -> its slot there (per memory, not (tensor, memory) keys: no tuple
+        # built and hashed per lookup)
+        self.slot_in: dict[str, dict[str, int]] = {}
         self.home: dict[str, int] = {}
         self.code: list[Instruction] = []
-        self.made_by: dict[int, tuple[str, int]] = {}  # slot -> (stream, item number)
+        # slot -> the stream whose work makes it (None: made by the host, or resident) and that
+        # work's item number on the stream
+        self.made_on: list[str | None] = []
+        self.made_item: list[int] = []
         self.queued: dict[str, int] = {}  # stream -> items queued so far
         self.synced: dict[str, int] = {}  # stream -> items covered by the last SYNC
         self.constants: list[int] = []
@@ -351,9 +356,13 @@ class LevelCompiler:
         for name in inputs:
             if name not in self.constant_names:
                 slots_in[name] = self._new_slot(name, self.host_memory, is_home=True)
-        last_use = self._last_uses()
+        memories = [self._memory_of(unit) for unit in self.units]
+        for memory in memories:
+            if memory not in self.slot_in:
+                self.slot_in[memory] = {}
+        last_in, last_any = self._last_uses(memories)
         for number, unit in enumerate(self.units):
-            self._compile_unit(number, unit, last_use)
+            self._compile_unit(number, unit, memories[number], last_in, last_any)
         returned = tuple((name, self._located(name, self.host_memory, "RET")) for name in outputs)
         for slot in dict.fromkeys(slot for _, slot in returned):
             self._sync_for(slot)
@@ -374,18 +383,20 @@ class LevelCompiler:
             placement=dict(self.placement),
         )
 
-    def _last_uses(self) -> dict[tuple[str, str], int]:
-        last: dict[tuple[str, str], int] = {}
+    def _last_uses(self, memories: list[str]) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
+        """When each tensor is last read: per memory (memory -> tensor -> unit number), and
+        anywhere (the home copy lives until then)."""
+        last_in: dict[str, dict[str, int]] = {}
         last_any: dict[str, int] = {}
         for number, unit in enumerate(self.units):
-            memory = self._memory_of(unit)
+            here = last_in.get(memories[number])
+            if here is None:
+                here = last_in[memories[number]] = {}
             for name in unit.inputs:
                 if name:
-                    last[name, memory] = number
+                    here[name] = number
                     last_any[name] = number
-        for name, number in last_any.items():
-            last[name, ""] = number  # the home copy lives until the last use anywhere
-        return last
+        return last_in, last_any
 
     def _memory_of(self, unit: Unit) -> str:
         path = unit.where
@@ -411,19 +422,33 @@ class LevelCompiler:
         name = tensor if is_home else f"{tensor}@{memory}"
         slot = len(self.slots)
         self.slots.append(Slot(name, tensor, memory))
-        self.slot_of[tensor, memory] = slot
+        here = self.slot_in.get(memory)
+        if here is None:
+            here = self.slot_in[memory] = {}
+        here[tensor] = slot
+        self.made_on.append(None)
+        self.made_item.append(0)
         if is_home:
             self.home[tensor] = slot
         return slot
 
     def _compile_unit(
-        self, number: int, unit: Unit, last_use: Mapping[tuple[str, str], int]
+        self,
+        number: int,
+        unit: Unit,
+        memory: str,
+        last_in: Mapping[str, Mapping[str, int]],
+        last_any: Mapping[str, int],
     ) -> None:
-        memory = self._memory_of(unit)
         user = self.nested.get(unit.where, unit.where)
-        inputs = tuple(
-            [self._located(name, memory, unit.name) if name else None for name in unit.inputs]
-        )
+        here = self.slot_in[memory]
+        read: list[int | None] = []
+        for name in unit.inputs:
+            slot = here.get(name) if name else None
+            if slot is None and name:
+                slot = self._located(name, memory, unit.name)
+            read.append(slot)
+        inputs = tuple(read)
         outputs = []
         owned = self.caller_outputs and memory == self.host_memory
         for name in unit.outputs:
@@ -448,10 +473,15 @@ class LevelCompiler:
             waits = self._waits(inputs, unit.where)
             self.code.append(Launch(unit.op, unit.where, inputs, tuple(outputs), waits))
             self._queue(unit.where, outputs)
-        self._free_after(number, unit, memory, last_use)
+        self._free_after(number, unit, memory, last_in[memory], last_any)
 
     def _free_after(
-        self, number: int, unit: Unit, memory: str, last_use: Mapping[tuple[str, str], int]
+        self,
+        number: int,
+        unit: Unit,
+        memory: str,
+        last_here: Mapping[str, int],
+        last_any: Mapping[str, int],
     ) -> None:
         inputs = unit.inputs
         if len(inputs) > 1 and len(set(inputs)) < len(inputs):
@@ -460,22 +490,22 @@ class LevelCompiler:
         for name in inputs:
             if not name or name in constants:
                 continue
-            if last_use[name, memory] == number:
-                copy = self.slot_of[name, memory]
+            if last_here[name] == number:
+                copy = self.slot_in[memory][name]
                 if copy != homes[name] and not (
                     memory == self.host_memory and name in self.output_names
                 ):
                     code.append(Free(copy, memory))
-            if last_use[name, ""] == number and name not in kept:
+            if last_any[name] == number and name not in kept:
                 home = homes[name]
                 code.append(Free(home, self.slots[home].memory))
         for name in unit.outputs:
-            if name and name not in kept and (name, "") not in last_use:
+            if name and name not in kept and name not in last_any:
                 code.append(Free(homes[name], memory))
 
     def _located(self, tensor: str, memory: str, user_name: str) -> int:
         """The slot of `tensor` in `memory`, copying it there first if needed."""
-        slot = self.slot_of.get((tensor, memory))
+        slot = self.slot_in.get(memory, {}).get(tensor)
         if slot is not None:
             return slot
         if tensor in self.constant_names:
@@ -501,12 +531,8 @@ class LevelCompiler:
 
     def _waits(self, inputs: tuple[int | None, ...], stream: str) -> tuple[int, ...]:
         """Input slots made on a stream other than `stream`: the device must wait for them."""
-        made_by = self.made_by
-        waits = []
-        for s in inputs:
-            made = made_by.get(s)  # type: ignore[arg-type]
-            if made is not None and made[0] != stream:
-                waits.append(s)
+        made_on = self.made_on
+        waits = [s for s in inputs if s is not None and made_on[s] not in (None, stream)]
         if not waits:
             return ()
         return tuple(dict.fromkeys(waits)) if len(waits) > 1 else (waits[0],)
@@ -515,13 +541,14 @@ class LevelCompiler:
         number = self.queued.get(stream, 0)
         self.queued[stream] = number + 1
         for slot in produced:
-            self.made_by[slot] = (stream, number)
+            self.made_on[slot] = stream
+            self.made_item[slot] = number
 
     def _sync_for(self, slot: int) -> None:
         """SYNC the stream that makes `slot`, unless a SYNC since already covers it."""
-        made = self.made_by.get(slot)
-        if made is not None and self.synced.get(made[0], 0) <= made[1]:
-            self._sync(made[0])
+        stream = self.made_on[slot]
+        if stream is not None and self.synced.get(stream, 0) <= self.made_item[slot]:
+            self._sync(stream)
 
     def _sync(self, stream: str) -> None:
         self.code.append(Sync(stream))
