@@ -154,3 +154,13 @@ def wide_placed_dags(draw: st.DrawFn) -> tuple[list[Op], dict[str, str]]:
 def test_segments_equal_the_plain_networkx_merge(case: tuple[list[Op], dict[str, str]]) -> None:
     ops, device = case
     assert group_ops(ops, device) == _reference_group_ops(ops, device)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(wide_placed_dags())
+def test_segments_on_one_device_equal_the_plain_networkx_merge(
+    case: tuple[list[Op], dict[str, str]],
+) -> None:
+    ops, _ = case  # every op on one device: group_ops takes its connected-components path
+    device = dict.fromkeys((op.name for op in ops), "npu")
+    assert group_ops(ops, device) == _reference_group_ops(ops, device)
