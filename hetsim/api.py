@@ -273,10 +273,14 @@ def simulate(
         inputs = make_inputs(graph, seed, opts.dims)
     given = dict(inputs or {})
     metas = shared if shared is not None else _propagated(graph, opts.dims, given)
+    costs = _costed(graph, metas)
     dims = bind_dims(graph, opts.dims, {name: np.shape(v) for name, v in given.items()})
 
     def plan_of(policy: str, given_rules: Any) -> Plan:
-        return partition_graph(graph, platform, policy, given_rules, dims=opts.dims, metas=shared)
+        return partition_graph(
+            graph, platform, policy, given_rules, dims=opts.dims, metas=shared,
+            costs=costs if shared is not None else None,
+        )  # fmt: skip
 
     if partition == "cost":  # its choice depends on the run's shapes: never cached
         plans = (plan_of(partition, rules), plan_of("capability", None))
@@ -292,7 +296,7 @@ def simulate(
         program,
         platform,
         metas,
-        costs=_costed(graph, metas),
+        costs=costs,
         dims=dims,
         inputs=given,
         is_functional=opts.is_functional,

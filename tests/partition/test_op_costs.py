@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -56,6 +57,25 @@ def test_an_unhashable_attribute_is_not_memoized() -> None:
 def test_given_metas_give_the_plan_propagation_would(host_npu: Platform) -> None:
     graph = _chain(3)
     assert partition(graph, host_npu, metas=propagate(graph)) == partition(graph, host_npu)
+
+
+def test_given_costs_are_the_plan_s_costs(host_npu: Platform) -> None:
+    graph = _chain(3)
+    metas = propagate(graph)
+    doubled = {
+        name: dataclasses.replace(cost, flops=2 * cost.flops)
+        for name, cost in op_costs(graph.ops, metas).items()
+    }
+    plan = partition(graph, host_npu, metas=metas, costs=doubled)
+    assert [s.flops for s in plan.segments] == [3 * 2 * 32.0]  # 3 Relus of float32[4, 8]
+    assert partition(graph, host_npu, metas=metas, costs=op_costs(graph.ops, metas)) == (
+        partition(graph, host_npu)
+    )
+
+
+def test_costs_without_their_metas_are_refused(host_npu: Platform) -> None:
+    with pytest.raises(PartitionError, match=re.escape("expected metas= with costs=")):
+        partition(_chain(1), host_npu, costs={})
 
 
 def test_cached_candidates_are_a_fresh_list_each_time(host_npu: Platform) -> None:
