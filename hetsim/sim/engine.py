@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -508,8 +509,8 @@ class Simulation:
     def _record(
         self, placement: Mapping[str, str], inputs: Mapping[str, np.ndarray], has_values: bool
     ) -> RunRecord:
-        rows = sorted(self._rows, key=lambda row: row[4])  # stable: same-time rows keep order
-        spans = tuple(Span(*row) for row in rows)
+        rows = sorted(self._rows, key=itemgetter(4))  # stable: same-time rows keep order
+        spans = tuple(map(Span._make, rows))
         outputs = {name: self.values[slot] for name, slot in self._outputs.items()}
         busy: dict[str, dict[str, float]] = {}
         for (resource, category), total in sorted(self._totals.busy_us.items()):

