@@ -388,6 +388,12 @@ class LevelCompiler:
         anywhere (the home copy lives until then)."""
         last_in: dict[str, dict[str, int]] = {}
         last_any: dict[str, int] = {}
+        if len(set(memories)) == 1:  # one memory: both are one table (read only from here on)
+            for number, unit in enumerate(self.units):
+                for name in unit.inputs:
+                    if name:
+                        last_any[name] = number
+            return {memories[0]: last_any}, last_any
         for number, unit in enumerate(self.units):
             here = last_in.get(memories[number])
             if here is None:
