@@ -119,7 +119,8 @@ class _Builder:
         readers. A tensor leaves its segment when a later segment reads it or it is one of the
         level's `exits`: any reader outside the level's ops makes it an output of the parent
         segment (a graph output, at the root), and folded ops read constants only. A speed trick:
-        no graph-wide set of consumers per tensor (1e5-op chain: 2.1 to 0.4 µs per op).
+        no graph-wide set of consumers per tensor (with it and the one-device segments of
+        `group_ops`, `partition` of a 1e5-op chain went from 5.4-5.8 to 2.1-2.5 µs per op).
         """
         made: dict[str, int] = {}
         leaving = set(exits)
@@ -227,8 +228,7 @@ class _Builder:
         if not constants:
             return  # no weights to hold
         # Only an op that reads a constant holds weights; a memory's weights are the constants
-        # among what its ops read, found at C speed rather than by a list built per op (1e5 ops
-        # reading a weight: 0.7 to 0.3 µs per op).
+        # among what its ops read, found by one set intersection rather than a list per op.
         reads = {op.name: op.inputs for op in self.graph.ops if not constants.isdisjoint(op.inputs)}
         paths = set(self.placement.values())
         memory_of = {path: self.platform.processors[path].memory for path in paths}

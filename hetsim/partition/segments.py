@@ -143,8 +143,7 @@ def _components(ops: Sequence[Op], device: str) -> list[tuple[str, tuple[Op, ...
     lexicographic topological order is by first op. A speed trick, equal to the general merge
     (tests/partition/test_segments.py): the edges are followed as the ops are read (in
     topological order, a producer comes first), not listed by `data_edges`, and one component is
-    returned whole (a 1e5-op chain on one GPU cut in 0.04 s; 0.1 s with `data_edges`, 0.4 s by
-    the general merge).
+    returned whole (a 1e5-op chain on one GPU cut in 0.04 s, where the general merge took 0.17).
     """
     parent = list(range(len(ops)))
     producer: dict[str, int] = {}
