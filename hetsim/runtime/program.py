@@ -110,11 +110,10 @@ class _Context:
                 )  # fmt: skip
                 placement[segment.id] = segment.device
                 continue
-            number_of, ops, device = self.number, self.ops, segment.device
-            units.extend(
-                [Unit.of_op(number_of[name], ops[number_of[name]], device) for name in segment.ops]
-            )
-            placement.update(dict.fromkeys(segment.ops, device))
+            for name in segment.ops:
+                index = self.number[name]
+                units.append(Unit.of_op(index, self.ops[index], segment.device))
+                placement[name] = segment.device
         executor = self.platform.levels[level].executor
         kind = executor.kind if executor is not None else "vm"
         compiler = COMPILERS.get(kind)

@@ -31,6 +31,7 @@ left is synchronized before RET.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -330,7 +331,7 @@ class LevelCompiler:
         self.slots: list[Slot] = []
         # memory -> tensor -> its slot there (per memory, not (tensor, memory) keys: no tuple
         # built and hashed per lookup)
-        self.slot_in: dict[str, dict[str, int]] = {}
+        self.slot_in: defaultdict[str, dict[str, int]] = defaultdict(dict)
         self.home: dict[str, int] = {}
         self.code: list[Instruction] = []
         # slot -> the stream whose work makes it (None: made by the host, or resident) and that
@@ -357,9 +358,6 @@ class LevelCompiler:
             if name not in self.constant_names:
                 slots_in[name] = self._new_slot(name, self.host_memory, is_home=True)
         memories = [self._memory_of(unit) for unit in self.units]
-        for memory in memories:
-            if memory not in self.slot_in:
-                self.slot_in[memory] = {}
         last_in, last_any = self._last_uses(memories)
         for number, unit in enumerate(self.units):
             self._compile_unit(number, unit, memories[number], last_in, last_any)
@@ -386,18 +384,10 @@ class LevelCompiler:
     def _last_uses(self, memories: list[str]) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
         """When each tensor is last read: per memory (memory -> tensor -> unit number), and
         anywhere (the home copy lives until then)."""
-        last_in: dict[str, dict[str, int]] = {}
+        last_in: defaultdict[str, dict[str, int]] = defaultdict(dict)
         last_any: dict[str, int] = {}
-        if len(set(memories)) == 1:  # one memory: both are one table (read only from here on)
-            for number, unit in enumerate(self.units):
-                for name in unit.inputs:
-                    if name:
-                        last_any[name] = number
-            return {memories[0]: last_any}, last_any
         for number, unit in enumerate(self.units):
-            here = last_in.get(memories[number])
-            if here is None:
-                here = last_in[memories[number]] = {}
+            here = last_in[memories[number]]
             for name in unit.inputs:
                 if name:
                     here[name] = number
@@ -428,10 +418,7 @@ class LevelCompiler:
         name = tensor if is_home else f"{tensor}@{memory}"
         slot = len(self.slots)
         self.slots.append(Slot(name, tensor, memory))
-        here = self.slot_in.get(memory)
-        if here is None:
-            here = self.slot_in[memory] = {}
-        here[tensor] = slot
+        self.slot_in[memory][tensor] = slot
         self.made_on.append(None)
         self.made_item.append(0)
         if is_home:
@@ -511,7 +498,7 @@ class LevelCompiler:
 
     def _located(self, tensor: str, memory: str, user_name: str) -> int:
         """The slot of `tensor` in `memory`, copying it there first if needed."""
-        slot = self.slot_in.get(memory, {}).get(tensor)
+        slot = self.slot_in[memory].get(tensor)
         if slot is not None:
             return slot
         if tensor in self.constant_names:
