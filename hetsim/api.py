@@ -100,17 +100,19 @@ def fastest_plan(
     platform: Platform,
     metas: Mapping[str, Meta],
     dims: Mapping[str, int],
+    costs: Mapping[str, Cost] | None = None,
 ) -> Plan:
     """The plan whose timing-mode run ends first (the first one on a tie).
 
     The ``cost`` policy's estimate leaves out what only a run shows (allocation, copy dispatch,
     synchronization, link contention), so `simulate` checks its plan against the capability
     plan this way: ``partition="cost"`` is never slower than ``"capability"`` in simulated time.
+    `costs`: the ops' costs for `metas`, when the caller has them (else each run computes them).
     """
     makespans = [
         run_program(
             compile_plan(graph, platform, plan), platform, metas, dims=dims,
-            is_functional=False, trace=False,
+            is_functional=False, trace=False, costs=costs,
         ).makespan_us
         for plan in plans
     ]  # fmt: skip
@@ -284,7 +286,9 @@ def simulate(
 
     if partition == "cost":  # its choice depends on the run's shapes: never cached
         plans = (plan_of(partition, rules), plan_of("capability", None))
-        program = compile_plan(graph, platform, fastest_plan(plans, graph, platform, metas, dims))
+        program = compile_plan(
+            graph, platform, fastest_plan(plans, graph, platform, metas, dims, costs)
+        )
     elif rules is None and partition in POLICIES:  # rules may name a file that changes
         program = _compiled(
             graph, platform, partition, opts.dims,
