@@ -139,19 +139,16 @@ class _Binder:
         program: LevelProgram,
         platform: Platform,
         sim: Simulation,
-        metas: Mapping[str, Meta],
         dims: Mapping[str, int],
         values: list[Any] | None,
-        space: _SlotSpace | None = None,
+        space: _SlotSpace,
     ) -> None:
-        space = space if space is not None else _SlotSpace((program,), metas)
         self.program = program
         self.space = space
         self.slots = space.slots
         self.sizes = space.sizes
         self.platform = platform
         self.sim = sim
-        self.metas = metas
         self.dims = dims
         self.values = values
         level = platform.levels[program.level]
@@ -550,7 +547,7 @@ def bind(
     bound = []
     for p, base in zip(programs, space.offsets, strict=True):
         _check_dims(p, run_dims)
-        binder = _Binder(p, platform, sim, metas, run_dims, values, space)
+        binder = _Binder(p, platform, sim, run_dims, values, space)
         # the root program's slots start at 0: nothing to relocate
         relocated = [_relocate(ins, base) for ins in p.code] if base else p.code
         code = tuple([BINDERS[type(ins)](ins, binder) for ins in relocated])
