@@ -13,8 +13,11 @@ It owns the SimPy environment (``env.now`` is simulated µs) and the simulated r
   to end at the right time). A host that never waits creates no events at all.
 - **device streams** (`Stream`): in-order queues, one ``stream0`` per device. A launch or copy
   queued at host time ``t`` starts at ``max(t, end of the previous item, ready time of each
-  tensor it waits for)``; a kernel is one SimPy timeout. Completion marks the tensors it produced
-  ready (the events that cross-stream waits and SYNC use).
+  tensor it waits for)``. A kernel whose waited tensors have known ready times is scheduled
+  when the stream reaches it, with no SimPy event: its outputs get their ready time (its end)
+  at once, and the stream's clock runs ahead of ``env.now`` as the host's does. Copies and
+  invocations are SimPy processes; their completion marks their outputs ready and wakes the
+  streams waiting for them.
 - **links**: one ``simpy.Resource`` of capacity 1 each, so transfers on a link are served one at a
   time, first come (by simulated request time) first served; a copy holds each hop of its route
   in turn (store and forward) and records one ``transfer`` span per hop.
@@ -516,7 +519,11 @@ class Simulation:
         for (resource, category), total in sorted(self._totals.busy_us.items()):
             busy.setdefault(resource, {})[category] = total
         return RunRecord(
-            makespan_us=max(self.env.now, *(e.t for e in self.executors)),
+            makespan_us=max(
+                self.env.now,
+                *(e.t for e in self.executors),
+                *(s.tail_us for s in self.streams.values()),
+            ),
             spans=spans,
             processors=self.processors or (self.host, *self.streams),
             links=tuple(self.links),

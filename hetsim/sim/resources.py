@@ -52,49 +52,47 @@ class MemoryState:
 
 
 class Stream:
-    """An in-order queue of device work (kernels and copies) on one processor.
+    """An in-order queue of device work (kernels, copies, invocations) on one processor.
 
-    Items are ``(step, issue_us, flow)``. At most one item runs; the next starts when it ends.
+    Items are ``(step, issue_us, flow)``; each starts at ``max(issue_us, end of the work before
+    it, ready time of each tensor it waits for)``. A kernel whose waited tensors have known ready
+    times when the stream reaches it is scheduled on the spot, with no SimPy event: its span is
+    recorded, its outputs get their ready time (its end, possibly ahead of ``env.now``) and the
+    stream's clock `tail_us` moves to its end, as the host's clock runs ahead of ``env.now``. A
+    copy or an invocation shares links and nested hosts with other actors, so it runs as a SimPy
+    process, and a kernel waiting for a tensor whose ready time is not known yet blocks; while
+    either lasts the stream `is_busy` and later items queue behind it.
     """
 
     __slots__ = (
         "_blocked",
-        "_done",
         "_drains",
-        "_item",
         "_queue",
         "_sim",
-        "_start_us",
-        "end_us",
-        "idle_since_us",
         "is_busy",
         "name",
         "processor",
+        "tail_us",
     )
 
     def __init__(self, sim: Simulation, processor: str) -> None:
         self._sim = sim
         self.processor = processor
         self.name = STREAM
-        self._queue: deque[tuple[Any, float, int]] = deque()
-        self._item: tuple[Any, float, int] | None = None
-        self._blocked: tuple[Any, float, int] | None = None
+        self._queue: deque[tuple[Any, float, int | None]] = deque()
+        self._blocked: tuple[Any, float, int | None] | None = None
         self._drains: list[Event] = []
-        self._start_us = 0.0
-        self.end_us: float | None = None
-        self.idle_since_us = 0.0
+        self.tail_us = 0.0
         self.is_busy = False
-        self._done = self._kernel_done  # bound once: one callback object for every kernel
 
     def __repr__(self) -> str:
         return f"<Stream {self.processor}/{self.name} queued={len(self._queue)}>"
 
-    def push(self, item: tuple[Any, float, int]) -> None:
-        """Queue `item`; it starts at once when the stream is idle."""
+    def push(self, item: tuple[Any, float, int | None]) -> None:
+        """Queue `item`; it starts at once unless a copy, invocation or wait is in progress."""
         if self.is_busy:
             self._queue.append(item)
         else:
-            self.is_busy = True
             self._begin(item)
 
     def drained(self) -> Event:
@@ -106,11 +104,9 @@ class Stream:
     def drain_us(self) -> float | None:
         """When everything queued so far finishes, if that is known already (else ``None``).
 
-        Known when the stream is idle, or runs a kernel (its end is fixed) with nothing queued.
+        Known unless a copy, an invocation or a wait for a tensor is in progress.
         """
-        if not self.is_busy:
-            return self.idle_since_us
-        return self.end_us if not self._queue else None
+        return None if self.is_busy else self.tail_us
 
     def waiting_for(self) -> str | None:
         """What the stream waits for, if anything (for deadlock reports)."""
@@ -121,65 +117,79 @@ class Stream:
         missing = [self._sim.slot_names[s] for s in step.waits if ready[s] is None]
         return f"tensor {missing[0]!r} before {step.name!r}"
 
-    def _begin(self, item: tuple[Any, float, int]) -> None:
-        step, issue_us, _ = item
+    def _begin(self, item: tuple[Any, float, int | None]) -> None:
+        """Start `item`, then the queued items behind it, until one must wait for SimPy."""
         sim = self._sim
-        now = sim.env.now
-        start = issue_us if issue_us > now else now
-        self.end_us = None
         ready = sim.ready
-        for slot in step.waits:
-            ready_us = ready[slot]
-            if ready_us is None:
-                self._blocked = item
-                sim.waiters[slot].append(self)
+        queue = self._queue
+        while True:
+            step, issue_us, flow = item
+            start = self.tail_us
+            if issue_us > start:
+                start = issue_us
+            for slot in step.waits:
+                ready_us = ready[slot]
+                if ready_us is None:
+                    self._blocked = item
+                    self.is_busy = True
+                    sim.waiters[slot].append(self)
+                    return
+                if ready_us > start:
+                    start = ready_us
+            if step.__class__ is not LaunchStep:
+                self.is_busy = True
+                sim.env.process(sim.stream_processes[step.__class__](self, item, start))
                 return
-            if ready_us > start:
-                start = ready_us
-        self._item = item
-        self._start_us = start
-        if step.__class__ is LaunchStep:
-            self.end_us = start + step.kernel_us
-            Timeout(sim.env, self.end_us - now).callbacks.append(self._done)
-        else:
-            sim.env.process(sim.stream_processes[step.__class__](self, item, start))
+            end = start + step.kernel_us
+            sim.record(
+                (self.processor, STREAM, step.op, "compute", start, end, None, flow, step.args)
+            )
+            self.tail_us = end
+            # inlined for speed: mark_ready, when no stream waits for anything
+            if sim.waiters:
+                sim.mark_ready(step.produces, end)
+            else:
+                for slot in step.produces:
+                    ready[slot] = end
+            if not queue:
+                break
+            item = queue.popleft()
+        if self._drains:
+            self._signal_drains()
 
     def resume(self) -> None:
         """A tensor the blocked item waits for became ready: try to start it again."""
         item = self._blocked
         assert item is not None, f"{self!r}: resumed without a blocked item"
         self._blocked = None
+        self.is_busy = False
         self._begin(item)
 
-    def _kernel_done(self, event: Event) -> None:
-        step, _, flow = self._item  # type: ignore[misc]
-        sim = self._sim
-        now = sim.env.now
-        sim.record(
-            (self.processor, STREAM, step.op, "compute", self._start_us, now, None, flow, step.args)
-        )
-        # inlined for speed: mark_ready, when no stream waits for anything
-        if sim.waiters:
-            sim.mark_ready(step.produces, now)
-        else:
-            ready = sim.ready
-            for slot in step.produces:
-                ready[slot] = now
-        # inlined for speed: advance, when more work is queued
-        if self._queue:
-            self._begin(self._queue.popleft())
-        else:
-            self.advance()
-
     def advance(self) -> None:
-        """The running item finished: start the next one, or become idle and signal drains."""
+        """The running copy or invocation finished: start what queued behind it."""
+        self.is_busy = False
+        now = self._sim.env.now
+        if now > self.tail_us:
+            self.tail_us = now
         if self._queue:
             self._begin(self._queue.popleft())
+        elif self._drains:
+            self._signal_drains()
+
+    def _signal_drains(self) -> None:
+        """Fire the drain events at `tail_us`, when the last scheduled kernel ends."""
+        env = self._sim.env
+        if self.tail_us > env.now:
+            Timeout(env, self.tail_us - env.now).callbacks.append(self._drained)
+        else:
+            self._drained(None)
+
+    def _drained(self, _: Event | None) -> None:
+        if self.is_busy or not self._drains:  # more work came: `advance` signals again
             return
-        self._item = None
-        self.is_busy = False
-        self.end_us = None
-        self.idle_since_us = self._sim.env.now
+        if self.tail_us > self._sim.env.now:  # more kernels came after the timeout was set
+            self._signal_drains()
+            return
         for event in self._drains:
             event.succeed()
         self._drains.clear()

@@ -84,7 +84,8 @@ def spans(record: RunRecord) -> list[tuple[str, str, str, str, float, float]]:
 
 def test_one_kernel_timeline() -> None:
     # Same-time spans keep the order they were recorded in: the host records an instruction's
-    # spans when it executes it (ahead of the stream), a stream records a kernel when it ends.
+    # spans when it executes it, a stream records a kernel when it reaches it (here at the
+    # launch, before the SYNC), a copy or a link span when it ends.
     sim = make_sim()
     code = [alloc(sim, "y", "gpu0.mem", 64), launch(sim, "relu", "gpu0", 10.0, (0,)),
             sync(sim, "gpu0"), RET]  # fmt: skip
@@ -93,8 +94,8 @@ def test_one_kernel_timeline() -> None:
         ("host", "exec", "alloc y", "dispatch", 0.0, 1.0),
         ("host", "exec", "launch relu", "dispatch", 1.0, 2.0),
         ("host", "exec", "launch relu", "launch", 2.0, 7.0),
-        ("host", "exec", "sync gpu0", "dispatch", 7.0, 8.0),
         ("gpu0", "stream0", "relu", "compute", 7.0, 17.0),
+        ("host", "exec", "sync gpu0", "dispatch", 7.0, 8.0),
         ("host", "exec", "sync gpu0", "sync_wait", 8.0, 17.0),
         ("host", "exec", "sync gpu0", "sync_wait", 17.0, 19.0),
         ("host", "exec", "ret", "dispatch", 19.0, 20.0),
@@ -290,3 +291,62 @@ def test_same_run_twice_gives_the_same_trace() -> None:
         return spans(sim.run(code, ["x@gpu0"]))
 
     assert once() == once()
+
+
+def test_kernels_queued_behind_a_copy_start_when_it_ends() -> None:
+    sim = make_sim()
+    code = [copy(sim, "x", "gpu0", "host.mem--gpu0.mem", 30.0, 8, (0,)),
+            launch(sim, "a", "gpu0", 10.0), launch(sim, "b", "gpu0", 10.0),
+            sync(sim, "gpu0"), RET]  # fmt: skip
+    record = sim.run(code, ["x@gpu0"])
+    # copy: queued at 6 (dispatch 0..1, launch 1..6), on the link 6..36. a: queued at 12 behind
+    # the copy, runs 36..46; b: queued at 18, runs 46..56. The SYNC (dispatch 18..19) waits for
+    # the stream to drain at 56.
+    assert [s for s in spans(record) if s[1] == "stream0"] == [
+        ("gpu0", "stream0", "copy x", "transfer", 6.0, 36.0),
+        ("gpu0", "stream0", "a", "compute", 36.0, 46.0),
+        ("gpu0", "stream0", "b", "compute", 46.0, 56.0),
+    ]
+    assert [s[4:] for s in spans(record) if s[2] == "sync gpu0"] == [
+        (18.0, 19.0),
+        (19.0, 56.0),
+        (56.0, 58.0),
+    ]
+    assert record.makespan_us == 59.0
+
+
+def test_kernel_waiting_for_a_copy_on_another_stream_resumes_when_it_lands() -> None:
+    sim = make_sim()
+    code = [copy(sim, "x", "gpu0", "host.mem--gpu0.mem", 30.0, 8, (0,)),
+            launch(sim, "a", "gpu1", 10.0, produces=(1,), waits=(0,)),
+            launch(sim, "b", "gpu1", 10.0, waits=(1,)), sync(sim, "gpu1"), RET]  # fmt: skip
+    record = sim.run(code, ["x@gpu0", "a_out"])
+    # a is queued at 12 and waits for x (ready at 36); b queues behind it and runs 46..56.
+    assert [s for s in spans(record) if s[0] == "gpu1"] == [
+        ("gpu1", "stream0", "a", "compute", 36.0, 46.0),
+        ("gpu1", "stream0", "b", "compute", 46.0, 56.0),
+    ]
+    assert [s[4:] for s in spans(record) if s[2] == "sync gpu1"][-1] == (56.0, 58.0)
+
+
+def test_kernels_that_wait_for_nothing_create_no_simpy_events() -> None:
+    # Each kernel is scheduled when the stream reaches it, from known times (docs/runtime.md):
+    # the events of a run are the interpreter's start and end and RET's timeout, however many
+    # kernels it launches.
+    counts = []
+    for n in (1, 100):
+        sim = make_sim()
+        scheduled = 0
+        schedule = sim.env.schedule
+
+        def counting(*args, schedule=schedule, **kwargs) -> None:
+            nonlocal scheduled
+            scheduled += 1
+            schedule(*args, **kwargs)
+
+        sim.env.schedule = counting  # type: ignore[method-assign]
+        code = [launch(sim, f"k{i}", "gpu0", 10.0, produces=(i,)) for i in range(n)]
+        record = sim.run([*code, sync(sim, "gpu0"), RET], [f"t{i}" for i in range(n)])
+        assert record.makespan_us == 6.0 + 10.0 * n + 3.0  # first queued at 6; sync 2, ret 1
+        counts.append(scheduled)
+    assert counts[0] == counts[1] == 3
