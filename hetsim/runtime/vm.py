@@ -329,10 +329,17 @@ class LevelCompiler:
         self.constant_names = constants
         self.caller_outputs = caller_outputs
         self.slots: list[Slot] = []
-        # memory -> tensor -> its slot there (per memory, not (tensor, memory) keys: no tuple
-        # built and hashed per lookup)
-        self.slot_in: defaultdict[str, dict[str, int]] = defaultdict(dict)
-        self.home: dict[str, int] = {}
+        # Per-tensor tables are lists by tensor number (`_number`), filled by `compile`:
+        # tensor -> its slot in each memory (-1: none yet), its home slot, its kind.
+        self.ids: dict[str, int] = {}
+        self.names: list[str] = []
+        self.unit_inputs: list[list[int]] = []  # per unit, its input numbers (-1: omitted)
+        self.unit_outputs: list[list[int]] = []
+        self.slot_in: defaultdict[str, list[int]] = defaultdict(list)
+        self.home: list[int] = []
+        self.is_constant: list[bool] = []
+        self.is_output: list[bool] = []
+        self.is_kept: list[bool] = []  # graph inputs, outputs and constants: never freed here
         self.code: list[Instruction] = []
         # slot -> the stream whose work makes it (None: made by the host, or resident) and that
         # work's item number on the stream
@@ -351,17 +358,20 @@ class LevelCompiler:
         folded: tuple[Op, ...] = (),
     ) -> VmProgram:
         """The level's code: every unit, then the outputs in the host's memory, SYNCs, RET."""
-        self.output_names = set(outputs)
-        self.kept = self.output_names | set(inputs) | self.constant_names
+        self._number(inputs, outputs)
+        ids = self.ids
         slots_in = {}
         for name in inputs:
             if name not in self.constant_names:
-                slots_in[name] = self._new_slot(name, self.host_memory, is_home=True)
+                slots_in[name] = self._new_slot(ids[name], self.host_memory, is_home=True)
         memories = [self._memory_of(unit) for unit in self.units]
         last_in, last_any = self._last_uses(memories)
         for number, unit in enumerate(self.units):
-            self._compile_unit(number, unit, memories[number], last_in, last_any)
-        returned = tuple((name, self._located(name, self.host_memory, "RET")) for name in outputs)
+            memory = memories[number]
+            self._compile_unit(number, unit, memory, last_in[memory], last_any)
+        returned = tuple(
+            (name, self._located(ids[name], self.host_memory, "RET")) for name in outputs
+        )
         for slot in dict.fromkeys(slot for _, slot in returned):
             self._sync_for(slot)
         for stream, count in self.queued.items():
@@ -381,17 +391,62 @@ class LevelCompiler:
             placement=dict(self.placement),
         )
 
-    def _last_uses(self, memories: list[str]) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
-        """When each tensor is last read: per memory (memory -> tensor -> unit number), and
-        anywhere (the home copy lives until then)."""
-        last_in: defaultdict[str, dict[str, int]] = defaultdict(dict)
-        last_any: dict[str, int] = {}
-        for number, unit in enumerate(self.units):
+    def _number(self, inputs: tuple[str, ...], outputs: tuple[str, ...]) -> None:
+        """Number the level's tensors, first seen first, and size the per-tensor tables.
+
+        Every table of the compilation is a list by tensor number: a lookup by name in a dict
+        slows down as the graph outgrows the caches (docs/runtime.md, "Performance"); each name
+        is looked up once here instead of a dozen times per unit.
+        """
+        ids = self.ids
+        for name in inputs:
+            ids.setdefault(name, len(ids))
+        get = ids.get
+        for unit in self.units:
+            for names, table in (
+                (unit.inputs, self.unit_inputs),
+                (unit.outputs, self.unit_outputs),
+            ):
+                numbers = []
+                for name in names:
+                    if name:
+                        number = get(name)
+                        if number is None:
+                            number = ids[name] = len(ids)
+                        numbers.append(number)
+                    else:
+                        numbers.append(-1)
+                table.append(numbers)
+        for name in outputs:
+            ids.setdefault(name, len(ids))
+        self.names = list(ids)
+        size = len(ids)
+        self.slot_in = defaultdict(lambda: [-1] * size)
+        self.home = [-1] * size
+        self.is_constant = [False] * size
+        self.is_output = [False] * size
+        self.is_kept = [False] * size
+        for name in self.constant_names:
+            number = get(name)
+            if number is not None:
+                self.is_constant[number] = self.is_kept[number] = True
+        for name in inputs:
+            self.is_kept[ids[name]] = True
+        for name in outputs:
+            self.is_kept[ids[name]] = self.is_output[ids[name]] = True
+
+    def _last_uses(self, memories: list[str]) -> tuple[defaultdict[str, list[int]], list[int]]:
+        """When each tensor is last read: per memory (memory -> tensor -> unit number, -1 for
+        never), and anywhere (the home copy lives until then)."""
+        size = len(self.names)
+        last_in: defaultdict[str, list[int]] = defaultdict(lambda: [-1] * size)
+        last_any = [-1] * size
+        for number, inputs in enumerate(self.unit_inputs):
             here = last_in[memories[number]]
-            for name in unit.inputs:
-                if name:
-                    here[name] = number
-                    last_any[name] = number
+            for tensor in inputs:
+                if tensor >= 0:
+                    here[tensor] = number
+                    last_any[tensor] = number
         return last_in, last_any
 
     def _memory_of(self, unit: Unit) -> str:
@@ -414,10 +469,10 @@ class LevelCompiler:
             )
         return self.platform.processors[path].memory
 
-    def _new_slot(self, tensor: str, memory: str, *, is_home: bool) -> int:
-        name = tensor if is_home else f"{tensor}@{memory}"
+    def _new_slot(self, tensor: int, memory: str, *, is_home: bool) -> int:
+        name = self.names[tensor]
         slot = len(self.slots)
-        self.slots.append(Slot(name, tensor, memory))
+        self.slots.append(Slot(name if is_home else f"{name}@{memory}", name, memory))
         self.slot_in[memory][tensor] = slot
         self.made_on.append(None)
         self.made_item.append(0)
@@ -430,24 +485,26 @@ class LevelCompiler:
         number: int,
         unit: Unit,
         memory: str,
-        last_in: Mapping[str, Mapping[str, int]],
-        last_any: Mapping[str, int],
+        last_here: list[int],
+        last_any: list[int],
     ) -> None:
         user = self.nested.get(unit.where, unit.where)
         here = self.slot_in[memory]
         read: list[int | None] = []
-        for name in unit.inputs:
-            slot = here.get(name) if name else None
-            if slot is None and name:
-                slot = self._located(name, memory, unit.name)
-            read.append(slot)
+        for tensor in self.unit_inputs[number]:
+            if tensor < 0:
+                read.append(None)
+                continue
+            slot = here[tensor]
+            read.append(slot if slot >= 0 else self._located(tensor, memory, unit.name))
         inputs = tuple(read)
         outputs = []
         owned = self.caller_outputs and memory == self.host_memory
-        for name in unit.outputs:
-            if name:
-                slot = self._new_slot(name, memory, is_home=True)
-                if not (owned and name in self.kept):
+        kept = self.is_kept
+        for tensor in self.unit_outputs[number]:
+            if tensor >= 0:
+                slot = self._new_slot(tensor, memory, is_home=True)
+                if not (owned and kept[tensor]):
                     self.code.append(Alloc(slot, memory, user, unit.name))
                 outputs.append(slot)
         if unit.op is None:
@@ -458,64 +515,60 @@ class LevelCompiler:
             )
             self._queue(user, outputs)
         elif unit.where == self.host:
-            for read in inputs:
-                if read is not None:
-                    self._sync_for(read)
+            for slot in inputs:
+                if slot is not None:
+                    self._sync_for(slot)
             self.code.append(Call(unit.op, inputs, tuple(outputs)))
         else:
             waits = self._waits(inputs, unit.where)
             self.code.append(Launch(unit.op, unit.where, inputs, tuple(outputs), waits))
             self._queue(unit.where, outputs)
-        self._free_after(number, unit, memory, last_in[memory], last_any)
+        self._free_after(number, memory, last_here, last_any)
 
     def _free_after(
-        self,
-        number: int,
-        unit: Unit,
-        memory: str,
-        last_here: Mapping[str, int],
-        last_any: Mapping[str, int],
+        self, number: int, memory: str, last_here: list[int], last_any: list[int]
     ) -> None:
-        inputs = unit.inputs
+        inputs = self.unit_inputs[number]
         if len(inputs) > 1 and len(set(inputs)) < len(inputs):
-            inputs = tuple(dict.fromkeys(inputs))
-        code, homes, constants, kept = self.code, self.home, self.constant_names, self.kept
-        for name in inputs:
-            if not name or name in constants:
+            inputs = list(dict.fromkeys(inputs))
+        code, homes, here = self.code, self.home, self.slot_in[memory]
+        constant, kept, is_output = self.is_constant, self.is_kept, self.is_output
+        in_host = memory == self.host_memory
+        for tensor in inputs:
+            if tensor < 0 or constant[tensor]:
                 continue
-            if last_here[name] == number:
-                copy = self.slot_in[memory][name]
-                if copy != homes[name] and not (
-                    memory == self.host_memory and name in self.output_names
-                ):
+            if last_here[tensor] == number:
+                copy = here[tensor]
+                if copy != homes[tensor] and not (in_host and is_output[tensor]):
                     code.append(Free(copy, memory))
-            if last_any[name] == number and name not in kept:
-                home = homes[name]
+            if last_any[tensor] == number and not kept[tensor]:
+                home = homes[tensor]
                 code.append(Free(home, self.slots[home].memory))
-        for name in unit.outputs:
-            if name and name not in kept and name not in last_any:
-                code.append(Free(homes[name], memory))
+        for tensor in self.unit_outputs[number]:
+            if tensor >= 0 and not kept[tensor] and last_any[tensor] < 0:
+                code.append(Free(homes[tensor], memory))
 
-    def _located(self, tensor: str, memory: str, user_name: str) -> int:
-        """The slot of `tensor` in `memory`, copying it there first if needed."""
-        slot = self.slot_in[memory].get(tensor)
-        if slot is not None:
+    def _located(self, tensor: int, memory: str, user_name: str) -> int:
+        """The slot of tensor number `tensor` in `memory`, copying it there first if needed."""
+        slot = self.slot_in[memory][tensor]
+        if slot >= 0:
             return slot
-        if tensor in self.constant_names:
+        if self.is_constant[tensor]:
             slot = self._new_slot(tensor, memory, is_home=memory == self.host_memory)
             self.constants.append(slot)
             return slot
         src = self.home[tensor]
+        name = self.names[tensor]
+        assert src >= 0, f"{user_name} reads {name!r} before anything at this level makes it"
         src_memory = self.slots[src].memory
         stream = self.stream_of_memory.get(src_memory) or self.stream_of_memory.get(memory)
         if stream is None:
             raise SimulationError(
-                f"copy {tensor}: expected a device stream to carry {src_memory} -> {memory}, "
-                "got none"
+                f"copy {name}: expected a device stream to carry {src_memory} -> {memory}, got none"
             )
         dst = self._new_slot(tensor, memory, is_home=False)
         where = self.placement.get(user_name, self.host)
-        if not (self.caller_outputs and memory == self.host_memory and tensor in self.kept):
+        if not (self.caller_outputs and memory == self.host_memory and self.is_kept[tensor]):
             self.code.append(Alloc(dst, memory, self.nested.get(where, where), user_name))
         route = tuple(link.name for link in self.platform.route(src_memory, memory))
         self.code.append(Copy(src, dst, route, stream, self._waits((src,), stream)))
