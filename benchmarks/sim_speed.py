@@ -8,9 +8,10 @@ before each run, so every run is a first call), again on the same graph and plat
 compiled plan reused, for graphs of at most ``hetsim.api.CACHE_MAX_OPS`` ops), each phase of it
 (`PHASES`: shape propagation (which the plan and the run share, as in `simulate`), partition,
 compile the plan to programs, binding, the engine run, the `Result`), and, in the same process,
-a raw SimPy loop doing one ``env.timeout`` per op. It prints two tables, µs per op and the same
-divided by the raw SimPy figure (the ratio the goals are stated in), and the memory hetsim
-allocated (tracemalloc peak of a separate run, so tracing does not slow the timed ones). The
+a raw SimPy loop doing one ``env.timeout`` per op. The variants take turns, one of each per
+round (``--repeat`` rounds), and each keeps its fastest round. It prints two tables, µs per op
+and the same divided by the raw SimPy figure (the ratio the goals are stated in), and the memory
+hetsim allocated (tracemalloc peak of a separate run, so tracing does not slow the timed ones). The
 JSON also records the interpreter, library versions, the BLAS and its thread pools
 (threadpoolctl), so that numbers from two machines can be told apart.
 
@@ -29,9 +30,11 @@ import gc
 import json
 import os
 import platform as host_platform
+import statistics
 import sys
 import time
 import tracemalloc
+from collections import defaultdict
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -85,21 +88,18 @@ def raw_simpy_us(n: int) -> float:
     return (time.perf_counter() - start) / n * 1e6
 
 
-def best_of(repeat: int, run: Callable[[], Any], *, cold: bool = False) -> float:
-    """The fastest of `repeat` runs, in seconds (garbage collected before each).
+def timed(run: Callable[[], Any], *, cold: bool = False) -> float:
+    """Wall seconds of one call of `run`, garbage collected before it.
 
-    `cold`: `simulate`'s caches (compiled plan, metas, kernels) are cleared before each run, so
-    every run places, compiles and propagates anew, as the first call on a new graph does.
+    `cold`: `simulate`'s caches (compiled plan, metas, kernels) are cleared first, so the run
+    places, compiles and propagates anew, as the first call on a new graph does.
     """
-    best = float("inf")
-    for _ in range(repeat):
-        if cold:
-            clear_caches()
-        gc.collect()
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
-    return best
+    if cold:
+        clear_caches()
+    gc.collect()
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
 
 
 PHASES = ("propagate", "partition", "compile", "bind", "run", "result")
@@ -149,23 +149,34 @@ def _phases(graph: Graph, platform: Any) -> dict[str, float]:
 
 
 def measure(kind: str, n: int, repeat: int, platform: Any) -> dict[str, Any]:
-    """One row: µs per op of simulate (untraced, traced) and of each phase, ratios, memory."""
+    """One row: µs per op of simulate (untraced, traced, warm), of each phase and of raw SimPy.
+
+    The variants take turns: each of the `repeat` rounds runs every one once, and the row keeps
+    the fastest of each, so that a change in the machine's speed during the row (it is shared)
+    reaches all of them alike rather than whichever ran during it.
+    """
     graph = {"chain": chain, "dag": dag}[kind](n)
     row: dict[str, Any] = {"graph": kind, "ops": n}
-    for trace in (False, True):
-        run = partial(simulate, graph, platform, mode="timing", trace=trace)
-        seconds = best_of(repeat, run, cold=True)
-        row[f"simulate_us_per_op_trace_{str(trace).lower()}"] = seconds / n * 1e6
-    # again on the same graph and Platform: the compiled plan is reused (docs/runtime.md)
-    warm = best_of(repeat, partial(simulate, graph, platform, mode="timing", trace=False))
-    row["simulate_us_per_op_warm"] = warm / n * 1e6
-    best: dict[str, float] = {}
+    best: dict[str, float] = defaultdict(lambda: float("inf"))
+
+    def keep(name: str, seconds: float) -> None:
+        best[name] = min(best[name], seconds)
+
     for _ in range(repeat):
+        for trace in (False, True):
+            run = partial(simulate, graph, platform, mode="timing", trace=trace)
+            keep(f"trace_{str(trace).lower()}", timed(run, cold=True))
+        # again on the same graph and Platform: the compiled plan is reused (docs/runtime.md)
+        keep("warm", timed(partial(simulate, graph, platform, mode="timing", trace=False)))
         gc.collect()
         for stage, seconds in phases(graph, platform).items():
-            best[stage] = min(best.get(stage, float("inf")), seconds)
-    row.update({f"{stage}_us_per_op": s / n * 1e6 for stage, s in best.items()})
-    simpy_us = row["raw_simpy_us_per_op"] = min(raw_simpy_us(n) for _ in range(repeat))
+            keep(stage, seconds)
+        keep("simpy", raw_simpy_us(n) * n / 1e6)
+    for trace in ("false", "true"):
+        row[f"simulate_us_per_op_trace_{trace}"] = best[f"trace_{trace}"] / n * 1e6
+    row["simulate_us_per_op_warm"] = best["warm"] / n * 1e6
+    row.update({f"{stage}_us_per_op": best[stage] / n * 1e6 for stage in PHASES})
+    simpy_us = row["raw_simpy_us_per_op"] = best["simpy"] / n * 1e6
     for stage in PHASES:
         row[f"ratio_{stage}"] = row[f"{stage}_us_per_op"] / simpy_us
     row["ratio_engine"] = row["ratio_run"]
@@ -239,23 +250,35 @@ def functional_overhead(repeat: int, platform: Any) -> dict[str, Any]:
 
     Against both eager runs: the default (BatchNormalizations folded into Convs, as onnxruntime
     does) and ``fuse=False``, every op as the graph states it, which is the work a functional
-    simulation does (its outputs equal that run bit for bit).
+    simulation does (its outputs equal that run bit for bit). The three take turns, one of each
+    per round; besides the fastest of each, the median over rounds of simulate's time over each
+    eager run's in the same round is kept (``*_median_round``): it is the steadier figure when
+    the machine's speed drifts from round to round.
     """
     graph = load_model("resnet50")
     inputs = make_inputs(graph, 0)
-    execute(graph, inputs)  # warm the kernel cache and BLAS
-    execute(graph, inputs, fuse=False)
-    simulate(graph, platform, inputs=inputs)  # and simulate's, as execute's is
-    reference = best_of(repeat, lambda: execute(graph, inputs))
-    op_by_op = best_of(repeat, lambda: execute(graph, inputs, fuse=False))
-    simulated = best_of(repeat, lambda: simulate(graph, platform, inputs=inputs))
+    runs = {
+        "execute": lambda: execute(graph, inputs),
+        "execute_unfused": lambda: execute(graph, inputs, fuse=False),
+        "simulate": lambda: simulate(graph, platform, inputs=inputs),
+    }
+    for run in runs.values():  # warm the kernel caches and BLAS
+        run()
+    rounds = [{name: timed(run) for name, run in runs.items()} for _ in range(repeat)]
+    best = {name: min(r[name] for r in rounds) for name in runs}
     return {
         "model": "resnet50",
-        "execute_s": reference,
-        "execute_unfused_s": op_by_op,
-        "simulate_s": simulated,
-        "added": simulated / reference - 1,
-        "added_over_unfused": simulated / op_by_op - 1,
+        "rounds": rounds,
+        "execute_s": best["execute"],
+        "execute_unfused_s": best["execute_unfused"],
+        "simulate_s": best["simulate"],
+        "added": best["simulate"] / best["execute"] - 1,
+        "added_over_unfused": best["simulate"] / best["execute_unfused"] - 1,
+        "added_median_round": statistics.median(r["simulate"] / r["execute"] for r in rounds) - 1,
+        "added_over_unfused_median_round": statistics.median(
+            r["simulate"] / r["execute_unfused"] for r in rounds
+        )
+        - 1,
     }
 
 
@@ -289,7 +312,9 @@ def main() -> None:
             f"resnet50 functional: execute {functional['execute_s'] * 1e3:.1f} ms "
             f"(op by op, fuse=False: {functional['execute_unfused_s'] * 1e3:.1f} ms), simulate "
             f"{functional['simulate_s'] * 1e3:.1f} ms, added {functional['added']:+.1%} "
-            f"({functional['added_over_unfused']:+.1%} over op by op)"
+            f"({functional['added_over_unfused']:+.1%} over op by op); median of the rounds: "
+            f"{functional['added_median_round']:+.1%} "
+            f"({functional['added_over_unfused_median_round']:+.1%})"
         )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n")
