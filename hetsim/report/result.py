@@ -124,7 +124,7 @@ class Result:
             processors=_frozen(processors),
             links=_frozen(links),
             peak_memory_bytes=_frozen({k: int(v) for k, v in record.peak_memory_bytes.items()}),
-            placement=_frozen({str(k): str(v) for k, v in record.placement.items()}),
+            placement=_frozen(record.placement),
             inputs=_frozen(record.inputs),
             outputs=_frozen(record.outputs),
             record=record,
