@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hetsim.report import BUCKET_OF, busy_us
-from hetsim.sim.records import CATEGORIES, Span
+from hetsim.report import BUCKET_OF, busy_us, totals
+from hetsim.sim.records import CATEGORIES, RunRecord, Span
 
 quarters = st.integers(0, 40)
 
@@ -28,3 +28,40 @@ def test_busy_time_equals_the_covered_quarter_microseconds(pairs: list[tuple[int
 def test_every_category_has_a_breakdown_key_and_invoke_counts_as_launch() -> None:
     assert set(BUCKET_OF) == set(CATEGORIES)
     assert {key: value for key, value in BUCKET_OF.items() if key != value} == {"invoke": "launch"}
+
+
+RESOURCES = ("host", "gpu0", "bus")
+
+
+@settings(max_examples=80, derandomize=True, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(RESOURCES), st.sampled_from(("compute", "dispatch")), quarters,
+                  quarters),
+        max_size=12,
+    ),
+    st.booleans(),
+)  # fmt: skip
+def test_totals_equal_covered_cells_and_sums_in_start_order_or_not(
+    drawn: list[tuple[str, str, int, int]], in_start_order: bool
+) -> None:
+    # In start order, as the engine records spans, totals sweeps them once; in any other order
+    # it sorts each resource's intervals. Both must give the reference: covered quarter-µs
+    # cells per resource, and durations summed per category.
+    covered = {name: np.zeros(40, dtype=bool) for name in RESOURCES}
+    sums: dict[str, dict[str, float]] = {name: {} for name in RESOURCES}
+    spans = []
+    for resource, category, a, b in drawn:
+        start, end = min(a, b), max(a, b)
+        covered[resource][start:end] = True
+        sums[resource][category] = sums[resource].get(category, 0.0) + (end - start) / 4
+        spans.append(Span(resource, "stream0", "op", category, start / 4, end / 4))
+    if in_start_order:
+        spans.sort(key=lambda span: span.start_us)
+    record = RunRecord(
+        makespan_us=10.0, spans=tuple(spans), processors=("host", "gpu0"), links=("bus",),
+        link_bytes={}, peak_memory_bytes={}, placement={}, inputs={}, outputs={},
+    )  # fmt: skip
+    by_category, busy = totals(record)
+    assert busy == {name: covered[name].sum() / 4 for name in RESOURCES}
+    assert by_category == sums
