@@ -28,8 +28,8 @@ resource then, so a resource's busy time is the sum over its categories.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from operator import attrgetter
 from types import MappingProxyType
 
 from hetsim.sim.records import CATEGORIES, RunRecord, Span
@@ -115,14 +115,10 @@ def totals(record: RunRecord) -> Totals:
             )
         return by_category, {name: sum(sums.values(), 0.0) for name, sums in by_category.items()}
     swept = _sweep(record.spans, resources)
-    if swept is not None:
-        return swept
-    by_resource: defaultdict[str, list[Span]] = defaultdict(list)
-    for span in record.spans:
-        by_resource[span.resource].append(span)
-        sums = by_category.setdefault(span.resource, {})
-        sums[span.category] = sums.get(span.category, 0.0) + span.duration_us
-    return by_category, {name: busy_us(by_resource[name]) for name in by_category}
+    if swept is None:  # a record built by hand, out of start order
+        swept = _sweep(sorted(record.spans, key=attrgetter("start_us")), resources)
+    assert swept is not None, "spans sorted by start are in start order"
+    return swept
 
 
 def _sweep(spans: Iterable[Span], resources: Iterable[str]) -> Totals | None:
@@ -130,8 +126,8 @@ def _sweep(spans: Iterable[Span], resources: Iterable[str]) -> Totals | None:
     resource's union of intervals grows run by run as its spans come. ``None`` if a span
     starts before the one before it (a record built by hand), which `totals` then sorts.
 
-    Twice as fast as sorting each resource's intervals (0.84 against 1.74 µs per op on a
-    traced 1e5-op chain), with the same sums in the same order.
+    Twice as fast as sorting each resource's intervals, as `busy_us` does (0.84 against
+    1.74 µs per op on a traced 1e5-op chain), with the same sums in the same order.
     """
     by_category: dict[str, dict[str, float]] = {name: {} for name in resources}
     runs: dict[str, list[float]] = {}  # resource -> [busy before its current run, start, end]
