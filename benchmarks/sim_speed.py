@@ -157,26 +157,25 @@ def measure(kind: str, n: int, repeat: int, platform: Any) -> dict[str, Any]:
     """
     graph = {"chain": chain, "dag": dag}[kind](n)
     row: dict[str, Any] = {"graph": kind, "ops": n}
-    best: dict[str, float] = defaultdict(lambda: float("inf"))
+    best: dict[str, float] = defaultdict(lambda: float("inf"))  # column -> µs per op
 
-    def keep(name: str, seconds: float) -> None:
-        best[name] = min(best[name], seconds)
+    def keep(column: str, us_per_op: float) -> None:
+        best[column] = min(best[column], us_per_op)
 
+    per_op = 1e6 / n  # seconds of the whole graph -> µs per op
     for _ in range(repeat):
         for trace in (False, True):
             run = partial(simulate, graph, platform, mode="timing", trace=trace)
-            keep(f"trace_{str(trace).lower()}", timed(run, cold=True))
+            keep(f"simulate_us_per_op_trace_{str(trace).lower()}", timed(run, cold=True) * per_op)
         # again on the same graph and Platform: the compiled plan is reused (docs/runtime.md)
-        keep("warm", timed(partial(simulate, graph, platform, mode="timing", trace=False)))
+        warm = partial(simulate, graph, platform, mode="timing", trace=False)
+        keep("simulate_us_per_op_warm", timed(warm) * per_op)
         gc.collect()
         for stage, seconds in phases(graph, platform).items():
-            keep(stage, seconds)
-        keep("simpy", raw_simpy_us(n) * n / 1e6)
-    for trace in ("false", "true"):
-        row[f"simulate_us_per_op_trace_{trace}"] = best[f"trace_{trace}"] / n * 1e6
-    row["simulate_us_per_op_warm"] = best["warm"] / n * 1e6
-    row.update({f"{stage}_us_per_op": best[stage] / n * 1e6 for stage in PHASES})
-    simpy_us = row["raw_simpy_us_per_op"] = best["simpy"] / n * 1e6
+            keep(f"{stage}_us_per_op", seconds * per_op)
+        keep("raw_simpy_us_per_op", raw_simpy_us(n))
+    row.update(best)
+    simpy_us = row["raw_simpy_us_per_op"]
     for stage in PHASES:
         row[f"ratio_{stage}"] = row[f"{stage}_us_per_op"] / simpy_us
     row["ratio_engine"] = row["ratio_run"]
