@@ -129,9 +129,9 @@ def _phases(graph: Graph, platform: Any) -> dict[str, float]:
     marks.append(clock())
     program = compile_plan(graph, platform, plan)
     marks.append(clock())
-    sim = simulation_for(program, platform, trace=False)
-    bound = bind(program, platform, sim, metas)
+    bound = bind(program, platform, metas)
     marks.append(clock())
+    sim = simulation_for(program, platform, trace=False)
     record = sim.run(
         bound.code,
         bound.slot_names,

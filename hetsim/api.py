@@ -28,7 +28,7 @@ from hetsim.platform import Platform, build_platform
 from hetsim.report import Result
 from hetsim.runtime import PlanProgram, compile_plan
 from hetsim.sim import SimOptions, run_program
-from hetsim.sim.bind import clear_kernels
+from hetsim.sim.bind import clear_bound, clear_kernels
 from hetsim.sim.capture import run_with_graphs
 from hetsim.target import Target
 
@@ -146,7 +146,8 @@ def _compiled(
 
 
 def clear_caches() -> None:
-    """Forget the compiled plans, metas and kernels that `simulate` keeps between calls.
+    """Forget the compiled plans, metas, bound programs and kernels `simulate` keeps between
+    calls.
 
     Nothing needs it for correctness (the caches are keyed by what their contents depend on);
     a benchmark timing a cold `simulate` calls it first, and it frees the graphs they hold.
@@ -154,6 +155,7 @@ def clear_caches() -> None:
     _plans.clear()
     _metas.clear()
     _costs.clear()
+    clear_bound()
     clear_kernels()
 
 

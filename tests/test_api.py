@@ -11,8 +11,11 @@ import pytest
 from hetsim.api import make_inputs, platform_of, simulate
 from hetsim.errors import ModelError, SimulationError
 from hetsim.ir import GraphBuilder, Op
-from hetsim.kernels import execute
+from hetsim.kernels import execute, propagate
 from hetsim.models import load_model
+from hetsim.partition import partition as partition_plan
+from hetsim.runtime import compile_plan
+from hetsim.sim import bind
 from tests.sim.tiny import assert_run_invariants, device, graph, target
 
 CPU_ONLY = "x86/xeon-8480c"
@@ -174,6 +177,60 @@ def test_repeated_runs_reuse_the_compiled_plan_and_give_the_same_result(
     simulate(model, platform_of(HOST_GPU), seed=1)  # another Platform object: placed again
     simulate(model, platform, seed=1, partition="cost")  # depends on the run: never cached
     assert policies == ["capability", "capability", "cost", "capability"]
+
+
+@pytest.fixture
+def bound(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """The mode (functional or not) of every program binding `simulate` makes, in order."""
+    module = importlib.import_module("hetsim.sim.bind")
+    modes: list[bool] = []
+    real = module.bind
+
+    def counting(*args: Any, **kw: Any) -> Any:
+        modes.append(kw["is_functional"])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(module, "bind", counting)
+    return modes
+
+
+def test_runs_at_the_same_shapes_reuse_the_bound_program(bound: list[bool]) -> None:
+    model, platform = load_model("cnn"), platform_of(HOST_GPU)
+    one, two = make_inputs(model, seed=1), make_inputs(model, seed=2)
+    first = simulate(model, platform, inputs=one)
+    second = simulate(model, platform, inputs=two)
+    again = simulate(model, platform, inputs=one)
+    timing = simulate(model, platform, mode="timing")
+    assert bound == [True, False]  # bound once per mode
+    # each run computes from its own inputs, never from an earlier run's values
+    assert_same_outputs(first, model)
+    assert_same_outputs(second, model)
+    (name,) = model.outputs
+    assert not np.array_equal(first.outputs[name], second.outputs[name])
+    assert again.to_dict() == first.to_dict()
+    assert again.spans == first.spans
+    assert timing.makespan_us == first.makespan_us
+
+
+def test_other_dims_bind_the_program_again(bound: list[bool]) -> None:
+    model, platform = load_model("transformer"), platform_of(HOST_GPU)
+    runs = [simulate(model, platform, mode="timing", dims={"seq": n}) for n in (8, 16, 8)]
+    assert bound == [False, False]
+    assert runs[2].to_dict() == runs[0].to_dict()
+    assert runs[1].makespan_us > runs[0].makespan_us
+
+
+def test_a_functional_run_needs_every_input() -> None:
+    model, platform = load_model("cnn"), platform_of(HOST_GPU)
+    program = compile_plan(model, platform, partition_plan(model, platform))
+    bound_program = bind(program, platform, propagate(model, {}), is_functional=True)
+    with pytest.raises(SimulationError) as error:
+        bound_program.values_for({})
+    assert str(error.value) == (
+        f"functional run: expected a value for every graph input {sorted(model.inputs)}, "
+        f"got none for {list(model.inputs)}"
+    )
+    assert bind(program, platform, propagate(model, {})).values_for({}) is None  # timing
 
 
 def test_propagation_is_reused_only_for_the_same_small_integer_values() -> None:

@@ -1,12 +1,20 @@
 """hetsim.sim: the SimPy engine that runs compiled programs in simulated time.
 
 `Simulation` (`hetsim.sim.engine`) holds a run's state: SimPy env, streams and memories
-(`hetsim.sim.resources`), links and the VM interpreter; `bind` and `run_program`
-(`hetsim.sim.bind`) resolve a `VmProgram` for one run's shapes and run it; `RunRecord` and `Span`
-(`hetsim.sim.records`) are what a run leaves behind; `SimOptions` (`hetsim.sim.options`) how.
+(`hetsim.sim.resources`), links and the VM interpreter; `bind` (kept by `bound_for`) and
+`run_program` (`hetsim.sim.bind`) resolve a compiled program for one run's shapes and run it;
+`RunRecord` and `Span` (`hetsim.sim.records`) are what a run leaves behind; `SimOptions`
+(`hetsim.sim.options`) how.
 """
 
-from hetsim.sim.bind import DESCRIPTOR_BYTES, BoundProgram, bind, run_program, simulation_for
+from hetsim.sim.bind import (
+    DESCRIPTOR_BYTES,
+    BoundProgram,
+    bind,
+    bound_for,
+    run_program,
+    simulation_for,
+)
 from hetsim.sim.engine import Executor, Simulation
 from hetsim.sim.options import MODES, SimOptions
 from hetsim.sim.records import CATEGORIES, RunRecord, Span
@@ -28,6 +36,7 @@ __all__ = [
     "Span",
     "Stream",
     "bind",
+    "bound_for",
     "run_program",
     "simulation_for",
 ]

@@ -2,8 +2,10 @@
 
 Everything fixed for a run is computed here, before ``env.run()``: the byte size of every slot
 (from the tensors' `Meta`), every duration (`hetsim.cost` formulas of the platform's parameters),
-the engine objects each step touches (streams, memories), the link hops of every copy, and, in
-functional mode, the compiled kernel closures. `run_program` then runs the engine once.
+the streams and memories each step touches (by name), the link hops of every copy, and, in
+functional mode, the compiled kernel closures and the constants' values. The result, a
+`BoundProgram`, is plain data that no run changes: `bound_for` keeps it for the next run of the
+same program at the same shapes, and `run_program` runs the engine once with a fresh value table.
 
 Host-side costs per instruction (the formulas are in ``docs/runtime.md``):
 
@@ -81,33 +83,90 @@ from hetsim.sim.steps import (
     SyncStep,
 )
 
-__all__ = ["DESCRIPTOR_BYTES", "BoundProgram", "bind", "run_program", "simulation_for"]
+__all__ = [
+    "DESCRIPTOR_BYTES",
+    "BoundProgram",
+    "bind",
+    "bound_for",
+    "clear_bound",
+    "run_program",
+    "simulation_for",
+]
 
 DESCRIPTOR_BYTES = 16
 """Bytes of one tensor descriptor in an INVOKE request or completion (address and size, two
 64-bit words; assumed)."""
 
 
-def _nothing() -> None:
+def _nothing(_values: list[Any]) -> None:
     return None
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class BoundProgram:
-    """A program ready to run on one `Simulation`: steps, slot names, what exists at time 0.
+    """A program ready to run: steps, slot names, what exists at time 0, the constants' values.
 
-    `programs` holds ``(host, steps)`` of every program by number (the root's first), for INVOKE.
+    It names the engine state it touches and holds no run's values, so it runs on any number of
+    simulations (each run gets its own value table from `values_for`).
+
+    Parameters
+    ----------
+    code
+        The root program's steps.
+    slot_names
+        The tensor each slot holds (slot ``len(slot_names) - 1`` is always empty: omitted
+        optional inputs read it).
+    resident
+        Allocations that exist at time 0: graph inputs, constants, a graph executor's storage.
+    ready
+        Slots ready at time 0.
+    programs
+        ``(host, steps)`` of every program by number (the root's first), for INVOKE.
+    inputs
+        Graph input name -> its slot.
+    constants
+        ``(slot, value)`` of every constant slot in functional mode; ``None`` in timing mode.
     """
 
     code: tuple[Step, ...]
     slot_names: tuple[str, ...]
     resident: tuple[AllocStep, ...]
     ready: tuple[int, ...]
-    values: list[Any] | None
     programs: tuple[tuple[str, tuple[Step, ...]], ...] = ()
+    inputs: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    constants: tuple[tuple[int, Any], ...] | None = None
 
     def __repr__(self) -> str:
         return f"<BoundProgram steps={len(self.code)} slots={len(self.slot_names)}>"
+
+    @property
+    def is_functional(self) -> bool:
+        """Whether its steps compute values (bound with ``is_functional=True``)."""
+        return self.constants is not None
+
+    def values_for(self, inputs: Mapping[str, Any]) -> list[Any] | None:
+        """A fresh value table for one run: the constants and `inputs` (every graph input) in
+        their slots; ``None`` in timing mode.
+
+        Raises
+        ------
+        SimulationError
+            A graph input missing from `inputs` in functional mode.
+        """
+        if self.constants is None:
+            return None
+        missing = [name for name in self.inputs if name not in inputs]
+        if missing:
+            raise SimulationError(
+                f"functional run: expected a value for every graph input "
+                f"{sorted(self.inputs)}, got none for {missing}"
+            )
+        values: list[Any] = [None] * len(self.slot_names)
+        for slot, value in self.constants:
+            values[slot] = value
+        for name, slot in self.inputs.items():
+            values[slot] = inputs[name]
+        return values
 
 
 def _programs(program: LevelProgram | PlanProgram) -> tuple[LevelProgram, ...]:
@@ -138,19 +197,18 @@ class _Binder:
         self,
         program: LevelProgram,
         platform: Platform,
-        sim: Simulation,
         dims: Mapping[str, int],
-        values: list[Any] | None,
         space: _SlotSpace,
+        *,
+        is_functional: bool,
     ) -> None:
         self.program = program
         self.space = space
         self.slots = space.slots
         self.sizes = space.sizes
         self.platform = platform
-        self.sim = sim
         self.dims = dims
-        self.values = values
+        self.is_functional = is_functional
         level = platform.levels[program.level]
         self.dispatch_us = dispatch_us(level.executor)
         self.alloc_us = alloc_us(level.runtime) if level.runtime is not None else 0.0
@@ -191,15 +249,14 @@ class _Binder:
         return found
 
     def runner(self, number: int, inputs: Sequence[int | None], outputs: Sequence[int]) -> Run:
-        values = self.values
-        if values is None:
+        if not self.is_functional:
             return _nothing
         op = self.program.ops[number]
         kernel = compiled_kernel(self.program.graph, op)
         ins = tuple(self.slot_index(s) for s in inputs)
         outs = tuple(outputs)
 
-        def run() -> None:
+        def run(values: list[Any]) -> None:
             results = kernel([values[i] for i in ins])
             for slot, result in zip(outs, results, strict=False):
                 values[slot] = result
@@ -316,11 +373,10 @@ def _relocate(ins: Instruction, offset: int) -> Any:
 def _alloc(ins: Alloc, b: _Binder) -> AllocStep:
     slot = b.slots[ins.tensor]
     size = b.sizes[ins.tensor]
-    memory = b.sim.memories[ins.memory]
     cost = b.dispatch_us + b.alloc_us
     args = b.memory_args_of(size, ins.memory)
     return AllocStep(
-        f"alloc {slot.name}", cost, memory, size, slot.name, ins.processor, ins.op, args
+        f"alloc {slot.name}", cost, ins.memory, size, slot.name, ins.processor, ins.op, args
     )
 
 
@@ -329,7 +385,7 @@ def _free(ins: Free, b: _Binder) -> FreeStep:
     size = b.sizes[ins.tensor]
     args = b.memory_args_of(size, ins.memory)
     return FreeStep(
-        f"free {slot.name}", b.dispatch_us + b.free_us, b.sim.memories[ins.memory], size,
+        f"free {slot.name}", b.dispatch_us + b.free_us, ins.memory, size,
         ins.tensor, args,
     )  # fmt: skip
 
@@ -348,7 +404,7 @@ def _launch(ins: Launch, b: _Binder) -> LaunchStep:
     kernel, args = b.op_time(ins.op, ins.processor)
     return LaunchStep(
         f"launch {op.name}", b.dispatch_us, op.name, b.launch_us[ins.processor],
-        b.sim.streams[ins.processor], kernel, ins.waits, ins.outputs,
+        ins.processor, kernel, ins.waits, ins.outputs,
         b.runner(ins.op, ins.inputs, ins.outputs), args,
     )  # fmt: skip
 
@@ -359,25 +415,22 @@ def _copy(ins: Copy, b: _Binder) -> CopyStep:
     links = b.platform.links
     hops = tuple(Hop(name, transfer_us(links[name], size)) for name in ins.route)
     run = _nothing
-    values = b.values
-    if values is not None:
+    if b.is_functional:
         source, target = ins.src, ins.dst
 
-        def run() -> None:  # arrays are never written in place, so a copy shares the value
+        def run(values: list[Any]) -> None:  # arrays are never written in place: copies share
             values[target] = values[source]
 
     args = {"bytes": size, "src": src.memory, "dst": dst.memory}
     return CopyStep(
         f"copy {dst.name}", b.dispatch_us, dst.name, b.launch_us[ins.processor],
-        b.sim.streams[ins.processor], hops, size, ins.waits, (ins.dst,), run, args,
+        ins.processor, hops, size, ins.waits, (ins.dst,), run, args,
     )  # fmt: skip
 
 
 def _sync(ins: Sync, b: _Binder) -> SyncStep:
     device = b.platform.processors[ins.processor]
-    return SyncStep(
-        f"sync {ins.processor}", b.dispatch_us, b.sim.streams[ins.processor], sync_us(device), {}
-    )
+    return SyncStep(f"sync {ins.processor}", b.dispatch_us, ins.processor, sync_us(device), {})
 
 
 def _branch(ins: BranchShape, b: _Binder) -> BranchStep:
@@ -415,7 +468,7 @@ def _invoke(ins: Invoke, b: _Binder) -> InvokeStep:
     args = {"segment": ins.segment, "bytes": request, "program": ins.program}
     return InvokeStep(
         f"invoke {ins.level}", b.dispatch_us, ins.segment, ins.level, callee.host,
-        b.sim.streams[ins.processor], invoke_us(level, request),
+        ins.processor, invoke_us(level, request),
         invoke_us(level, DESCRIPTOR_BYTES * len(results)), ins.program, arguments, results,
         ins.waits, ins.outputs, _invocation_runner(b, ins.program, arguments, results), args,
     )  # fmt: skip
@@ -428,12 +481,11 @@ def _invocation_runner(
     results: tuple[tuple[int, int], ...],
 ) -> Run:
     """Compute one invocation's values in its program's order: arguments in, results out."""
-    values = b.values
-    if values is None:
+    if not b.is_functional:
         return _nothing
     runs = b.space.runs
 
-    def run() -> None:
+    def run(values: list[Any]) -> None:
         for source, target in arguments:
             values[target] = values[source]
         code, kernels = runs[program]  # bound by then: callees are bound before callers run
@@ -447,7 +499,7 @@ def _invocation_runner(
                 if step.test(step.value):
                     pc = step.target
                 continue
-            kernels[pc - 1]()
+            kernels[pc - 1](values)
         for source, target in results:
             values[target] = values[source]
 
@@ -499,14 +551,13 @@ def _check_dims(program: LevelProgram, dims: Mapping[str, int]) -> None:
 def bind(
     program: LevelProgram | PlanProgram,
     platform: Platform,
-    sim: Simulation,
     metas: Mapping[str, Meta],
     *,
     dims: Mapping[str, int] | None = None,
-    inputs: Mapping[str, np.ndarray] | None = None,
+    is_functional: bool = False,
     costs: Mapping[str, Cost] | None = None,
 ) -> BoundProgram:
-    """Resolve `program` for one run on `sim`: sizes, durations and (with `inputs`) kernels.
+    """Resolve `program` for runs at one set of shapes: sizes, durations and (functional) kernels.
 
     Parameters
     ----------
@@ -514,14 +565,13 @@ def bind(
         The compiled level, or a compiled plan (every level invocation).
     platform
         The platform it was compiled for.
-    sim
-        The simulation it will run on (`simulation_for`).
     metas
         Every tensor's `Meta` for this run (`hetsim.kernels.propagate`).
     dims
         The run's symbolic dims (for BRANCH_SHAPE, and checked against a graph executor's).
-    inputs
-        Input arrays: functional mode. ``None``: timing mode, no values computed.
+    is_functional
+        Bind the kernels and the constants' values: its runs compute every value. Otherwise
+        timing mode: no values computed.
     costs
         Op name -> `Cost` for these `metas`, as `hetsim.partition.op_costs` gives them (ops of
         one signature share one object), when the caller has them; else computed here.
@@ -535,23 +585,22 @@ def bind(
     root = programs[0]
     run_dims = dict(dims or {})
     space = _SlotSpace(programs, metas, costs)
-    values: list[Any] | None = None
-    if inputs is not None:
-        values = [None] * (len(space.slots) + 1)
-        constants = _constant_values(root)
-        for p, base in zip(programs, space.offsets, strict=True):
-            for slot in p.constants:
-                values[base + slot] = constants[p.slots[slot].tensor]
-        for name, slot in root.inputs.items():
-            values[slot] = inputs[name]
+    constants: tuple[tuple[int, Any], ...] | None = None
+    if is_functional:
+        table = _constant_values(root)
+        constants = tuple(
+            (base + slot, table[p.slots[slot].tensor])
+            for p, base in zip(programs, space.offsets, strict=True)
+            for slot in p.constants
+        )
     bound = []
     for p, base in zip(programs, space.offsets, strict=True):
         _check_dims(p, run_dims)
-        binder = _Binder(p, platform, sim, run_dims, values, space)
+        binder = _Binder(p, platform, run_dims, space, is_functional=is_functional)
         # the root program's slots start at 0: nothing to relocate
         relocated = [_relocate(ins, base) for ins in p.code] if base else p.code
         code = tuple([BINDERS[type(ins)](ins, binder) for ins in relocated])
-        if base and values is not None:
+        if base and is_functional:
             kernels = tuple(getattr(step, "run", _nothing) for step in code)
             code = tuple(
                 step._replace(run=_nothing) if hasattr(step, "run") else step for step in code
@@ -563,7 +612,7 @@ def bind(
     def load(slot: int, host: str) -> AllocStep:
         found = space.slots[slot]
         return AllocStep(
-            "load", 0.0, sim.memories[found.memory], space.sizes[slot], found.name,
+            "load", 0.0, found.memory, space.sizes[slot], found.name,
             owner.get(found.memory, host), "(load)", {},
         )  # fmt: skip
 
@@ -579,7 +628,50 @@ def bind(
         if isinstance(p, GraphProgram):
             resident.extend(load(base + a.tensor, p.host) for a in p.storage)
     names = (*(slot.name for slot in space.slots), "(none)")
-    return BoundProgram(bound[0][1], names, tuple(resident), tuple(ready), values, tuple(bound))
+    return BoundProgram(
+        bound[0][1], names, tuple(resident), tuple(ready), tuple(bound), dict(root.inputs),
+        constants,
+    )  # fmt: skip
+
+
+BOUND_CACHE_SIZE = 8
+"""Bound programs `bound_for` keeps (the most recently first bound)."""
+BOUND_CACHE_MAX_OPS = 20_000
+"""Graphs with more ops than this are bound anew for every run (a bound program holds a few
+steps per op)."""
+
+_bound: GraphCache[BoundProgram] = GraphCache(BOUND_CACHE_SIZE, BOUND_CACHE_MAX_OPS)
+
+
+def bound_for(
+    program: LevelProgram | PlanProgram,
+    platform: Platform,
+    metas: Mapping[str, Meta],
+    *,
+    dims: Mapping[str, int] | None = None,
+    is_functional: bool = False,
+    costs: Mapping[str, Cost] | None = None,
+) -> BoundProgram:
+    """`bind(...)`, reused while the program, platform, metas and costs are the same objects and
+    the dims and mode are equal (`hetsim.ir.cache.GraphCache`).
+
+    A bound program is a pure function of those and no run changes it, so a loop over inputs
+    of one shape (or `hetsim.compare`'s iterations) binds once: about half of what a warm
+    `simulate` of ResNet-50 spends outside the kernels (docs/runtime.md, "Performance").
+    """
+    graph = _programs(program)[0].graph
+    extra = (is_functional, tuple(sorted((dims or {}).items())))
+    return _bound.get(
+        graph,
+        lambda: bind(program, platform, metas, dims=dims, is_functional=is_functional, costs=costs),
+        held=(program, platform, metas, costs),
+        extra=extra,
+    )
+
+
+def clear_bound() -> None:
+    """Forget every bound program `bound_for` keeps."""
+    _bound.clear()
 
 
 def run_program(
@@ -593,22 +685,21 @@ def run_program(
     trace: bool = True,
     costs: Mapping[str, Cost] | None = None,
 ) -> RunRecord:
-    """Bind `program` and run it once on a fresh `Simulation`; return the engine's record.
+    """Run `program` once on a fresh `Simulation`, bound by `bound_for`; return the record.
 
     In functional mode `inputs` must hold every graph input; in timing mode they are only
     passed through to the record. `costs`: as `bind` takes them.
     """
     sim = simulation_for(program, platform, trace=trace)
     given = dict(inputs or {})
-    values = given if is_functional else None
-    bound = bind(program, platform, sim, metas, dims=dims, inputs=values, costs=costs)
+    bound = bound_for(program, platform, metas, dims=dims, is_functional=is_functional, costs=costs)
     placement = program.plan.placement if isinstance(program, PlanProgram) else program.placement
     record = sim.run(
         bound.code,
         bound.slot_names,
         ready=bound.ready,
         resident=bound.resident,
-        values=bound.values,
+        values=bound.values_for(given),
         placement=placement,
         inputs=given,
         programs=bound.programs,

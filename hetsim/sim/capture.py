@@ -39,8 +39,7 @@ from hetsim.runtime.cuda_graph import (
     bucket_dims,
     capture_program,
 )
-from hetsim.sim.bind import BoundProgram, bind, run_program, simulation_for
-from hetsim.sim.engine import Simulation
+from hetsim.sim.bind import BoundProgram, bind, bound_for, run_program, simulation_for
 from hetsim.sim.graphs import GraphCache, GraphStep
 from hetsim.sim.records import RunRecord
 from hetsim.sim.steps import AllocStep, BranchStep, FreeStep, Step
@@ -97,8 +96,9 @@ def run_graph_program(
     dims = dict(dims or {})
     given = dict(inputs or {})
     sim = simulation_for(compiled, platform, trace=trace)
-    values = given if is_functional else None
-    bound = bind(compiled, platform, sim, metas, dims=dims, inputs=values, costs=costs)
+    bound = bound_for(
+        compiled, platform, metas, dims=dims, is_functional=is_functional, costs=costs
+    )
     before = cache.stats()
     shaped = (bound, metas)
     regions = rewritten.regions
@@ -109,15 +109,15 @@ def run_graph_program(
             regions = ()
         elif padded != dims:
             padded_metas = propagate(program.graph, padded)
-            shaped = (bind(compiled, platform, sim, padded_metas, dims=padded), padded_metas)
-    code = _Folder(rewritten, regions, platform, sim, bound, shaped, cache).fold()
-    resident = bound.resident + _graph_memory(cache, sim, program.host)
+            shaped = (bind(compiled, platform, padded_metas, dims=padded), padded_metas)
+    code = _Folder(rewritten, regions, platform, bound, shaped, cache).fold()
+    resident = bound.resident + _graph_memory(cache, program.host)
     record = sim.run(
         code,
         bound.slot_names,
         ready=bound.ready,
         resident=resident,
-        values=bound.values,
+        values=bound.values_for(given),
         placement=compiled.plan.placement
         if isinstance(compiled, PlanProgram)
         else compiled.placement,
@@ -146,10 +146,10 @@ def _difference(after: Mapping[str, float], before: Mapping[str, float]) -> dict
     return {name: after[name] - before[name] for name in after}
 
 
-def _graph_memory(cache: GraphCache, sim: Simulation, host: str) -> tuple[AllocStep, ...]:
+def _graph_memory(cache: GraphCache, host: str) -> tuple[AllocStep, ...]:
     """Memory held by graphs instantiated in earlier runs: resident from time 0."""
     return tuple(
-        AllocStep("cuda graphs", 0.0, sim.memories[name], size, "(cuda graphs)", host, "-", {})
+        AllocStep("cuda graphs", 0.0, name, size, "(cuda graphs)", host, "-", {})
         for name, size in cache.memory_bytes.items()
     )
 
@@ -162,7 +162,6 @@ class _Folder:
         rewritten: CapturedProgram,
         regions: Sequence[Region],
         platform: Platform,
-        sim: Simulation,
         bound: BoundProgram,
         shaped: tuple[BoundProgram, Mapping[str, Meta]],
         cache: GraphCache,
@@ -170,7 +169,6 @@ class _Folder:
         self.rewritten = rewritten
         self.program = rewritten.program
         self.platform = platform
-        self.sim = sim
         self.bound = bound
         self.shaped, self.shaped_metas = shaped
         self.cache = cache
@@ -240,7 +238,7 @@ class _Folder:
         )
         name = f"graph {region.id}"
         memory = AllocStep(
-            name, 0.0, self.sim.memories[device.memory], graph_memory_bytes(device, region.nodes),
+            name, 0.0, device.memory, graph_memory_bytes(device, region.nodes),
             f"({name})", region.processor, name, {},
         )  # fmt: skip
         args = {"region": region.id, "nodes": region.nodes, "processor": region.processor}

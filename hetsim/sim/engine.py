@@ -67,9 +67,8 @@ def _where(now: float) -> str:
     return f"sim at {round(now, 3)} us"
 
 
-def _out_of_memory(step: AllocStep, t: float) -> SimulationError:
-    """The error of an ALLOC whose bytes do not fit its memory: the memory, tensor and op."""
-    memory = step.memory
+def _out_of_memory(step: AllocStep, memory: MemoryState, t: float) -> SimulationError:
+    """The error of an ALLOC whose bytes do not fit `memory`: the memory, tensor and op."""
     free = memory.capacity_bytes - memory.used_bytes
     return SimulationError(
         f"{_where(t)}, {step.processor}: out of memory in {memory.name} "
@@ -267,10 +266,10 @@ class Simulation:
     def _release(self) -> None:
         """Drop the run's steps once it is recorded.
 
-        Steps reference streams, streams this simulation, and it the steps: a cycle that only
-        Python's cyclic collector would free, after traversing every step (0.16 s after a
-        1e5-op run, 8% of its simulate()). Without the references, reference counting frees
-        the steps as soon as their caller drops them.
+        Streams reference this simulation and it them: a cycle that only Python's cyclic
+        collector frees, and `simulate` pauses it. Without the references, the steps go as
+        soon as their caller drops them (or stay only in the bound-program cache,
+        `hetsim.sim.bind.bound_for`), not when the collector next runs.
         """
         self._code = ()
         self.programs = ()
@@ -328,7 +327,7 @@ class Simulation:
 
     def give(self, step: FreeStep) -> None:
         """Give `step`'s bytes back and drop its value, without its instruction cost."""
-        step.memory.used_bytes -= step.size_bytes
+        self.memories[step.memory].used_bytes -= step.size_bytes
         self.values[step.slot] = None
 
     def new_flow(self) -> int:
@@ -337,10 +336,10 @@ class Simulation:
         return self._flows
 
     def _take(self, step: AllocStep, t: float) -> None:
-        memory = step.memory
+        memory = self.memories[step.memory]
         used = memory.used_bytes + step.size_bytes
         if used > memory.capacity_bytes:
-            raise _out_of_memory(step, t)
+            raise _out_of_memory(step, memory, t)
         memory.used_bytes = used
         if used > memory.peak_bytes:
             memory.peak_bytes = used
@@ -348,10 +347,10 @@ class Simulation:
     def _alloc(self, step: AllocStep) -> None:
         t = self.t
         # inlined for speed: what _take does
-        memory = step.memory
+        memory = self.memories[step.memory]
         used = memory.used_bytes + step.size_bytes
         if used > memory.capacity_bytes:
-            raise _out_of_memory(step, t)
+            raise _out_of_memory(step, memory, t)
         memory.used_bytes = used
         if used > memory.peak_bytes:
             memory.peak_bytes = used
@@ -361,7 +360,7 @@ class Simulation:
         self.t = end
 
     def _free(self, step: FreeStep) -> None:
-        step.memory.used_bytes -= step.size_bytes
+        self.memories[step.memory].used_bytes -= step.size_bytes
         self.values[step.slot] = None
         t = self.t
         end = t + step.cost_us
@@ -371,7 +370,7 @@ class Simulation:
     def _call(self, step: CallStep) -> None:
         start = self._dispatch(step)
         end = start + step.compute_us
-        step.run()
+        step.run(self.values)
         self.record((self.host, EXEC, step.op, "compute", start, end, None, None, step.args))
         self.t = end
         for slot in step.produces:
@@ -388,12 +387,12 @@ class Simulation:
         end = start + step.launch_us
         record((host, EXEC, name, "launch", start, end, None, None, args))
         self.t = end
-        step.run()
-        step.stream.push((step, end, flow))
+        step.run(self.values)
+        self.streams[step.stream].push((step, end, flow))
 
     def _sync(self, step: SyncStep) -> Event | None:
         start = self._dispatch(step)
-        stream: Stream = step.stream
+        stream = self.streams[step.stream]
         drained_us = stream.drain_us()
         if drained_us is None:
             self._sync_wait = f"{stream.processor}/{stream.name}"
@@ -422,8 +421,8 @@ class Simulation:
         self._flows += 1
         flow = self._flows
         self._dispatch(step, flow)
-        step.run()
-        step.stream.push((step, self.t, flow))
+        step.run(self.values)
+        self.streams[step.stream].push((step, self.t, flow))
 
     def invoke(
         self, stream: Stream, item: tuple[InvokeStep, float, int], start: float

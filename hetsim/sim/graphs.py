@@ -151,8 +151,8 @@ def run_graph(sim: Simulation, step: GraphStep) -> None:
                 sim.give(item)
         else:
             if is_cached:  # a capture computed the values in program order already
-                item.run()
-            item.stream.push((item, end, flow if first else None))
+                item.run(sim.values)
+            sim.streams[item.stream].push((item, end, flow if first else None))
             first = False
 
 
@@ -165,7 +165,7 @@ def _capture(sim: Simulation, step: GraphStep) -> None:
             sim.execute(item)
             continue
         t = sim.dispatch(item)
-        item.run()  # values do not depend on timing: computed in program order, as eagerly
+        item.run(sim.values)  # values do not depend on timing: in program order, as eagerly
         end = t + step.capture_node_us
         record((host, EXEC, f"capture {item.name}", "capture", t, end, None, None, item.args))
         sim.t = end
@@ -177,9 +177,7 @@ def _capture(sim: Simulation, step: GraphStep) -> None:
     memory = step.graph_memory
     sim.take(memory)
     cache = step.cache
-    cache.memory_bytes[memory.memory.name] = (
-        cache.memory_bytes.get(memory.memory.name, 0) + memory.size_bytes
-    )
+    cache.memory_bytes[memory.memory] = cache.memory_bytes.get(memory.memory, 0) + memory.size_bytes
     cache.graphs[step.key] = memory.size_bytes
     cache.captures += 1
     cache.capture_us += nodes * step.capture_node_us + step.instantiate_us

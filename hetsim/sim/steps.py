@@ -2,8 +2,14 @@
 
 `hetsim.runtime.vm` compiles a level to symbolic instructions (tensors and processors by name,
 shapes possibly symbolic). `hetsim.sim.bind` turns them into these steps once the run's dims are
-known: byte sizes, durations from `hetsim.cost`, the engine's stream, memory and link objects, and
-(in functional mode) the kernel closures. The interpreter in `hetsim.sim.engine` only reads them.
+known: byte sizes, durations from `hetsim.cost`, the names of the streams, memories and links
+they use, and (in functional mode) the kernel closures. The interpreter in `hetsim.sim.engine`
+only reads them.
+
+Steps are plain data: they name the engine state they touch (a stream by its processor's path, a
+memory by its name) and a `Run` takes the run's value table as its argument, so one bound program
+runs on any number of simulations, one after another or at once (`hetsim.sim.bind.bound_for`
+keeps them for the next run of the same program and shapes).
 
 Steps are named tuples, so the interpreter unpacks them as plain tuples (fast) and people read
 them by field name. Every step starts with `name` (the instruction as a trace shows it) and
@@ -31,16 +37,18 @@ __all__ = [
     "SyncStep",
 ]
 
-Run = Callable[[], None]
-"""Computes an op's outputs into the value table (functional mode), or does nothing (timing)."""
+Run = Callable[[list[Any]], None]
+"""Computes an op's outputs into the value table it is given (functional mode), or does nothing
+(timing)."""
 
 
 class AllocStep(NamedTuple):
-    """ALLOC: take `size_bytes` of `memory` for `tensor` (an op's output or a copy's target)."""
+    """ALLOC: take `size_bytes` of `memory` (its name) for `tensor` (an op's output or a copy's
+    target)."""
 
     name: str
     cost_us: float
-    memory: Any
+    memory: str
     size_bytes: int
     tensor: str
     processor: str
@@ -49,11 +57,11 @@ class AllocStep(NamedTuple):
 
 
 class FreeStep(NamedTuple):
-    """FREE: give back `size_bytes` of `memory`; the value in `slot` is dropped."""
+    """FREE: give back `size_bytes` of `memory` (its name); the value in `slot` is dropped."""
 
     name: str
     cost_us: float
-    memory: Any
+    memory: str
     size_bytes: int
     slot: int
     args: Mapping[str, Any]
@@ -72,7 +80,8 @@ class CallStep(NamedTuple):
 
 
 class LaunchStep(NamedTuple):
-    """LAUNCH: pay `launch_us` on the host, then queue the kernel on `stream` (asynchronous).
+    """LAUNCH: pay `launch_us` on the host, then queue the kernel on the stream of processor
+    `stream` (asynchronous).
 
     The kernel starts once the stream reaches it and every slot in `waits` (tensors produced on
     other streams) is ready; it runs for `kernel_us`.
@@ -82,7 +91,7 @@ class LaunchStep(NamedTuple):
     cost_us: float
     op: str
     launch_us: float
-    stream: Any
+    stream: str
     kernel_us: float
     waits: tuple[int, ...]
     produces: tuple[int, ...]
@@ -98,13 +107,14 @@ class Hop(NamedTuple):
 
 
 class CopyStep(NamedTuple):
-    """COPY: pay `launch_us` on the host, then queue a transfer on `stream` along `hops`."""
+    """COPY: pay `launch_us` on the host, then queue a transfer on the stream of processor
+    `stream` along `hops`."""
 
     name: str
     cost_us: float
     op: str
     launch_us: float
-    stream: Any
+    stream: str
     hops: tuple[Hop, ...]
     size_bytes: int
     waits: tuple[int, ...]
@@ -114,7 +124,8 @@ class CopyStep(NamedTuple):
 
 
 class InvokeStep(NamedTuple):
-    """INVOKE: pay dispatch on the host, then queue one invocation of a nested level on `stream`.
+    """INVOKE: pay dispatch on the host, then queue one invocation of a nested level on the
+    stream of processor `stream`.
 
     When the stream reaches it: the request takes `request_us` (span on `level_host`), the
     `arguments` (parent slot, nested slot) are handed over, the nested executor runs program
@@ -131,7 +142,7 @@ class InvokeStep(NamedTuple):
     op: str
     level: str
     level_host: str
-    stream: Any
+    stream: str
     request_us: float
     return_us: float
     program: int
@@ -144,11 +155,12 @@ class InvokeStep(NamedTuple):
 
 
 class SyncStep(NamedTuple):
-    """SYNC: wait until `stream` has finished everything queued so far, then pay `sync_us`."""
+    """SYNC: wait until the stream of processor `stream` has finished everything queued so far,
+    then pay `sync_us`."""
 
     name: str
     cost_us: float
-    stream: Any
+    stream: str
     sync_us: float
     args: Mapping[str, Any]
 

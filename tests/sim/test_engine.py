@@ -29,7 +29,7 @@ from hetsim.sim.steps import (
 MIB = 1024**2
 
 
-def _nothing() -> None:
+def _nothing(_values: list) -> None:
     return None
 
 
@@ -43,36 +43,34 @@ def make_sim(trace: bool = True) -> Simulation:
     )
 
 
-def alloc(sim: Simulation, tensor: str, memory: str, size: int, op: str = "op") -> AllocStep:
+def alloc(tensor: str, memory: str, size: int, op: str = "op") -> AllocStep:
     proc = memory.removesuffix(".mem")
-    return AllocStep(f"alloc {tensor}", 1.0, sim.memories[memory], size, tensor, proc, op, {})
+    return AllocStep(f"alloc {tensor}", 1.0, memory, size, tensor, proc, op, {})
 
 
-def free(sim: Simulation, tensor: str, memory: str, size: int, slot: int) -> FreeStep:
-    return FreeStep(f"free {tensor}", 1.0, sim.memories[memory], size, slot, {})
+def free(tensor: str, memory: str, size: int, slot: int) -> FreeStep:
+    return FreeStep(f"free {tensor}", 1.0, memory, size, slot, {})
 
 
 def launch(
-    sim: Simulation, op: str, device: str, kernel_us: float, produces: tuple[int, ...] = (),
+    op: str, device: str, kernel_us: float, produces: tuple[int, ...] = (),
     waits: tuple[int, ...] = (), run=_nothing,
 ) -> LaunchStep:  # fmt: skip
-    stream = sim.streams[device]
-    return LaunchStep(f"launch {op}", 1.0, op, 5.0, stream, kernel_us, waits, produces, run, {})
+    return LaunchStep(f"launch {op}", 1.0, op, 5.0, device, kernel_us, waits, produces, run, {})
 
 
 def copy(
-    sim: Simulation, tensor: str, device: str, link: str, duration_us: float, size: int,
+    tensor: str, device: str, link: str, duration_us: float, size: int,
     produces: tuple[int, ...] = (), waits: tuple[int, ...] = (),
 ) -> CopyStep:  # fmt: skip
-    stream = sim.streams[device]
     hops = (Hop(link, duration_us),)
     return CopyStep(
-        f"copy {tensor}", 1.0, tensor, 5.0, stream, hops, size, waits, produces, _nothing, {}
+        f"copy {tensor}", 1.0, tensor, 5.0, device, hops, size, waits, produces, _nothing, {}
     )
 
 
-def sync(sim: Simulation, device: str) -> SyncStep:
-    return SyncStep(f"sync {device}", 1.0, sim.streams[device], 2.0, {})
+def sync(device: str) -> SyncStep:
+    return SyncStep(f"sync {device}", 1.0, device, 2.0, {})
 
 
 RET = RetStep("ret", 1.0, {}, {})
@@ -87,8 +85,8 @@ def test_one_kernel_timeline() -> None:
     # spans when it executes it, a stream records a kernel when it reaches it (here at the
     # launch, before the SYNC), a copy or a link span when it ends.
     sim = make_sim()
-    code = [alloc(sim, "y", "gpu0.mem", 64), launch(sim, "relu", "gpu0", 10.0, (0,)),
-            sync(sim, "gpu0"), RET]  # fmt: skip
+    code = [alloc("y", "gpu0.mem", 64), launch("relu", "gpu0", 10.0, (0,)),
+            sync("gpu0"), RET]  # fmt: skip
     record = sim.run(code, ["y"])
     assert spans(record) == [
         ("host", "exec", "alloc y", "dispatch", 0.0, 1.0),
@@ -106,7 +104,7 @@ def test_one_kernel_timeline() -> None:
 
 def test_launch_flows_link_dispatch_to_kernel() -> None:
     sim = make_sim()
-    record = sim.run([launch(sim, "a", "gpu0", 1.0), launch(sim, "b", "gpu0", 1.0), RET], [])
+    record = sim.run([launch("a", "gpu0", 1.0), launch("b", "gpu0", 1.0), RET], [])
     outs = [(s.name, s.flow_out) for s in record.spans if s.flow_out is not None]
     ins = [(s.name, s.flow_in) for s in record.spans if s.flow_in is not None]
     assert outs == [("launch a", 1), ("launch b", 2)]
@@ -115,7 +113,7 @@ def test_launch_flows_link_dispatch_to_kernel() -> None:
 
 def test_stream_runs_in_order_and_host_runs_ahead() -> None:
     sim = make_sim()
-    code = [launch(sim, "a", "gpu0", 10.0), launch(sim, "b", "gpu0", 10.0), sync(sim, "gpu0"), RET]
+    code = [launch("a", "gpu0", 10.0), launch("b", "gpu0", 10.0), sync("gpu0"), RET]
     record = sim.run(code, [])
     kernels = [s for s in spans(record) if s[1] == "stream0"]
     # a: queued at 6, runs 6..16; b: queued at 12, waits for a, runs 16..26.
@@ -133,7 +131,7 @@ def test_stream_runs_in_order_and_host_runs_ahead() -> None:
 
 def test_sync_on_an_idle_stream_pays_only_sync_us() -> None:
     sim = make_sim()
-    record = sim.run([sync(sim, "gpu1"), RET], [])
+    record = sim.run([sync("gpu1"), RET], [])
     assert spans(record) == [
         ("host", "exec", "sync gpu1", "dispatch", 0.0, 1.0),
         ("host", "exec", "sync gpu1", "sync_wait", 1.0, 3.0),
@@ -143,8 +141,8 @@ def test_sync_on_an_idle_stream_pays_only_sync_us() -> None:
 
 def test_streams_of_two_devices_overlap() -> None:
     sim = make_sim()
-    code = [launch(sim, "a", "gpu0", 20.0), launch(sim, "b", "gpu1", 20.0),
-            sync(sim, "gpu0"), sync(sim, "gpu1"), RET]  # fmt: skip
+    code = [launch("a", "gpu0", 20.0), launch("b", "gpu1", 20.0),
+            sync("gpu0"), sync("gpu1"), RET]  # fmt: skip
     record = sim.run(code, [])
     kernels = [s for s in spans(record) if s[1] == "stream0"]
     assert kernels == [
@@ -164,8 +162,8 @@ def test_link_serves_transfers_one_at_a_time_in_request_order() -> None:
     sim = Simulation(
         "host", ["gpu0", "gpu1"], {"host.mem": MIB, "gpu0.mem": MIB, "gpu1.mem": MIB}, ["bus"]
     )
-    code = [copy(sim, "x", "gpu0", "bus", 30.0, 1000, (0,)),
-            copy(sim, "y", "gpu1", "bus", 30.0, 500, (1,)), RET]  # fmt: skip
+    code = [copy("x", "gpu0", "bus", 30.0, 1000, (0,)),
+            copy("y", "gpu1", "bus", 30.0, 500, (1,)), RET]  # fmt: skip
     record = sim.run(code, ["x@gpu0", "y@gpu1"])
     link = [s for s in spans(record) if s[0] == "bus"]
     assert link == [
@@ -181,8 +179,8 @@ def test_link_serves_transfers_one_at_a_time_in_request_order() -> None:
 def test_copy_holds_each_hop_in_turn() -> None:
     sim = make_sim()
     hops = (Hop("host.mem--gpu0.mem", 4.0), Hop("host.mem--gpu1.mem", 6.0))
-    step = CopyStep("copy x", 1.0, "x", 5.0, sim.streams["gpu0"], hops, 8, (), (0,), _nothing, {})
-    record = sim.run([step, sync(sim, "gpu0"), RET], ["x@gpu1"])
+    step = CopyStep("copy x", 1.0, "x", 5.0, "gpu0", hops, 8, (), (0,), _nothing, {})
+    record = sim.run([step, sync("gpu0"), RET], ["x@gpu1"])
     link = [s[4:] for s in spans(record) if s[1] == "link"]
     assert link == [(6.0, 10.0), (10.0, 16.0)]
     assert record.link_bytes == {"host.mem--gpu0.mem": 8, "host.mem--gpu1.mem": 8}
@@ -190,8 +188,8 @@ def test_copy_holds_each_hop_in_turn() -> None:
 
 def test_kernel_waits_for_a_tensor_from_another_stream() -> None:
     sim = make_sim()
-    code = [launch(sim, "a", "gpu0", 50.0, produces=(0,)),
-            launch(sim, "b", "gpu1", 10.0, waits=(0,)), RET]  # fmt: skip
+    code = [launch("a", "gpu0", 50.0, produces=(0,)),
+            launch("b", "gpu1", 10.0, waits=(0,)), RET]  # fmt: skip
     record = sim.run(code, ["a_out"])
     kernels = [s for s in spans(record) if s[1] == "stream0"]
     assert kernels == [
@@ -204,11 +202,11 @@ def test_host_call_and_functional_values() -> None:
     sim = make_sim()
     values: list[object] = [np.arange(3.0), None]
 
-    def run() -> None:
-        values[1] = values[0] * 2
+    def run(table: list) -> None:  # the engine passes the run's value table
+        table[1] = table[0] * 2
 
     call = CallStep("call double", 1.0, "double", 4.0, run, (1,), {})
-    code = [alloc(sim, "y", "host.mem", 24), call, RetStep("ret", 1.0, {"y": 1}, {})]
+    code = [alloc("y", "host.mem", 24), call, RetStep("ret", 1.0, {"y": 1}, {})]
     record = sim.run(code, ["x", "y"], ready=[0], values=values)
     assert spans(record)[1:3] == [
         ("host", "exec", "call double", "dispatch", 1.0, 2.0),
@@ -219,8 +217,8 @@ def test_host_call_and_functional_values() -> None:
 
 def test_free_returns_memory_and_peak_counts_live_tensors() -> None:
     sim = make_sim()
-    code = [alloc(sim, "a", "gpu0.mem", 4 * MIB), alloc(sim, "b", "gpu0.mem", 4 * MIB),
-            free(sim, "a", "gpu0.mem", 4 * MIB, 0), alloc(sim, "c", "gpu0.mem", 5 * MIB),
+    code = [alloc("a", "gpu0.mem", 4 * MIB), alloc("b", "gpu0.mem", 4 * MIB),
+            free("a", "gpu0.mem", 4 * MIB, 0), alloc("c", "gpu0.mem", 5 * MIB),
             RET]  # fmt: skip
     record = sim.run(code, ["a", "b", "c"])
     assert record.peak_memory_bytes["gpu0.mem"] == 9 * MIB
@@ -228,8 +226,8 @@ def test_free_returns_memory_and_peak_counts_live_tensors() -> None:
 
 def test_out_of_memory_names_memory_tensor_and_op() -> None:
     sim = make_sim()
-    code = [alloc(sim, "a", "gpu0.mem", 8 * MIB, "conv1"),
-            alloc(sim, "b", "gpu0.mem", 3 * MIB, "conv2"), RET]  # fmt: skip
+    code = [alloc("a", "gpu0.mem", 8 * MIB, "conv1"),
+            alloc("b", "gpu0.mem", 3 * MIB, "conv2"), RET]  # fmt: skip
     with pytest.raises(
         SimulationError,
         match=r"^sim at 1\.0 us, gpu0: out of memory in gpu0\.mem \(need 3\.0 MiB, 2\.0 MiB free\)"
@@ -240,7 +238,7 @@ def test_out_of_memory_names_memory_tensor_and_op() -> None:
 
 def test_deadlock_names_what_waits_on_what() -> None:
     sim = make_sim()
-    code = [launch(sim, "b", "gpu1", 10.0, waits=(0,)), sync(sim, "gpu1"), RET]
+    code = [launch("b", "gpu1", 10.0, waits=(0,)), sync("gpu1"), RET]
     with pytest.raises(
         SimulationError,
         match=r"^sim at 7\.0 us: deadlock: host waits for gpu1/stream0 to finish at 'sync gpu1'; "
@@ -251,7 +249,7 @@ def test_deadlock_names_what_waits_on_what() -> None:
 
 def test_work_left_waiting_after_ret_is_a_deadlock() -> None:
     sim = make_sim()
-    code = [launch(sim, "b", "gpu1", 10.0, waits=(0,)), RET]
+    code = [launch("b", "gpu1", 10.0, waits=(0,)), RET]
     with pytest.raises(
         SimulationError,
         match=r"^sim at 7\.0 us: deadlock: gpu1/stream0 waits for tensor 'never' before "
@@ -264,7 +262,7 @@ def test_work_left_waiting_after_ret_is_a_deadlock() -> None:
 def test_branch_on_a_bound_dim(value: int, taken: bool) -> None:
     sim = make_sim()
     branch = BranchStep("branch seq>=128", 1.0, value, lambda v: v >= 128, 3, {})
-    code = [branch, launch(sim, "small", "gpu0", 1.0), RET, launch(sim, "big", "gpu0", 1.0), RET]
+    code = [branch, launch("small", "gpu0", 1.0), RET, launch("big", "gpu0", 1.0), RET]
     record = sim.run(code, [])
     kernels = [s.name for s in record.spans if s.stream == "stream0"]
     assert kernels == (["big"] if taken else ["small"])
@@ -272,7 +270,7 @@ def test_branch_on_a_bound_dim(value: int, taken: bool) -> None:
 
 def test_totals_mode_keeps_busy_time_without_spans() -> None:
     sim = make_sim(trace=False)
-    code = [launch(sim, "a", "gpu0", 10.0), sync(sim, "gpu0"), RET]
+    code = [launch("a", "gpu0", 10.0), sync("gpu0"), RET]
     record = sim.run(code, [])
     assert record.spans == ()
     assert record.extra["busy_us"] == {
@@ -285,9 +283,9 @@ def test_totals_mode_keeps_busy_time_without_spans() -> None:
 def test_same_run_twice_gives_the_same_trace() -> None:
     def once() -> list[tuple[str, str, str, str, float, float]]:
         sim = make_sim()
-        code = [copy(sim, "x", "gpu0", "host.mem--gpu0.mem", 3.0, 10, (0,)),
-                launch(sim, "a", "gpu0", 7.0, waits=(0,)), launch(sim, "b", "gpu1", 7.0),
-                sync(sim, "gpu0"), sync(sim, "gpu1"), RET]  # fmt: skip
+        code = [copy("x", "gpu0", "host.mem--gpu0.mem", 3.0, 10, (0,)),
+                launch("a", "gpu0", 7.0, waits=(0,)), launch("b", "gpu1", 7.0),
+                sync("gpu0"), sync("gpu1"), RET]  # fmt: skip
         return spans(sim.run(code, ["x@gpu0"]))
 
     assert once() == once()
@@ -295,9 +293,9 @@ def test_same_run_twice_gives_the_same_trace() -> None:
 
 def test_kernels_queued_behind_a_copy_start_when_it_ends() -> None:
     sim = make_sim()
-    code = [copy(sim, "x", "gpu0", "host.mem--gpu0.mem", 30.0, 8, (0,)),
-            launch(sim, "a", "gpu0", 10.0), launch(sim, "b", "gpu0", 10.0),
-            sync(sim, "gpu0"), RET]  # fmt: skip
+    code = [copy("x", "gpu0", "host.mem--gpu0.mem", 30.0, 8, (0,)),
+            launch("a", "gpu0", 10.0), launch("b", "gpu0", 10.0),
+            sync("gpu0"), RET]  # fmt: skip
     record = sim.run(code, ["x@gpu0"])
     # copy: queued at 6 (dispatch 0..1, launch 1..6), on the link 6..36. a: queued at 12 behind
     # the copy, runs 36..46; b: queued at 18, runs 46..56. The SYNC (dispatch 18..19) waits for
@@ -317,9 +315,9 @@ def test_kernels_queued_behind_a_copy_start_when_it_ends() -> None:
 
 def test_kernel_waiting_for_a_copy_on_another_stream_resumes_when_it_lands() -> None:
     sim = make_sim()
-    code = [copy(sim, "x", "gpu0", "host.mem--gpu0.mem", 30.0, 8, (0,)),
-            launch(sim, "a", "gpu1", 10.0, produces=(1,), waits=(0,)),
-            launch(sim, "b", "gpu1", 10.0, waits=(1,)), sync(sim, "gpu1"), RET]  # fmt: skip
+    code = [copy("x", "gpu0", "host.mem--gpu0.mem", 30.0, 8, (0,)),
+            launch("a", "gpu1", 10.0, produces=(1,), waits=(0,)),
+            launch("b", "gpu1", 10.0, waits=(1,)), sync("gpu1"), RET]  # fmt: skip
     record = sim.run(code, ["x@gpu0", "a_out"])
     # a is queued at 12 and waits for x (ready at 36); b queues behind it and runs 46..56.
     assert [s for s in spans(record) if s[0] == "gpu1"] == [
@@ -345,8 +343,8 @@ def test_kernels_that_wait_for_nothing_create_no_simpy_events() -> None:
             schedule(*args, **kwargs)
 
         sim.env.schedule = counting  # type: ignore[method-assign]
-        code = [launch(sim, f"k{i}", "gpu0", 10.0, produces=(i,)) for i in range(n)]
-        record = sim.run([*code, sync(sim, "gpu0"), RET], [f"t{i}" for i in range(n)])
+        code = [launch(f"k{i}", "gpu0", 10.0, produces=(i,)) for i in range(n)]
+        record = sim.run([*code, sync("gpu0"), RET], [f"t{i}" for i in range(n)])
         assert record.makespan_us == 6.0 + 10.0 * n + 3.0  # first queued at 6; sync 2, ret 1
         counts.append(scheduled)
     assert counts[0] == counts[1] == 3

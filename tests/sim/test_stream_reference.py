@@ -26,7 +26,7 @@ DISPATCH_US, LAUNCH_US, SYNC_US = 1.0, 5.0, 2.0
 STREAMS = ("gpu0", "gpu1")
 
 
-def _nothing() -> None:
+def _nothing(_values: list) -> None:
     return None
 
 
@@ -76,7 +76,7 @@ def simulate(items: list[tuple]) -> RunRecord:
     number = 0
     for item in [*items, *(("sync", s) for s in STREAMS)]:
         if item[0] == "sync":
-            code.append(SyncStep(f"sync {item[1]}", DISPATCH_US, sim.streams[item[1]], SYNC_US, {}))
+            code.append(SyncStep(f"sync {item[1]}", DISPATCH_US, item[1], SYNC_US, {}))
             continue
         kind, stream, duration, waits = item
         name, produces = f"t{number}", (number,)
@@ -87,7 +87,7 @@ def simulate(items: list[tuple]) -> RunRecord:
                     DISPATCH_US,
                     name,
                     LAUNCH_US,
-                    sim.streams[stream],
+                    stream,
                     duration,
                     waits,
                     produces,
@@ -103,7 +103,7 @@ def simulate(items: list[tuple]) -> RunRecord:
                     DISPATCH_US,
                     name,
                     LAUNCH_US,
-                    sim.streams[stream],
+                    stream,
                     hops,
                     8,
                     waits,
