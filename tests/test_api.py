@@ -212,6 +212,19 @@ def test_runs_at_the_same_shapes_reuse_the_bound_program(bound: list[bool]) -> N
     assert timing.makespan_us == first.makespan_us
 
 
+def test_a_constant_output_cannot_change_later_runs(bound: list[bool]) -> None:
+    b = GraphBuilder("constant_output")
+    minus = b.op("Neg", b.initializer(np.ones(3, np.float32)))  # folded: kept by the binding
+    model = b.build(b.op("Add", b.input("x", (3,)), minus), minus)
+    platform = platform_of(HOST_GPU)
+    first = simulate(model, platform, inputs={"x": np.zeros(3, np.float32)})
+    with pytest.raises(ValueError, match="read-only"):
+        first.outputs[minus][0] = 100.0
+    again = simulate(model, platform, inputs={"x": np.zeros(3, np.float32)})
+    assert bound == [True]
+    assert again.outputs[minus].tolist() == [-1.0, -1.0, -1.0]
+
+
 def test_other_dims_bind_the_program_again(bound: list[bool]) -> None:
     model, platform = load_model("transformer"), platform_of(HOST_GPU)
     runs = [simulate(model, platform, mode="timing", dims={"seq": n}) for n in (8, 16, 8)]

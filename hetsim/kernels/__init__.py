@@ -19,6 +19,7 @@ from hetsim.kernels.registry import (
     Meta,
     OpDef,
     lookup,
+    read_only,
     register,
 )
 
@@ -35,6 +36,7 @@ __all__ = [
     "execute",
     "lookup",
     "propagate",
+    "read_only",
     "register",
 ]
 

@@ -21,7 +21,7 @@ from hetsim.ir import Graph, TensorType
 from hetsim.ir.cache import GraphCache
 from hetsim.kernels.fuse import Fused, fuse, with_epilogue
 from hetsim.kernels.propagate import bind_dims
-from hetsim.kernels.registry import Kernel, lookup
+from hetsim.kernels.registry import Kernel, lookup, read_only
 
 __all__ = ["Program", "compile_program", "execute"]
 
@@ -156,7 +156,7 @@ def compile_program(graph: Graph, *, fuse_ops: bool = True) -> Program:
     kept = {slots[name] for name in graph.outputs}
     initial: list[np.ndarray | None] = [None] * len(slots)
     for index, value in constants.items():
-        initial[index] = value
+        initial[index] = read_only(value)  # kept for every run: an output may hand it out
     return Program(
         graph,
         _with_frees(steps, kept),

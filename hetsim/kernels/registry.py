@@ -380,6 +380,27 @@ SHARED_ZEROS_BYTES = 1 << 20
 """Largest zeros array `zeros` keeps for reuse; larger ones are made on each call."""
 
 
+def read_only(value: Any) -> Any:
+    """`value` as a read-only view when it is an array (its own flags untouched), else as is.
+
+    A compiled program keeps its constants (initializers and folded results) for every later
+    run; a graph output that is a constant hands the kept array to the caller, whose in-place
+    write would otherwise change every later run's result. Kernels never write into their inputs.
+
+    Examples
+    --------
+    >>> weights = np.ones(2, np.float32)
+    >>> kept = read_only(weights)
+    >>> kept.flags.writeable, weights.flags.writeable, kept.tolist()
+    (False, True, [1.0, 1.0])
+    """
+    if not isinstance(value, np.ndarray):
+        return value
+    view = value.view()
+    view.flags.writeable = False
+    return view
+
+
 def zeros(shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
     """A read-only array of zeros, shared between calls when small.
 

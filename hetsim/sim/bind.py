@@ -47,7 +47,7 @@ from hetsim.cost import (
 from hetsim.errors import SimulationError
 from hetsim.ir import Graph, Op
 from hetsim.ir.cache import GraphCache
-from hetsim.kernels import Cost, Kernel, Meta, lookup
+from hetsim.kernels import Cost, Kernel, Meta, lookup, read_only
 from hetsim.partition.costs import op_costs
 from hetsim.platform import Platform
 from hetsim.runtime import (
@@ -588,8 +588,8 @@ def bind(
     constants: tuple[tuple[int, Any], ...] | None = None
     if is_functional:
         table = _constant_values(root)
-        constants = tuple(
-            (base + slot, table[p.slots[slot].tensor])
+        constants = tuple(  # kept for every run: an output may hand one out
+            (base + slot, read_only(table[p.slots[slot].tensor]))
             for p, base in zip(programs, space.offsets, strict=True)
             for slot in p.constants
         )

@@ -81,6 +81,23 @@ def test_constant_subgraphs_are_folded_at_compile() -> None:
     assert execute(graph, {"x": np.ones(3, np.float32)})["y"].tolist() == [2.0, 2.0, 2.0]
 
 
+def _constant_output() -> Graph:
+    """y = x + (-w), with -w (folded at compile) an output too."""
+    ops = (Op("Neg", "neg", ("w",), ("minus",)), Op("Add", "add", ("x", "minus"), ("y",)))
+    inits = {"w": np.ones(3, np.float32)}
+    return Graph("g", ops, {"x": TensorType((3,), "float32")}, ("y", "minus"), inits)
+
+
+def test_a_constant_output_cannot_change_later_runs() -> None:
+    graph = _constant_output()
+    first = execute(graph, {"x": np.zeros(3, np.float32)})
+    with pytest.raises(ValueError, match="read-only"):
+        first["minus"][0] = 100.0
+    again = execute(graph, {"x": np.zeros(3, np.float32)})
+    assert again["minus"].tolist() == again["y"].tolist() == [-1.0, -1.0, -1.0]
+    assert graph.initializers["w"].flags.writeable  # the graph's own arrays are left alone
+
+
 def test_intermediates_are_freed_after_their_last_use() -> None:
     program = compile_program(_block(), fuse_ops=False)
     slot_of = {name: slot for name, slot in program.outputs}
