@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hetsim.api import make_inputs, platform_of, simulate
+from hetsim.api import clear_caches, make_inputs, platform_of, simulate
 from hetsim.errors import ModelError, SimulationError
 from hetsim.ir import GraphBuilder, Op
 from hetsim.kernels import execute, propagate
@@ -210,6 +210,19 @@ def test_runs_at_the_same_shapes_reuse_the_bound_program(bound: list[bool]) -> N
     assert again.to_dict() == first.to_dict()
     assert again.spans == first.spans
     assert timing.makespan_us == first.makespan_us
+
+
+def test_bindings_go_with_the_program_they_bind() -> None:
+    kept = importlib.import_module("hetsim.sim.bind")._bound  # program -> its bindings
+    clear_caches()
+    model, platform = load_model("cnn"), platform_of(HOST_GPU)
+    simulate(model, platform, mode="timing", partition="cost")  # compiled for this call only
+    assert len(kept) == 0
+    simulate(model, platform, mode="timing")  # the compiled plan is kept, and its binding
+    simulate(model, platform, mode="timing", dims={})
+    assert [len(list(bindings.graphs())) for bindings in kept.values()] == [1]
+    importlib.import_module("hetsim.api")._plans.clear()  # the program goes, and its bindings
+    assert len(kept) == 0
 
 
 def test_a_constant_output_cannot_change_later_runs(bound: list[bool]) -> None:

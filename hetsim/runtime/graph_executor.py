@@ -40,7 +40,7 @@ from hetsim.runtime.vm import (
 __all__ = ["GraphProgram", "check_static", "compile_graph"]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)  # bound programs: bind.bound_for
 class GraphProgram:
     """The static node list of one invocation of a graph-executor level.
 

@@ -28,7 +28,7 @@ LevelProgram = VmProgram | GraphProgram
 """The program of one invocation of one level."""
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)  # bound programs: bind.bound_for
 class PlanProgram:
     """Every program of a plan: `programs[0]` is the root level's, the rest nested invocations.
 

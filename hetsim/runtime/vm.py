@@ -166,7 +166,7 @@ class Slot(NamedTuple):
     memory: str
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)  # bound programs: bind.bound_for
 class VmProgram:
     """The bytecode of one level, with its tensor slots.
 

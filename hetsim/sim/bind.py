@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import weakref
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -138,11 +139,6 @@ class BoundProgram:
 
     def __repr__(self) -> str:
         return f"<BoundProgram steps={len(self.code)} slots={len(self.slot_names)}>"
-
-    @property
-    def is_functional(self) -> bool:
-        """Whether its steps compute values (bound with ``is_functional=True``)."""
-        return self.constants is not None
 
     def values_for(self, inputs: Mapping[str, Any]) -> list[Any] | None:
         """A fresh value table for one run: the constants and `inputs` (every graph input) in
@@ -634,13 +630,13 @@ def bind(
     )  # fmt: skip
 
 
-BOUND_CACHE_SIZE = 8
-"""Bound programs `bound_for` keeps (the most recently first bound)."""
+BOUND_PER_PROGRAM = 4
+"""Bindings `bound_for` keeps per compiled program (the most recently made first)."""
 BOUND_CACHE_MAX_OPS = 20_000
 """Graphs with more ops than this are bound anew for every run (a bound program holds a few
 steps per op)."""
 
-_bound: GraphCache[BoundProgram] = GraphCache(BOUND_CACHE_SIZE, BOUND_CACHE_MAX_OPS)
+_bound: weakref.WeakKeyDictionary[Any, GraphCache[BoundProgram]] = weakref.WeakKeyDictionary()
 
 
 def bound_for(
@@ -652,25 +648,29 @@ def bound_for(
     is_functional: bool = False,
     costs: Mapping[str, Cost] | None = None,
 ) -> BoundProgram:
-    """`bind(...)`, reused while the program, platform, metas and costs are the same objects and
-    the dims and mode are equal (`hetsim.ir.cache.GraphCache`).
+    """`bind(...)`, reused while the platform, metas and costs are the same objects and the
+    dims and mode are equal (`hetsim.ir.cache.GraphCache`), for as long as `program` lives.
 
     A bound program is a pure function of those and no run changes it, so a loop over inputs
     of one shape (or `hetsim.compare`'s iterations) binds once: about half of what a warm
-    `simulate` of ResNet-50 spends outside the kernels (docs/runtime.md, "Performance").
+    `simulate` of ResNet-50 spends outside the kernels (docs/runtime.md, "Performance"). The
+    bindings are kept with the program, `BOUND_PER_PROGRAM` of them, and go with it: a program
+    compiled for one call (a ``cost`` plan, a rules file) leaves nothing behind.
     """
     graph = _programs(program)[0].graph
-    extra = (is_functional, tuple(sorted((dims or {}).items())))
-    return _bound.get(
+    kept = _bound.get(program)
+    if kept is None:
+        kept = _bound[program] = GraphCache(BOUND_PER_PROGRAM, BOUND_CACHE_MAX_OPS)
+    return kept.get(
         graph,
         lambda: bind(program, platform, metas, dims=dims, is_functional=is_functional, costs=costs),
-        held=(program, platform, metas, costs),
-        extra=extra,
+        held=(platform, metas, costs),
+        extra=(is_functional, tuple(sorted((dims or {}).items()))),
     )
 
 
 def clear_bound() -> None:
-    """Forget every bound program `bound_for` keeps."""
+    """Forget every bound program `bound_for` keeps, whatever program it belongs to."""
     _bound.clear()
 
 
