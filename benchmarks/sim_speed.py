@@ -6,14 +6,14 @@ op a kernel launched on the GPU: ALLOC, LAUNCH, FREE per op), this times, per op
 without and with spans (the graph is built beforehand; its caches cleared before each run, so every
 run is a first call), again on the same graph and platform (warm: the compiled plan and the bound
 program reused, for graphs of at most ``hetsim.api.CACHE_MAX_OPS`` ops), each phase of it
-(`PHASES`: shape propagation and the ops' costs, which the plan and the run share as in `simulate`;
-partition; compile the plan to programs; binding; the engine run; the `Result`), and, in the same
-process, a raw SimPy loop doing one ``env.timeout`` per op. The variants take turns, one of each
-per round (``--repeat`` rounds), and each keeps its fastest round. It prints two tables, µs per op
-and the same divided by the raw SimPy figure (the ratio the goals are stated in), and the memory
-hetsim allocated (tracemalloc peak of a separate run, so tracing does not slow the timed ones). The
-JSON also records the interpreter, library versions, the BLAS and its thread pools (threadpoolctl),
-so that numbers from two machines can be told apart.
+(`PHASES`: shape propagation with the ops' costs, one walk that the plan and the run share as in
+`simulate`; partition; compile the plan to programs; binding; the engine run; the `Result`), and,
+in the same process, a raw SimPy loop doing one ``env.timeout`` per op. The variants take turns,
+one of each per round (``--repeat`` rounds), and each keeps its fastest round. It prints two
+tables, µs per op and the same divided by the raw SimPy figure (the ratio the goals are stated in),
+and the memory hetsim allocated (tracemalloc peak of a separate run, so tracing does not slow the
+timed ones). The JSON also records the interpreter, library versions, the BLAS and its thread pools
+(threadpoolctl), so that numbers from two machines can be told apart.
 
 Goals (issue 4): ratio at 1e5 ops ≤ 8; wall time per op flat (within 1.5x) from 1e3 to 1e6;
 memory per op flat. It also compares functional mode with `hetsim.execute` on resnet50 (goal:
@@ -45,10 +45,9 @@ import simpy
 
 from hetsim.api import clear_caches, make_inputs, platform_of, simulate
 from hetsim.ir import Graph, Op, TensorType
-from hetsim.kernels import execute, propagate
+from hetsim.kernels import execute, propagate_costs
 from hetsim.models import load_model
-from hetsim.partition import fold, partition
-from hetsim.partition.costs import op_costs
+from hetsim.partition import partition
 from hetsim.report import Result
 from hetsim.runtime import compile_plan
 from hetsim.sim import bind, simulation_for
@@ -103,7 +102,7 @@ def timed(run: Callable[[], Any], *, cold: bool = False) -> float:
     return time.perf_counter() - start
 
 
-PHASES = ("propagate", "costs", "partition", "compile", "bind", "run", "result")
+PHASES = ("propagate", "partition", "compile", "bind", "run", "result")
 """The stages of a timing-mode `simulate`, in the order it runs them."""
 
 
@@ -124,9 +123,7 @@ def phases(graph: Graph, platform: Any) -> dict[str, float]:
 def _phases(graph: Graph, platform: Any) -> dict[str, float]:
     clock = time.perf_counter
     marks = [clock()]
-    metas = propagate(graph, {})
-    marks.append(clock())
-    costs = op_costs(fold(graph)[2], metas)
+    metas, costs = propagate_costs(graph, {})
     marks.append(clock())
     plan = partition(graph, platform, "capability", None, dims={}, metas=metas, costs=costs)
     marks.append(clock())

@@ -18,12 +18,11 @@ import numpy as np
 
 from hetsim.ir import Graph, bind_shape
 from hetsim.ir.cache import GraphCache
-from hetsim.kernels import Cost, Meta, bind_dims, propagate
+from hetsim.kernels import Cost, Meta, bind_dims, propagate_costs
 from hetsim.kernels.propagate import SMALL_VALUE_SIZE
 from hetsim.models import load_model
-from hetsim.partition import POLICIES, Plan, fold
+from hetsim.partition import POLICIES, Plan
 from hetsim.partition import partition as partition_graph
-from hetsim.partition.costs import op_costs
 from hetsim.platform import Platform, build_platform
 from hetsim.report import Result
 from hetsim.runtime import PlanProgram, compile_plan
@@ -120,7 +119,7 @@ def fastest_plan(
 
 
 PLAN_CACHE_SIZE = 8
-"""Compiled plans (and, apart, propagated metas) `simulate` keeps for reuse."""
+"""Compiled plans (and, apart, propagated metas with their costs) `simulate` keeps for reuse."""
 
 CACHE_MAX_OPS = 20_000
 """Graphs with more ops than this are never cached: a cached plan and its metas grow with the
@@ -128,8 +127,9 @@ ops (a run allocates about 1.4 kB per op, `benchmarks/sim_speed.py`), and a big 
 time is small against its run's anyway."""
 
 _plans: GraphCache[PlanProgram] = GraphCache(PLAN_CACHE_SIZE, CACHE_MAX_OPS)
-_metas: GraphCache[Mapping[str, Meta]] = GraphCache(PLAN_CACHE_SIZE, CACHE_MAX_OPS)
-_costs: GraphCache[Mapping[str, Cost]] = GraphCache(PLAN_CACHE_SIZE, CACHE_MAX_OPS)
+_metas: GraphCache[tuple[Mapping[str, Meta], Mapping[str, Cost]]] = GraphCache(
+    PLAN_CACHE_SIZE, CACHE_MAX_OPS
+)
 
 
 def _compiled(
@@ -154,18 +154,19 @@ def clear_caches() -> None:
     """
     _plans.clear()
     _metas.clear()
-    _costs.clear()
     clear_bound()
     clear_kernels()
 
 
 def _propagated(
     graph: Graph, dims: Mapping[str, int], inputs: Mapping[str, Any]
-) -> Mapping[str, Meta]:
-    """`propagate(graph, dims, inputs)`, reused while the graph, the dims and what propagation
-    reads of the inputs (shape, dtype, and the values of small integer ones) are the same.
+) -> tuple[Mapping[str, Meta], Mapping[str, Cost]]:
+    """`propagate_costs(graph, dims, inputs)`: every tensor's `Meta` and every op's `Cost`,
+    reused while the graph, the dims and what propagation reads of the inputs (shape, dtype,
+    and the values of small integer ones) are the same (a warm functional ResNet-50 run then
+    skips its shape and cost rules).
 
-    Callers only read the metas.
+    Callers only read them.
     """
     arrays = {name: np.asarray(value) for name, value in inputs.items()}
     read = tuple(
@@ -178,14 +179,10 @@ def _propagated(
         for name, a in sorted(arrays.items())
     )
     return _metas.get(
-        graph, lambda: propagate(graph, dims, arrays), extra=(tuple(sorted(dims.items())), read)
+        graph,
+        lambda: propagate_costs(graph, dims, arrays),
+        extra=(tuple(sorted(dims.items())), read),
     )
-
-
-def _costed(graph: Graph, metas: Mapping[str, Meta]) -> Mapping[str, Cost]:
-    """Every op's `Cost` for `metas` (`op_costs` of the ops left after folding), reused while
-    `metas` is the same object: a warm functional ResNet-50 run then skips its cost rules."""
-    return _costs.get(graph, lambda: op_costs(fold(graph)[2], metas), held=(metas,))
 
 
 @contextmanager
@@ -276,13 +273,13 @@ def simulate(
     if inputs is None and opts.is_functional:
         inputs = make_inputs(graph, seed, opts.dims)
     given = dict(inputs or {})
-    metas = shared if shared is not None else _propagated(graph, opts.dims, given)
-    costs = _costed(graph, metas)
+    metas, costs = shared if shared is not None else _propagated(graph, opts.dims, given)
     dims = bind_dims(graph, opts.dims, {name: np.shape(v) for name, v in given.items()})
 
     def plan_of(policy: str, given_rules: Any) -> Plan:
         return partition_graph(
-            graph, platform, policy, given_rules, dims=opts.dims, metas=shared,
+            graph, platform, policy, given_rules, dims=opts.dims,
+            metas=metas if shared is not None else None,
             costs=costs if shared is not None else None,
         )  # fmt: skip
 

@@ -264,9 +264,9 @@ def test_propagation_is_reused_only_for_the_same_small_integer_values() -> None:
     b = GraphBuilder("offsets")
     y = b.op("Add", b.input("i", (3,), "int64"), b.initializer(np.ones(3, np.int64)))
     model = b.build(y)
-    first = api._propagated(model, {}, {"i": np.array([1, 2, 3])})
-    assert api._propagated(model, {}, {"i": np.array([1, 2, 3])}) is first
-    other = api._propagated(model, {}, {"i": np.array([4, 5, 6])})
+    first, _ = api._propagated(model, {}, {"i": np.array([1, 2, 3])})
+    assert api._propagated(model, {}, {"i": np.array([1, 2, 3])})[0] is first
+    other, _ = api._propagated(model, {}, {"i": np.array([4, 5, 6])})
     assert (first[y].value.tolist(), other[y].value.tolist()) == ([2, 3, 4], [5, 6, 7])
     floats = GraphBuilder("floats")
     z = floats.op("Relu", floats.input("x", (3,)))

@@ -10,7 +10,7 @@ import pytest
 
 from hetsim.errors import PartitionError
 from hetsim.ir import Graph, Op, TensorType
-from hetsim.kernels import lookup, propagate
+from hetsim.kernels import lookup, propagate, propagate_costs
 from hetsim.models import load_model
 from hetsim.partition import LevelContext, partition
 from hetsim.partition.core import ESTIMATE_DIM, fold
@@ -47,6 +47,27 @@ def test_memoized_costs_equal_the_cost_rules(model: str) -> None:
     graph = load_model(model)
     metas = propagate(graph, dict.fromkeys(graph.symbols, ESTIMATE_DIM))
     assert op_costs(fold(graph)[2], metas) == _by_rule(graph)
+
+
+@pytest.mark.parametrize("model", ["mlp", "cnn", "transformer", "squeezenet", "inception_v1"])
+def test_costs_from_the_propagation_walk_equal_the_cost_rules(model: str) -> None:
+    graph = load_model(model)
+    dims = dict.fromkeys(graph.symbols, ESTIMATE_DIM)
+    metas, costs = propagate_costs(graph, dims)
+    assert metas == propagate(graph, dims)
+    expected = _by_rule(graph)
+    assert {name: costs[name] for name in expected} == expected
+    # ops of one signature share one Cost object, as op_costs shares them
+    shared = op_costs(fold(graph)[2], metas)
+    groups = {id(c) for c in shared.values()}
+    assert len({id(costs[name]) for name in shared}) == len(groups)
+
+
+def test_propagation_shares_the_cost_of_a_reused_shape_rule() -> None:
+    graph = _chain(5)
+    metas, costs = propagate_costs(graph)
+    assert len({id(cost) for cost in costs.values()}) == 1
+    assert costs["r0"] == op_costs(graph.ops, metas)["r0"]
 
 
 def test_an_unhashable_attribute_is_not_memoized() -> None:
