@@ -80,6 +80,16 @@ def spans(record: RunRecord) -> list[tuple[str, str, str, str, float, float]]:
     return [(s.resource, s.stream, s.name, s.category, s.start_us, s.end_us) for s in record.spans]
 
 
+def device_spans(record: RunRecord) -> list[tuple[str, str, str, str, float, float]]:
+    """The spans of device streams: kernels and copies."""
+    return [s for s in spans(record) if s[1] == "stream0"]
+
+
+def sync_times(record: RunRecord, device: str) -> list[tuple[float, float]]:
+    """(start, end) of each span of the SYNCs of `device`: dispatch, wait, sync."""
+    return [s[4:] for s in spans(record) if s[2] == f"sync {device}"]
+
+
 def test_one_kernel_timeline() -> None:
     # Same-time spans keep the order they were recorded in: the host records an instruction's
     # spans when it executes it, a stream records a kernel when it reaches it (here at the
@@ -115,7 +125,7 @@ def test_stream_runs_in_order_and_host_runs_ahead() -> None:
     sim = make_sim()
     code = [launch("a", "gpu0", 10.0), launch("b", "gpu0", 10.0), sync("gpu0"), RET]
     record = sim.run(code, [])
-    kernels = [s for s in spans(record) if s[1] == "stream0"]
+    kernels = device_spans(record)
     # a: queued at 6, runs 6..16; b: queued at 12, waits for a, runs 16..26.
     assert kernels == [
         ("gpu0", "stream0", "a", "compute", 6.0, 16.0),
@@ -144,13 +154,13 @@ def test_streams_of_two_devices_overlap() -> None:
     code = [launch("a", "gpu0", 20.0), launch("b", "gpu1", 20.0),
             sync("gpu0"), sync("gpu1"), RET]  # fmt: skip
     record = sim.run(code, [])
-    kernels = [s for s in spans(record) if s[1] == "stream0"]
+    kernels = device_spans(record)
     assert kernels == [
         ("gpu0", "stream0", "a", "compute", 6.0, 26.0),
         ("gpu1", "stream0", "b", "compute", 12.0, 32.0),
     ]
     # sync gpu0: dispatch 12..13, wait to 26, sync 26..28; sync gpu1: 28..29, wait to 32, 32..34.
-    assert [s[4:] for s in spans(record) if s[2] == "sync gpu1"] == [
+    assert sync_times(record, "gpu1") == [
         (28.0, 29.0),
         (29.0, 32.0),
         (32.0, 34.0),
@@ -191,7 +201,7 @@ def test_kernel_waits_for_a_tensor_from_another_stream() -> None:
     code = [launch("a", "gpu0", 50.0, produces=(0,)),
             launch("b", "gpu1", 10.0, waits=(0,)), RET]  # fmt: skip
     record = sim.run(code, ["a_out"])
-    kernels = [s for s in spans(record) if s[1] == "stream0"]
+    kernels = device_spans(record)
     assert kernels == [
         ("gpu0", "stream0", "a", "compute", 6.0, 56.0),
         ("gpu1", "stream0", "b", "compute", 56.0, 66.0),
@@ -300,12 +310,12 @@ def test_kernels_queued_behind_a_copy_start_when_it_ends() -> None:
     # copy: queued at 6 (dispatch 0..1, launch 1..6), on the link 6..36. a: queued at 12 behind
     # the copy, runs 36..46; b: queued at 18, runs 46..56. The SYNC (dispatch 18..19) waits for
     # the stream to drain at 56.
-    assert [s for s in spans(record) if s[1] == "stream0"] == [
+    assert device_spans(record) == [
         ("gpu0", "stream0", "copy x", "transfer", 6.0, 36.0),
         ("gpu0", "stream0", "a", "compute", 36.0, 46.0),
         ("gpu0", "stream0", "b", "compute", 46.0, 56.0),
     ]
-    assert [s[4:] for s in spans(record) if s[2] == "sync gpu0"] == [
+    assert sync_times(record, "gpu0") == [
         (18.0, 19.0),
         (19.0, 56.0),
         (56.0, 58.0),
@@ -324,7 +334,7 @@ def test_kernel_waiting_for_a_copy_on_another_stream_resumes_when_it_lands() -> 
         ("gpu1", "stream0", "a", "compute", 36.0, 46.0),
         ("gpu1", "stream0", "b", "compute", 46.0, 56.0),
     ]
-    assert [s[4:] for s in spans(record) if s[2] == "sync gpu1"][-1] == (56.0, 58.0)
+    assert sync_times(record, "gpu1")[-1] == (56.0, 58.0)
 
 
 def test_kernels_that_wait_for_nothing_create_no_simpy_events() -> None:
