@@ -5,7 +5,7 @@ outputs) of 1e3, 1e4, 1e5 (and with ``--big`` 1e6) ops, in timing mode on a host
 op a kernel launched on the GPU: ALLOC, LAUNCH, FREE per op), this times, per op: `hetsim.simulate`
 without and with spans (the graph is built beforehand; its caches cleared before each run, so every
 run is a first call), again on the same graph and platform (warm: the compiled plan and the bound
-program reused, for graphs of at most ``hetsim.api.CACHE_MAX_OPS`` ops), each phase of it
+program reused, for graphs of at most ``hetsim.ir.cache.CACHE_MAX_OPS`` ops), each phase of it
 (`PHASES`: shape propagation with the ops' costs, one walk that the plan and the run share as in
 `simulate`; partition; compile the plan to programs; binding; the engine run; the `Result`), and,
 in the same process, a raw SimPy loop doing one ``env.timeout`` per op. The variants take turns,

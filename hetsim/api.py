@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Graph, bind_shape
-from hetsim.ir.cache import GraphCache
+from hetsim.ir.cache import CACHE_MAX_OPS, GraphCache
 from hetsim.kernels import Cost, Meta, bind_dims, propagate_costs
 from hetsim.kernels.propagate import SMALL_VALUE_SIZE
 from hetsim.models import load_model
@@ -120,11 +120,6 @@ def fastest_plan(
 
 PLAN_CACHE_SIZE = 8
 """Compiled plans (and, apart, propagated metas with their costs) `simulate` keeps for reuse."""
-
-CACHE_MAX_OPS = 20_000
-"""Graphs with more ops than this are never cached: a cached plan and its metas grow with the
-ops (a run allocates about 1.4 kB per op, `benchmarks/sim_speed.py`), and a big graph's compile
-time is small against its run's anyway."""
 
 _plans: GraphCache[PlanProgram] = GraphCache(PLAN_CACHE_SIZE, CACHE_MAX_OPS)
 _metas: GraphCache[tuple[Mapping[str, Meta], Mapping[str, Cost]]] = GraphCache(

@@ -1,7 +1,8 @@
 """`GraphCache`: what is compiled from a graph, kept for the next call on the same graph.
 
 Owns the one rule every compile-once cache in hetsim follows (`hetsim.execute`'s programs,
-`hetsim.simulate`'s plans and metas, the simulator's compiled kernels): a graph is immutable, so
+`hetsim.simulate`'s plans and metas, the simulator's kernels and bound programs): a graph is
+immutable, so
 what is made from it (and from other immutable objects, such as a `Platform`) can be reused
 while those are the same objects. Entries are keyed by identity and hold what they are keyed
 on alive, so an ``id`` is never reused while cached; the oldest entry goes first.
@@ -14,9 +15,14 @@ from typing import Any, Generic, TypeVar
 
 from hetsim.ir.graph import Graph
 
-__all__ = ["GraphCache"]
+__all__ = ["CACHE_MAX_OPS", "GraphCache"]
 
 T = TypeVar("T")
+
+CACHE_MAX_OPS = 20_000
+"""The simulator's caches (plans, metas, kernels, bound programs) keep nothing for a graph of
+more ops than this: what they keep grows with the ops (a run allocates about 1.4 kB per op,
+`benchmarks/sim_speed.py`), and a big graph's compile time is small against its run's anyway."""
 
 
 class GraphCache(Generic[T]):

@@ -47,7 +47,7 @@ from hetsim.cost import (
 )
 from hetsim.errors import SimulationError
 from hetsim.ir import Graph, Op
-from hetsim.ir.cache import GraphCache
+from hetsim.ir.cache import CACHE_MAX_OPS, GraphCache
 from hetsim.kernels import Cost, Kernel, Meta, lookup, read_only
 from hetsim.partition.costs import op_costs
 from hetsim.platform import Platform
@@ -262,13 +262,7 @@ class _Binder:
 
 KERNEL_CACHE_GRAPHS = 4
 """Graphs whose compiled kernels `compiled_kernel` keeps (the most recently first seen)."""
-KERNEL_CACHE_MAX_OPS = 20_000
-"""Graphs with more ops than this get their kernels compiled anew (kept, they would hold a
-closure per op after the run)."""
-
-_kernels: GraphCache[dict[int, tuple[Op, Kernel]]] = GraphCache(
-    KERNEL_CACHE_GRAPHS, KERNEL_CACHE_MAX_OPS
-)
+_kernels: GraphCache[dict[int, tuple[Op, Kernel]]] = GraphCache(KERNEL_CACHE_GRAPHS, CACHE_MAX_OPS)
 
 
 def compiled_kernel(graph: Graph, op: Op) -> Kernel:
@@ -632,9 +626,6 @@ def bind(
 
 BOUND_PER_PROGRAM = 4
 """Bindings `bound_for` keeps per compiled program (the most recently made first)."""
-BOUND_CACHE_MAX_OPS = 20_000
-"""Graphs with more ops than this are bound anew for every run (a bound program holds a few
-steps per op)."""
 
 _bound: weakref.WeakKeyDictionary[Any, GraphCache[BoundProgram]] = weakref.WeakKeyDictionary()
 
@@ -660,7 +651,7 @@ def bound_for(
     graph = _programs(program)[0].graph
     kept = _bound.get(program)
     if kept is None:
-        kept = _bound[program] = GraphCache(BOUND_PER_PROGRAM, BOUND_CACHE_MAX_OPS)
+        kept = _bound[program] = GraphCache(BOUND_PER_PROGRAM, CACHE_MAX_OPS)
     return kept.get(
         graph,
         lambda: bind(program, platform, metas, dims=dims, is_functional=is_functional, costs=costs),
