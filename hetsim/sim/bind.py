@@ -695,11 +695,15 @@ def run_program(
         inputs=given,
         programs=bound.programs,
     )
-    levels = {
+    return dataclasses.replace(record, extra={**record.extra, "levels": levels_of(platform)})
+
+
+def levels_of(platform: Platform) -> dict[str, dict[str, Any]]:
+    """Each level's host and processors: a run record's ``extra["levels"]``, for the report."""
+    return {
         path: {
             "host": level.host,
             "processors": [p.path for p in platform.processors.values() if p.level == path],
         }
         for path, level in platform.levels.items()
     }
-    return dataclasses.replace(record, extra={**record.extra, "levels": levels})

@@ -39,7 +39,14 @@ from hetsim.runtime.cuda_graph import (
     bucket_dims,
     capture_program,
 )
-from hetsim.sim.bind import BoundProgram, bind, bound_for, run_program, simulation_for
+from hetsim.sim.bind import (
+    BoundProgram,
+    bind,
+    bound_for,
+    levels_of,
+    run_program,
+    simulation_for,
+)
 from hetsim.sim.graphs import GraphCache, GraphStep
 from hetsim.sim.records import RunRecord
 from hetsim.sim.steps import AllocStep, BranchStep, FreeStep, Step
@@ -126,20 +133,8 @@ def run_graph_program(
     )
     delta = _difference(cache.stats().to_dict(), before.to_dict())
     delta["graph_memory_bytes"] = cache.stats().graph_memory_bytes
-    extra = {**record.extra, "levels": _levels(platform), "cuda_graph": delta}
+    extra = {**record.extra, "levels": levels_of(platform), "cuda_graph": delta}
     return dataclasses.replace(record, extra=extra)
-
-
-def _levels(platform: Platform) -> dict[str, dict[str, Any]]:
-    """Each level's host and processors, as `run_program` records them for the report."""
-    # the same figures as run_program's extra["levels"]; one shared helper in bind.py would do
-    return {
-        path: {
-            "host": level.host,
-            "processors": [p.path for p in platform.processors.values() if p.level == path],
-        }
-        for path, level in platform.levels.items()
-    }
 
 
 def _difference(after: Mapping[str, float], before: Mapping[str, float]) -> dict[str, float]:
