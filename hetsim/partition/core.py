@@ -33,7 +33,7 @@ from typing import Any
 
 from hetsim.errors import PartitionError
 from hetsim.ir import Graph, Op
-from hetsim.kernels import Cost, Meta, propagate
+from hetsim.kernels import Cost, Meta, propagate_costs
 from hetsim.partition.context import LevelContext, home_memory, is_static
 from hetsim.partition.costs import op_costs
 from hetsim.partition.plan import LevelPlan, Plan, Segment, Transfer
@@ -325,7 +325,8 @@ def partition(
         caller has them already (`hetsim.api.simulate` reuses its own); else propagated here.
     costs
         Every op's `Cost` for those `metas` (`op_costs`), when the caller has them (`simulate`
-        binds its run with the same table); else computed here. Only with `metas`.
+        binds its run with the same table); else computed here (with the metas, in one walk:
+        `hetsim.kernels.propagate_costs`, when neither is given). Only with `metas`.
 
     Returns
     -------
@@ -353,7 +354,7 @@ def partition(
     if metas is None:
         if costs is not None:
             raise PartitionError("partition: expected metas= with costs= (costs are of metas)")
-        metas = propagate(graph, estimate)
+        metas, costs = propagate_costs(graph, estimate)  # one walk gives both
     constants, folded, ops = fold(graph)
     builder = _Builder(
         graph,
