@@ -8,11 +8,13 @@ run is a first call), again on the same graph and platform (warm: the compiled p
 program reused, for graphs of at most ``hetsim.ir.cache.CACHE_MAX_OPS`` ops), each phase of it
 (`PHASES`: shape propagation with the ops' costs, one walk that the plan and the run share as in
 `simulate`; partition; compile the plan to programs; binding; the engine run; the `Result`), and,
-in the same process, a raw SimPy loop doing one ``env.timeout`` per op. The variants take turns,
-one of each per round (``--repeat`` rounds), and each keeps its fastest round. It prints two
-tables, µs per op and the same divided by the raw SimPy figure (the ratio the goals are stated in),
-and the memory hetsim allocated (tracemalloc peak of a separate run, so tracing does not slow the
-timed ones). The JSON also records the interpreter, library versions, the BLAS and its thread pools
+in the same process, a raw SimPy loop doing one ``env.timeout`` per op and, as a yardstick for
+flatness, a loop that only keeps per-op state (`per_op_state_us`: the ``state`` column, the least
+any compiler keeps per op; the raw SimPy loop keeps none). The variants take turns, one of each
+per round (``--repeat`` rounds), and each keeps its fastest round. It prints two tables, µs per
+op and the same divided by the raw SimPy figure (the ratio the goals are stated in), and the
+memory hetsim allocated (tracemalloc peak of a separate run, so tracing does not slow the timed
+ones). The JSON also records the interpreter, library versions, the BLAS and its thread pools
 (threadpoolctl), so that numbers from two machines can be told apart.
 
 Goals (issue 4): ratio at 1e5 ops ≤ 8; wall time per op flat (within 1.5x) from 1e3 to 1e6;
@@ -86,6 +88,31 @@ def raw_simpy_us(n: int) -> float:
     start = time.perf_counter()
     env.run()
     return (time.perf_counter() - start) / n * 1e6
+
+
+def per_op_state_us(graph: Graph) -> float:
+    """Wall µs per op of the least a compiler keeps per op: each output numbered by name in a
+    dict, one small tuple per op in a program list, and the program read back once.
+
+    Not a simulator: a yardstick for the flatness goal. Every stage of `simulate` keeps state
+    per op as this does, and this loop's µs per op grows with the graph as the dict and the
+    list outgrow the CPU caches (`--sizes ... --big` prints by how much on this machine).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()  # as `simulate` pauses it
+    start = time.perf_counter()
+    ids: dict[str, int] = {}
+    program = []
+    for op in graph.ops:
+        ids[op.outputs[0]] = len(ids)
+        program.append((len(program), op.name, op.inputs))
+    total = 0
+    for number, _, _ in program:
+        total += number
+    seconds = time.perf_counter() - start
+    if was_enabled:
+        gc.enable()
+    return seconds / len(graph.ops) * 1e6
 
 
 def timed(run: Callable[[], Any], *, cold: bool = False) -> float:
@@ -174,6 +201,8 @@ def measure(kind: str, n: int, repeat: int, platform: Any) -> dict[str, Any]:
         for stage, seconds in phases(graph, platform).items():
             keep(f"{stage}_us_per_op", seconds * per_op)
         keep("raw_simpy_us_per_op", raw_simpy_us(n))
+        gc.collect()
+        keep("per_op_state_us_per_op", per_op_state_us(graph))
     row.update(best)
     simpy_us = row["raw_simpy_us_per_op"]
     for stage in PHASES:
@@ -209,9 +238,13 @@ def format_tables(rows: list[dict[str, Any]]) -> str:
     width = 10
     head = f"{'graph':<6}{'ops':>9}"
     lines = ["µs per op (best of the repeats)"]
-    lines.append(head + "".join(f"{c:>{width}}" for c in (*COLUMNS, "simpy", "B/op")))
+    lines.append(head + "".join(f"{c:>{width}}" for c in (*COLUMNS, "simpy", "state", "B/op")))
     for row in rows:
-        cells = [*_cells(row, as_ratio=False), row["raw_simpy_us_per_op"]]
+        cells = [
+            *_cells(row, as_ratio=False),
+            row["raw_simpy_us_per_op"],
+            row["per_op_state_us_per_op"],
+        ]
         lines.append(
             f"{row['graph']:<6}{row['ops']:>9}"
             + "".join(f"{c:>{width}.2f}" for c in cells)
@@ -298,7 +331,12 @@ def main() -> None:
     print(format_tables(rows))
     report: dict[str, Any] = {"target": TARGET, "environment": environment(), "rows": rows}
     for kind in ("chain", "dag"):
-        for stage in ("simulate_us_per_op_trace_false", "run_us_per_op", "peak_bytes_per_op"):
+        for stage in (
+            "simulate_us_per_op_trace_false",
+            "run_us_per_op",
+            "per_op_state_us_per_op",
+            "peak_bytes_per_op",
+        ):
             values = [r[stage] for r in rows if r["graph"] == kind]
             if not values:
                 continue
