@@ -1,6 +1,6 @@
 """Sweep scaling: 200 timing-mode points in this process, then on 1 and 2 Dask worker processes.
 
-For each model (a ResNet-50 point takes tens of milliseconds, a SqueezeNet point about ten),
+For each model (a ResNet-50 timing point takes about 8 ms in-process, a SqueezeNet one about 3),
 prints points per second for each, the speedup of 2 workers over 1, and the overhead per point of
 running on Dask (1 worker) over calling `simulate_point` in-process; writes
 ``benchmarks/results/sweep_scaling.json``. Each cluster is started and warmed up (hetsim imported

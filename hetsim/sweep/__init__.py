@@ -9,6 +9,7 @@ parameters. The ``hetsim sweep`` command is `hetsim.cli.sweep`; the file format 
 
 from __future__ import annotations
 
+from hetsim.sweep.loaded import MODELS_KEPT, clear_models, point_model
 from hetsim.sweep.plot import plot_sweep
 from hetsim.sweep.points import (
     EXPANDERS,
@@ -42,6 +43,7 @@ __all__ = [
     "KEYS",
     "MAX_BATCH",
     "METRIC_ROOTS",
+    "MODELS_KEPT",
     "OPTION_NAMES",
     "RETRIES",
     "TASKS_PER_WORKER",
@@ -52,6 +54,7 @@ __all__ = [
     "SweepSpec",
     "batch_size",
     "best_points",
+    "clear_models",
     "execute_point",
     "execute_points",
     "load_sweep",
@@ -61,6 +64,7 @@ __all__ = [
     "parse_path",
     "parse_sweep",
     "plot_sweep",
+    "point_model",
     "read_results",
     "run_sweep",
     "simulate_point",

@@ -21,6 +21,7 @@ from uuid import uuid4
 
 from hetsim.api import simulate
 from hetsim.errors import Problem, SweepError
+from hetsim.sweep.loaded import point_model
 from hetsim.sweep.points import Point, SweepSpec
 from hetsim.sweep.results import ResultsLog
 from hetsim.sweep.spec import parse_sweep
@@ -81,6 +82,9 @@ class SweepProgress:
 def simulate_point(point: Point) -> dict[str, Any]:
     """Simulate one point and return its `Result.to_dict()`.
 
+    The model comes from `point_model`; the result equals that of `hetsim.simulate` called
+    with the model's name.
+
     Examples
     --------
     >>> spec = parse_sweep({"target": "arm-riscv-soc", "models": ["mlp"]})
@@ -89,7 +93,7 @@ def simulate_point(point: Point) -> dict[str, Any]:
     True
     """
     options: dict[str, Any] = dict(point.options) | dict(point.choices)
-    return simulate(point.model, point.target, **options).to_dict()
+    return simulate(point_model(point.model), point.target, **options).to_dict()
 
 
 def execute_point(point: Point, run_point: PointFn = simulate_point) -> dict[str, Any]:

@@ -19,8 +19,8 @@ from typing import Any
 import yaml
 
 from hetsim.errors import HetsimError, Problem, SweepError
-from hetsim.models import load_model
 from hetsim.sim import MODES
+from hetsim.sweep.loaded import point_model
 from hetsim.sweep.points import EXPANDERS, Axis, SweepSpec, digest, parse_path
 from hetsim.target.schema import closest
 
@@ -296,7 +296,7 @@ def _check_models(models: tuple[str, ...]) -> None:
     problems = []
     for i, model in enumerate(models):
         try:
-            load_model(model)
+            point_model(model)  # kept for the points this process runs
         except (HetsimError, OSError) as err:
             problems.append(Problem(f"models[{i}]", str(err)))
     if problems:

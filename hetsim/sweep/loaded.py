@@ -1,0 +1,67 @@
+"""The models a process has loaded for a sweep's points: `point_model`.
+
+Validating a sweep (`hetsim.sweep.spec`) and running its points (`hetsim.sweep.runner`) in one
+process both load its models through it, so the process loads each model once for the points
+that follow.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from hetsim.ir import Graph
+from hetsim.models import ZOO, load_model
+
+__all__ = ["MODELS_KEPT", "clear_models", "point_model"]
+
+MODELS_KEPT = 1
+"""Loaded models a process keeps for the next points (`point_model`)."""
+
+_models: OrderedDict[tuple[Any, ...], Graph] = OrderedDict()
+
+
+def point_model(model: str) -> Graph:
+    """The `Graph` of a point's `model` (a zoo name or an .onnx path), loaded once per process
+    for the points that follow.
+
+    Points come models outermost (`SweepSpec.points`) and a Dask task runs consecutive points,
+    so a process mostly runs one model's points in a row: keeping the last `MODELS_KEPT` models
+    saves loading the model at every point (a zoo ResNet-50 makes its weights in 50-90 ms, where
+    a timing-mode point of it simulates in about 10) and lets `simulate`'s caches keyed by the
+    graph (shapes and op costs) serve every point. More are not kept: a model's weights can
+    take hundreds of megabytes. A file is known by its resolved path, size and modification
+    time, so a file rewritten during a sweep is loaded anew. Graphs are immutable, so points
+    that share one cannot affect each other.
+
+    Examples
+    --------
+    >>> point_model("mlp") is point_model("mlp")
+    True
+    """
+    key = _model_key(model)
+    graph = _models.get(key)
+    if graph is not None:
+        _models.move_to_end(key)
+        return graph
+    graph = _models[key] = load_model(model)
+    while len(_models) > MODELS_KEPT:
+        _models.popitem(last=False)
+    return graph
+
+
+def _model_key(model: str) -> tuple[Any, ...]:
+    if model in ZOO:
+        return (model,)
+    path = Path(model)
+    try:
+        stat = path.stat()
+    except OSError:  # load_model reports it
+        return (model,)
+    return (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+def clear_models() -> None:
+    """Forget the models `point_model` keeps."""
+    _models.clear()
