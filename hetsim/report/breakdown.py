@@ -22,7 +22,8 @@ times the makespan.
 
 A record made without spans (the engine's ``trace=False``, for big sweeps) carries the sums
 instead, as ``extra["busy_us"]``: resource → category → µs. The engine runs one thread per
-resource then, so a resource's busy time is the sum over its categories.
+resource then, so a resource's busy time is the sum over its categories. Either way busy time is
+at most the makespan: a sum of rounded durations that exceeds it by rounding is cut to it.
 """
 
 from __future__ import annotations
@@ -113,12 +114,18 @@ def totals(record: RunRecord) -> Totals:
             by_category.setdefault(resource, {}).update(
                 {category: float(us) for category, us in sums.items()}
             )
-        return by_category, {name: sum(sums.values(), 0.0) for name, sums in by_category.items()}
-    swept = _sweep(record.spans, resources)
-    if swept is None:  # a record built by hand, out of start order
-        swept = _sweep(sorted(record.spans, key=attrgetter("start_us")), resources)
-    assert swept is not None, "spans sorted by start are in start order"
-    return swept
+        busy = {name: sum(sums.values(), 0.0) for name, sums in by_category.items()}
+    else:
+        swept = _sweep(record.spans, resources)
+        if swept is None:  # a record built by hand, out of start order
+            swept = _sweep(sorted(record.spans, key=attrgetter("start_us")), resources)
+        assert swept is not None, "spans sorted by start are in start order"
+        by_category, busy = swept
+    # Every span lies within the run, so no resource is busy longer than the makespan; a sum of
+    # rounded durations can exceed it by an ulp (0.1 + 0.2 > 0.3), which would make a
+    # utilization of 1.0000000000000002 and a negative idle time.
+    makespan = record.makespan_us
+    return by_category, {name: min(us, makespan) for name, us in busy.items()}
 
 
 def _sweep(spans: Iterable[Span], resources: Iterable[str]) -> Totals | None:

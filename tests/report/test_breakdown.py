@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hetsim.report import BUCKET_OF, busy_us, totals
+from hetsim.report.result import ProcessorStats, Result
 from hetsim.sim.records import CATEGORIES, RunRecord, Span
 
 quarters = st.integers(0, 40)
@@ -65,3 +66,23 @@ def test_totals_equal_covered_cells_and_sums_in_start_order_or_not(
     by_category, busy = totals(record)
     assert busy == {name: covered[name].sum() / 4 for name in RESOURCES}
     assert by_category == sums
+
+
+def test_busy_time_rounded_past_the_makespan_is_cut_to_it() -> None:
+    # 0.1 + 0.2 == 0.30000000000000004 > 0.3: the host is busy the whole run, no longer
+    untraced = RunRecord(
+        makespan_us=0.3, spans=(), processors=("host",), links=(), link_bytes={},
+        peak_memory_bytes={}, placement={}, inputs={}, outputs={},
+        extra={"busy_us": {"host": {"dispatch": 0.1, "compute": 0.2}}},
+    )  # fmt: skip
+    traced = RunRecord(
+        makespan_us=0.3,
+        spans=(Span("host", "exec", "a", "dispatch", 0.0, 0.1),
+               Span("host", "exec", "b", "compute", 0.1, 0.3)),
+        processors=("host",), links=(), link_bytes={}, peak_memory_bytes={}, placement={},
+        inputs={}, outputs={},
+    )  # fmt: skip
+    for record in (untraced, traced):
+        result = Result.from_record(record)
+        assert result.processors["host"] == ProcessorStats(busy_us=0.3, utilization=1.0)
+        assert result.breakdown_us["idle"] == 0.0
