@@ -220,8 +220,10 @@ def simulate(
         Anything `hetsim.target.Target` takes (a tag, a kind, a dict, a file), a canonical
         target tree, or an already built `Platform`.
     inputs
-        Input arrays by name. Without them, functional mode makes them with `make_inputs` from
-        `seed`; timing mode needs none (symbolic dims then come from ``dims=``).
+        Input arrays by name, each of the dtype the model declares and a shape that fits its
+        declared one (as `hetsim.execute` requires). Without them, functional mode makes them
+        with `make_inputs` from `seed`; timing mode needs none (symbolic dims then come from
+        ``dims=``).
     seed
         Seed of the made-up inputs.
     mode

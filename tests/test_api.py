@@ -246,6 +246,20 @@ def test_other_dims_bind_the_program_again(bound: list[bool]) -> None:
     assert runs[1].makespan_us > runs[0].makespan_us
 
 
+@pytest.mark.parametrize("mode", ["functional", "timing"])
+def test_an_input_of_another_dtype_is_refused_as_execute_refuses_it(mode: str) -> None:
+    # it used to run: int64 activations through float32 weights gave float64 outputs, and
+    # the simulated bytes followed the given dtype instead of the model's
+    model = load_model("mlp")
+    inputs = {"x": np.ones((1, 64), np.int64)}
+    with pytest.raises(ModelError) as from_execute:
+        execute(model, inputs)
+    with pytest.raises(ModelError) as from_simulate:
+        simulate(model, platform_of(HOST_GPU), inputs=inputs, mode=mode)
+    assert str(from_simulate.value) == str(from_execute.value)
+    assert str(from_simulate.value) == "input 'x': expected float32 array, got int64"
+
+
 def test_a_functional_run_needs_every_input() -> None:
     model, platform = load_model("cnn"), platform_of(HOST_GPU)
     program = compile_plan(model, platform, partition_plan(model, platform))

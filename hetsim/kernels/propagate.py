@@ -92,6 +92,14 @@ def bind_dims(
     return bound
 
 
+def _check_dtype(name: str, value: Any, declared: str) -> None:
+    """An input array must have its declared dtype, as `hetsim.execute` requires: the graph's
+    kernels, byte sizes and costs all follow from it."""
+    found = value.dtype if isinstance(value, np.ndarray) else np.asarray(value).dtype
+    if found != np.dtype(declared):
+        raise ModelError(f"input {name!r}: expected {np.dtype(declared)} array, got {found}")
+
+
 def _initial_metas(
     graph: Graph,
     bound: Mapping[str, int],
@@ -138,8 +146,8 @@ def propagate(
     Raises
     ------
     ModelError
-        An unbound or conflicting dim, an unsupported op, or a shape rule that rejects its
-        inputs.
+        An input of another dtype than declared, an unbound or conflicting dim, an unsupported
+        op, or a shape rule that rejects its inputs.
 
     Examples
     --------
@@ -194,6 +202,8 @@ def _walk(
     unknown = sorted(set(given) - set(graph.inputs))
     if unknown:
         raise ModelError(f"inputs: expected names from {sorted(graph.inputs)}, got {unknown}")
+    for name, value in given.items():
+        _check_dtype(name, value, graph.inputs[name].dtype)
     bound = bind_dims(graph, dims, {k: np.shape(v) for k, v in given.items()})
     shared: dict[tuple[tuple[int, ...], np.dtype[Any]], Meta] = {}
     metas = _initial_metas(graph, bound, given, shared)

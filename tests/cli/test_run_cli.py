@@ -221,3 +221,12 @@ def test_timing_run_reports_the_functional_makespan(capsys: pytest.CaptureFixtur
         assert main(["run", "cnn", "--target", "x86-h100", "--mode", mode, "--json"]) == 0
         makespans.append(json.loads(capsys.readouterr().out)["makespan_us"])
     assert makespans[0] == makespans[1]
+
+
+def test_inputs_of_another_dtype_than_the_model_declares_are_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    np.savez(tmp_path / "in.npz", x=np.zeros((1, 64), np.int64))
+    argv = ["run", "mlp", "--target", "x86-h100", "--inputs", str(tmp_path / "in.npz")]
+    assert main(argv) == 1
+    assert capsys.readouterr() == ("", "error: input 'x': expected float32 array, got int64\n")

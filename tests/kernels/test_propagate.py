@@ -129,6 +129,11 @@ def test_wrong_static_dim_is_an_error() -> None:
         propagate(_heads_graph(), inputs={"x": np.zeros((3, 9), np.float32)})
 
 
+def test_input_of_another_dtype_than_declared_is_an_error() -> None:
+    with pytest.raises(ModelError, match=r"^input 'x': expected float32 array, got int64$"):
+        propagate(_heads_graph(), inputs={"x": np.zeros((3, 8), np.int64)})
+
+
 def test_unknown_input_name_is_an_error() -> None:
     with pytest.raises(ModelError, match=r"^inputs: expected names from \['x'\], got \['y'\]$"):
         propagate(_heads_graph(), {"seq": 2}, {"y": np.zeros(2)})
