@@ -127,7 +127,7 @@ def plot_bench(rows: Sequence[BenchRow], path: str | Path) -> Path:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small", ncol=2)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, format="png", dpi=120)
     plt.close(fig)
     return Path(path)
 
@@ -153,6 +153,6 @@ def plot_accuracy(comparisons: Sequence[Comparison], path: str | Path) -> Path:
     ax.set_ylabel("simulated latency on 'local' (us)")
     ax.set_title("hetsim predictions against this machine (dotted: ±25%)")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, format="png", dpi=120)
     plt.close(fig)
     return Path(path)

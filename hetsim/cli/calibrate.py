@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from hetsim.calibrate import LOCAL_TAG, calibrate, steps, write_tag
+from hetsim.cli.files import output_file
 from hetsim.errors import HetsimError
 from hetsim.target import TAGS, add_tag_dir
 
@@ -71,13 +72,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             f"write it as the tag '{LOCAL_TAG}' (default: {user_tag_dir() / 'local.yaml'})."
         ),
     )
-    parser.add_argument("--out", type=Path, metavar="FILE", help="the tag file to write")
+    parser.add_argument("--out", type=output_file, metavar="FILE", help="the tag file to write")
     parser.add_argument("--quick", action="store_true", help="fewer probes: under a minute")
     parser.add_argument(
         "--threads", type=int, metavar="N", help="BLAS threads to model (default: all)"
     )
     parser.add_argument(
-        "--json", type=Path, metavar="FILE", help="also write the machine and raw samples"
+        "--json", type=output_file, metavar="FILE", help="also write the machine and raw samples"
     )
     parser.set_defaults(func=run)
 

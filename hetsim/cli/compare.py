@@ -13,6 +13,8 @@ import json
 import sys
 from pathlib import Path
 
+from hetsim.cli.files import output_file
+
 __all__ = ["parse_list", "register", "run"]
 
 
@@ -80,7 +82,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of --seq-dist (default 0)")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    parser.add_argument("--plot", type=Path, metavar="FILE.png", help="write a bar chart")
+    parser.add_argument("--plot", type=output_file, metavar="FILE.png", help="write a bar chart")
     parser.set_defaults(func=run)
 
 

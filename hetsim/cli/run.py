@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from hetsim.cli.files import output_file
 from hetsim.errors import HetsimError
 from hetsim.report import Result, print_summary
 
@@ -64,7 +65,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--target", required=True, metavar="TARGET", help="a tag, a kind, or a target file"
     )
     parser.add_argument("--mode", choices=MODES, default="functional", help="default: functional")
-    parser.add_argument("--inputs", type=Path, metavar="IN.npz", help="model inputs by name")
+    parser.add_argument(
+        "--inputs",
+        type=Path,
+        metavar="IN.npz",
+        help="model inputs by name, of the dtypes the model declares",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of generated inputs (default 0)")
     parser.add_argument(
         "--dims",
@@ -89,9 +95,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument(
         "--rules", type=Path, metavar="RULES.yaml", help="placement rules for --partition rules"
     )
-    parser.add_argument("--save-outputs", type=Path, metavar="OUT.npz", help="write the outputs")
-    parser.add_argument("--trace", type=Path, metavar="TRACE.json", help="write a Chrome trace")
-    parser.add_argument("--gantt", type=Path, metavar="GANTT.png", help="write a Gantt chart")
+    parser.add_argument(
+        "--save-outputs", type=output_file, metavar="OUT.npz", help="write the outputs"
+    )
+    parser.add_argument(
+        "--trace", type=output_file, metavar="TRACE.json", help="write a Chrome trace"
+    )
+    parser.add_argument(
+        "--gantt", type=output_file, metavar="GANTT.png", help="write a Gantt chart"
+    )
     parser.add_argument("--json", action="store_true", help="print the run as JSON")
     parser.set_defaults(func=run)
 

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from hetsim.cli.files import output_file
 from hetsim.sweep import (
     SweepProgress,
     SweepSpec,
@@ -41,7 +42,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument("file", metavar="FILE", type=Path, help="the sweep file (YAML)")
     parser.add_argument(
-        "--out", type=Path, metavar="RESULTS.jsonl", help="results file, one JSON line per point"
+        "--out",
+        type=output_file,
+        metavar="RESULTS.jsonl",
+        help="results file, one JSON line per point",
     )
     parser.add_argument(
         "--workers",
@@ -57,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--resume", action="store_true", help="complete --out, skipping the points it holds"
     )
     parser.add_argument("--json", action="store_true", help="print the counts and best points")
-    parser.add_argument("--plot", type=Path, metavar="FILE", help="plot the metric to a PNG")
+    parser.add_argument("--plot", type=output_file, metavar="FILE", help="plot the metric to a PNG")
     parser.set_defaults(func=sweep)
 
 

@@ -112,7 +112,7 @@ def draw(platform: Platform, path: str | Path) -> Path:
     axes.set_ylim(-depth + 0.4, 0.6)
     axes.set_title(f"platform {platform.name}", fontsize=10)
     out = Path(path)
-    figure.savefig(out, dpi=100, bbox_inches="tight")
+    figure.savefig(out, format="png", dpi=100, bbox_inches="tight")
     return out
 
 

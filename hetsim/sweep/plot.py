@@ -71,6 +71,6 @@ def plot_sweep(
         axes.legend(fontsize="small")
     figure.tight_layout()
     path = Path(path)
-    figure.savefig(path, dpi=100)
+    figure.savefig(path, format="png", dpi=100)
     plt.close(figure)
     return path

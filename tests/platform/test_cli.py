@@ -34,6 +34,16 @@ def test_show_png_draws_the_platform(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert capsys.readouterr().err == f"wrote {png}\n"
 
 
+def test_show_png_writes_the_path_given_even_without_a_suffix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "soc"  # matplotlib would add ".png" unless told the format
+    assert main(["platform", "show", "arm-riscv-soc", "--png", str(path)]) == 0
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["soc"]
+    assert capsys.readouterr().err == f"wrote {path}\n"
+
+
 def test_show_unknown_target_is_a_user_error(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(TargetError) as raised:
         Target("no-such-tag")

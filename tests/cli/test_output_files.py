@@ -1,0 +1,63 @@
+"""Every option that names a file to write refuses, when the command line is read, a path that
+is a directory or whose directory does not exist."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hetsim.cli import build_parser
+
+# (command line before the option, the option): every option typed `output_file`
+WRITERS = [
+    (["run", "mlp", "--target", "x86-h100"], "--save-outputs"),
+    (["run", "mlp", "--target", "x86-h100"], "--trace"),
+    (["run", "mlp", "--target", "x86-h100"], "--gantt"),
+    (["platform", "show", "x86-h100"], "--png"),
+    (["compare", "mlp", "--target", "x86-h100"], "--plot"),
+    (["sweep", "sweep.yaml"], "--out"),
+    (["sweep", "sweep.yaml"], "--plot"),
+    (["bench", "dispatch"], "--plot"),
+    (["calibrate"], "--out"),
+    (["calibrate"], "--json"),
+]
+
+
+def _usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args(argv)
+    assert exit_info.value.code == 2
+    return capsys.readouterr().err.splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"), WRITERS, ids=[" ".join(w[0][:2]) + w[1] for w in WRITERS]
+)
+def test_a_directory_is_refused(
+    argv: list[str], option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    error = _usage_error([*argv, option, str(tmp_path)], capsys)
+    assert error.endswith(
+        f"error: argument {option}: expected a file to write, got the directory '{tmp_path}'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"), WRITERS, ids=[" ".join(w[0][:2]) + w[1] for w in WRITERS]
+)
+def test_a_file_in_a_missing_directory_is_refused(
+    argv: list[str], option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "missing" / "out.file"
+    error = _usage_error([*argv, option, str(path)], capsys)
+    assert error.endswith(
+        f"error: argument {option}: expected a file in an existing directory, got '{path}' "
+        f"(no directory '{path.parent}')"
+    )
+
+
+def test_a_file_in_an_existing_directory_is_taken(tmp_path: Path) -> None:
+    args = build_parser().parse_args(["run", "mlp", "--target", "x86-h100", "--trace",
+                                      str(tmp_path / "t.json")])  # fmt: skip
+    assert args.trace == tmp_path / "t.json"
