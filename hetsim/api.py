@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from hetsim.errors import ModelError
 from hetsim.ir import Graph, bind_shape
 from hetsim.ir.cache import CACHE_MAX_OPS, GraphCache
 from hetsim.kernels import Cost, Meta, bind_dims, propagate_costs
@@ -56,7 +57,7 @@ def make_inputs(
     Raises
     ------
     ModelError
-        A symbolic dim without a size in `dims`.
+        A seed that is not a non-negative integer, or a symbolic dim without a size in `dims`.
 
     Examples
     --------
@@ -67,6 +68,8 @@ def make_inputs(
     >>> made["x"].shape, made["x"].dtype, made["i"].tolist()
     ((2, 3), dtype('float32'), [2, 2, 3])
     """
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ModelError(f"seed: expected a non-negative integer, got {seed!r}")
     bound = bind_dims(graph, dims)
     rng = np.random.default_rng(seed)
     made = {}

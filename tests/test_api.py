@@ -246,6 +246,13 @@ def test_other_dims_bind_the_program_again(bound: list[bool]) -> None:
     assert runs[1].makespan_us > runs[0].makespan_us
 
 
+@pytest.mark.parametrize("seed", [-1, 1.5, "0", True])
+def test_a_seed_must_be_a_non_negative_integer(seed: object) -> None:
+    with pytest.raises(ModelError) as error:
+        simulate("mlp", HOST_GPU, seed=seed)
+    assert str(error.value) == f"seed: expected a non-negative integer, got {seed!r}"
+
+
 @pytest.mark.parametrize("mode", ["functional", "timing"])
 def test_an_input_of_another_dtype_is_refused_as_execute_refuses_it(mode: str) -> None:
     # it used to run: int64 activations through float32 weights gave float64 outputs, and

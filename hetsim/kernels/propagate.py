@@ -48,8 +48,9 @@ def bind_dims(
     Raises
     ------
     ModelError
-        A symbolic dim left unbound, two conflicting bindings, a rank or static dim mismatch;
-        the message names the input and the dim.
+        A size in `dims` that is not a non-negative integer, a symbolic dim left unbound, two
+        conflicting bindings, a rank or static dim mismatch; the message names the input and
+        the dim.
 
     Examples
     --------
@@ -58,7 +59,7 @@ def bind_dims(
     >>> bind_dims(g, {"batch": 1}, {"x": (1, 8)})
     {'batch': 1, 'seq': 8}
     """
-    bound = dict(dims or {})
+    bound = {name: _checked_size(name, size) for name, size in (dims or {}).items()}
     source = {name: "dims" for name in bound}
     for name, array_shape in (shapes or {}).items():
         declared = graph.inputs[name].shape
@@ -90,6 +91,14 @@ def bind_dims(
                     "or an input array), got none"
                 )
     return bound
+
+
+def _checked_size(name: str, size: Any) -> int:
+    """A dim's size as given in `dims`: an integer of at least 0 (a bool, a float or a string is
+    refused rather than rounded or parsed)."""
+    if isinstance(size, bool) or not isinstance(size, int | np.integer) or size < 0:
+        raise ModelError(f"dims: expected a non-negative integer size for {name!r}, got {size!r}")
+    return int(size)
 
 
 def _check_dtype(name: str, value: Any, declared: str) -> None:

@@ -129,6 +129,20 @@ def test_wrong_static_dim_is_an_error() -> None:
         propagate(_heads_graph(), inputs={"x": np.zeros((3, 9), np.float32)})
 
 
+@pytest.mark.parametrize("size", ["8", 8.0, 8.5, True, -1, None])
+def test_a_size_in_dims_must_be_a_non_negative_integer(size: object) -> None:
+    # "8" and 8.0 used to be taken through int(), 8.5 truncated, True taken as 1, and -1 went on
+    # to fail in a shape rule far from the cause
+    message = f"dims: expected a non-negative integer size for 'seq', got {size!r}"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        propagate(_heads_graph(), {"seq": size})
+
+
+def test_dims_take_numpy_integers_and_zero() -> None:
+    assert bind_dims(_heads_graph(), {"seq": np.int64(3)}) == {"seq": 3}
+    assert propagate(_heads_graph(), {"seq": 0})["x"].shape == (0, 8)
+
+
 def test_input_of_another_dtype_than_declared_is_an_error() -> None:
     with pytest.raises(ModelError, match=r"^input 'x': expected float32 array, got int64$"):
         propagate(_heads_graph(), inputs={"x": np.zeros((3, 8), np.int64)})
