@@ -264,17 +264,19 @@ class Simulation:
         return record
 
     def _release(self) -> None:
-        """Drop the run's steps once it is recorded.
+        """Drop the run's steps and rows once it is recorded.
 
         Streams reference this simulation and it them: a cycle that only Python's cyclic
         collector frees, and `simulate` pauses it. Without the references, the steps go as
         soon as their caller drops them (or stay only in the bound-program cache,
-        `hetsim.sim.bind.bound_for`), not when the collector next runs.
+        `hetsim.sim.bind.bound_for`), not when the collector next runs; and the rows, which the
+        record's spans copy, go now rather than after the collector has traversed every one.
         """
         self._code = ()
         self.programs = ()
         for executor in self.executors:
             executor.code = ()
+        self._rows.clear()
 
     def _load(self, executor: Executor) -> None:
         self.host, self._code, self.pc, self.t = (
