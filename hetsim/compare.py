@@ -82,7 +82,7 @@ def dims_trace(
     Raises
     ------
     HetsimError
-        An unknown kind or wrong arguments.
+        An unknown kind, wrong arguments, or iterations below 1.
 
     Examples
     --------
@@ -95,6 +95,7 @@ def dims_trace(
     ...
     hetsim.errors.HetsimError: --seq-dist: expected fixed:N, uniform:LO:HI or ..., got 'normal:3'
     """
+    _check_iterations(iterations)
     kind, _, rest = spec.partition(":")
     found = DISTRIBUTIONS.get(kind)
     parts = rest.split(":") if rest else []
@@ -322,7 +323,8 @@ def compare(
     Raises
     ------
     HetsimError
-        An unknown strategy, bad buckets, a bad model or target, a failing run.
+        An unknown strategy, bad buckets, iterations below 1, a bad model or target, a failing
+        run.
     """
     if mode not in MODES:
         raise SimulationError(Problem("compare", "expected mode 'functional' or 'timing'",
@@ -360,9 +362,17 @@ def compare(
     )
 
 
+def _check_iterations(iterations: Any) -> None:
+    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
+        problem = Problem("iterations", "expected an integer >= 1", repr(iterations))
+        raise HetsimError(problem.message)
+
+
 def _trace(
     symbols: Sequence[str], trace: Sequence[Mapping[str, int]] | None, iterations: int | None
 ) -> list[dict[str, int]]:
+    if iterations is not None:  # 0 used to mean the default
+        _check_iterations(iterations)
     if trace is None:
         count = iterations or DEFAULT_ITERATIONS
         trace = dims_trace(DEFAULT_SEQ_DIST, count, dims=symbols) if symbols else [{}] * count

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -116,6 +117,16 @@ def test_an_unknown_strategy_is_an_error() -> None:
 def test_an_empty_trace_is_an_error() -> None:
     with pytest.raises(HetsimError, match=r"^compare: expected at least one iteration, got an"):
         compare("cnn", "x86-h100", trace=[])
+
+
+@pytest.mark.parametrize("iterations", [0, -3, 1.5, True])
+def test_iterations_below_one_are_an_error(iterations: object) -> None:
+    # 0 used to run the default 20 iterations, and -3 with a uniform trace failed inside numpy
+    message = f"iterations: expected an integer >= 1, got {iterations!r}"
+    with pytest.raises(HetsimError, match=f"^{re.escape(message)}$"):
+        compare("cnn", "x86-h100", ("none",), iterations=iterations)  # type: ignore[arg-type]
+    with pytest.raises(HetsimError, match=f"^{re.escape(message)}$"):
+        dims_trace("uniform:4:8", iterations)  # type: ignore[arg-type]
 
 
 def test_table_and_json() -> None:

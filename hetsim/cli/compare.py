@@ -100,7 +100,10 @@ def run(args: argparse.Namespace) -> int:
         trace = load_shapes(args.shapes, dims=symbols or ("seq",))
     elif args.seq_dist is not None:
         trace = dims_trace(
-            args.seq_dist, args.iterations or DEFAULT_ITERATIONS, seed=args.seed, dims=symbols
+            args.seq_dist,
+            DEFAULT_ITERATIONS if args.iterations is None else args.iterations,
+            seed=args.seed,
+            dims=symbols,
         )
     comparison = compare(
         model,
