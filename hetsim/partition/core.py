@@ -290,8 +290,9 @@ def _policy(policy: str, rules: Any, platform: Platform) -> tuple[Rule, ...]:
             )
         return load_rules(rules, platform)
     if rules is not None:
+        given = repr(str(rules)) if isinstance(rules, Path) else repr(rules)  # a file by its name
         raise PartitionError(
-            f"rules: expected no rules for policy {policy!r} (use policy 'rules'), got {rules!r}"
+            f"rules: expected no rules for policy {policy!r} (use policy 'rules'), got {given}"
         )
     return ()
 

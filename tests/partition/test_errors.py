@@ -131,6 +131,15 @@ def test_rules_given_to_another_policy(host_npu: Platform) -> None:
         partition(_neg(), host_npu, "cost", [{"op": "Neg", "device": "host"}])
 
 
+def test_a_rules_file_given_to_another_policy_is_named_by_its_path(
+    tmp_path: Path, host_npu: Platform
+) -> None:
+    path = tmp_path / "rules.yaml"
+    message = f"rules: expected no rules for policy 'cost' (use policy 'rules'), got '{path}'"
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(_neg(), host_npu, "cost", path)
+
+
 def test_rules_file_that_does_not_exist(tmp_path: Path, host_npu: Platform) -> None:
     missing = str(tmp_path / "missing.yaml")
     message = f"rules: expected a YAML file or a list of rules, got {missing!r} (no such file)"
