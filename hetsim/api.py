@@ -16,11 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.errors import ModelError
+from hetsim.errors import ModelError, UnknownValueError
 from hetsim.ir import Graph, bind_shape
 from hetsim.ir.cache import CACHE_MAX_OPS, GraphCache
-from hetsim.kernels import Cost, Meta, bind_dims, propagate_costs
-from hetsim.kernels.propagate import SMALL_VALUE_SIZE
+from hetsim.kernels import Cost, Meta, bind_dims, keeps_value, propagate_costs
 from hetsim.models import load_model
 from hetsim.partition import POLICIES, Plan
 from hetsim.partition import partition as partition_graph
@@ -172,7 +171,7 @@ def _propagated(
             name,
             a.shape,
             a.dtype.str,
-            a.tobytes() if a.dtype.kind in "iub" and a.size <= SMALL_VALUE_SIZE else None,
+            a.tobytes() if keeps_value(a) else None,
         )
         for name, a in sorted(arrays.items())
     )
@@ -276,25 +275,36 @@ def simulate(
     metas, costs = shared if shared is not None else _propagated(graph, opts.dims, given)
     dims = bind_dims(graph, opts.dims, {name: np.shape(v) for name, v in given.items()})
 
-    def plan_of(policy: str, given_rules: Any) -> Plan:
+    def plan_of(policy: str, given_rules: Any, values: Mapping[str, np.ndarray] | None) -> Plan:
         return partition_graph(
             graph, platform, policy, given_rules, dims=opts.dims,
             metas=metas if shared is not None else None,
-            costs=costs if shared is not None else None,
+            costs=costs if shared is not None else None, inputs=values,
         )  # fmt: skip
 
-    if partition == "cost":  # its choice depends on the run's shapes: never cached
-        plans = (plan_of(partition, rules), plan_of("capability", None))
-        program = compile_plan(
-            graph, platform, fastest_plan(plans, graph, platform, metas, dims, costs)
-        )
-    elif rules is None and partition in POLICIES:  # rules may name a file that changes
-        program = _compiled(
-            graph, platform, partition, opts.dims,
-            lambda: compile_plan(graph, platform, plan_of(partition, None)),
-        )  # fmt: skip
-    else:
-        program = compile_plan(graph, platform, plan_of(partition, rules))
+    def program_of(values: Mapping[str, np.ndarray] | None) -> PlanProgram:
+        if partition == "cost":  # its choice depends on the run's shapes: never cached
+            plans = (plan_of(partition, rules, values), plan_of("capability", None, values))
+            return compile_plan(
+                graph, platform, fastest_plan(plans, graph, platform, metas, dims, costs)
+            )
+        if values is None and rules is None and partition in POLICIES:  # a rules file may change
+            return _compiled(
+                graph, platform, partition, opts.dims,
+                lambda: compile_plan(graph, platform, plan_of(partition, None, None)),
+            )  # fmt: skip
+        return compile_plan(graph, platform, plan_of(partition, rules, values))
+
+    try:
+        program = program_of(None)
+    except UnknownValueError:
+        # A shape depends on an input's value (an Expand's shape given as an input), which the
+        # plan's estimate does not know: plan with the values of the small integer inputs
+        # given. Such a plan holds for those values only, so it is not kept.
+        values = {name: v for name, v in given.items() if keeps_value(np.asarray(v))}
+        if not values:
+            raise
+        program = program_of(values)
     record = run_with_graphs(
         program,
         platform,

@@ -17,6 +17,7 @@ __all__ = [
     "SimulationError",
     "SweepError",
     "TargetError",
+    "UnknownValueError",
 ]
 
 
@@ -70,6 +71,16 @@ class TargetError(_ProblemsError, ValueError):
 
 class ModelError(HetsimError, ValueError):
     """A model is invalid or uses something hetsim does not support (an op, a dtype, a file)."""
+
+
+class UnknownValueError(ModelError):
+    """A shape depends on the value of a tensor that is not known before the run: one computed
+    from data, or a graph input (an Expand's shape) whose array was not given. `tensor` names it.
+    """
+
+    def __init__(self, message: str, tensor: str) -> None:
+        super().__init__(message)
+        self.tensor = tensor
 
 
 class PartitionError(HetsimError, ValueError):

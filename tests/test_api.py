@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from hetsim.api import clear_caches, make_inputs, platform_of, simulate
-from hetsim.errors import ModelError, SimulationError
-from hetsim.ir import GraphBuilder, Op
+from hetsim.errors import ModelError, SimulationError, UnknownValueError
+from hetsim.ir import Graph, GraphBuilder, Op, TensorType
 from hetsim.kernels import execute, propagate
 from hetsim.models import load_model
 from hetsim.partition import partition as partition_plan
@@ -305,3 +305,39 @@ def test_graphs_over_the_cache_limit_are_placed_anew_every_time(
     first, second = simulate(model, platform, seed=1), simulate(model, platform, seed=1)
     assert policies == ["capability", "capability"]
     assert first.to_dict() == second.to_dict()
+
+
+def _expand_by_input() -> Graph:
+    """y = Expand(x, shape) with the target shape a graph input: a shape set by a value."""
+    return Graph(
+        "expand",
+        (Op("Expand", "e", ("x", "shape"), ("y",)),),
+        {"x": TensorType((1, 3, 1), "float32"), "shape": TensorType((3,), "int64")},
+        ("y",),
+    )
+
+
+@pytest.mark.parametrize("tag", [HOST_GPU, "arm-riscv-soc"])
+@pytest.mark.parametrize("policy", ["capability", "cost"])
+def test_a_shape_given_as_an_input_value_is_planned_with_that_value(tag: str, policy: str) -> None:
+    # it used to fail in the plan's estimate ("expected a known value ... 'shape'") although
+    # the value was given, where execute ran it
+    model, platform = _expand_by_input(), platform_of(tag)
+    x = np.arange(3, dtype=np.float32).reshape(1, 3, 1)
+    for shape in ([1, 3, 2], [2, 3, 4], [1, 3, 2]):  # other values, then the first again
+        inputs = {"x": x, "shape": np.array(shape, np.int64)}
+        run = simulate(model, platform, inputs=inputs, partition=policy)
+        np.testing.assert_array_equal(run.outputs["y"], execute(model, inputs)["y"])
+        assert run.outputs["y"].shape == tuple(shape)
+        timing = simulate(model, platform, inputs=inputs, partition=policy, mode="timing")
+        assert timing.makespan_us == run.makespan_us
+
+
+def test_a_shape_input_without_its_array_is_named() -> None:
+    with pytest.raises(UnknownValueError) as error:
+        simulate(_expand_by_input(), HOST_GPU, mode="timing")
+    assert str(error.value) == (
+        "op e (Expand): expected a known value for input 1 (shape), got graph input 'shape' "
+        "without its array (pass it in inputs)"
+    )
+    assert error.value.tensor == "shape"

@@ -10,7 +10,7 @@ from hetsim.kernels import reduce as _reduce
 from hetsim.kernels import shape as _shape
 from hetsim.kernels import tensor as _tensor
 from hetsim.kernels.execute import Program, compile_program, execute
-from hetsim.kernels.propagate import bind_dims, propagate, propagate_costs
+from hetsim.kernels.propagate import bind_dims, keeps_value, propagate, propagate_costs
 from hetsim.kernels.registry import (
     OP_CLASSES,
     OPS,
@@ -34,6 +34,7 @@ __all__ = [
     "bind_dims",
     "compile_program",
     "execute",
+    "keeps_value",
     "lookup",
     "propagate",
     "propagate_costs",

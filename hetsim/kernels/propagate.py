@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.errors import ModelError
+from hetsim.errors import ModelError, UnknownValueError
 from hetsim.ir import Graph, Op, bind_shape
 from hetsim.kernels.registry import Cost, Meta, lookup
 
-__all__ = ["SMALL_VALUE_SIZE", "bind_dims", "propagate", "propagate_costs"]
+__all__ = ["SMALL_VALUE_SIZE", "bind_dims", "keeps_value", "propagate", "propagate_costs"]
 
 SMALL_VALUE_SIZE = 1024
 """Outputs up to this many elements are computed for real when all their inputs are known."""
@@ -109,6 +109,19 @@ def _check_dtype(name: str, value: Any, declared: str) -> None:
         raise ModelError(f"input {name!r}: expected {np.dtype(declared)} array, got {found}")
 
 
+def keeps_value(array: np.ndarray) -> bool:
+    """Whether propagation keeps an input array's value, not just its shape: a small integer
+    array (at most `SMALL_VALUE_SIZE` elements) may feed shape arithmetic (an Expand's shape);
+    float data is left to `hetsim.execute`.
+
+    Examples
+    --------
+    >>> keeps_value(np.array([3, 1])), keeps_value(np.zeros(2, np.float32))
+    (True, False)
+    """
+    return array.dtype.kind in "iub" and array.size <= SMALL_VALUE_SIZE
+
+
 def _initial_metas(
     graph: Graph,
     bound: Mapping[str, int],
@@ -120,9 +133,7 @@ def _initial_metas(
         given = inputs.get(name)
         if given is not None:
             array = np.asarray(given)
-            # an integer input may feed shape arithmetic; float data is left to execute()
-            is_shape_like = array.dtype.kind in "iub" and array.size <= SMALL_VALUE_SIZE
-            metas[name] = _shared(Meta.of(array, keep_value=is_shape_like), shared)
+            metas[name] = _shared(Meta.of(array, keep_value=keeps_value(array)), shared)
         elif name not in metas:
             meta = Meta(bind_shape(declared.shape, bound), np.dtype(declared.dtype))
             metas[name] = _shared(meta, shared)
@@ -234,7 +245,10 @@ def _walk(
         key = (op.type, attrs, arity, *map(id, in_metas))
         found = seen.get(key)
         if found is None:
-            out_metas = _infer(op, opset, in_metas, shared)
+            try:
+                out_metas = _infer(op, opset, in_metas, shared)
+            except UnknownValueError as err:
+                raise _unknown_input(err, graph, given) from None
             cost = None if costs is None else _cost(op, in_metas, out_metas)
             if attrs is not None and _is_reusable(in_metas):
                 seen[key] = (out_metas, cost)
@@ -247,6 +261,20 @@ def _walk(
             if name:
                 metas[name] = meta
     return metas
+
+
+def _unknown_input(
+    err: UnknownValueError, graph: Graph, given: Mapping[str, Any]
+) -> UnknownValueError:
+    """`err`, said of a graph input when the tensor whose value a shape needs is one: its array
+    was not given (a graph input's value is never computed)."""
+    if err.tensor not in graph.inputs or err.tensor in given:
+        return err
+    message = str(err).replace(
+        f"got a computed tensor {err.tensor!r}",
+        f"got graph input {err.tensor!r} without its array (pass it in inputs)",
+    )
+    return UnknownValueError(message, err.tensor)
 
 
 def _cost(op: Op, in_metas: list[Meta | None], out_metas: list[Meta]) -> Cost:

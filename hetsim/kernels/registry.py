@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.errors import ModelError
+from hetsim.errors import ModelError, UnknownValueError
 from hetsim.ir import Op
 
 __all__ = [
@@ -320,12 +320,18 @@ def constant_input(op: Op, inputs: Sequence[Meta | None], index: int, what: str)
     """The value of input `index`, which a shape rule needs to know (a Reshape's shape).
 
     Propagation computes small integer tensors for real; an input whose value is still unknown
-    was computed from data, and the output shape cannot be known without running the model.
+    was computed from data (or is a graph input given without its array), and the output shape
+    cannot be known without running the model: `UnknownValueError`.
     """
     meta = inputs[index] if index < len(inputs) else None
-    if meta is None or meta.value is None:
-        got = "no input" if meta is None else f"a computed tensor {op.inputs[index]!r}"
-        raise op_error(op, f"expected a known value for input {index} ({what})", got)
+    if meta is None:
+        raise op_error(op, f"expected a known value for input {index} ({what})", "no input")
+    if meta.value is None:
+        tensor = op.inputs[index]
+        expected = f"expected a known value for input {index} ({what})"
+        raise UnknownValueError(
+            str(op_error(op, expected, f"a computed tensor {tensor!r}")), tensor
+        )
     return meta.value
 
 

@@ -31,6 +31,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
+
 from hetsim.errors import PartitionError
 from hetsim.ir import Graph, Op
 from hetsim.kernels import Cost, Meta, propagate_costs
@@ -297,6 +299,18 @@ def _policy(policy: str, rules: Any, platform: Platform) -> tuple[Rule, ...]:
     return ()
 
 
+def _estimate(
+    graph: Graph, bound: Mapping[str, int], inputs: Mapping[str, np.ndarray]
+) -> tuple[dict[str, Meta], dict[str, Cost]]:
+    """Metas and costs of the plan's estimate: unbound dims at `ESTIMATE_DIM`, except the dims
+    of the given `inputs`, which their arrays' shapes bind."""
+    from_arrays = {symbol for name in inputs for symbol in graph.inputs[name].symbols}
+    estimate = {
+        s: bound.get(s, ESTIMATE_DIM) for s in graph.symbols if s in bound or s not in from_arrays
+    }
+    return propagate_costs(graph, estimate, inputs)
+
+
 def partition(
     graph: Graph,
     platform: Platform,
@@ -306,6 +320,7 @@ def partition(
     *,
     metas: Mapping[str, Meta] | None = None,
     costs: Mapping[str, Cost] | None = None,
+    inputs: Mapping[str, np.ndarray] | None = None,
 ) -> Plan:
     """Place every op of `graph` on `platform`: per level, segments, devices and transfers.
 
@@ -328,6 +343,10 @@ def partition(
         Every op's `Cost` for those `metas` (`op_costs`), when the caller has them (`simulate`
         binds its run with the same table); else computed here (with the metas, in one walk:
         `hetsim.kernels.propagate_costs`, when neither is given). Only with `metas`.
+    inputs
+        Arrays of graph inputs whose values shapes depend on (an Expand's shape as an input),
+        for an estimate made here: their values are used, and the dims of their shapes taken
+        from the arrays. Without them such a graph cannot be estimated (`UnknownValueError`).
 
     Returns
     -------
@@ -351,11 +370,10 @@ def partition(
     """
     bound = dict(dims or {})
     rule_list = _policy(policy, rules, platform)
-    estimate = {s: bound.get(s, ESTIMATE_DIM) for s in graph.symbols}
     if metas is None:
         if costs is not None:
             raise PartitionError("partition: expected metas= with costs= (costs are of metas)")
-        metas, costs = propagate_costs(graph, estimate)  # one walk gives both
+        metas, costs = _estimate(graph, bound, inputs or {})  # one walk gives both
     constants, folded, ops = fold(graph)
     builder = _Builder(
         graph,
