@@ -126,6 +126,17 @@ def _hard_sigmoid(op: Op) -> Unary:
     return lambda x: np.clip(alpha * x + beta, 0, 1)
 
 
+def _shrink(op: Op) -> Unary:
+    bias = float(attr(op, "bias", 0.0))
+    lambd = float(attr(op, "lambd", 0.5))
+
+    def shrink(x: np.ndarray) -> np.ndarray:
+        shrunk = np.where(x < -lambd, x + bias, np.where(x > lambd, x - bias, 0))
+        return shrunk.astype(x.dtype, copy=False)
+
+    return shrink
+
+
 def _gelu(op: Op) -> Unary:
     approximate = attr(op, "approximate", "none")
     if approximate == "tanh":
@@ -199,6 +210,8 @@ _UNARY: dict[str, tuple[Callable[[Op], Unary], float]] = {
     "Selu": (_selu, 5 + TRANSCENDENTAL_FLOPS),
     "HardSigmoid": (_hard_sigmoid, 3),
     "Gelu": (_gelu, TRANSCENDENTAL_FLOPS + 4),  # approximate='none' (_gelu_cost reads it)
+    "Sign": (_fixed(np.sign), 1),
+    "Shrink": (_shrink, 6),  # two compares, the add and the subtract, two selects
 }
 
 
@@ -319,15 +332,42 @@ for _type, (_fn, _is_bool) in _BINARY.items():
     )
 
 
+PRELU_BROADCAST_OPSET = 7
+"""PRelu slopes broadcast as numpy does from this opset on; before it, a 1-D slope with one value
+per channel applies along axis 1 (PRelu-6: "if Slope is of size 1, the value is shared across
+different channels"), as PyTorch exports its per-channel PReLU."""
+
+
+def _is_per_channel(opset: int, x_shape: tuple[int, ...], slope_shape: tuple[int, ...]) -> bool:
+    return (
+        opset < PRELU_BROADCAST_OPSET
+        and len(slope_shape) == 1
+        and len(x_shape) > 2
+        and slope_shape[0] == x_shape[1] != 1
+    )
+
+
+def _compile_prelu(op: Op, opset: int) -> Kernel:
+    def run(inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        x, slope = inputs[0], inputs[1]
+        if _is_per_channel(opset, x.shape, slope.shape):
+            slope = slope.reshape(-1, *(1,) * (x.ndim - 2))
+        return [_prelu(x, slope)]
+
+    return run
+
+
 def _infer_prelu(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x, slope = _present(op, inputs, 2)
+    if _is_per_channel(opset, x.shape, slope.shape):
+        return [Meta(x.shape, x.dtype)]
     if broadcast_shape(op, x.shape, slope.shape) != x.shape:
         shape = list(slope.shape)
         raise op_error(op, f"expected a slope that broadcasts to {list(x.shape)}", shape)
     return [Meta(x.shape, x.dtype)]
 
 
-register("PRelu", "elementwise", compile=_compile_binary(_prelu), infer=_infer_prelu)
+register("PRelu", "elementwise", compile=_compile_prelu, infer=_infer_prelu)
 
 _VARIADIC: dict[str, Binary] = {"Sum": np.add, "Max": np.maximum, "Min": np.minimum}
 

@@ -15,7 +15,8 @@ from hetsim.kernels.elementwise import erf
 
 UNARY_FLOAT = [
     "Relu", "Neg", "Abs", "Sqrt", "Exp", "Log", "Reciprocal", "Floor", "Ceil", "Erf", "Tanh",
-    "Sigmoid", "Softsign", "Softplus", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "Gelu",
+    "Sigmoid", "Softsign", "Softplus", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "Gelu", "Sign",
+    "Shrink",
 ]  # fmt: skip
 
 
@@ -144,6 +145,31 @@ def test_prelu_shape_rule_rejects_a_slope_wider_than_x() -> None:
         match=r"^op n0 \(PRelu\): expected a slope that broadcasts to \[3\], got \[2, 3\]$",
     ):
         OPS["PRelu"].infer(_op("PRelu", 2), 17, metas)
+
+
+def test_prelu_before_opset_7_applies_a_1d_slope_per_channel() -> None:
+    # axis 1 has 3 channels, and so has the last axis: the slope goes along axis 1, not the last
+    x = np.linspace(-2.0, 1.0, 18, dtype=np.float32).reshape(2, 3, 3)
+    slope = np.array([0.5, 2.0, 4.0], np.float32)
+    (y,) = _run(_op("PRelu", 2), x, slope, opset=6)
+    by_channel = slope.reshape(1, 3, 1)
+    np.testing.assert_array_equal(y, np.where(x < 0, x * by_channel, x))
+    assert y[0, 2, 0] == x[0, 2, 0] * 4.0  # a negative input of channel 2
+    metas = [Meta((2, 3, 4), np.dtype("float32")), Meta((3,), np.dtype("float32"))]
+    assert OPS["PRelu"].infer(_op("PRelu", 2), 6, metas) == [Meta((2, 3, 4), np.dtype("float32"))]
+
+
+def test_prelu_from_opset_7_broadcasts_as_numpy_does() -> None:
+    x = np.linspace(-2.0, 1.0, 18, dtype=np.float32).reshape(2, 3, 3)
+    slope = np.array([0.5, 2.0, 4.0], np.float32)
+    (y,) = _run(_op("PRelu", 2), x, slope, opset=7)
+    np.testing.assert_array_equal(y, np.where(x < 0, x * slope, x))  # along the last axis
+    metas = [Meta((2, 3, 4), np.dtype("float32")), Meta((3,), np.dtype("float32"))]
+    with pytest.raises(
+        ModelError,
+        match=r"^op n0 \(PRelu\): expected broadcastable shapes, got \[2, 3, 4\] and \[3\]$",
+    ):
+        OPS["PRelu"].infer(_op("PRelu", 2), 7, metas)
 
 
 def test_comparison_shape_rule_gives_bool() -> None:
