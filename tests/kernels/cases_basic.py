@@ -38,6 +38,16 @@ def _unary() -> list[Case]:
     cases = [Case(t, {"x": f32(3, 4)}, id=t.lower()) for t in plain]
     cases += [Case(t, {"x": pos(3, 4)}, id=t.lower()) for t in ("Sqrt", "Log", "Reciprocal")]
     cases += [
+        Case("Sign", {"x": np.array([-2.5, -0.0, 0.0, 3.0], np.float32)}, id="sign"),
+        Case("Sign", {"x": i64(-3, 0, 5)}, id="sign-int64"),
+        Case("Shrink", {"x": np.linspace(-2, 2, 9, dtype=np.float32)}, id="shrink-default"),
+        Case(
+            "Shrink",
+            {"x": np.linspace(-3, 3, 13, dtype=np.float32)},
+            {"bias": 1.5, "lambd": 1.0},
+            id="shrink-attrs",
+        ),
+        Case("Shrink", {"x": i64(-4, -1, 0, 1, 4)}, {"bias": 1.0, "lambd": 1.0}, id="shrink-int"),
         Case("Relu", {"x": i64(-3, 0, 5)}, id="relu-int64"),
         Case("Sigmoid", {"x": np.array([-100, -5, 0, 5, 100], np.float32)}, id="sigmoid-far"),
         Case("Softplus", {"x": np.array([-100, 0, 50], np.float32)}, id="softplus-far"),
