@@ -141,9 +141,12 @@ class Stream:
                 sim.env.process(sim.stream_processes[step.__class__](self, item, start))
                 return
             end = start + step.kernel_us
-            sim.record(
-                (self.processor, STREAM, step.op, "compute", start, end, None, flow, step.args)
-            )
+            if sim.is_tracing:
+                sim.record(
+                    (self.processor, STREAM, step.op, "compute", start, end, None, flow, step.args)
+                )
+            else:  # what the untraced record does, in place (see Simulation.__init__)
+                sim.busy_us[self.processor, "compute"] += end - start
             self.tail_us = end
             # inlined for speed: mark_ready, when no stream waits for anything
             if sim.waiters:
