@@ -82,6 +82,10 @@ class UnknownValueError(ModelError):
         super().__init__(message)
         self.tensor = tensor
 
+    def __reduce__(self) -> tuple[type[UnknownValueError], tuple[str, str]]:
+        # pickled whole (a sweep's worker sends errors to the client): message and tensor
+        return type(self), (str(self), self.tensor)
+
 
 class PartitionError(HetsimError, ValueError):
     """A model cannot be placed on a platform: an op no device can run, a rule that cannot apply."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import pickle
 from typing import Any
 
 import numpy as np
@@ -341,3 +342,7 @@ def test_a_shape_input_without_its_array_is_named() -> None:
         "without its array (pass it in inputs)"
     )
     assert error.value.tensor == "shape"
+    copied = pickle.loads(pickle.dumps(error.value))  # errors cross processes in sweeps
+    assert (type(copied), str(copied), copied.tensor) == (
+        UnknownValueError, str(error.value), "shape",
+    )  # fmt: skip
