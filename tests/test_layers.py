@@ -8,12 +8,17 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "hetsim"
-CORE = {"errors", "units"}
+CORE = {"errors", "units", "located"}
 MODEL_BRANCH = {"ir": CORE, "kernels": CORE | {"ir"}}
 MODEL_BRANCH["frontend"] = MODEL_BRANCH["kernels"] | {"kernels"}
 MODEL_BRANCH["models"] = MODEL_BRANCH["frontend"] | {"frontend"}
 MODELS = set(MODEL_BRANCH) | {"models"}
-ALLOWED: dict[str, set[str]] = {"errors": set(), "units": set(), **MODEL_BRANCH}
+ALLOWED: dict[str, set[str]] = {
+    "errors": set(),
+    "units": set(),
+    "located": {"errors"},
+    **MODEL_BRANCH,
+}
 ALLOWED["target"] = CORE
 ALLOWED["platform"] = ALLOWED["target"] | {"target"}
 ALLOWED["cost"] = ALLOWED["platform"] | {"platform"} | MODELS

@@ -114,8 +114,9 @@ def _validate(args: argparse.Namespace) -> int:
             _check(name)
         except TargetError as err:
             failed += 1
-            for problem in err.problems:
-                print(f"{name}: {problem.message}")
+            for problem in err.problems:  # a file's problems name it, with their lines
+                message = problem.message
+                print(message if message.startswith(name) else f"{name}: {message}")
             continue
         print(f"{name}: ok")
     return 1 if failed else 0

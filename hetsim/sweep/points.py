@@ -16,9 +16,11 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import product
+from pathlib import Path
 from typing import Any
 
 from hetsim.errors import Problem, SweepError, TargetError
+from hetsim.located import locate
 from hetsim.target import Target
 
 __all__ = [
@@ -98,6 +100,8 @@ class SweepSpec:
     dims: tuple[tuple[str, int], ...] = ()
     metric: str = "makespan_us"
     name: str = "sweep"
+    source: Path | None = field(default=None, compare=False, hash=False, repr=False)
+    """The sweep file it was read from, if any: its problems then name the file and line."""
 
     @property
     def hash(self) -> str:
@@ -165,7 +169,8 @@ class SweepSpec:
                 for p in err.problems:
                     problems[Problem(f"vary.{p.path}", p.expected, p.got, p.hint)] = None
         if problems:
-            raise SweepError(list(problems))
+            found = list(problems)
+            raise SweepError(found if self.source is None else locate(found, self.source))
         return targets
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from hetsim.errors import HetsimError, Problem, SweepError
+from hetsim.located import locate
 from hetsim.sim import MODES
 from hetsim.sweep.loaded import point_model
 from hetsim.sweep.points import EXPANDERS, Axis, SweepSpec, digest, parse_path
@@ -58,8 +59,9 @@ def load_sweep(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
     Raises
     ------
     SweepError
-        Each problem with its path in the file: an unknown key (with the closest name), a bad
-        value, a model that does not load, a point whose target is invalid.
+        Each problem with its path in the file (and, read from a file, the file and line): an
+        unknown key (with the closest name), a bad value, a model that does not load, a point
+        whose target is invalid.
 
     Examples
     --------
@@ -83,11 +85,13 @@ def parse_sweep(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec
     """
     if isinstance(source, SweepSpec):
         return source
-    folder = None
-    if isinstance(source, str | Path):
-        folder = Path(source).parent
-        source = _read_file(Path(source))
-    return _parse(source, folder)
+    if not isinstance(source, str | Path):
+        return _parse(source, None)
+    path = Path(source)
+    try:
+        return _parse(_read_file(path), path.parent, path)
+    except SweepError as err:
+        raise SweepError(locate(err.problems, path)) from None  # file:line: path: ...
 
 
 def _read_file(path: Path) -> Any:
@@ -148,7 +152,7 @@ class _Parser:
         return str(value)
 
 
-def _parse(data: Any, folder: Path | None) -> SweepSpec:
+def _parse(data: Any, folder: Path | None, file: Path | None = None) -> SweepSpec:
     if not isinstance(data, Mapping):
         raise SweepError([Problem("sweep", "expected a mapping of keys", repr(data))])
     parser = _Parser(data, folder)
@@ -172,6 +176,7 @@ def _parse(data: Any, folder: Path | None) -> SweepSpec:
         dims=_dims(parser),
         metric=_metric(parser),
         name=str(data.get("name", "sweep")),
+        source=file,
     )
     if parser.problems:
         raise SweepError(parser.problems)

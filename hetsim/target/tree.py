@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hetsim.errors import TargetError
+from hetsim.located import locate
 from hetsim.target.canonical import canonicalize
 from hetsim.target.display import describe
 from hetsim.target.kinds import find_kind
@@ -105,6 +107,15 @@ def read_spec(spec: object) -> Any:
     return spec
 
 
+def _file_of(spec: object) -> Path | None:
+    """The file a spec names, if it names one."""
+    if isinstance(spec, Path):
+        return spec
+    if isinstance(spec, str) and is_file_name(spec.strip()):
+        return Path(spec.strip())
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """An executor or runtime config: its kind, attributes (defaults filled), and tag.
@@ -178,7 +189,13 @@ class Target:
         if isinstance(spec, Target):
             return spec
         data = read_spec(spec)
-        return _build(canonicalize(data), copy.deepcopy(data))
+        try:
+            return _build(canonicalize(data), copy.deepcopy(data))
+        except TargetError as err:
+            file = _file_of(spec)
+            if file is None:
+                raise
+            raise TargetError(locate(err.problems, file)) from None  # file:line: path: ...
 
     def __init__(self, spec: object) -> None:
         """Nothing to do: `__new__` built the tree."""

@@ -95,8 +95,8 @@ def test_validate_prints_every_problem_and_exits_1(
     assert status == 1
     assert out.splitlines() == [
         f"{good}: ok",
-        f"{bad}: devices: expected at least one device, got []",
-        f"{bad}: host: kind 'cuda' cannot host (a host needs can_host)",
+        f"{bad}:3: devices: expected at least one device, got []",
+        f"{bad}:2: host: kind 'cuda' cannot host (a host needs can_host)",
     ]
 
 
@@ -134,7 +134,7 @@ def test_validate_reports_a_missing_file(
 ) -> None:
     missing = tmp_path / "none.yaml"
     status, out, _ = _run(capsys, "validate", str(missing))
-    assert (status, out) == (1, f"{missing}: {missing}: expected an existing file, got none\n")
+    assert (status, out) == (1, f"{missing}: expected an existing file, got none\n")
 
 
 def test_kinds_lists_every_kind(capsys: pytest.CaptureFixture[str]) -> None:

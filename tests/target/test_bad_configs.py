@@ -1,4 +1,8 @@
-"""Each config in tests/data/bad/ fails with exactly the problems of its ``# expect:`` lines."""
+"""Each config in tests/data/bad/ fails with exactly the problems of its ``# expect:`` lines.
+
+An expect line is ``LINE: message``: the problem is reported as ``FILE:LINE: message``, LINE being
+where the file holds what the message's path names (``-``: a TOML file, reported without lines).
+"""
 
 from __future__ import annotations
 
@@ -15,11 +19,12 @@ FILES = sorted(p for p in BAD.iterdir() if p.suffix in (".yaml", ".yml", ".toml"
 
 def _expected(path: Path) -> list[str]:
     prefix = "# expect: "
-    return [
-        line.removeprefix(prefix)
-        for line in path.read_text().splitlines()
-        if line.startswith(prefix)
-    ]
+    found = []
+    for line in path.read_text().splitlines():
+        if line.startswith(prefix):
+            number, _, message = line.removeprefix(prefix).partition(": ")
+            found.append(f"{path}: {message}" if number == "-" else f"{path}:{number}: {message}")
+    return found
 
 
 def test_the_bad_folder_has_configs() -> None:

@@ -1,0 +1,150 @@
+"""Where in a config file a problem is: the line of the path an error names.
+
+Target and sweep errors name what is wrong by its path in the data (``host.kind``,
+``devices[gpu0].link.bandwidth_gbps``, ``vary.executor.dispatch_us``). For data read from a
+YAML or JSON file, `locate` puts the file and the line in front of that path
+(``soc.yaml:4: host.kind: unknown kind 'llvm'``), so a user goes to the line. A path is followed
+key by key through the file's YAML nodes: a key may itself hold dots (a sweep's override paths),
+``[name]`` picks a mapping's key, a list's item by index, the list item whose ``name`` it is, or
+the unnamed item ``dev<index>`` names; a single-device target's ``devices[dev0]`` is the file.
+The line is that of the deepest part of the path the file holds, since a problem about something
+missing (an attribute a tag brings, a required key) belongs to the mapping that lacks it; a
+path the file does not hold at all (it came from a tag's own file) gets the file alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+import yaml
+
+from hetsim.errors import Problem
+
+__all__ = ["line_of", "locate"]
+
+
+def line_of(text: str, path: str) -> int | None:
+    """The 1-based line of the deepest part of `path` that the YAML (or JSON) `text` holds.
+
+    Examples
+    --------
+    >>> text = "tag: x86-h100\\ndevices:\\n  gpu0:\\n    link: {bandwith_gbps: 3}\\n"
+    >>> line_of(text, "devices[gpu0].link.bandwith_gbps"), line_of(text, "host.kind")
+    (4, None)
+    >>> line_of("vary:\\n  executor.dispatch_us: [1, 2]\\n", "vary.executor.dispatch_us")
+    2
+    >>> line_of("devices:\\n  - name: npu\\n    kind: npu\\n", "devices[npu].kind")
+    3
+    >>> line_of("devices:\\n  - npu\\n  - {kind: cuda}\\n", "devices[dev1].kind")
+    3
+    >>> line_of("kind: npu\\nops: Conv\\n", "devices[dev0].ops")  # a single-device target
+    2
+    """
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    line = _follow(node, path)
+    if line is None and path.startswith(SINGLE_DEVICE):
+        # a single-device target, written without a level around it: its device is the file
+        line = _follow(node, path.removeprefix(SINGLE_DEVICE).removeprefix("."))
+    return line
+
+
+SINGLE_DEVICE = "devices[dev0]"
+"""Where a single-device target's device sits once canonicalized (docs/targets.md)."""
+
+
+def _follow(node: yaml.Node | None, path: str) -> int | None:
+    line = None
+    rest = path
+    while node is not None and rest:
+        found = _step(node, rest)
+        if found is None:
+            break
+        node, line, rest = found
+    return line
+
+
+def _step(node: yaml.Node, rest: str) -> tuple[yaml.Node, int, str] | None:
+    """The node one part of `rest` leads to, that part's line, and what remains of `rest`."""
+    if rest.startswith("["):
+        name, _, after = rest[1:].partition("]")
+        after = after.removeprefix(".")
+        if isinstance(node, yaml.MappingNode):
+            return _key(node, name, after)
+        if isinstance(node, yaml.SequenceNode):
+            item = _item(node, name)
+            return None if item is None else (item, item.start_mark.line + 1, after)
+        return None
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    keys = sorted((str(k.value) for k, _ in node.value), key=len, reverse=True)
+    for key in keys:  # the longest key that is a whole part of `rest`: keys may hold dots
+        if rest == key or rest.startswith((f"{key}.", f"{key}[")):
+            return _key(node, key, rest[len(key) :].removeprefix("."))
+    return None
+
+
+def _key(node: yaml.MappingNode, name: str, after: str) -> tuple[yaml.Node, int, str] | None:
+    for key, value in node.value:
+        if str(key.value) == name:
+            return value, key.start_mark.line + 1, after
+    return None
+
+
+def _item(node: yaml.SequenceNode, name: str) -> yaml.Node | None:
+    """The list item `name` picks: by index, by its ``name``, or an unnamed ``dev<index>``."""
+    if name.isdigit() and int(name) < len(node.value):
+        return node.value[int(name)]
+    for item in node.value:
+        if _name_of(item) == name:
+            return item
+    auto = re.fullmatch(r"dev(\d+)", name)  # an unnamed device is dev<index>
+    if auto is not None and int(auto[1]) < len(node.value):
+        item = node.value[int(auto[1])]
+        return item if _name_of(item) is None else None
+    return None
+
+
+def _name_of(item: yaml.Node) -> str | None:
+    if isinstance(item, yaml.MappingNode):
+        for key, value in item.value:
+            if str(key.value) == "name":
+                return str(value.value)
+    return None
+
+
+def locate(problems: Iterable[Problem], path: Path, text: str | None = None) -> list[Problem]:
+    """`problems` about data read from the file `path`, each led by ``file:line`` (or the file).
+
+    A problem about the file itself (its path is the file's) is left as it is. `text` is the
+    file's text (read here when not given); a TOML file, or one that is gone, gets no lines.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     file = Path(folder) / "soc.yaml"
+    ...     _ = file.write_text("kind: cuda\\nhost:\\n  kind: llvm\\n")
+    ...     [p.message.replace(folder, "...") for p in
+    ...      locate([Problem("host.kind", "unknown kind 'llvm'")], file)]
+    [".../soc.yaml:3: host.kind: unknown kind 'llvm'"]
+    """
+    if text is None and path.suffix.lower() in (".yaml", ".yml", ".json"):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = None
+    located = []
+    for problem in problems:
+        if problem.path.startswith(str(path)):
+            located.append(problem)
+            continue
+        line = line_of(text, problem.path) if text is not None and problem.path else None
+        where = f"{path}:{line}" if line is not None else str(path)
+        joined = f"{where}: {problem.path}" if problem.path else where
+        located.append(Problem(joined, problem.expected, problem.got, problem.hint))
+    return located

@@ -1,0 +1,97 @@
+"""`hetsim.located`: the file and line of the path an error names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hetsim.errors import Problem, SweepError, TargetError
+from hetsim.located import line_of, locate
+from hetsim.sweep import load_sweep
+from hetsim.target import Target
+
+SOC = """\
+kind: hetero
+host: arm-cpu
+devices:
+  - name: vdevice0
+    kind: hetero
+    host: {kind: riscv-cpu, freq_ghz: 1.5}
+    devices:
+      - npu
+      - {kind: npu, link: {bandwidth_gbps: 8}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "line"),
+    [
+        ("host", 2),
+        ("devices", 3),
+        ("devices[vdevice0]", 4),
+        ("devices[vdevice0].host.freq_ghz", 6),
+        ("devices[vdevice0].devices[dev0]", 8),
+        ("devices[vdevice0].devices[dev1].link.bandwidth_gbps", 9),
+        ("devices[vdevice0].devices[dev1].link.latency_us", 9),  # missing: its mapping's line
+        ("devices[vdevice0].executor", 4),  # missing: the device's line
+        ("runtime", None),  # not in the file at all (it comes from the defaults)
+    ],
+)
+def test_a_path_is_followed_to_its_deepest_line(path: str, line: int | None) -> None:
+    assert line_of(SOC, path) == line
+
+
+def test_json_text_has_lines_too_and_broken_text_has_none() -> None:
+    text = '{\n  "kind": "hetero",\n  "host": 3\n}\n'
+    assert line_of(text, "host") == 3
+    assert line_of("kind: [\n", "kind") is None
+
+
+def test_a_problem_about_the_file_itself_is_left_alone(tmp_path: Path) -> None:
+    file = tmp_path / "t.yaml"
+    file.write_text("kind: npu\n")
+    itself = Problem(str(file), "expected valid yaml", "'...'")
+    assert locate([itself], file) == [itself]
+
+
+def test_a_toml_file_is_named_without_lines(tmp_path: Path) -> None:
+    file = tmp_path / "t.toml"
+    file.write_text('kind = "hetero"\nhost = 3\ndevices = ["npu"]\n')
+    with pytest.raises(TargetError) as error:
+        Target(file)
+    assert str(error.value) == f"{file}: host: expected a target name or a mapping, got 3"
+
+
+def test_a_target_file_names_the_line_of_each_problem(tmp_path: Path) -> None:
+    file = tmp_path / "soc.yaml"
+    file.write_text(SOC.replace("freq_ghz: 1.5", "freq_ghz: fast").replace("8}", "-8}"))
+    with pytest.raises(TargetError) as error:
+        Target(file)
+    assert [p.message for p in error.value.problems] == [
+        f"{file}:9: devices[vdevice0].devices[dev1].link.bandwidth_gbps: expected a positive "
+        "number, got -8",
+        f"{file}:6: devices[vdevice0].host.freq_ghz: expected a positive number, got 'fast'",
+    ]
+
+
+def test_a_sweep_file_names_the_line_of_each_problem(tmp_path: Path) -> None:
+    file = tmp_path / "sweep.yaml"
+    file.write_text("target: arm-riscv-soc\nmodels: [mlp]\nmdoe: timing\n")
+    with pytest.raises(SweepError) as error:
+        load_sweep(file)
+    assert str(error.value) == f"{file}:3: mdoe: unknown key (did you mean 'mode'?)"
+    file.write_text(
+        "target: arm-riscv-soc\nmodels: [mlp]\nvary:\n  executor.dispatch_us: [1, -2]\n"
+    )
+    with pytest.raises(SweepError) as error:  # found when the points' targets are built
+        load_sweep(file)
+    assert str(error.value) == (
+        f"{file}:4: vary.executor.dispatch_us: expected a non-negative number, got -2"
+    )
+
+
+def test_a_sweep_given_as_data_has_no_file_to_name() -> None:
+    with pytest.raises(SweepError) as error:
+        load_sweep({"target": "arm-riscv-soc", "models": ["mlp"], "mdoe": "timing"})
+    assert str(error.value) == "mdoe: unknown key (did you mean 'mode'?)"
