@@ -172,3 +172,24 @@ def test_yaml_rules_file_with_a_parse_error(tmp_path: Path, host_npu: Platform) 
     message = f"rules {path}: expected YAML, got a parse error at line 2, column 1"
     with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
         partition(_neg(), host_npu, "rules", path)
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("- {op: Neg, device: host}\n- op: Neg\n  device: nup\n", 3),
+        ("rules:\n  - {op: Neg, device: host}\n  - op: Neg\n    device: nup\n", 4),
+    ],
+    ids=["a list", "under rules:"],
+)
+def test_a_bad_rule_in_a_file_names_the_file_and_line(
+    text: str, line: int, tmp_path: Path, host_npu: Platform
+) -> None:
+    path = tmp_path / "rules.yaml"
+    path.write_text(text)
+    message = (
+        f"{path}:{line}: rules[1].device: expected a processor or level of platform hetero[npu], "
+        "got 'nup' (did you mean 'npu'?)"
+    )
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(_neg(), host_npu, "rules", path)

@@ -23,6 +23,7 @@ import yaml
 
 from hetsim.errors import PartitionError
 from hetsim.ir import Op
+from hetsim.located import line_of
 from hetsim.partition.context import LevelContext, path_refusals
 from hetsim.platform import Platform
 
@@ -116,7 +117,21 @@ def load_rules(
     items = _read(rules) if isinstance(rules, str | Path) else rules
     if not isinstance(items, Sequence) or isinstance(items, str | bytes):
         raise PartitionError(f"rules: expected a list of rules, got {items!r}")
-    return tuple(_rule(i, item, platform) for i, item in enumerate(items))
+    try:
+        return tuple(_rule(i, item, platform) for i, item in enumerate(items))
+    except PartitionError as err:
+        if not isinstance(rules, str | Path):
+            raise
+        raise PartitionError(_located(str(err), Path(rules))) from None
+
+
+def _located(message: str, file: Path) -> str:
+    """`message` (``rules[i]...: ...``) led by the rules file and the line of the rule."""
+    where = message.partition(": ")[0]
+    text = file.read_text()
+    # the rules are the file's list, or its `rules:` key's
+    line = line_of(text, where) or line_of(text, where.removeprefix("rules"))
+    return f"{file}:{line}: {message}" if line is not None else f"{file}: {message}"
 
 
 def _choice_towards(context: LevelContext, device: str) -> str | None:
