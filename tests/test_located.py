@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -55,12 +56,18 @@ def test_a_problem_about_the_file_itself_is_left_alone(tmp_path: Path) -> None:
     assert locate([itself], file) == [itself]
 
 
+def _error(read: Callable[[Path], object], file: Path, text: str) -> str:
+    """The message of the error `read` raises on `file` holding `text`."""
+    file.write_text(text)
+    with pytest.raises((TargetError, SweepError)) as error:
+        read(file)
+    return str(error.value)
+
+
 def test_a_toml_file_is_named_without_lines(tmp_path: Path) -> None:
     file = tmp_path / "t.toml"
-    file.write_text('kind = "hetero"\nhost = 3\ndevices = ["npu"]\n')
-    with pytest.raises(TargetError) as error:
-        Target(file)
-    assert str(error.value) == f"{file}: host: expected a target name or a mapping, got 3"
+    message = _error(Target, file, 'kind = "hetero"\nhost = 3\ndevices = ["npu"]\n')
+    assert message == f"{file}: host: expected a target name or a mapping, got 3"
 
 
 def test_a_target_file_names_the_line_of_each_problem(tmp_path: Path) -> None:
@@ -77,18 +84,12 @@ def test_a_target_file_names_the_line_of_each_problem(tmp_path: Path) -> None:
 
 def test_a_sweep_file_names_the_line_of_each_problem(tmp_path: Path) -> None:
     file = tmp_path / "sweep.yaml"
-    file.write_text("target: arm-riscv-soc\nmodels: [mlp]\nmdoe: timing\n")
-    with pytest.raises(SweepError) as error:
-        load_sweep(file)
-    assert str(error.value) == f"{file}:3: mdoe: unknown key (did you mean 'mode'?)"
-    file.write_text(
-        "target: arm-riscv-soc\nmodels: [mlp]\nvary:\n  executor.dispatch_us: [1, -2]\n"
-    )
-    with pytest.raises(SweepError) as error:  # found when the points' targets are built
-        load_sweep(file)
-    assert str(error.value) == (
-        f"{file}:4: vary.executor.dispatch_us: expected a non-negative number, got -2"
-    )
+    head = "target: arm-riscv-soc\nmodels: [mlp]\n"
+    message = _error(load_sweep, file, head + "mdoe: timing\n")
+    assert message == f"{file}:3: mdoe: unknown key (did you mean 'mode'?)"
+    # found when the points' targets are built
+    message = _error(load_sweep, file, head + "vary:\n  executor.dispatch_us: [1, -2]\n")
+    assert message == f"{file}:4: vary.executor.dispatch_us: expected a non-negative number, got -2"
 
 
 def test_a_sweep_given_as_data_has_no_file_to_name() -> None:
