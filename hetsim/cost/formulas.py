@@ -8,10 +8,11 @@ arithmetic here never spells a 1e3.
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from hetsim.errors import Problem, TargetError
+from hetsim.errors import Problem, SimulationError, TargetError
 from hetsim.kernels import Cost
 from hetsim.platform import Level, Link, Processor
 from hetsim.units import gbps_to_bytes_per_us, gflops_to_flops_per_us
@@ -184,6 +185,7 @@ def kernel_timer(processor: Processor) -> Callable[[Cost], float]:
                 latency_us + op_latency_us(processor, cost.op_class),
                 gemm_half_dim(processor, cost.op_class),
             )
+            _check_rates(processor, cost.op_class, found[0], found[1])
             per_class[cost.op_class] = found
         rate, stream, fixed_us, half = found
         compute = cost.flops / rate if cost.flops else 0.0
@@ -191,9 +193,30 @@ def kernel_timer(processor: Processor) -> Callable[[Cost], float]:
             compute *= 1.0 + half / cost.gemm_dim  # Hockney: rate · d / (d + n½)
         moved = cost.bytes_with_scratch if counts_scratch else cost.bytes_total
         memory = moved / stream
-        return fixed_us + (compute if compute > memory else memory)  # max(), inlined for speed
+        total = fixed_us + (compute if compute > memory else memory)  # max(), inlined for speed
+        if total < math.inf:
+            return total
+        raise SimulationError(  # a rate of 1e-320 is positive, and a time over 1e308 µs
+            f"processor {processor.path}: expected a finite kernel time for a {cost.op_class} op "
+            f"of {cost.flops:g} flops and {moved:g} bytes, got {total} (compute rate {rate!r} "
+            f"flops per µs, memory rate {stream!r} bytes per µs)"
+        )
 
     return timer
+
+
+def _check_rates(processor: Processor, op_class: str, flops: float, stream: float) -> None:
+    """Each attribute is a valid positive number, but their product can underflow to 0 (a
+    ``flops_per_cycle`` of 1e-301 times an efficiency of 1e-105): say so, not divide by it."""
+    for what, rate in (
+        ("compute rate (flops per µs)", flops),
+        ("memory rate (bytes per µs)", stream),
+    ):
+        if not 0.0 < rate < math.inf:
+            raise SimulationError(
+                f"processor {processor.path}: expected a positive, finite {what} for op class "
+                f"{op_class!r} from its attributes, got {rate!r}"
+            )
 
 
 def transfer_us(link: Link, size_bytes: float) -> float:

@@ -21,7 +21,7 @@ from hetsim.cost import (
     sync_us,
     transfer_us,
 )
-from hetsim.errors import TargetError
+from hetsim.errors import SimulationError, TargetError
 from hetsim.kernels import Cost
 from hetsim.platform import Platform, build_platform
 from hetsim.target import Target
@@ -176,3 +176,29 @@ def test_seed_tag_costs_follow_its_parameters() -> None:
     npu = vdevice.devices[0].attrs
     assert launch_us(platform.processors["vdevice0/npu"]) == npu["launch_us"]
     assert sync_us(platform.processors["vdevice0/npu"]) == npu["sync_us"]
+
+
+def _npu(flops_per_cycle: float, matmul_efficiency: float) -> Platform:
+    spec = {"kind": "npu", "flops_per_cycle": flops_per_cycle}
+    return build_platform(Target(spec | {"efficiency": {"matmul": matmul_efficiency}}))
+
+
+def test_a_rate_that_underflows_to_zero_is_an_error_not_a_division() -> None:
+    # each attribute is a valid positive number; their product is not a usable rate
+    npu = _npu(1e-300, 1e-300).processors["dev0"]
+    with pytest.raises(SimulationError) as error:
+        kernel_us(npu, Cost(2.0, 8, 8, "matmul"))
+    assert str(error.value) == (
+        "processor dev0: expected a positive, finite compute rate (flops per µs) for op class "
+        "'matmul' from its attributes, got 0.0"
+    )
+
+
+def test_a_kernel_time_that_overflows_is_an_error_not_inf() -> None:
+    npu = _npu(1e-300, 1e-20).processors["dev0"]  # a subnormal rate: 1e-317 flops per µs
+    with pytest.raises(SimulationError) as error:
+        kernel_us(npu, Cost(16512.0, 34048, 0, "matmul"))
+    assert str(error.value).startswith(
+        "processor dev0: expected a finite kernel time for a matmul op of 16512 flops and "
+        "34048 bytes, got inf (compute rate "
+    )
