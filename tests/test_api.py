@@ -346,3 +346,23 @@ def test_a_shape_input_without_its_array_is_named() -> None:
     assert (type(copied), str(copied), copied.tensor) == (
         UnknownValueError, str(error.value), "shape",
     )  # fmt: skip
+
+
+def test_times_that_overflow_are_an_error_not_an_infinite_makespan() -> None:
+    # each parameter is a valid positive number; their sums and quotients are not finite
+    huge_launch = {"kind": "cuda", "launch_us": 1e308}
+    with pytest.raises(SimulationError) as traced:
+        simulate("mlp", huge_launch, mode="timing")
+    assert str(traced.value) == (
+        "sim at inf us: expected a finite makespan, got inf: the time of host's launch "
+        "('launch fc1') overflows (a time parameter of the platform near 1e308 µs?)"
+    )
+    with pytest.raises(SimulationError, match=r"got inf: the times of .*host's launch"):
+        simulate("mlp", huge_launch, mode="timing", trace=False)
+    slow = {"kind": "npu", "memory_gib": 1, "link": {"bandwidth_gbps": 5e-324}}
+    with pytest.raises(SimulationError) as slow_link:
+        simulate("cnn", slow, mode="timing")
+    assert str(slow_link.value) == (
+        "link host.mem--dev0.mem: expected a finite transfer time for 12288 bytes, got inf "
+        "(bandwidth_gbps 5e-324, latency_us 0.5)"
+    )

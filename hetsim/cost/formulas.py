@@ -225,7 +225,13 @@ def transfer_us(link: Link, size_bytes: float) -> float:
     >>> transfer_us(Link("host.mem--npu.mem", "host.mem", "npu.mem", 8.0, 2.0), 8000)
     3.0
     """
-    return _link_transfer_us(size_bytes, link.bandwidth_gbps, link.latency_us)
+    found = _link_transfer_us(size_bytes, link.bandwidth_gbps, link.latency_us)
+    if found < math.inf:
+        return found
+    raise SimulationError(  # a bandwidth of 5e-324 GB/s is positive
+        f"link {link.name}: expected a finite transfer time for {size_bytes:g} bytes, got "
+        f"{found} (bandwidth_gbps {link.bandwidth_gbps!r}, latency_us {link.latency_us!r})"
+    )
 
 
 def route_us(links: Iterable[Link], size_bytes: float) -> float:

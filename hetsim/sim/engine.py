@@ -35,6 +35,7 @@ untraced, which took a warm untraced run of a 1e3-op chain from 1.77 to 1.43 ms.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from operator import itemgetter
@@ -527,6 +528,21 @@ class Simulation:
         now = max(self.env.now, *(e.t for e in self.executors))
         return f"{_where(now)}: deadlock: " + "; ".join(waits)
 
+    def _overflow_message(self, rows: Sequence[Row]) -> str:
+        """What made the run's time infinite: every parameter is finite, but sums of ones near
+        the largest float (1.8e308 µs) are not."""
+        first = next((r for r in rows if not r[5] < math.inf), None)
+        if first is not None:
+            what = f"the time of {first[0]}'s {first[3]} ({first[2]!r}) overflows"
+        else:  # untraced: only the totals, which every span after the overflow spoils
+            spoiled = [f"{res}'s {cat}" for (res, cat), us in sorted(self._totals.busy_us.items())
+                       if not us < math.inf]  # fmt: skip
+            what = f"the times of {', '.join(spoiled) or 'the run'} overflow"
+        return (
+            f"{_where(self.env.now)}: expected a finite makespan, got inf: {what} (a time "
+            "parameter of the platform near 1e308 µs?)"
+        )
+
     def _record(
         self, placement: Mapping[str, str], inputs: Mapping[str, np.ndarray], has_values: bool
     ) -> RunRecord:
@@ -536,12 +552,15 @@ class Simulation:
         busy: dict[str, dict[str, float]] = {}
         for (resource, category), total in sorted(self._totals.busy_us.items()):
             busy.setdefault(resource, {})[category] = total
+        makespan = max(
+            self.env.now,
+            *(e.t for e in self.executors),
+            *(s.tail_us for s in self.streams.values()),
+        )
+        if not makespan < math.inf:
+            raise SimulationError(self._overflow_message(rows))
         return RunRecord(
-            makespan_us=max(
-                self.env.now,
-                *(e.t for e in self.executors),
-                *(s.tail_us for s in self.streams.values()),
-            ),
+            makespan_us=makespan,
             spans=spans,
             processors=self.processors or (self.host, *self.streams),
             links=tuple(self.links),
