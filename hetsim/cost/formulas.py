@@ -197,9 +197,9 @@ def kernel_timer(processor: Processor) -> Callable[[Cost], float]:
         if total < math.inf:
             return total
         raise SimulationError(  # a rate of 1e-320 is positive, and a time over 1e308 µs
-            f"processor {processor.path}: expected a finite kernel time for a {cost.op_class} op "
-            f"of {cost.flops:g} flops and {moved:g} bytes, got {total} (compute rate {rate!r} "
-            f"flops per µs, memory rate {stream!r} bytes per µs)"
+            f"processor {processor.path}: expected a finite kernel time for op class "
+            f"{cost.op_class!r} ({cost.flops:g} flops, {moved:g} bytes), got {total} (compute "
+            f"rate {rate!r} flops per µs, memory rate {stream!r} bytes per µs)"
         )
 
     return timer

@@ -199,6 +199,6 @@ def test_a_kernel_time_that_overflows_is_an_error_not_inf() -> None:
     with pytest.raises(SimulationError) as error:
         kernel_us(npu, Cost(16512.0, 34048, 0, "matmul"))
     assert str(error.value).startswith(
-        "processor dev0: expected a finite kernel time for a matmul op of 16512 flops and "
-        "34048 bytes, got inf (compute rate "
+        "processor dev0: expected a finite kernel time for op class 'matmul' (16512 flops, "
+        "34048 bytes), got inf (compute rate "
     )
