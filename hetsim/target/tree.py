@@ -91,8 +91,8 @@ def read_spec(spec: object) -> Any:
     >>> read_spec('{"kind": "npu"}'), read_spec("cuda")
     ({'kind': 'npu'}, 'cuda')
     """
-    if isinstance(spec, Path) or (isinstance(spec, str) and is_file_name(spec.strip())):
-        path = Path(spec.strip() if isinstance(spec, str) else spec)
+    path = _file_of(spec)
+    if path is not None:
         data = load_file(path)
         name = TAGS.name_for_file(path)
         if name is not None and isinstance(data, dict):
