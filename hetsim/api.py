@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.errors import ModelError, UnknownValueError
+from hetsim.errors import ModelError, UnknownValueError, is_count
 from hetsim.ir import Graph, bind_shape
 from hetsim.ir.cache import CACHE_MAX_OPS, GraphCache
 from hetsim.kernels import Cost, Meta, bind_dims, keeps_value, propagate_costs
@@ -67,7 +67,7 @@ def make_inputs(
     >>> made["x"].shape, made["x"].dtype, made["i"].tolist()
     ((2, 3), dtype('float32'), [2, 2, 3])
     """
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+    if not is_count(seed):
         raise ModelError(f"seed: expected a non-negative integer, got {seed!r}")
     bound = bind_dims(graph, dims)
     rng = np.random.default_rng(seed)

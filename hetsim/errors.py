@@ -8,6 +8,7 @@ exception it refines, so callers can catch either one. Messages share one shape,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Integral
 
 __all__ = [
     "HetsimError",
@@ -18,7 +19,18 @@ __all__ = [
     "SweepError",
     "TargetError",
     "UnknownValueError",
+    "is_count",
 ]
+
+
+def is_count(value: object, minimum: int = 0) -> bool:
+    """Whether `value` is an integer (a numpy one too, never a bool) of at least `minimum`: what
+    a size, a seed or a byte count a user gives must be.
+
+    >>> is_count(3), is_count(0), is_count(True), is_count(2.0), is_count("8"), is_count(0, 1)
+    (True, True, False, False, False, False)
+    """
+    return not isinstance(value, bool) and isinstance(value, Integral) and value >= minimum
 
 
 class HetsimError(Exception):

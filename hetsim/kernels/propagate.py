@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.errors import ModelError, UnknownValueError
+from hetsim.errors import ModelError, UnknownValueError, is_count
 from hetsim.ir import Graph, Op, bind_shape
 from hetsim.kernels.registry import Cost, Meta, lookup
 
@@ -96,7 +96,7 @@ def bind_dims(
 def _checked_size(name: str, size: Any) -> int:
     """A dim's size as given in `dims`: an integer of at least 0 (a bool, a float or a string is
     refused rather than rounded or parsed)."""
-    if isinstance(size, bool) or not isinstance(size, int | np.integer) or size < 0:
+    if not is_count(size):
         raise ModelError(f"dims: expected a non-negative integer size for {name!r}, got {size!r}")
     return int(size)
 
@@ -104,7 +104,7 @@ def _checked_size(name: str, size: Any) -> int:
 def _check_dtype(name: str, value: Any, declared: str) -> None:
     """An input array must have its declared dtype, as `hetsim.execute` requires: the graph's
     kernels, byte sizes and costs all follow from it."""
-    found = value.dtype if isinstance(value, np.ndarray) else np.asarray(value).dtype
+    found = np.asarray(value).dtype
     if found != np.dtype(declared):
         raise ModelError(f"input {name!r}: expected {np.dtype(declared)} array, got {found}")
 

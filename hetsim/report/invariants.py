@@ -21,9 +21,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from numbers import Integral
 
-from hetsim.errors import Problem, SimulationError
+from hetsim.errors import Problem, SimulationError, is_count
 from hetsim.report.breakdown import TOTALS_KEY
 from hetsim.report.result import Result
 from hetsim.sim.records import CATEGORIES, RunRecord, Span
@@ -121,7 +120,7 @@ def _check_link_bytes(record: RunRecord) -> Iterable[Problem]:
         if span.resource not in links:
             continue
         size = span.args.get("bytes")
-        if isinstance(size, bool) or not isinstance(size, Integral) or size < 0:
+        if not is_count(size):
             yield Problem(_where(span), "expected args['bytes'] as a non-negative int", repr(size))
             continue
         carried[span.resource] += int(size)
