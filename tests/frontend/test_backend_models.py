@@ -58,3 +58,17 @@ def test_backend_model_matches_its_expected_outputs(folder: Path) -> None:
         else:
             np.testing.assert_array_equal(eager[name], want, err_msg=name)
         np.testing.assert_array_equal(simulated.outputs[name], eager[name], err_msg=name)
+
+
+def test_only_sequence_string_and_training_models_are_refused() -> None:
+    # what keeps the test above from passing by skipping: every other model loads
+    refused = []
+    for folder in MODELS:
+        try:
+            load_model(folder / "model.onnx")
+        except ModelError:
+            refused.append(folder.name)
+    kinds = ("test_sequence_model", "test_gradient_of_", "test_strnorm_model_")
+    assert refused, "the wheel's simple suite has sequence, string and training models"
+    assert [name for name in refused if not name.startswith(kinds)] == []
+    assert len(MODELS) - len(refused) >= 124  # of 140
