@@ -1,0 +1,55 @@
+"""`GraphCache`: entries kept by identity, within a count and an ops budget."""
+
+from __future__ import annotations
+
+from hetsim.ir import Graph, Op, TensorType
+from hetsim.ir.cache import GraphCache
+
+
+def relus(n: int) -> Graph:
+    ops = tuple(Op("Relu", f"r{i}", (f"t{i}",), (f"t{i + 1}",)) for i in range(n))
+    return Graph(f"relus{n}", ops, {"t0": TensorType((1,), "float32")}, (f"t{n}",))
+
+
+def test_a_graph_within_the_budget_is_made_once() -> None:
+    cache, made = GraphCache[int](size=2, max_ops=10), []
+    graph = relus(10)
+    assert [cache.get(graph, lambda: made.append(1) or len(made)) for _ in range(3)] == [1, 1, 1]
+    assert cache.ops == 10
+
+
+def test_a_graph_over_the_budget_is_made_every_call_and_evicts_nothing() -> None:
+    cache = GraphCache[str](size=2, max_ops=10)
+    kept = relus(4)
+    cache.get(kept, lambda: "kept")
+    made = []
+    big = relus(11)
+    for _ in range(2):
+        cache.get(big, lambda: made.append(1) or "big")
+    assert len(made) == 2
+    assert list(cache.graphs()) == [kept]
+    assert cache.ops == 4
+
+
+def test_the_oldest_entries_make_room_for_a_new_graphs_ops() -> None:
+    cache = GraphCache[str](size=8, max_ops=10)
+    a, b, c = relus(3), relus(4), relus(5)
+    for graph in (a, b, c):
+        cache.get(graph, lambda: "value")
+    assert list(cache.graphs()) == [b, c]
+    assert cache.ops == 9
+    cache.get(a, lambda: "again")  # 9 + 3 > 10: b goes
+    assert list(cache.graphs()) == [c, a]
+    assert cache.ops == 8
+
+
+def test_the_entry_count_still_bounds_the_cache() -> None:
+    cache = GraphCache[str](size=2)
+    graphs = [relus(1) for _ in range(3)]
+    for graph in graphs:
+        cache.get(graph, lambda: "value")
+    assert list(cache.graphs()) == graphs[1:]
+    assert cache.ops == 2
+    cache.clear()
+    assert list(cache.graphs()) == []
+    assert cache.ops == 0
