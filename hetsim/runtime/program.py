@@ -24,6 +24,8 @@ from hetsim.runtime.vm import LevelCompiler, Unit, VmProgram
 
 __all__ = ["COMPILERS", "LevelProgram", "PlanProgram", "compile_plan"]
 
+_new = tuple.__new__  # a named tuple made without its Python-level __new__, for speed
+
 LevelProgram = VmProgram | GraphProgram
 """The program of one invocation of one level."""
 
@@ -112,7 +114,10 @@ class _Context:
                 continue
             for name in segment.ops:
                 index = self.number[name]
-                units.append(Unit.of_op(index, self.ops[index], segment.device))
+                op = self.ops[index]
+                units.append(  # Unit.of_op, inlined for speed (one per op)
+                    _new(Unit, (name, segment.device, op.inputs, op.outputs, index, None, op.type))
+                )
                 placement[name] = segment.device
         executor = self.platform.levels[level].executor
         kind = executor.kind if executor is not None else "vm"

@@ -374,13 +374,20 @@ def _relocate(ins: Instruction, offset: int) -> Any:
     return ins._replace(**{name: moved(getattr(ins, name)) for name in fields})
 
 
+_new = tuple.__new__
+"""``_new(AllocStep, (...))`` makes a step as ``AllocStep(...)`` does, without the Python-level
+``__new__`` of a named tuple: for speed, in the binders of the instructions a program has one
+or more of per op (ALLOC, FREE, LAUNCH)."""
+
+
 def _alloc(ins: Alloc, b: _Binder) -> AllocStep:
     slot = b.slots[ins.tensor]
     size = b.sizes[ins.tensor]
     cost = b.dispatch_us + b.alloc_us
     args = b.memory_args_of(size, ins.memory)
-    return AllocStep(
-        f"alloc {slot.name}", cost, ins.memory, size, slot.name, ins.processor, ins.op, args
+    return _new(
+        AllocStep,
+        (f"alloc {slot.name}", cost, ins.memory, size, slot.name, ins.processor, ins.op, args),
     )
 
 
@@ -388,10 +395,9 @@ def _free(ins: Free, b: _Binder) -> FreeStep:
     slot = b.slots[ins.tensor]
     size = b.sizes[ins.tensor]
     args = b.memory_args_of(size, ins.memory)
-    return FreeStep(
-        f"free {slot.name}", b.dispatch_us + b.free_us, ins.memory, size,
-        ins.tensor, args,
-    )  # fmt: skip
+    return _new(FreeStep, (
+        f"free {slot.name}", b.dispatch_us + b.free_us, ins.memory, size, ins.tensor, args,
+    ))  # fmt: skip
 
 
 def _call(ins: Call, b: _Binder) -> CallStep:
@@ -406,11 +412,11 @@ def _call(ins: Call, b: _Binder) -> CallStep:
 def _launch(ins: Launch, b: _Binder) -> LaunchStep:
     op = b.program.ops[ins.op]
     kernel, args = b.op_time(ins.op, ins.processor)
-    return LaunchStep(
+    return _new(LaunchStep, (
         f"launch {op.name}", b.dispatch_us, op.name, b.launch_us[ins.processor],
         ins.processor, kernel, ins.waits, ins.outputs,
         b.runner(ins.op, ins.inputs, ins.outputs), args,
-    )  # fmt: skip
+    ))  # fmt: skip
 
 
 def _copy(ins: Copy, b: _Binder) -> CopyStep:
