@@ -86,13 +86,36 @@ def make_inputs(
     return made
 
 
+PLATFORM_CACHE_SIZE = 8
+"""Platforms `platform_of` keeps, by their target tree (the most recently built first out)."""
+
+_platforms: dict[Target, Platform] = {}
+
+
 def platform_of(target: Any) -> Platform:
-    """The platform of `target`: a `Platform` as it is, a canonical tree built, else `Target`."""
+    """The platform of `target`: a `Platform` as it is, a canonical tree built, else `Target`.
+
+    A tree equal to one of the last `PLATFORM_CACHE_SIZE` built gives the same `Platform`
+    object: a platform is a pure function of its tree, and immutable. So a target given again
+    by tag, file or dict finds what `simulate` keeps for that `Platform` object (the compiled
+    plan, the bound program), as a `Platform` passed again does.
+
+    >>> platform_of("x86-h100") is platform_of({"tag": "x86-h100"})
+    True
+    """
     if isinstance(target, Platform):
         return target
     if not (hasattr(target, "devices") and hasattr(target, "host")):
         target = Target(target)
-    return build_platform(target)
+    if not isinstance(target, Target):  # a tree of another type: built as it is, not kept
+        return build_platform(target)
+    found = _platforms.get(target)
+    if found is None:
+        found = build_platform(target)
+        if len(_platforms) >= PLATFORM_CACHE_SIZE:
+            del _platforms[next(iter(_platforms))]
+        _platforms[target] = found
+    return found
 
 
 def fastest_plan(
@@ -143,14 +166,15 @@ def _compiled(
 
 
 def clear_caches() -> None:
-    """Forget the compiled plans, metas, bound programs and kernels `simulate` keeps between
-    calls.
+    """Forget the platforms, compiled plans, metas, bound programs and kernels `simulate` keeps
+    between calls.
 
     Nothing needs it for correctness (the caches are keyed by what their contents depend on);
     a benchmark timing a cold `simulate` calls it first, and it frees the graphs they hold.
     """
     _plans.clear()
     _metas.clear()
+    _platforms.clear()
     clear_bound()
     clear_kernels()
 

@@ -15,8 +15,10 @@ from hetsim.ir import Graph, GraphBuilder, Op, TensorType
 from hetsim.kernels import execute, propagate
 from hetsim.models import load_model
 from hetsim.partition import partition as partition_plan
+from hetsim.platform import build_platform
 from hetsim.runtime import compile_plan
 from hetsim.sim import bind
+from hetsim.target import Target
 from tests.sim.tiny import assert_run_invariants, device, graph, target
 
 CPU_ONLY = "x86/xeon-8480c"
@@ -175,9 +177,20 @@ def test_repeated_runs_reuse_the_compiled_plan_and_give_the_same_result(
     assert policies == ["capability"]  # placed and compiled once for this graph and platform
     assert first.to_dict() == second.to_dict()
     assert first.spans == second.spans
-    simulate(model, platform_of(HOST_GPU), seed=1)  # another Platform object: placed again
+    simulate(model, HOST_GPU, seed=1)  # the same tree again: the same Platform object
+    assert policies == ["capability"]
+    simulate(model, build_platform(Target(HOST_GPU)), seed=1)  # another Platform: placed again
     simulate(model, platform, seed=1, partition="cost")  # depends on the run: never cached
     assert policies == ["capability", "capability", "cost", "capability"]
+
+
+def test_an_equal_target_tree_gives_the_same_platform_until_the_caches_are_cleared() -> None:
+    platform = platform_of(HOST_GPU)
+    assert platform_of(Target(HOST_GPU)) is platform
+    assert platform_of({"tag": HOST_GPU}) is platform
+    assert platform_of(Target(HOST_GPU).override({"host": {"freq_ghz": 1.0}})) is not platform
+    clear_caches()
+    assert platform_of(HOST_GPU) is not platform
 
 
 @pytest.fixture
