@@ -361,6 +361,23 @@ def test_a_shape_input_without_its_array_is_named() -> None:
     )  # fmt: skip
 
 
+@pytest.mark.parametrize("trace", [True, False])
+def test_a_finite_makespan_whose_breakdown_overflows_is_an_error(trace: bool) -> None:
+    # one kernel of 1.5e308 µs: the makespan is finite, but two processors idle that long are not
+    relu = Graph("relu", (Op("Relu", "r", ("x",), ("y",)),), {"x": TensorType((4,), "float32")},
+                 ("y",))  # fmt: skip
+    slow = {"kind": "hetero", "devices": [{"kind": "cuda", "kernel_latency_us": 1.5e308}, "npu"]}
+    # one idle processor (npu) is fine; the microseconds around the kernel are lost at 1.5e308
+    assert simulate(relu, slow, mode="timing", trace=trace).makespan_us == 1.5e308
+    slow["devices"].append("arm-cpu")
+    with pytest.raises(SimulationError) as error:
+        simulate(relu, slow, mode="timing", trace=trace)
+    assert str(error.value) == (
+        "expected finite figures, got an infinite breakdown for idle: a makespan of 1.5e+308 µs "
+        "summed over 4 processors overflows (a time parameter of the platform near 1e308 µs?)"
+    )
+
+
 def test_times_that_overflow_are_an_error_not_an_infinite_makespan() -> None:
     # each parameter is a valid positive number; their sums and quotients are not finite
     huge_launch = {"kind": "cuda", "launch_us": 1e308}

@@ -8,6 +8,7 @@ totals live in `hetsim.report.breakdown`; the Chrome trace (`trace.py`) and the 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from hetsim.errors import SimulationError
 from hetsim.report.breakdown import breakdown_us, totals
 from hetsim.report.gantt import plot_gantt
 from hetsim.report.plain import JsonValue, to_plain
@@ -118,9 +120,17 @@ class Result:
             name: LinkStats(int(record.link_bytes.get(name, 0)), busy[name])
             for name in record.links
         }
+        breakdown = breakdown_us(run_totals, record.processors, makespan)
+        overflown = [category for category, us in breakdown.items() if not us < math.inf]
+        if overflown:  # every span is finite (the engine checks), but sums near 1.8e308 are not
+            raise SimulationError(
+                f"expected finite figures, got an infinite breakdown for {', '.join(overflown)}: "
+                f"a makespan of {makespan:g} µs summed over {len(record.processors)} processors "
+                "overflows (a time parameter of the platform near 1e308 µs?)"
+            )
         return cls(
             makespan_us=makespan,
-            breakdown_us=_frozen(breakdown_us(run_totals, record.processors, makespan)),
+            breakdown_us=_frozen(breakdown),
             processors=_frozen(processors),
             links=_frozen(links),
             peak_memory_bytes=_frozen({k: int(v) for k, v in record.peak_memory_bytes.items()}),
