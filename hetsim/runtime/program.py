@@ -83,8 +83,15 @@ class _Context:
         self.ops = tuple(ops)
         self.number = {op.name: n for n, op in enumerate(ops)}
         self.programs: list[LevelProgram | None] = []
+        # segment id -> the segments a nested level cut from it (`Plan.children`), indexed once:
+        # asking the plan per invocation made compiling quadratic in the invocations
+        self.children: dict[str, list[Segment]] = {}
+        for segment in plan.segments:
+            if segment.parent is not None:
+                self.children.setdefault(segment.parent, []).append(segment)
         unbound = {s for t in graph.inputs.values() for s in t.symbols} - set(plan.dims)
         self.unbound = sorted(unbound)
+        self.dynamic = frozenset(plan.dynamic)
 
     def compile_level(
         self,
@@ -102,7 +109,7 @@ class _Context:
             if segment.is_nested:
                 child = self.compile_level(
                     segment.device,
-                    self.plan.children(segment.id),
+                    self.children.get(segment.id, ()),
                     segment.inputs,
                     segment.outputs,
                 )
@@ -158,7 +165,7 @@ def _compile_graph(
     outputs: tuple[str, ...],
 ) -> LevelProgram:
     ops = tuple(ctx.ops[u.op] for u in units if u.op is not None)
-    check_static(level or "(root)", ops, set(ctx.plan.dynamic), ctx.unbound)
+    check_static(level or "(root)", ops, ctx.dynamic, ctx.unbound)
     compiler = LevelCompiler(
         ctx.graph, ctx.platform, level, ctx.ops, ctx.constants, units, placement,
         caller_outputs=level != "",

@@ -431,10 +431,16 @@ class LevelCompiler:
         self.is_constant = [False] * size
         self.is_output = [False] * size
         self.is_kept = [False] * size
-        for name in self.constant_names:
-            number = get(name)
-            if number is not None:
-                self.is_constant[number] = self.is_kept[number] = True
+        constants = self.constant_names
+        if len(constants) < size:
+            for name in constants:
+                number = get(name)
+                if number is not None:
+                    self.is_constant[number] = self.is_kept[number] = True
+        else:  # a nested level reads few of the graph's many weights: look those up instead
+            for number, name in enumerate(self.names):
+                if name in constants:
+                    self.is_constant[number] = self.is_kept[number] = True
         for name in inputs:
             self.is_kept[ids[name]] = True
         for name in outputs:
