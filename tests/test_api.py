@@ -154,7 +154,8 @@ def test_totals_mode_keeps_busy_time_per_category() -> None:
 
 @pytest.fixture
 def placed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The policy of every partition `simulate` runs, in order."""
+    """The policy of every partition `simulate` runs, in order (from empty caches)."""
+    clear_caches()
     api = importlib.import_module("hetsim.api")
     policies: list[str] = []
     real = api.partition_graph
@@ -174,14 +175,16 @@ def test_repeated_runs_reuse_the_compiled_plan_and_give_the_same_result(
     model, platform = load_model("cnn"), platform_of(HOST_GPU)
     first = simulate(model, platform, seed=1)
     second = simulate(model, platform, seed=1)
-    assert policies == ["capability"]  # placed and compiled once for this graph and platform
+    # kept from the second call on: a sweep's plans, one per platform, are never kept
+    assert policies == ["capability", "capability"]
     assert first.to_dict() == second.to_dict()
     assert first.spans == second.spans
-    simulate(model, HOST_GPU, seed=1)  # the same tree again: the same Platform object
-    assert policies == ["capability"]
+    third = simulate(model, HOST_GPU, seed=1)  # the same tree again: the same Platform object
+    assert policies == ["capability", "capability"]
+    assert third.to_dict() == first.to_dict()
     simulate(model, build_platform(Target(HOST_GPU)), seed=1)  # another Platform: placed again
     simulate(model, platform, seed=1, partition="cost")  # depends on the run: never cached
-    assert policies == ["capability", "capability", "cost", "capability"]
+    assert policies == ["capability"] * 3 + ["cost", "capability"]
 
 
 def test_an_equal_target_tree_gives_the_same_platform_until_the_caches_are_cleared() -> None:
@@ -195,7 +198,9 @@ def test_an_equal_target_tree_gives_the_same_platform_until_the_caches_are_clear
 
 @pytest.fixture
 def bound(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """The mode (functional or not) of every program binding `simulate` makes, in order."""
+    """The mode (functional or not) of every program binding `simulate` makes, in order (from
+    empty caches)."""
+    clear_caches()
     module = importlib.import_module("hetsim.sim.bind")
     modes: list[bool] = []
     real = module.bind
@@ -211,11 +216,11 @@ def bound(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
 def test_runs_at_the_same_shapes_reuse_the_bound_program(bound: list[bool]) -> None:
     model, platform = load_model("cnn"), platform_of(HOST_GPU)
     one, two = make_inputs(model, seed=1), make_inputs(model, seed=2)
-    first = simulate(model, platform, inputs=one)
+    first = simulate(model, platform, inputs=one)  # its compiled plan is not kept
     second = simulate(model, platform, inputs=two)
     again = simulate(model, platform, inputs=one)
     timing = simulate(model, platform, mode="timing")
-    assert bound == [True, False]  # bound once per mode
+    assert bound == [True, True, False]  # bound once per mode for the kept plan
     # each run computes from its own inputs, never from an earlier run's values
     assert_same_outputs(first, model)
     assert_same_outputs(second, model)
@@ -244,20 +249,21 @@ def test_a_constant_output_cannot_change_later_runs(bound: list[bool]) -> None:
     minus = b.op("Neg", b.initializer(np.ones(3, np.float32)))  # folded: kept by the binding
     model = b.build(b.op("Add", b.input("x", (3,)), minus), minus)
     platform = platform_of(HOST_GPU)
+    simulate(model, platform, inputs={"x": np.zeros(3, np.float32)})  # the plan is kept next call
     first = simulate(model, platform, inputs={"x": np.zeros(3, np.float32)})
     with pytest.raises(ValueError, match="read-only"):
         first.outputs[minus][0] = 100.0
     again = simulate(model, platform, inputs={"x": np.zeros(3, np.float32)})
-    assert bound == [True]
+    assert bound == [True, True]  # `again` reuses `first`'s binding
     assert again.outputs[minus].tolist() == [-1.0, -1.0, -1.0]
 
 
 def test_other_dims_bind_the_program_again(bound: list[bool]) -> None:
     model, platform = load_model("transformer"), platform_of(HOST_GPU)
-    runs = [simulate(model, platform, mode="timing", dims={"seq": n}) for n in (8, 16, 8)]
-    assert bound == [False, False]
-    assert runs[2].to_dict() == runs[0].to_dict()
-    assert runs[1].makespan_us > runs[0].makespan_us
+    runs = [simulate(model, platform, mode="timing", dims={"seq": n}) for n in (8, 8, 16, 8)]
+    assert bound == [False, False, False]  # seq 8 twice (kept from the second), then seq 16
+    assert runs[3].to_dict() == runs[0].to_dict()
+    assert runs[2].makespan_us > runs[0].makespan_us
 
 
 @pytest.mark.parametrize("seed", [-1, 1.5, "0", True])

@@ -7,7 +7,9 @@ what is made from it (and from other immutable objects, such as a `Platform`) ca
 while those are the same objects. Entries are keyed by identity and hold what they are keyed
 on alive, so an ``id`` is never reused while cached; the oldest entry goes first, when the
 cache holds `size` entries or when a new entry's graph would take the ops of the graphs held
-over `max_ops` (what an entry keeps grows with its graph's ops).
+over `max_ops` (what an entry keeps grows with its graph's ops). With ``admit_after=2`` a value
+is kept only when its key is asked for a second time: what a sweep compiles once per platform
+then leaves nothing behind for the collector to traverse and for the cache to free later.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any, Generic, TypeVar
 
 from hetsim.ir.graph import Graph
 
-__all__ = ["CACHE_MAX_OPS", "GraphCache"]
+__all__ = ["CACHE_MAX_OPS", "GHOSTS_PER_ENTRY", "GraphCache"]
 
 T = TypeVar("T")
 
@@ -27,6 +29,10 @@ holds at most, together. What they keep grows with the ops: about 1.3 kB per op 
 chain for all of them together, so a 1e5-op model keeps about 130 MB. A graph of more ops is
 compiled and bound anew each call, which costs about five times its engine run
 (`benchmarks/sim_speed.py`: the ``warm`` column against ``simulate``)."""
+
+
+GHOSTS_PER_ENTRY = 8
+"""Keys not yet admitted (``admit_after`` > 1) a cache counts requests for, per entry it keeps."""
 
 
 class GraphCache(Generic[T]):
@@ -60,14 +66,24 @@ class GraphCache(Generic[T]):
     g4 ['g4'] 4
     >>> _ = small.get(relus(6), lambda: "too big"); [g.name for g in small.graphs()]
     ['g4']
+
+    With ``admit_after=2``, the second request for a key keeps its value; the third reuses it:
+
+    >>> second, made = GraphCache[int](size=2, admit_after=2), []
+    >>> [second.get(g, lambda: made.append(1) or len(made)) for _ in range(4)]
+    [1, 2, 2, 2]
     """
 
-    def __init__(self, size: int, max_ops: int | None = None) -> None:
+    def __init__(self, size: int, max_ops: int | None = None, *, admit_after: int = 1) -> None:
         self.size = size
         self.max_ops = max_ops
+        self.admit_after = admit_after
+        """A key's value is kept from its `admit_after`-th request on (1: the first)."""
         self.ops = 0
         """The ops of the graphs of the entries (a graph counts once per entry)."""
         self._entries: dict[tuple[Any, ...], tuple[Graph, tuple[Any, ...], T]] = {}
+        # key -> requests so far, for keys not yet admitted (the last `GHOSTS_PER_ENTRY * size`)
+        self._requests: dict[tuple[Any, ...], int] = {}
 
     def get(
         self,
@@ -88,6 +104,8 @@ class GraphCache(Generic[T]):
         if found is not None and found[0] is graph and all(map(_same, found[1], held)):
             return found[2]
         value = make()
+        if self.admit_after > 1 and not self._admits(key):
+            return value
         if found is not None:  # a stale entry: its graph or a held object is gone
             self._drop(key)
         limit = self.max_ops if self.max_ops is not None else float("inf")
@@ -97,6 +115,19 @@ class GraphCache(Generic[T]):
         self.ops += ops
         return value
 
+    def _admits(self, key: tuple[Any, ...]) -> bool:
+        """Count a request for `key`; whether it is the `admit_after`-th. Keys hold ids of
+        objects that may have died since: a reused id only admits a value sooner, and a value is
+        only ever returned for the very objects it was made for."""
+        requests = self._requests
+        count = requests.pop(key, 0) + 1
+        if count >= self.admit_after:
+            return True
+        if len(requests) >= GHOSTS_PER_ENTRY * self.size:
+            del requests[next(iter(requests))]
+        requests[key] = count
+        return False
+
     def _drop(self, key: tuple[Any, ...]) -> None:
         self.ops -= len(self._entries.pop(key)[0].ops)
 
@@ -105,8 +136,9 @@ class GraphCache(Generic[T]):
         return (entry[0] for entry in self._entries.values())
 
     def clear(self) -> None:
-        """Forget every entry."""
+        """Forget every entry, and the requests counted for admission."""
         self._entries.clear()
+        self._requests.clear()
         self.ops = 0
 
 
