@@ -10,6 +10,7 @@ engine run (`hetsim.sim.run_program`); and the `Result` (`hetsim.report.Result.f
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -90,6 +91,7 @@ PLATFORM_CACHE_SIZE = 8
 """Platforms `platform_of` keeps, by their target tree (the most recently built first out)."""
 
 _platforms: dict[Target, Platform] = {}
+_platforms_lock = threading.Lock()
 
 
 def platform_of(target: Any) -> Platform:
@@ -112,9 +114,10 @@ def platform_of(target: Any) -> Platform:
     found = _platforms.get(target)
     if found is None:
         found = build_platform(target)
-        if len(_platforms) >= PLATFORM_CACHE_SIZE:
-            del _platforms[next(iter(_platforms))]
-        _platforms[target] = found
+        with _platforms_lock:  # threads of one process share it (a Dask worker's tasks)
+            found = _platforms.setdefault(target, found)
+            while len(_platforms) > PLATFORM_CACHE_SIZE:
+                del _platforms[next(iter(_platforms))]
     return found
 
 
@@ -177,7 +180,8 @@ def clear_caches() -> None:
     """
     _plans.clear()
     _metas.clear()
-    _platforms.clear()
+    with _platforms_lock:
+        _platforms.clear()
     clear_bound()
     clear_kernels()
 

@@ -14,6 +14,7 @@ then leaves nothing behind for the collector to traverse and for the cache to fr
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any, Generic, TypeVar
 
@@ -84,6 +85,7 @@ class GraphCache(Generic[T]):
         self._entries: dict[tuple[Any, ...], tuple[Graph, tuple[Any, ...], T]] = {}
         # key -> requests so far, for keys not yet admitted (the last `GHOSTS_PER_ENTRY * size`)
         self._requests: dict[tuple[Any, ...], int] = {}
+        self._lock = threading.Lock()  # held while the tables change, never while making a value
 
     def get(
         self,
@@ -104,15 +106,16 @@ class GraphCache(Generic[T]):
         if found is not None and found[0] is graph and all(map(_same, found[1], held)):
             return found[2]
         value = make()
-        if self.admit_after > 1 and not self._admits(key):
-            return value
-        if found is not None:  # a stale entry: its graph or a held object is gone
-            self._drop(key)
-        limit = self.max_ops if self.max_ops is not None else float("inf")
-        while entries and (len(entries) >= self.size or self.ops + ops > limit):
-            self._drop(next(iter(entries)))
-        entries[key] = (graph, held, value)
-        self.ops += ops
+        with self._lock:  # threads of one process share the caches (a Dask worker's tasks)
+            if self.admit_after > 1 and not self._admits(key):
+                return value
+            if key in entries:  # made meanwhile by another thread, or stale: replaced
+                self._drop(key)
+            limit = self.max_ops if self.max_ops is not None else float("inf")
+            while entries and (len(entries) >= self.size or self.ops + ops > limit):
+                self._drop(next(iter(entries)))
+            entries[key] = (graph, held, value)
+            self.ops += ops
         return value
 
     def _admits(self, key: tuple[Any, ...]) -> bool:
@@ -133,13 +136,15 @@ class GraphCache(Generic[T]):
 
     def graphs(self) -> Iterator[Graph]:
         """The graphs of the cached entries, oldest first."""
-        return (entry[0] for entry in self._entries.values())
+        with self._lock:
+            return iter([entry[0] for entry in self._entries.values()])
 
     def clear(self) -> None:
         """Forget every entry, and the requests counted for admission."""
-        self._entries.clear()
-        self._requests.clear()
-        self.ops = 0
+        with self._lock:
+            self._entries.clear()
+            self._requests.clear()
+            self.ops = 0
 
 
 def _same(a: Any, b: Any) -> bool:

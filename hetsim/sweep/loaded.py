@@ -7,6 +7,7 @@ that follow.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ MODELS_KEPT = 1
 """Loaded models a process keeps for the next points (`point_model`)."""
 
 _models: OrderedDict[tuple[Any, ...], Graph] = OrderedDict()
+_lock = threading.Lock()
 
 
 def point_model(model: str) -> Graph:
@@ -41,13 +43,16 @@ def point_model(model: str) -> Graph:
     True
     """
     key = _model_key(model)
-    graph = _models.get(key)
-    if graph is not None:
-        _models.move_to_end(key)
-        return graph
-    graph = _models[key] = load_model(model)
-    while len(_models) > MODELS_KEPT:
-        _models.popitem(last=False)
+    with _lock:  # threads of one process share it (a Dask worker's tasks)
+        graph = _models.get(key)
+        if graph is not None:
+            _models.move_to_end(key)
+            return graph
+    graph = load_model(model)  # not under the lock: loading takes long
+    with _lock:
+        graph = _models.setdefault(key, graph)
+        while len(_models) > MODELS_KEPT:
+            _models.popitem(last=False)
     return graph
 
 
@@ -64,4 +69,5 @@ def _model_key(model: str) -> tuple[Any, ...]:
 
 def clear_models() -> None:
     """Forget the models `point_model` keeps."""
-    _models.clear()
+    with _lock:
+        _models.clear()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+import threading
+
 from hetsim.ir import Graph, Op, TensorType
 from hetsim.ir.cache import GraphCache
 
@@ -53,3 +56,33 @@ def test_the_entry_count_still_bounds_the_cache() -> None:
     cache.clear()
     assert list(cache.graphs()) == []
     assert cache.ops == 0
+
+
+def test_threads_sharing_a_cache_keep_its_tables_whole() -> None:
+    # a Dask worker with several threads runs points concurrently against one process's caches
+    cache = GraphCache[int](size=3, max_ops=12, admit_after=2)
+    graphs = [relus(n) for n in (1, 2, 3, 4, 5)]
+    failures: list[BaseException] = []
+
+    def hammer(seed: int) -> None:
+        try:
+            for i in range(3000):
+                graph = graphs[(seed * 7 + i) % len(graphs)]
+                assert cache.get(graph, lambda graph=graph: len(graph.ops)) == len(graph.ops)
+        except BaseException as err:  # reported by the main thread
+            failures.append(err)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible: races show at once
+    try:
+        threads = [threading.Thread(target=hammer, args=(seed,)) for seed in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert failures == []
+    kept = list(cache.graphs())
+    assert cache.ops == sum(len(g.ops) for g in kept) <= 12
+    assert len(kept) <= 3
