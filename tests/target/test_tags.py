@@ -252,3 +252,22 @@ def test_the_shipped_folder_is_found_in_the_checkout() -> None:
     folder = shipped_tag_dir()
     assert folder is not None
     assert folder == Path(__file__).resolve().parents[2] / "targets"
+
+
+def test_a_target_named_again_is_the_same_tree_until_the_tags_change() -> None:
+    first = Target("x86-h100")
+    assert Target("x86-h100") is first  # kept: resolving a tag takes a third of a warm run
+    register_tag("test/kept-gpu", {"kind": "cuda", "launch_us": 3.0})
+    try:
+        before = Target("test/kept-gpu")
+        assert Target("test/kept-gpu") is before
+        unregister_tag("test/kept-gpu")
+        register_tag("test/kept-gpu", {"kind": "cuda", "launch_us": 5.0})
+        after = Target("test/kept-gpu")  # the registry changed: resolved anew
+        assert after.devices[0].attrs["launch_us"] == 5.0
+        assert before.devices[0].attrs["launch_us"] == 3.0
+        assert Target("x86-h100") == first
+    finally:
+        unregister_tag("test/kept-gpu")
+    with pytest.raises(TargetError, match="test/kept-gpu"):
+        Target("test/kept-gpu")  # gone with its tag, not kept
