@@ -10,7 +10,6 @@ engine run (`hetsim.sim.run_program`); and the `Result` (`hetsim.report.Result.f
 from __future__ import annotations
 
 import gc
-import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -21,6 +20,7 @@ from hetsim.errors import ModelError, UnknownValueError, is_count
 from hetsim.ir import Graph, bind_shape
 from hetsim.ir.cache import CACHE_MAX_OPS, GraphCache
 from hetsim.kernels import Cost, Meta, bind_dims, keeps_value, propagate_costs
+from hetsim.memo import Recent
 from hetsim.models import load_model
 from hetsim.partition import POLICIES, Plan
 from hetsim.partition import partition as partition_graph
@@ -88,16 +88,15 @@ def make_inputs(
 
 
 PLATFORM_CACHE_SIZE = 8
-"""Platforms `platform_of` keeps, by their target tree (the most recently built first out)."""
+"""Platforms `platform_of` keeps, by their target tree (the least recently asked for goes)."""
 
-_platforms: dict[Target, Platform] = {}
-_platforms_lock = threading.Lock()
+_platforms: Recent[Target, Platform] = Recent(PLATFORM_CACHE_SIZE)
 
 
 def platform_of(target: Any) -> Platform:
     """The platform of `target`: a `Platform` as it is, a canonical tree built, else `Target`.
 
-    A tree equal to one of the last `PLATFORM_CACHE_SIZE` built gives the same `Platform`
+    A tree equal to one of the last `PLATFORM_CACHE_SIZE` asked for gives the same `Platform`
     object: a platform is a pure function of its tree, and immutable. So a target given again
     by tag, file or dict finds what `simulate` keeps for that `Platform` object (the compiled
     plan, the bound program), as a `Platform` passed again does.
@@ -111,14 +110,7 @@ def platform_of(target: Any) -> Platform:
         target = Target(target)
     if not isinstance(target, Target):  # a tree of another type: built as it is, not kept
         return build_platform(target)
-    found = _platforms.get(target)
-    if found is None:
-        found = build_platform(target)
-        with _platforms_lock:  # threads of one process share it (a Dask worker's tasks)
-            found = _platforms.setdefault(target, found)
-            while len(_platforms) > PLATFORM_CACHE_SIZE:
-                del _platforms[next(iter(_platforms))]
-    return found
+    return _platforms.get(target, lambda: build_platform(target))
 
 
 def fastest_plan(
@@ -180,8 +172,7 @@ def clear_caches() -> None:
     """
     _plans.clear()
     _metas.clear()
-    with _platforms_lock:
-        _platforms.clear()
+    _platforms.clear()
     clear_bound()
     clear_kernels()
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "hetsim"
-CORE = {"errors", "units", "located"}
+CORE = {"errors", "units", "located", "memo"}
 MODEL_BRANCH = {"ir": CORE, "kernels": CORE | {"ir"}}
 MODEL_BRANCH["frontend"] = MODEL_BRANCH["kernels"] | {"kernels"}
 MODEL_BRANCH["models"] = MODEL_BRANCH["frontend"] | {"frontend"}
@@ -17,6 +17,7 @@ ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "units": set(),
     "located": {"errors"},
+    "memo": set(),
     **MODEL_BRANCH,
 }
 ALLOWED["target"] = CORE

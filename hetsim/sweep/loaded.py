@@ -7,12 +7,11 @@ that follow.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 from hetsim.ir import Graph
+from hetsim.memo import Recent
 from hetsim.models import ZOO, load_model
 
 __all__ = ["MODELS_KEPT", "clear_models", "point_model"]
@@ -20,8 +19,7 @@ __all__ = ["MODELS_KEPT", "clear_models", "point_model"]
 MODELS_KEPT = 1
 """Loaded models a process keeps for the next points (`point_model`)."""
 
-_models: OrderedDict[tuple[Any, ...], Graph] = OrderedDict()
-_lock = threading.Lock()
+_models: Recent[tuple[Any, ...], Graph] = Recent(MODELS_KEPT)
 
 
 def point_model(model: str) -> Graph:
@@ -42,18 +40,7 @@ def point_model(model: str) -> Graph:
     >>> point_model("mlp") is point_model("mlp")
     True
     """
-    key = _model_key(model)
-    with _lock:  # threads of one process share it (a Dask worker's tasks)
-        graph = _models.get(key)
-        if graph is not None:
-            _models.move_to_end(key)
-            return graph
-    graph = load_model(model)  # not under the lock: loading takes long
-    with _lock:
-        graph = _models.setdefault(key, graph)
-        while len(_models) > MODELS_KEPT:
-            _models.popitem(last=False)
-    return graph
+    return _models.get(_model_key(model), lambda: load_model(model))
 
 
 def _model_key(model: str) -> tuple[Any, ...]:
@@ -69,5 +56,4 @@ def _model_key(model: str) -> tuple[Any, ...]:
 
 def clear_models() -> None:
     """Forget the models `point_model` keeps."""
-    with _lock:
-        _models.clear()
+    _models.clear()

@@ -107,13 +107,18 @@ class TagRegistry:
         self._loaded = shipped is None
         self._tags: dict[str, Tag] = {}
         self._folders: dict[Path, tuple[str, ...]] = {}
-        self.version = 0
-        """Goes up whenever the registry's tags change: what was resolved before may differ."""
+        self._version = 0
+
+    @property
+    def version(self) -> int:
+        """Goes up whenever the registry's tags change: what was resolved before may differ.
+        The shipped tags are read first, so a version names the tags a resolution will see."""
+        self._ensure_loaded()
+        return self._version
 
     def _ensure_loaded(self) -> None:
         if not self._loaded:
             self._loaded = True
-            self.version += 1
             assert self._shipped is not None, "a lazy registry has a shipped folder"
             for tag in read_tag_dir(self._shipped):
                 self._tags.setdefault(tag.name, tag)
@@ -174,7 +179,7 @@ class TagRegistry:
         self._ensure_loaded()
         tags = list(tags)
         self._tags.update((t.name, t) for t in tags)
-        self.version += 1
+        self._version += 1
         if folder is not None:
             self._folders[folder.resolve()] = tuple(t.name for t in tags)
 
@@ -184,14 +189,14 @@ class TagRegistry:
         names = self._folders.pop(Path(folder).resolve(), ())
         for name in names:
             self._tags.pop(name, None)
-        self.version += 1
+        self._version += 1
         return names
 
     def remove(self, name: str) -> None:
         """Forget one tag registered from Python."""
         self._ensure_loaded()
         self._tags.pop(name, None)
-        self.version += 1
+        self._version += 1
 
     def __repr__(self) -> str:
         state = f"{len(self._tags)} tags" if self._loaded else "not read yet"
