@@ -28,8 +28,8 @@ CACHE_MAX_OPS = 100_000
 """The ops of the graphs each of the simulator's caches (plans, metas, kernels, bound programs)
 holds at most, together. What they keep grows with the ops: about 1.3 kB per op of a timing-mode
 chain for all of them together, so a 1e5-op model keeps about 130 MB. A graph of more ops is
-compiled and bound anew each call, which costs about five times its engine run
-(`benchmarks/sim_speed.py`: the ``warm`` column against ``simulate``)."""
+compiled and bound anew each call, which costs 3-4 times its engine run (at 1e5 ops,
+`benchmarks/sim_speed.py --big`: compile plus bind 5.8-8.1 µs per op, the run 1.8-2.1)."""
 
 
 GHOSTS_PER_ENTRY = 8

@@ -389,7 +389,7 @@ def _relocate(ins: Instruction, offset: int) -> Any:
             return tuple(None if s is None else s + offset for s in value)
         return value + offset
 
-    # by position with tuple.__new__, for speed: `_replace` by field name took 10-15% of
+    # by position with tuple.__new__, for speed: `_replace` by field name took 10-17% of
     # binding a nested plan (ResNet-50 on arm-riscv-soc: 1.63-1.89 ms against 1.45-1.57)
     return _new(type(ins), [moved(v) if i in indices else v for i, v in enumerate(ins)])
 

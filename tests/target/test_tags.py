@@ -256,7 +256,7 @@ def test_the_shipped_folder_is_found_in_the_checkout() -> None:
 
 def test_a_target_named_again_is_the_same_tree_until_the_tags_change() -> None:
     first = Target("x86-h100")
-    assert Target("x86-h100") is first  # kept: resolving a tag takes a third of a warm run
+    assert Target("x86-h100") is first  # kept: resolving a tag was half a warm run
     register_tag("test/kept-gpu", {"kind": "cuda", "launch_us": 3.0})
     try:
         before = Target("test/kept-gpu")
