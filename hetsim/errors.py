@@ -87,16 +87,32 @@ class ModelError(HetsimError, ValueError):
 
 class UnknownValueError(ModelError):
     """A shape depends on the value of a tensor that is not known before the run: one computed
-    from data, or a graph input (an Expand's shape) whose array was not given. `tensor` names it.
+    from data, or a graph input (an Expand's shape) whose array was not given. `tensor` names it;
+    `expected` is what the shape rule needed (``op e (Expand): expected a known value for input
+    1 (shape)``), and the message adds what it got.
+
+    >>> err = UnknownValueError("op e (Expand): expected a known value", "s")
+    >>> print(err)
+    op e (Expand): expected a known value, got a computed tensor 's'
+    >>> print(err.of_graph_input())  # doctest: +NORMALIZE_WHITESPACE
+    op e (Expand): expected a known value, got graph input 's' without its array
+    (pass it in inputs)
     """
 
-    def __init__(self, message: str, tensor: str) -> None:
-        super().__init__(message)
+    def __init__(self, expected: str, tensor: str, got: str | None = None) -> None:
+        super().__init__(f"{expected}, got {got or f'a computed tensor {tensor!r}'}")
+        self.expected = expected
         self.tensor = tensor
+        self.got = got
 
-    def __reduce__(self) -> tuple[type[UnknownValueError], tuple[str, str]]:
-        # pickled whole (a sweep's worker sends errors to the client): message and tensor
-        return type(self), (str(self), self.tensor)
+    def of_graph_input(self) -> UnknownValueError:
+        """The same error said of a graph input: its value is never computed, only given."""
+        got = f"graph input {self.tensor!r} without its array (pass it in inputs)"
+        return UnknownValueError(self.expected, self.tensor, got)
+
+    def __reduce__(self) -> tuple[type[UnknownValueError], tuple[str, str, str | None]]:
+        # pickled whole (a sweep's worker sends errors to the client)
+        return type(self), (self.expected, self.tensor, self.got)
 
 
 class PartitionError(HetsimError, ValueError):

@@ -248,7 +248,9 @@ def _walk(
             try:
                 out_metas = _infer(op, opset, in_metas, shared)
             except UnknownValueError as err:
-                raise _unknown_input(err, graph, given) from None
+                if err.tensor in graph.inputs and err.tensor not in given:
+                    raise err.of_graph_input() from None
+                raise
             cost = None if costs is None else _cost(op, in_metas, out_metas)
             if attrs is not None and _is_reusable(in_metas):
                 seen[key] = (out_metas, cost)
@@ -261,20 +263,6 @@ def _walk(
             if name:
                 metas[name] = meta
     return metas
-
-
-def _unknown_input(
-    err: UnknownValueError, graph: Graph, given: Mapping[str, Any]
-) -> UnknownValueError:
-    """`err`, said of a graph input when the tensor whose value a shape needs is one: its array
-    was not given (a graph input's value is never computed)."""
-    if err.tensor not in graph.inputs or err.tensor in given:
-        return err
-    message = str(err).replace(
-        f"got a computed tensor {err.tensor!r}",
-        f"got graph input {err.tensor!r} without its array (pass it in inputs)",
-    )
-    return UnknownValueError(message, err.tensor)
 
 
 def _cost(op: Op, in_metas: list[Meta | None], out_metas: list[Meta]) -> Cost:

@@ -255,7 +255,12 @@ def op_error(op: Op, expected: str, got: object) -> ModelError:
     >>> str(op_error(Op("Reshape", "r0", ("x",), ("y",)), "expected 2 inputs", 1))
     'op r0 (Reshape): expected 2 inputs, got 1'
     """
-    return ModelError(f"op {op.name} ({op.type}): {expected}, got {got}")
+    return ModelError(f"{op_label(op)}: {expected}, got {got}")
+
+
+def op_label(op: Op) -> str:
+    """How a message names `op`: ``op <name> (<type>)``."""
+    return f"op {op.name} ({op.type})"
 
 
 def dtype_of(op: Op, code: int | str) -> np.dtype[Any]:
@@ -327,11 +332,8 @@ def constant_input(op: Op, inputs: Sequence[Meta | None], index: int, what: str)
     if meta is None:
         raise op_error(op, f"expected a known value for input {index} ({what})", "no input")
     if meta.value is None:
-        tensor = op.inputs[index]
-        expected = f"expected a known value for input {index} ({what})"
-        raise UnknownValueError(
-            str(op_error(op, expected, f"a computed tensor {tensor!r}")), tensor
-        )
+        expected = f"{op_label(op)}: expected a known value for input {index} ({what})"
+        raise UnknownValueError(expected, op.inputs[index])
     return meta.value
 
 
