@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.api import make_inputs, platform_of
-from hetsim.errors import HetsimError, Problem, SimulationError
+from hetsim.errors import HetsimError, Problem, SimulationError, is_count
 from hetsim.kernels import Meta, propagate
 from hetsim.models import load_model
 from hetsim.partition import partition
@@ -363,7 +363,7 @@ def compare(
 
 
 def _check_iterations(iterations: Any) -> None:
-    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
+    if not is_count(iterations, 1):
         problem = Problem("iterations", "expected an integer >= 1", repr(iterations))
         raise HetsimError(problem.message)
 
