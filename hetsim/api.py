@@ -336,6 +336,7 @@ def simulate(
         inputs=given,
         is_functional=opts.is_functional,
         trace=opts.trace,
+        fuse=opts.fuse,
         cuda_graph=opts.cuda_graph,
         buckets=opts.buckets,
     )

@@ -26,22 +26,24 @@ HOST_GPU = "x86-h100"
 DIMS = {"transformer": {"seq": 8}}
 
 
-def assert_same_outputs(result: object, model: object) -> None:
-    """Bit for bit the op-by-op run; within float32 rounding the fused one (BN folded)."""
-    expected = execute(model, result.inputs, fuse=False)  # type: ignore[attr-defined]
-    fused = execute(model, result.inputs)  # type: ignore[attr-defined]
+def assert_same_outputs(result: object, model: object, *, fuse: bool = True) -> None:
+    """Bit for bit `execute` with the same `fuse`; within float32 rounding the other one (BN
+    folded into the Convs or not)."""
+    expected = execute(model, result.inputs, fuse=fuse)  # type: ignore[attr-defined]
+    other = execute(model, result.inputs, fuse=not fuse)  # type: ignore[attr-defined]
     assert sorted(result.outputs) == sorted(expected)  # type: ignore[attr-defined]
     for name, value in expected.items():
         np.testing.assert_array_equal(result.outputs[name], value)  # type: ignore[attr-defined]
-        np.testing.assert_allclose(fused[name], value, rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(other[name], value, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("fuse", [True, False])
 @pytest.mark.parametrize("tgt", [CPU_ONLY, HOST_GPU])
 @pytest.mark.parametrize("name", ["mlp", "cnn", "transformer", "squeezenet"])
-def test_functional_outputs_equal_execute(name: str, tgt: str) -> None:
+def test_functional_outputs_equal_execute(name: str, tgt: str, fuse: bool) -> None:
     model = load_model(name)
-    result = simulate(model, tgt, dims=DIMS.get(name, {}))
-    assert_same_outputs(result, model)
+    result = simulate(model, tgt, dims=DIMS.get(name, {}), fuse=fuse)
+    assert_same_outputs(result, model, fuse=fuse)
     assert_run_invariants(result, model, tgt, DIMS.get(name))
 
 

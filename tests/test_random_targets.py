@@ -27,15 +27,20 @@ MODELS = {name: load_model(name) for name in ("mlp", "cnn")}
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(TREES, st.sampled_from(sorted(MODELS)), st.sampled_from(["capability", "cost"]))
-def test_a_random_valid_target_runs_or_says_why_not(spec: Any, model: str, policy: str) -> None:
+@given(
+    TREES, st.sampled_from(sorted(MODELS)), st.sampled_from(["capability", "cost"]), st.booleans()
+)
+def test_a_random_valid_target_runs_or_says_why_not(
+    spec: Any, model: str, policy: str, fuse: bool
+) -> None:
     graph = MODELS[model]
     try:
         platform = platform_of(spec)
-        run = simulate(graph, platform, partition=policy)
+        run = simulate(graph, platform, partition=policy, fuse=fuse)
     except HetsimError:
         return
-    expected = execute(graph, run.inputs, fuse=False)
+    # fused values wherever the plan put the ops of a group (hetsim.sim.fusion)
+    expected = execute(graph, run.inputs, fuse=fuse)
     for name in graph.outputs:
         np.testing.assert_array_equal(run.outputs[name], expected[name], err_msg=name)
     assert simulate(graph, platform, partition=policy, mode="timing").makespan_us == (

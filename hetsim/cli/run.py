@@ -73,6 +73,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of generated inputs (default 0)")
     parser.add_argument(
+        "--no-fuse",
+        dest="fuse",
+        action="store_false",
+        help="compute every op's value as the graph states it, as execute(fuse=False) does "
+        "(default: with execute's fused kernels; simulated times are the same)",
+    )
+    parser.add_argument(
         "--dims",
         type=parse_dims,
         action="append",
@@ -143,6 +150,8 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
             f"got {args.mode!r}"
         )
     options: dict[str, Any] = {"seed": args.seed, "mode": args.mode}
+    if not args.fuse:
+        options["fuse"] = False
     if args.partition != "capability":
         options["partition"] = args.partition
     if args.rules is not None:

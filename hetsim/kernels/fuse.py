@@ -10,8 +10,10 @@ Owns two rewrites that ONNX semantics allow when the weights are constants:
 - a Relu whose input only a Conv, Add, Sum or Concat makes runs in place on that op's fresh
   output (an *epilogue*), so the activation is neither copied nor kept twice.
 
-The `Graph` itself is never changed: the partitioner, the cost model and the simulator see the
-original ops. Only `hetsim.kernels.execute` uses the result. Kernels live in their op modules.
+The `Graph` itself is never changed: the partitioner, the cost model and the simulator's timing
+see the original ops. `hetsim.kernels.execute` compiles the result, and a functional
+`hetsim.simulate` computes values with it (`Fused.absorbed` says which op's kernel does whose
+work: `hetsim.sim.fusion`). Kernels live in their op modules.
 """
 
 from __future__ import annotations
@@ -50,11 +52,15 @@ _FOLDED = "\0folded"  # suffix of the new constants' names; no ONNX name holds a
 
 @dataclass(frozen=True, slots=True)
 class Fused:
-    """The ops to compile, the new constants they read, and epilogues by output tensor name."""
+    """The ops to compile, the new constants they read, epilogues by output tensor name, and
+    the names of the graph's ops each kept op absorbed (in graph order; kept ops that absorbed
+    nothing are left out). A kept op keeps its name, reads its own first input (its others may
+    be new constants) and writes the outputs of the last op it absorbed."""
 
     ops: tuple[Op, ...]
     constants: Mapping[str, np.ndarray] = field(default_factory=dict)
     epilogues: Mapping[str, Epilogue] = field(default_factory=dict)
+    absorbed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         return f"<Fused ops={len(self.ops)} epilogues={len(self.epilogues)}>"
@@ -78,12 +84,17 @@ def fuse(graph: Graph) -> Fused:
     (['Conv'], [[[[2.0]]], [-1.0]])
     >>> list(fused.epilogues) == [fused.ops[0].outputs[0]]  # the Relu runs in place
     True
+    >>> dict(fused.absorbed)  # the Conv's kernel does the work of both ops after it
+    {'conv0': ('batchnormalization0', 'relu0')}
     """
     uses = Counter(name for op in graph.ops for name in op.inputs)
     uses.update(graph.outputs)
-    ops, constants = _fold_into_convs(graph, uses)
-    ops, epilogues = _fold_epilogues(ops, uses)
-    return Fused(tuple(ops), constants, epilogues)
+    absorbed: dict[str, list[str]] = {}
+    ops, constants = _fold_into_convs(graph, uses, absorbed)
+    ops, epilogues = _fold_epilogues(ops, uses, absorbed)
+    return Fused(
+        tuple(ops), constants, epilogues, {head: tuple(names) for head, names in absorbed.items()}
+    )
 
 
 def with_epilogue(kernel: Kernel, epilogue: Epilogue) -> Kernel:
@@ -100,8 +111,11 @@ def _sole_readers(ops: list[Op], uses: Counter[str]) -> dict[str, Op]:
     return {name: op for op in ops for name in op.inputs if name and uses[name] == 1}
 
 
-def _fold_into_convs(graph: Graph, uses: Counter[str]) -> tuple[list[Op], dict[str, np.ndarray]]:
-    """Each Conv with constant weights absorbs the per-channel affine ops that follow it."""
+def _fold_into_convs(
+    graph: Graph, uses: Counter[str], absorbed: dict[str, list[str]]
+) -> tuple[list[Op], dict[str, np.ndarray]]:
+    """Each Conv with constant weights absorbs the per-channel affine ops that follow it (their
+    names go to `absorbed`, under the Conv's)."""
     ops = list(graph.ops)
     inits = graph.initializers
     readers = _sole_readers(ops, uses)
@@ -122,6 +136,7 @@ def _fold_into_convs(graph: Graph, uses: Counter[str]) -> tuple[list[Op], dict[s
             weight = weight * scale.reshape(-1, *(1,) * (weight.ndim - 1))
             bias = bias * scale + shift
             dropped.add(id(after))
+            absorbed.setdefault(op.name, []).append(after.name)
             out = after.outputs[0]
         if out == op.outputs[0]:  # nothing absorbed
             continue
@@ -201,7 +216,9 @@ def _per_channel(value: np.ndarray, channels: int, rank: int) -> np.ndarray | No
     return None
 
 
-def _fold_epilogues(ops: list[Op], uses: Counter[str]) -> tuple[list[Op], dict[str, Epilogue]]:
+def _fold_epilogues(
+    ops: list[Op], uses: Counter[str], absorbed: dict[str, list[str]]
+) -> tuple[list[Op], dict[str, Epilogue]]:
     consumers = _sole_readers(ops, uses)
     epilogues: dict[str, Epilogue] = {}
     dropped: set[int] = set()
@@ -213,4 +230,5 @@ def _fold_epilogues(ops: list[Op], uses: Counter[str]) -> tuple[list[Op], dict[s
         ops[index] = replace(op, outputs=after.outputs)
         epilogues[after.outputs[0]] = EPILOGUES[after.type]
         dropped.add(id(after))
+        absorbed.setdefault(op.name, []).append(after.name)
     return [op for op in ops if id(op) not in dropped], epilogues

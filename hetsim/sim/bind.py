@@ -31,6 +31,7 @@ import math
 import weakref
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -68,6 +69,7 @@ from hetsim.runtime import (
     Sync,
 )
 from hetsim.sim.engine import Simulation
+from hetsim.sim.fusion import constant_values, fused_runs
 from hetsim.sim.records import RunRecord
 from hetsim.sim.steps import (
     AllocStep,
@@ -261,6 +263,9 @@ class _Binder:
     def runner(self, number: int, inputs: Sequence[int | None], outputs: Sequence[int]) -> Run:
         if not self.is_functional:
             return _nothing
+        fused = self.space.fused.get(number)
+        if fused is not None:  # a fused group's head or one of the ops it absorbed
+            return fused
         op = self.program.ops[number]
         kernel = compiled_kernel(self.program.graph, op)
         ins = tuple(self.slot_index(s) for s in inputs)
@@ -348,6 +353,8 @@ class _SlotSpace:
         # program number -> (its steps, each step's value computation): a nested program's
         # steps compute nothing when the engine runs them; the caller's INVOKE runs these.
         self.runs: dict[int, tuple[tuple[Step, ...], tuple[Run, ...]]] = {}
+        # op number -> what it computes in a fused functional run (`hetsim.sim.fusion`)
+        self.fused: dict[int, Run] = {}
 
 
 _new = tuple.__new__
@@ -548,17 +555,6 @@ BINDERS: Mapping[type, Callable[[Any, _Binder], Step]] = {
 """Instruction type -> the function that binds it to a step."""
 
 
-def _constant_values(program: LevelProgram) -> dict[str, np.ndarray]:
-    """Initializers plus the outputs of the folded ops, computed once."""
-    graph = program.graph
-    values: dict[str, Any] = dict(graph.initializers)
-    for op in program.folded:
-        kernel = compiled_kernel(graph, op)
-        results = kernel([values[name] if name else None for name in op.inputs])
-        values.update((name, r) for name, r in zip(op.outputs, results, strict=False) if name)
-    return values
-
-
 def _check_dims(program: LevelProgram, dims: Mapping[str, int]) -> None:
     """A graph executor's shapes are compiled: the run must bind its dims to the same sizes."""
     if not isinstance(program, GraphProgram):
@@ -580,6 +576,7 @@ def bind(
     dims: Mapping[str, int] | None = None,
     is_functional: bool = False,
     costs: Mapping[str, Cost] | None = None,
+    fuse: bool = True,
 ) -> BoundProgram:
     """Resolve `program` for runs at one set of shapes: sizes, durations and (functional) kernels.
 
@@ -599,6 +596,9 @@ def bind(
     costs
         Op name -> `Cost` for these `metas`, as `hetsim.partition.op_costs` gives them (ops of
         one signature share one object), when the caller has them; else computed here.
+    fuse
+        In functional mode, compute values with `hetsim.execute`'s fused kernels
+        (`hetsim.sim.fusion`); ``False``: every op as the graph states it. Times are the same.
 
     Raises
     ------
@@ -611,20 +611,26 @@ def bind(
     space = _SlotSpace(programs, platform, metas, costs)
     constants: tuple[tuple[int, Any], ...] | None = None
     if is_functional:
-        table = _constant_values(root)
+        graph = root.graph
+        table = constant_values(graph, root.folded, partial(compiled_kernel, graph), fuse=fuse)
         constants = tuple(  # kept for every run: an output may hand one out
             (base + slot, read_only(table[p.slots[slot].tensor]))
             for p, base in zip(programs, space.offsets, strict=True)
             for slot in p.constants
         )
+    # the root program's slots start at 0: nothing to relocate
+    relocated = [
+        [_relocate(ins, base) for ins in p.code] if base else p.code
+        for p, base in zip(programs, space.offsets, strict=True)
+    ]
+    if is_functional and fuse:
+        space.fused = fused_runs(root.graph, root.ops, relocated, len(space.slots))
     bound = []
-    for p, base in zip(programs, space.offsets, strict=True):
+    for p, p_code in zip(programs, relocated, strict=True):
         _check_dims(p, run_dims)
         binder = _Binder(p, platform, run_dims, space, is_functional=is_functional)
-        # the root program's slots start at 0: nothing to relocate
-        relocated = [_relocate(ins, base) for ins in p.code] if base else p.code
-        code = tuple([BINDERS[type(ins)](ins, binder) for ins in relocated])
-        if base and is_functional:
+        code = tuple([BINDERS[type(ins)](ins, binder) for ins in p_code])
+        if p is not root and is_functional:
             kernels = tuple(getattr(step, "run", _nothing) for step in code)
             code = tuple(
                 step._replace(run=_nothing) if hasattr(step, "run") else step for step in code
@@ -672,9 +678,10 @@ def bound_for(
     dims: Mapping[str, int] | None = None,
     is_functional: bool = False,
     costs: Mapping[str, Cost] | None = None,
+    fuse: bool = True,
 ) -> BoundProgram:
     """`bind(...)`, reused while the platform, metas and costs are the same objects and the
-    dims and mode are equal (`hetsim.ir.cache.GraphCache`), for as long as `program` lives.
+    dims, mode and `fuse` are equal (`hetsim.ir.cache.GraphCache`), for as long as `program` lives.
 
     A bound program is a pure function of those and no run changes it, so a loop over inputs
     of one shape (or `hetsim.compare`'s iterations) binds once: a warm timing-mode `simulate`
@@ -688,9 +695,18 @@ def bound_for(
         kept = _bound[program] = GraphCache(BOUND_PER_PROGRAM, CACHE_MAX_OPS)
     return kept.get(
         graph,
-        lambda: bind(program, platform, metas, dims=dims, is_functional=is_functional, costs=costs),
+        partial(
+            bind,
+            program,
+            platform,
+            metas,
+            dims=dims,
+            is_functional=is_functional,
+            costs=costs,
+            fuse=fuse,
+        ),
         held=(platform, metas, costs),
-        extra=(is_functional, tuple(sorted((dims or {}).items()))),
+        extra=(is_functional, is_functional and fuse, tuple(sorted((dims or {}).items()))),
     )
 
 
@@ -709,15 +725,18 @@ def run_program(
     is_functional: bool = True,
     trace: bool = True,
     costs: Mapping[str, Cost] | None = None,
+    fuse: bool = True,
 ) -> RunRecord:
     """Run `program` once on a fresh `Simulation`, bound by `bound_for`; return the record.
 
     In functional mode `inputs` must hold every graph input; in timing mode they are only
-    passed through to the record. `costs`: as `bind` takes them.
+    passed through to the record. `costs` and `fuse`: as `bind` takes them.
     """
     sim = simulation_for(program, platform, trace=trace)
     given = dict(inputs or {})
-    bound = bound_for(program, platform, metas, dims=dims, is_functional=is_functional, costs=costs)
+    bound = bound_for(
+        program, platform, metas, dims=dims, is_functional=is_functional, costs=costs, fuse=fuse
+    )
     placement = program.plan.placement if isinstance(program, PlanProgram) else program.placement
     record = sim.run(
         bound.code,

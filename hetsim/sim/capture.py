@@ -66,13 +66,16 @@ def run_with_graphs(
     is_functional: bool = True,
     trace: bool = True,
     costs: Mapping[str, Cost] | None = None,
+    fuse: bool = True,
 ) -> RunRecord:
     """`run_program` with CUDA-graph strategy `cuda_graph` (``"none"``: exactly `run_program`).
 
-    The record's ``extra["cuda_graph"]`` holds the run's `GraphStats` as a dict. `costs`: the
-    ops' costs for `metas`, as `hetsim.sim.bind` takes them.
+    The record's ``extra["cuda_graph"]`` holds the run's `GraphStats` as a dict. `costs` and
+    `fuse`: as `hetsim.sim.bind` takes them.
     """
-    options: dict[str, Any] = {"dims": dims, "inputs": inputs, "trace": trace, "costs": costs}
+    options: dict[str, Any] = {
+        "dims": dims, "inputs": inputs, "trace": trace, "costs": costs, "fuse": fuse,
+    }  # fmt: skip
     if cuda_graph == "none":
         return run_program(program, platform, metas, is_functional=is_functional, **options)
     rewritten = capture_program(program, platform, cuda_graph, buckets)
@@ -92,19 +95,20 @@ def run_graph_program(
     is_functional: bool = True,
     trace: bool = True,
     costs: Mapping[str, Cost] | None = None,
+    fuse: bool = True,
 ) -> RunRecord:
     """Run `rewritten` once on a fresh `Simulation`; `cache` carries graphs across runs.
 
     Graphs already in `cache` hold their memory from time 0. The record's
-    ``extra["cuda_graph"]`` is this run's share of the cache's counters. `costs`: the ops' costs
-    for `metas`, as `hetsim.sim.bind` takes them.
+    ``extra["cuda_graph"]`` is this run's share of the cache's counters. `costs` and `fuse`: as
+    `hetsim.sim.bind` takes them.
     """
     program, compiled = rewritten.program, rewritten.compiled
     dims = dict(dims or {})
     given = dict(inputs or {})
     sim = simulation_for(compiled, platform, trace=trace)
     bound = bound_for(
-        compiled, platform, metas, dims=dims, is_functional=is_functional, costs=costs
+        compiled, platform, metas, dims=dims, is_functional=is_functional, costs=costs, fuse=fuse
     )
     before = cache.stats()
     shaped = (bound, metas)

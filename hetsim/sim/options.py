@@ -43,6 +43,11 @@ class SimOptions:
         CUDA-graph strategy, one of `hetsim.runtime.cuda_graph.STRATEGIES` (docs/cuda-graphs.md).
     buckets
         Bucket sizes the ``buckets`` strategy pads symbolic dims up to (positive, increasing).
+    fuse
+        Functional mode: compute values with `hetsim.execute`'s fused kernels (BatchNormalization
+        folded into Convs, Relus in place; `hetsim.sim.fusion`), so the outputs equal
+        ``execute(graph, inputs)``; ``False``: every op as the graph states it, as
+        ``execute(graph, inputs, fuse=False)``. Simulated times are the same either way.
 
     Examples
     --------
@@ -59,6 +64,7 @@ class SimOptions:
     trace: bool = True
     cuda_graph: str = "none"
     buckets: tuple[int, ...] = field(default=DEFAULT_BUCKETS, repr=False)
+    fuse: bool = field(default=True, repr=False)
 
     @property
     def is_functional(self) -> bool:
@@ -93,4 +99,10 @@ class SimOptions:
             raise SimulationError(strategy_problem(cuda_graph).message)
         buckets = check_buckets(options.get("buckets", DEFAULT_BUCKETS))
         trace = bool(options.get("trace", True))
-        return cls(mode=mode, dims=dims, trace=trace, cuda_graph=cuda_graph, buckets=buckets)
+        fuse = options.get("fuse", True)
+        if not isinstance(fuse, bool):
+            raise SimulationError(Problem("simulate", "expected fuse True or False",
+                                          repr(fuse)).message)  # fmt: skip
+        return cls(
+            mode=mode, dims=dims, trace=trace, cuda_graph=cuda_graph, buckets=buckets, fuse=fuse
+        )

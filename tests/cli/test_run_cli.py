@@ -214,6 +214,28 @@ def test_functional_run_saves_the_outputs_of_the_eager_reference(
     assert total == pytest.approx(len(figures["processors"]) * figures["makespan_us"])
 
 
+def test_no_fuse_saves_the_op_by_op_values_and_the_same_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hetsim.api import make_inputs
+    from hetsim.kernels import execute
+    from hetsim.models import load_model
+
+    graph = load_model("cnn")  # BatchNormalizations after Convs: fused by default
+    inputs = make_inputs(graph, 0)
+    figures = {}
+    for fuse, flags in [(True, []), (False, ["--no-fuse"])]:
+        out = tmp_path / f"{fuse}.npz"
+        argv = ["run", "cnn", "--target", "x86-h100", "--save-outputs", str(out), "--json"]
+        assert main([*argv, *flags]) == 0
+        figures[fuse] = json.loads(capsys.readouterr().out)
+        expected = execute(graph, inputs, fuse=fuse)
+        with np.load(out) as saved:
+            for name, value in expected.items():
+                np.testing.assert_array_equal(saved[name], value)
+    assert figures[True] == figures[False]
+
+
 def test_timing_run_reports_the_functional_makespan(capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("hetsim.api", reason="hetsim.api.simulate is not written yet")
     makespans = []

@@ -66,7 +66,7 @@ def runs(
         result = Result.from_record(record)
         assert check_invariants(result) == []
         np.testing.assert_array_equal(
-            result.outputs[model.outputs[0]], execute(model, {"x": x}, fuse=False)[model.outputs[0]]
+            result.outputs[model.outputs[0]], execute(model, {"x": x})[model.outputs[0]]
         )
         results.append(result)
     return results, cache
@@ -205,13 +205,16 @@ def test_a_dim_past_every_bucket_runs_eagerly() -> None:
     assert (cache.eager_runs, cache.captures) == (1, 0)
 
 
+@pytest.mark.parametrize("fuse", [True, False])
 @pytest.mark.parametrize("strategy", ["none", "whole", "regions", "buckets"])
 @pytest.mark.parametrize(("model", "dims"), [("cnn", {}), ("transformer", {"seq": 37})])
 def test_outputs_are_the_same_under_every_strategy(
-    model: str, dims: dict[str, int], strategy: str
+    model: str, dims: dict[str, int], strategy: str, fuse: bool
 ) -> None:
-    result = simulate(model, "x86-h100", dims=dims, cuda_graph=strategy, buckets=(16, 64))
-    expected = execute(load_model(model), dict(result.inputs), fuse=False)
+    result = simulate(
+        model, "x86-h100", dims=dims, cuda_graph=strategy, buckets=(16, 64), fuse=fuse
+    )
+    expected = execute(load_model(model), dict(result.inputs), fuse=fuse)
     assert sorted(result.outputs) == sorted(expected)
     for name, value in expected.items():
         np.testing.assert_array_equal(result.outputs[name], value)
