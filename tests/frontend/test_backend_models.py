@@ -51,13 +51,17 @@ def test_backend_model_matches_its_expected_outputs(folder: Path) -> None:
     inputs = dict(zip(names, arrays, strict=True))
     expected = [_read(p) for p in sorted(data.glob("output_*.pb"))]
     eager = execute(graph, inputs, fuse=False)
-    simulated = simulate(graph, "x86-h100", inputs=inputs)
+    simulated = simulate(graph, "x86-h100", inputs=inputs, fuse=False)
+    fused = execute(graph, inputs)
+    simulated_fused = simulate(graph, "x86-h100", inputs=inputs)
     for name, want in zip(graph.outputs, expected, strict=True):
         if want.dtype.kind == "f":
             np.testing.assert_allclose(eager[name], want, rtol=1e-3, atol=1e-4, err_msg=name)
+            np.testing.assert_allclose(fused[name], want, rtol=1e-3, atol=1e-4, err_msg=name)
         else:
             np.testing.assert_array_equal(eager[name], want, err_msg=name)
         np.testing.assert_array_equal(simulated.outputs[name], eager[name], err_msg=name)
+        np.testing.assert_array_equal(simulated_fused.outputs[name], fused[name], err_msg=name)
 
 
 def test_only_sequence_string_and_training_models_are_refused() -> None:
