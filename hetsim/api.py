@@ -20,6 +20,7 @@ from hetsim.errors import ModelError, UnknownValueError, is_count
 from hetsim.ir import Graph, bind_shape
 from hetsim.ir.cache import CACHE_MAX_OPS, GraphCache
 from hetsim.kernels import Cost, Meta, bind_dims, keeps_value, propagate_costs
+from hetsim.kernels.fuse import clear_fused
 from hetsim.memo import Recent
 from hetsim.models import load_model
 from hetsim.partition import POLICIES, Plan
@@ -30,6 +31,7 @@ from hetsim.runtime import PlanProgram, compile_plan
 from hetsim.sim import SimOptions, run_program
 from hetsim.sim.bind import clear_bound, clear_kernels
 from hetsim.sim.capture import run_with_graphs
+from hetsim.sim.fusion import clear_groups
 from hetsim.target import Target
 
 __all__ = [
@@ -164,8 +166,8 @@ def _compiled(
 
 
 def clear_caches() -> None:
-    """Forget the platforms, compiled plans, metas, bound programs and kernels `simulate` keeps
-    between calls.
+    """Forget the platforms, compiled plans, metas, bound programs, kernels and fused groups
+    `simulate` keeps between calls (and the folded weights it shares with `hetsim.execute`).
 
     Nothing needs it for correctness (the caches are keyed by what their contents depend on);
     a benchmark timing a cold `simulate` calls it first, and it frees the graphs they hold.
@@ -175,6 +177,8 @@ def clear_caches() -> None:
     _platforms.clear()
     clear_bound()
     clear_kernels()
+    clear_groups()
+    clear_fused()
 
 
 def _propagated(

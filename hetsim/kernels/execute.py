@@ -19,7 +19,7 @@ import numpy as np
 from hetsim.errors import ModelError
 from hetsim.ir import Graph, TensorType
 from hetsim.ir.cache import GraphCache
-from hetsim.kernels.fuse import Fused, fuse, with_epilogue
+from hetsim.kernels.fuse import Fused, fused_of, with_epilogue
 from hetsim.kernels.propagate import bind_dims
 from hetsim.kernels.registry import Kernel, lookup, read_only
 
@@ -133,7 +133,7 @@ def compile_program(graph: Graph, *, fuse_ops: bool = True) -> Program:
     def slot(name: str) -> int:
         return slots.setdefault(name, len(slots))
 
-    fused = fuse(graph) if fuse_ops else Fused(graph.ops)
+    fused = fused_of(graph) if fuse_ops else Fused(graph.ops)
     for name, value in itertools.chain(graph.initializers.items(), fused.constants.items()):
         constants[slot(name)] = value
     inputs = tuple(

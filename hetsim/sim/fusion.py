@@ -31,8 +31,7 @@ import numpy as np
 from hetsim.ir import Graph, Op
 from hetsim.ir.cache import CACHE_MAX_OPS, GraphCache
 from hetsim.kernels import Kernel, lookup
-from hetsim.kernels.fuse import fuse as fuse_graph
-from hetsim.kernels.fuse import with_epilogue
+from hetsim.kernels.fuse import fused_of, with_epilogue
 from hetsim.runtime import Call, Instruction, Launch
 from hetsim.sim.steps import Run
 
@@ -105,7 +104,7 @@ def clear_groups() -> None:
 
 
 def _make_groups(graph: Graph) -> tuple[Group, ...]:
-    fused = fuse_graph(graph)
+    fused = fused_of(graph)  # the folded weights `hetsim.execute` computes with
     by_name = {op.name: op for op in graph.ops}
     groups = []
     for op in fused.ops:

@@ -12,6 +12,7 @@ from hetsim.api import simulate
 from hetsim.errors import SimulationError
 from hetsim.ir import Graph, GraphBuilder
 from hetsim.kernels import execute
+from hetsim.kernels.fuse import fused_of
 from hetsim.runtime import Call, Launch
 from hetsim.sim.fusion import fused_runs, groups_of
 from tests.runtime.nested_tiny import nested
@@ -106,3 +107,13 @@ def test_fuse_must_be_a_bool() -> None:
     with pytest.raises(SimulationError) as error:
         simulate("mlp", HOST_ONLY, fuse="no")
     assert str(error.value) == "simulate: expected fuse True or False, got 'no'"
+
+
+def test_the_folded_weights_are_those_execute_computes_with() -> None:
+    graph = conv_bn_relu()
+    fused = fused_of(graph)
+    assert fused_of(graph) is fused  # folded once per graph, for execute and simulate alike
+    (group,) = groups_of(graph)
+    kept = [c for c in group.constants if c is not None]
+    assert len(kept) == 2  # the Conv's new weight and bias
+    assert all(any(c is v for v in fused.constants.values()) for c in kept)
