@@ -66,11 +66,18 @@ def freeze(value: Any) -> Any:
     >>> freeze({"ops": ["Conv"], "link": {"latency_us": 1.0}})
     FrozenMap({'ops': ('Conv',), 'link': FrozenMap({'latency_us': 1.0})})
     """
+    if value.__class__ in _ATOMS:  # most values: checked first, without an ABC check
+        return value
     if isinstance(value, Mapping):
         return FrozenMap({k: freeze(v) for k, v in value.items()})
     if isinstance(value, list | tuple):
         return tuple(freeze(v) for v in value)
     return value
+
+
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+"""The plain value types `freeze` keeps as they are (a target has hundreds: every op name).
+Building trees was mostly `freeze`'s ``isinstance(value, Mapping)`` on them: an ABC check."""
 
 
 def thaw(value: Any) -> Any:
