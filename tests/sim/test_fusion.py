@@ -117,3 +117,11 @@ def test_the_folded_weights_are_those_execute_computes_with() -> None:
     kept = [c for c in group.constants if c is not None]
     assert len(kept) == 2  # the Conv's new weight and bias
     assert all(any(c is v for v in fused.constants.values()) for c in kept)
+
+
+def test_a_kept_binding_is_kept_per_fuse() -> None:
+    graph, inputs = conv_bn_relu(), {"x": x_of()}
+    (out,) = graph.outputs
+    for fuse in (True, True, False, True):  # the plan is kept from the second call on
+        got = simulate(graph, SPLIT, inputs=inputs, fuse=fuse).outputs[out]
+        np.testing.assert_array_equal(got, execute(graph, inputs, fuse=fuse)[out])
