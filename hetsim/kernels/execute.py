@@ -201,8 +201,8 @@ def execute(
     only for the kernels; a caller juggling more graphs keeps its own `compile_program` results.
     With `fuse` (the default), BatchNormalizations and per-channel Mul/Add are folded into the
     Convs before them (`hetsim.kernels.fuse`), as onnxruntime does: the outputs then differ from
-    the op-by-op run by float32 rounding. ``fuse=False`` runs every op as the graph states it,
-    bit for bit what a functional `hetsim.simulate` computes.
+    the op-by-op run by float32 rounding. ``fuse=False`` runs every op as the graph states it. A
+    functional `hetsim.simulate` computes bit for bit what this does with the same `fuse`.
 
     Parameters
     ----------

@@ -16,7 +16,7 @@ its ops depends on the one before, so the head runs before any reader of the gro
 
 A group is computed op by op instead when one of its ops is not run by exactly one CALL or
 LAUNCH of the bound programs (it is when compiled by `hetsim.runtime.compile_plan`; the rule
-guards hand-made programs). ``fuse=False computes every op as the graph states it, bit for bit
+guards hand-made programs). ``fuse=False`` computes every op as the graph states it, bit for bit
 ``execute(graph, inputs, fuse=False)``.
 """
 
