@@ -20,8 +20,9 @@ ones). The JSON also records the interpreter, library versions, the BLAS and its
 Goals (issue 4): ratio at 1e5 ops ≤ 8; wall time per op flat (within 1.5x) from 1e3 to 1e6;
 memory per op flat. It also compares functional mode with `hetsim.execute` on resnet50 (goal:
 at most 10% added wall time), both the default fused run and the op-by-op one. It ends with a
-table of the goals, each met or not, read three ways (`READINGS`): a cold `simulate`, compiling
-included; a warm one; and the engine run alone.
+table of the goals, each met or not, read four ways (`READINGS`): a cold `simulate`, compiling
+included; a warm one, untraced and traced (``trace=True``, the default, keeps every span); and
+the engine run alone.
 
 Usage: ``python benchmarks/sim_speed.py [--big] [--sizes 1000 10000] [--repeat 3]``; writes
 ``benchmarks/results/sim_speed.json``.
@@ -183,7 +184,8 @@ def _phases(graph: Graph, platform: Any) -> dict[str, float]:
 
 
 def measure(kind: str, n: int, repeat: int, platform: Any) -> dict[str, Any]:
-    """One row: µs per op of simulate (untraced, traced, warm), of each phase and of raw SimPy.
+    """One row: µs per op of simulate (untraced, traced, warm untraced and traced), of each
+    phase and of raw SimPy.
 
     The variants take turns: each of the `repeat` rounds runs every one once, and the row keeps
     the fastest of each, so that a change in the machine's speed during the row (it is shared)
@@ -206,6 +208,9 @@ def measure(kind: str, n: int, repeat: int, platform: Any) -> dict[str, Any]:
         warm = partial(simulate, graph, platform, mode="timing", trace=False)
         warm()
         keep("simulate_us_per_op_warm", timed(warm) * per_op)
+        warm_traced = partial(simulate, graph, platform, mode="timing")  # the default: spans
+        warm_traced()
+        keep("simulate_us_per_op_warm_traced", timed(warm_traced) * per_op)
         gc.collect()
         for stage, seconds in phases(graph, platform).items():
             keep(f"{stage}_us_per_op", seconds * per_op)
@@ -220,6 +225,7 @@ def measure(kind: str, n: int, repeat: int, platform: Any) -> dict[str, Any]:
     row["ratio_simulate"] = row["simulate_us_per_op_trace_false"] / simpy_us
     row["ratio_simulate_traced"] = row["simulate_us_per_op_trace_true"] / simpy_us
     row["ratio_simulate_warm"] = row["simulate_us_per_op_warm"] / simpy_us
+    row["ratio_simulate_warm_traced"] = row["simulate_us_per_op_warm_traced"] / simpy_us
     clear_caches()  # a first call: what a warm one reuses would not show up as allocated
     gc.collect()
     tracemalloc.start()
@@ -229,7 +235,7 @@ def measure(kind: str, n: int, repeat: int, platform: Any) -> dict[str, Any]:
     return row
 
 
-COLUMNS = (*PHASES, "simulate", "traced", "warm")
+COLUMNS = (*PHASES, "simulate", "traced", "warm", "warm+tr")
 
 
 def _cells(row: dict[str, Any], *, as_ratio: bool) -> list[float]:
@@ -238,6 +244,7 @@ def _cells(row: dict[str, Any], *, as_ratio: bool) -> list[float]:
         row["simulate_us_per_op_trace_false"],
         row["simulate_us_per_op_trace_true"],
         row["simulate_us_per_op_warm"],
+        row["simulate_us_per_op_warm_traced"],
     ]
     return [v / row["raw_simpy_us_per_op"] for v in values] if as_ratio else values
 
@@ -276,6 +283,10 @@ GOAL_FUNCTIONAL = 0.10  # functional simulate's added wall time over execute, on
 READINGS = {
     "cold": ("simulate_us_per_op_trace_false", "simulate, caches cleared: compiling included"),
     "warm": ("simulate_us_per_op_warm", "simulate again: the compiled plan and bindings reused"),
+    "warm traced": (
+        "simulate_us_per_op_warm_traced",
+        "the same with every span kept (simulate's default, trace=True)",
+    ),
     "engine": ("run_us_per_op", "the engine run of the bound program alone"),
 }
 """Each way the speed goals are read: the column, and what it times."""
@@ -303,7 +314,8 @@ def goals(rows: list[dict[str, Any]], functional: dict[str, Any] | None) -> list
             if at_1e5 is not None:
                 ratio = at_1e5[column] / at_1e5["raw_simpy_us_per_op"]
                 check("ratio at 1e5 ops", kind, reading, ratio, GOAL_RATIO)
-            kept = [r[column] for r in mine if reading != "warm" or r["ops"] <= CACHE_MAX_OPS]
+            is_warm = reading.startswith("warm")
+            kept = [r[column] for r in mine if not is_warm or r["ops"] <= CACHE_MAX_OPS]
             if len(kept) > 1:
                 sizes = f"flat over {len(kept)} sizes"
                 check(sizes, kind, reading, max(kept) / min(kept), GOAL_FLAT)
