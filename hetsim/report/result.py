@@ -9,7 +9,7 @@ totals live in `hetsim.report.breakdown`; the Chrome trace (`trace.py`) and the 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -141,8 +141,9 @@ class Result:
         )
 
     @property
-    def spans(self) -> tuple[Span, ...]:
-        """Every span of the run, in the order the engine recorded them."""
+    def spans(self) -> Sequence[Span]:
+        """Every span of the run, in start order (`hetsim.sim.records.Spans`: a sequence that
+        makes its `Span`s when first read, and equals the tuple of them)."""
         return self.record.spans
 
     def to_dict(self) -> dict[str, JsonValue]:

@@ -1,0 +1,52 @@
+"""A run's spans are kept as rows and made into `Span`s when first read: the same spans, the
+same totals, whichever way they are read."""
+
+from __future__ import annotations
+
+import pickle
+
+from hetsim.api import simulate
+from hetsim.report import Result
+from hetsim.report.breakdown import busy_us, totals
+from hetsim.sim.records import Span, Spans
+
+
+def test_simulate_sums_the_rows_without_making_spans() -> None:
+    result = simulate("cnn", "x86-h100", mode="timing")
+    spans = result.record.spans
+    assert isinstance(spans, Spans)
+    assert all(type(row) is tuple for row in spans.rows)  # not made yet: the totals read rows
+    made = tuple(spans)
+    assert all(type(span) is Span for span in made)
+    assert all(type(row) is Span for row in spans.rows)  # the rows gave way to the spans
+    assert len(made) == len(spans)
+    assert spans[0] == made[0]
+    assert spans[-2:] == made[-2:]
+    # the totals read from the rows equal those read from the made spans
+    again = Result.from_record(result.record)
+    assert again.to_dict() == result.to_dict()
+    by_resource: dict[str, list[Span]] = {}
+    for span in made:
+        by_resource.setdefault(span.resource, []).append(span)
+    busy = totals(result.record)[1]
+    for resource, found in by_resource.items():
+        assert busy[resource] == busy_us(found)
+
+
+def test_spans_compare_and_pickle_as_the_tuple_of_them() -> None:
+    rows = (
+        ("host", "exec", "a", "dispatch", 0.0, 1.0, None, None, {}),
+        ("gpu0", "stream0", "k", "compute", 1.0, 3.0, None, 1, {"op_type": "Relu"}),
+    )
+    spans = Spans(rows)
+    as_tuple = tuple(Span(*row) for row in rows)
+    assert spans == as_tuple
+    assert as_tuple == spans
+    assert spans == list(as_tuple)
+    assert spans == Spans(rows)
+    assert spans != as_tuple[:1]
+    assert spans != Spans(rows[:1])
+    assert pickle.loads(pickle.dumps(spans)) == as_tuple
+    assert type(pickle.loads(pickle.dumps(Spans(rows)))) is tuple
+    assert repr(spans) == "<Spans 2>"
+    assert spans[1].duration_us == 2.0
