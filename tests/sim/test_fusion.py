@@ -125,3 +125,23 @@ def test_a_kept_binding_is_kept_per_fuse() -> None:
     for fuse in (True, True, False, True):  # the plan is kept from the second call on
         got = simulate(graph, SPLIT, inputs=inputs, fuse=fuse).outputs[out]
         np.testing.assert_array_equal(got, execute(graph, inputs, fuse=fuse)[out])
+
+
+def test_a_group_of_constants_is_folded_with_the_fused_kernel() -> None:
+    # Conv and BatchNormalization read only weights: folded before the run, as execute folds
+    rng = np.random.default_rng(3)
+    b = GraphBuilder("folded")
+    x = b.input("x", (1, 4, 6, 6))
+    c = b.initializer(rng.standard_normal((1, 3, 6, 6)).astype(np.float32), "c")
+    w = b.initializer(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w")
+    params = [b.initializer(rng.standard_normal(4).astype(np.float32), n) for n in "sbm"]
+    var = b.initializer(rng.uniform(0.5, 2.0, 4).astype(np.float32), "v")
+    z = b.op("BatchNormalization", b.op("Conv", c, w, pads=[1, 1, 1, 1]), *params, var)
+    graph = b.build(b.op("Add", x, z))
+    inputs = {"x": rng.standard_normal((1, 4, 6, 6)).astype(np.float32)}
+    (out,) = graph.outputs
+    fused = simulate(graph, HOST_ONLY, inputs=inputs).outputs[out]
+    plain = simulate(graph, HOST_ONLY, inputs=inputs, fuse=False).outputs[out]
+    np.testing.assert_array_equal(fused, execute(graph, inputs)[out])
+    np.testing.assert_array_equal(plain, execute(graph, inputs, fuse=False)[out])
+    assert not np.array_equal(fused, plain)
