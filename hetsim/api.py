@@ -9,9 +9,7 @@ engine run (`hetsim.sim.run_program`); and the `Result` (`hetsim.report.Result.f
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,6 +29,7 @@ from hetsim.runtime import PlanProgram, compile_plan
 from hetsim.sim import SimOptions, run_program
 from hetsim.sim.bind import clear_bound, clear_kernels
 from hetsim.sim.capture import run_with_graphs
+from hetsim.sim.collector import paused
 from hetsim.sim.fusion import clear_groups
 from hetsim.target import Target
 
@@ -208,25 +207,9 @@ def _propagated(
     )
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector, and restore its state after.
-
-    A speed trick: compiling, binding and running n ops allocates O(n) small objects that live
-    until the run ends, and the collector's full passes over them made a 1e5-op simulate()
-    several times slower per op than a 1e3-op one (benchmarks/sim_speed.py). Reference counting
-    still frees everything acyclic at once; cycles are collected after the run.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-@_gc_paused()
+# compiling, binding and running n ops make O(n) objects that live until the run ends: with
+# the collector on, a 1e5-op simulate() was several times slower per op than a 1e3-op one
+@paused()
 def simulate(
     model: Any,
     target: Any,

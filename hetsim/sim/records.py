@@ -13,6 +13,8 @@ from typing import Any, NamedTuple, overload
 
 import numpy as np
 
+from hetsim.sim.collector import paused
+
 __all__ = ["CATEGORIES", "RunRecord", "Span", "Spans"]
 
 CATEGORIES = ("dispatch", "launch", "compute", "transfer", "sync_wait", "capture", "invoke")
@@ -91,7 +93,8 @@ class Spans(Sequence[Span]):
     def _made(self) -> tuple[Span, ...]:
         spans = self._spans
         if spans is None:  # two threads may both make them: the same spans, one kept
-            spans = self._spans = tuple(map(tuple.__new__, repeat(Span), self._rows))
+            with paused():  # 5e5 spans: 0.57 s with the collector on, 0.08 off
+                spans = self._spans = tuple(map(tuple.__new__, repeat(Span), self._rows))
             self._rows = spans  # the rows are no longer needed
         return spans
 
