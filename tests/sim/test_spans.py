@@ -3,6 +3,7 @@ same totals, whichever way they are read."""
 
 from __future__ import annotations
 
+import gc
 import pickle
 
 from hetsim.api import simulate
@@ -50,3 +51,15 @@ def test_spans_compare_and_pickle_as_the_tuple_of_them() -> None:
     assert type(pickle.loads(pickle.dumps(Spans(rows)))) is tuple
     assert repr(spans) == "<Spans 2>"
     assert spans[1].duration_us == 2.0
+
+
+def test_making_spans_leaves_the_collector_as_it_was() -> None:
+    rows = (("host", "exec", "a", "dispatch", 0.0, 1.0, None, None, {}),)
+    was = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            assert len(tuple(Spans(rows))) == 1
+            assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
