@@ -84,6 +84,8 @@ from hetsim.sim.steps import (
     Run,
     Step,
     SyncStep,
+    kernel_run,
+    no_run,
 )
 
 __all__ = [
@@ -99,10 +101,6 @@ __all__ = [
 DESCRIPTOR_BYTES = 16
 """Bytes of one tensor descriptor in an INVOKE request or completion (address and size, two
 64-bit words; assumed)."""
-
-
-def _nothing(_values: list[Any]) -> None:
-    return None
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -262,21 +260,12 @@ class _Binder:
 
     def runner(self, number: int, inputs: Sequence[int | None], outputs: Sequence[int]) -> Run:
         if not self.is_functional:
-            return _nothing
+            return no_run
         fused = self.space.fused.get(number)
         if fused is not None:  # a fused group's head or one of the ops it absorbed
             return fused
-        op = self.program.ops[number]
-        kernel = compiled_kernel(self.program.graph, op)
-        ins = tuple(self.slot_index(s) for s in inputs)
-        outs = tuple(outputs)
-
-        def run(values: list[Any]) -> None:
-            results = kernel([values[i] for i in ins])
-            for slot, result in zip(outs, results, strict=False):
-                values[slot] = result
-
-        return run
+        kernel = compiled_kernel(self.program.graph, self.program.ops[number])
+        return kernel_run(kernel, tuple(self.slot_index(s) for s in inputs), tuple(outputs))
 
 
 KERNEL_CACHE_GRAPHS = 4
@@ -445,7 +434,7 @@ def _copy(ins: Copy, b: _Binder) -> CopyStep:
     size = b.sizes[ins.src]
     links = b.platform.links
     hops = tuple(Hop(name, transfer_us(links[name], size)) for name in ins.route)
-    run = _nothing
+    run = no_run
     if b.is_functional:
         source, target = ins.src, ins.dst
 
@@ -513,7 +502,7 @@ def _invocation_runner(
 ) -> Run:
     """Compute one invocation's values in its program's order: arguments in, results out."""
     if not b.is_functional:
-        return _nothing
+        return no_run
     runs = b.space.runs
 
     def run(values: list[Any]) -> None:
@@ -631,9 +620,9 @@ def bind(
         binder = _Binder(p, platform, run_dims, space, is_functional=is_functional)
         code = tuple([BINDERS[type(ins)](ins, binder) for ins in p_code])
         if p is not root and is_functional:
-            kernels = tuple(getattr(step, "run", _nothing) for step in code)
+            kernels = tuple(getattr(step, "run", no_run) for step in code)
             code = tuple(
-                step._replace(run=_nothing) if hasattr(step, "run") else step for step in code
+                step._replace(run=no_run) if hasattr(step, "run") else step for step in code
             )
             space.runs[len(bound)] = (code, kernels)
         bound.append((p.host, code))

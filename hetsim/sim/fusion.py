@@ -33,7 +33,7 @@ from hetsim.ir.cache import CACHE_MAX_OPS, GraphCache
 from hetsim.kernels import Kernel, lookup
 from hetsim.kernels.fuse import fused_of, with_epilogue
 from hetsim.runtime import Call, Instruction, Launch
-from hetsim.sim.steps import Run
+from hetsim.sim.steps import Run, kernel_run, no_run
 
 __all__ = ["Group", "clear_groups", "constant_values", "fused_runs", "groups_of"]
 
@@ -147,24 +147,9 @@ def fused_runs(
             continue
         head, last = found[numbers[0]][0], found[numbers[-1]][0]  # type: ignore[index]
         ins = tuple(none_slot if s is None else s for s in head.inputs)
-        runs[numbers[0]] = _head_run(group, ins, tuple(last.outputs))  # type: ignore[index]
-        runs.update((n, _nothing) for n in numbers[1:])  # type: ignore[misc]
+        runs[numbers[0]] = kernel_run(group.compute, ins, tuple(last.outputs))  # type: ignore[index]
+        runs.update((n, no_run) for n in numbers[1:])  # type: ignore[misc]
     return runs
-
-
-def _head_run(group: Group, inputs: tuple[int, ...], outputs: tuple[int, ...]) -> Run:
-    compute = group.compute
-
-    def run(values: list[Any]) -> None:
-        results = compute([values[i] for i in inputs])
-        for slot, result in zip(outputs, results, strict=False):
-            values[slot] = result
-
-    return run
-
-
-def _nothing(_values: list[Any]) -> None:
-    return None
 
 
 def constant_values(

@@ -19,7 +19,7 @@ Tensors are *slots*: indices into the run's value and readiness tables.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 __all__ = [
@@ -35,11 +35,32 @@ __all__ = [
     "Run",
     "Step",
     "SyncStep",
+    "kernel_run",
+    "no_run",
 ]
 
 Run = Callable[[list[Any]], None]
 """Computes an op's outputs into the value table it is given (functional mode), or does nothing
 (timing)."""
+
+
+def no_run(_values: list[Any]) -> None:
+    """The `Run` of a step that computes nothing (timing mode, an op a fused group absorbed)."""
+    return
+
+
+def kernel_run(
+    kernel: Callable[[list[Any]], Sequence[Any]], inputs: tuple[int, ...], outputs: tuple[int, ...]
+) -> Run:
+    """The `Run` that calls `kernel` on the values of slots `inputs` and writes its results to
+    slots `outputs`."""
+
+    def run(values: list[Any]) -> None:
+        results = kernel([values[i] for i in inputs])
+        for slot, result in zip(outputs, results, strict=False):
+            values[slot] = result
+
+    return run
 
 
 class AllocStep(NamedTuple):

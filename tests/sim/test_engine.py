@@ -24,13 +24,10 @@ from hetsim.sim.steps import (
     LaunchStep,
     RetStep,
     SyncStep,
+    no_run,
 )
 
 MIB = 1024**2
-
-
-def _nothing(_values: list) -> None:
-    return None
 
 
 def make_sim(trace: bool = True) -> Simulation:
@@ -54,7 +51,7 @@ def free(tensor: str, memory: str, size: int, slot: int) -> FreeStep:
 
 def launch(
     op: str, device: str, kernel_us: float, produces: tuple[int, ...] = (),
-    waits: tuple[int, ...] = (), run=_nothing,
+    waits: tuple[int, ...] = (), run=no_run,
 ) -> LaunchStep:  # fmt: skip
     return LaunchStep(f"launch {op}", 1.0, op, 5.0, device, kernel_us, waits, produces, run, {})
 
@@ -65,7 +62,7 @@ def copy(
 ) -> CopyStep:  # fmt: skip
     hops = (Hop(link, duration_us),)
     return CopyStep(
-        f"copy {tensor}", 1.0, tensor, 5.0, device, hops, size, waits, produces, _nothing, {}
+        f"copy {tensor}", 1.0, tensor, 5.0, device, hops, size, waits, produces, no_run, {}
     )
 
 
@@ -189,7 +186,7 @@ def test_link_serves_transfers_one_at_a_time_in_request_order() -> None:
 def test_copy_holds_each_hop_in_turn() -> None:
     sim = make_sim()
     hops = (Hop("host.mem--gpu0.mem", 4.0), Hop("host.mem--gpu1.mem", 6.0))
-    step = CopyStep("copy x", 1.0, "x", 5.0, "gpu0", hops, 8, (), (0,), _nothing, {})
+    step = CopyStep("copy x", 1.0, "x", 5.0, "gpu0", hops, 8, (), (0,), no_run, {})
     record = sim.run([step, sync("gpu0"), RET], ["x@gpu1"])
     link = [s[4:] for s in spans(record) if s[1] == "link"]
     assert link == [(6.0, 10.0), (10.0, 16.0)]
@@ -337,7 +334,7 @@ def test_kernel_waiting_for_a_copy_on_another_stream_resumes_when_it_lands() -> 
     assert sync_times(record, "gpu1")[-1] == (56.0, 58.0)
 
 
-def test_kernels_that_wait_for_nothing_create_no_simpy_events() -> None:
+def test_kernels_that_wait_forno_run_create_no_simpy_events() -> None:
     # Each kernel is scheduled when the stream reaches it, from known times (docs/runtime.md):
     # the events of a run are the interpreter's start and end and RET's timeout, however many
     # kernels it launches.

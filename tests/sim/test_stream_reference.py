@@ -20,14 +20,10 @@ from hypothesis import strategies as st
 
 from hetsim.sim.engine import Simulation
 from hetsim.sim.records import RunRecord
-from hetsim.sim.steps import CopyStep, Hop, LaunchStep, RetStep, SyncStep
+from hetsim.sim.steps import CopyStep, Hop, LaunchStep, RetStep, SyncStep, no_run
 
 DISPATCH_US, LAUNCH_US, SYNC_US = 1.0, 5.0, 2.0
 STREAMS = ("gpu0", "gpu1")
-
-
-def _nothing(_values: list) -> None:
-    return None
 
 
 @st.composite
@@ -91,7 +87,7 @@ def simulate(items: list[tuple]) -> RunRecord:
                     duration,
                     waits,
                     produces,
-                    _nothing,
+                    no_run,
                     {},
                 )
             )
@@ -108,7 +104,7 @@ def simulate(items: list[tuple]) -> RunRecord:
                     8,
                     waits,
                     produces,
-                    _nothing,
+                    no_run,
                     {},
                 )
             )
