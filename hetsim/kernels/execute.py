@@ -20,7 +20,7 @@ from hetsim.errors import ModelError
 from hetsim.ir import Graph, TensorType
 from hetsim.ir.cache import GraphCache
 from hetsim.kernels.fuse import Fused, fused_of, with_epilogue
-from hetsim.kernels.propagate import bind_dims
+from hetsim.kernels.propagate import bind_dims, input_dtype_error
 from hetsim.kernels.registry import Kernel, lookup, read_only
 
 __all__ = ["Program", "compile_program", "execute"]
@@ -94,7 +94,7 @@ class Program:
             given = inputs[spec.name]
             if not isinstance(given, np.ndarray) or given.dtype != spec.dtype:
                 found = given.dtype if isinstance(given, np.ndarray) else type(given).__name__
-                raise ModelError(f"input {spec.name!r}: expected {spec.dtype} array, got {found}")
+                raise input_dtype_error(spec.name, spec.dtype, found)
             if self.is_static and given.shape != spec.declared.shape:
                 bind_dims(self.graph, None, {spec.name: given.shape})
         if not self.is_static:

@@ -19,7 +19,14 @@ from hetsim.errors import ModelError, UnknownValueError, is_count
 from hetsim.ir import Graph, Op, bind_shape
 from hetsim.kernels.registry import Cost, Meta, lookup
 
-__all__ = ["SMALL_VALUE_SIZE", "bind_dims", "keeps_value", "propagate", "propagate_costs"]
+__all__ = [
+    "SMALL_VALUE_SIZE",
+    "bind_dims",
+    "input_dtype_error",
+    "keeps_value",
+    "propagate",
+    "propagate_costs",
+]
 
 SMALL_VALUE_SIZE = 1024
 """Outputs up to this many elements are computed for real when all their inputs are known."""
@@ -106,7 +113,18 @@ def _check_dtype(name: str, value: Any, declared: str) -> None:
     kernels, byte sizes and costs all follow from it."""
     found = np.asarray(value).dtype
     if found != np.dtype(declared):
-        raise ModelError(f"input {name!r}: expected {np.dtype(declared)} array, got {found}")
+        raise input_dtype_error(name, declared, found)
+
+
+def input_dtype_error(name: str, declared: Any, found: Any) -> ModelError:
+    """The error of graph input `name` given as `found` (a dtype, or a type that is not an
+    array) where an array of dtype `declared` was expected: one wording for `propagate` and
+    `hetsim.execute`.
+
+    >>> print(input_dtype_error("x", "float32", np.dtype("int64")))
+    input 'x': expected float32 array, got int64
+    """
+    return ModelError(f"input {name!r}: expected {np.dtype(declared)} array, got {found}")
 
 
 def keeps_value(array: np.ndarray) -> bool:
