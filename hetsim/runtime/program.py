@@ -20,11 +20,9 @@ from hetsim.ir import Graph
 from hetsim.partition import Plan, Segment, fold
 from hetsim.platform import Platform
 from hetsim.runtime.graph_executor import GraphProgram, check_static, compile_graph
-from hetsim.runtime.vm import LevelCompiler, Unit, VmProgram
+from hetsim.runtime.vm import LevelCompiler, Unit, VmProgram, _new
 
 __all__ = ["COMPILERS", "LevelProgram", "PlanProgram", "compile_plan"]
-
-_new = tuple.__new__  # a named tuple made without its Python-level __new__, for speed
 
 LevelProgram = VmProgram | GraphProgram
 """The program of one invocation of one level."""
