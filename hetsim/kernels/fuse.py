@@ -116,7 +116,7 @@ def fused_of(graph: Graph) -> Fused:
     """`fuse(graph)`, kept for the last `FUSED_GRAPHS` graphs (`hetsim.ir.cache.GraphCache`).
 
     `hetsim.execute` and a functional `hetsim.simulate` both compute with it, so a model's
-    folded weights exist once: ResNet-50's take 94 MB and 0.24 s to fold.
+    folded weights exist once: ResNet-50's take 94 MB, and 0.24-0.31 s to make.
     """
     return _fused.get(graph, lambda: fuse(graph))
 
