@@ -65,9 +65,40 @@ class Platform:
         default_factory=dict, init=False, repr=False
     )
     _memory_graph: nx.Graph = field(init=False, repr=False)
+    _layout: tuple[Any, ...] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_memory_graph", _memory_graph(self.memories, self.links))
+
+    @property
+    def layout(self) -> tuple[Any, ...]:
+        """Everything placing and compiling a model read of the platform, as one hashable value.
+
+        Two platforms of equal layouts get the same plan under the ``capability`` and ``rules``
+        policies and the same compiled programs (`hetsim.runtime.compile_plan`): those read the
+        platform's name, its processors (path, role, kind, level, memory, ``ops``), memories
+        (level, capacity), levels (host, devices, executor and runtime kinds, the executor's
+        ``is_static``) and links, and the route between two memories. The cost parameters
+        (``dispatch_us``, peak flops, bandwidths, latencies, ...) are left out, so a sweep over
+        them compiles once (`hetsim.simulate` keys its compiled plans by the layout). A route
+        depends on the links' costs only where two paths join a pair of memories (a cycle, or
+        parallel links); then the layout holds every link's routing cost (`route_weight`).
+
+        >>> from hetsim.target import Target
+        >>> from hetsim.platform import build_platform
+        >>> soc = Target("arm-riscv-soc")
+        >>> fast = soc.override({"executor": {"dispatch_us": 0.1}})
+        >>> build_platform(soc).layout == build_platform(fast).layout
+        True
+        >>> npu = {"npu": {"memory_gib": 0.5}}
+        >>> small = soc.override({"devices": {"vdevice0": {"devices": npu}}})
+        >>> build_platform(soc).layout == build_platform(small).layout
+        False
+        """
+        if self._layout is None:
+            object.__setattr__(self, "_layout", _layout_of(self))
+        assert self._layout is not None
+        return self._layout
 
     @property
     def name(self) -> str:
@@ -172,6 +203,37 @@ class Platform:
                 if data["type"] == "control"
             ],
         }
+
+
+def _layout_of(platform: Platform) -> tuple[Any, ...]:
+    """`Platform.layout`, made."""
+    processors = tuple(
+        (p.path, p.role, p.kind, p.level, p.memory, _frozen(p.attrs.get("ops")))
+        for p in platform.processors.values()
+    )
+    memories = tuple((m.name, m.level, m.capacity_bytes) for m in platform.memories.values())
+    levels = tuple(
+        (
+            v.path,
+            v.host,
+            v.devices,
+            v.parent,
+            v.executor.kind if v.executor is not None else None,
+            bool(v.executor.attrs.get("is_static", False)) if v.executor is not None else None,
+            v.runtime.kind if v.runtime is not None else None,
+        )
+        for v in platform.levels.values()
+    )
+    links = tuple((k.name, k.a, k.b) for k in platform.links.values())
+    graph = platform._memory_graph
+    one_path = graph.number_of_edges() == len(platform.links) and nx.is_forest(graph)
+    weights = () if one_path else tuple(route_weight(k) for k in platform.links.values())
+    return (platform.name, processors, memories, levels, links, weights)
+
+
+def _frozen(value: Any) -> Any:
+    """A list or tuple of an attribute as a tuple (hashable); anything else as it is."""
+    return tuple(value) if isinstance(value, list | tuple) else value
 
 
 def _memory_graph(memories: Mapping[str, Memory], links: Mapping[str, Link]) -> nx.Graph:
