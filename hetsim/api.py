@@ -156,12 +156,13 @@ def _compiled(
 ) -> PlanProgram:
     """The compiled plan of `graph` on `platform` under `policy`, made by `make()` once.
 
-    Placement and compilation are pure functions of the graph, the platform, the policy and
-    the compile-time dims, and both objects are immutable, so a caller simulating one model on
-    one `Platform` object again (a benchmark, a loop over inputs) skips them, as `execute`
-    skips recompiling (`hetsim.ir.cache.GraphCache`).
+    Placement and compilation are pure functions of the graph, the platform's layout
+    (`Platform.layout`: what they read of it, its cost parameters left out), the policy and
+    the compile-time dims, so a caller simulating one model on one platform again (a benchmark,
+    a loop over inputs), or on platforms that differ only in costs (a sweep over dispatch or
+    link parameters), skips them, as `execute` skips recompiling (`hetsim.ir.cache.GraphCache`).
     """
-    return _plans.get(graph, make, held=(platform,), extra=(policy, tuple(sorted(dims.items()))))
+    return _plans.get(graph, make, extra=(policy, tuple(sorted(dims.items())), platform.layout))
 
 
 def clear_caches() -> None:

@@ -184,9 +184,36 @@ def test_repeated_runs_reuse_the_compiled_plan_and_give_the_same_result(
     third = simulate(model, HOST_GPU, seed=1)  # the same tree again: the same Platform object
     assert policies == ["capability", "capability"]
     assert third.to_dict() == first.to_dict()
-    simulate(model, build_platform(Target(HOST_GPU)), seed=1)  # another Platform: placed again
+    # another Platform, or one of other costs: the same layout (Platform.layout), not placed again
+    simulate(model, build_platform(Target(HOST_GPU)), seed=1)
+    slower = Target(HOST_GPU).override({"host": {"freq_ghz": 1.0}, "executor": {"dispatch_us": 2}})
+    assert simulate(model, slower, seed=1).makespan_us > first.makespan_us
+    assert policies == ["capability", "capability"]
     simulate(model, platform, seed=1, partition="cost")  # depends on the run: never cached
-    assert policies == ["capability"] * 3 + ["cost", "capability"]
+    assert policies == ["capability"] * 2 + ["cost", "capability"]
+
+
+@pytest.mark.parametrize("mode", ["functional", "timing"])
+def test_a_plan_compiled_for_other_costs_gives_what_a_fresh_compile_gives(
+    placed: list[str], mode: str
+) -> None:
+    # a sweep over cost parameters: one layout (Platform.layout), compiled once, kept from the
+    # second call; every point's figures are those of a first call on its own platform
+    model, soc = load_model("cnn"), Target("arm-riscv-soc")
+    points = [
+        soc.override({"executor": {"dispatch_us": us}, "devices": {"vdevice0": {"link": gbps}}})
+        for us, gbps in [(0.5, {"bandwidth_gbps": 2.0}), (0.25, {}), (2.0, {"latency_us": 30.0})]
+    ]
+    shared = [simulate(model, point, mode=mode) for point in [points[0], *points]]
+    assert placed == ["capability", "capability"]
+    assert len({r.makespan_us for r in shared[1:]}) == 3
+    for point, result in zip(points, shared[1:], strict=True):
+        clear_caches()
+        fresh = simulate(model, point, mode=mode)
+        assert result.to_dict() == fresh.to_dict()
+        assert result.spans == fresh.spans
+        for name in fresh.outputs:
+            np.testing.assert_array_equal(result.outputs[name], fresh.outputs[name])
 
 
 def test_an_equal_target_tree_gives_the_same_platform_until_the_caches_are_cleared() -> None:
