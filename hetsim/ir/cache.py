@@ -3,12 +3,14 @@
 Owns the one rule every compile-once cache in hetsim follows (`hetsim.execute`'s programs and fused
 weights, `hetsim.simulate`'s plans and metas, the simulator's kernels, fused groups and bound
 programs): a graph is immutable, so what is made from it (and from other immutable objects, such as
-a `Platform`) can be reused while those are the same objects. Entries are keyed by identity and hold
-what they are keyed on alive, so an ``id`` is never reused while cached; the oldest entry goes
-first, when the cache holds `size` entries or when a new entry's graph would take the ops of the
-graphs held over `max_ops` (what an entry keeps grows with its graph's ops). With ``admit_after=2``
-a value is kept only when its key is asked for a second time: what a sweep compiles once per
-platform then leaves nothing behind for the collector to traverse and for the cache to free later.
+a `Platform`) can be reused while those are the same objects and the values it also depends on
+(``extra``: dims, a mode, a platform's `Platform.layout`) are equal. Entries are keyed by identity
+and by those values, and hold the objects they are keyed on alive, so an ``id`` is never reused
+while cached; the oldest entry goes first, when the cache holds `size` entries or when a new entry's
+graph would take the ops of the graphs held over `max_ops` (what an entry keeps grows with its
+graph's ops). With ``admit_after=2`` a value is kept only when its key is asked for a second time:
+what a sweep compiles once per platform layout then leaves nothing behind for the collector to
+traverse and for the cache to free later.
 """
 
 from __future__ import annotations
