@@ -84,6 +84,11 @@ class Platform:
         depends on the links' costs only where two paths join a pair of memories (a cycle, or
         parallel links); then the layout holds every link's routing cost (`route_weight`).
 
+        Code in `hetsim.partition` or `hetsim.runtime` that starts reading something else of
+        the platform must add it here. `tests/platform/test_layout.py` scales every cost
+        parameter of each shipped tag and of random trees and checks that the plans and the
+        programs stay equal, so a cost parameter read there fails it.
+
         >>> from hetsim.target import Target
         >>> from hetsim.platform import build_platform
         >>> soc = Target("arm-riscv-soc")
