@@ -87,7 +87,7 @@ class Platform:
         Code in `hetsim.partition` or `hetsim.runtime` that starts reading something else of
         the platform must add it here. `tests/platform/test_layout.py` scales every cost
         parameter of each shipped tag and of random trees and checks that the plans and the
-        programs stay equal, so a cost parameter read there fails it.
+        programs stay equal: a cost parameter read there that changes a plan or a program fails it.
 
         >>> from hetsim.target import Target
         >>> from hetsim.platform import build_platform
