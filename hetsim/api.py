@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.errors import ModelError, UnknownValueError, is_count
+from hetsim.errors import ModelError, Problem, SimulationError, UnknownValueError, is_count
 from hetsim.ir import Graph, bind_shape
-from hetsim.ir.cache import CACHE_MAX_OPS, GraphCache
+from hetsim.ir.cache import SIMULATOR_BUDGET, GraphCache
 from hetsim.kernels import Cost, Meta, bind_dims, keeps_value, propagate_costs
 from hetsim.kernels.fuse import clear_fused
 from hetsim.memo import Recent
@@ -145,9 +145,9 @@ PLAN_CACHE_SIZE = 8
 # Kept from the second call on: a sweep compiles each point's plan for a new platform once, and
 # keeping those made each ResNet-50 point on arm-riscv-soc 30% slower (the collector traversing
 # them, the cache freeing them later: docs/runtime.md).
-_plans: GraphCache[PlanProgram] = GraphCache(PLAN_CACHE_SIZE, CACHE_MAX_OPS, admit_after=2)
+_plans: GraphCache[PlanProgram] = GraphCache(PLAN_CACHE_SIZE, SIMULATOR_BUDGET, admit_after=2)
 _metas: GraphCache[tuple[Mapping[str, Meta], Mapping[str, Cost]]] = GraphCache(
-    PLAN_CACHE_SIZE, CACHE_MAX_OPS
+    PLAN_CACHE_SIZE, SIMULATOR_BUDGET
 )
 
 
@@ -179,6 +179,39 @@ def clear_caches() -> None:
     clear_kernels()
     clear_groups()
     clear_fused()
+
+
+def set_cache_max_ops(ops: int) -> int:
+    """Let each of `simulate`'s caches keep graphs of up to `ops` ops together; return the
+    bound this replaces.
+
+    The default, `hetsim.ir.cache.CACHE_MAX_OPS` (100 000), keeps about 130 MB for a timing-mode
+    model of 1e5 ops (about 1.3 kB per op, for each model kept), and a model of more ops is
+    placed, compiled and bound anew on every call: a cold `simulate`, where a warm one reuses
+    them (at 1e5 ops, 21-24 against 3.3-3.4 times a raw SimPy timeout per op:
+    `benchmarks/sim_speed.py`). To simulate a bigger model many times, raise it for as long as
+    you do. Lowering it drops what the caches keep (`clear_caches`).
+
+    Raises
+    ------
+    SimulationError
+        `ops` is not an integer >= 0.
+
+    Examples
+    --------
+    >>> previous = set_cache_max_ops(2_000_000)  # room for one model of 2e6 ops
+    >>> set_cache_max_ops(previous)
+    2000000
+    """
+    if not is_count(ops):
+        raise SimulationError(
+            Problem("set_cache_max_ops", "expected an integer >= 0", repr(ops)).message
+        )
+    previous = SIMULATOR_BUDGET.ops
+    SIMULATOR_BUDGET.ops = int(ops)
+    if ops < previous:
+        clear_caches()
+    return previous
 
 
 def _propagated(

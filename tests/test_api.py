@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hetsim.api import clear_caches, make_inputs, platform_of, simulate
+from hetsim.api import clear_caches, make_inputs, platform_of, set_cache_max_ops, simulate
 from hetsim.errors import ModelError, SimulationError, UnknownValueError
 from hetsim.ir import Graph, GraphBuilder, Op, TensorType
+from hetsim.ir.cache import CACHE_MAX_OPS
 from hetsim.kernels import execute, propagate
 from hetsim.models import load_model
 from hetsim.partition import partition as partition_plan
@@ -214,6 +215,39 @@ def test_a_plan_compiled_for_other_costs_gives_what_a_fresh_compile_gives(
         assert result.spans == fresh.spans
         for name in fresh.outputs:
             np.testing.assert_array_equal(result.outputs[name], fresh.outputs[name])
+
+
+@pytest.fixture
+def budget() -> Any:
+    """`set_cache_max_ops`, with the bound it found put back after the test."""
+    previous = set_cache_max_ops(CACHE_MAX_OPS)
+    yield set_cache_max_ops
+    set_cache_max_ops(previous)
+
+
+def test_a_model_over_the_cache_budget_is_placed_every_call_until_the_budget_grows(
+    placed: list[str], budget: Any
+) -> None:
+    model, platform = load_model("cnn"), platform_of(HOST_GPU)  # 12 ops
+    assert budget(11) == CACHE_MAX_OPS
+    results = [simulate(model, platform, mode="timing") for _ in range(3)]
+    assert placed == ["capability"] * 3  # over the budget: never kept
+    assert budget(12) == 11
+    results += [simulate(model, platform, mode="timing") for _ in range(3)]
+    assert placed == ["capability"] * 5  # kept from the second call on
+    assert len({r.makespan_us for r in results}) == 1
+    budget(11)  # lowering it drops what the caches keep
+    simulate(model, platform, mode="timing")
+    assert placed == ["capability"] * 6
+
+
+@pytest.mark.parametrize("ops", [-1, 2.5, True, "100"])
+def test_a_cache_budget_that_is_not_a_count_is_an_error(ops: Any, budget: Any) -> None:
+    with pytest.raises(
+        SimulationError, match=rf"^set_cache_max_ops: expected an integer >= 0, got {ops!r}$"
+    ):
+        budget(ops)
+    assert budget(CACHE_MAX_OPS) == CACHE_MAX_OPS  # unchanged
 
 
 def test_an_equal_target_tree_gives_the_same_platform_until_the_caches_are_cleared() -> None:

@@ -21,16 +21,33 @@ from typing import Any, Generic, TypeVar
 
 from hetsim.ir.graph import Graph
 
-__all__ = ["CACHE_MAX_OPS", "GHOSTS_PER_ENTRY", "GraphCache"]
+__all__ = ["CACHE_MAX_OPS", "GHOSTS_PER_ENTRY", "SIMULATOR_BUDGET", "GraphCache", "OpsBudget"]
 
 T = TypeVar("T")
 
 CACHE_MAX_OPS = 100_000
 """The ops of the graphs each of the simulator's caches (plans, metas, kernels, bound programs)
-holds at most, together. What they keep grows with the ops: about 1.3 kB per op of a timing-mode
-chain for all of them together, so a 1e5-op model keeps about 130 MB. A graph of more ops is
-compiled and bound anew each call, which costs 3-4 times its engine run (at 1e5 ops,
+holds at most, together, by default (`SIMULATOR_BUDGET`; `hetsim.api.set_cache_max_ops` changes
+it). What they keep grows with the ops: about 1.3 kB per op of a timing-mode chain for all of them
+together, so a 1e5-op model keeps about 130 MB. A graph of more ops is compiled and bound anew
+each call, which costs 3-4 times its engine run (at 1e5 ops,
 `benchmarks/sim_speed.py --big`: compile plus bind 5.8-8.1 µs per op, the run 1.8-2.1)."""
+
+
+class OpsBudget:
+    """The ops each of a group of caches may hold, together, at most: one object the caches
+    share, so that changing `ops` changes the bound of every one of them at once."""
+
+    def __init__(self, ops: int) -> None:
+        self.ops = ops
+
+    def __repr__(self) -> str:
+        return f"<OpsBudget {self.ops} ops>"
+
+
+SIMULATOR_BUDGET = OpsBudget(CACHE_MAX_OPS)
+"""The budget of `hetsim.simulate`'s caches (plans, metas, kernels, fused groups, bound
+programs): `CACHE_MAX_OPS` unless `hetsim.api.set_cache_max_ops` changed it."""
 
 
 GHOSTS_PER_ENTRY = 8
@@ -39,7 +56,8 @@ GHOSTS_PER_ENTRY = 8
 
 class GraphCache(Generic[T]):
     """Values made from a graph, kept for the last `size` keys whose graphs hold at most
-    `max_ops` ops together (`None`: no bound); none for a graph of more ops than that alone.
+    `max_ops` ops together (`None`: no bound; an `OpsBudget`: its ``ops`` at the time of each
+    request); none for a graph of more ops than that alone.
 
     Examples
     --------
@@ -76,7 +94,9 @@ class GraphCache(Generic[T]):
     [1, 2, 2, 2]
     """
 
-    def __init__(self, size: int, max_ops: int | None = None, *, admit_after: int = 1) -> None:
+    def __init__(
+        self, size: int, max_ops: int | OpsBudget | None = None, *, admit_after: int = 1
+    ) -> None:
         self.size = size
         self.max_ops = max_ops
         self.admit_after = admit_after
@@ -99,7 +119,8 @@ class GraphCache(Generic[T]):
         """The value for `graph`, the objects `held` (by identity) and `extra` (by value),
         made by `make()` when missing (and every time for a graph of more than `max_ops` ops)."""
         ops = len(graph.ops)
-        if self.max_ops is not None and ops > self.max_ops:
+        limit = self.limit
+        if ops > limit:
             return make()
         key = (id(graph), *map(id, held), extra)
         entries = self._entries
@@ -112,12 +133,19 @@ class GraphCache(Generic[T]):
                 return value
             if key in entries:  # made meanwhile by another thread, or stale: replaced
                 self._drop(key)
-            limit = self.max_ops if self.max_ops is not None else float("inf")
             while entries and (len(entries) >= self.size or self.ops + ops > limit):
                 self._drop(next(iter(entries)))
             entries[key] = (graph, held, value)
             self.ops += ops
         return value
+
+    @property
+    def limit(self) -> float:
+        """The ops the entries may hold together now (`max_ops`; infinite without one)."""
+        bound = self.max_ops
+        if bound is None:
+            return float("inf")
+        return bound.ops if isinstance(bound, OpsBudget) else bound
 
     def _admits(self, key: tuple[Any, ...]) -> bool:
         """Count a request for `key`; whether it is the `admit_after`-th. Keys hold ids of

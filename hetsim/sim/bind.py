@@ -48,7 +48,7 @@ from hetsim.cost import (
 )
 from hetsim.errors import SimulationError
 from hetsim.ir import Graph, Op
-from hetsim.ir.cache import CACHE_MAX_OPS, GraphCache
+from hetsim.ir.cache import SIMULATOR_BUDGET, GraphCache
 from hetsim.kernels import Cost, Kernel, Meta, lookup, read_only
 from hetsim.partition.costs import op_costs
 from hetsim.platform import Platform
@@ -270,7 +270,9 @@ class _Binder:
 
 KERNEL_CACHE_GRAPHS = 4
 """Graphs whose compiled kernels `compiled_kernel` keeps (the most recently first seen)."""
-_kernels: GraphCache[dict[int, tuple[Op, Kernel]]] = GraphCache(KERNEL_CACHE_GRAPHS, CACHE_MAX_OPS)
+_kernels: GraphCache[dict[int, tuple[Op, Kernel]]] = GraphCache(
+    KERNEL_CACHE_GRAPHS, SIMULATOR_BUDGET
+)
 
 
 def compiled_kernel(graph: Graph, op: Op) -> Kernel:
@@ -700,7 +702,7 @@ def bound_for(
     graph = _programs(program)[0].graph
     kept = _bound.get(program)
     if kept is None:
-        kept = _bound[program] = GraphCache(BOUND_PER_PROGRAM, CACHE_MAX_OPS)
+        kept = _bound[program] = GraphCache(BOUND_PER_PROGRAM, SIMULATOR_BUDGET)
     return kept.get(
         graph,
         partial(

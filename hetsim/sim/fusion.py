@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Graph, Op
-from hetsim.ir.cache import CACHE_MAX_OPS, GraphCache
+from hetsim.ir.cache import SIMULATOR_BUDGET, GraphCache
 from hetsim.kernels import Kernel, lookup
 from hetsim.kernels.fuse import fused_of, with_epilogue
 from hetsim.runtime import Call, Instruction, Launch
@@ -76,7 +76,7 @@ class Group:
         return self.kernel([values[i] if i is not None else c for i, c in pairs])
 
 
-_groups: GraphCache[tuple[Group, ...]] = GraphCache(4, CACHE_MAX_OPS)
+_groups: GraphCache[tuple[Group, ...]] = GraphCache(4, SIMULATOR_BUDGET)
 
 
 def groups_of(graph: Graph) -> tuple[Group, ...]:
