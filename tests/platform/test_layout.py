@@ -108,7 +108,7 @@ def test_scaled_costs_keep_the_layout_plan_and_program_of_every_tag(name: str) -
             assert compiled(graph, scaled, dims) == expected, (name, model, factor)
 
 
-def test_the_seed_platform_places_on_its_co_processor_whatever_its_costs() -> None:
+def test_the_plans_compared_above_are_real_ones_the_seed_platform_offloads() -> None:
     # the check above must compare real plans: the seed platform offloads the cnn's convs
     plan, listing = compiled(MODELS["cnn"][0], build_platform(Target("arm-riscv-soc")), {})
     assert "vdevice0/npu" in set(plan.placement.values())
