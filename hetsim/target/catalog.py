@@ -220,6 +220,7 @@ def register_kind(kind: Kind, *, replace: bool = False) -> Kind:
     if problems:
         raise TargetError(problems)
     REGISTRIES[kind.category][kind.name] = kind
+    TAGS.changed()  # a name resolved before may resolve to this kind now
     return kind
 
 

@@ -111,10 +111,16 @@ class TagRegistry:
 
     @property
     def version(self) -> int:
-        """Goes up whenever the registry's tags change: what was resolved before may differ.
-        The shipped tags are read first, so a version names the tags a resolution will see."""
+        """Goes up whenever the registry's tags change, or a kind they resolve to (`changed`):
+        what was resolved before may differ. The shipped tags are read first, so a version
+        names what a resolution will see."""
         self._ensure_loaded()
         return self._version
+
+    def changed(self) -> None:
+        """Note a change that resolving a tag reads outside the tags: a kind registered or
+        replaced (`hetsim.target.catalog.register_kind`)."""
+        self._version += 1
 
     def _ensure_loaded(self) -> None:
         if not self._loaded:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from hetsim.target import EXECUTORS, KINDS, RUNTIMES, Attr, Kind, Target, load_k
 from hetsim.target.catalog import check_kind, kind_from_data
 from hetsim.target.kinds import OP_CLASSES as TARGET_OP_CLASSES
 from hetsim.target.schema import STRUCTURAL_TYPES
+from hetsim.target.tags import TAGS
 
 # docs/architecture.md, "Shared contracts / Targets"
 PROCESSOR_ATTRS = {
@@ -47,6 +49,7 @@ def scratch_kinds() -> Iterator[None]:
     for registry, old in zip((KINDS, EXECUTORS, RUNTIMES), saved, strict=True):
         registry.clear()
         registry.update(old)
+    TAGS.changed()  # targets resolved with the test's kinds are not kept
 
 
 def _names(kind: Kind) -> set[str]:
@@ -131,6 +134,19 @@ def test_register_kind_from_python_makes_it_usable() -> None:
     register_kind(dsp)
     device = Target({"kind": "dsp", "cores": 2}).devices[0]
     assert (device.kind, device.keys, device.attrs["cores"]) == ("dsp", ("accel", "dsp"), 2)
+
+
+@pytest.mark.usefixtures("scratch_kinds")
+def test_a_kind_replaced_is_what_its_name_resolves_to_next() -> None:
+    before = Target("npu")  # kept by name while the registries stay the same
+    assert Target("npu") is before
+    faster = tuple(
+        dataclasses.replace(a, default=3.0) if a.name == "freq_ghz" else a
+        for a in KINDS["npu"].attrs
+    )
+    register_kind(dataclasses.replace(KINDS["npu"], attrs=faster), replace=True)
+    assert Target("npu").devices[0].attrs["freq_ghz"] == 3.0
+    assert before.devices[0].attrs["freq_ghz"] == 1.0
 
 
 @pytest.mark.usefixtures("scratch_kinds")
