@@ -200,6 +200,10 @@ class Plan:
     folded: tuple[str, ...] = ()
     dynamic: tuple[str, ...] = ()
     dims: Mapping[str, int] = field(default_factory=dict)
+    # segment id -> the segments a nested level cut from it, indexed on first use (`children`)
+    _children: dict[str, tuple[Segment, ...]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def __repr__(self) -> str:
         segments = sum(len(level.segments) for level in self.levels.values())
@@ -226,8 +230,20 @@ class Plan:
         return found
 
     def children(self, segment_id: str) -> tuple[Segment, ...]:
-        """The segments a nested level cut from segment `segment_id` (one invocation), in order."""
-        return tuple(s for s in self.segments if s.parent == segment_id)
+        """The segments a nested level cut from segment `segment_id` (one invocation), in order.
+
+        Indexed once per plan: compiling asks for every invocation's, and a scan per question
+        made compiling quadratic in the invocations (`benchmarks/nested_scaling.py`).
+        """
+        if self._children is None:
+            index: dict[str, list[Segment]] = {}
+            for segment in self.segments:
+                if segment.parent is not None:
+                    index.setdefault(segment.parent, []).append(segment)
+            children = {parent: tuple(found) for parent, found in index.items()}
+            object.__setattr__(self, "_children", children)
+        assert self._children is not None
+        return self._children.get(segment_id, ())
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values (``json.dumps`` takes it as it is)."""

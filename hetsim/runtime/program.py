@@ -81,12 +81,6 @@ class _Context:
         self.ops = tuple(ops)
         self.number = {op.name: n for n, op in enumerate(ops)}
         self.programs: list[LevelProgram | None] = []
-        # segment id -> the segments a nested level cut from it (`Plan.children`), indexed once:
-        # asking the plan per invocation made compiling quadratic in the invocations
-        self.children: dict[str, list[Segment]] = {}
-        for segment in plan.segments:
-            if segment.parent is not None:
-                self.children.setdefault(segment.parent, []).append(segment)
         unbound = {s for t in graph.inputs.values() for s in t.symbols} - set(plan.dims)
         self.unbound = sorted(unbound)
         self.dynamic = frozenset(plan.dynamic)
@@ -107,7 +101,7 @@ class _Context:
             if segment.is_nested:
                 child = self.compile_level(
                     segment.device,
-                    self.children.get(segment.id, ()),
+                    self.plan.children(segment.id),
                     segment.inputs,
                     segment.outputs,
                 )
