@@ -17,7 +17,7 @@ import numpy as np
 
 from hetsim.errors import ModelError
 
-__all__ = ["Dim", "Graph", "Op", "TensorType", "bind_shape", "topological_order"]
+__all__ = ["Dim", "Graph", "Op", "TensorType", "bind_shape", "op_label", "topological_order"]
 
 Dim = int | str
 """A dimension: an int, or a str naming a symbolic dimension (``"seq"``)."""
@@ -105,7 +105,8 @@ class Op:
         return f"<Op {self.name} ({self.type})>"
 
 
-def _where(op: Op) -> str:
+def op_label(op: Op) -> str:
+    """How a message names `op`: ``op <name> (<type>)``."""
     return f"op {op.name} ({op.type})"
 
 
@@ -119,12 +120,12 @@ def _producers(
         for name in filter(None, op.outputs):
             if name in producer:
                 raise ModelError(
-                    f"{_where(op)}: expected a new output name, got {name!r} "
-                    f"(already the output of {_where(producer[name])})"
+                    f"{op_label(op)}: expected a new output name, got {name!r} "
+                    f"(already the output of {op_label(producer[name])})"
                 )
             if name in known:
                 raise ModelError(
-                    f"{_where(op)}: expected a new output name, got {name!r} "
+                    f"{op_label(op)}: expected a new output name, got {name!r} "
                     f"(already {source_kind[name]})"
                 )
             producer[name] = op
@@ -195,7 +196,7 @@ an initializer or an op output, got 'w'
         for name in pending:
             if name not in producer:
                 raise ModelError(
-                    f"{_where(op)}: expected each input to be a graph input, an initializer "
+                    f"{op_label(op)}: expected each input to be a graph input, an initializer "
                     f"or an op output, got {name!r}"
                 )
             consumers.setdefault(name, []).append(index)
@@ -214,7 +215,7 @@ an initializer or an op output, got 'w'
     if len(order) < len(ops):
         cycle = _cycle(ops, producer, {id(op) for op in order})
         names = " -> ".join(op.name for op in cycle)
-        raise ModelError(f"{_where(cycle[0])}: expected no cycle, got {names}")
+        raise ModelError(f"{op_label(cycle[0])}: expected no cycle, got {names}")
     return tuple(order)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.errors import ModelError, UnknownValueError
-from hetsim.ir import Op
+from hetsim.ir import Op, op_label
 
 __all__ = [
     "ONNX_DTYPES",
@@ -198,7 +198,7 @@ def attr(op: Op, name: str, default: Any = _MISSING) -> Any:
     """Attribute `name` of `op`, or `default`; a missing required attribute is a ModelError."""
     value = op.attrs.get(name, default)
     if value is _MISSING:
-        raise ModelError(f"op {op.name} ({op.type}): missing required attribute {name!r}")
+        raise ModelError(f"{op_label(op)}: missing required attribute {name!r}")
     return value
 
 
@@ -256,11 +256,6 @@ def op_error(op: Op, expected: str, got: object) -> ModelError:
     'op r0 (Reshape): expected 2 inputs, got 1'
     """
     return ModelError(f"{op_label(op)}: {expected}, got {got}")
-
-
-def op_label(op: Op) -> str:
-    """How a message names `op`: ``op <name> (<type>)``."""
-    return f"op {op.name} ({op.type})"
 
 
 def dtype_of(op: Op, code: int | str) -> np.dtype[Any]:
