@@ -42,10 +42,18 @@ def line_of(text: str, path: str) -> int | None:
     >>> line_of("kind: npu\\nops: Conv\\n", "devices[dev0].ops")  # a single-device target
     2
     """
+    return _line(_compose(text), path)
+
+
+def _compose(text: str) -> yaml.Node | None:
+    """The YAML node tree of `text` (None when it does not parse): read once per file."""
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        return yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError:
         return None
+
+
+def _line(node: yaml.Node | None, path: str) -> int | None:
     line = _follow(node, path)
     if line is None and path.startswith(SINGLE_DEVICE):
         # a single-device target, written without a level around it: its device is the file
@@ -138,12 +146,13 @@ def locate(problems: Iterable[Problem], path: Path, text: str | None = None) -> 
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             text = None
+    node = _compose(text) if text is not None else None
     located = []
     for problem in problems:
         if problem.path.startswith(str(path)):
             located.append(problem)
             continue
-        line = line_of(text, problem.path) if text is not None and problem.path else None
+        line = _line(node, problem.path) if problem.path else None
         where = f"{path}:{line}" if line is not None else str(path)
         joined = f"{where}: {problem.path}" if problem.path else where
         located.append(Problem(joined, problem.expected, problem.got, problem.hint))
