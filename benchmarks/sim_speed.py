@@ -374,10 +374,10 @@ def functional_overhead(repeat: int, platform: Any) -> dict[str, Any]:
     Against both eager runs: the default (BatchNormalizations folded into Convs, as onnxruntime
     does), whose kernels a functional simulation computes with (its outputs equal that run bit
     for bit: `hetsim.sim.fusion`), and ``fuse=False``, every op as the graph states it. The
-    three take turns, one of each
-    per round; besides the fastest of each, the median over rounds of simulate's time over each
-    eager run's in the same round is kept (``*_median_round``): it is the steadier figure when
-    the machine's speed drifts from round to round.
+    three take turns, one of each per round; besides the fastest of each, the median over
+    rounds of simulate's time over each eager run's in the same round is kept
+    (``*_median_round``): it is the steadier figure when the machine's speed drifts from round
+    to round.
     """
     graph = load_model("resnet50")
     inputs = make_inputs(graph, 0)
