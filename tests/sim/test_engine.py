@@ -334,7 +334,7 @@ def test_kernel_waiting_for_a_copy_on_another_stream_resumes_when_it_lands() -> 
     assert sync_times(record, "gpu1")[-1] == (56.0, 58.0)
 
 
-def test_kernels_that_wait_forno_run_create_no_simpy_events() -> None:
+def test_kernels_that_wait_for_nothing_create_no_simpy_events() -> None:
     # Each kernel is scheduled when the stream reaches it, from known times (docs/runtime.md):
     # the events of a run are the interpreter's start and end and RET's timeout, however many
     # kernels it launches.
