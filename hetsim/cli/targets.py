@@ -114,9 +114,10 @@ def _validate(args: argparse.Namespace) -> int:
             _check(name)
         except TargetError as err:
             failed += 1
-            for problem in err.problems:  # a file's problems name it, with their lines
+            file = str(Path(name.strip()))  # as a file's problems name it (`hetsim.located`)
+            for problem in err.problems:
                 message = problem.message
-                print(message if message.startswith(name) else f"{name}: {message}")
+                print(message if message.startswith(file) else f"{name}: {message}")
             continue
         print(f"{name}: ok")
     return 1 if failed else 0

@@ -100,6 +100,15 @@ def test_validate_prints_every_problem_and_exits_1(
     ]
 
 
+def test_validate_names_a_file_once_however_its_path_is_spelled(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: hetero\nhost: cuda\ndevices: [npu]\n")
+    status, out, _ = _run(capsys, "validate", f"{tmp_path}/./bad.yaml")
+    assert (status, out) == (1, f"{bad}:2: host: kind 'cuda' cannot host (a host needs can_host)\n")
+
+
 def test_validate_exits_0_when_all_are_valid(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
