@@ -99,8 +99,9 @@ def platform_of(target: Any) -> Platform:
 
     A tree equal to one of the last `PLATFORM_CACHE_SIZE` asked for gives the same `Platform`
     object: a platform is a pure function of its tree, and immutable. So a target given again
-    by tag, file or dict finds what `simulate` keeps for that `Platform` object (the compiled
-    plan, the bound program), as a `Platform` passed again does.
+    by tag, file or dict finds what `simulate` keeps for that `Platform` object (the bound
+    program; the compiled plan is kept for its `Platform.layout`), as a `Platform` passed again
+    does.
 
     >>> platform_of("x86-h100") is platform_of({"tag": "x86-h100"})
     True
