@@ -12,11 +12,12 @@ program reused, for graphs within the caches' budget: ``hetsim.ir.cache.CACHE_MA
 in the same process, a raw SimPy loop doing one ``env.timeout`` per op and, as a yardstick for
 flatness, a loop that only keeps per-op state (`per_op_state_us`: the ``state`` column, the least
 any compiler keeps per op; the raw SimPy loop keeps none). The variants take turns, one of each
-per round (``--repeat`` rounds), and each keeps its fastest round. It prints two tables, µs per
-op and the same divided by the raw SimPy figure (the ratio the goals are stated in), and the
-memory hetsim allocated (tracemalloc peak of a separate run, so tracing does not slow the timed
-ones). The JSON also records the interpreter, library versions, the BLAS and its thread pools
-(threadpoolctl), so that numbers from two machines can be told apart.
+per round (``--repeat`` rounds, more for a row of short runs: `rounds_for`), and each keeps its
+fastest round. It prints two tables, µs per op and the same divided by the raw SimPy figure (the
+ratio the goals are stated in), and the memory hetsim allocated (tracemalloc peak of a separate
+run, so tracing does not slow the timed ones). The JSON also records the interpreter, library
+versions, the BLAS and its thread pools (threadpoolctl), so that numbers from two machines can be
+told apart.
 
 Goals (issue 4): ratio at 1e5 ops ≤ 8; wall time per op flat (within 1.5x) from 1e3 to 1e6;
 memory per op flat. It also compares functional mode with `hetsim.execute` on resnet50 (goal:
@@ -35,6 +36,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
 import os
 import platform as host_platform
 import statistics
@@ -185,13 +187,33 @@ def _phases(graph: Graph, platform: Any) -> dict[str, float]:
     }
 
 
+ROW_SECONDS = 2.0
+"""The least wall time a row's rounds take together: a row of short runs gets more rounds than
+``--repeat`` (`rounds_for`), so that one disturbance of the shared machine does not set it."""
+MAX_ROUNDS = 50
+"""The most rounds a row gets however short its runs."""
+
+
+def rounds_for(repeat: int, round_seconds: float) -> int:
+    """Rounds for a row whose first round took `round_seconds`: at least `repeat`, and enough
+    to fill `ROW_SECONDS`, up to `MAX_ROUNDS`.
+
+    Each reading keeps its fastest round, and a 1e3-op row's runs take a few ms: with only
+    ``--repeat 2`` rounds, one busy second on the machine set a whole row (a dag 1e4 row read
+    a warm 3.17 µs per op against 1.60-1.62 at 1e3 and 1e5, failing the flatness goal on it).
+    """
+    wanted = math.ceil(ROW_SECONDS / max(round_seconds, 1e-9))
+    return max(repeat, min(wanted, MAX_ROUNDS))
+
+
 def measure(kind: str, n: int, repeat: int, platform: Any) -> dict[str, Any]:
     """One row: µs per op of simulate (untraced, traced, warm untraced and traced), of each
     phase and of raw SimPy.
 
-    The variants take turns: each of the `repeat` rounds runs every one once, and the row keeps
-    the fastest of each, so that a change in the machine's speed during the row (it is shared)
-    reaches all of them alike rather than whichever ran during it.
+    The variants take turns: each round runs every one once, and the row keeps the fastest of
+    each, so that a change in the machine's speed during the row (it is shared) reaches all of
+    them alike rather than whichever ran during it. A row gets `rounds_for` rounds: at least
+    `repeat`, more when its runs are short; the row records how many (``rounds``).
     """
     graph = {"chain": chain, "dag": dag}[kind](n)
     row: dict[str, Any] = {"graph": kind, "ops": n}
@@ -201,7 +223,9 @@ def measure(kind: str, n: int, repeat: int, platform: Any) -> dict[str, Any]:
         best[column] = min(best[column], us_per_op)
 
     per_op = 1e6 / n  # seconds of the whole graph -> µs per op
-    for _ in range(repeat):
+    rounds, done = repeat, 0
+    while done < rounds:
+        started = time.perf_counter()
         for trace in (False, True):
             run = partial(simulate, graph, platform, mode="timing", trace=trace)
             keep(f"simulate_us_per_op_trace_{str(trace).lower()}", timed(run, cold=True) * per_op)
@@ -219,6 +243,10 @@ def measure(kind: str, n: int, repeat: int, platform: Any) -> dict[str, Any]:
         keep("raw_simpy_us_per_op", raw_simpy_us(n))
         gc.collect()
         keep("per_op_state_us_per_op", per_op_state_us(graph))
+        if done == 0:
+            rounds = rounds_for(repeat, time.perf_counter() - started)
+        done += 1
+    row["rounds"] = rounds
     row.update(best)
     simpy_us = row["raw_simpy_us_per_op"]
     for stage in PHASES:
