@@ -48,7 +48,6 @@ def test_functional_outputs_equal_execute(name: str, tgt: str, fuse: bool) -> No
     assert_run_invariants(result, model, tgt, DIMS.get(name))
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", ["resnet50", "inception_v1", "densenet121", "shufflenet"])
 def test_functional_outputs_of_light_models_equal_execute(name: str) -> None:
     model = load_model(name)

@@ -78,7 +78,6 @@ def test_cost_estimate_never_worse_than_capability(tag: str, model: str) -> None
     assert cost <= estimate_us(context, place_by_capability(context))
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("tag", SHIPPED_TAGS)
 @pytest.mark.parametrize("model", sorted(LIGHT_MODELS))
 def test_cost_estimate_never_worse_than_capability_on_light_models(tag: str, model: str) -> None:

@@ -1,0 +1,86 @@
+"""The tests marked ``slow``, which the README's test command (and so CI) leaves out.
+
+A test too slow for the suite (over about 10 s: the whole suite must stay well under 15 minutes
+on 2 cores) is marked ``@pytest.mark.slow`` and runs here instead. This runs them (``pytest -m
+slow`` from the project root, so the project's pytest settings apply), prints each test's
+outcome and wall time, slowest first, and writes them, with the BLAS thread pools the run had
+(threadpoolctl), to ``benchmarks/results/slow_tests.json``. It exits with pytest's status:
+non-zero when a test failed; 0 when no test is marked slow.
+
+No test is marked slow today. The two that were (the functional outputs of the big ONNX light
+models against `hetsim.execute`, and ``cost`` placement never slower than ``capability`` on
+every shipped tag and light model: 49 cases) took 7 s together once the simulator had got
+faster, less than the slowest unmarked test (6 s), so the suite runs them.
+
+Usage: ``python benchmarks/slow_tests.py [-k EXPR] [-x]`` (any further arguments go to pytest).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from threadpoolctl import threadpool_info
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = Path(__file__).parent / "results" / "slow_tests.json"
+
+
+class _Outcomes:
+    """A pytest plugin that keeps each test's outcome and the wall time of its call."""
+
+    def __init__(self) -> None:
+        self.tests: dict[str, dict[str, Any]] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        found = self.tests.setdefault(report.nodeid, {"outcome": "passed", "seconds": 0.0})
+        found["seconds"] += report.duration  # setup, call and teardown
+        if report.outcome != "passed":  # a failed setup or call, or a skip, is what it was
+            found["outcome"] = report.outcome
+
+
+def format_table(tests: dict[str, dict[str, Any]]) -> str:
+    """One line per test, slowest first, then the count of each outcome ("" for no test)."""
+    if not tests:
+        return ""
+    width = max((len(name) for name in tests), default=4)
+    lines = [f"{'test':<{width}}  {'outcome':<8}{'s':>8}"]
+    for name, found in sorted(tests.items(), key=lambda item: -item[1]["seconds"]):
+        lines.append(f"{name:<{width}}  {found['outcome']:<8}{found['seconds']:>8.2f}")
+    counts = Counter(found["outcome"] for found in tests.values())
+    lines.append(", ".join(f"{count} {outcome}" for outcome, count in sorted(counts.items())))
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    os.chdir(ROOT)  # the project's pyproject.toml holds the pytest settings
+    outcomes = _Outcomes()
+    start = time.perf_counter()
+    status = pytest.main(["-m", "slow", "-p", "no:cacheprovider", *argv], plugins=[outcomes])
+    seconds = time.perf_counter() - start
+    if status == pytest.ExitCode.NO_TESTS_COLLECTED:
+        print("no test is marked slow: the README's test command runs them all")
+        status = pytest.ExitCode.OK
+    else:
+        print(format_table(outcomes.tests))
+    print(f"{len(outcomes.tests)} slow tests in {seconds:.1f} s; pytest exit status {int(status)}")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    report = {
+        "exit_status": int(status),
+        "seconds": seconds,
+        "tests": outcomes.tests,
+        "threadpools": threadpool_info(),
+    }
+    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {RESULTS.relative_to(ROOT)}")
+    return int(status)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
