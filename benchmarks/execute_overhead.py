@@ -2,21 +2,30 @@
 
 The tensors are 4 elements, so the time is dispatch, not arithmetic: the difference between the
 two columns is what the compiled program (slot lookups, frees, memoized index arithmetic in
-Reshape, Slice, Unsqueeze) adds per op. Run: ``python benchmarks/execute_overhead.py``.
+Reshape, Slice, Unsqueeze) adds per op. The two take turns, one of each per round (``--repeat``
+rounds), and each keeps its fastest; the BLAS is held to one thread (threadpoolctl; these ops
+call none of it), and the JSON records the thread pools (`sim_speed.environment`). Run:
+``python benchmarks/execute_overhead.py [--repeat 15]``; writes
+``benchmarks/results/execute_overhead.json``.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
+from sim_speed import environment
+from threadpoolctl import threadpool_limits
 
 from hetsim.ir import Graph, Op, TensorType
 from hetsim.kernels import execute
 
+RESULTS = Path(__file__).parent / "results" / "execute_overhead.json"
 CHAIN = 2000
-REPEATS = 15
 
 
 def _chain() -> Graph:
@@ -61,24 +70,45 @@ def _bare(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def _best_us_per_op(run: Callable[[], object]) -> float:
+def _seconds(run: Callable[[], object]) -> float:
+    start = time.perf_counter()
     run()
-    best = float("inf")
-    for _ in range(REPEATS):
-        start = time.perf_counter()
+    return time.perf_counter() - start
+
+
+def measure(repeat: int) -> dict[str, float]:
+    """µs per op of `execute` and of the bare numpy loop: the fastest of `repeat` rounds."""
+    graph, x = _chain(), np.ones((1, 4), np.float32)
+    runs: dict[str, Callable[[], object]] = {
+        "execute": lambda: execute(graph, {"x": x}),
+        "bare_numpy": lambda: _bare(x),
+    }
+    for run in runs.values():  # execute compiles its program on the first call
         run()
-        best = min(best, time.perf_counter() - start)
-    return best / CHAIN * 1e6
+    best = dict.fromkeys(runs, float("inf"))
+    for _ in range(repeat):
+        for name, run in runs.items():
+            best[name] = min(best[name], _seconds(run))
+    found = {f"{name}_us_per_op": seconds / CHAIN * 1e6 for name, seconds in best.items()}
+    found["overhead_us_per_op"] = found["execute_us_per_op"] - found["bare_numpy_us_per_op"]
+    return found
 
 
 def main() -> None:
-    graph, x = _chain(), np.ones((1, 4), np.float32)
-    hetsim_us = _best_us_per_op(lambda: execute(graph, {"x": x}))
-    numpy_us = _best_us_per_op(lambda: _bare(x))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=15)
+    args = parser.parse_args()
+    with threadpool_limits(limits=1, user_api="blas"):
+        found = measure(args.repeat)
+        report = {"ops": CHAIN, "repeat": args.repeat, **found, "environment": environment()}
+    print(f"{CHAIN}-op chain of 4-element tensors, BLAS held to 1 thread, best of {args.repeat}")
     print(f"{'path':<16}{'us/op':>8}")
-    print(f"{'hetsim.execute':<16}{hetsim_us:>8.2f}")
-    print(f"{'bare numpy':<16}{numpy_us:>8.2f}")
-    print(f"{'overhead':<16}{hetsim_us - numpy_us:>8.2f}")
+    print(f"{'hetsim.execute':<16}{found['execute_us_per_op']:>8.2f}")
+    print(f"{'bare numpy':<16}{found['bare_numpy_us_per_op']:>8.2f}")
+    print(f"{'overhead':<16}{found['overhead_us_per_op']:>8.2f}")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {RESULTS}")
 
 
 if __name__ == "__main__":

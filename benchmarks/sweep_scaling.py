@@ -1,9 +1,11 @@
 """Sweep scaling: 200 timing-mode points in this process, then on 1 and 2 Dask worker processes.
 
-For each model (a ResNet-50 timing point takes about 8 ms in-process, a SqueezeNet one about 3),
-prints points per second for each, the speedup of 2 workers over 1, and the overhead per point of
-running on Dask (1 worker) over calling `simulate_point` in-process; writes
-``benchmarks/results/sweep_scaling.json``. Each cluster is started and warmed up (hetsim imported
+For each model (a ResNet-50 timing point takes about 4-5 ms in-process, a SqueezeNet one about
+1: 202-276 and 999-1199 points per second in two runs), prints points per second for each, the
+speedup of 2 workers over 1, and the overhead per point of running on Dask (1 worker) over
+calling `simulate_point` in-process; writes ``benchmarks/results/sweep_scaling.json``, with the
+interpreter, library versions and BLAS thread pools (`sim_speed.environment`; timing mode calls
+no BLAS). Each cluster is started and warmed up (hetsim imported
 and the model loaded on every worker) before the clock starts; the start time is reported apart.
 Each figure is the fastest of ``--repeat`` runs: other processes on a shared machine only ever
 slow a run down.
@@ -20,6 +22,8 @@ import platform
 import time
 from pathlib import Path
 from typing import Any
+
+from sim_speed import environment
 
 from hetsim.sweep import Point, load_sweep, local_cluster, run_sweep, simulate_point
 
@@ -108,7 +112,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2, help="keep the fastest of N runs")
     args = parser.parse_args()
     runs = [measure(args.points, model, args.repeat) for model in args.models]
-    report = {"cpus": os.cpu_count(), "python": platform.python_version(), "runs": runs}
+    report = {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "environment": environment(),
+        "runs": runs,
+    }
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {RESULTS}")
