@@ -1,15 +1,16 @@
 """Where in a config file a problem is: the line of the path an error names.
 
 Target and sweep errors name what is wrong by its path in the data (``host.kind``,
-``devices[gpu0].link.bandwidth_gbps``, ``vary.executor.dispatch_us``). For data read from a
-YAML or JSON file, `locate` puts the file and the line in front of that path
-(``soc.yaml:4: host.kind: unknown kind 'llvm'``), so a user goes to the line. A path is followed
-key by key through the file's YAML nodes: a key may itself hold dots (a sweep's override paths),
-``[name]`` picks a mapping's key, a list's item by index, the list item whose ``name`` it is, or
-the unnamed item ``dev<index>`` names; a single-device target's ``devices[dev0]`` is the file.
-The line is that of the deepest part of the path the file holds, since a problem about something
-missing (an attribute a tag brings, a required key) belongs to the mapping that lacks it; a
-path the file does not hold at all (it came from a tag's own file) gets the file alone.
+``devices[gpu0].link.bandwidth_gbps``, ``vary.executor.dispatch_us``). For data read from a YAML or
+JSON file, `locate` puts the file and the line in front of that path (``soc.yaml:4: host.kind:
+unknown kind 'llvm'``), so a user goes to the line. A path is followed key by key through the file's
+YAML nodes: a key may itself hold dots (a sweep's override paths), ``[name]`` picks a mapping's key,
+a list's item by index, the list item whose ``name`` it is, or the unnamed item ``dev<index>``
+names; a path that ends inside a dotted key (a sweep's unknown device ``vary.devices[npu1]``, of the
+key ``devices[npu1].ops``) is that key's line; a single-device target's ``devices[dev0]`` is the
+file. The line is that of the deepest part of the path the file holds, since a problem about
+something missing (an attribute a tag brings, a required key) belongs to the mapping that lacks it;
+a path the file does not hold at all (it came from a tag's own file) gets the file alone.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ def line_of(text: str, path: str) -> int | None:
     (4, None)
     >>> line_of("vary:\\n  executor.dispatch_us: [1, 2]\\n", "vary.executor.dispatch_us")
     2
+    >>> line_of("vary:\\n  executor.dispatch_us: [1]\\n  devices[npu].ops: [[Relu]]\\n",
+    ...         "vary.devices[npu]")  # a problem with what a dotted key reaches into
+    3
     >>> line_of("devices:\\n  - name: npu\\n    kind: npu\\n", "devices[npu].kind")
     3
     >>> line_of("devices:\\n  - npu\\n  - {kind: cuda}\\n", "devices[dev1].kind")
@@ -93,6 +97,9 @@ def _step(node: yaml.Node, rest: str) -> tuple[yaml.Node, int, str] | None:
     for key in keys:  # the longest key that is a whole part of `rest`: keys may hold dots
         if rest == key or rest.startswith((f"{key}.", f"{key}[")):
             return _key(node, key, rest[len(key) :].removeprefix("."))
+    for key, value in node.value:  # `rest` is a whole part of a key: the first such key
+        if str(key.value).startswith((f"{rest}.", f"{rest}[")):
+            return value, key.start_mark.line + 1, ""
     return None
 
 

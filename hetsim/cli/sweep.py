@@ -22,7 +22,7 @@ from hetsim.sweep import (
     SweepProgress,
     SweepSpec,
     best_points,
-    parse_sweep,
+    load_sweep,
     plot_sweep,
     run_sweep,
 )
@@ -108,7 +108,8 @@ def _metric_text(record: Mapping[str, Any], metric: str) -> str:
 
 def sweep(args: argparse.Namespace) -> int:
     """Run the sweep with a progress bar, then print the best points; return the exit status."""
-    spec = parse_sweep(args.file)  # run_sweep checks every point's target
+    spec = load_sweep(args.file)  # every problem at once, before the bar; run_sweep reuses
+    # the points it made
     options = {"out": args.out, "workers": args.workers, "scheduler": args.scheduler}
     try:
         with _progress() as report:
@@ -163,14 +164,21 @@ def _progress() -> Iterator[Callable[[SweepProgress], None]]:
         MofNCompleteColumn(),
         TextColumn("failed {task.fields[failed]}  eta {task.fields[eta]}"),
     )
-    with Progress(*columns, console=Console(stderr=True)) as bar:
-        task = bar.add_task("sweep", total=None, failed=0, eta="?")
+    bar = Progress(*columns, console=Console(stderr=True))
+    task = None
 
-        def report(state: SweepProgress) -> None:
-            eta = format_eta(state.eta_s)
-            bar.update(task, total=state.total, completed=state.done, failed=state.failed, eta=eta)
+    def report(state: SweepProgress) -> None:
+        nonlocal task
+        if task is None:  # drawn from the first report on: not over an error before it
+            bar.start()
+            task = bar.add_task("sweep", total=None, failed=0, eta="?")
+        eta = format_eta(state.eta_s)
+        bar.update(task, total=state.total, completed=state.done, failed=state.failed, eta=eta)
 
+    try:
         yield report
+    finally:
+        bar.stop()
 
 
 def _plain_report(state: SweepProgress) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from hetsim.errors import Problem, SweepError, TargetError
 from hetsim.located import locate
-from hetsim.target import Target
+from hetsim.target import TAGS, Target
 
 __all__ = [
     "EXPANDERS",
@@ -102,6 +102,11 @@ class SweepSpec:
     name: str = "sweep"
     source: Path | None = field(default=None, compare=False, hash=False, repr=False)
     """The sweep file it was read from, if any: its problems then name the file and line."""
+    _points: dict[int, tuple[Point, ...]] = field(
+        default_factory=dict, init=False, compare=False, hash=False, repr=False
+    )
+    """`points()` once made, by the tag registry's version they were resolved at: validating
+    a sweep builds every point's target (0.4 ms a point), and running it needs them again."""
 
     @property
     def hash(self) -> str:
@@ -149,17 +154,28 @@ class SweepSpec:
         >>> spec.points()[1].target.devices[0].attrs["link"]["bandwidth_gbps"]
         8.0
         """
+        found = self._points.get(TAGS.version)
+        if found is not None:
+            return found
         targets = self._targets()
         options = tuple(self.options.items())
         combos = product(self.models, self.policies, self.strategies, targets)
-        return tuple(
+        found = tuple(
             Point(index, model, values, _choices(policy, strategy), options, target)
             for index, (model, policy, strategy, (values, target)) in enumerate(combos)
         )
+        self._points.clear()
+        self._points[TAGS.version] = found
+        return found
 
     def _targets(self) -> list[tuple[tuple[tuple[str, Any], ...], Target]]:
         """Each combination of varied values with its target (values may be mappings)."""
-        base = base_target(self.target)
+        try:
+            base = base_target(self.target)
+        except SweepError as err:
+            if self.source is None:
+                raise
+            raise SweepError(locate(err.problems, self.source)) from None
         targets: list[tuple[tuple[tuple[str, Any], ...], Target]] = []
         problems: dict[Problem, None] = {}
         for values in EXPANDERS[self.expand](self.axes):

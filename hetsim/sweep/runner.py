@@ -24,7 +24,7 @@ from hetsim.errors import Problem, SweepError
 from hetsim.sweep.loaded import point_model
 from hetsim.sweep.points import Point, SweepSpec
 from hetsim.sweep.results import ResultsLog
-from hetsim.sweep.spec import parse_sweep
+from hetsim.sweep.spec import load_sweep
 
 __all__ = [
     "CLUSTER_CONFIG",
@@ -87,7 +87,7 @@ def simulate_point(point: Point) -> dict[str, Any]:
 
     Examples
     --------
-    >>> spec = parse_sweep({"target": "arm-riscv-soc", "models": ["mlp"]})
+    >>> spec = load_sweep({"target": "arm-riscv-soc", "models": ["mlp"]})
     >>> result = simulate("mlp", "arm-riscv-soc", mode="timing", trace=False)
     >>> simulate_point(spec.points()[0]) == result.to_dict()
     True
@@ -175,7 +175,7 @@ def run_sweep(
         A bad sweep, a bad `workers`, an existing `out` without `resume`, or a resumed file
         of another sweep.
     """
-    spec = parse_sweep(spec)
+    spec = load_sweep(spec)  # every problem at once; the spec keeps its points
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
         raise SweepError([Problem("workers", "expected an integer >= 0", repr(workers))])
     if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):

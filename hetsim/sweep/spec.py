@@ -70,8 +70,16 @@ def load_sweep(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
     ...
     hetsim.errors.SweepError: mdoe: unknown key (did you mean 'mode'?)
     """
-    spec = parse_sweep(source)
-    spec.points()
+    if isinstance(source, SweepSpec):
+        source.points()
+        return source
+    spec, problems, expandable = _checked(source)
+    if expandable:  # so a bad key does not hide a bad override or target: all at once
+        try:
+            spec.points()  # kept by the spec for the run
+        except SweepError as err:  # read from a file, these name it and the line already
+            problems.extend(err.problems)
+    _raise(problems, spec.source)
     return spec
 
 
@@ -85,6 +93,22 @@ def parse_sweep(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec
     """
     if isinstance(source, SweepSpec):
         return source
+    spec, problems, _ = _checked(source)
+    _raise(problems, spec.source)
+    return spec
+
+
+def _checked(source: Mapping[str, Any] | str | Path) -> tuple[SweepSpec, list[Problem], bool]:
+    """The sweep `source` holds, every problem of its keys, values and models, and whether its
+    points can be made to check their targets (a target is given, the varied paths are apart
+    and, to be zipped, of one length), whatever else is wrong.
+
+    Raises
+    ------
+    SweepError
+        Only for what leaves no sweep to check: a file that cannot be read, YAML that does not
+        parse, data that is not a mapping.
+    """
     if not isinstance(source, str | Path):
         return _parse(source, None)
     path = Path(source)
@@ -92,6 +116,13 @@ def parse_sweep(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec
         return _parse(_read_file(path), path.parent, path)
     except SweepError as err:
         raise SweepError(locate(err.problems, path)) from None  # file:line: path: ...
+
+
+def _raise(problems: list[Problem], file: Path | None) -> None:
+    """Raise `problems` (if any) as one `SweepError`, each led by ``file:line`` when read from a
+    file (those already so led are kept as they are)."""
+    if problems:
+        raise SweepError(problems if file is None else locate(problems, file))
 
 
 def _read_file(path: Path) -> Any:
@@ -115,6 +146,7 @@ class _Parser:
     data: Mapping[str, Any]
     folder: Path | None
     problems: list[Problem] = field(default_factory=list)
+    expandable: bool = True  # False: the axes cannot be crossed or zipped as they are
 
     def add(self, path: str, expected: str, got: Any = None, hint: str | None = None) -> None:
         self.problems.append(Problem(path, expected, None if got is None else repr(got), hint))
@@ -152,7 +184,9 @@ class _Parser:
         return str(value)
 
 
-def _parse(data: Any, folder: Path | None, file: Path | None = None) -> SweepSpec:
+def _parse(
+    data: Any, folder: Path | None, file: Path | None = None
+) -> tuple[SweepSpec, list[Problem], bool]:
     if not isinstance(data, Mapping):
         raise SweepError([Problem("sweep", "expected a mapping of keys", repr(data))])
     parser = _Parser(data, folder)
@@ -178,10 +212,8 @@ def _parse(data: Any, folder: Path | None, file: Path | None = None) -> SweepSpe
         name=str(data.get("name", "sweep")),
         source=file,
     )
-    if parser.problems:
-        raise SweepError(parser.problems)
-    _check_models(spec.models)
-    return spec
+    problems = [*parser.problems, *_model_problems(spec.models)]
+    return spec, problems, parser.expandable and "target" in data
 
 
 def _local_file(value: Any, folder: Path | None) -> Any:
@@ -196,6 +228,7 @@ def _axes(parser: _Parser, expand: str) -> tuple[Axis, ...]:
     vary = parser.data.get("vary", {})
     if not isinstance(vary, Mapping):
         parser.add("vary", "expected a mapping of override path -> values", vary)
+        parser.expandable = False
         return ()
     axes = []
     for path, spec in vary.items():
@@ -214,6 +247,7 @@ def _axes(parser: _Parser, expand: str) -> tuple[Axis, ...]:
         counts = ", ".join(f"{a.path}: {len(a.values)}" for a in axes)
         expected = "expected lists of one length (expand: list zips them)"
         parser.problems.append(Problem("vary", expected, f"lengths {counts}"))
+        parser.expandable = False
     return tuple(axes)
 
 
@@ -274,6 +308,7 @@ def _check_overlaps(parser: _Parser, paths: list[str]) -> None:
             if other != path and inner[: len(outer)] == outer:
                 got = f"a path inside {other!r}"
                 parser.problems.append(Problem(f"vary.{path}", "expected separate paths", got))
+                parser.expandable = False
 
 
 def _dims(parser: _Parser) -> tuple[tuple[str, int], ...]:
@@ -297,12 +332,11 @@ def _metric(parser: _Parser) -> str:
     return str(metric)
 
 
-def _check_models(models: tuple[str, ...]) -> None:
+def _model_problems(models: tuple[str, ...]) -> list[Problem]:
     problems = []
     for i, model in enumerate(models):
         try:
             point_model(model)  # kept for the points this process runs
         except (HetsimError, OSError) as err:
             problems.append(Problem(f"models[{i}]", str(err)))
-    if problems:
-        raise SweepError(problems)
+    return problems

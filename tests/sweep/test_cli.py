@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 
 from hetsim.api import simulate
 from hetsim.cli import sweep as sweep_cli
+from hetsim.errors import SweepError
 from hetsim.sweep import SweepProgress, read_results
 
 SWEEP_YAML = """\
@@ -74,3 +76,13 @@ def test_ctrl_c_says_how_to_resume(
 def test_plain_progress_line(capsys: pytest.CaptureFixture[str]) -> None:
     sweep_cli._plain_report(SweepProgress(10, 4, 1, 2, 3.0, 61.0))
     assert capsys.readouterr().err == "4/10 done, 1 failed, eta 0:01:01\n"
+
+
+def test_a_bad_sweep_fails_before_the_progress_bar_is_drawn(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(SWEEP_YAML.replace("arm-riscv-soc", "arm-riscv-sco"))
+    with pytest.raises(SweepError, match=re.escape("bad.yaml:2: target: unknown kind or tag")):
+        _run(["sweep", str(path), "--workers", "0"])
+    assert capsys.readouterr().err == ""

@@ -10,7 +10,7 @@ import pytest
 
 from hetsim.errors import SweepError
 from hetsim.sweep import load_sweep, override_tree, parse_path
-from hetsim.target import Target
+from hetsim.target import TAGS, Target
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sweep-arm-riscv.yaml"
 BASE: dict[str, Any] = {"target": "arm-riscv-soc", "models": ["mlp"]}
@@ -104,6 +104,56 @@ def test_every_problem_is_reported_at_once() -> None:
         "seed: expected an integer >= 0, got -1",
         "dims.seq: expected an integer >= 1, got 0",
     ]
+
+
+def test_a_bad_key_does_not_hide_a_bad_override_or_target(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        "mdoe: timing\n"  # line 1
+        "target: arm-riscv-soc\n"
+        "models: [mlp]\n"
+        "vary:\n"  # line 4
+        "  executor.dispatch_us: [-1]\n"
+        "  devices[vdevice1].host.freq_ghz: [1.0]\n"  # line 6: the key of the unknown device
+    )
+    with pytest.raises(SweepError) as caught:
+        load_sweep(path)
+    assert [p.message for p in caught.value.problems] == [
+        f"{path}:1: mdoe: unknown key (did you mean 'mode'?)",
+        f"{path}:6: vary.devices[vdevice1]: unknown device (did you mean 'vdevice0'?)",
+        f"{path}:5: vary.executor.dispatch_us: expected a non-negative number, got -1",
+    ]
+
+
+def test_a_bad_target_in_a_file_names_the_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("mdoe: timing\nmodels: [mlp]\ntarget: arm-riscv-sco\n")
+    with pytest.raises(SweepError) as caught:
+        load_sweep(path)
+    assert [p.message for p in caught.value.problems] == [
+        f"{path}:1: mdoe: unknown key (did you mean 'mode'?)",
+        f"{path}:3: target: unknown kind or tag 'arm-riscv-sco' (did you mean 'arm-riscv-soc'?)",
+    ]
+
+
+def test_axes_that_cannot_be_expanded_are_reported_without_the_points() -> None:
+    data = {**BASE, "expand": "list", "vary": {DISPATCH: [1, 2], BANDWIDTH: [4, 8, 16]}}
+    with pytest.raises(SweepError) as caught:
+        load_sweep(data)
+    assert [p.message for p in caught.value.problems] == [
+        "vary: expected lists of one length (expand: list zips them), got lengths "
+        f"{DISPATCH}: 2, {BANDWIDTH}: 3"
+    ]
+
+
+def test_a_loaded_sweep_keeps_its_points_until_the_tags_change() -> None:
+    spec = load_sweep({**BASE, "vary": {DISPATCH: [0.1, 0.2]}})
+    points = spec.points()
+    assert spec.points() is points  # validating built them; running reuses them
+    TAGS.changed()
+    again = spec.points()
+    assert again is not points
+    assert again == points
 
 
 def test_a_bad_override_is_reported_once_for_all_its_points() -> None:
