@@ -37,6 +37,10 @@ class _Outcomes:
 
     def __init__(self) -> None:
         self.tests: dict[str, dict[str, Any]] = {}
+        self.ran = False  # a session started: not only --help or a usage error
+
+    def pytest_sessionstart(self) -> None:
+        self.ran = True
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         found = self.tests.setdefault(report.nodeid, {"outcome": "passed", "seconds": 0.0})
@@ -64,6 +68,8 @@ def main(argv: list[str]) -> int:
     start = time.perf_counter()
     status = pytest.main(["-m", "slow", "-p", "no:cacheprovider", *argv], plugins=[outcomes])
     seconds = time.perf_counter() - start
+    if not outcomes.ran:
+        return int(status)
     if status == pytest.ExitCode.NO_TESTS_COLLECTED:
         print("no test is marked slow: the README's test command runs them all")
         status = pytest.ExitCode.OK

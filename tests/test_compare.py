@@ -145,6 +145,13 @@ def test_table_and_json() -> None:
     assert data["strategies"][1]["captures"] == 1
 
 
+def test_a_strategy_that_falls_back_is_noted_once_by_name() -> None:
+    # arm-riscv-soc has no CUDA device: whole finds nothing to capture and runs eagerly
+    found = compare("cnn", "arm-riscv-soc", ("none", "whole"), iterations=1)
+    notes = [line for line in found.format_table().splitlines() if line.startswith("note:")]
+    assert notes == ["note: whole: no kernel launches to capture"]
+
+
 # -- the command ------------------------------------------------------------------------------
 
 

@@ -86,7 +86,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def run(args: argparse.Namespace) -> int:
     """Calibrate, write the tag file (and JSON), print the fitted values."""
     plan = "quick" if args.quick else "full"
-    threads = args.threads or os.cpu_count() or 1
+    threads = args.threads if args.threads is not None else os.cpu_count() or 1
     out = args.out or user_tag_dir() / f"{LOCAL_TAG}.yaml"
     if args.json and args.json.resolve().parent == out.resolve().parent:
         # every file in a tag folder is read as a tag; the samples are not one

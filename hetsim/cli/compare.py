@@ -78,7 +78,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "(default decode:32 for a model with symbolic dims)",
     )
     parser.add_argument(
-        "--buckets", type=parse_buckets, metavar="B[,B...]", help="bucket sizes (powers of 2)"
+        "--buckets",
+        type=parse_buckets,
+        metavar="B[,B...]",
+        help="increasing bucket sizes of the buckets strategy (default powers of 2, 1...2048)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of --seq-dist (default 0)")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")

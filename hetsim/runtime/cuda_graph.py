@@ -297,12 +297,12 @@ def _whole(
     if len(regions) == 1 and regions[0].nodes == launches:
         return regions, ()
     if not launches:
-        return (), ("whole: no kernel launches to capture",)
+        return (), ("no kernel launches to capture",)
     captured = sum(r.nodes for r in regions)
     reasons: tuple[str, ...] = (f"{len(regions)} regions hold {captured} of {launches} kernels",)
     reasons = (*reasons, *_breakers(program, regions))
     text = "; ".join(reasons)
-    return (), (f"whole: expected one capturable region, got {text}: it runs eagerly",)
+    return (), (f"expected one capturable region, got {text}: it runs eagerly",)
 
 
 STRATEGIES: Mapping[str, Strategy] = {

@@ -40,6 +40,15 @@ def test_json_inside_the_tag_folder_is_refused(tmp_path: Path) -> None:
         calibrate_cli.run(args)
 
 
+@pytest.mark.parametrize("threads", ["0", "-2"])
+def test_threads_below_one_are_refused(tmp_path: Path, threads: str) -> None:
+    args = _args("--quick", "--out", str(tmp_path / "local.yaml"), "--threads", threads)
+    expected = f"^--threads: expected a positive number, got {threads}$"
+    with pytest.raises(HetsimError, match=expected):
+        calibrate_cli.run(args)
+    assert not (tmp_path / "local.yaml").exists()
+
+
 def test_quick_calibration_writes_a_tag_the_user_folder_registers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -99,7 +99,7 @@ def test_a_host_sync_splits_a_region() -> None:
     whole = capture_program(program, platform, "whole")
     assert whole.regions == ()
     assert whole.notes == (
-        "whole: expected one capturable region, got 2 regions hold 3 of 3 kernels; g0 and g1 "
+        "expected one capturable region, got 2 regions hold 3 of 3 kernels; g0 and g1 "
         "split by 'sync gpu0', 'call neg(a@host.mem)': it runs eagerly",
     )
     none = simulate(model, TINY)
