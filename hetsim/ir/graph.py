@@ -219,6 +219,37 @@ an initializer or an op output, got 'w'
     return tuple(order)
 
 
+def _check_input_type(graph: str, name: str, declared: Any) -> None:
+    """A graph input's declared type: a `TensorType` whose dims are sizes >= 0 (ONNX allows
+    empty tensors) or names, and whose dtype numpy knows (a negative size or an unknown dtype
+    would only fail deep in a kernel or the engine)."""
+    where = f"graph {graph}: input {name!r}"
+    if not isinstance(declared, TensorType):
+        raise ModelError(f"{where}: expected a TensorType, got {type(declared).__name__}")
+    for dim in declared.shape:
+        is_size = isinstance(dim, int | np.integer) and not isinstance(dim, bool) and dim >= 0
+        if not (is_size or (isinstance(dim, str) and dim)):
+            raise ModelError(
+                f"{where}: expected each dim an integer >= 0 or a symbolic name, got {dim!r} "
+                f"in shape {list(declared.shape)}"
+            )
+    try:
+        np.dtype(declared.dtype)
+    except TypeError:
+        raise ModelError(
+            f"{where}: expected a numpy dtype name (float32, int64, ...), got {declared.dtype!r}"
+        ) from None
+
+
+def _check_op_names(graph: str, ops: Iterable[Op]) -> None:
+    """Op names are unique: placements, plans and spans are keyed by them."""
+    seen: set[str] = set()
+    for op in ops:
+        if op.name in seen:
+            raise ModelError(f"graph {graph}: expected distinct op names, got {op.name!r} twice")
+        seen.add(op.name)
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Graph:
     """A model: ops in topological order, graph inputs and outputs, initializers (weights).
@@ -230,7 +261,9 @@ class Graph:
     Raises
     ------
     ModelError
-        On a dangling input, a tensor produced twice, a cycle, or an output nothing produces.
+        On a dangling input, a tensor produced twice, a cycle, an output nothing produces, two
+        ops of one name, an input dim that is not a size >= 0 or a name, an unknown dtype, or an
+        initializer that is not a numpy array.
 
     Examples
     --------
@@ -255,6 +288,15 @@ class Graph:
     value_types: Mapping[str, TensorType] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        for name, declared in self.inputs.items():
+            _check_input_type(self.name, name, declared)
+        for name, value in self.initializers.items():
+            if not isinstance(value, np.ndarray):
+                raise ModelError(
+                    f"graph {self.name}: initializer {name!r}: expected a numpy array, "
+                    f"got {type(value).__name__}"
+                )
+        _check_op_names(self.name, self.ops)
         kind = dict.fromkeys(self.initializers, "an initializer")
         for name in self.inputs:
             if name in kind:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -102,6 +103,39 @@ def test_name_both_input_and_initializer_is_an_error() -> None:
         match=r"^graph g: expected distinct input and initializer names, got 'x' as both$",
     ):
         Graph("g", (), X, ("x",), {"x": np.zeros(1, np.float32)})
+
+
+def test_two_ops_of_one_name_are_an_error() -> None:
+    # placements, plans and spans are keyed by op name: the run failed on an assertion deep in
+    # the compiler, and a plan held one placement for the two ops
+    ops = (_op("a", ("x",), ("t",)), _op("a", ("t",), ("y",), "Neg"))
+    with pytest.raises(ModelError, match=r"^graph g: expected distinct op names, got 'a' twice$"):
+        Graph("g", ops, X, ("y",))
+
+
+@pytest.mark.parametrize(
+    ("shape", "shown"),
+    [((1, -4), "-4"), ((1, 4.0), "4.0"), ((True, 4), "True"), (("", 4), "''")],
+)
+def test_an_input_dim_must_be_a_size_or_a_name(shape: tuple[object, ...], shown: str) -> None:
+    message = (
+        f"graph g: input 'x': expected each dim an integer >= 0 or a symbolic name, got {shown} "
+        f"in shape {list(shape)}"
+    )
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        Graph("g", (), {"x": TensorType(shape, "float32")}, ("x",))  # type: ignore[arg-type]
+
+
+def test_an_unknown_input_dtype_is_an_error() -> None:
+    message = "graph g: input 'x': expected a numpy dtype name (float32, int64, ...), got 'float33'"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        Graph("g", (), {"x": TensorType((1, 4), "float33")}, ("x",))
+
+
+def test_an_initializer_must_be_an_array() -> None:
+    message = "graph g: initializer 'w': expected a numpy array, got list"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        Graph("g", (), X, ("w",), {"w": [1.0, 2.0]})  # type: ignore[dict-item]
 
 
 def test_model_error_is_a_hetsim_error_and_a_value_error() -> None:
