@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import pickle
+import re
 from typing import Any
 
 import numpy as np
@@ -464,3 +465,18 @@ def test_times_that_overflow_are_an_error_not_an_infinite_makespan() -> None:
         "link host.mem--dev0.mem: expected a finite transfer time for 12288 bytes, got inf "
         "(bandwidth_gbps 5e-324, latency_us 0.5)"
     )
+
+
+@pytest.mark.parametrize("tgt", [CPU_ONLY, HOST_GPU, "arm-riscv-soc"])
+@pytest.mark.parametrize("fuse", [True, False])
+def test_a_kernel_that_fails_in_a_run_names_its_op(tgt: str, fuse: bool) -> None:
+    from tests.kernels.test_execute import GATHER_FAILED, _gather_out_of_range
+
+    pattern = f"^{re.escape(GATHER_FAILED)}$"
+    with pytest.raises(ModelError, match=pattern):  # raised inside a SimPy process
+        simulate(_gather_out_of_range(folded=False), tgt, fuse=fuse)
+    for mode in ("functional", "timing"):  # propagation computes the folded Gather
+        with pytest.raises(ModelError, match=pattern):
+            simulate(_gather_out_of_range(folded=True), tgt, mode=mode, fuse=fuse)
+    with pytest.raises(ModelError, match=pattern):  # too big for propagation: run's constants
+        simulate(_gather_out_of_range(folded=True, rows=2048), tgt, fuse=fuse)

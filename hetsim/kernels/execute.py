@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 
 from hetsim.errors import ModelError
-from hetsim.ir import Graph, TensorType
+from hetsim.ir import Graph, Op, TensorType
 from hetsim.ir.cache import GraphCache
 from hetsim.kernels.fuse import Fused, fused_of, with_epilogue
 from hetsim.kernels.propagate import bind_dims, input_dtype_error
-from hetsim.kernels.registry import Kernel, lookup, read_only
+from hetsim.kernels.registry import Kernel, kernel_error, lookup, read_only
 
 __all__ = ["Program", "compile_program", "execute"]
 
@@ -35,6 +35,7 @@ class _Step:
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     frees: tuple[int, ...]
+    op: Op  # the op it runs (a fused one: the head's): named when its kernel fails
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,15 +73,20 @@ class Program:
         self._check(inputs)
         for spec in self.inputs:
             values[spec.slot] = inputs[spec.name]
-        for kernel, ins, outs, frees in self.plan:  # plain tuples: unpacked for speed
-            results = kernel([values[i] for i in ins])
-            if len(outs) == 1:
-                values[outs[0]] = results[0]
-            else:
-                for slot, result in zip(outs, results, strict=False):
-                    values[slot] = result
-            for slot in frees:
-                values[slot] = None
+        kernel = outs = None
+        try:
+            for kernel, ins, outs, frees in self.plan:  # plain tuples: unpacked for speed
+                results = kernel([values[i] for i in ins])
+                if len(outs) == 1:
+                    values[outs[0]] = results[0]
+                else:
+                    for slot, result in zip(outs, results, strict=False):
+                        values[slot] = result
+                for slot in frees:
+                    values[slot] = None
+        except Exception as err:  # the step whose kernel failed, found only then: no cost
+            failed = next(s.op for s in self.steps if s.kernel is kernel and s.outputs is outs)
+            raise kernel_error(failed, err) from err
         return {name: values[slot] for name, slot in self.outputs}  # type: ignore[misc]
 
     def _check(self, inputs: Mapping[str, np.ndarray]) -> None:
@@ -148,11 +154,14 @@ def compile_program(graph: Graph, *, fuse_ops: bool = True) -> Program:
         ins = tuple(slots[name] for name in op.inputs)
         outs = tuple(slot(name) if name else _DISCARD_SLOT for name in op.outputs)
         if all(i in constants or i == _NONE_SLOT for i in ins):
-            results = kernel([constants.get(i) for i in ins])
+            try:
+                results = kernel([constants.get(i) for i in ins])
+            except Exception as err:
+                raise kernel_error(op, err) from err
             pairs = zip(outs, results, strict=False)
             constants.update((o, r) for o, r in pairs if o != _DISCARD_SLOT)
             continue
-        steps.append(_Step(kernel, ins, outs, ()))
+        steps.append(_Step(kernel, ins, outs, (), op))
     kept = {slots[name] for name in graph.outputs}
     initial: list[np.ndarray | None] = [None] * len(slots)
     for index, value in constants.items():
@@ -184,7 +193,8 @@ def _with_frees(steps: list[_Step], kept: set[int]) -> tuple[_Step, ...]:
         if slot not in kept:
             frees.setdefault(index, []).append(slot)
     return tuple(
-        _Step(s.kernel, s.inputs, s.outputs, tuple(frees.get(i, ()))) for i, s in enumerate(steps)
+        _Step(s.kernel, s.inputs, s.outputs, tuple(frees.get(i, ())), s.op)
+        for i, s in enumerate(steps)
     )
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from hetsim.errors import ModelError, UnknownValueError, is_count
 from hetsim.ir import Graph, Op, bind_shape
-from hetsim.kernels.registry import Cost, Meta, lookup
+from hetsim.kernels.registry import Cost, Meta, kernel_error, lookup
 
 __all__ = [
     "SMALL_VALUE_SIZE",
@@ -315,7 +315,11 @@ def _infer(
     definition = lookup(op)
     out_metas = definition.infer(op, opset, in_metas)
     if _is_small_known(in_metas, out_metas):
-        values = definition.compile(op, opset)([None if m is None else m.value for m in in_metas])
+        kernel = definition.compile(op, opset)
+        try:
+            values = kernel([None if m is None else m.value for m in in_metas])
+        except Exception as err:
+            raise kernel_error(op, err) from err
         return [
             Meta(m.shape, m.dtype, np.asarray(v)) for m, v in zip(out_metas, values, strict=False)
         ]

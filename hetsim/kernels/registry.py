@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.errors import ModelError, UnknownValueError
+from hetsim.errors import HetsimError, ModelError, UnknownValueError
 from hetsim.ir import Op, op_label
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "constant_input",
     "dtype_of",
     "elementwise_cost",
+    "kernel_error",
     "lookup",
     "memoize",
     "movement_cost",
@@ -256,6 +257,25 @@ def op_error(op: Op, expected: str, got: object) -> ModelError:
     'op r0 (Reshape): expected 2 inputs, got 1'
     """
     return ModelError(f"{op_label(op)}: {expected}, got {got}")
+
+
+def kernel_error(op: Op, err: Exception) -> Exception:
+    """What a kernel's failure on its inputs raises: `err` itself when it is already a
+    `HetsimError` (it says what and where) or a `MemoryError`, else a ModelError naming the op
+    (an out-of-range Gather index, a reduction over an empty axis: numpy's message alone would
+    not say which of thousands of ops it was). Raise it ``from err``: the traceback stays in
+    the chain for whoever debugs a kernel.
+
+    Examples
+    --------
+    >>> op = Op("Gather", "g0", ("x", "i"), ("y",))
+    >>> str(kernel_error(op, IndexError("index 10 is out of bounds for axis 1 with size 4")))
+    'op g0 (Gather): expected its kernel to compute, got IndexError: index 10 is out of bounds \
+for axis 1 with size 4'
+    """
+    if isinstance(err, HetsimError | MemoryError):
+        return err
+    return op_error(op, "expected its kernel to compute", f"{type(err).__name__}: {err}")
 
 
 def dtype_of(op: Op, code: int | str) -> np.dtype[Any]:

@@ -264,8 +264,9 @@ class _Binder:
         fused = self.space.fused.get(number)
         if fused is not None:  # a fused group's head or one of the ops it absorbed
             return fused
-        kernel = compiled_kernel(self.program.graph, self.program.ops[number])
-        return kernel_run(kernel, tuple(self.slot_index(s) for s in inputs), tuple(outputs))
+        op = self.program.ops[number]
+        kernel = compiled_kernel(self.program.graph, op)
+        return kernel_run(kernel, tuple(self.slot_index(s) for s in inputs), tuple(outputs), op)
 
 
 KERNEL_CACHE_GRAPHS = 4

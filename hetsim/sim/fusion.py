@@ -32,6 +32,7 @@ from hetsim.ir import Graph, Op
 from hetsim.ir.cache import SIMULATOR_BUDGET, GraphCache
 from hetsim.kernels import Kernel, lookup
 from hetsim.kernels.fuse import fused_of, with_epilogue
+from hetsim.kernels.registry import kernel_error
 from hetsim.runtime import Call, Instruction, Launch
 from hetsim.sim.steps import Run, kernel_run, no_run
 
@@ -147,7 +148,8 @@ def fused_runs(
             continue
         head, last = found[numbers[0]][0], found[numbers[-1]][0]  # type: ignore[index]
         ins = tuple(none_slot if s is None else s for s in head.inputs)
-        runs[numbers[0]] = kernel_run(group.compute, ins, tuple(last.outputs))  # type: ignore[index]
+        head_op = ops[numbers[0]]  # type: ignore[index]
+        runs[numbers[0]] = kernel_run(group.compute, ins, tuple(last.outputs), head_op)  # type: ignore[index]
         runs.update((n, no_run) for n in numbers[1:])  # type: ignore[misc]
     return runs
 
@@ -170,8 +172,16 @@ def constant_values(
         if group is not None and names.issuperset(group.absorbed):
             skip.update(group.absorbed)
             head_inputs = [values[name] if name else None for name in op.inputs]
-            values.update(zip(group.outputs, group.compute(head_inputs), strict=False))
+            try:
+                results = group.compute(head_inputs)
+            except Exception as err:
+                raise kernel_error(op, err) from err
+            values.update(zip(group.outputs, results, strict=False))
             continue
-        results = kernel_of(op)([values[name] if name else None for name in op.inputs])
+        kernel = kernel_of(op)
+        try:
+            results = kernel([values[name] if name else None for name in op.inputs])
+        except Exception as err:
+            raise kernel_error(op, err) from err
         values.update((name, r) for name, r in zip(op.outputs, results, strict=False) if name)
     return values

@@ -22,6 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from hetsim.ir import Op
+from hetsim.kernels.registry import kernel_error
+
 __all__ = [
     "AllocStep",
     "BranchStep",
@@ -50,13 +53,19 @@ def no_run(_values: list[Any]) -> None:
 
 
 def kernel_run(
-    kernel: Callable[[list[Any]], Sequence[Any]], inputs: tuple[int, ...], outputs: tuple[int, ...]
+    kernel: Callable[[list[Any]], Sequence[Any]],
+    inputs: tuple[int, ...],
+    outputs: tuple[int, ...],
+    op: Op,
 ) -> Run:
-    """The `Run` that calls `kernel` on the values of slots `inputs` and writes its results to
-    slots `outputs`."""
+    """The `Run` that calls `kernel` (op `op`'s) on the values of slots `inputs` and writes its
+    results to slots `outputs`; a kernel that fails names `op` (`kernel_error`)."""
 
     def run(values: list[Any]) -> None:
-        results = kernel([values[i] for i in inputs])
+        try:
+            results = kernel([values[i] for i in inputs])
+        except Exception as err:
+            raise kernel_error(op, err) from err
         for slot, result in zip(outputs, results, strict=False):
             values[slot] = result
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 
 import numpy as np
 import pytest
@@ -161,3 +162,33 @@ def test_unsupported_op_fails_at_compile() -> None:
     )
     with pytest.raises(ModelError, match=r"^op r: unsupported op Relux \(did you mean 'Relu'\?\)"):
         compile_program(graph)
+
+
+def _gather_out_of_range(*, folded: bool, rows: int = 1) -> Graph:
+    """A Gather of index 10 along an axis of 4, after a Relu of the input or (`folded`) of a
+    weight of `rows` rows, so that it runs in the program or when its constants are folded
+    (shape propagation computes it, unless its output is over `SMALL_VALUE_SIZE`)."""
+    source = "w" if folded else "x"
+    ops = (
+        Op("Relu", "relu", (source,), ("r",)),
+        Op("Gather", "pick", ("r", "index"), ("g",), {"axis": 1}),
+        Op("Add", "add", ("x", "g"), ("y",)),
+    )
+    inits = {"index": np.array([10]), "w": np.ones((rows, 4), np.float32)}
+    return Graph("g", ops, {"x": TensorType((1, 4), "float32")}, ("y",), inits)
+
+
+GATHER_FAILED = (
+    "op pick (Gather): expected its kernel to compute, got IndexError: index 10 is out of "
+    "bounds for axis 1 with size 4"
+)
+
+
+@pytest.mark.parametrize("folded", [False, True])
+@pytest.mark.parametrize("fuse", [True, False])
+def test_a_kernel_that_fails_names_its_op(folded: bool, fuse: bool) -> None:
+    # numpy's IndexError alone, raised from inside the run, did not say which op
+    graph = _gather_out_of_range(folded=folded)
+    with pytest.raises(ModelError, match=f"^{re.escape(GATHER_FAILED)}$") as caught:
+        execute(graph, {"x": np.ones((1, 4), np.float32)}, fuse=fuse)
+    assert isinstance(caught.value.__cause__, IndexError)  # kept for whoever debugs a kernel
