@@ -79,3 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # at devnull keeps the interpreter's final flush from raising again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as err:  # a file the command reads or writes: permissions, a full disk
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"error: {where}{err.strerror or err}", file=sys.stderr)
+        return 1

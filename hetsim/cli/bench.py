@@ -16,7 +16,7 @@ from hetsim.calibrate import bench_dispatch, describe_machine, platform_tags
 from hetsim.calibrate.bench import DEFAULT_OPS, VARIANTS
 from hetsim.calibrate.benchreport import bench_table, plot_bench
 from hetsim.cli.calibrate import progress, register_user_tags
-from hetsim.cli.files import output_file
+from hetsim.cli.files import output_file, writing
 from hetsim.target import add_tag_dir
 
 __all__ = ["parse_ops", "register"]
@@ -92,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(bench_table(rows))
     if args.plot:
-        plot_bench(rows, args.plot)
+        with writing("--plot", args.plot) as path:
+            plot_bench(rows, path)
         print(f"wrote {args.plot}", file=sys.stderr)
     return 0

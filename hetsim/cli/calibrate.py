@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from hetsim.calibrate import LOCAL_TAG, calibrate, steps, write_tag
-from hetsim.cli.files import output_file
+from hetsim.cli.files import output_file, writing
 from hetsim.errors import HetsimError
 from hetsim.target import TAGS, add_tag_dir
 
@@ -97,9 +97,11 @@ def run(args: argparse.Namespace) -> int:
         raise HetsimError(f"--threads: expected a positive number, got {threads}")
     with progress(steps(plan, threads), "calibrating") as advance:
         calibration = calibrate(plan, threads=threads, advance=advance)
-    path = write_tag(calibration, out)
+    with writing("--out", out):
+        path = write_tag(calibration, out)
     if args.json:
-        args.json.write_text(json.dumps(calibration.to_dict(), indent=2) + "\n")
+        with writing("--json", args.json) as json_path:
+            json_path.write_text(json.dumps(calibration.to_dict(), indent=2) + "\n")
         print(f"wrote {args.json}", file=sys.stderr)
     width = max(len(name) for name in calibration.fitted)
     for name, fitted in calibration.fitted.items():

@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from hetsim.cli.files import output_file
+from hetsim.cli.files import output_file, writing
 
 __all__ = ["parse_list", "register", "run"]
 
@@ -121,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(comparison.format_table())
     if args.plot is not None:
-        comparison.plot(args.plot)
+        with writing("--plot", args.plot) as path:
+            comparison.plot(path)
         print(f"wrote plot to {args.plot}", file=sys.stderr)
     return 0

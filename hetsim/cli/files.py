@@ -3,15 +3,20 @@
 `output_file` is the argparse ``type`` of every option that names a file to write (``--trace``,
 ``--png``, ``--out``, ...): a path that cannot be written is a usage error that names the option,
 before the command spends any time, rather than a traceback, or a file written elsewhere, after
-a simulation.
+a simulation. What only writing finds out (a read-only folder, a full disk) is an error that
+names the option too: each write runs under `writing`.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["output_file"]
+from hetsim.errors import HetsimError
+
+__all__ = ["output_file", "writing"]
 
 
 def output_file(text: str) -> Path:
@@ -40,3 +45,26 @@ def output_file(text: str) -> Path:
             f"(no directory {str(path.parent)!r})"
         )
     return path
+
+
+@contextmanager
+def writing(option: str, path: Path) -> Iterator[Path]:
+    """Write the file of `option` at `path` in the block: an `OSError` becomes a `HetsimError`
+    that names the option and the path (``--trace /ro/t.json: expected a file it can write,
+    got Permission denied``).
+
+    Examples
+    --------
+    >>> with writing("--trace", Path("/no/such/dir/t.json")) as path:
+    ...     path.write_text("{}")
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.HetsimError: --trace /no/such/dir/t.json: expected a file it can write, got \
+No such file or directory
+    """
+    try:
+        yield path
+    except OSError as err:
+        raise HetsimError(
+            f"{option} {path}: expected a file it can write, got {err.strerror or err}"
+        ) from err

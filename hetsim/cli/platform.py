@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from hetsim.cli.files import output_file
+from hetsim.cli.files import output_file, writing
 from hetsim.platform import build_platform, draw, render_tree
 from hetsim.target import Target
 
@@ -31,5 +31,6 @@ def show_platform(args: argparse.Namespace) -> int:
     platform = build_platform(Target(args.target))
     print(json.dumps(platform.to_dict(), indent=2) if args.json else render_tree(platform))
     if args.png:
-        print(f"wrote {draw(platform, args.png)}", file=sys.stderr)
+        with writing("--png", args.png) as path:
+            print(f"wrote {draw(platform, path)}", file=sys.stderr)
     return 0

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.cli.files import output_file
+from hetsim.cli.files import output_file, writing
 from hetsim.errors import HetsimError
 from hetsim.report import Result, print_summary
 
@@ -123,16 +123,25 @@ def _simulate(model: str, target: str, **options: Any) -> Result:
 
 
 def _load_inputs(path: Path) -> dict[str, np.ndarray]:
+    expected = f"--inputs {path}: expected an .npz file of named arrays"
     try:
         loaded = np.load(path, allow_pickle=False)
+    except IsADirectoryError:
+        raise HetsimError(f"{expected}, got a directory") from None
     except (ValueError, zipfile.BadZipFile) as err:
-        raise HetsimError(
-            f"--inputs {path}: expected an .npz file of named arrays, got an unreadable file"
-        ) from err
+        raise HetsimError(f"{expected}, got an unreadable file") from err
     if not isinstance(loaded, np.lib.npyio.NpzFile):
-        raise HetsimError(f"--inputs {path}: expected an .npz file of named arrays, got one array")
+        raise HetsimError(f"{expected}, got one array")
     with loaded:
-        return {name: loaded[name] for name in loaded.files}
+        arrays = {}
+        for name in loaded.files:
+            try:
+                arrays[name] = loaded[name]
+            except (ValueError, OSError, zipfile.BadZipFile) as err:  # object arrays, damage
+                raise HetsimError(
+                    f"{expected}, got an entry {name!r} it cannot read: {err}"
+                ) from err
+        return arrays
 
 
 def _save_outputs(outputs: Mapping[str, np.ndarray], path: Path) -> None:
@@ -174,12 +183,15 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_summary(result)
     if args.save_outputs is not None:
-        _save_outputs(result.outputs, args.save_outputs)
+        with writing("--save-outputs", args.save_outputs) as path:
+            _save_outputs(result.outputs, path)
         print(f"wrote outputs to {args.save_outputs}", file=sys.stderr)
     if args.trace is not None:
-        result.to_chrome_trace(args.trace)
+        with writing("--trace", args.trace) as path:
+            result.to_chrome_trace(path)
         print(f"wrote trace to {args.trace}", file=sys.stderr)
     if args.gantt is not None:
-        result.plot_gantt(args.gantt)
+        with writing("--gantt", args.gantt) as path:
+            result.plot_gantt(path)
         print(f"wrote Gantt chart to {args.gantt}", file=sys.stderr)
     return 0

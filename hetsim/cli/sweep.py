@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hetsim.cli.files import output_file
+from hetsim.cli.files import output_file, writing
 from hetsim.sweep import (
     SweepProgress,
     SweepSpec,
@@ -127,7 +127,8 @@ def sweep(args: argparse.Namespace) -> int:
         _print_table(*best_rows(records, spec))
         print(f"{len(records)} points, {len(failed)} failed", file=sys.stderr)
     if args.plot is not None:
-        plot_sweep(records, spec.varied, args.plot, spec.metric)
+        with writing("--plot", args.plot) as path:
+            plot_sweep(records, spec.varied, path, spec.metric)
         print(f"wrote plot to {args.plot}", file=sys.stderr)
     return 0
 

@@ -186,6 +186,66 @@ def test_missing_inputs_file_is_an_error(
     assert capsys.readouterr().err == f"error: {missing}: no such file\n"
 
 
+def test_inputs_that_are_a_directory_are_an_error(
+    calls: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "mlp", "--target", "cuda", "--inputs", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == (
+        f"error: --inputs {tmp_path}: expected an .npz file of named arrays, got a directory\n"
+    )
+
+
+def test_inputs_holding_an_object_array_are_an_error(
+    calls: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "in.npz"
+    np.savez(path, x=np.array([{"a": 1}], dtype=object))  # loads only with pickles allowed
+    assert main(["run", "mlp", "--target", "cuda", "--inputs", str(path)]) == 1
+    assert capsys.readouterr().err == (
+        f"error: --inputs {path}: expected an .npz file of named arrays, got an entry 'x' it "
+        "cannot read: Object arrays cannot be loaded when allow_pickle=False\n"
+    )
+    assert calls == []
+
+
+@pytest.mark.parametrize(
+    ("option", "writer"),
+    [("--trace", "to_chrome_trace"), ("--gantt", "plot_gantt"), ("--save-outputs", None)],
+)
+def test_a_file_that_cannot_be_written_names_its_option(
+    calls: list[dict[str, Any]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    option: str,
+    writer: str | None,
+) -> None:
+    # a read-only folder or a full disk shows only when writing, after the simulation
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    if writer is None:
+        monkeypatch.setattr(run_command, "_save_outputs", refuse)
+    else:
+        monkeypatch.setattr(Result, writer, refuse)
+    path = tmp_path / "out.file"
+    assert main(["run", "mlp", "--target", "cuda", option, str(path)]) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"error: {option} {path}: expected a file it can write, got No space left on device"
+    )
+
+
+def test_any_other_os_error_is_a_message_not_a_traceback(
+    calls: list[dict[str, Any]], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise PermissionError(13, "Permission denied", "/somewhere/model.onnx")
+
+    monkeypatch.setattr(run_command, "_simulate", refuse)
+    assert main(["run", "mlp", "--target", "cuda"]) == 1
+    assert capsys.readouterr().err == "error: /somewhere/model.onnx: Permission denied\n"
+
+
 @pytest.mark.parametrize("target", ["x86-cpu", "arm/cortex-a72", "x86-h100"])
 def test_functional_run_saves_the_outputs_of_the_eager_reference(
     target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
