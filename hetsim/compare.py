@@ -104,6 +104,8 @@ def dims_trace(
     draw, (least, most), _ = found
     if not least <= len(parts) <= most:
         raise HetsimError(_spec_problem(spec).message)
+    if kind == "uniform" and int(parts[0]) > int(parts[1]):
+        raise HetsimError(f"--seq-dist: expected uniform:LO:HI with LO <= HI, got {spec!r}")
     values = draw([int(p) for p in parts], iterations, np.random.default_rng(seed))
     return tuple(dict.fromkeys(dims, value) for value in values)
 

@@ -43,6 +43,14 @@ def test_a_bad_trace_spec_is_an_error(spec: str) -> None:
         dims_trace(spec, 3)
 
 
+def test_a_uniform_range_must_not_be_empty() -> None:
+    # numpy's "low >= high" came out of the draw as a traceback
+    with pytest.raises(HetsimError, match=r"^--seq-dist: expected uniform:LO:HI with LO <= HI, "
+                       r"got 'uniform:10:2'$"):  # fmt: skip
+        dims_trace("uniform:10:2", 3)
+    assert dims_trace("uniform:4:4", 2) == ({"seq": 4}, {"seq": 4})
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
