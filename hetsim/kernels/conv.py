@@ -395,11 +395,14 @@ def _cost_conv_transpose(op: Op, inputs: Sequence[Meta | None], outputs: Sequenc
     return Cost(float(flops), nbytes(inputs), nbytes(outputs), "conv")
 
 
-register("Conv", "conv", compile=_compile_conv, infer=_infer_conv, cost=_cost_conv)
+register(
+    "Conv", "conv", compile=_compile_conv, infer=_infer_conv, cost=_cost_conv, one_type=(0, 1, 2)
+)
 register(
     "ConvTranspose",
     "conv",
     compile=_compile_conv_transpose,
     infer=_infer_conv_transpose,
     cost=_cost_conv_transpose,
+    one_type=(0, 1, 2),
 )

@@ -18,6 +18,7 @@ import numpy as np
 
 from hetsim.ir import Op
 from hetsim.kernels.registry import (
+    ALL_INPUTS,
     Cost,
     CostRule,
     Kernel,
@@ -329,6 +330,7 @@ for _type, (_fn, _is_bool) in _BINARY.items():
         "elementwise",
         compile=_compile_binary(_fn),
         infer=_infer_binary(_is_bool),
+        one_type=() if _type == "Pow" else (0, 1),  # Pow's exponent may be another type (T1)
     )
 
 
@@ -367,7 +369,7 @@ def _infer_prelu(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta
     return [Meta(x.shape, x.dtype)]
 
 
-register("PRelu", "elementwise", compile=_compile_prelu, infer=_infer_prelu)
+register("PRelu", "elementwise", compile=_compile_prelu, infer=_infer_prelu, one_type=(0, 1))
 
 _VARIADIC: dict[str, Binary] = {"Sum": np.add, "Max": np.maximum, "Min": np.minimum}
 
@@ -397,6 +399,7 @@ for _type, _fn in _VARIADIC.items():
         compile=_compile_variadic(_fn),
         infer=_infer_variadic,
         cost=_variadic_cost,
+        one_type=ALL_INPUTS,
     )
 
 
@@ -409,7 +412,7 @@ def _infer_where(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta
     return [Meta(broadcast_shape(op, cond.shape, x.shape, y.shape), x.dtype)]
 
 
-register("Where", "elementwise", compile=_compile_where, infer=_infer_where)
+register("Where", "elementwise", compile=_compile_where, infer=_infer_where, one_type=(1, 2))
 
 
 def _compile_clip(op: Op, opset: int) -> Kernel:
@@ -433,7 +436,7 @@ def _compile_clip(op: Op, opset: int) -> Kernel:
     return kernel
 
 
-register("Clip", "elementwise", compile=_compile_clip, infer=same_as_input)
+register("Clip", "elementwise", compile=_compile_clip, infer=same_as_input, one_type=(0, 1, 2))
 
 
 def _compile_cast(op: Op, opset: int) -> Kernel:

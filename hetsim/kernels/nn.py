@@ -212,8 +212,13 @@ def _infer_softmax(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Me
     return [Meta(x.shape, x.dtype)]
 
 
-register("Gemm", "matmul", compile=_compile_gemm, infer=_infer_gemm, cost=_cost_gemm)
-register("MatMul", "matmul", compile=_compile_matmul, infer=_infer_matmul, cost=_cost_matmul)
+register(
+    "Gemm", "matmul", compile=_compile_gemm, infer=_infer_gemm, cost=_cost_gemm, one_type=(0, 1, 2)
+)
+register(
+    "MatMul", "matmul", compile=_compile_matmul, infer=_infer_matmul, cost=_cost_matmul,
+    one_type=(0, 1),
+)  # fmt: skip
 # Softmax and LogSoftmax: max, subtract, exp, sum and divide (or log-subtract): 5 flops per element.
 register(
     "Softmax",

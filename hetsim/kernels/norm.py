@@ -238,6 +238,7 @@ register(
     compile=_compile_instance_norm,
     infer=_infer_instance_norm,
     cost=_per_element(8.0),
+    one_type=(0, 1, 2),
 )
 register(
     "LayerNormalization",
@@ -245,5 +246,6 @@ register(
     compile=_compile_layer_norm,
     infer=_infer_layer_norm,
     cost=_per_element(8.0),
+    one_type=(0, 1, 2),
 )
 register("LRN", "normalization", compile=_compile_lrn, infer=same_as_input, cost=_cost_lrn)

@@ -20,6 +20,7 @@ from hetsim.errors import HetsimError, ModelError, UnknownValueError
 from hetsim.ir import Op, op_label
 
 __all__ = [
+    "ALL_INPUTS",
     "ONNX_DTYPES",
     "OPS",
     "OP_CLASSES",
@@ -168,6 +169,10 @@ class OpDef:
 OPS: dict[str, OpDef] = {}
 
 
+ALL_INPUTS = "all"
+"""`register`'s ``one_type`` for an op whose inputs are all of ONNX's one type T (Concat, Sum)."""
+
+
 def register(
     op_type: str,
     op_class: str,
@@ -175,15 +180,37 @@ def register(
     compile: Compile,
     infer: Infer,
     cost: CostRule | None = None,
+    one_type: tuple[int, ...] | str = (),
 ) -> OpDef:
-    """Add `op_type` to `OPS`; the default cost is `elementwise_cost` (one flop per output)."""
+    """Add `op_type` to `OPS`; the default cost is `elementwise_cost` (one flop per output).
+
+    `one_type`: the input positions ONNX gives one type T (or `ALL_INPUTS`). The present ones
+    must be of one dtype, checked before the shape rule: numpy would promote a float32 and a
+    float64 to float64 in the kernel, where the rule (and so every size and cost) kept float32.
+    """
     assert op_class in OP_CLASSES, f"{op_type}: unknown op class {op_class!r}"
     existing = OPS.get(op_type)
     again = existing is not None and _source(existing.compile) == _source(compile) is not None
     assert existing is None or again, f"{op_type} registered twice"
+    if one_type:
+        infer = _of_one_type(infer, one_type)
     definition = OpDef(op_type, op_class, compile, infer, cost or elementwise_cost(op_class))
     OPS[op_type] = definition
     return definition
+
+
+def _of_one_type(infer: Infer, positions: tuple[int, ...] | str) -> Infer:
+    """`infer`, after checking that the inputs at `positions` are of one dtype."""
+
+    def checked(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+        chosen = inputs if positions == ALL_INPUTS else [inputs[i] for i in positions  # type: ignore[union-attr]
+                                                         if i < len(inputs)]  # fmt: skip
+        dtypes = list(dict.fromkeys(m.dtype for m in chosen if m is not None))
+        if len(dtypes) > 1:
+            raise op_error(op, "expected inputs of one dtype", " and ".join(map(str, dtypes)))
+        return infer(op, opset, inputs)
+
+    return checked
 
 
 def _source(function: Callable[..., Any]) -> tuple[str, int] | None:

@@ -17,6 +17,7 @@ import numpy as np
 
 from hetsim.ir import Op
 from hetsim.kernels.registry import (
+    ALL_INPUTS,
     Cost,
     Kernel,
     Meta,
@@ -152,7 +153,7 @@ def _infer_range(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta
 
 
 _RANGE_NAMES = ("start", "limit", "delta")
-register("Range", "elementwise", compile=_compile_range, infer=_infer_range)
+register("Range", "elementwise", compile=_compile_range, infer=_infer_range, one_type=ALL_INPUTS)
 
 
 def reshape_target(

@@ -16,6 +16,7 @@ import numpy as np
 
 from hetsim.ir import Op
 from hetsim.kernels.registry import (
+    ALL_INPUTS,
     Kernel,
     Meta,
     attr,
@@ -90,8 +91,9 @@ def _infer_concat(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Met
 
 
 register(
-    "Concat", "data_movement", compile=_compile_concat, infer=_infer_concat, cost=movement_cost
-)
+    "Concat", "data_movement", compile=_compile_concat, infer=_infer_concat, cost=movement_cost,
+    one_type=ALL_INPUTS,
+)  # fmt: skip
 
 
 def split_sizes(op: Op, dim: int, split: Any, outputs: int) -> list[int]:
@@ -319,4 +321,7 @@ def _infer_pad(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     return [Meta(shape, x.dtype)]
 
 
-register("Pad", "data_movement", compile=_compile_pad, infer=_infer_pad, cost=movement_cost)
+register(
+    "Pad", "data_movement", compile=_compile_pad, infer=_infer_pad, cost=movement_cost,
+    one_type=(0, 2),  # the data and the constant value; pads and axes are int64
+)  # fmt: skip

@@ -174,3 +174,38 @@ def test_reshape_to_a_data_dependent_shape_is_an_error() -> None:
         r"got a computed tensor 's'$",
     ):
         propagate(g)
+
+
+MIXED = [
+    (Op("Add", "op", ("x", "w"), ("y",)), (1, 4), (1, 4)),
+    (Op("Equal", "op", ("x", "w"), ("y",)), (1, 4), (1, 4)),
+    (Op("Sum", "op", ("x", "x", "w"), ("y",)), (1, 4), (1, 4)),
+    (Op("Where", "op", ("c", "x", "w"), ("y",)), (1, 4), (1, 4)),
+    (Op("Concat", "op", ("x", "w"), ("y",), {"axis": 0}), (1, 4), (1, 4)),
+    (Op("MatMul", "op", ("x", "w"), ("y",)), (1, 4), (4, 2)),
+    (Op("Gemm", "op", ("x", "w"), ("y",)), (1, 4), (4, 2)),
+    (Op("Clip", "op", ("x", "w"), ("y",)), (1, 4), ()),
+    (Op("PRelu", "op", ("x", "w"), ("y",)), (1, 4), (1, 4)),
+    (Op("Conv", "op", ("x", "w"), ("y",)), (1, 1, 4, 4), (1, 1, 3, 3)),
+]
+
+
+@pytest.mark.parametrize(("op", "x_shape", "w_shape"), MIXED, ids=[m[0].type for m in MIXED])
+def test_inputs_of_one_onnx_type_must_share_a_dtype(
+    op: Op, x_shape: tuple[int, ...], w_shape: tuple[int, ...]
+) -> None:
+    # numpy promoted float32 and float64 to a float64 output where the rule said float32: every
+    # size and cost of the run then disagreed with the values it computed
+    inits = {"w": np.ones(w_shape, np.float64), "c": np.ones(x_shape, bool)}
+    graph = Graph("g", (op,), {"x": TensorType(x_shape, "float32")}, ("y",), inits)
+    message = f"op op ({op.type}): expected inputs of one dtype, got float32 and float64"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        propagate(graph)
+
+
+def test_a_pow_exponent_may_be_of_another_dtype() -> None:
+    graph = Graph(
+        "g", (Op("Pow", "p", ("x", "e"), ("y",)),), {"x": TensorType((1, 4), "float32")}, ("y",),
+        {"e": np.array(2, np.int64)},
+    )  # fmt: skip
+    assert propagate(graph)["y"].dtype == np.float32
