@@ -304,6 +304,10 @@ def simulate(
     ['fc3']
     """
     opts = SimOptions.of(mode=mode, **options)
+    if inputs is not None and not isinstance(inputs, Mapping):
+        raise ModelError(
+            f"inputs: expected a mapping of input name -> array, got {type(inputs).__name__}"
+        )
     graph = load_model(model)
     platform = platform_of(target)
     # Dims given here are bound at compile time (static levels may take the ops); dims known only

@@ -480,3 +480,23 @@ def test_a_kernel_that_fails_in_a_run_names_its_op(tgt: str, fuse: bool) -> None
             simulate(_gather_out_of_range(folded=True), tgt, mode=mode, fuse=fuse)
     with pytest.raises(ModelError, match=pattern):  # too big for propagation: run's constants
         simulate(_gather_out_of_range(folded=True, rows=2048), tgt, fuse=fuse)
+
+
+def test_an_attribute_the_shape_rule_cannot_read_names_its_op() -> None:
+    graph = Graph(
+        "g", (Op("Softmax", "s", ("x",), ("y",), {"axis": "last"}),),
+        {"x": TensorType((1, 4), "float32")}, ("y",),
+    )  # fmt: skip
+    message = (
+        "op s (Softmax): expected attributes its shape rule can use, got ValueError: invalid "
+        "literal for int() with base 10: 'last'"
+    )
+    for mode in ("functional", "timing"):
+        with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+            simulate(graph, CPU_ONLY, mode=mode)
+
+
+def test_inputs_must_be_a_mapping() -> None:
+    message = "inputs: expected a mapping of input name -> array, got list"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        simulate("mlp", CPU_ONLY, inputs=[np.ones((1, 64), np.float32)])  # type: ignore[arg-type]

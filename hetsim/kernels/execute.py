@@ -232,7 +232,8 @@ def execute(
     Raises
     ------
     ModelError
-        A missing or unknown input name, a wrong dtype, rank or dim (the message names the input).
+        A missing or unknown input name, a wrong dtype, rank or dim (the message names the input),
+        a `graph` that is not a `Graph`, or `inputs` that are not a mapping.
 
     Examples
     --------
@@ -247,5 +248,14 @@ def execute(
     >>> execute(g, {"x": np.array([1.0, 2.0, -3.0], np.float32)})["z"].tolist()
     [2.0, 0.0, 0.0]
     """
+    if not isinstance(graph, Graph):  # simulate loads models by name; this runs graphs only
+        raise ModelError(
+            f"execute: expected a Graph (hetsim.load_model makes one of a zoo name or an .onnx "
+            f"path), got {type(graph).__name__}"
+        )
+    if not isinstance(inputs, Mapping):
+        raise ModelError(
+            f"inputs: expected a mapping of input name -> array, got {type(inputs).__name__}"
+        )
     program = _programs.get(graph, lambda: compile_program(graph, fuse_ops=fuse), extra=fuse)
     return program.run(inputs)

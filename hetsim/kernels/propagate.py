@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.errors import ModelError, UnknownValueError, is_count
-from hetsim.ir import Graph, Op, bind_shape
+from hetsim.errors import HetsimError, ModelError, UnknownValueError, is_count
+from hetsim.ir import Graph, Op, bind_shape, op_label
 from hetsim.kernels.registry import Cost, Meta, kernel_error, lookup
 
 __all__ = [
@@ -313,7 +313,13 @@ def _infer(
 ) -> list[Meta]:
     """Run `op`'s shape rule; compute small outputs of known inputs for real."""
     definition = lookup(op)
-    out_metas = definition.infer(op, opset, in_metas)
+    try:
+        out_metas = definition.infer(op, opset, in_metas)
+    except Exception as err:  # a rule's own checks raise ModelErrors; this is what they missed
+        if isinstance(err, HetsimError | MemoryError):
+            raise
+        expected = "expected attributes its shape rule can use"
+        raise ModelError(f"{op_label(op)}: {expected}, got {type(err).__name__}: {err}") from err
     if _is_small_known(in_metas, out_metas):
         kernel = definition.compile(op, opset)
         try:

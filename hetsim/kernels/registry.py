@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import inspect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -194,6 +195,7 @@ def register(
     assert existing is None or again, f"{op_type} registered twice"
     if one_type:
         infer = _of_one_type(infer, one_type)
+    compile = _naming_the_op(compile)
     definition = OpDef(op_type, op_class, compile, infer, cost or elementwise_cost(op_class))
     OPS[op_type] = definition
     return definition
@@ -213,8 +215,26 @@ def _of_one_type(infer: Infer, positions: tuple[int, ...] | str) -> Infer:
     return checked
 
 
+def _naming_the_op(compile: Compile) -> Compile:
+    """`compile`, whose failure on an op's attributes (a Softmax ``axis`` of ``"last"``: int()
+    fails) raises a ModelError naming the op rather than the bare ValueError."""
+
+    @functools.wraps(compile)
+    def checked(op: Op, opset: int) -> Kernel:
+        try:
+            return compile(op, opset)
+        except Exception as err:
+            if isinstance(err, HetsimError | MemoryError):
+                raise
+            got = f"{type(err).__name__}: {err}"
+            raise op_error(op, "expected attributes its kernel can use", got) from err
+
+    return checked
+
+
 def _source(function: Callable[..., Any]) -> tuple[str, int] | None:
     """Where `function` is defined: the same module imported twice (doctests) registers again."""
+    function = inspect.unwrap(function)
     code = getattr(function, "__code__", None)
     return None if code is None else (code.co_filename, code.co_firstlineno)
 

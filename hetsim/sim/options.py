@@ -98,11 +98,12 @@ class SimOptions:
         if cuda_graph not in STRATEGIES:
             raise SimulationError(strategy_problem(cuda_graph).message)
         buckets = check_buckets(options.get("buckets", DEFAULT_BUCKETS))
-        trace = bool(options.get("trace", True))
+        trace = options.get("trace", True)
         fuse = options.get("fuse", True)
-        if not isinstance(fuse, bool):
-            raise SimulationError(Problem("simulate", "expected fuse True or False",
-                                          repr(fuse)).message)  # fmt: skip
+        for name, value in (("trace", trace), ("fuse", fuse)):
+            if not isinstance(value, bool):  # "no" would read as True
+                raise SimulationError(Problem("simulate", f"expected {name} True or False",
+                                              repr(value)).message)  # fmt: skip
         return cls(
             mode=mode, dims=dims, trace=trace, cuda_graph=cuda_graph, buckets=buckets, fuse=fuse
         )

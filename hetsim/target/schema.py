@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from hetsim.errors import Problem
 
 if TYPE_CHECKING:
@@ -70,7 +72,23 @@ def closest(word: object, names: Iterable[str]) -> str | None:
 
 
 def _number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """An int or float, numpy's included (a target built from numpy values); not a bool."""
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+        value, bool | np.bool_
+    )
+
+
+_YAML_1_1_NOT_A_NUMBER = re.compile(r"([-+]?[0-9]+)[eE]([-+]?)([0-9]+)")
+"""``1e3``: a number to a reader, a string to PyYAML (YAML 1.1 wants ``1.0e+3``)."""
+
+
+def _yaml_number_hint(value: object) -> str | None:
+    """The YAML spelling of a number YAML read as a string (``'1e3'`` -> ``'1.0e+3'``)."""
+    found = _YAML_1_1_NOT_A_NUMBER.fullmatch(value) if isinstance(value, str) else None
+    if found is None:
+        return None
+    mantissa, sign, exponent = found.groups()
+    return f"{mantissa}.0e{sign or '+'}{exponent}"
 
 
 def _range_text(attr: Attr, noun: str) -> str:
@@ -97,8 +115,9 @@ def _in_range(attr: Attr, value: float) -> bool:
 
 
 def _check_int(attr: Attr, value: object) -> tuple[bool, Any]:
-    ok = isinstance(value, int) and not isinstance(value, bool) and _in_range(attr, value)
-    return ok, value
+    is_int = isinstance(value, int | np.integer) and not isinstance(value, bool)
+    ok = is_int and _in_range(attr, value)  # type: ignore[arg-type]
+    return ok, int(value) if ok else value  # type: ignore[call-overload]
 
 
 def _check_float(attr: Attr, value: object) -> tuple[bool, Any]:
@@ -230,7 +249,8 @@ class Attr:
             return self._check_mapping(value, path)
         ok, normalized = ATTR_TYPES[self.type][0](self, value)
         if not ok:
-            return None, [Problem(path, f"expected {self.expected}", repr(value))]
+            hint = _yaml_number_hint(value) if self.type in ("int", "float") else None
+            return None, [Problem(path, f"expected {self.expected}", repr(value), hint)]
         return normalized, []
 
     def _check_list(self, value: object, path: str) -> tuple[Any, list[Problem]]:

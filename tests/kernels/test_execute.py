@@ -192,3 +192,31 @@ def test_a_kernel_that_fails_names_its_op(folded: bool, fuse: bool) -> None:
     with pytest.raises(ModelError, match=f"^{re.escape(GATHER_FAILED)}$") as caught:
         execute(graph, {"x": np.ones((1, 4), np.float32)}, fuse=fuse)
     assert isinstance(caught.value.__cause__, IndexError)  # kept for whoever debugs a kernel
+
+
+def test_an_attribute_the_kernel_cannot_read_names_its_op() -> None:
+    graph = Graph(
+        "g", (Op("Softmax", "s", ("x",), ("y",), {"axis": "last"}),),
+        {"x": TensorType((1, 4), "float32")}, ("y",),
+    )  # fmt: skip
+    message = (
+        "op s (Softmax): expected attributes its kernel can use, got ValueError: invalid "
+        "literal for int() with base 10: 'last'"
+    )
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        execute(graph, {"x": np.ones((1, 4), np.float32)})
+
+
+@pytest.mark.parametrize(
+    ("graph", "inputs", "message"),
+    [
+        ("mlp", {}, "execute: expected a Graph (hetsim.load_model makes one of a zoo name or an "
+                    ".onnx path), got str"),
+        (None, [np.ones(3, np.float32)], "inputs: expected a mapping of input name -> array, "
+                                         "got list"),
+    ],
+)  # fmt: skip
+def test_plain_misuse_is_a_clear_error(graph: object, inputs: object, message: str) -> None:
+    # these were an AttributeError deep in a cache, and a ValueError from dict()
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        execute(graph if graph is not None else _block(), inputs)  # type: ignore[arg-type]

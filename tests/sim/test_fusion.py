@@ -103,10 +103,12 @@ def test_a_group_whose_op_is_run_twice_is_computed_op_by_op() -> None:
     assert fused_runs(graph, ops, [[conv, norm, mul, relu, Call(3, (3,), (4,))]], 99) == {}
 
 
-def test_fuse_must_be_a_bool() -> None:
+@pytest.mark.parametrize("option", ["fuse", "trace"])
+def test_fuse_and_trace_must_be_bools(option: str) -> None:
+    # trace went through bool(), so trace="no" kept every span
     with pytest.raises(SimulationError) as error:
-        simulate("mlp", HOST_ONLY, fuse="no")
-    assert str(error.value) == "simulate: expected fuse True or False, got 'no'"
+        simulate("mlp", HOST_ONLY, **{option: "no"})
+    assert str(error.value) == f"simulate: expected {option} True or False, got 'no'"
 
 
 def test_the_folded_weights_are_those_execute_computes_with() -> None:

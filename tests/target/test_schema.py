@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from hetsim.errors import Problem
@@ -78,6 +79,29 @@ def test_positive_float_rejects_bools_non_finite_and_non_positive(value: object)
 def test_float_accepts_int_and_normalizes_it() -> None:
     value, problems = Attr("x", "float", "", 1.0).check(3, "x")
     assert (value, type(value), problems) == (3.0, float, [])
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "expected"),
+    [("int", np.int64(10), 10), ("float", np.float32(2.5), 2.5), ("float", np.int32(3), 3.0)],
+)
+def test_numpy_numbers_are_taken_as_python_ones(kind: str, value: object, expected: object) -> None:
+    # a target built from numpy values was refused: "expected an integer >= 1, got np.int64(10)"
+    checked, problems = Attr("x", kind, "", 1, minimum=1).check(value, "x")
+    assert (checked, type(checked), problems) == (expected, type(expected), [])
+    assert _messages(Attr("x", "int", "", 1).check(np.bool_(True), "x")[1]) == [
+        "x: expected an integer, got np.True_"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "hint"), [("1e3", "1.0e+3"), ("2E-6", "2.0e-6"), ("-5e+2", "-5.0e+2")]
+)
+def test_a_number_yaml_reads_as_a_string_gets_its_yaml_spelling(text: str, hint: str) -> None:
+    attr = Attr("bandwidth_gbps", "float", "", 1.0, minimum=0, exclusive_minimum=True)
+    assert _messages(attr.check(text, "link.bandwidth_gbps")[1]) == [
+        f"link.bandwidth_gbps: expected a positive number, got {text!r} (did you mean {hint!r}?)"
+    ]
 
 
 def test_bool_accepts_only_bools() -> None:
