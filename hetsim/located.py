@@ -18,12 +18,47 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from hetsim.errors import Problem
 
-__all__ = ["line_of", "locate"]
+__all__ = ["line_of", "locate", "safe_load"]
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, except that a key given twice in one mapping is an error (PyYAML
+    keeps the last one silently: ``kind: npu`` then ``kind: cuda`` made a GPU)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[tuple[str, str]] = set()
+        for key, _ in node.value:  # the mapping's own keys; a merged one ('<<') may be overridden
+            if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                if (key.tag, key.value) in seen:
+                    raise yaml.constructor.ConstructorError(
+                        "while reading a mapping", node.start_mark,
+                        f"found the key {key.value!r} twice", key.start_mark,
+                    )  # fmt: skip
+                seen.add((key.tag, key.value))
+        return super().construct_mapping(node, deep)
+
+
+def safe_load(text: str) -> Any:
+    """`yaml.safe_load`, refusing a key given twice in one mapping: a `yaml.YAMLError` whose
+    ``problem_mark`` is the second key, as PyYAML's own errors mark where they are.
+
+    Examples
+    --------
+    >>> safe_load("kind: npu\\nops: [Conv]\\n")
+    {'kind': 'npu', 'ops': ['Conv']}
+    >>> try:
+    ...     safe_load("kind: npu\\nkind: cuda\\n")
+    ... except yaml.YAMLError as err:
+    ...     print(err.problem, "at line", err.problem_mark.line + 1)
+    found the key 'kind' twice at line 2
+    """
+    return yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: no arbitrary objects
 
 
 def line_of(text: str, path: str) -> int | None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hetsim.errors import Problem, SweepError, TargetError
-from hetsim.located import line_of, locate
+from hetsim.located import line_of, locate, safe_load
 from hetsim.sweep import load_sweep
 from hetsim.target import Target
 
@@ -96,3 +96,33 @@ def test_a_sweep_given_as_data_has_no_file_to_name() -> None:
     with pytest.raises(SweepError) as error:
         load_sweep({"target": "arm-riscv-soc", "models": ["mlp"], "mdoe": "timing"})
     assert str(error.value) == "mdoe: unknown key (did you mean 'mode'?)"
+
+
+# A key given twice in one mapping: PyYAML kept the last one silently (a 'kind: hetero' file
+# with a second 'kind: cuda' became a GPU); every YAML file hetsim reads now refuses it.
+
+
+def test_a_target_file_with_a_key_twice_names_the_line(tmp_path: Path) -> None:
+    file = tmp_path / "soc.yaml"
+    file.write_text("kind: hetero\nhost: x86-cpu\nkind: cuda\n")
+    with pytest.raises(TargetError) as caught:
+        Target(str(file))
+    assert caught.value.problems[0].message == (
+        f"{file}:3: expected valid yaml, got found the key 'kind' twice"
+    )
+
+
+def test_a_sweep_file_with_a_key_twice_names_the_line(tmp_path: Path) -> None:
+    file = tmp_path / "sweep.yaml"
+    file.write_text("target: arm-riscv-soc\nmodels: [mlp]\nvary:\n  executor.dispatch_us: [1]\n"
+                    "  executor.dispatch_us: [2]\n")  # fmt: skip
+    with pytest.raises(SweepError) as caught:
+        load_sweep(file)
+    assert [p.message for p in caught.value.problems] == [
+        f"{file}:5: expected YAML, got found the key 'executor.dispatch_us' twice"
+    ]
+
+
+def test_a_merged_key_may_be_overridden() -> None:
+    text = "base: &b {cores: 4, freq_ghz: 2.0}\nhost:\n  <<: *b\n  cores: 8\n"
+    assert safe_load(text)["host"] == {"cores": 8, "freq_ghz": 2.0}

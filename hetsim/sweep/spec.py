@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from hetsim.errors import HetsimError, Problem, SweepError
-from hetsim.located import locate
+from hetsim.located import locate, safe_load
 from hetsim.sim import MODES
 from hetsim.sweep.loaded import point_model
 from hetsim.sweep.points import EXPANDERS, Axis, SweepSpec, digest, parse_path
@@ -131,7 +131,7 @@ def _read_file(path: Path) -> Any:
     except OSError as err:
         raise SweepError([Problem(str(path), "expected a readable sweep file", repr(err))]) from err
     try:
-        return yaml.safe_load(text)
+        return safe_load(text)  # a key given twice is an error, not the last one kept
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)

@@ -15,12 +15,13 @@ from typing import Any
 import yaml
 
 from hetsim.errors import Problem, TargetError
+from hetsim.located import safe_load
 
 __all__ = ["SUFFIXES", "is_file_name", "load_file", "parse_json"]
 
 
 def _yaml(text: str) -> Any:
-    return yaml.safe_load(text)
+    return safe_load(text)  # a key given twice is an error, not the last one kept
 
 
 # suffix -> parser; each raises its library's error on bad input, translated in load_file.
@@ -64,8 +65,11 @@ def load_file(path: str | Path) -> Any:
     try:
         return parser(text)
     except PARSE_ERRORS as err:
-        got = " ".join(str(err).split())
-        raise TargetError([Problem(str(path), f"expected valid {path.suffix[1:]}", got)]) from err
+        where, got = str(path), " ".join(str(err).split())
+        mark = getattr(err, "problem_mark", None)  # YAML's: the file's line, PyYAML's words
+        if mark is not None and getattr(err, "problem", None):
+            where, got = f"{path}:{mark.line + 1}", err.problem  # type: ignore[attr-defined]
+        raise TargetError([Problem(where, f"expected valid {path.suffix[1:]}", got)]) from err
 
 
 def parse_json(text: str) -> Any:

@@ -166,10 +166,21 @@ def test_malformed_rules(rules: object, message: str, host_npu: Platform) -> Non
         partition(_neg(), host_npu, "rules", rules)  # type: ignore[arg-type]
 
 
+def test_yaml_rules_file_with_a_key_twice(tmp_path: Path, host_npu: Platform) -> None:
+    path = tmp_path / "rules.yaml"
+    path.write_text("rules:\n  - op: Neg\n    op: Relu\n    device: npu\n")
+    message = f"rules {path}: expected YAML, got found the key 'op' twice at line 3, column 5"
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(_neg(), host_npu, "rules", path)
+
+
 def test_yaml_rules_file_with_a_parse_error(tmp_path: Path, host_npu: Platform) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("- {op: Neg, device: host\n")
-    message = f"rules {path}: expected YAML, got a parse error at line 2, column 1"
+    message = (
+        f"rules {path}: expected YAML, got expected ',' or '}}', but got '<stream end>' at line 2, "
+        "column 1"
+    )
     with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
         partition(_neg(), host_npu, "rules", path)
 

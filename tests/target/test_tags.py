@@ -205,7 +205,10 @@ def test_a_bad_tag_file_is_reported_with_its_path(tag_folder: MakeTags) -> None:
     with pytest.raises(TargetError) as err:
         add_tag_dir(folder)
     messages = [p.message for p in err.value.problems]
-    assert messages[0].startswith(f"{folder / 'x' / 'broken.yaml'}: expected valid yaml, got ")
+    assert messages[0] == (
+        f"{folder / 'x' / 'broken.yaml'}:2: expected valid yaml, got expected ',' or ']', but "
+        "got '<stream end>'"
+    )
     assert messages[1] == (
         "tags[x/list]: expected a mapping (a tag file holds one target or config), got list"
     )

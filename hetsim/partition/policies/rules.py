@@ -23,7 +23,7 @@ import yaml
 
 from hetsim.errors import PartitionError
 from hetsim.ir import Op
-from hetsim.located import line_of
+from hetsim.located import line_of, safe_load
 from hetsim.partition.context import LevelContext, path_refusals
 from hetsim.platform import Platform
 
@@ -62,11 +62,12 @@ def _read(rules: str | Path) -> Any:
             f"rules: expected a YAML file or a list of rules, got {str(rules)!r} (no such file)"
         )
     try:
-        loaded = yaml.safe_load(path.read_text())
+        loaded = safe_load(path.read_text())
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        raise PartitionError(f"rules {path}: expected YAML, got a parse error{at}") from err
+        problem = getattr(err, "problem", None) or "a parse error"
+        raise PartitionError(f"rules {path}: expected YAML, got {problem}{at}") from err
     return loaded.get("rules") if isinstance(loaded, Mapping) else loaded
 
 
