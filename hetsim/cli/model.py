@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from hetsim.errors import ModelError, Problem
+from hetsim.cli.dims import add_dims_option, merged_dims
 from hetsim.models import ZOO, load_model, summarize
 
 
@@ -27,12 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     show.add_argument(
         "model", metavar="MODEL", help=f"an .onnx file or a zoo name: {', '.join(ZOO)}"
     )
-    show.add_argument(
-        "--dims",
-        metavar="NAME=N",
-        action="append",
-        default=[],
-        help="value of a symbolic dimension, e.g. seq=128 (repeat, or separate with commas)",
+    add_dims_option(
+        show, "value of a symbolic dimension, e.g. seq=128 (repeat, or separate with commas)"
     )
     show.add_argument("--json", action="store_true", help="print JSON instead of a table")
     show.set_defaults(func=show_model)
@@ -40,32 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     listing.set_defaults(func=list_models)
 
 
-def parse_dims(items: list[str]) -> dict[str, int]:
-    """``["seq=128", "batch=2,heads=4"]`` -> ``{"seq": 128, "batch": 2, "heads": 4}``.
-
-    Examples
-    --------
-    >>> parse_dims(["seq=128", "batch=2,heads=4"])
-    {'seq': 128, 'batch': 2, 'heads': 4}
-    >>> parse_dims(["seq=long"])
-    Traceback (most recent call last):
-    ...
-    hetsim.errors.ModelError: --dims: expected NAME=N with N a positive integer, got 'seq=long'
-    """
-    dims: dict[str, int] = {}
-    for item in (part for text in items for part in text.split(",") if part):
-        name, _, value = item.partition("=")
-        if not name or not value.isdigit() or int(value) < 1:
-            raise ModelError(
-                Problem("--dims", "expected NAME=N with N a positive integer", repr(item)).message
-            )
-        dims[name.strip()] = int(value)
-    return dims
-
-
 def show_model(args: argparse.Namespace) -> int:
     """``hetsim model show MODEL [--dims seq=128] [--json]``."""
-    summary = summarize(load_model(args.model), parse_dims(args.dims))
+    summary = summarize(load_model(args.model), merged_dims(args.dims))
     if args.json:
         print(json.dumps(summary.to_dict(), indent=2))
     else:

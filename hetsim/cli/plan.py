@@ -10,7 +10,7 @@ import argparse
 import json
 from pathlib import Path
 
-from hetsim.cli.run import parse_dims
+from hetsim.cli.dims import add_dims_option, merged_dims
 from hetsim.models import load_model
 from hetsim.partition import POLICIES, format_plan, partition
 from hetsim.platform import build_platform
@@ -40,21 +40,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument(
         "--rules", type=Path, metavar="RULES.yaml", help="rules for --partition rules"
     )
-    parser.add_argument(
-        "--dims",
-        type=parse_dims,
-        action="append",
-        default=[],
-        metavar="NAME=N[,NAME=N]",
-        help="symbolic dims bound at compile time, e.g. seq=128 (repeatable)",
-    )
+    add_dims_option(parser, "symbolic dims bound at compile time, e.g. seq=128 (repeatable)")
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
     parser.set_defaults(func=show_plan)
 
 
 def show_plan(args: argparse.Namespace) -> int:
     """Print the plan of ``args.model`` on ``args.target`` as text (or JSON)."""
-    dims = {name: size for given in args.dims for name, size in given.items()}
+    dims = merged_dims(args.dims)
     plan = partition(
         load_model(args.model),
         build_platform(Target(args.target)),

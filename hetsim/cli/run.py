@@ -21,36 +21,14 @@ from typing import Any
 
 import numpy as np
 
+from hetsim.cli.dims import add_dims_option, merged_dims
 from hetsim.cli.files import output_file, writing
 from hetsim.errors import HetsimError
 from hetsim.report import Result, print_summary
 
-__all__ = ["parse_dims", "register", "run"]
+__all__ = ["register", "run"]
 
 MODES = ("functional", "timing")
-
-
-def parse_dims(text: str) -> dict[str, int]:
-    """Values of symbolic dims from ``name=value`` pairs separated by commas.
-
-    Examples
-    --------
-    >>> parse_dims("seq=128,batch=2")
-    {'seq': 128, 'batch': 2}
-    >>> parse_dims("seq")
-    Traceback (most recent call last):
-    ...
-    argparse.ArgumentTypeError: --dims: expected name=value pairs such as seq=128, got 'seq'
-    """
-    dims: dict[str, int] = {}
-    for pair in filter(None, (part.strip() for part in text.split(","))):
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip() or not value.strip().isdigit():
-            raise argparse.ArgumentTypeError(
-                f"--dims: expected name=value pairs such as seq=128, got {pair!r}"
-            )
-        dims[name.strip()] = int(value)
-    return dims
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -79,14 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="compute every op's value as the graph states it, as execute(fuse=False) does "
         "(default: with execute's fused kernels; simulated times are the same)",
     )
-    parser.add_argument(
-        "--dims",
-        type=parse_dims,
-        action="append",
-        default=[],
-        metavar="NAME=N[,NAME=N]",
-        help="values of symbolic dims, e.g. seq=128 (repeatable)",
-    )
+    add_dims_option(parser, "values of symbolic dims, e.g. seq=128 (repeatable)")
     parser.add_argument(
         "--cuda-graph",
         default="none",
@@ -169,7 +140,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         options["cuda_graph"] = args.cuda_graph
     if args.inputs is not None:
         options["inputs"] = _load_inputs(args.inputs)
-    dims = {name: value for group in args.dims for name, value in group.items()}
+    dims = merged_dims(args.dims)
     if dims:
         options["dims"] = dims
     return options

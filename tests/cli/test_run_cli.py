@@ -58,14 +58,18 @@ def test_parser_reads_every_option() -> None:
         (["run", "mlp"], "the following arguments are required: --target"),
         (
             ["run", "mlp", "--target", "cpu", "--dims", "seq=long"],
-            "argument --dims: --dims: expected name=value pairs such as seq=128, got 'seq=long'",
+            "argument --dims: expected name=value pairs such as seq=128, got 'seq=long'",
+        ),
+        (
+            ["run", "mlp", "--target", "cpu", "--dims", "seq=4,seq=8"],
+            "argument --dims: expected each dim once, got 'seq' twice",
         ),
         (
             ["run", "mlp", "--target", "cpu", "--mode", "fast"],
             "argument --mode: invalid choice: 'fast'",  # the rest is worded by the Python version
         ),
     ],
-    ids=["no-target", "bad-dims", "bad-mode"],
+    ids=["no-target", "bad-dims", "dims-twice", "bad-mode"],
 )
 def test_bad_arguments_exit_with_usage(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]

@@ -122,10 +122,21 @@ def test_show_unknown_model_prints_one_error_line(capsys: pytest.CaptureFixture[
 
 
 def test_show_bad_dims_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["model", "show", "transformer", "--dims", "seq=long"]) == 1
-    assert capsys.readouterr().err == (
-        "error: --dims: expected NAME=N with N a positive integer, got 'seq=long'\n"
+    with pytest.raises(SystemExit) as exit_info:  # a usage error, as in run and plan show
+        main(["model", "show", "transformer", "--dims", "seq=long"])
+    assert exit_info.value.code == 2
+    assert (
+        capsys.readouterr()
+        .err.splitlines()[-1]
+        .endswith(
+            "error: argument --dims: expected name=value pairs such as seq=128, got 'seq=long'"
+        )
     )
+
+
+def test_a_dim_given_in_two_options_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["model", "show", "transformer", "--dims", "seq=4", "--dims", "seq=8"]) == 1
+    assert capsys.readouterr().err == "error: --dims: expected each dim once, got 'seq' twice\n"
 
 
 def test_show_resnet50(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,75 @@
+"""``--dims NAME=N[,NAME=N...]``, repeatable: the values of symbolic dims, in every command that
+takes them (``run``, ``plan show``, ``model show``).
+
+A pair is read when the command line is (`parse_dims`, argparse's ``type``); the occurrences are
+merged by `merged_dims`. A dim given twice is an error, in one ``--dims`` or across several: a
+silent last value would run a model at a size the user did not mean.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable, Mapping
+
+from hetsim.errors import HetsimError
+
+__all__ = ["add_dims_option", "merged_dims", "parse_dims"]
+
+
+def parse_dims(text: str) -> dict[str, int]:
+    """Values of symbolic dims from ``name=value`` pairs separated by commas (argparse puts
+    ``argument --dims:`` in front of an error).
+
+    Examples
+    --------
+    >>> parse_dims("seq=128,batch=2")
+    {'seq': 128, 'batch': 2}
+    >>> parse_dims("seq")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected name=value pairs such as seq=128, got 'seq'
+    >>> parse_dims("seq=4,seq=8")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected each dim once, got 'seq' twice
+    """
+    dims: dict[str, int] = {}
+    for pair in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = pair.partition("=")
+        name = name.strip()
+        if not sep or not name or not value.strip().isdigit():
+            raise argparse.ArgumentTypeError(
+                f"expected name=value pairs such as seq=128, got {pair!r}"
+            )
+        if name in dims:
+            raise argparse.ArgumentTypeError(f"expected each dim once, got {name!r} twice")
+        dims[name] = int(value)
+    return dims
+
+
+def merged_dims(groups: Iterable[Mapping[str, int]]) -> dict[str, int]:
+    """The dims of every ``--dims`` given, in one mapping.
+
+    Examples
+    --------
+    >>> merged_dims([{"seq": 8}, {"batch": 2}])
+    {'seq': 8, 'batch': 2}
+    >>> merged_dims([{"seq": 8}, {"seq": 16}])
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.HetsimError: --dims: expected each dim once, got 'seq' twice
+    """
+    dims: dict[str, int] = {}
+    for group in groups:
+        for name, value in group.items():
+            if name in dims:
+                raise HetsimError(f"--dims: expected each dim once, got {name!r} twice")
+            dims[name] = value
+    return dims
+
+
+def add_dims_option(parser: argparse.ArgumentParser, help: str) -> None:
+    """Add ``--dims`` (repeatable; read with `merged_dims(args.dims)`)."""
+    parser.add_argument(
+        "--dims", type=parse_dims, action="append", default=[], metavar="NAME=N[,NAME=N]", help=help
+    )
