@@ -369,11 +369,15 @@ def broadcast_shape(op: Op, *shapes: tuple[int, ...]) -> tuple[int, ...]:
     >>> broadcast_shape(Op("Add", "a", ("x", "y"), ("z",)), (2, 1, 3), (4, 1))
     (2, 4, 3)
     """
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError as err:
-        shown = " and ".join(str(list(s)) for s in shapes)
-        raise op_error(op, "expected broadcastable shapes", shown) from err
+    rank = max((len(s) for s in shapes), default=0)
+    result = []
+    for axis in range(-rank, 0):  # numpy's rule, on Python ints: no size is too large for it
+        sizes = {s[axis] for s in shapes if len(s) >= -axis} - {1}
+        if len(sizes) > 1:
+            shown = " and ".join(str(list(s)) for s in shapes)
+            raise op_error(op, "expected broadcastable shapes", shown)
+        result.append(sizes.pop() if sizes else 1)
+    return tuple(result)
 
 
 def same_as_input(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:

@@ -7,11 +7,14 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hetsim.errors import ModelError
 from hetsim.ir import Op
 from hetsim.kernels import OPS, Meta
 from hetsim.kernels.elementwise import erf
+from hetsim.kernels.registry import broadcast_shape
 
 UNARY_FLOAT = [
     "Relu", "Neg", "Abs", "Sqrt", "Exp", "Log", "Reciprocal", "Floor", "Ceil", "Erf", "Tanh",
@@ -196,3 +199,27 @@ def test_sum_cost_is_one_add_per_extra_input() -> None:
     op = _op("Sum", 3)
     cost = OPS["Sum"].cost(op, metas, OPS["Sum"].infer(op, 17, metas))
     assert (cost.flops, cost.bytes_read, cost.bytes_written) == (20.0, 120, 40)
+
+
+_SHAPES = st.lists(st.lists(st.integers(0, 3), max_size=4).map(tuple), min_size=1, max_size=3)
+
+
+@given(shapes=_SHAPES)
+@settings(max_examples=300, deadline=None)
+def test_broadcast_shape_is_numpys_rule(shapes: list[tuple[int, ...]]) -> None:
+    op = Op("Add", "add", ("a", "b"), ("c",))
+    try:
+        expected: tuple[int, ...] | None = tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        expected = None
+    if expected is None:
+        with pytest.raises(ModelError, match=r"^op add \(Add\): expected broadcastable shapes"):
+            broadcast_shape(op, *shapes)
+    else:
+        assert broadcast_shape(op, *shapes) == expected
+
+
+def test_broadcast_shape_of_sizes_numpy_cannot_index() -> None:
+    # numpy's "broadcast dimensions too large" was reported as shapes not broadcastable
+    op = Op("Div", "scale", ("a", "b"), ("c",))
+    assert broadcast_shape(op, (1, 4, 10**11, 10**11), ()) == (1, 4, 10**11, 10**11)
