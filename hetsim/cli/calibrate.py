@@ -18,7 +18,7 @@ from pathlib import Path
 
 from hetsim.calibrate import LOCAL_TAG, calibrate, steps, write_tag
 from hetsim.cli.files import output_file, writing
-from hetsim.errors import HetsimError
+from hetsim.errors import HetsimError, TargetError
 from hetsim.target import TAGS, add_tag_dir
 
 __all__ = ["progress", "register", "register_user_tags", "user_tag_dir"]
@@ -46,7 +46,13 @@ def register_user_tags(environ: Mapping[str, str] | None = None) -> tuple[str, .
     folder = user_tag_dir(environ)
     if not folder.is_dir() or folder.resolve() in {f.resolve() for f in TAGS.folders()}:
         return ()
-    return add_tag_dir(folder)
+    try:
+        return add_tag_dir(folder)
+    except TargetError as err:  # it breaks every command: say which folder, and how to move it
+        raise HetsimError(
+            f"the user tag folder {folder} (HETSIM_TAG_DIR, else $XDG_CONFIG_HOME/hetsim/targets) "
+            f"holds bad tags:\n{err}"
+        ) from err
 
 
 @contextmanager

@@ -126,7 +126,10 @@ def _read(source: str | Path | onnx.ModelProto) -> tuple[onnx.ModelProto, str, s
         raise ModelError(f"load_onnx: expected a path or an onnx.ModelProto, got {source!r}")
     path = Path(source)
     if not path.is_file():
-        raise ModelError(f"{path}: expected an ONNX model file, got no such file")
+        found = "a directory" if path.is_dir() else "no such file"
+        raise ModelError(f"{path}: expected an ONNX model file, got {found}")
+    if path.stat().st_size == 0:  # protobuf reads it as a model with nothing set
+        raise ModelError(f"{path}: expected an ONNX model file, got an empty file")
     try:
         model = onnx_proto.parse_model(path)
         if onnx_proto.has_external_data(model):

@@ -155,7 +155,9 @@ class Resolver:
                 self.problems.append(Problem(where, f"unknown tag {name!r}", hint=hint))
             return None
         if found in stack:
-            cycle = [*stack[stack.index(found) :], found]
+            loop = list(stack[stack.index(found) :])
+            first = loop.index(min(loop))  # told from its first name, whichever tag found it
+            cycle = [*loop[first:], *loop[:first], loop[first]]
             self._add("tags", "cycle " + " -> ".join(cycle))
             return None
         tag = self.tags.get(found)

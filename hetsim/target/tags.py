@@ -86,7 +86,8 @@ def read_tag_dir(folder: str | Path) -> list[Tag]:
     """
     folder = Path(folder)
     if not folder.is_dir():
-        raise TargetError([Problem(str(folder), "expected a folder of tag files", "none")])
+        found = "a file" if folder.exists() else "none"
+        raise TargetError([Problem(str(folder), "expected a folder of tag files", found)])
     tags: list[Tag] = []
     for path in sorted(folder.rglob("*")):
         if path.suffix.lower() in SUFFIXES and path.is_file():

@@ -32,6 +32,20 @@ def test_missing_user_folder_registers_nothing(tmp_path: Path) -> None:
     assert calibrate_cli.register_user_tags({"HETSIM_TAG_DIR": str(tmp_path / "none")}) == ()
 
 
+def test_bad_user_tags_name_their_folder(tmp_path: Path) -> None:
+    # every command registers the user's folder first: its error must say which folder it was
+    (tmp_path / "soc").mkdir()
+    (tmp_path / "soc" / "a.yaml").write_text("tag: soc/b\n")
+    (tmp_path / "soc" / "b.yaml").write_text("tag: soc/a\n")
+    with pytest.raises(HetsimError) as caught:
+        calibrate_cli.register_user_tags({"HETSIM_TAG_DIR": str(tmp_path)})
+    assert str(caught.value) == (
+        f"the user tag folder {tmp_path} (HETSIM_TAG_DIR, else $XDG_CONFIG_HOME/hetsim/targets) "
+        "holds bad tags:\ntags: cycle soc/a -> soc/b -> soc/a"
+    )
+    assert "soc/a" not in TAGS
+
+
 def test_json_inside_the_tag_folder_is_refused(tmp_path: Path) -> None:
     samples = tmp_path / "c.json"
     args = _args("--quick", "--out", str(tmp_path / "local.yaml"), "--json", str(samples))

@@ -208,9 +208,19 @@ def test_missing_file_is_an_error_naming_the_file(tmp_path: Path) -> None:
         load_onnx(path)
 
 
-def test_file_without_a_default_opset_is_an_error(tmp_path: Path) -> None:
+def test_an_empty_file_or_a_directory_is_not_a_model(tmp_path: Path) -> None:
+    # protobuf reads an empty file as a model with nothing set: "expected an opset" misled
     path = tmp_path / "empty.onnx"
     path.write_bytes(b"")
+    for given, found in ((path, "an empty file"), (tmp_path, "a directory")):
+        message = f"{given}: expected an ONNX model file, got {found}"
+        with pytest.raises(ModelError, match="^" + re.escape(message) + "$"):
+            load_onnx(given)
+
+
+def test_file_without_a_default_opset_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "no-opset.onnx"
+    path.write_bytes(b"\x08\x07")  # a ModelProto holding only ir_version 7
     with pytest.raises(
         ModelError,
         match="^"

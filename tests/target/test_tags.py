@@ -152,8 +152,7 @@ def test_a_cycle_is_an_error_naming_the_cycle(tag_folder: MakeTags) -> None:
     with pytest.raises(TargetError) as err:
         add_tag_dir(folder)
     assert [p.message for p in err.value.problems] == [
-        "tags: cycle soc/a -> soc/b -> soc/a",
-        "tags: cycle soc/b -> soc/a -> soc/b",
+        "tags: cycle soc/a -> soc/b -> soc/a",  # once, whichever of its tags found it
     ]
     assert "soc/a" not in TAGS
 
