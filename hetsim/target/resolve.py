@@ -109,7 +109,8 @@ class Resolver:
     ) -> dict[str, Any] | None:
         """`spec` with tag references replaced and overrides merged; None after a problem."""
         if depth > MAX_DEPTH:
-            self._add(path, f"expected at most {MAX_DEPTH} nested levels", "more")
+            if not any(p.expected.endswith(" nested levels") for p in self.problems):  # once
+                self._add(path, f"expected at most {MAX_DEPTH} nested levels", f"level {depth}")
             return None
         self.nodes += 1
         if self.nodes > MAX_NODES:

@@ -201,8 +201,16 @@ def test_a_too_deep_tree_is_an_error() -> None:
     assert messages == [
         "devices[dev0]"
         + ".devices[dev0]" * MAX_DEPTH
-        + f": expected at most {MAX_DEPTH} nested levels, got more"
+        + f": expected at most {MAX_DEPTH} nested levels, got level {MAX_DEPTH + 1}"
     ]
+
+
+def test_a_too_deep_tree_is_reported_once() -> None:
+    # each level's host and devices below the limit each reported it, the path ever longer
+    spec: dict[str, Any] = {"kind": "cuda"}
+    for _ in range(MAX_DEPTH + 2):
+        spec = {"kind": "hetero", "host": "x86-cpu", "devices": [spec]}
+    assert len(_messages(spec)) == 1
 
 
 def test_a_tree_too_large_is_an_error(tag_folder: Callable[..., Path]) -> None:
