@@ -213,6 +213,19 @@ def test_run_takes_a_cuda_graph_strategy(capsys: pytest.CaptureFixture[str]) -> 
     )
 
 
+def test_run_says_when_a_strategy_fell_back(capsys: pytest.CaptureFixture[str]) -> None:
+    # compare printed the note; run ran eagerly without a word
+    argv = ["run", "cnn", "--target", "arm-riscv-soc", "--cuda-graph", "whole", "--mode", "timing"]
+    assert main(argv) == 0
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "note: --cuda-graph whole: no kernel launches to capture"
+    )
+    assert main(["run", "cnn", "--target", "x86-h100", "--cuda-graph", "whole", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "note:" not in captured.err
+    assert json.loads(captured.out)["extra"]["cuda_graph_notes"] == []
+
+
 def test_an_unknown_mode_is_an_error() -> None:
     with pytest.raises(
         SimulationError, match=r"^compare: expected mode 'functional' or 'timing', got 'fast'$"

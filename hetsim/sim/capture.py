@@ -70,7 +70,9 @@ def run_with_graphs(
 ) -> RunRecord:
     """`run_program` with CUDA-graph strategy `cuda_graph` (``"none"``: exactly `run_program`).
 
-    The record's ``extra["cuda_graph"]`` holds the run's `GraphStats` as a dict. `costs` and
+    The record's ``extra["cuda_graph"]`` holds the run's `GraphStats` as a dict, and its
+    ``extra["cuda_graph_notes"]`` the strategy's notes: why it runs some or all kernels eagerly
+    (``whole`` on a program with no kernel launches, or more than one region). `costs` and
     `fuse`: as `hetsim.sim.bind` takes them.
     """
     options: dict[str, Any] = {
@@ -79,9 +81,11 @@ def run_with_graphs(
     if cuda_graph == "none":
         return run_program(program, platform, metas, is_functional=is_functional, **options)
     rewritten = capture_program(program, platform, cuda_graph, buckets)
-    return run_graph_program(
+    record = run_graph_program(
         rewritten, platform, metas, GraphCache(), is_functional=is_functional, **options
     )
+    extra = {**record.extra, "cuda_graph_notes": list(rewritten.notes)}
+    return dataclasses.replace(record, extra=extra)
 
 
 def run_graph_program(
