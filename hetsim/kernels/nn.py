@@ -104,16 +104,18 @@ def _infer_gemm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]
 
 
 def _cost_gemm(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
-    """``2·M·N·K`` flops (2 per MAC), plus ``M·N`` each for alpha ≠ 1 and for adding C."""
+    """``2·M·N·K`` flops (2 per MAC), plus ``M·N`` each for alpha ≠ 1 and for adding C;
+    `Cost.gemm_dim` the smallest of M, N and K."""
     a = inputs[0]
     assert a is not None, f"{op!r}: A is required"
     alpha, _, trans_a, _ = _gemm_flags(op)
     k = a.shape[0] if trans_a else a.shape[1]
+    m, n = outputs[0].shape
     size = outputs[0].size
     flops = 2 * size * k + (size if alpha != 1.0 else 0)
     if len(inputs) > 2 and inputs[2] is not None:
         flops += size
-    return Cost(float(flops), nbytes(inputs), nbytes(outputs), "matmul")
+    return Cost(float(flops), nbytes(inputs), nbytes(outputs), "matmul", gemm_dim=min(m, n, k))
 
 
 def _compile_matmul(op: Op, opset: int) -> Kernel:
@@ -145,11 +147,16 @@ def _infer_matmul(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Met
 
 
 def _cost_matmul(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
-    """``2·prod(batch)·M·N·K`` flops: 2 per MAC, K the last dim of A."""
-    a = inputs[0]
+    """``2·prod(batch)·M·N·K`` flops: 2 per MAC, K the last dim of A; `Cost.gemm_dim` the
+    smallest of M, N and K of one GEMM of the batch (a vector operand's M or N is 1)."""
+    a, b = inputs[0], inputs[1]
     assert a is not None, f"{op!r}: A is required"
-    flops = 2 * outputs[0].size * a.shape[-1]
-    return Cost(float(flops), nbytes(inputs), nbytes(outputs), "matmul")
+    assert b is not None, f"{op!r}: B is required"
+    k = a.shape[-1]
+    m = a.shape[-2] if len(a.shape) > 1 else 1
+    n = b.shape[-1] if len(b.shape) > 1 else 1
+    flops = 2 * outputs[0].size * k
+    return Cost(float(flops), nbytes(inputs), nbytes(outputs), "matmul", gemm_dim=min(m, n, k))
 
 
 def softmax(x: np.ndarray, axis: int) -> np.ndarray:

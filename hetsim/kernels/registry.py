@@ -101,9 +101,10 @@ class Cost:
     ``lowering: numpy`` count it (`hetsim.cost.kernel_us`); the calibrated ``local`` target is
     one.
 
-    `gemm_dim` is the smallest of M, N and K of the GEMM a Conv lowers to (per group and image:
-    output channels per group, output pixels, input channels per group × taps); 0 for an op
-    that is not one. A BLAS GEMM with a small dimension reaches a smaller share of peak
+    `gemm_dim` is the smallest of M, N and K of a MatMul or Gemm (of one GEMM of a batched
+    MatMul; a vector operand's M or N is 1) or of the GEMM a Conv lowers to (per group and
+    image: output channels per group, output pixels, input channels per group × taps); 0 for
+    an op that is not one. A BLAS GEMM with a small dimension reaches a smaller share of peak
     (`hetsim.cost.kernel_us`, ``gemm_half_dim``).
     """
 

@@ -177,3 +177,40 @@ def test_conv_gemm_dim_is_the_smallest_of_m_n_k_per_group(
 ) -> None:
     x, w = Meta((1, 64, 56, 56), F32), Meta(w_shape, F32)
     assert _cost(Op("Conv", "c", ("x", "w"), ("y",), attrs), x, w).gemm_dim == dim
+
+
+@pytest.mark.parametrize(
+    ("op", "shapes", "gemm_dim"),
+    [
+        (Op("MatMul", "m", ("a", "b"), ("y",)), ((32, 4096), (4096, 4096)), 32),
+        (Op("MatMul", "m", ("a", "b"), ("y",)), ((8, 64, 16), (16, 128)), 16),  # per GEMM
+        (Op("MatMul", "m", ("a", "b"), ("y",)), ((256,), (256, 512)), 1),  # a vector: M = 1
+        (Op("Gemm", "g", ("a", "b"), ("y",), {"transA": 1}), ((40, 24), (40, 100)), 24),
+    ],
+)
+def test_matmul_and_gemm_name_their_smallest_gemm_dimension(
+    op: Op, shapes: tuple[tuple[int, ...], ...], gemm_dim: int
+) -> None:
+    # gemm_half_dim.matmul was documented per kind but read by Conv's cost rule alone
+    inputs = [Meta(shape, F32) for shape in shapes]
+    definition = lookup(op)
+    outputs = definition.infer(op, 17, inputs)
+    assert definition.cost(op, inputs, outputs).gemm_dim == gemm_dim
+
+
+def test_a_thin_matmul_on_a_gpu_pays_hockneys_half_dim() -> None:
+    # by hand from docs/cost-model.md: x86-h100's gpu0, a 32 x 4096 by 4096 x 4096 MatMul
+    from hetsim.api import simulate
+    from hetsim.ir import GraphBuilder
+
+    b = GraphBuilder("thin")
+    x = b.input("x", (32, 4096), "float32")
+    graph = b.build(b.op("MatMul", x, b.initializer(np.ones((4096, 4096), np.float32), "w")))
+    gpu = Target("x86-h100").devices[0].attrs  # gpu0
+    peak = gpu["cores"] * gpu["freq_ghz"] * gpu["flops_per_cycle"] * 1e3  # flop/µs
+    compute = 2 * 32 * 4096 * 4096 / (peak * gpu["efficiency"]["matmul"])
+    for half in (0.0, 32.0):
+        target = {"tag": "x86-h100", "devices": {"gpu0": {"gemm_half_dim": {"matmul": half}}}}
+        (span,) = [s for s in simulate(graph, target, mode="timing").spans if s.name == "matmul0"]
+        expected = gpu["kernel_latency_us"] + compute * (1 + half / 32)
+        assert span.end_us - span.start_us == pytest.approx(expected, rel=1e-12)
