@@ -282,7 +282,9 @@ def simulate(
         For ``partition="rules"``: a list of ``{op, device}`` mappings or a YAML file's path.
     **options
         `hetsim.sim.SimOptions` fields: ``dims={"seq": 128}``, ``trace=False``,
-        ``cuda_graph="regions"`` (CUDA-graph offload, docs/cuda-graphs.md), ``buckets=(16, 32)``.
+        ``cuda_graph="regions"`` (CUDA-graph offload, docs/cuda-graphs.md; without it, the
+        kernels of devices whose ``cuda_graph`` attribute is set are captured as ``regions``,
+        and no others), ``buckets=(16, 32)``.
 
     Returns
     -------
@@ -353,6 +355,11 @@ def simulate(
         if not values:
             raise
         program = program_of(values)
+    cuda_graph, graph_devices = opts.cuda_graph, None
+    if "cuda_graph" not in options:  # the target may ask for graphs: devices with cuda_graph set
+        flagged = [p.path for p in platform.processors.values() if p.attrs.get("cuda_graph")]
+        if flagged:
+            cuda_graph, graph_devices = "regions", frozenset(flagged)
     record = run_with_graphs(
         program,
         platform,
@@ -363,7 +370,8 @@ def simulate(
         is_functional=opts.is_functional,
         trace=opts.trace,
         fuse=opts.fuse,
-        cuda_graph=opts.cuda_graph,
+        cuda_graph=cuda_graph,
         buckets=opts.buckets,
+        graph_devices=graph_devices,
     )
     return Result.from_record(record)

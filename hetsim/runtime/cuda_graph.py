@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -327,11 +327,13 @@ def capture_program(
     platform: Platform,
     strategy: str = "regions",
     buckets: tuple[int, ...] = DEFAULT_BUCKETS,
+    devices: Collection[str] | None = None,
 ) -> CapturedProgram:
     """Rewrite the root VM program so the regions `strategy` picks are `CudaGraph` instructions.
 
     `compiled` is a root level's `VmProgram` or a whole `PlanProgram` (its root program is
-    rewritten; nested levels are left as they are).
+    rewritten; nested levels are left as they are). `devices`: capture only these processors'
+    kernels (the devices whose ``cuda_graph`` attribute is set); ``None``: every CUDA device's.
 
     Raises
     ------
@@ -366,7 +368,18 @@ def capture_program(
             f"cuda_graph {strategy}: expected a root level run by a VM, got "
             f"{type(program).__name__} (a graph executor has no VM program to capture from)"
         )
-    chosen, notes = found.select(program, find_regions(program, platform))
+    regions = find_regions(program, platform)
+    skipped: tuple[str, ...] = ()
+    if devices is not None:
+        regions = tuple(r for r in regions if r.processor in devices)
+        skipped = tuple(
+            f"{path}: cuda_graph is set, but only the root level's kernels are captured "
+            f"(it is at level {platform.processors[path].level})"
+            for path in sorted(devices)
+            if platform.processors[path].level != program.level
+        )
+    chosen, notes = found.select(program, regions)
+    notes = (*skipped, *notes)
     starts = {r.start: r for r in chosen}
     code: list[Instruction | CudaGraph] = []
     origin: list[int] = []

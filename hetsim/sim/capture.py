@@ -16,7 +16,7 @@ size).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -61,6 +61,7 @@ def run_with_graphs(
     *,
     cuda_graph: str = "none",
     buckets: tuple[int, ...] = (),
+    graph_devices: Collection[str] | None = None,
     dims: Mapping[str, int] | None = None,
     inputs: Mapping[str, np.ndarray] | None = None,
     is_functional: bool = True,
@@ -68,7 +69,8 @@ def run_with_graphs(
     costs: Mapping[str, Cost] | None = None,
     fuse: bool = True,
 ) -> RunRecord:
-    """`run_program` with CUDA-graph strategy `cuda_graph` (``"none"``: exactly `run_program`).
+    """`run_program` with CUDA-graph strategy `cuda_graph` (``"none"``: exactly `run_program`)
+    on the kernels of `graph_devices` (``None``: of every CUDA device).
 
     The record's ``extra["cuda_graph"]`` holds the run's `GraphStats` as a dict, and its
     ``extra["cuda_graph_notes"]`` the strategy's notes: why it runs some or all kernels eagerly
@@ -80,7 +82,7 @@ def run_with_graphs(
     }  # fmt: skip
     if cuda_graph == "none":
         return run_program(program, platform, metas, is_functional=is_functional, **options)
-    rewritten = capture_program(program, platform, cuda_graph, buckets)
+    rewritten = capture_program(program, platform, cuda_graph, buckets, graph_devices)
     record = run_graph_program(
         rewritten, platform, metas, GraphCache(), is_functional=is_functional, **options
     )

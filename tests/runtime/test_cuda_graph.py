@@ -298,3 +298,49 @@ def test_one_24_us_kernel() -> None:
     assert replay == pytest.approx(0.27 + 0.94 + 0.86 + work)
     assert eager == pytest.approx(28.3, rel=0.05)
     assert replay == pytest.approx(25.8, rel=0.05)
+
+
+# -- the device attribute `cuda_graph` ----------------------------------------------------------
+
+
+def _two_relus() -> Graph:
+    b = GraphBuilder("two")
+    x = b.input("x", (1, 64), "float32")
+    return b.build(b.op("Relu", b.op("Relu", x)))
+
+
+def test_a_device_with_cuda_graph_set_is_captured_without_the_option() -> None:
+    # the attribute was validated and then never read: its kernels ran eagerly
+    flagged = {"tag": "x86-h100", "devices": {"gpu0": {"cuda_graph": True}}}
+    by_attribute = simulate(_two_relus(), flagged, mode="timing")
+    by_option = simulate(_two_relus(), "x86-h100", mode="timing", cuda_graph="regions")
+    assert by_attribute.spans == by_option.spans
+    assert by_attribute.record.extra["cuda_graph"]["captures"] == 1
+    eager = simulate(_two_relus(), flagged, mode="timing", cuda_graph="none")  # the option wins
+    assert eager.spans == simulate(_two_relus(), "x86-h100", mode="timing").spans
+
+
+def test_only_the_flagged_devices_kernels_are_captured() -> None:
+    two_gpus = {
+        "kind": "hetero", "host": "x86-cpu",
+        "devices": [{"name": "gpu0", "kind": "cuda", "cuda_graph": True},
+                    {"name": "gpu1", "kind": "cuda"}],
+    }  # fmt: skip
+    rules = [{"op": "relu0", "device": "gpu0"}, {"op": "relu1", "device": "gpu1"}]
+    result = simulate(_two_relus(), two_gpus, mode="timing", partition="rules", rules=rules)
+    assert result.placement == {"relu0": "gpu0", "relu1": "gpu1"}
+    captured = [s.name for s in result.spans if s.category == "capture"]
+    assert captured == ["capture launch relu0", "instantiate graph g0"]
+    assert [s.args["processor"] for s in result.spans if s.name == "graph g0"] == ["gpu0"]
+    eager = [s.category for s in result.spans if s.name == "launch relu1"]
+    assert eager == ["dispatch", "launch"]  # gpu1's kernel is launched as ever
+
+
+def test_a_flagged_device_of_a_nested_level_is_noted_not_captured() -> None:
+    nested = {"node1": {"devices": {"gpu0": {"cuda_graph": True}}}}
+    target = {"tag": "two-node-h100", "devices": nested}
+    result = simulate(_two_relus(), target, mode="timing")
+    assert result.record.extra["cuda_graph_notes"] == [
+        "node1/gpu0: cuda_graph is set, but only the root level's kernels are captured (it is at "
+        "level node1)"
+    ]
