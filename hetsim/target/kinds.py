@@ -260,14 +260,16 @@ CUDA_GRAPH_ATTRS = (
     # 0.94 and 0.86 solve two REFERENCE-NUMBERS.md rows together: 80 tiny kernels replayed in
     # ~70 us (CUDA.jl "Graphs") and one 24 us kernel replayed in 25.8 us (B200, driver API):
     # 0.94 + 80 x 0.86 = 69.7 us; 0.94 + 0.86 + 24 = 25.8 us (derivation: targets/nvidia/h100.yaml)
-    _non_negative("capture_node_us", "host-side time to record one kernel into a capture", 3.2),
-    # 3.2: the eager per-kernel cost of the same CUDA.jl measurement (capture replays the launch)
-    _non_negative("instantiate_us", "fixed time of cudaGraphInstantiate", 20.0),
+    _non_negative("capture_node_us", "host-side time to record one kernel into a capture", 3.24),
+    # 3.24 = launch_us: stream capture records each launch through the same runtime API path
+    _non_negative("instantiate_us", "fixed time of cudaGraphInstantiate", 10.0),
     _non_negative("instantiate_node_us", "time of cudaGraphInstantiate per node", 1.0),
     # instantiate grows linearly with the node count of a chain (CUDA programming guide); the
-    # two figures are estimates to calibrate
-    Attr("graph_node_bytes", "int", "device memory per instantiated graph node", 1024, minimum=0),
-    _non_negative("update_us", "time of cudaGraphExecUpdate (same topology)", 10.0),
+    # two figures are estimates to calibrate (REFERENCE-NUMBERS.md "Instantiate")
+    Attr("graph_node_bytes", "int", "device memory per instantiated graph node", 40960, minimum=0),
+    # vLLM: 0.21 GiB for 35 graphs of ~150 nodes = ~40 KiB a node (REFERENCE-NUMBERS.md)
+    _non_negative("update_us", "time of cudaGraphExecUpdate (same topology)", 5.0),
+    # assumed: an in-place update of an unchanged topology, cheaper than re-instantiating
     Attr("cuda_graph", "bool", "replay this device's kernels as captured CUDA graphs", False),
     Attr("arch", "str", "CUDA compute capability, as TVM's -arch", "sm_90", pattern=r"sm_\d+a?"),
 )

@@ -164,3 +164,15 @@ def test_tvm_mcpu_table_names_each_cpu_tag_by_its_own_mcpu(tag: str) -> None:
 def test_tvm_arch_table_names_each_gpu_tag_by_its_own_arch(tag: str) -> None:
     archs = [arch for arch, mapped in CUDA_ARCHS.items() if mapped == tag]
     assert _device(tag).attrs["arch"] in archs
+
+
+def test_the_cuda_kind_defaults_its_graph_costs_to_the_cited_h100_ones() -> None:
+    # docs/cuda-graphs.md calls the h100 derivation "the default cuda parameters"; the kind had
+    # other, uncited figures (instantiate 20 us, 1 KiB a node, update 10 us)
+    from hetsim.target import Target
+
+    kind, tag = Target("cuda").devices[0].attrs, Target("nvidia/h100").devices[0].attrs
+    names = ("graph_launch_us", "graph_node_us", "capture_node_us", "instantiate_us",
+             "instantiate_node_us", "graph_node_bytes", "update_us")  # fmt: skip
+    assert {n: kind[n] for n in names} == {n: tag[n] for n in names}
+    assert (kind["capture_node_us"], kind["graph_node_bytes"]) == (3.24, 40960)
