@@ -4,13 +4,15 @@
 `hetsim.sim.capture` binds it to a `GraphStep` (the region's bound steps plus its costs and its
 key, ``(region, shape key)``). The engine runs a `GraphStep` with `run_graph`:
 
-- **capture** (the key is not in the `GraphCache`): the VM interprets the region's instructions
-  as usual (``dispatch_us`` each, ALLOC and FREE with their runtime cost) but records each launch
-  into the capture (``capture_node_us``, category ``capture``) instead of running it; then
+- **capture** (the key is not in the `GraphCache`): one ``dispatch_us`` for the instruction, as
+  on a replay; then the VM interprets the region's instructions as usual (``dispatch_us`` each,
+  ALLOC and FREE with their runtime cost) but records each launch into the capture
+  (``capture_node_us``, category ``capture``) instead of running it; then
   ``cudaGraphInstantiate`` (``instantiate_us + nodes × instantiate_node_us``, ``capture``), which
   takes the graph's memory (``nodes × graph_node_bytes``) from the device for good; then the new
-  graph is launched as a replay. Capture does not execute kernels (CUDA stream capture, and
-  TVM's ``cuda_graph_builtin`` launch the instantiated graph after capturing).
+  graph is launched (``graph_launch_us``), its nodes as on a replay. Capture does not execute
+  kernels (CUDA stream capture, and TVM's ``cuda_graph_builtin`` launch the instantiated graph
+  after capturing).
 - **replay** (the key is cached): one ``dispatch_us`` for the instruction and ``graph_launch_us``
   (``launch``) on the host; the region's allocations are the graph's static buffers (taken and
   given back at the host's time, for free); every node is queued on the device's stream at once,
@@ -129,9 +131,9 @@ def run_graph(sim: Simulation, step: GraphStep) -> None:
     """Run `step` on `sim`: capture it if its key is new, then launch the graph (module doc)."""
     cache = step.cache
     is_cached = step.key in cache.graphs
+    sim.dispatch(step)  # the CUDA_GRAPH instruction itself, whether it captures or replays
     if is_cached:
         cache.replays += 1
-        sim.dispatch(step)
     else:
         _capture(sim, step)
     t = sim.t
