@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from hetsim.api import platform_of, simulate
 from hetsim.calibrate.fit import fit_line
-from hetsim.calibrate.probe import chain_graph
 from hetsim.cost import kernel_us
 from hetsim.errors import HetsimError
 from hetsim.ir import Graph, GraphBuilder
@@ -50,7 +51,7 @@ TYPICAL_OP_ELEMENTS = 64 * 56 * 56
 MAX_CROSSOVER_ELEMENTS = 1 << 40
 
 
-def fanout_graph(width: int, size: int = 4) -> Graph:
+def fanout_graph(width: int, size: int = 4, dtype: str = "float32") -> Graph:
     """`width` Relu ops that all read the input, summed by one Sum: ``width + 1`` ops.
 
     >>> g = fanout_graph(3)
@@ -58,16 +59,43 @@ def fanout_graph(width: int, size: int = 4) -> Graph:
     ['Relu', 'Relu', 'Relu', 'Sum']
     """
     b = GraphBuilder(f"fanout{width}")
-    x = b.input("x", (size,))
+    x = b.input("x", (size,), dtype)
     branches = [b.op("Relu", x, name=f"r{i}") for i in range(width)]
     return b.build(b.op("Sum", *branches, name="sum"))
 
 
-SHAPES: dict[str, Callable[[int], Graph]] = {
-    "chain": lambda n: chain_graph(n)[0],
-    "fanout": fanout_graph,
+def chain_of(length: int, dtype: str = "float32") -> Graph:
+    """`chain_graph`'s chain of Relus, its input of `dtype`."""
+    b = GraphBuilder(f"chain{length}")
+    h = b.input("x", (4,), dtype)
+    for i in range(length):
+        h = b.op("Relu", h, name=f"r{i}")
+    return b.build(h)
+
+
+SHAPES: dict[str, Callable[[int, str], Graph]] = {
+    "chain": chain_of,
+    "fanout": lambda n, dtype: fanout_graph(n, dtype=dtype),
 }
-"""Benchmark graph shape → builder from an op count."""
+"""Benchmark graph shape → builder from an op count and a dtype."""
+
+PREFERRED_DTYPES = ("float32", "float16", "bfloat16", "int8", "int16", "int32")
+"""The element type of the benchmark graphs: the first of these the benchmarked device computes
+in (float32 where it can; an INT8 NPU gets int8, not float32 ops it would refuse)."""
+
+
+def bench_dtype(target: Target, device: str) -> str:
+    """The dtype the benchmark graphs take on `device` (a path of `target`; a nested level's
+    ops go to its first device that runs ops).
+
+    >>> bench_dtype(Target("rk3588"), "npu"), bench_dtype(Target("x86-h100"), "gpu0")
+    ('float16', 'float32')
+    """
+    node = dict(target.walk())[device]
+    if node.kind == "hetero":
+        node = next((d for d in node.devices if d.kind != "hetero" and d.attrs["ops"]), node.host)
+    computes = node.attrs.get("dtypes") or ("float32",)
+    return next((d for d in PREFERRED_DTYPES if d in computes), computes[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +204,8 @@ class BenchRow:
     typical_kernel_us: float | None = None
     crossover_elements: int | None = None
     note: str = ""
+    dtype: str = "float32"
+    """The element type of the benchmark graphs (`bench_dtype`): what the device computes in."""
 
     @property
     def is_available(self) -> bool:
@@ -208,8 +238,9 @@ def _has_own_memory(target: Target) -> bool:
     return target.host is not None and target.host.attrs["memory_gib"] > 0
 
 
-def crossover_elements(processor: Processor, overhead_us: float) -> int:
-    """The fewest float32 Relu elements whose kernel time on `processor` reaches `overhead_us`.
+def crossover_elements(processor: Processor, overhead_us: float, itemsize: int = 4) -> int:
+    """The fewest Relu elements (of `itemsize` bytes) whose kernel time on `processor` reaches
+    `overhead_us`.
 
     Below it, the per-op dispatch overhead takes longer than the op itself.
 
@@ -220,16 +251,17 @@ def crossover_elements(processor: Processor, overhead_us: float) -> int:
     1000
     """
     low, high = 0, 1
-    while _relu_us(processor, high) < overhead_us and high < MAX_CROSSOVER_ELEMENTS:
+    while _relu_us(processor, high, itemsize) < overhead_us and high < MAX_CROSSOVER_ELEMENTS:
         low, high = high, high * 2
     while high - low > 1:
         mid = (low + high) // 2
-        low, high = (mid, high) if _relu_us(processor, mid) < overhead_us else (low, mid)
+        low, high = (mid, high) if _relu_us(processor, mid, itemsize) < overhead_us else (low, mid)
     return high
 
 
-def _relu_us(processor: Processor, elements: int) -> float:
-    return kernel_us(processor, Cost(float(elements), 4 * elements, 4 * elements, "elementwise"))
+def _relu_us(processor: Processor, elements: int, itemsize: int = 4) -> float:
+    size = itemsize * elements
+    return kernel_us(processor, Cost(float(elements), size, size, "elementwise"))
 
 
 def _run(graph: Graph, target: Target, options: dict[str, Any]) -> tuple[float, float, str]:
@@ -250,7 +282,8 @@ def bench_row(tag: str, variant: Variant, shape: str, ops: Sequence[int]) -> Ben
         return BenchRow(tag, variant.name, shape, note=f"not available: {reason}")
     try:
         chosen, options = variant.setup(target)
-        runs = [_run(SHAPES[shape](n), chosen, options) for n in ops]
+        dtype = bench_dtype(chosen, options["rules"][0]["device"])
+        runs = [_run(SHAPES[shape](n, dtype), chosen, options) for n in ops]
     except HetsimError as err:
         return BenchRow(tag, variant.name, shape, note=f"not available: {err}")
     counts = [n + (shape == "fanout") for n in ops]
@@ -262,8 +295,9 @@ def bench_row(tag: str, variant: Variant, shape: str, ops: Sequence[int]) -> Ben
     processor = platform_of(chosen).processors.get(runs[-1][2])
     typical = crossover = None
     if processor is not None:
-        typical = _relu_us(processor, TYPICAL_OP_ELEMENTS)
-        crossover = crossover_elements(processor, line.slope)
+        itemsize = np.dtype(dtype).itemsize
+        typical = _relu_us(processor, TYPICAL_OP_ELEMENTS, itemsize)
+        crossover = crossover_elements(processor, line.slope, itemsize)
     return BenchRow(
         tag,
         variant.name,
@@ -277,6 +311,7 @@ def bench_row(tag: str, variant: Variant, shape: str, ops: Sequence[int]) -> Ben
         runs[-1][2],
         typical,
         crossover,
+        dtype=dtype,
     )
 
 

@@ -52,7 +52,8 @@ BENCH_HEADER = (
 
 
 def bench_table(rows: Sequence[BenchRow]) -> str:
-    """One line per tag × level × shape: per-op and fixed cost, and the crossover.
+    """One line per tag × level × shape: per-op and fixed cost, and the crossover (in elements
+    of the graphs' dtype: float32 unless the device computes in another, then named).
 
     >>> print(bench_table([BenchRow("soc", "vm", "chain", (1, 2), (3.0, 5.0), (0.0, 0.0), 2.0,
     ...     0.0, 1.0, "npu", 1.5, 700), BenchRow("soc", "graph", "chain", note="n/a")]))
@@ -77,7 +78,8 @@ def bench_table(rows: Sequence[BenchRow]) -> str:
                 _num(r.capture_per_op_us),
                 r.processor,
                 _num(r.typical_kernel_us),
-                f"{r.crossover_elements} elements",
+                f"{r.crossover_elements} elements"
+                + ("" if r.dtype == "float32" else f" ({r.dtype})"),
             )
         )
     return _table(lines, 3, notes)

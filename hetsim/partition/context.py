@@ -11,6 +11,7 @@ here, once.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,11 +52,19 @@ def is_static(level: Level) -> bool:
     return bool(level.executor is not None and level.executor.attrs.get("is_static", False))
 
 
-def refusals(platform: Platform, choice: str, op: Op, is_dynamic: bool) -> list[tuple[str, str]]:
+def refusals(
+    platform: Platform,
+    choice: str,
+    op: Op,
+    is_dynamic: bool,
+    dtypes: AbstractSet[str] = frozenset(),
+) -> list[tuple[str, str]]:
     """Why `choice` (a processor or nested level path) cannot run `op`: ``(path, reason)`` pairs.
 
-    Empty when it can. A nested level lists the refusals of each of its devices (not its host:
-    a nested level is offered the ops its devices run).
+    Empty when it can. A processor must list the op in its ``ops`` and each of `dtypes` (the
+    element types the op computes in: its outputs') in its ``dtypes``. A nested level lists the
+    refusals of each of its devices (not its host: a nested level is offered the ops its
+    devices run).
 
     Examples
     --------
@@ -68,16 +77,23 @@ def refusals(platform: Platform, choice: str, op: Op, is_dynamic: bool) -> list[
     [('vdevice0', 'dynamic shapes; its graph executor is static')]
     >>> refusals(soc, "host", Op("Softmax", "sm", ("x",), ("y",)), True)
     []
+    >>> refusals(soc, "vdevice0/npu", Op("Relu", "r", ("x",), ("y",)), False, {"float64"})
+    [('vdevice0/npu', 'no float64 in its dtypes')]
     """
     level = platform.levels.get(choice)
     if level is None:
-        ops = platform.processors[choice].attrs.get("ops", (ANY_OP,))
-        return [] if ANY_OP in ops or op.type in ops else [(choice, f"no {op.type} in its ops")]
+        attrs = platform.processors[choice].attrs
+        ops = attrs.get("ops", (ANY_OP,))
+        if ANY_OP not in ops and op.type not in ops:
+            return [(choice, f"no {op.type} in its ops")]
+        computes = attrs.get("dtypes")
+        missing = sorted(dtypes.difference(computes)) if computes is not None else []
+        return [(choice, f"no {missing[0]} in its dtypes")] if missing else []
     if is_dynamic and is_static(level):
         return [_static(level)]
     found: list[tuple[str, str]] = []
     for device in level.devices:
-        refused = refusals(platform, device, op, is_dynamic)
+        refused = refusals(platform, device, op, is_dynamic, dtypes)
         if not refused:
             return []
         found.extend(refused)
@@ -90,7 +106,11 @@ def _static(level: Level) -> tuple[str, str]:
 
 
 def path_refusals(
-    platform: Platform, device: str, op: Op, is_dynamic: bool
+    platform: Platform,
+    device: str,
+    op: Op,
+    is_dynamic: bool,
+    dtypes: AbstractSet[str] = frozenset(),
 ) -> list[tuple[str, str]]:
     """Why `op` cannot run on exactly `device`, reached through every nested level above it.
 
@@ -113,7 +133,7 @@ def path_refusals(
             above = device == path or device.startswith(path + "/")
             if path and above and is_static(level):
                 return [_static(level)]
-    return refusals(platform, device, op, is_dynamic)
+    return refusals(platform, device, op, is_dynamic, dtypes)
 
 
 def no_device_error(op: Op, tried: list[tuple[str, str]]) -> PartitionError:
@@ -154,9 +174,10 @@ class LevelContext:
     dynamic: frozenset[str] = frozenset()
     constants: frozenset[str] = frozenset()
     rules: tuple[Any, ...] = ()
-    # Refusals depend on the op's type and dynamism only: worked out once per pair, not per op.
-    _capable: dict[tuple[str, bool], tuple[list[str], list[tuple[str, str]]]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
+    # Refusals depend on the op's type, dynamism and output dtypes only: worked out once per
+    # combination, not per op.
+    _capable: dict[tuple[str, bool, frozenset[str]], tuple[list[str], list[tuple[str, str]]]] = (
+        field(default_factory=dict, init=False, repr=False, compare=False)
     )
 
     @property
@@ -173,20 +194,27 @@ class LevelContext:
             None can; the message names each processor tried and why not.
         """
         is_dynamic = op.name in self.dynamic
-        known = self._capable.get((op.type, is_dynamic))
+        dtypes = self.dtypes_of(op)
+        key = (op.type, is_dynamic, dtypes)
+        known = self._capable.get(key)
         if known is None:
             found: list[str] = []
             tried: list[tuple[str, str]] = []
             for choice in self.choices:
-                refused = refusals(self.platform, choice, op, is_dynamic)
+                refused = refusals(self.platform, choice, op, is_dynamic, dtypes)
                 if refused:
                     tried.extend(refused)
                 else:
                     found.append(choice)
-            known = self._capable[op.type, is_dynamic] = (found, tried)
+            known = self._capable[key] = (found, tried)
         if not known[0]:
             raise no_device_error(op, known[1])
         return list(known[0])
+
+    def dtypes_of(self, op: Op) -> frozenset[str]:
+        """The element types `op` computes in: its outputs' dtypes."""
+        metas = self.metas
+        return frozenset(metas[name].dtype.name for name in op.outputs if name in metas)
 
     def memory_of(self, choice: str) -> str:
         """The memory a choice computes in: a nested level's is its host's."""

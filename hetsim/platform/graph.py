@@ -76,9 +76,9 @@ class Platform:
 
         Two platforms of equal layouts get the same plan under the ``capability`` and ``rules``
         policies and the same compiled programs (`hetsim.runtime.compile_plan`): those read the
-        platform's name, its processors (path, role, kind, level, memory, ``ops``), memories
-        (level, capacity), levels (host, devices, executor and runtime kinds, the executor's
-        ``is_static``) and links, and the route between two memories. The cost parameters
+        platform's name, its processors (path, role, kind, level, memory, ``ops``, ``dtypes``),
+        memories (level, capacity), levels (host, devices, executor and runtime kinds, the
+        executor's ``is_static``) and links, and the route between two memories. The cost parameters
         (``dispatch_us``, peak flops, bandwidths, latencies, ...) are left out, so a sweep over
         them compiles once (`hetsim.simulate` keys its compiled plans by the layout). A route
         depends on the links' costs only where two paths join a pair of memories (a cycle, or
@@ -213,7 +213,15 @@ class Platform:
 def _layout_of(platform: Platform) -> tuple[Any, ...]:
     """`Platform.layout`, made."""
     processors = tuple(
-        (p.path, p.role, p.kind, p.level, p.memory, _frozen(p.attrs.get("ops")))
+        (
+            p.path,
+            p.role,
+            p.kind,
+            p.level,
+            p.memory,
+            _frozen(p.attrs.get("ops")),
+            _frozen(p.attrs.get("dtypes")),
+        )
         for p in platform.processors.values()
     )
     memories = tuple((m.name, m.level, m.capacity_bytes) for m in platform.memories.values())

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
+
+from hetsim.errors import PartitionError
 from hetsim.ir import Graph, GraphBuilder
 from hetsim.models import load_model
 from hetsim.partition import Segment, Transfer, partition
@@ -117,3 +122,26 @@ def test_seed_scenario_cnn_runs_on_npu_and_softmax_on_host() -> None:
     assert plan.placement[graph.ops[-1].name] == "host"
     # x is float32[1, 3, 32, 32] = 12288 B; the logits float32[1, 10] = 40 B.
     assert [(t.tensor, t.bytes) for t in plan.levels[""].transfers] == [("x", 12288), ("fc", 40)]
+
+
+def _relus(dtype: str) -> Graph:
+    b = GraphBuilder(f"relus-{dtype}")
+    x = b.input("x", (1, 64), dtype)
+    return b.build(b.op("Relu", b.op("Relu", x)))
+
+
+def test_an_op_goes_only_where_its_dtype_is_computed() -> None:
+    # rk3588's NPU computes int8 and float16 (its datasheet): float32 ops went there all the same
+    rk3588 = tag_platform("rk3588")
+    assert set(partition(_relus("float32"), rk3588).placement.values()) == {"host"}
+    assert set(partition(_relus("float16"), rk3588).placement.values()) == {"npu"}
+
+
+def test_no_processor_computing_the_dtype_is_an_error_naming_each() -> None:
+    int8_only = platform_of(
+        level(proc("x86-cpu", dtypes=["int8"]), [proc("npu", name="npu", dtypes=["int8"])])
+    )
+    with pytest.raises(PartitionError) as caught:
+        partition(_relus("float32"), int8_only)
+    assert re.search(r"npu \(no float32 in its dtypes\).*host \(no float32 in its dtypes\)",
+                     str(caught.value))  # fmt: skip

@@ -139,11 +139,12 @@ SOC = Target("arm-riscv-soc")
     "changes",
     [
         {"devices": {"vdevice0": {"devices": {"npu": {"ops": ["Conv", "Relu"]}}}}},
+        {"devices": {"vdevice0": {"devices": {"npu": {"dtypes": ["int8"]}}}}},
         {"devices": {"vdevice0": {"devices": {"npu": {"memory_gib": 0.5}}}}},
         {"devices": {"vdevice0": {"executor": "vm", "runtime": "cpp"}}},
         {"name": "another-soc"},
     ],
-    ids=["ops", "capacity", "executor", "name"],
+    ids=["ops", "dtypes", "capacity", "executor", "name"],
 )
 def test_what_placing_or_compiling_reads_changes_the_layout(changes: dict[str, Any]) -> None:
     assert build_platform(SOC.override(changes)).layout != build_platform(SOC).layout

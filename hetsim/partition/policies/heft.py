@@ -23,6 +23,7 @@ estimate ignores host dispatch contention and link contention.
 from __future__ import annotations
 
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 
 from hetsim.cost import dispatch_us, invoke_us, kernel_us, launch_us, route_us
 from hetsim.ir import Op
@@ -41,7 +42,13 @@ Picker = Callable[[Op, list[tuple[float, str]]], str]
 
 
 def op_us(
-    platform: Platform, level: Level, choice: str, op: Op, cost: Cost, is_dynamic: bool
+    platform: Platform,
+    level: Level,
+    choice: str,
+    op: Op,
+    cost: Cost,
+    is_dynamic: bool,
+    dtypes: AbstractSet[str] = frozenset(),
 ) -> float:
     """Estimated time of `op` on `choice` of `level`, without transfers or invoke overhead.
 
@@ -58,9 +65,9 @@ def op_us(
     nested = platform.levels.get(choice)
     if nested is not None:
         return min(
-            op_us(platform, nested, device, op, cost, is_dynamic)
+            op_us(platform, nested, device, op, cost, is_dynamic, dtypes)
             for device in nested.devices
-            if not refusals(platform, device, op, is_dynamic)
+            if not refusals(platform, device, op, is_dynamic, dtypes)
         )
     processor = platform.processors[choice]
     launch = 0.0 if choice == level.host else launch_us(processor)
@@ -85,9 +92,9 @@ class _Scheduler:
     def _times(self, op: Op) -> dict[str, float]:
         """Choice -> `op_us`, for each choice that can run `op`, in priority order."""
         context, is_dynamic = self.context, op.name in self.context.dynamic
-        cost = context.costs[op.name]
+        cost, dtypes = context.costs[op.name], context.dtypes_of(op)
         return {
-            c: op_us(context.platform, context.level, c, op, cost, is_dynamic)
+            c: op_us(context.platform, context.level, c, op, cost, is_dynamic, dtypes)
             for c in context.candidates(op)
         }
 

@@ -158,7 +158,9 @@ def place_by_rules(context: LevelContext) -> dict[str, str]:
         if rule is None or choice is None:
             placed[op.name] = context.candidates(op)[0]
             continue
-        refused = path_refusals(context.platform, rule.device, op, op.name in context.dynamic)
+        refused = path_refusals(
+            context.platform, rule.device, op, op.name in context.dynamic, context.dtypes_of(op)
+        )
         if refused:
             reasons = ", ".join(f"{path} ({reason})" for path, reason in refused)
             raise PartitionError(
