@@ -176,8 +176,8 @@ class LevelContext:
     rules: tuple[Any, ...] = ()
     # Refusals depend on the op's type, dynamism and output dtypes only: worked out once per
     # combination, not per op.
-    _capable: dict[tuple[str, bool, frozenset[str]], tuple[list[str], list[tuple[str, str]]]] = (
-        field(default_factory=dict, init=False, repr=False, compare=False)
+    _capable: dict[tuple[Any, ...], tuple[list[str], list[tuple[str, str]]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
     )
 
     @property
@@ -194,10 +194,15 @@ class LevelContext:
             None can; the message names each processor tried and why not.
         """
         is_dynamic = op.name in self.dynamic
-        dtypes = self.dtypes_of(op)
-        key = (op.type, is_dynamic, dtypes)
+        metas, outputs = self.metas, op.outputs
+        # keyed by the outputs' numpy dtypes: hashing one is cheap, its name is not (a µs)
+        if len(outputs) == 1 and outputs[0] in metas:
+            key: tuple[Any, ...] = (op.type, is_dynamic, metas[outputs[0]].dtype)
+        else:
+            key = (op.type, is_dynamic, *(metas[n].dtype for n in outputs if n in metas))
         known = self._capable.get(key)
         if known is None:
+            dtypes = self.dtypes_of(op)
             found: list[str] = []
             tried: list[tuple[str, str]] = []
             for choice in self.choices:
@@ -212,7 +217,7 @@ class LevelContext:
         return list(known[0])
 
     def dtypes_of(self, op: Op) -> frozenset[str]:
-        """The element types `op` computes in: its outputs' dtypes."""
+        """The element types `op` computes in: its outputs' dtypes' names."""
         metas = self.metas
         return frozenset(metas[name].dtype.name for name in op.outputs if name in metas)
 
