@@ -223,3 +223,12 @@ def test_broadcast_shape_of_sizes_numpy_cannot_index() -> None:
     # numpy's "broadcast dimensions too large" was reported as shapes not broadcastable
     op = Op("Div", "scale", ("a", "b"), ("c",))
     assert broadcast_shape(op, (1, 4, 10**11, 10**11), ()) == (1, 4, 10**11, 10**11)
+
+
+@pytest.mark.parametrize("op_type", ["Relu", "Neg", "Sigmoid", "Gelu"])
+def test_a_unary_op_with_two_inputs_is_an_error(op_type: str) -> None:
+    # the second input was ignored: a model that says otherwise ran as if it did not
+    op = Op(op_type, "u", ("x", "x"), ("y",))
+    meta = Meta((1, 4), np.dtype("float32"))
+    with pytest.raises(ModelError, match=rf"^op u \({op_type}\): expected 1 input, got 2$"):
+        OPS[op_type].infer(op, 17, [meta, meta])
