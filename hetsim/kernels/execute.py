@@ -21,7 +21,7 @@ from hetsim.ir import Graph, Op, TensorType
 from hetsim.ir.cache import GraphCache
 from hetsim.kernels.fuse import Fused, fused_of, with_epilogue
 from hetsim.kernels.propagate import bind_dims, input_dtype_error
-from hetsim.kernels.registry import Kernel, kernel_error, lookup, read_only
+from hetsim.kernels.registry import Kernel, lookup, raise_kernel_error, read_only
 
 __all__ = ["Program", "compile_program", "execute"]
 
@@ -86,7 +86,7 @@ class Program:
                     values[slot] = None
         except Exception as err:  # the step whose kernel failed, found only then: no cost
             failed = next(s.op for s in self.steps if s.kernel is kernel and s.outputs is outs)
-            raise kernel_error(failed, err) from err
+            raise_kernel_error(failed, err)
         return {name: values[slot] for name, slot in self.outputs}  # type: ignore[misc]
 
     def _check(self, inputs: Mapping[str, np.ndarray]) -> None:
@@ -157,7 +157,7 @@ def compile_program(graph: Graph, *, fuse_ops: bool = True) -> Program:
             try:
                 results = kernel([constants.get(i) for i in ins])
             except Exception as err:
-                raise kernel_error(op, err) from err
+                raise_kernel_error(op, err)
             pairs = zip(outs, results, strict=False)
             constants.update((o, r) for o, r in pairs if o != _DISCARD_SLOT)
             continue

@@ -17,7 +17,7 @@ import numpy as np
 
 from hetsim.errors import HetsimError, ModelError, UnknownValueError, is_count
 from hetsim.ir import Graph, Op, bind_shape, op_label
-from hetsim.kernels.registry import Cost, Meta, kernel_error, lookup
+from hetsim.kernels.registry import Cost, Meta, lookup, raise_kernel_error
 
 __all__ = [
     "SMALL_VALUE_SIZE",
@@ -325,7 +325,7 @@ def _infer(
         try:
             values = kernel([None if m is None else m.value for m in in_metas])
         except Exception as err:
-            raise kernel_error(op, err) from err
+            raise_kernel_error(op, err)
         return [
             Meta(m.shape, m.dtype, np.asarray(v)) for m, v in zip(out_metas, values, strict=False)
         ]

@@ -13,7 +13,7 @@ import inspect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -34,7 +34,6 @@ __all__ = [
     "constant_input",
     "dtype_of",
     "elementwise_cost",
-    "kernel_error",
     "lookup",
     "memoize",
     "movement_cost",
@@ -42,6 +41,7 @@ __all__ = [
     "normalize_axes",
     "normalize_axis",
     "op_error",
+    "raise_kernel_error",
     "register",
     "same_as_input",
     "view_cost",
@@ -307,23 +307,25 @@ def op_error(op: Op, expected: str, got: object) -> ModelError:
     return ModelError(f"{op_label(op)}: {expected}, got {got}")
 
 
-def kernel_error(op: Op, err: Exception) -> Exception:
-    """What a kernel's failure on its inputs raises: `err` itself when it is already a
+def raise_kernel_error(op: Op, err: Exception) -> NoReturn:
+    """Raise what a kernel's failure on its inputs is: `err` itself when it is already a
     `HetsimError` (it says what and where) or a `MemoryError`, else a ModelError naming the op
     (an out-of-range Gather index, a reduction over an empty axis: numpy's message alone would
-    not say which of thousands of ops it was). Raise it ``from err``: the traceback stays in
-    the chain for whoever debugs a kernel.
+    not say which of thousands of ops it was), chained to `err` for whoever debugs a kernel.
+    Call it in an ``except`` block.
 
     Examples
     --------
     >>> op = Op("Gather", "g0", ("x", "i"), ("y",))
-    >>> str(kernel_error(op, IndexError("index 10 is out of bounds for axis 1 with size 4")))
-    'op g0 (Gather): expected its kernel to compute, got IndexError: index 10 is out of bounds \
-for axis 1 with size 4'
+    >>> raise_kernel_error(op, IndexError("index 10 is out of bounds for axis 1 with size 4"))
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.ModelError: op g0 (Gather): expected its kernel to compute, got IndexError: \
+index 10 is out of bounds for axis 1 with size 4
     """
     if isinstance(err, HetsimError | MemoryError):
-        return err
-    return op_error(op, "expected its kernel to compute", f"{type(err).__name__}: {err}")
+        raise err
+    raise op_error(op, "expected its kernel to compute", f"{type(err).__name__}: {err}") from err
 
 
 def dtype_of(op: Op, code: int | str) -> np.dtype[Any]:

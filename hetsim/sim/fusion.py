@@ -32,7 +32,7 @@ from hetsim.ir import Graph, Op
 from hetsim.ir.cache import SIMULATOR_BUDGET, GraphCache
 from hetsim.kernels import Kernel, lookup
 from hetsim.kernels.fuse import fused_of, with_epilogue
-from hetsim.kernels.registry import kernel_error
+from hetsim.kernels.registry import raise_kernel_error
 from hetsim.runtime import Call, Instruction, Launch
 from hetsim.sim.steps import Run, kernel_run, no_run
 
@@ -175,13 +175,13 @@ def constant_values(
             try:
                 results = group.compute(head_inputs)
             except Exception as err:
-                raise kernel_error(op, err) from err
+                raise_kernel_error(op, err)
             values.update(zip(group.outputs, results, strict=False))
             continue
         kernel = kernel_of(op)
         try:
             results = kernel([values[name] if name else None for name in op.inputs])
         except Exception as err:
-            raise kernel_error(op, err) from err
+            raise_kernel_error(op, err)
         values.update((name, r) for name, r in zip(op.outputs, results, strict=False) if name)
     return values

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from hetsim.ir import Op
-from hetsim.kernels.registry import kernel_error
+from hetsim.kernels.registry import raise_kernel_error
 
 __all__ = [
     "AllocStep",
@@ -59,13 +59,13 @@ def kernel_run(
     op: Op,
 ) -> Run:
     """The `Run` that calls `kernel` (op `op`'s) on the values of slots `inputs` and writes its
-    results to slots `outputs`; a kernel that fails names `op` (`kernel_error`)."""
+    results to slots `outputs`; a kernel that fails names `op` (`raise_kernel_error`)."""
 
     def run(values: list[Any]) -> None:
         try:
             results = kernel([values[i] for i in inputs])
         except Exception as err:
-            raise kernel_error(op, err) from err
+            raise_kernel_error(op, err)
         for slot, result in zip(outputs, results, strict=False):
             values[slot] = result
 
