@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.errors import HetsimError, ModelError, UnknownValueError, is_count
-from hetsim.ir import Graph, Op, bind_shape, op_label
+from hetsim.errors import ModelError, UnknownValueError, is_count
+from hetsim.ir import Graph, Op, bind_shape
 from hetsim.kernels.registry import Cost, Meta, lookup, raise_kernel_error
 
 __all__ = [
@@ -316,10 +316,7 @@ def _infer(
     try:
         out_metas = definition.infer(op, opset, in_metas)
     except Exception as err:  # a rule's own checks raise ModelErrors; this is what they missed
-        if isinstance(err, HetsimError | MemoryError):
-            raise
-        expected = "expected attributes its shape rule can use"
-        raise ModelError(f"{op_label(op)}: {expected}, got {type(err).__name__}: {err}") from err
+        raise_kernel_error(op, err, "expected attributes its shape rule can use")
     if _is_small_known(in_metas, out_metas):
         kernel = definition.compile(op, opset)
         try:

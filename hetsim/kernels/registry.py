@@ -225,10 +225,7 @@ def _naming_the_op(compile: Compile) -> Compile:
         try:
             return compile(op, opset)
         except Exception as err:
-            if isinstance(err, HetsimError | MemoryError):
-                raise
-            got = f"{type(err).__name__}: {err}"
-            raise op_error(op, "expected attributes its kernel can use", got) from err
+            raise_kernel_error(op, err, "expected attributes its kernel can use")
 
     return checked
 
@@ -307,12 +304,14 @@ def op_error(op: Op, expected: str, got: object) -> ModelError:
     return ModelError(f"{op_label(op)}: {expected}, got {got}")
 
 
-def raise_kernel_error(op: Op, err: Exception) -> NoReturn:
-    """Raise what a kernel's failure on its inputs is: `err` itself when it is already a
-    `HetsimError` (it says what and where) or a `MemoryError`, else a ModelError naming the op
-    (an out-of-range Gather index, a reduction over an empty axis: numpy's message alone would
-    not say which of thousands of ops it was), chained to `err` for whoever debugs a kernel.
-    Call it in an ``except`` block.
+def raise_kernel_error(
+    op: Op, err: Exception, expected: str = "expected its kernel to compute"
+) -> NoReturn:
+    """Raise what a failure of `op`'s kernel (or of its compile or shape rule: `expected` says
+    which) is: `err` itself when it is already a `HetsimError` (it says what and where) or a
+    `MemoryError`, else a ModelError naming the op (an out-of-range Gather index, a reduction
+    over an empty axis: numpy's message alone would not say which of thousands of ops it was),
+    chained to `err` for whoever debugs a kernel. Call it in an ``except`` block.
 
     Examples
     --------
@@ -325,7 +324,7 @@ index 10 is out of bounds for axis 1 with size 4
     """
     if isinstance(err, HetsimError | MemoryError):
         raise err
-    raise op_error(op, "expected its kernel to compute", f"{type(err).__name__}: {err}") from err
+    raise op_error(op, expected, f"{type(err).__name__}: {err}") from err
 
 
 def dtype_of(op: Op, code: int | str) -> np.dtype[Any]:
