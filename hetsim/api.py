@@ -19,6 +19,7 @@ from hetsim.ir import Graph, bind_shape
 from hetsim.ir.cache import SIMULATOR_BUDGET, GraphCache
 from hetsim.kernels import Cost, Meta, bind_dims, keeps_value, propagate_costs
 from hetsim.kernels.fuse import clear_fused
+from hetsim.kernels.propagate import check_inputs_mapping
 from hetsim.memo import Recent
 from hetsim.models import load_model
 from hetsim.partition import POLICIES, Plan
@@ -306,10 +307,8 @@ def simulate(
     ['fc3']
     """
     opts = SimOptions.of(mode=mode, **options)
-    if inputs is not None and not isinstance(inputs, Mapping):
-        raise ModelError(
-            f"inputs: expected a mapping of input name -> array, got {type(inputs).__name__}"
-        )
+    if inputs is not None:
+        check_inputs_mapping(inputs)
     graph = load_model(model)
     platform = platform_of(target)
     # Dims given here are bound at compile time (static levels may take the ops); dims known only

@@ -20,7 +20,7 @@ from hetsim.errors import ModelError
 from hetsim.ir import Graph, Op, TensorType
 from hetsim.ir.cache import GraphCache
 from hetsim.kernels.fuse import Fused, fused_of, with_epilogue
-from hetsim.kernels.propagate import bind_dims, input_dtype_error
+from hetsim.kernels.propagate import bind_dims, check_inputs_mapping, input_dtype_error
 from hetsim.kernels.registry import Kernel, lookup, raise_kernel_error, read_only
 
 __all__ = ["Program", "compile_program", "execute"]
@@ -253,9 +253,6 @@ def execute(
             f"execute: expected a Graph (hetsim.load_model makes one of a zoo name or an .onnx "
             f"path), got {type(graph).__name__}"
         )
-    if not isinstance(inputs, Mapping):
-        raise ModelError(
-            f"inputs: expected a mapping of input name -> array, got {type(inputs).__name__}"
-        )
+    check_inputs_mapping(inputs)
     program = _programs.get(graph, lambda: compile_program(graph, fuse_ops=fuse), extra=fuse)
     return program.run(inputs)

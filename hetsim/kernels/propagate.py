@@ -116,6 +116,21 @@ def _check_dtype(name: str, value: Any, declared: str) -> None:
         raise input_dtype_error(name, declared, found)
 
 
+def check_inputs_mapping(inputs: object) -> None:
+    """Input arrays come by name: a list (or anything but a mapping) is a ModelError, one
+    wording for `simulate` and `hetsim.execute`.
+
+    >>> check_inputs_mapping([1.0])
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.ModelError: inputs: expected a mapping of input name -> array, got list
+    """
+    if not isinstance(inputs, Mapping):
+        raise ModelError(
+            f"inputs: expected a mapping of input name -> array, got {type(inputs).__name__}"
+        )
+
+
 def input_dtype_error(name: str, declared: Any, found: Any) -> ModelError:
     """The error of graph input `name` given as `found` (a dtype, or a type that is not an
     array) where an array of dtype `declared` was expected: one wording for `propagate` and
