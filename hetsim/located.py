@@ -24,7 +24,7 @@ import yaml
 
 from hetsim.errors import Problem
 
-__all__ = ["line_of", "locate", "safe_load"]
+__all__ = ["line_of", "locate", "safe_load", "yaml_error_at"]
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -59,6 +59,21 @@ def safe_load(text: str) -> Any:
     found the key 'kind' twice at line 2
     """
     return yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: no arbitrary objects
+
+
+def yaml_error_at(path: Path, err: Exception) -> tuple[str, str | None]:
+    """Where in file `path` a YAML parse error is (``file:line``, or the file when PyYAML gave no
+    mark) and PyYAML's words for it (``None`` when it gave none): one form for every reader.
+
+    >>> try:
+    ...     safe_load("a: 1\\na: 2\\n")
+    ... except yaml.YAMLError as err:
+    ...     yaml_error_at(Path("soc.yaml"), err)
+    ('soc.yaml:2', "found the key 'a' twice")
+    """
+    mark = getattr(err, "problem_mark", None)
+    where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+    return where, getattr(err, "problem", None)
 
 
 def line_of(text: str, path: str) -> int | None:

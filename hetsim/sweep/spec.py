@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from hetsim.errors import HetsimError, Problem, SweepError
-from hetsim.located import locate, safe_load
+from hetsim.located import locate, safe_load, yaml_error_at
 from hetsim.sim import MODES
 from hetsim.sweep.loaded import point_model
 from hetsim.sweep.points import EXPANDERS, Axis, SweepSpec, digest, parse_path
@@ -133,10 +133,10 @@ def _read_file(path: Path) -> Any:
     try:
         return safe_load(text)  # a key given twice is an error, not the last one kept
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        what = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise SweepError([Problem(where, "expected YAML", what)]) from err
+        where, what = yaml_error_at(path, err)
+        raise SweepError(
+            [Problem(where, "expected YAML", what or str(err).splitlines()[0])]
+        ) from err
 
 
 @dataclass

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from hetsim.errors import Problem, TargetError
-from hetsim.located import safe_load
+from hetsim.located import safe_load, yaml_error_at
 
 __all__ = ["SUFFIXES", "is_file_name", "load_file", "parse_json"]
 
@@ -65,10 +65,9 @@ def load_file(path: str | Path) -> Any:
     try:
         return parser(text)
     except PARSE_ERRORS as err:
-        where, got = str(path), " ".join(str(err).split())
-        mark = getattr(err, "problem_mark", None)  # YAML's: the file's line, PyYAML's words
-        if mark is not None and getattr(err, "problem", None):
-            where, got = f"{path}:{mark.line + 1}", err.problem  # type: ignore[attr-defined]
+        where, got = yaml_error_at(path, err)  # YAML's: the file's line and PyYAML's words
+        if got is None:  # JSON's, TOML's, or a YAML error without its words: the file, whole
+            where, got = str(path), " ".join(str(err).split())
         raise TargetError([Problem(where, f"expected valid {path.suffix[1:]}", got)]) from err
 
 
