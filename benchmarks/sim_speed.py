@@ -200,7 +200,7 @@ def rounds_for(repeat: int, round_seconds: float) -> int:
 
     Each reading keeps its fastest round, and a 1e3-op row's runs take a few ms: with only
     ``--repeat 2`` rounds, one busy second on the machine set a whole row (a dag 1e4 row read
-    a warm 3.17 µs per op against 1.60-1.62 at 1e3 and 1e5, failing the flatness goal on it).
+    a warm 3.17 µs per op against 1.62 at 1e5 and 1.67 at 1e6, failing the flatness goal on it).
     """
     wanted = math.ceil(ROW_SECONDS / max(round_seconds, 1e-9))
     return max(repeat, min(wanted, MAX_ROUNDS))

@@ -194,17 +194,24 @@ def test_a_kernel_that_fails_names_its_op(folded: bool, fuse: bool) -> None:
     assert isinstance(caught.value.__cause__, IndexError)  # kept for whoever debugs a kernel
 
 
-def test_an_attribute_the_kernel_cannot_read_names_its_op() -> None:
-    graph = Graph(
-        "g", (Op("Softmax", "s", ("x",), ("y",), {"axis": "last"}),),
-        {"x": TensorType((1, 4), "float32")}, ("y",),
-    )  # fmt: skip
-    message = (
-        "op s (Softmax): expected attributes its kernel can use, got ValueError: invalid "
-        "literal for int() with base 10: 'last'"
+def softmax_axis_last() -> Graph:
+    """A Softmax whose axis is ``"last"``: int() of it fails in its kernel and its shape rule."""
+    op = Op("Softmax", "s", ("x",), ("y",), {"axis": "last"})
+    return Graph("g", (op,), {"x": TensorType((1, 4), "float32")}, ("y",))
+
+
+def axis_last_failed(what: str) -> str:
+    """The message of `softmax_axis_last` failing in `what` (its kernel, its shape rule)."""
+    return (
+        f"op s (Softmax): expected attributes {what} can use, got ValueError: invalid literal "
+        "for int() with base 10: 'last'"
     )
+
+
+def test_an_attribute_the_kernel_cannot_read_names_its_op() -> None:
+    message = axis_last_failed("its kernel")
     with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
-        execute(graph, {"x": np.ones((1, 4), np.float32)})
+        execute(softmax_axis_last(), {"x": np.ones((1, 4), np.float32)})
 
 
 @pytest.mark.parametrize(
