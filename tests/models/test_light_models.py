@@ -25,7 +25,6 @@ from hetsim.models import LIGHT_MODELS, light_model_path, load_model  # noqa: E4
 
 NAMES = sorted(LIGHT_MODELS)
 RTOL, ATOL = 1e-3, 1e-7  # onnx/backend/test/loader: the light models' tolerances
-LOGITS_ATOL = 1e-6  # logits straddle zero; float32 summation order alone moves them ~1e-7
 # A softmax whose logits are this many units apart from one float32 to the next is ill-conditioned.
 SOFTMAX_ILL_CONDITIONED = 1.0
 LOGITS_RTOL = 1e-6  # a few float32 ulps of the largest logit
@@ -168,4 +167,7 @@ def test_light_model_with_random_weights_matches_onnxruntime(name: str) -> None:
     np.testing.assert_allclose(outputs[final], expected[0], rtol=RTOL, atol=ATOL)
     for output, reference in zip(logits, expected[1:], strict=True):
         assert float(np.std(reference)) > 0.05, "weights too small: logits nearly constant"
-        np.testing.assert_allclose(outputs[output], reference, rtol=RTOL, atol=LOGITS_ATOL)
+        # logits straddle zero: a logit near it is off by the summation order's rounding of the
+        # large terms it sums (inception_v1: -0.000898 against -0.000900 on one machine's BLAS)
+        atol = LOGITS_RTOL * np.abs(reference).max()
+        np.testing.assert_allclose(outputs[output], reference, rtol=RTOL, atol=atol)
