@@ -48,8 +48,10 @@ def batch_norm(
     [0.0, 1.0]
     """
     per_channel = (-1, *(1,) * (x.ndim - 2)) if scale.ndim == 1 else scale.shape
-    factor = scale / np.sqrt(var + x.dtype.type(epsilon))
-    shift = bias - mean * factor
+    factor = scale / np.sqrt(var + var.dtype.type(epsilon))
+    # from opset 15 ONNX types scale and B (T1) and mean and var (T2) apart from X; Y is of X's type
+    shift = (bias - mean * factor).astype(x.dtype, copy=False)
+    factor = factor.astype(x.dtype, copy=False)
     y: np.ndarray = x * factor.reshape(per_channel)
     y += shift.reshape(per_channel)
     return y
@@ -231,6 +233,7 @@ register(
     compile=_compile_batch_norm,
     infer=_infer_batch_norm,
     cost=_per_element(2.0),
+    one_type=((1, 2), (3, 4)),  # scale and B, mean and var: ONNX's T1 and T2 (X's T may differ)
 )
 register(
     "InstanceNormalization",

@@ -174,6 +174,9 @@ OPS: dict[str, OpDef] = {}
 ALL_INPUTS = "all"
 """`register`'s ``one_type`` for an op whose inputs are all of ONNX's one type T (Concat, Sum)."""
 
+OneType = tuple[int, ...] | tuple[tuple[int, ...], ...] | str
+"""`register`'s ``one_type``: positions of one type, groups of them, or `ALL_INPUTS`."""
+
 
 def register(
     op_type: str,
@@ -182,13 +185,14 @@ def register(
     compile: Compile,
     infer: Infer,
     cost: CostRule | None = None,
-    one_type: tuple[int, ...] | str = (),
+    one_type: OneType = (),
 ) -> OpDef:
     """Add `op_type` to `OPS`; the default cost is `elementwise_cost` (one flop per output).
 
-    `one_type`: the input positions ONNX gives one type T (or `ALL_INPUTS`). The present ones
-    must be of one dtype, checked before the shape rule: numpy would promote a float32 and a
-    float64 to float64 in the kernel, where the rule (and so every size and cost) kept float32.
+    `one_type`: the input positions ONNX gives one type T (or `ALL_INPUTS`), or several such
+    groups (BatchNormalization: ``((1, 2), (3, 4))``, its T1 and T2). The present inputs of a
+    group must be of one dtype, checked before the shape rule: numpy would promote a float32 and
+    a float64 to float64 in the kernel, where the rule (and so every size and cost) kept float32.
     """
     assert op_class in OP_CLASSES, f"{op_type}: unknown op class {op_class!r}"
     existing = OPS.get(op_type)
@@ -202,15 +206,22 @@ def register(
     return definition
 
 
-def _of_one_type(infer: Infer, positions: tuple[int, ...] | str) -> Infer:
-    """`infer`, after checking that the inputs at `positions` are of one dtype."""
+def _of_one_type(infer: Infer, one_type: OneType) -> Infer:
+    """`infer`, after checking that the inputs of each group of `one_type` are of one dtype."""
+    if one_type == ALL_INPUTS:
+        groups: tuple[tuple[int, ...], ...] | None = None
+    elif all(isinstance(group, tuple) for group in one_type):
+        groups = one_type  # type: ignore[assignment]
+    else:
+        groups = (one_type,)  # type: ignore[assignment]
 
     def checked(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-        chosen = inputs if positions == ALL_INPUTS else [inputs[i] for i in positions  # type: ignore[union-attr]
-                                                         if i < len(inputs)]  # fmt: skip
-        dtypes = list(dict.fromkeys(m.dtype for m in chosen if m is not None))
-        if len(dtypes) > 1:
-            raise op_error(op, "expected inputs of one dtype", " and ".join(map(str, dtypes)))
+        for group in groups or (range(len(inputs)),):
+            dtypes = list(dict.fromkeys(
+                inputs[i].dtype for i in group if i < len(inputs) and inputs[i] is not None  # type: ignore[union-attr]
+            ))  # fmt: skip
+            if len(dtypes) > 1:
+                raise op_error(op, "expected inputs of one dtype", " and ".join(map(str, dtypes)))
         return infer(op, opset, inputs)
 
     return checked

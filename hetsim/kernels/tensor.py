@@ -207,7 +207,14 @@ def _infer_slice(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta
     return [Meta(shape, x.dtype)]
 
 
-register("Slice", "data_movement", compile=_compile_slice, infer=_infer_slice, cost=movement_cost)
+register(
+    "Slice",
+    "data_movement",
+    compile=_compile_slice,
+    infer=_infer_slice,
+    cost=movement_cost,
+    one_type=(1, 2, 3, 4),  # starts, ends, axes, steps: ONNX's one index type Tind
+)
 
 
 def _compile_gather(op: Op, opset: int) -> Kernel:

@@ -364,6 +364,13 @@ NORM = [
     ),
     _bn("batchnorm_rank2", (5, 3), 15),
     _bn("batchnorm3d", (1, 2, 3, 2, 2), 15),
+    # opset 15 types X (T) apart from scale and B (T1) and mean and var (T2); Y is of X's type
+    replace(
+        _bn("batchnorm_x_float16", (1, 3, 2, 2), 15),
+        inputs={**_bn("", (1, 3, 2, 2), 15).inputs, "x": _r(1, 3, 2, 2).astype(np.float16)},
+        rtol=1e-3,
+        atol=1e-3,
+    ),
     Case(
         "InstanceNormalization",
         {"x": _r(2, 3, 4, 5), "scale": _r(3), "b": _r(3)},

@@ -8,12 +8,14 @@ within a plausible bound of the tensor sizes.
 from __future__ import annotations
 
 import importlib.util
+import re
 
 import numpy as np
 import pytest
 
+from hetsim.errors import ModelError
 from hetsim.ir import Graph, TensorType
-from hetsim.kernels import OP_CLASSES, OPS, execute
+from hetsim.kernels import OP_CLASSES, OPS, Meta, execute
 from tests.kernels.case import Case, case_metas, case_op, run_reference
 from tests.kernels.cases_basic import CASES as BASIC_CASES
 
@@ -95,3 +97,58 @@ def test_execute_runs_the_single_op_graph(case: Case) -> None:
     got = execute(graph, feeds)
     for name, expected in zip(op.outputs, _run(case), strict=True):
         np.testing.assert_array_equal(got[name], expected)
+
+
+# One dtype swapped for another that ONNX allows in the same place, for the one-type check below.
+OTHER_DTYPE = {
+    np.dtype(np.float32): np.dtype(np.float64),
+    np.dtype(np.float64): np.dtype(np.float32),
+    np.dtype(np.float16): np.dtype(np.float32),
+    np.dtype(np.int64): np.dtype(np.int32),
+    np.dtype(np.int32): np.dtype(np.int64),
+}
+
+
+def _one_type_groups(case: Case) -> list[tuple[str, list[int]]]:
+    """The type variables ONNX's schema of `case`'s op (at its opset) gives two or more of the
+    case's present inputs, each with those inputs' positions; none for an op outside onnx."""
+    defs = pytest.importorskip("onnx.defs")
+    try:
+        schema = defs.get_schema(case.op_type, case.opset)
+    except defs.SchemaError:
+        return []
+    present = [i for i, v in enumerate(case.arrays) if v is not None]
+    variadic = defs.OpSchema.FormalParameterOption.Variadic
+    groups: dict[str, list[int]] = {}
+    for index, formal in enumerate(schema.inputs):
+        # a variadic input is the last formal one: it takes every position from there on
+        positions = present[index:] if formal.option == variadic else [index]
+        groups.setdefault(formal.type_str, []).extend(p for p in positions if p in present)
+    return [(name, positions) for name, positions in groups.items() if len(positions) > 1]
+
+
+ONE_TYPE_CASES = [
+    pytest.param(case, name, positions, id=f"{case.id}-{name}")
+    for case in CASES
+    for name, positions in _one_type_groups(case)
+]
+
+
+@pytest.mark.parametrize(("case", "name", "positions"), ONE_TYPE_CASES)
+def test_inputs_onnx_gives_one_type_must_share_a_dtype(
+    case: Case, name: str, positions: list[int]
+) -> None:
+    # ONNX's schema is the reference: inputs of one type variable that differ make an invalid
+    # model, and numpy would promote them in the kernel to a dtype the shape rule did not give
+    metas = case_metas(case)
+    last = positions[-1]
+    meta = metas[last]
+    assert meta is not None
+    other = OTHER_DTYPE.get(meta.dtype)
+    if other is None:
+        pytest.skip(f"no other dtype for {meta.dtype} ({case.op_type} {name} takes only it)")
+    swapped = np.asarray(case.arrays[last]).astype(other)
+    metas[last] = Meta.of(swapped, keep_value=meta.value is not None)
+    message = f"op {case_op(case).name} ({case.op_type}): expected inputs of one dtype, got "
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}"):
+        OPS[case.op_type].infer(case_op(case), case.opset, metas)
