@@ -208,18 +208,13 @@ def register(
 
 def _of_one_type(infer: Infer, one_type: OneType) -> Infer:
     """`infer`, after checking that the inputs of each group of `one_type` are of one dtype."""
-    if one_type == ALL_INPUTS:
-        groups: tuple[tuple[int, ...], ...] | None = None
-    elif all(isinstance(group, tuple) for group in one_type):
-        groups = one_type  # type: ignore[assignment]
-    else:
-        groups = (one_type,)  # type: ignore[assignment]
+    every = one_type == ALL_INPUTS
+    groups = one_type if not every and isinstance(one_type[0], tuple) else (one_type,)
 
     def checked(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-        for group in groups or (range(len(inputs)),):
-            dtypes = list(dict.fromkeys(
-                inputs[i].dtype for i in group if i < len(inputs) and inputs[i] is not None  # type: ignore[union-attr]
-            ))  # fmt: skip
+        for group in (range(len(inputs)),) if every else groups:
+            present = [inputs[i] for i in group if i < len(inputs)]  # type: ignore[index]
+            dtypes = list(dict.fromkeys(m.dtype for m in present if m is not None))
             if len(dtypes) > 1:
                 raise op_error(op, "expected inputs of one dtype", " and ".join(map(str, dtypes)))
         return infer(op, opset, inputs)

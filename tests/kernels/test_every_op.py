@@ -126,25 +126,22 @@ def _one_type_groups(case: Case) -> list[tuple[str, list[int]]]:
         positions = present[index:] if formal.option == variadic else [index]
         groups.setdefault(formal.type_str, []).extend(p for p in positions if p in present)
     # a type only one dtype fills (And's bool) cannot be given two
-    last_dtype = {name: np.asarray(case.arrays[p[-1]]).dtype for name, p in groups.items() if p}
     return [
         (name, positions)
         for name, positions in groups.items()
-        if len(positions) > 1 and last_dtype[name] in OTHER_DTYPE
+        if len(positions) > 1 and np.asarray(case.arrays[positions[-1]]).dtype in OTHER_DTYPE
     ]
 
 
 ONE_TYPE_CASES = [
-    pytest.param(case, name, positions, id=f"{case.id}-{name}")
+    pytest.param(case, positions, id=f"{case.id}-{name}")
     for case in CASES
     for name, positions in _one_type_groups(case)
 ]
 
 
-@pytest.mark.parametrize(("case", "name", "positions"), ONE_TYPE_CASES)
-def test_inputs_onnx_gives_one_type_must_share_a_dtype(
-    case: Case, name: str, positions: list[int]
-) -> None:
+@pytest.mark.parametrize(("case", "positions"), ONE_TYPE_CASES)
+def test_inputs_onnx_gives_one_type_must_share_a_dtype(case: Case, positions: list[int]) -> None:
     # ONNX's schema is the reference: inputs of one type variable that differ make an invalid
     # model, and numpy would promote them in the kernel to a dtype the shape rule did not give
     metas = case_metas(case)
