@@ -15,6 +15,7 @@ import numpy as np
 
 from hetsim.ir import Op
 from hetsim.kernels.registry import (
+    ALL_INPUTS,
     Cost,
     CostRule,
     Kernel,
@@ -233,7 +234,9 @@ register(
     compile=_compile_batch_norm,
     infer=_infer_batch_norm,
     cost=_per_element(2.0),
-    one_type=((1, 2), (3, 4)),  # scale and B, mean and var: ONNX's T1 and T2 (X's T may differ)
+    # ONNX's types: one T (to opset 13); T for X, scale and B and U for mean and var (14); X's
+    # T apart from scale and B's T1 and mean and var's T2 (15 on)
+    one_type={1: ALL_INPUTS, 14: ((0, 1, 2), (3, 4)), 15: ((1, 2), (3, 4))},
 )
 register(
     "InstanceNormalization",

@@ -11,7 +11,7 @@ import difflib
 import functools
 import inspect
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -174,8 +174,12 @@ OPS: dict[str, OpDef] = {}
 ALL_INPUTS = "all"
 """`register`'s ``one_type`` for an op whose inputs are all of ONNX's one type T (Concat, Sum)."""
 
-OneType = tuple[int, ...] | tuple[tuple[int, ...], ...] | str
-"""`register`'s ``one_type``: positions of one type, groups of them, or `ALL_INPUTS`."""
+Grouping = tuple[int, ...] | tuple[tuple[int, ...], ...] | str
+"""Input positions of one type, groups of them, or `ALL_INPUTS`."""
+
+OneType = Grouping | Mapping[int, Grouping]
+"""`register`'s ``one_type``: a `Grouping`; or, for an op whose schema regrouped its types, a
+mapping from the opset each grouping holds from."""
 
 
 def register(
@@ -190,9 +194,12 @@ def register(
     """Add `op_type` to `OPS`; the default cost is `elementwise_cost` (one flop per output).
 
     `one_type`: the input positions ONNX gives one type T (or `ALL_INPUTS`), or several such
-    groups (BatchNormalization: ``((1, 2), (3, 4))``, its T1 and T2). The present inputs of a
-    group must be of one dtype, checked before the shape rule: numpy would promote a float32 and
-    a float64 to float64 in the kernel, where the rule (and so every size and cost) kept float32.
+    groups (Slice: ``(1, 2, 3, 4)``, its Tind), or, where the schema changed them, each grouping
+    by the opset it holds from (BatchNormalization: ``{1: ALL_INPUTS, 14: ((0, 1, 2), (3, 4)),
+    15: ((1, 2), (3, 4))}``: one T, then T and U, then X's T apart from T1 and T2). The present
+    inputs of a group must be of one dtype, checked before the shape rule: numpy would promote a
+    float32 and a float64 to float64 in the kernel, where the rule (and so every size and cost)
+    kept float32.
     """
     assert op_class in OP_CLASSES, f"{op_type}: unknown op class {op_class!r}"
     existing = OPS.get(op_type)
@@ -207,19 +214,35 @@ def register(
 
 
 def _of_one_type(infer: Infer, one_type: OneType) -> Infer:
-    """`infer`, after checking that the inputs of each group of `one_type` are of one dtype."""
-    every = one_type == ALL_INPUTS
-    groups = one_type if not every and isinstance(one_type[0], tuple) else (one_type,)
+    """`infer`, after checking that the inputs of each group of `one_type` (at the op's opset)
+    are of one dtype."""
+    by_opset = one_type if isinstance(one_type, Mapping) else {1: one_type}
+    since = sorted(by_opset, reverse=True)
+    assert since[-1:] == [1], f"one_type {one_type!r}: expected a grouping from opset 1"
+    at_opset: dict[int, tuple[tuple[int, ...], ...]] = {}  # opset -> its grouping, once found
 
     def checked(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-        for group in (range(len(inputs)),) if every else groups:
-            present = [inputs[i] for i in group if i < len(inputs)]  # type: ignore[index]
+        groups = at_opset.get(opset)
+        if groups is None:
+            version = next((v for v in since if v <= opset), 1)
+            groups = at_opset[opset] = _groups(by_opset[version])
+        for group in groups or (range(len(inputs)),):
+            present = [inputs[i] for i in group if i < len(inputs)]
             dtypes = list(dict.fromkeys(m.dtype for m in present if m is not None))
             if len(dtypes) > 1:
                 raise op_error(op, "expected inputs of one dtype", " and ".join(map(str, dtypes)))
         return infer(op, opset, inputs)
 
     return checked
+
+
+def _groups(form: Grouping) -> tuple[tuple[int, ...], ...]:
+    """One grouping of `one_type` as groups of positions; ``()`` for `ALL_INPUTS`."""
+    if form == ALL_INPUTS:
+        return ()
+    assert isinstance(form, tuple), f"one_type: expected positions, got {form!r}"
+    assert form, "one_type: expected positions, got none"
+    return form if isinstance(form[0], tuple) else (form,)  # type: ignore[return-value]
 
 
 def _naming_the_op(compile: Compile) -> Compile:

@@ -374,6 +374,8 @@ NORM = [
     _bn("batchnorm3d", (1, 2, 3, 2, 2), 15),
     # opset 15 types X (T) apart from scale and B (T1) and mean and var (T2); Y is of X's type
     replace(_bn("batchnorm_x_float16", (1, 3, 2, 2), 15, x_dtype=np.float16), rtol=1e-3, atol=1e-3),
+    # opset 14 types X, scale and B as T, mean and var as U
+    _bn("batchnorm2d_opset14", (1, 3, 2, 2), 14),
     Case(
         "InstanceNormalization",
         {"x": _r(2, 3, 4, 5), "scale": _r(3), "b": _r(3)},
