@@ -247,16 +247,33 @@ def _groups(form: Grouping) -> tuple[tuple[int, ...], ...]:
 
 def _naming_the_op(compile: Compile) -> Compile:
     """`compile`, whose failure on an op's attributes (a Softmax ``axis`` of ``"last"``: int()
-    fails) raises a ModelError naming the op rather than the bare ValueError."""
+    fails) raises a ModelError naming the op rather than the bare ValueError, and whose kernel
+    gives arrays (`_giving_arrays`)."""
 
     @functools.wraps(compile)
     def checked(op: Op, opset: int) -> Kernel:
         try:
-            return compile(op, opset)
+            kernel = compile(op, opset)
         except Exception as err:
             raise_kernel_error(op, err, "expected attributes its kernel can use")
+        return _giving_arrays(kernel)
 
     return checked
+
+
+def _giving_arrays(kernel: Kernel) -> Kernel:
+    """`kernel`, with any 0-d result made an array: a numpy ufunc on 0-d arrays gives a numpy
+    scalar (``np.sqrt(np.array(4.0))`` is ``np.float64(2.0)``), which `execute` would hand out
+    as an output and constant folding would refuse as an initializer."""
+
+    def giving_arrays(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        results = kernel(inputs)
+        for result in results:
+            if result.__class__ is not np.ndarray and result is not None:
+                return [r if r is None else np.asarray(r) for r in results]
+        return results
+
+    return giving_arrays
 
 
 def _source(function: Callable[..., Any]) -> tuple[str, int] | None:

@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pytest
 
+from hetsim.api import simulate
 from hetsim.errors import ModelError
 from hetsim.ir import Graph, Op, TensorType
 from hetsim.kernels import compile_program, execute
@@ -227,3 +228,26 @@ def test_plain_misuse_is_a_clear_error(graph: object, inputs: object, message: s
     # these were an AttributeError deep in a cache, and a ValueError from dict()
     with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
         execute(graph if graph is not None else _block(), inputs)  # type: ignore[arg-type]
+
+
+def test_zero_dim_results_are_arrays() -> None:
+    # a ufunc on 0-d arrays gives a numpy scalar: it was handed out as an output, and a folded
+    # 0-d constant was refused as an initializer
+    graph = Graph(
+        "scalars",
+        inputs={"x": TensorType((), "float32")},
+        outputs=("r",),
+        ops=(
+            Op("Constant", "c", (), ("c",), {"value": np.array(4.0, np.float32)}),
+            Op("Sqrt", "s", ("c",), ("s",)),
+            Op("Add", "r", ("x", "s"), ("r",)),
+        ),
+    )
+    inputs = {"x": np.array(1.5, np.float32)}
+    for outputs in (execute(graph, inputs), simulate(graph, "x86-h100", inputs=inputs).outputs):
+        assert type(outputs["r"]) is np.ndarray
+        assert (outputs["r"].dtype, outputs["r"].shape, float(outputs["r"])) == (
+            np.float32,
+            (),
+            3.5,
+        )
