@@ -3,13 +3,15 @@
 One rule serves them all: axes come from the `axes` attribute before the opset where they
 became an input (13 for ReduceSum, 18 for the others); `keepdims` (default 1) keeps reduced axes
 as size 1; no axes means every axis, unless `noop_with_empty_axes` is set, which makes the op an
-identity. Outputs keep the input dtype.
+identity. Outputs keep the input dtype. Over an empty set, each gives its identity as ONNX says:
+0 (Sum), 1 (Prod), NaN (Mean), the dtype's lowest value (Max: -inf for floats) and highest (Min).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -36,6 +38,32 @@ def _ufunc_reducer(ufunc: np.ufunc) -> Reducer:
     return lambda x, axes, keepdims: ufunc.reduce(x, axis=axes, keepdims=keepdims)
 
 
+def _extreme_reducer(ufunc: np.ufunc, *, is_max: bool) -> Reducer:
+    """ReduceMax (`is_max`) or ReduceMin: over an empty set, ONNX gives the identity, the
+    lowest value of the dtype for a max (-inf for floats, False for bool), the highest for a min,
+    where numpy's reduction has no identity and raises."""
+
+    def reduce(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
+        if x.size:
+            result: np.ndarray = ufunc.reduce(x, axis=axes, keepdims=keepdims)
+        else:
+            initial = _extreme(x.dtype, lowest=is_max)
+            result = ufunc.reduce(x, axis=axes, keepdims=keepdims, initial=initial)
+        return result
+
+    return reduce
+
+
+def _extreme(dtype: np.dtype[Any], *, lowest: bool) -> bool | int | float:
+    """The lowest (or highest) value of `dtype`: infinite for floats."""
+    if dtype.kind == "b":
+        return not lowest
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return int(info.min if lowest else info.max)
+    return -math.inf if lowest else math.inf
+
+
 def _mean(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
     count = math.prod(x.shape[a] for a in axes)
     total: np.ndarray = np.add.reduce(x, axis=axes, keepdims=keepdims)  # type: ignore[call-overload]
@@ -46,8 +74,8 @@ def _mean(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
 _REDUCE: dict[str, tuple[Reducer, int]] = {
     "ReduceSum": (_ufunc_reducer(np.add), 13),
     "ReduceMean": (_mean, 18),
-    "ReduceMax": (_ufunc_reducer(np.maximum), 18),
-    "ReduceMin": (_ufunc_reducer(np.minimum), 18),
+    "ReduceMax": (_extreme_reducer(np.maximum, is_max=True), 18),
+    "ReduceMin": (_extreme_reducer(np.minimum, is_max=False), 18),
     "ReduceProd": (_ufunc_reducer(np.multiply), 18),
 }
 

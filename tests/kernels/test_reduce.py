@@ -57,3 +57,22 @@ def test_reduce_cost_is_one_flop_per_input_element() -> None:
         16,
         "reduction",
     )
+
+
+@pytest.mark.parametrize(
+    ("op_type", "dtype", "want"),
+    [
+        ("ReduceMax", "float32", -np.inf),
+        ("ReduceMin", "float32", np.inf),
+        ("ReduceMax", "int32", np.iinfo(np.int32).min),
+        ("ReduceMin", "uint8", 255),
+        ("ReduceMax", "bool", False),
+        ("ReduceMin", "bool", True),
+    ],
+)
+def test_extremes_of_an_empty_set_are_the_identity(op_type: str, dtype: str, want: object) -> None:
+    # ONNX: the max of nothing is the lowest value of the type (-inf for floats); numpy raises
+    x = np.zeros((2, 0, 4), dtype)
+    (y,) = OPS[op_type].compile(_op(op_type, 2, keepdims=1), 18)([x, np.array([1], np.int64)])
+    assert (y.dtype, y.shape) == (np.dtype(dtype), (2, 1, 4))
+    assert (y == want).all()
