@@ -179,7 +179,8 @@ def conv_transpose(
     """The transposed convolution of `x` ``(N, C, *in)`` by `w` ``(C, M/group, *kernel)``.
 
     `geometry.out` is the input size here (the windows the taps write through), and `full` the
-    uncropped output size; the result is `full` cropped by the geometry's pads.
+    uncropped output size; the result is `full` cropped by the geometry's pads (a negative end
+    pad adds zeros instead: an ``output_shape`` larger than `full`).
     """
     n, channels = x.shape[:2]
     cg, mg, taps = channels // group, w.shape[1], prod(geometry.kernel)
@@ -190,10 +191,15 @@ def conv_transpose(
     out = np.zeros((n, m, *full), x.dtype)
     for index, region in enumerate(tap_slices(geometry)):
         out[region] += cols[index].reshape(n, m, *geometry.out)
-    if not any(geometry.pads_begin) and not any(geometry.pads_end):
+    begin, end = geometry.pads_begin, geometry.pads_end
+    if not any(begin) and not any(end):
         return out
-    ends = (f - e for f, e in zip(full, geometry.pads_end, strict=True))
-    crop = tuple(slice(b, e) for b, e in zip(geometry.pads_begin, ends, strict=True))
+    if min(end) < 0:  # an output_shape past `full`: zeros at the end
+        out = np.pad(out, [(0, 0), (0, 0), *((0, max(-e, 0)) for e in end)])
+        full = tuple(f + max(-e, 0) for f, e in zip(full, end, strict=True))
+        end = tuple(max(e, 0) for e in end)
+    ends = (f - e for f, e in zip(full, end, strict=True))
+    crop = tuple(slice(b, e) for b, e in zip(begin, ends, strict=True))
     return np.ascontiguousarray(out[(slice(None), slice(None), *crop)])
 
 
@@ -311,11 +317,15 @@ class _TransposeSpec:
         ]
         wanted = self._wanted(spatial, strides)
         if wanted is not None:
+            # past the uncropped output by less than a stride (what an output_padding adds):
+            # zeros at the end (a negative end pad), as onnxruntime adds them in every auto_pad
+            # mode (ONNX's reference puts some at the beginning for SAME_UPPER and SAME_LOWER)
+            largest = [b - a + s - 1 for b, a, s in zip(base, adjust, strides, strict=True)]
+            if min(wanted) < 1 or any(o > m for o, m in zip(wanted, largest, strict=True)):
+                raise op_error(op, f"expected output_shape from 1 to {largest}", list(wanted))
             total = [f - o for f, o in zip(base, wanted, strict=True)]
-            if min(total) < 0:
-                raise op_error(op, f"expected output_shape at most {base}", list(wanted))
             upper = window.auto_pad == "SAME_UPPER"
-            begin = [t // 2 if upper else t - t // 2 for t in total]
+            begin = [0 if t < 0 else t // 2 if upper else t - t // 2 for t in total]
             full = base
             end = [t - b for t, b in zip(total, begin, strict=True)]
         else:

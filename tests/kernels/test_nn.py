@@ -233,27 +233,44 @@ def test_conv_transpose_derives_pads(attrs: dict[str, Any], pads: tuple[int, ...
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 
 
-def test_conv_transpose_output_shape_matches_onnxruntime() -> None:
+@pytest.mark.parametrize(
+    ("output_shape", "auto_pad", "stride"),
+    [
+        ([5, 6], "NOTSET", 2),
+        # past the uncropped 7x7 by less than the stride: zeros (and the bias) at the end, in
+        # every mode (ONNX's reference puts them at the beginning for SAME_UPPER, SAME_LOWER)
+        ([8, 8], "NOTSET", 2),
+        ([8, 7], "SAME_UPPER", 2),
+        ([7, 8], "SAME_LOWER", 2),
+        ([13, 14], "SAME_UPPER", 4),  # uncropped 11x11: up to a stride less one past it
+    ],
+    ids=["inside", "past", "past_same_upper", "past_same_lower", "past_by_three"],
+)
+def test_conv_transpose_output_shape_matches_onnxruntime(
+    output_shape: list[int], auto_pad: str, stride: int
+) -> None:
     ort = pytest.importorskip("onnxruntime")
     from onnx import TensorProto, helper
 
     rng = np.random.default_rng(SEED)
-    x, w = _random(rng, 1, 2, 3, 3), _random(rng, 2, 2, 3, 3)
-    node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2], output_shape=[5, 6])
+    x, w, b = _random(rng, 1, 2, 3, 3), _random(rng, 2, 2, 3, 3), _random(rng, 2)
+    attrs = {"strides": [stride, stride], "output_shape": output_shape, "auto_pad": auto_pad}
+    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)
     graph = helper.make_graph(
         [node],
         "g",
         [
-            helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
-            helper.make_tensor_value_info("w", TensorProto.FLOAT, w.shape),
+            helper.make_tensor_value_info(name, TensorProto.FLOAT, a.shape)
+            for name, a in (("x", x), ("w", w), ("b", b))
         ],
         [helper.make_empty_tensor_value_info("y")],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    expected = session.run(None, {"x": x, "w": w})[0]
-    got = _run("ConvTranspose", [x, w], strides=[2, 2], output_shape=[5, 6])
+    expected = session.run(None, {"x": x, "w": w, "b": b})[0]
+    got = _run("ConvTranspose", [x, w, b], **attrs)
+    assert got.shape == (1, 2, *output_shape)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
@@ -413,10 +430,10 @@ ERRORS = [
     ),
     (
         "ConvTranspose",
-        {"output_shape": [9, 9], "strides": [2, 2]},
+        {"output_shape": [9, 8], "strides": [2, 2]},
         [(1, 1, 3, 3), (1, 1, 3, 3)],
-        r"op convtranspose0 \(ConvTranspose\): expected output_shape at most \[7, 7\], "
-        r"got \[9, 9\]$",
+        r"op convtranspose0 \(ConvTranspose\): expected output_shape from 1 to \[8, 8\], "
+        r"got \[9, 8\]$",
     ),
     (
         "MaxPool",
