@@ -140,15 +140,15 @@ def _read(source: str | Path | onnx.ModelProto) -> tuple[onnx.ModelProto, str, s
 
 
 def _convert(model: onnx.ModelProto, where: str, default_name: str) -> Graph:
-    opset = _default_opset(model, where)
     proto = model.graph
+    ops = _ops(proto.node, where)  # first: a model of another domain's ops imports no opset
+    opset = _default_opset(model, where)
     initializers = {t.name: _array(t, f"{where}: initializer {t.name}") for t in proto.initializer}
     inputs = {
         info.name: _tensor_type(info, f"{where}: input {info.name}")
         for info in proto.input
         if info.name not in initializers
     }
-    ops = _ops(proto.node, where)
     value_types = {
         info.name: _tensor_type(info, f"{where}: tensor {info.name}")
         for info in (*proto.value_info, *proto.output)

@@ -152,6 +152,18 @@ def test_op_from_another_domain_is_unsupported_even_with_a_known_name() -> None:
         load_onnx(_model([node], [_vi("x", [2])], [_vi("y", [2])]))
 
 
+def test_a_model_only_of_another_domains_ops_names_the_op() -> None:
+    # such a model imports no default-domain opset: that was the complaint, not the op
+    node = helper.make_node("Binarizer", ["x"], ["y"], name="bin", domain="ai.onnx.ml")
+    graph = helper.make_graph([node], "g", [_vi("x", [2])], [_vi("y", [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("ai.onnx.ml", 1)])
+    with pytest.raises(
+        ModelError,
+        match=r"^op bin \(Binarizer\): unsupported op Binarizer in domain 'ai\.onnx\.ml';",
+    ):
+        load_onnx(model)
+
+
 @pytest.mark.parametrize(
     ("elem", "name"), [(TensorProto.BFLOAT16, "bfloat16"), (TensorProto.STRING, "string")]
 )
