@@ -35,6 +35,8 @@ __all__ = [
 
 ANY_OP = "*"
 """The entry of a processor's ``ops`` that means every op type."""
+COMPARISONS = frozenset({"Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual"})
+"""Ops that compute in their inputs' element type and give bools."""
 
 
 def home_memory(platform: Platform, choice: str) -> str:
@@ -204,7 +206,7 @@ class LevelContext:
             None can; the message names each processor tried and why not.
         """
         is_dynamic = op.name in self.dynamic
-        key = (op.type, is_dynamic, self._output_dtypes(op))
+        key = (op.type, is_dynamic, self._compute_dtypes(op))
         known = self._capable.get(key)
         if known is None:
             dtypes = self.dtypes_of(op)
@@ -222,11 +224,14 @@ class LevelContext:
         return list(known[0])
 
     def dtypes_of(self, op: Op) -> frozenset[str]:
-        """The element types `op` computes in: its outputs' dtypes' names."""
-        return _names(self._output_dtypes(op))
+        """The element types `op` computes in: its outputs' dtypes' names, and a comparison's
+        inputs' (a uint16 Less computes in uint16, though it gives bools)."""
+        return _names(self._compute_dtypes(op))
 
-    def _output_dtypes(self, op: Op) -> tuple[np.dtype[Any], ...]:
+    def _compute_dtypes(self, op: Op) -> tuple[np.dtype[Any], ...]:
         metas, outputs = self.metas, op.outputs
+        if op.type in COMPARISONS:
+            return (metas[op.inputs[0]].dtype, metas[outputs[0]].dtype)
         if len(outputs) == 1 and outputs[0] in metas:  # nearly every op: no generator
             return (metas[outputs[0]].dtype,)
         return tuple(metas[name].dtype for name in outputs if name in metas)

@@ -145,3 +145,18 @@ def test_no_processor_computing_the_dtype_is_an_error_naming_each() -> None:
         partition(_relus("float32"), int8_only)
     assert re.search(r"npu \(no float32 in its dtypes\).*host \(no float32 in its dtypes\)",
                      str(caught.value))  # fmt: skip
+
+
+def test_a_comparison_computes_in_its_inputs_dtype() -> None:
+    # a Less gives bools but compares its inputs: an NPU of float16 and bool took a float32 Less
+    # by its bool output
+    npu = platform_of(
+        level(
+            proc("x86-cpu", dtypes=["float32", "bool"]),
+            [proc("npu", name="npu", ops=["Less"], dtypes=["float16", "bool"])],
+        )
+    )
+    for dtype, device in (("float32", "host"), ("float16", "npu")):
+        b = GraphBuilder(f"less-{dtype}")
+        x, y = b.input("x", (1, 64), dtype), b.input("y", (1, 64), dtype)
+        assert dict(partition(b.build(b.op("Less", x, y)), npu).placement) == {"less0": device}
