@@ -35,8 +35,6 @@ __all__ = [
 
 ANY_OP = "*"
 """The entry of a processor's ``ops`` that means every op type."""
-COMPARISONS = frozenset({"Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual"})
-"""Ops that compute in their inputs' element type and give bools."""
 
 
 def home_memory(platform: Platform, choice: str) -> str:
@@ -224,16 +222,18 @@ class LevelContext:
         return list(known[0])
 
     def dtypes_of(self, op: Op) -> frozenset[str]:
-        """The element types `op` computes in: its outputs' dtypes' names, and a comparison's
-        inputs' (a uint16 Less computes in uint16, though it gives bools)."""
+        """The element types `op` computes in: its outputs' dtypes' names, and where its one
+        output is bool its first input's too (a uint16 Less, an IsNaN of float64: computed in
+        the input's type, though they give bools)."""
         return _names(self._compute_dtypes(op))
 
     def _compute_dtypes(self, op: Op) -> tuple[np.dtype[Any], ...]:
         metas, outputs = self.metas, op.outputs
-        if op.type in COMPARISONS:
-            return (metas[op.inputs[0]].dtype, metas[outputs[0]].dtype)
         if len(outputs) == 1 and outputs[0] in metas:  # nearly every op: no generator
-            return (metas[outputs[0]].dtype,)
+            dtype = metas[outputs[0]].dtype
+            if dtype.kind == "b" and op.inputs and op.inputs[0] in metas:
+                return (metas[op.inputs[0]].dtype, dtype)
+            return (dtype,)
         return tuple(metas[name].dtype for name in outputs if name in metas)
 
     def memory_of(self, choice: str) -> str:

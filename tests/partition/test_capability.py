@@ -147,9 +147,9 @@ def test_no_processor_computing_the_dtype_is_an_error_naming_each() -> None:
                      str(caught.value))  # fmt: skip
 
 
-def test_a_comparison_computes_in_its_inputs_dtype() -> None:
+def test_an_op_giving_bools_computes_in_its_inputs_dtype() -> None:
     # a Less gives bools but compares its inputs: an NPU of float16 and bool took a float32 Less
-    # by its bool output
+    # by its bool output (an IsNaN likewise)
     npu = platform_of(
         level(
             proc("x86-cpu", dtypes=["float32", "bool"]),
