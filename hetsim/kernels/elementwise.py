@@ -105,6 +105,17 @@ def _softplus(x: np.ndarray) -> np.ndarray:
     return result
 
 
+def _hard_swish(x: np.ndarray) -> np.ndarray:
+    # ONNX: x · max(0, min(1, x/6 + 1/2)), HardSigmoid's with alpha 1/6
+    result: np.ndarray = (x * np.clip(x * (1 / 6) + 0.5, 0, 1)).astype(x.dtype, copy=False)
+    return result
+
+
+def _mish(x: np.ndarray) -> np.ndarray:
+    result: np.ndarray = (x * np.tanh(_softplus(x))).astype(x.dtype, copy=False)
+    return result
+
+
 def _leaky_relu(op: Op) -> Unary:
     alpha = float(attr(op, "alpha", 0.01))
     return lambda x: np.where(x < 0, alpha * x, x)
@@ -213,6 +224,25 @@ _UNARY: dict[str, tuple[Callable[[Op], Unary], float]] = {
     "Gelu": (_gelu, TRANSCENDENTAL_FLOPS + 4),  # approximate='none' (_gelu_cost reads it)
     "Sign": (_fixed(np.sign), 1),
     "Shrink": (_shrink, 6),  # two compares, the add and the subtract, two selects
+    "Round": (_fixed(np.round), 1),  # half to even, as ONNX says
+    "HardSwish": (_fixed(_hard_swish), 5),  # scale, add, two clamps, product
+    "Mish": (_fixed(_mish), 3 + 3 * TRANSCENDENTAL_FLOPS),  # Softplus's, tanh, product
+    **{
+        name: (_fixed(fn), TRANSCENDENTAL_FLOPS)
+        for name, fn in (
+            ("Sin", np.sin),
+            ("Cos", np.cos),
+            ("Tan", np.tan),
+            ("Asin", np.arcsin),
+            ("Acos", np.arccos),
+            ("Atan", np.arctan),
+            ("Sinh", np.sinh),
+            ("Cosh", np.cosh),
+            ("Asinh", np.arcsinh),
+            ("Acosh", np.arccosh),
+            ("Atanh", np.arctanh),
+        )
+    },
 }
 
 
@@ -341,6 +371,60 @@ for _type, (_fn, _is_bool) in _BINARY.items():
     )
 
 
+def _compile_mod(op: Op, opset: int) -> Kernel:
+    # fmod 0: the remainder takes the divisor's sign (numpy's mod); 1: the dividend's (C's fmod)
+    fn = np.fmod if _fmod(op) else np.mod
+    return lambda inputs: [fn(inputs[0], inputs[1])]
+
+
+def _fmod(op: Op) -> bool:
+    fmod = attr(op, "fmod", 0)
+    if fmod not in (0, 1):
+        raise op_error(op, "expected fmod 0 or 1", fmod)
+    return bool(fmod)
+
+
+MOD_FLOAT_FLOOR_OPSET = 28
+"""Mod of floats with ``fmod`` 0 (the divisor's sign) is defined from this opset; before it,
+float inputs needed ``fmod`` 1."""
+
+
+def _infer_mod(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    a, b = _present(op, inputs, 2)
+    if a.dtype.kind == "f" and not _fmod(op) and opset < MOD_FLOAT_FLOOR_OPSET:
+        expected = f"expected fmod 1 for {a.dtype} inputs before opset {MOD_FLOAT_FLOOR_OPSET}"
+        raise op_error(op, expected, 0)
+    return [Meta(broadcast_shape(op, a.shape, b.shape), a.dtype)]
+
+
+register("Mod", "elementwise", compile=_compile_mod, infer=_infer_mod, one_type=(0, 1))
+
+
+def _compile_is_nan(op: Op, opset: int) -> Kernel:
+    return lambda inputs: [np.isnan(inputs[0])]
+
+
+def _compile_is_inf(op: Op, opset: int) -> Kernel:
+    negative = bool(attr(op, "detect_negative", 1))
+    positive = bool(attr(op, "detect_positive", 1))
+    if negative and positive:
+        return lambda inputs: [np.isinf(inputs[0])]
+    if positive:
+        return lambda inputs: [np.isposinf(inputs[0])]
+    if negative:
+        return lambda inputs: [np.isneginf(inputs[0])]
+    return lambda inputs: [np.zeros(inputs[0].shape, bool)]
+
+
+def _infer_bool_of_one(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = _present(op, inputs, 1)[0]
+    return [Meta(x.shape, np.dtype(bool))]
+
+
+register("IsNaN", "elementwise", compile=_compile_is_nan, infer=_infer_bool_of_one)
+register("IsInf", "elementwise", compile=_compile_is_inf, infer=_infer_bool_of_one)
+
+
 PRELU_BROADCAST_OPSET = 7
 """PRelu slopes broadcast as numpy does from this opset on; before it, a 1-D slope with one value
 per channel applies along axis 1 (PRelu-6: "if Slope is of size 1, the value is shared across
@@ -457,6 +541,29 @@ def _infer_cast(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]
 
 
 register("Cast", "data_movement", compile=_compile_cast, infer=_infer_cast, cost=movement_cost)
+
+
+def _compile_cast_like(op: Op, opset: int) -> Kernel:
+    return lambda inputs: [inputs[0].astype(inputs[1].dtype)]
+
+
+def _infer_cast_like(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x, like = _present(op, inputs, 2)
+    return [Meta(x.shape, like.dtype)]
+
+
+def _cast_like_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """Cast's: the data read and written; `target_type` is only read for its dtype."""
+    return movement_cost(op, inputs[:1], outputs)
+
+
+register(
+    "CastLike",
+    "data_movement",
+    compile=_compile_cast_like,
+    infer=_infer_cast_like,
+    cost=_cast_like_cost,
+)
 
 
 def _compile_identity(op: Op, opset: int) -> Kernel:

@@ -1,4 +1,5 @@
-"""Reductions over axes: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd.
+"""Reductions over axes: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd; and ArgMax and
+ArgMin along one axis (int64 indices; the first of equal extremes unless `select_last_index`).
 
 One rule serves them all: axes come from the `axes` attribute before the opset where they
 became an input (13 for ReduceSum, 18 for the others); `keepdims` (default 1) keeps reduced axes
@@ -25,6 +26,7 @@ from hetsim.kernels.registry import (
     memoize,
     nbytes,
     normalize_axes,
+    op_error,
     register,
 )
 
@@ -152,3 +154,43 @@ for _type, (_reducer, _since) in _REDUCE.items():
     register(
         _type, "reduction", compile=_compile(_reducer, _since), infer=_infer(_since), cost=_cost
     )
+
+
+def _compile_arg(is_max: bool) -> Callable[[Op, int], Kernel]:
+    """ArgMax or ArgMin along `axis`: the first index of the extreme, or with
+    `select_last_index` the last, as int64."""
+    find = np.argmax if is_max else np.argmin
+
+    def compile(op: Op, opset: int) -> Kernel:
+        axis = int(attr(op, "axis", 0))
+        keepdims = bool(attr(op, "keepdims", 1))
+        is_last = bool(attr(op, "select_last_index", 0))
+
+        def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+            x = inputs[0]
+            assert x is not None, f"{op!r}: input missing"
+            if is_last:
+                flipped = find(np.flip(x, axis), axis=axis, keepdims=keepdims)
+                found = x.shape[axis] - 1 - flipped
+            else:
+                found = find(x, axis=axis, keepdims=keepdims)
+            return [np.asarray(found, np.int64)]
+
+        return kernel
+
+    return compile
+
+
+def _infer_arg(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = inputs[0]
+    assert x is not None, f"{op!r}: input missing"
+    (axis,) = normalize_axes(op, [int(attr(op, "axis", 0))], len(x.shape))
+    if x.shape[axis] == 0:
+        raise op_error(op, f"expected a non-empty axis {axis}", list(x.shape))
+    keepdims = bool(attr(op, "keepdims", 1))
+    shape = tuple(1 if i == axis else d for i, d in enumerate(x.shape) if keepdims or i != axis)
+    return [Meta(shape, np.dtype(np.int64))]
+
+
+for _type, _is_max in (("ArgMax", True), ("ArgMin", False)):
+    register(_type, "reduction", compile=_compile_arg(_is_max), infer=_infer_arg, cost=_cost)

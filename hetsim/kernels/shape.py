@@ -132,6 +132,19 @@ def _infer_shape(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta
 register("Shape", "other", compile=_compile_shape, infer=_infer_shape, cost=view_cost)
 
 
+def _compile_size(op: Op, opset: int) -> Kernel:
+    return lambda inputs: [np.array(inputs[0].size, np.int64)]
+
+
+def _infer_size(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = inputs[0]
+    assert x is not None, f"{op!r}: input missing"
+    return [Meta.of(np.array(math.prod(x.shape), np.int64))]
+
+
+register("Size", "other", compile=_compile_size, infer=_infer_size, cost=view_cost)
+
+
 def _compile_range(op: Op, opset: int) -> Kernel:
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         start, limit, delta = inputs

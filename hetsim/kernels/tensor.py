@@ -1,4 +1,5 @@
-"""Ops that move data between tensors: Transpose, Concat, Split, Slice, Gather, Tile, Pad.
+"""Ops that move data between tensors: Transpose, Concat, Split, Slice, Gather, GatherElements,
+Trilu, Tile, Pad.
 
 Each kernel is one numpy call over whole arrays (Slice and Split return views). Parameters that
 moved from attributes to inputs across opsets (Slice at 10, Split at 13, Pad at 11) are read with
@@ -232,6 +233,50 @@ def _infer_gather(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Met
 register(
     "Gather", "data_movement", compile=_compile_gather, infer=_infer_gather, cost=movement_cost
 )
+
+
+def _compile_gather_elements(op: Op, opset: int) -> Kernel:
+    axis = int(attr(op, "axis", 0))
+    return lambda inputs: [np.take_along_axis(inputs[0], inputs[1], axis=axis)]
+
+
+def _infer_gather_elements(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x, indices = _first(op, inputs), inputs[1]
+    assert indices is not None, f"{op!r}: indices missing"
+    if len(indices.shape) != len(x.shape):
+        raise op_error(op, f"expected indices of rank {len(x.shape)}", len(indices.shape))
+    normalize_axis(op, int(attr(op, "axis", 0)), len(x.shape))
+    return [Meta(indices.shape, x.dtype)]
+
+
+register(
+    "GatherElements",
+    "data_movement",
+    compile=_compile_gather_elements,
+    infer=_infer_gather_elements,
+    cost=movement_cost,
+)
+
+
+def _compile_trilu(op: Op, opset: int) -> Kernel:
+    keep = np.triu if attr(op, "upper", 1) else np.tril
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x, k = inputs[0], inputs[1] if len(inputs) > 1 else None
+        assert x is not None, f"{op!r}: input missing"
+        return [keep(x, 0 if k is None else int(k))]
+
+    return kernel
+
+
+def _infer_trilu(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = _first(op, inputs)
+    if len(x.shape) < 2:
+        raise op_error(op, "expected an input of rank 2 or more", len(x.shape))
+    return [Meta(x.shape, x.dtype)]
+
+
+register("Trilu", "data_movement", compile=_compile_trilu, infer=_infer_trilu, cost=movement_cost)
 
 
 def _compile_tile(op: Op, opset: int) -> Kernel:

@@ -140,6 +140,11 @@ def test_depthwise_conv_columns_follow_the_channels() -> None:
         ("Erf", {}, 10),  # a native erf: a polynomial; numpy's passes are scratch bytes
         ("Gelu", {}, 14),
         ("Gelu", {"approximate": "tanh"}, 17),
+        ("Sin", {}, 10),
+        ("Atanh", {}, 10),
+        ("Mish", {}, 33),
+        ("HardSwish", {}, 5),
+        ("Round", {}, 1),
     ],
 )
 def test_elementwise_flops_count_streaming_passes(

@@ -376,6 +376,45 @@ def _pad(x: np.ndarray, pads: list, value: np.ndarray | None, mode: str, id: str
     )
 
 
+def _more_ops() -> list[Case]:
+    """Ops added after the tables above: drawn last, so the earlier cases keep their values."""
+    unit = np.linspace(-0.9, 0.9, 12, dtype=np.float32).reshape(3, 4)  # inside asin's domain
+    cases = [Case(t, {"x": unit}, id=t.lower()) for t in ("Sin", "Cos", "Tan", "Asin", "Acos")]
+    cases += [Case(t, {"x": unit}, id=t.lower()) for t in ("Atan", "Sinh", "Cosh", "Asinh")]
+    cases += [
+        Case("Atanh", {"x": unit}, id="atanh"),
+        Case("Acosh", {"x": 1 + pos(3, 4)}, id="acosh"),
+        Case("Round", {"x": np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.4, 2.6], np.float32)},
+             id="round-half-to-even"),
+        Case("HardSwish", {"x": 4 * f32(3, 4)}, opset=14, id="hardswish"),
+        Case("Mish", {"x": 3 * f32(3, 4)}, opset=18, id="mish"),
+        Case("Mod", {"a": i64(-7, 7, -7, 7, 5), "b": i64(3, -3, -3, 3, 2)}, id="mod-int-floor"),
+        Case("Mod", {"a": i64(-7, 7, -7, 7), "b": i64(3, -3, -3, 3)}, {"fmod": 1},
+             id="mod-int-fmod"),
+        Case("Mod", {"a": 4 * f32(2, 3), "b": pos(3)}, {"fmod": 1}, id="mod-float-fmod-bcast"),
+        Case("IsNaN", {"x": np.array([np.nan, 1.0, np.inf, -0.0], np.float32)}, id="isnan"),
+        Case("IsInf", {"x": np.array([np.inf, -np.inf, 1.0, np.nan], np.float32)}, id="isinf"),
+        Case("IsInf", {"x": np.array([np.inf, -np.inf, 1.0], np.float32)},
+             {"detect_positive": 0}, id="isinf-negative-only"),
+        Case("CastLike", {"x": 3 * f32(3, 4), "like": i64(0)}, opset=15, id="castlike-int64"),
+        Case("Size", {"x": f32(2, 3, 4)}, id="size"),
+        Case("ArgMax", {"x": f32(3, 4)}, {"axis": 1}, id="argmax-axis1"),
+        Case("ArgMax", {"x": np.array([[1, 3, 3], [2, 2, 0]], np.float32)},
+             {"axis": -1, "keepdims": 0, "select_last_index": 1}, id="argmax-last-index"),
+        Case("ArgMin", {"x": f32(3, 4)}, id="argmin-default"),
+        Case("ArgMin", {"x": np.array([[1, 0, 0], [2, 2, 0]], np.int64)},
+             {"axis": 1, "keepdims": 0}, id="argmin-first-of-ties"),
+        Case("GatherElements", {"x": f32(3, 4), "i": np.array([[0, 2], [-1, 1], [1, 0]])},
+             {"axis": 1}, id="gatherelements-axis1-negative"),
+        Case("GatherElements", {"x": f32(3, 2), "i": np.array([[2, 0], [1, 1]])},
+             id="gatherelements-axis0"),
+        Case("Trilu", {"x": f32(2, 3, 4)}, opset=14, id="trilu-upper"),
+        Case("Trilu", {"x": f32(4, 5), "k": np.array(-1, np.int64)}, {"upper": 0}, opset=14,
+             id="trilu-lower-k"),
+    ]  # fmt: skip
+    return cases
+
+
 CASES: list[Case] = [
     *_unary(),
     *_binary(),
@@ -384,4 +423,5 @@ CASES: list[Case] = [
     *_reduce(),
     *_shape_ops(),
     *_tensor_ops(),
+    *_more_ops(),
 ]

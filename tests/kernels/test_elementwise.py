@@ -19,7 +19,8 @@ from hetsim.kernels.registry import broadcast_shape
 UNARY_FLOAT = [
     "Relu", "Neg", "Abs", "Sqrt", "Exp", "Log", "Reciprocal", "Floor", "Ceil", "Erf", "Tanh",
     "Sigmoid", "Softsign", "Softplus", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "Gelu", "Sign",
-    "Shrink",
+    "Shrink", "Round", "HardSwish", "Mish", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh",
+    "Cosh", "Asinh", "Acosh", "Atanh",
 ]  # fmt: skip
 
 
@@ -31,6 +32,8 @@ def _op(op_type: str, n_inputs: int = 1, **attrs: object) -> Op:
     return Op(op_type, "n0", tuple(f"x{i}" for i in range(n_inputs)), ("y",), attrs)
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # Acosh of 0.25
+@pytest.mark.filterwarnings("ignore:divide by zero encountered:RuntimeWarning")  # Atanh of 1
 @pytest.mark.parametrize("op_type", UNARY_FLOAT)
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
 def test_unary_keeps_float_dtype(op_type: str, dtype: type) -> None:

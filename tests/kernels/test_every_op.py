@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -155,3 +156,10 @@ def test_inputs_onnx_gives_one_type_must_share_a_dtype(case: Case, position: int
     message = f"op {case_op(case).name} ({case.op_type}): expected inputs of one dtype, got "
     with pytest.raises(ModelError, match=f"^{re.escape(message)}"):
         OPS[case.op_type].infer(case_op(case), case.opset, metas)
+
+
+def test_the_docs_list_every_registered_op() -> None:
+    text = (Path(__file__).parents[2] / "docs" / "architecture.md").read_text()
+    listed = re.search(r"<!-- ops: [^\n]*-->\n(.*?)\n<!-- /ops -->", text, re.S)
+    assert listed is not None, "docs/architecture.md: the ops list markers are missing"
+    assert listed.group(1).replace("\n", " ").split(", ") == sorted(OPS)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hetsim.errors import ModelError
-from hetsim.ir import Op
-from hetsim.kernels import OPS, Meta
+from hetsim.ir import Graph, Op, TensorType
+from hetsim.kernels import OPS, Meta, execute
 from hetsim.kernels.registry import lookup
 from hetsim.kernels.shape import reshape_target
 from hetsim.kernels.tensor import pad_widths, slices, split_sizes
@@ -264,3 +266,50 @@ def test_lookup_names_the_op_and_lists_supported_ops() -> None:
         match=r"^op n0: unsupported op Rellu \(did you mean 'Relu'\?\); supported ops: Abs, .*Xor$",
     ):
         lookup(_op("Rellu"))
+
+
+@pytest.mark.parametrize(
+    ("op", "inputs", "message"),
+    [
+        (
+            _op("GatherElements", 2, axis=1),
+            [_meta(3, 4), Meta((3,), np.dtype("int64"))],
+            "op n0 (GatherElements): expected indices of rank 2, got 1",
+        ),
+        (
+            _op("GatherElements", 2, axis=2),
+            [_meta(3, 4), Meta((3, 1), np.dtype("int64"))],
+            "op n0 (GatherElements): expected an axis in [-2, 2), got 2",
+        ),
+        (_op("Trilu"), [_meta(4)], "op n0 (Trilu): expected an input of rank 2 or more, got 1"),
+        (
+            _op("ArgMax", axis=1),
+            [_meta(3, 0)],
+            "op n0 (ArgMax): expected a non-empty axis 1, got [3, 0]",
+        ),
+        (
+            _op("Mod", 2),
+            [_meta(2), _meta(2)],
+            "op n0 (Mod): expected fmod 1 for float32 inputs before opset 28, got 0",
+        ),
+        (_op("Mod", 2, fmod=2), [_meta(2), _meta(2)], "op n0 (Mod): expected fmod 0 or 1, got 2"),
+    ],
+)
+def test_added_ops_refuse_bad_inputs_naming_the_op(
+    op: Op, inputs: list[Meta], message: str
+) -> None:
+    with pytest.raises(ModelError, match="^" + re.escape(message) + "$"):
+        OPS[op.type].infer(op, 17, inputs)
+
+
+def test_gather_elements_index_out_of_range_names_the_op() -> None:
+    op = Op("GatherElements", "ge", ("x", "i"), ("y",), {"axis": 0})
+    graph = Graph(
+        "g",
+        (op,),
+        {"x": TensorType((2, 2), "float32"), "i": TensorType((1, 2), "int64")},
+        ("y",),
+    )
+    inputs = {"x": np.zeros((2, 2), np.float32), "i": np.array([[0, 2]], np.int64)}
+    with pytest.raises(ModelError, match=r"^op ge \(GatherElements\): .*IndexError: index 2"):
+        execute(graph, inputs)
