@@ -116,6 +116,33 @@ def _mish(x: np.ndarray) -> np.ndarray:
     return result
 
 
+def _swish(op: Op) -> Unary:
+    alpha = float(attr(op, "alpha", 1.0))
+
+    def swish(x: np.ndarray) -> np.ndarray:
+        wide = x.astype(np.float32) if x.dtype == np.float16 else x  # one rounding, at the end
+        return (wide * _sigmoid(alpha * wide)).astype(x.dtype, copy=False)
+
+    return swish
+
+
+def _celu(op: Op) -> Unary:
+    alpha = float(attr(op, "alpha", 1.0))
+    if alpha == 0:
+        raise op_error(op, "expected a non-zero alpha", alpha)
+
+    def celu(x: np.ndarray) -> np.ndarray:
+        negative = alpha * np.expm1(np.minimum(x, 0) / alpha)
+        return (np.maximum(x, 0) + negative).astype(x.dtype, copy=False)
+
+    return celu
+
+
+def _thresholded_relu(op: Op) -> Unary:
+    alpha = float(attr(op, "alpha", 1.0))
+    return lambda x: np.where(x > alpha, x, 0).astype(x.dtype, copy=False)
+
+
 def _leaky_relu(op: Op) -> Unary:
     alpha = float(attr(op, "alpha", 0.01))
     return lambda x: np.where(x < 0, alpha * x, x)
@@ -225,6 +252,10 @@ _UNARY: dict[str, tuple[Callable[[Op], Unary], float]] = {
     "Sign": (_fixed(np.sign), 1),
     "Shrink": (_shrink, 6),  # two compares, the add and the subtract, two selects
     "Round": (_fixed(np.round), 1),  # half to even, as ONNX says
+    "Swish": (_swish, 4 + TRANSCENDENTAL_FLOPS),  # αx, Sigmoid's, product
+    "Celu": (_celu, 6 + TRANSCENDENTAL_FLOPS),  # min, ÷α, expm1, ·α, max, add
+    "ThresholdedRelu": (_thresholded_relu, 2),  # compare, select
+    "BitwiseNot": (_fixed(np.invert), 1),
     "HardSwish": (_fixed(_hard_swish), 5),  # scale, add, two clamps, product
     "Mish": (_fixed(_mish), 3 + 3 * TRANSCENDENTAL_FLOPS),  # Softplus's, tanh, product
     **{
@@ -335,6 +366,9 @@ _BINARY: dict[str, tuple[Binary, bool]] = {
     "And": (np.logical_and, True),
     "Or": (np.logical_or, True),
     "Xor": (np.logical_xor, True),
+    "BitwiseAnd": (np.bitwise_and, False),
+    "BitwiseOr": (np.bitwise_or, False),
+    "BitwiseXor": (np.bitwise_xor, False),
 }
 
 
@@ -400,6 +434,61 @@ def _infer_mod(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
 register("Mod", "elementwise", compile=_compile_mod, infer=_infer_mod, one_type=(0, 1))
 
 
+SIGNED_BIT_SHIFT_OPSET = 28
+"""BitShift takes signed integers from this opset on (an arithmetic right shift)."""
+
+
+def _shift_direction(op: Op) -> str:
+    direction = attr(op, "direction", None)
+    if direction not in ("LEFT", "RIGHT"):
+        raise op_error(op, "expected direction 'LEFT' or 'RIGHT'", repr(direction))
+    return str(direction)
+
+
+def _compile_bit_shift(op: Op, opset: int) -> Kernel:
+    is_left = _shift_direction(op) == "LEFT"
+    return lambda inputs: [_bit_shift(inputs[0], inputs[1], is_left)]
+
+
+def _bit_shift(x: np.ndarray, by: np.ndarray, is_left: bool) -> np.ndarray:
+    """`x` shifted by `by` bits, as ONNX says: a left shift of a signed value moves bits through
+    the sign bit; a right shift of one extends the sign; a shift by a negative amount or by the
+    width or more gives what the fill alone gives (-1 for a negative value shifted right, else 0).
+    """
+    x, by = np.broadcast_arrays(x, by)
+    fits = (by >= 0) & (by < x.dtype.itemsize * 8)
+    unsigned = np.dtype(f"u{x.dtype.itemsize}")
+    amount = np.where(fits, by, 0).astype(unsigned)
+    if is_left:
+        shifted = np.left_shift(x.view(unsigned), amount).view(x.dtype)
+        fill: Any = 0
+    else:
+        shifted = np.right_shift(x, amount.astype(x.dtype))
+        fill = np.where(x < 0, -1, 0) if x.dtype.kind == "i" else 0
+    result: np.ndarray = np.where(fits, shifted, fill).astype(x.dtype, copy=False)
+    return result
+
+
+def _infer_bit_shift(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    a, b = _present(op, inputs, 2)
+    _shift_direction(op)
+    if a.dtype.kind == "i" and opset < SIGNED_BIT_SHIFT_OPSET:
+        expected = f"expected unsigned integer inputs before opset {SIGNED_BIT_SHIFT_OPSET}"
+        raise op_error(op, expected, str(a.dtype))
+    if a.dtype.kind not in "iu":
+        raise op_error(op, "expected integer inputs", str(a.dtype))
+    return [Meta(broadcast_shape(op, a.shape, b.shape), a.dtype)]
+
+
+register(
+    "BitShift",
+    "elementwise",
+    compile=_compile_bit_shift,
+    infer=_infer_bit_shift,
+    one_type=(0, 1),
+)
+
+
 def _compile_is_nan(op: Op, opset: int) -> Kernel:
     return lambda inputs: [np.isnan(inputs[0])]
 
@@ -462,16 +551,29 @@ def _infer_prelu(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta
 
 register("PRelu", "elementwise", compile=_compile_prelu, infer=_infer_prelu, one_type=(0, 1))
 
-_VARIADIC: dict[str, Binary] = {"Sum": np.add, "Max": np.maximum, "Min": np.minimum}
+_VARIADIC: dict[str, Binary] = {
+    "Sum": np.add,
+    "Max": np.maximum,
+    "Min": np.minimum,
+    "Mean": np.add,  # then divided by the count (`_compile_variadic`)
+}
 
 
-def _compile_variadic(fn: Binary) -> Callable[[Op, int], Kernel]:
+def _compile_variadic(fn: Binary, op_type: str) -> Callable[[Op, int], Kernel]:
     def compile(op: Op, opset: int) -> Kernel:
+        if op_type == "Mean":
+            count = len(op.inputs)
+            return lambda inputs: [_mean_of(functools.reduce(fn, inputs), count)]
         if len(op.inputs) == 1:
             return lambda inputs: [inputs[0]]
         return lambda inputs: [functools.reduce(fn, inputs)]
 
     return compile
+
+
+def _mean_of(total: np.ndarray, count: int) -> np.ndarray:
+    result: np.ndarray = (total / count).astype(total.dtype, copy=False)
+    return result
 
 
 def _infer_variadic(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
@@ -480,14 +582,16 @@ def _infer_variadic(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[M
 
 
 def _variadic_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Any:
-    return elementwise_cost("elementwise", max(len(inputs) - 1, 0))(op, inputs, outputs)
+    """One flop per output element for each input after the first (Mean: and the divide)."""
+    flops = max(len(inputs) - 1, 0) + (op.type == "Mean")
+    return elementwise_cost("elementwise", flops)(op, inputs, outputs)
 
 
 for _type, _fn in _VARIADIC.items():
     register(
         _type,
         "elementwise",
-        compile=_compile_variadic(_fn),
+        compile=_compile_variadic(_fn, _type),
         infer=_infer_variadic,
         cost=_variadic_cost,
         one_type=ALL_INPUTS,

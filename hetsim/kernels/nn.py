@@ -1,13 +1,15 @@
-"""Neural-network ops: Gemm, MatMul, Softmax and LogSoftmax here; importing it registers the rest.
+"""Neural-network ops: Gemm, MatMul, Softmax, LogSoftmax and Hardmax here; importing it registers
+the rest.
 
-`conv.py` (Conv, ConvTranspose), `pool.py` (MaxPool, AveragePool, GlobalAveragePool) and
+`conv.py` (Conv, ConvTranspose), `pool.py` (MaxPool, AveragePool, the global pools) and
 `norm.py` (BatchNormalization, InstanceNormalization, LayerNormalization, LRN) are imported
 below, so ``import hetsim.kernels.nn`` registers every NN op. Element-wise, reduction and tensor
 ops live in their own modules.
 
-Softmax and LogSoftmax follow the op's version: before opset 13 the input is flattened to 2-D at
-``axis`` (default 1) and normalized along the second dim, which is what opset-9 models such as
-the ONNX zoo's squeezenet expect; from opset 13 it is normalized along ``axis`` (default -1).
+Softmax, LogSoftmax and Hardmax follow the op's version: before opset 13 the input is flattened
+to 2-D at ``axis`` (default 1) and normalized along the second dim, which is what opset-9 models
+such as the ONNX zoo's squeezenet expect; from opset 13 it is normalized along ``axis`` (default
+-1).
 """
 
 from __future__ import annotations
@@ -186,6 +188,20 @@ def log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
     return y
 
 
+def hardmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """1 at the first largest element along `axis`, 0 elsewhere.
+
+    Examples
+    --------
+    >>> hardmax(np.array([[1.0, 3.0, 3.0]], np.float32), 1).tolist()
+    [[0.0, 1.0, 0.0]]
+    """
+    first = np.expand_dims(np.argmax(x, axis=axis), axis)
+    y = np.zeros_like(x)
+    np.put_along_axis(y, first, 1, axis=axis)
+    return y
+
+
 def _softmax_axis(op: Op, opset: int, rank: int) -> int:
     default = 1 if opset < 13 else -1
     return normalize_axis(op, int(attr(op, "axis", default)), max(rank, 1))
@@ -233,6 +249,13 @@ register(
     compile=_compile_softmax(softmax),
     infer=_infer_softmax,
     cost=elementwise_cost("normalization", 5.0),
+)
+register(
+    "Hardmax",
+    "normalization",
+    compile=_compile_softmax(hardmax),
+    infer=_infer_softmax,
+    cost=elementwise_cost("normalization", 2.0),  # compare, write
 )
 register(
     "LogSoftmax",

@@ -1,4 +1,4 @@
-"""MaxPool, AveragePool and GlobalAveragePool: 1-D, 2-D and 3-D.
+"""MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool: 1-D, 2-D and 3-D.
 
 Max and sum over a window are separable, so a k×k pool runs as one pass per spatial dim, each
 pass combining ``k`` strided views with one ufunc call per tap (``2k`` vectorized calls instead
@@ -215,6 +215,15 @@ def _compile_global_average_pool(op: Op, opset: int) -> Kernel:
     return kernel
 
 
+def _compile_global_max_pool(op: Op, opset: int) -> Kernel:
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x = inputs[0]
+        assert x is not None, f"{op!r}: X is required"
+        return [x.max(axis=tuple(range(2, x.ndim)), keepdims=True)]
+
+    return kernel
+
+
 def _infer_global_average_pool(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x = inputs[0]
     assert x is not None, f"{op!r}: X is required"
@@ -247,4 +256,11 @@ register(
     compile=_compile_global_average_pool,
     infer=_infer_global_average_pool,
     cost=_cost_global_average_pool,
+)
+register(
+    "GlobalMaxPool",
+    "reduction",
+    compile=_compile_global_max_pool,
+    infer=_infer_global_average_pool,  # the same shapes
+    cost=_cost_global_average_pool,  # a compare per input element, as many flops
 )

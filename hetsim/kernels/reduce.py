@@ -1,12 +1,14 @@
-"""Reductions over axes: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd; and ArgMax and
-ArgMin along one axis (int64 indices; the first of equal extremes unless `select_last_index`).
+"""Reductions over axes: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1,
+ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp; and ArgMax and ArgMin along one axis
+(int64 indices; the first of equal extremes unless `select_last_index`).
 
-One rule serves them all: axes come from the `axes` attribute before the opset where they
+One rule serves the reductions: axes come from the `axes` attribute before the opset where they
 became an input (13 for ReduceSum, 18 for the others); `keepdims` (default 1) keeps reduced axes
 as size 1; no axes means every axis, unless `noop_with_empty_axes` is set, which makes the op an
 identity. Outputs keep the input dtype. Over an empty set, each gives its identity as ONNX says:
-0 (Sum), 1 (Prod), NaN (Mean), the dtype's lowest value (Max: -inf for floats) and highest (Min).
-"""
+0 (Sum, L1, L2, SumSquare), 1 (Prod), NaN (Mean), -inf (LogSum, LogSumExp), the dtype's lowest
+value (Max: -inf for floats) and highest (Min). Each costs a fixed number of flops per input
+element (`_REDUCE`)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
+from hetsim.kernels.elementwise import TRANSCENDENTAL_FLOPS
 from hetsim.kernels.registry import (
     Cost,
     Kernel,
@@ -72,13 +75,45 @@ def _mean(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
     return total / count if count else np.full_like(total, np.nan)
 
 
-# op type -> (reduction, opset since which axes is an input)
-_REDUCE: dict[str, tuple[Reducer, int]] = {
-    "ReduceSum": (_ufunc_reducer(np.add), 13),
-    "ReduceMean": (_mean, 18),
-    "ReduceMax": (_extreme_reducer(np.maximum, is_max=True), 18),
-    "ReduceMin": (_extreme_reducer(np.minimum, is_max=False), 18),
-    "ReduceProd": (_ufunc_reducer(np.multiply), 18),
+def _sum_of(transform: Callable[[np.ndarray], np.ndarray]) -> Reducer:
+    """The sum of `transform` of the elements (ReduceL1: of their absolute values)."""
+    return lambda x, axes, keepdims: np.add.reduce(transform(x), axis=axes, keepdims=keepdims)
+
+
+def _l2(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
+    result: np.ndarray = np.sqrt(np.add.reduce(np.square(x), axis=axes, keepdims=keepdims))
+    return result
+
+
+def _log_sum(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
+    result: np.ndarray = np.log(np.add.reduce(x, axis=axes, keepdims=keepdims))
+    return result
+
+
+def _log_sum_exp(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
+    """log Σ exp(x), with the largest element taken out first so that exp cannot overflow
+    (the log of an empty sum is -inf)."""
+    if not x.size:
+        return np.log(np.add.reduce(np.exp(x), axis=axes, keepdims=keepdims))
+    top = np.maximum.reduce(x, axis=axes, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0)
+    total = np.add.reduce(np.exp(x - top), axis=axes, keepdims=True)
+    result: np.ndarray = np.log(total) + top
+    return result if keepdims else np.squeeze(result, axis=axes)
+
+
+# op type -> (reduction, opset since which axes is an input, flops per input element)
+_REDUCE: dict[str, tuple[Reducer, int, float]] = {
+    "ReduceSum": (_ufunc_reducer(np.add), 13, 1),
+    "ReduceMean": (_mean, 18, 1),
+    "ReduceMax": (_extreme_reducer(np.maximum, is_max=True), 18, 1),
+    "ReduceMin": (_extreme_reducer(np.minimum, is_max=False), 18, 1),
+    "ReduceProd": (_ufunc_reducer(np.multiply), 18, 1),
+    "ReduceL1": (_sum_of(np.abs), 18, 2),  # abs, add
+    "ReduceL2": (_l2, 18, 2),  # square, add (the root per output is left out)
+    "ReduceSumSquare": (_sum_of(np.square), 18, 2),
+    "ReduceLogSum": (_log_sum, 18, 1),
+    "ReduceLogSumExp": (_log_sum_exp, 18, 3 + TRANSCENDENTAL_FLOPS),  # max, subtract, exp, add
 }
 
 
@@ -144,15 +179,29 @@ def _infer(since: int) -> Callable[[Op, int, Sequence[Meta | None]], list[Meta]]
     return infer
 
 
-def _cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
-    x = inputs[0]
-    assert x is not None, f"{op!r}: input missing"
-    return Cost(float(x.size), nbytes(inputs), nbytes(outputs), "reduction")
+def _cost_of(
+    flops_per_element: float,
+) -> Callable[[Op, Sequence[Meta | None], Sequence[Meta]], Cost]:
+    """`flops_per_element` per input element; the input read and the output written once."""
+
+    def cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+        x = inputs[0]
+        assert x is not None, f"{op!r}: input missing"
+        flops = flops_per_element * x.size
+        return Cost(float(flops), nbytes(inputs), nbytes(outputs), "reduction")
+
+    return cost
 
 
-for _type, (_reducer, _since) in _REDUCE.items():
+_cost = _cost_of(1)
+
+for _type, (_reducer, _since, _flops) in _REDUCE.items():
     register(
-        _type, "reduction", compile=_compile(_reducer, _since), infer=_infer(_since), cost=_cost
+        _type,
+        "reduction",
+        compile=_compile(_reducer, _since),
+        infer=_infer(_since),
+        cost=_cost_of(_flops),
     )
 
 

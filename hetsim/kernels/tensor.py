@@ -11,33 +11,47 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from hetsim.ir import Op
 from hetsim.kernels.registry import (
     ALL_INPUTS,
+    Cost,
     Kernel,
     Meta,
     attr,
     constant_input,
+    dtype_of,
+    elementwise_cost,
     memoize,
     movement_cost,
+    nbytes,
     normalize_axes,
     normalize_axis,
     op_error,
     register,
+    same_as_input,
 )
 from hetsim.kernels.shape import versioned
 
 __all__ = ["pad_widths", "slices", "split_sizes"]
+
+T = TypeVar("T")
 
 
 def _first(op: Op, inputs: Sequence[Meta | None]) -> Meta:
     x = inputs[0]
     assert x is not None, f"{op!r}: input missing"
     return x
+
+
+def _given(op: Op, inputs: Sequence[T | None], count: int) -> list[T]:
+    """The first `count` inputs, each present (the frontend checks required inputs)."""
+    given = [value for value in inputs[:count] if value is not None]
+    assert len(given) == count, f"{op!r}: expected {count} inputs, got {len(given)}"
+    return given
 
 
 def _perm(op: Op, rank: int) -> tuple[int, ...]:
@@ -377,3 +391,366 @@ register(
     "Pad", "data_movement", compile=_compile_pad, infer=_infer_pad, cost=movement_cost,
     one_type=(0, 2),  # the data and the constant value; pads and axes are int64
 )  # fmt: skip
+
+
+def _compile_cum_sum(op: Op, opset: int) -> Kernel:
+    exclusive = bool(attr(op, "exclusive", 0))
+    reverse = bool(attr(op, "reverse", 0))
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x, axis_value = _given(op, inputs, 2)
+        axis = normalize_axis(op, int(axis_value), x.ndim)
+        y = np.flip(x, axis) if reverse else x
+        total = np.cumsum(y, axis=axis, dtype=x.dtype)
+        if exclusive:  # each sum leaves its own element out: shifted by one, a zero first
+            total = np.delete(np.insert(total, 0, 0, axis=axis), -1, axis=axis)
+        return [np.flip(total, axis) if reverse else total]
+
+    return kernel
+
+
+register("CumSum", "elementwise", compile=_compile_cum_sum, infer=same_as_input)
+
+
+def _block(op: Op) -> int:
+    size = int(attr(op, "blocksize"))
+    if size < 1:
+        raise op_error(op, "expected a positive blocksize", size)
+    return size
+
+
+def _depth_to_space_mode(op: Op) -> str:
+    mode = attr(op, "mode", "DCR")
+    if mode not in ("DCR", "CRD"):
+        raise op_error(op, "expected mode 'DCR' or 'CRD'", repr(mode))
+    return str(mode)
+
+
+def _compile_depth_to_space(op: Op, opset: int) -> Kernel:
+    size, mode = _block(op), _depth_to_space_mode(op)
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x = inputs[0]
+        assert x is not None, f"{op!r}: input missing"
+        n, c, h, w = x.shape
+        depth = c // (size * size)
+        if mode == "DCR":  # depth, column, row: the blocks outermost in the channels
+            y = x.reshape(n, size, size, depth, h, w).transpose(0, 3, 4, 1, 5, 2)
+        else:  # column, row, depth
+            y = x.reshape(n, depth, size, size, h, w).transpose(0, 1, 4, 2, 5, 3)
+        return [y.reshape(n, depth, h * size, w * size)]
+
+    return kernel
+
+
+def _infer_depth_to_space(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = _first(op, inputs)
+    size = _block(op)
+    _depth_to_space_mode(op)
+    if len(x.shape) != 4 or x.shape[1] % (size * size):
+        expected = f"expected an input of rank 4 whose channels divide by {size * size}"
+        raise op_error(op, expected, f"shape {list(x.shape)}")
+    n, c, h, w = x.shape
+    return [Meta((n, c // (size * size), h * size, w * size), x.dtype)]
+
+
+def _compile_space_to_depth(op: Op, opset: int) -> Kernel:
+    size, mode = _block(op), _depth_to_space_mode(op)  # CRD: from opset 28
+    order = (0, 3, 5, 1, 2, 4) if mode == "DCR" else (0, 1, 3, 5, 2, 4)
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x = inputs[0]
+        assert x is not None, f"{op!r}: input missing"
+        n, c, h, w = x.shape
+        y = x.reshape(n, c, h // size, size, w // size, size).transpose(order)
+        return [y.reshape(n, c * size * size, h // size, w // size)]
+
+    return kernel
+
+
+def _infer_space_to_depth(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = _first(op, inputs)
+    size = _block(op)
+    _depth_to_space_mode(op)
+    if len(x.shape) != 4 or x.shape[2] % size or x.shape[3] % size:
+        expected = f"expected an input of rank 4 whose height and width divide by {size}"
+        raise op_error(op, expected, f"shape {list(x.shape)}")
+    n, c, h, w = x.shape
+    return [Meta((n, c * size * size, h // size, w // size), x.dtype)]
+
+
+register(
+    "DepthToSpace",
+    "data_movement",
+    compile=_compile_depth_to_space,
+    infer=_infer_depth_to_space,
+    cost=movement_cost,
+)
+register(
+    "SpaceToDepth",
+    "data_movement",
+    compile=_compile_space_to_depth,
+    infer=_infer_space_to_depth,
+    cost=movement_cost,
+)
+
+
+def _batch_dims(op: Op, data_rank: int, indices_rank: int) -> int:
+    batch = int(attr(op, "batch_dims", 0))
+    if not 0 <= batch < min(data_rank, indices_rank):
+        expected = f"expected batch_dims in [0, {min(data_rank, indices_rank) - 1}]"
+        raise op_error(op, expected, batch)
+    return batch
+
+
+def _compile_gather_nd(op: Op, opset: int) -> Kernel:
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        data, indices = _given(op, inputs, 2)
+        batch = _batch_dims(op, data.ndim, indices.ndim)
+        outer = indices.shape[:batch]
+        count = math.prod(outer)
+        flat_data = data.reshape(count, *data.shape[batch:])
+        flat_indices = indices.reshape(count, -1, indices.shape[-1])
+        rows = np.arange(count).reshape(count, 1)
+        picked = flat_data[(rows, *np.moveaxis(flat_indices, -1, 0))]
+        return [picked.reshape(*indices.shape[:-1], *data.shape[batch + indices.shape[-1] :])]
+
+    return kernel
+
+
+def _infer_gather_nd(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    data, indices = _first(op, inputs), inputs[1]
+    assert indices is not None, f"{op!r}: indices missing"
+    batch = _batch_dims(op, len(data.shape), len(indices.shape))
+    depth = indices.shape[-1]
+    if not 1 <= depth <= len(data.shape) - batch:
+        expected = f"expected index tuples of 1 to {len(data.shape) - batch} elements"
+        raise op_error(op, expected, depth)
+    if indices.shape[:batch] != data.shape[:batch]:
+        expected = (
+            f"expected indices whose first {batch} dims are data's {list(data.shape[:batch])}"
+        )
+        raise op_error(op, expected, list(indices.shape[:batch]))
+    return [Meta((*indices.shape[:-1], *data.shape[batch + depth :]), data.dtype)]
+
+
+register(
+    "GatherND", "data_movement", compile=_compile_gather_nd, infer=_infer_gather_nd,
+    cost=movement_cost,
+)  # fmt: skip
+
+_SCATTER_REDUCTIONS: dict[str, np.ufunc | None] = {
+    "none": None,
+    "add": np.add,
+    "mul": np.multiply,
+    "max": np.maximum,
+    "min": np.minimum,
+}
+
+
+def _scatter_reduction(op: Op) -> np.ufunc | None:
+    reduction = attr(op, "reduction", "none")
+    if reduction not in _SCATTER_REDUCTIONS:
+        raise op_error(op, f"expected reduction one of {list(_SCATTER_REDUCTIONS)}", reduction)
+    return _SCATTER_REDUCTIONS[reduction]
+
+
+def _scattered(data: np.ndarray, where: tuple[Any, ...], updates: np.ndarray, ufunc: Any) -> Any:
+    """A copy of `data` with `updates` written at the index tuple `where`, or combined there by
+    `ufunc` (each duplicate index combined in turn, as ``ufunc.at`` does)."""
+    out = data.copy()
+    if ufunc is None:
+        out[where] = updates
+    else:
+        ufunc.at(out, where, updates)
+    return out
+
+
+def _compile_scatter_nd(op: Op, opset: int) -> Kernel:
+    ufunc = _scatter_reduction(op)
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        data, indices, updates = _given(op, inputs, 3)
+        return [_scattered(data, tuple(np.moveaxis(indices, -1, 0)), updates, ufunc)]
+
+    return kernel
+
+
+def _infer_scatter_nd(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    data, indices, updates = _given(op, inputs, 3)
+    _scatter_reduction(op)
+    depth = indices.shape[-1] if indices.shape else 0
+    expected_updates = (*indices.shape[:-1], *data.shape[depth:])
+    if not 1 <= depth <= len(data.shape) or updates.shape != expected_updates:
+        expected = f"expected updates of shape {list(expected_updates)} for index tuples of {depth}"
+        raise op_error(op, expected, list(updates.shape))
+    return [Meta(data.shape, data.dtype)]
+
+
+def _compile_scatter_elements(op: Op, opset: int) -> Kernel:
+    ufunc = _scatter_reduction(op)
+    axis = int(attr(op, "axis", 0))
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        data, indices, updates = _given(op, inputs, 3)
+        at = normalize_axis(op, axis, data.ndim)
+        where = list(np.indices(indices.shape, sparse=True))
+        where[at] = indices
+        return [_scattered(data, tuple(where), updates, ufunc)]
+
+    return kernel
+
+
+def _infer_scatter_elements(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    data, indices, updates = _given(op, inputs, 3)
+    _scatter_reduction(op)
+    normalize_axis(op, int(attr(op, "axis", 0)), len(data.shape))
+    if updates.shape != indices.shape or len(indices.shape) != len(data.shape):
+        expected = f"expected indices and updates of one shape, of rank {len(data.shape)}"
+        raise op_error(op, expected, f"{list(indices.shape)} and {list(updates.shape)}")
+    return [Meta(data.shape, data.dtype)]
+
+
+def _scatter_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """The data copied, and the indices and updates read: bytes both ways, no flops."""
+    return movement_cost(op, inputs, outputs)
+
+
+register(
+    "ScatterND", "data_movement", compile=_compile_scatter_nd, infer=_infer_scatter_nd,
+    cost=_scatter_cost, one_type=(0, 2),
+)  # fmt: skip
+register(
+    "ScatterElements", "data_movement", compile=_compile_scatter_elements,
+    infer=_infer_scatter_elements, cost=_scatter_cost, one_type=(0, 2),
+)  # fmt: skip
+
+
+def _eye_dtype(op: Op, x: Meta | np.ndarray) -> np.dtype[Any]:
+    code = attr(op, "dtype", None)
+    return x.dtype if code is None else dtype_of(op, code)
+
+
+def _compile_eye_like(op: Op, opset: int) -> Kernel:
+    k = int(attr(op, "k", 0))
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x = inputs[0]
+        assert x is not None, f"{op!r}: input missing"
+        return [np.eye(x.shape[0], x.shape[1], k, dtype=_eye_dtype(op, x))]
+
+    return kernel
+
+
+def _infer_eye_like(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = _first(op, inputs)
+    if len(x.shape) != 2:
+        raise op_error(op, "expected an input of rank 2", len(x.shape))
+    return [Meta(x.shape, _eye_dtype(op, x))]
+
+
+def _write_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """The output written; nothing read (EyeLike reads only its input's shape)."""
+    return Cost(0.0, 0, sum(m.nbytes for m in outputs), "data_movement")
+
+
+register(
+    "EyeLike", "data_movement", compile=_compile_eye_like, infer=_infer_eye_like, cost=_write_cost
+)
+
+
+def _one_hot_axis(op: Op, rank: int) -> int:
+    return normalize_axis(op, int(attr(op, "axis", -1)), rank + 1)
+
+
+def _compile_one_hot(op: Op, opset: int) -> Kernel:
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        indices, depth_value, values = _given(op, inputs, 3)
+        depth = int(depth_value.reshape(-1)[0])
+        axis = _one_hot_axis(op, indices.ndim)
+        index = indices.astype(np.int64)
+        index = np.where(index < 0, index + depth, index)  # -1 is the last class
+        classes = np.arange(depth).reshape(-1, *(1,) * (indices.ndim - axis))
+        is_on = np.expand_dims(index, axis) == classes
+        return [np.where(is_on, values[1], values[0]).astype(values.dtype, copy=False)]
+
+    return kernel
+
+
+def _infer_one_hot(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    indices, values = _first(op, inputs), inputs[2]
+    assert values is not None, f"{op!r}: values missing"
+    depth_value = constant_input(op, inputs, 1, "depth").reshape(-1)
+    if depth_value.size != 1 or depth_value[0] < 1:
+        raise op_error(op, "expected one positive depth", depth_value.tolist())
+    if values.shape != (2,):
+        raise op_error(op, "expected values [off, on] of shape [2]", list(values.shape))
+    axis = _one_hot_axis(op, len(indices.shape))
+    shape = (*indices.shape[:axis], int(depth_value[0]), *indices.shape[axis:])
+    return [Meta(shape, values.dtype)]
+
+
+register(
+    "OneHot", "data_movement", compile=_compile_one_hot, infer=_infer_one_hot,
+    cost=elementwise_cost("data_movement", 2),  # a compare and a select per output element
+)  # fmt: skip
+
+
+def _top_k_params(op: Op, opset: int) -> tuple[int, bool]:
+    largest = attr(op, "largest", 1)
+    if largest not in (0, 1):
+        raise op_error(op, "expected largest 0 or 1", largest)
+    return int(attr(op, "axis", -1)), bool(largest)
+
+
+def _top_k_count(op: Op, opset: int, k: np.ndarray | None) -> int:
+    """K: an attribute to opset 9, then a one-element input."""
+    if opset < 10:
+        return int(attr(op, "k"))
+    assert k is not None, f"{op!r}: K missing"
+    return int(k.reshape(-1)[0])
+
+
+def _compile_top_k(op: Op, opset: int) -> Kernel:
+    axis, largest = _top_k_params(op, opset)
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x = inputs[0]
+        assert x is not None, f"{op!r}: input missing"
+        count = _top_k_count(op, opset, inputs[1] if len(inputs) > 1 else None)
+        at = normalize_axis(op, axis, x.ndim)
+        # stable sorts keep equal values in index order, as ONNX asks: the largest first come
+        # from sorting the reversed axis and reversing the order back
+        if largest:
+            last = x.shape[at] - 1
+            ascending = np.argsort(np.flip(x, at), axis=at, kind="stable")
+            order = last - np.flip(ascending, at)
+        else:
+            order = np.argsort(x, axis=at, kind="stable")
+        indices = np.take(order, np.arange(count), axis=at)
+        return [np.take_along_axis(x, indices, axis=at), indices.astype(np.int64, copy=False)]
+
+    return kernel
+
+
+def _infer_top_k(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = _first(op, inputs)
+    axis, _ = _top_k_params(op, opset)
+    at = normalize_axis(op, axis, len(x.shape))
+    k = None if opset < 10 else constant_input(op, inputs, 1, "K")
+    count = _top_k_count(op, opset, k)
+    if not 0 <= count <= x.shape[at]:
+        raise op_error(op, f"expected K from 0 to {x.shape[at]} (axis {at})", count)
+    shape = (*x.shape[:at], count, *x.shape[at + 1 :])
+    return [Meta(shape, x.dtype), Meta(shape, np.dtype(np.int64))]
+
+
+def _top_k_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """A sort along the axis: ``n·ceil(log2 n)`` compares per row of ``n``, as flops."""
+    x = _first(op, inputs)
+    n = x.shape[normalize_axis(op, int(attr(op, "axis", -1)), len(x.shape))] if x.shape else 1
+    flops = x.size * max(math.ceil(math.log2(n)), 1) if n else 0
+    return Cost(float(flops), nbytes(inputs), nbytes(outputs), "reduction")
+
+
+register("TopK", "reduction", compile=_compile_top_k, infer=_infer_top_k, cost=_top_k_cost)

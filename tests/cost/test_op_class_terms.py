@@ -145,6 +145,9 @@ def test_depthwise_conv_columns_follow_the_channels() -> None:
         ("Mish", {}, 33),
         ("HardSwish", {}, 5),
         ("Round", {}, 1),
+        ("Swish", {}, 14),
+        ("Celu", {}, 16),
+        ("ThresholdedRelu", {}, 2),
     ],
 )
 def test_elementwise_flops_count_streaming_passes(
@@ -219,3 +222,18 @@ def test_a_thin_matmul_on_a_gpu_pays_hockneys_half_dim() -> None:
         (span,) = [s for s in simulate(graph, target, mode="timing").spans if s.name == "matmul0"]
         expected = gpu["kernel_latency_us"] + compute * (1 + half / 32)
         assert span.end_us - span.start_us == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("op_type", "per_element"),
+    [("ReduceSum", 1), ("ReduceL2", 2), ("ReduceSumSquare", 2), ("ReduceLogSumExp", 13)],
+)
+def test_reductions_count_flops_per_input_element(op_type: str, per_element: int) -> None:
+    op = Op(op_type, "r", ("x",), ("y",), {"axes": [1]})
+    assert _cost(op, Meta((4, 8), F32)).flops == 32 * per_element
+
+
+def test_top_k_counts_a_sort_of_each_row() -> None:
+    # rows of 8: 8 · log2(8) = 24 compares each, 3 rows
+    k = Meta((1,), np.dtype("int64"), np.array([2], np.int64))
+    assert _cost(Op("TopK", "t", ("x", "k"), ("v", "i")), Meta((3, 8), F32), k).flops == 3 * 24

@@ -412,7 +412,84 @@ def _more_ops() -> list[Case]:
         Case("Trilu", {"x": f32(4, 5), "k": np.array(-1, np.int64)}, {"upper": 0}, opset=14,
              id="trilu-lower-k"),
     ]  # fmt: skip
-    return cases
+    return cases + _more_ops_2()
+
+
+def _hardmax_rows(x: np.ndarray) -> np.ndarray:
+    return (np.arange(x.shape[1]) == np.argmax(x, axis=1)[:, None]).astype(x.dtype)
+
+
+def _more_ops_2() -> list[Case]:
+    u8 = np.array([[1, 6, 255], [128, 3, 0]], np.uint8)
+    i32 = np.array([[-8, 5, 1 << 30], [7, -1, 0]], np.int32)
+    three = np.array(3, np.int64)  # a scalar depth: onnx's reference refuses [3]
+    return [
+        Case("Swish", {"x": 3 * f32(3, 4)}, {"alpha": 0.5}, opset=24, id="swish-alpha"),
+        Case("Celu", {"x": 2 * f32(3, 4)}, {"alpha": 1.5}, opset=12, id="celu-alpha"),
+        Case("ThresholdedRelu", {"x": 2 * f32(3, 4)}, {"alpha": 0.5}, opset=10,
+             id="thresholdedrelu-alpha"),
+        Case("Mean", {"a": f32(2, 3), "b": f32(3), "c": f32(2, 1)}, id="mean-3"),
+        Case("Mean", {"a": i64(1, 2, 7), "b": i64(2, 2, 2)}, id="mean-int"),
+        Case("BitwiseNot", {"x": u8}, opset=18, id="bitwisenot"),
+        Case("BitwiseAnd", {"a": i32, "b": np.int32(6) + i32}, opset=18, id="bitwiseand"),
+        Case("BitwiseOr", {"a": u8, "b": u8[:, ::-1].copy()}, opset=18, id="bitwiseor"),
+        Case("BitwiseXor", {"a": i32, "b": i32[::-1].copy()}, opset=18, id="bitwisexor"),
+        Case("BitShift", {"a": u8, "b": np.array([1, 2, 9], np.uint8)},
+             {"direction": "LEFT"}, id="bitshift-left-uint8"),
+        Case("BitShift", {"a": i32, "b": np.array([1, 40, -1], np.int32)},
+             {"direction": "RIGHT"}, opset=28, id="bitshift-right-signed"),
+        *[
+            Case(t, {"x": pos(2, 3, 4)}, {"axes": [1], "keepdims": k}, opset=13,
+                 id=f"{t.lower()}-axis1-keep{k}")
+            for t in ("ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum")
+            for k in (0, 1)
+        ],
+        Case("ReduceLogSumExp", {"x": 50 * f32(2, 3, 4), "a": i64(-1)}, opset=18,
+             constant=("a",), id="reducelogsumexp-large"),
+        Case("Hardmax", {"x": np.array([[1, 3, 3, 0], [2, 2, 1, 2]], np.float32)}, opset=13,
+             id="hardmax-ties-first"),
+        Case("Hardmax", {"x": f32(2, 3, 4)}, {"axis": 1}, opset=11, id="hardmax-flattened",
+             reference=lambda x: [_hardmax_rows(x.reshape(2, 12)).reshape(2, 3, 4)],
+             why="onnx's reference takes it along axis 1; before opset 13 the input is "
+                 "flattened to [2, 12] at axis 1 (onnxruntime does)"),
+        Case("GlobalMaxPool", {"x": f32(2, 3, 4, 5)}, id="globalmaxpool"),
+        Case("CumSum", {"x": f32(2, 3), "axis": np.array(1, np.int64)}, id="cumsum"),
+        Case("CumSum", {"x": i64(1, 2, 3, 4).reshape(2, 2), "axis": np.array(-2, np.int32)},
+             {"exclusive": 1, "reverse": 1}, id="cumsum-exclusive-reverse"),
+        Case("DepthToSpace", {"x": f32(1, 8, 2, 3)}, {"blocksize": 2}, opset=13,
+             id="depthtospace-dcr"),
+        Case("DepthToSpace", {"x": f32(1, 8, 2, 3)}, {"blocksize": 2, "mode": "CRD"}, opset=13,
+             id="depthtospace-crd"),
+        Case("SpaceToDepth", {"x": f32(1, 2, 4, 6)}, {"blocksize": 2}, opset=13,
+             id="spacetodepth"),
+        Case("GatherND", {"x": f32(2, 3, 4), "i": np.array([[0, 2], [1, -1]], np.int64)},
+             id="gathernd-pairs"),
+        Case("GatherND", {"x": f32(2, 3, 4), "i": np.array([[1], [0]], np.int64)},
+             {"batch_dims": 1}, id="gathernd-batch"),
+        Case("ScatterND", {"x": f32(4, 3), "i": np.array([[1], [3]], np.int64), "u": f32(2, 3)},
+             id="scatternd-rows"),
+        Case("ScatterND", {"x": f32(4, 3), "i": np.array([[1], [1]], np.int64), "u": f32(2, 3)},
+             {"reduction": "add"}, opset=16, id="scatternd-add-duplicates"),
+        Case("ScatterElements",
+             {"x": f32(3, 3), "i": np.array([[1, 0, 2], [0, 2, -1]], np.int64), "u": f32(2, 3)},
+             id="scatterelements-axis0"),
+        Case("ScatterElements",
+             {"x": f32(2, 4), "i": np.array([[1, 1], [0, 3]], np.int64), "u": f32(2, 2)},
+             {"axis": 1, "reduction": "max"}, opset=18, id="scatterelements-max"),
+        Case("EyeLike", {"x": f32(3, 4)}, {"k": 1}, id="eyelike-k"),
+        Case("EyeLike", {"x": f32(3, 2)}, {"dtype": 7}, id="eyelike-int64"),
+        Case("OneHot",
+             {"i": i64(0, 2, -1, 5), "d": three, "v": np.array([0.5, 2.0], np.float32)},
+             constant=("d",), id="onehot-negative-and-out-of-range"),
+        Case("OneHot",
+             {"i": i64(1, 0, 2, 1).reshape(2, 2), "d": three, "v": i64(0, 9)},
+             {"axis": 1}, constant=("d",), id="onehot-axis1"),
+        Case("TopK", {"x": f32(3, 5), "k": i64(2)}, outputs=2, constant=("k",), id="topk"),
+        Case("TopK", {"x": np.array([[3, 1, 3, 2, 1]], np.float32), "k": i64(3)},
+             {"largest": 0, "axis": 1}, outputs=2, constant=("k",), id="topk-smallest-ties"),
+        Case("TopK", {"x": np.array([[3, 1, 3, 2, 3]], np.int64), "k": i64(2)},
+             outputs=2, constant=("k",), id="topk-largest-ties-first"),
+    ]  # fmt: skip
 
 
 CASES: list[Case] = [

@@ -235,3 +235,28 @@ def test_a_unary_op_with_two_inputs_is_an_error(op_type: str) -> None:
     meta = Meta((1, 4), np.dtype("float32"))
     with pytest.raises(ModelError, match=rf"^op u \({op_type}\): expected 1 input, got 2$"):
         OPS[op_type].infer(op, 17, [meta, meta])
+
+
+def test_celu_with_zero_alpha_is_an_error() -> None:
+    with pytest.raises(ModelError, match=r"^op n0 \(Celu\): expected a non-zero alpha, got 0\.0$"):
+        OPS["Celu"].compile(_op("Celu", alpha=0.0), 12)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "direction", "x", "by", "want"),
+    [
+        ("int8", "RIGHT", [-128, -5, 64, -1], [7, 8, 1, -1], [-1, -1, 32, -1]),
+        ("int8", "LEFT", [1, 64, -1, 3], [7, 1, 8, -2], [-128, -128, 0, 0]),
+        ("uint8", "RIGHT", [255, 128, 7, 9], [7, 8, 1, 0], [1, 0, 3, 9]),
+        ("int32", "LEFT", [1, 3, -1, 5], [31, 30, 32, 40], [-(2**31), -(2**30), 0, 0]),
+    ],
+)
+def test_bit_shift_edges_follow_onnx(
+    dtype: str, direction: str, x: list[int], by: list[int], want: list[int]
+) -> None:
+    # a signed right shift extends the sign; shifting by the width or more, or by a negative
+    # amount, gives the fill alone; a left shift moves bits through the sign bit
+    op = _op("BitShift", 2, direction=direction)
+    (y,) = _run(op, np.array(x, dtype), np.array(by, dtype), opset=28)
+    assert y.dtype == np.dtype(dtype)
+    assert y.tolist() == want

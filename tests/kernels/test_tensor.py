@@ -293,6 +293,81 @@ def test_lookup_names_the_op_and_lists_supported_ops() -> None:
             "op n0 (Mod): expected fmod 1 for float32 inputs before opset 28, got 0",
         ),
         (_op("Mod", 2, fmod=2), [_meta(2), _meta(2)], "op n0 (Mod): expected fmod 0 or 1, got 2"),
+        (
+            _op("DepthToSpace", blocksize=2),
+            [_meta(1, 6, 2, 2)],
+            "op n0 (DepthToSpace): expected an input of rank 4 whose channels divide by 4, "
+            "got shape [1, 6, 2, 2]",
+        ),
+        (
+            _op("DepthToSpace", blocksize=2, mode="RCD"),
+            [_meta(1, 8, 2, 2)],
+            "op n0 (DepthToSpace): expected mode 'DCR' or 'CRD', got 'RCD'",
+        ),
+        (
+            _op("SpaceToDepth", blocksize=3),
+            [_meta(1, 2, 6, 4)],
+            "op n0 (SpaceToDepth): expected an input of rank 4 whose height and width divide "
+            "by 3, got shape [1, 2, 6, 4]",
+        ),
+        (
+            _op("GatherND", 2),
+            [_meta(2, 3), Meta((4, 3), np.dtype("int64"))],
+            "op n0 (GatherND): expected index tuples of 1 to 2 elements, got 3",
+        ),
+        (
+            _op("GatherND", 2, batch_dims=1),
+            [_meta(2, 3), Meta((3, 1), np.dtype("int64"))],
+            "op n0 (GatherND): expected indices whose first 1 dims are data's [2], got [3]",
+        ),
+        (
+            _op("ScatterND", 3),
+            [_meta(4, 3), Meta((2, 1), np.dtype("int64")), _meta(2, 4)],
+            "op n0 (ScatterND): expected updates of shape [2, 3] for index tuples of 1, got [2, 4]",
+        ),
+        (
+            _op("ScatterElements", 3, reduction="sum"),
+            [_meta(4, 3), Meta((2, 3), np.dtype("int64")), _meta(2, 3)],
+            "op n0 (ScatterElements): expected reduction one of ['none', 'add', 'mul', 'max', "
+            "'min'], got sum",
+        ),
+        (
+            _op("ScatterElements", 3),
+            [_meta(4, 3), Meta((2, 3), np.dtype("int64")), _meta(3, 2)],
+            "op n0 (ScatterElements): expected indices and updates of one shape, of rank 2, "
+            "got [2, 3] and [3, 2]",
+        ),
+        (_op("EyeLike"), [_meta(3)], "op n0 (EyeLike): expected an input of rank 2, got 1"),
+        (
+            _op("OneHot", 3),
+            [Meta((4,), np.dtype("int64")), _const(0), _meta(2)],
+            "op n0 (OneHot): expected one positive depth, got [0]",
+        ),
+        (
+            _op("OneHot", 3),
+            [Meta((4,), np.dtype("int64")), _const(3), _meta(3)],
+            "op n0 (OneHot): expected values [off, on] of shape [2], got [3]",
+        ),
+        (
+            _op("TopK", 2, 2),
+            [_meta(3, 4), _const(5)],
+            "op n0 (TopK): expected K from 0 to 4 (axis 1), got 5",
+        ),
+        (
+            _op("TopK", 2, 2, largest=2),
+            [_meta(3, 4), _const(2)],
+            "op n0 (TopK): expected largest 0 or 1, got 2",
+        ),
+        (
+            _op("BitShift", 2, direction="LEFT"),
+            [Meta((2,), np.dtype("int8")), Meta((2,), np.dtype("int8"))],
+            "op n0 (BitShift): expected unsigned integer inputs before opset 28, got int8",
+        ),
+        (
+            _op("BitShift", 2, direction="UP"),
+            [Meta((2,), np.dtype("uint8")), Meta((2,), np.dtype("uint8"))],
+            "op n0 (BitShift): expected direction 'LEFT' or 'RIGHT', got 'UP'",
+        ),
     ],
 )
 def test_added_ops_refuse_bad_inputs_naming_the_op(
