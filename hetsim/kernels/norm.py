@@ -1,9 +1,11 @@
-"""BatchNormalization (inference), InstanceNormalization, LayerNormalization and LRN.
+"""BatchNormalization (inference), InstanceNormalization, LayerNormalization, LRN,
+RMSNormalization, GroupNormalization, MeanVarianceNormalization and LpNormalization.
 
 BatchNormalization folds its four per-channel vectors into one scale and one shift per call
 (``scale / sqrt(var + eps)`` and ``B - mean * that``), so the activation is touched by one
 multiply and one add. The statistics of Instance- and LayerNormalization are computed in the
-input's dtype (float32 stays float32). LRN sums the squares of its channel window with one
+input's dtype (float32 stays float32); RMS- and GroupNormalization (opset 21) compute a float16
+input's in float32, their ``stash_type`` 1. LRN sums the squares of its channel window with one
 shifted add per window element.
 """
 
@@ -167,6 +169,131 @@ def _infer_layer_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list
     return [meta for meta, name in zip(metas, op.outputs, strict=False) if name]
 
 
+def _stash(op: Op, x: np.ndarray) -> np.ndarray:
+    """`x` in the precision its statistics are computed in: float32 for a float16 input (the
+    default ``stash_type`` 1), the input's own precision for float32 and float64."""
+    stash = int(attr(op, "stash_type", 1))
+    if stash != 1:
+        raise op_error(op, "expected stash_type 1 (float32)", stash)
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
+def _compile_rms_norm(op: Op, opset: int) -> Kernel:
+    epsilon = float(attr(op, "epsilon", 1e-5))
+    axis = int(attr(op, "axis", -1))
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x, scale = inputs[0], inputs[1]
+        assert x is not None, f"{op!r}: input X is required"
+        assert scale is not None, f"{op!r}: input scale is required"
+        axes = tuple(range(normalize_axis(op, axis, x.ndim), x.ndim))
+        wide = _stash(op, x)
+        mean_square = np.mean(np.square(wide), axis=axes, keepdims=True)
+        y = wide * np.reciprocal(np.sqrt(mean_square + wide.dtype.type(epsilon)))
+        return [(y * scale).astype(x.dtype, copy=False)]
+
+    return kernel
+
+
+def _infer_rms_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = inputs[0]
+    assert x is not None, f"{op!r}: X is required"
+    normalize_axis(op, int(attr(op, "axis", -1)), len(x.shape))
+    return [Meta(x.shape, x.dtype)]
+
+
+GROUP_SCALE_PER_CHANNEL_OPSET = 21
+"""GroupNormalization's scale and bias have one value per channel from this opset on; before
+it, one per group."""
+
+
+def _num_groups(op: Op, channels: int) -> int:
+    groups = int(attr(op, "num_groups"))
+    if groups < 1 or channels % groups:
+        raise op_error(op, f"expected a num_groups that divides the {channels} channels", groups)
+    return groups
+
+
+def _compile_group_norm(op: Op, opset: int) -> Kernel:
+    epsilon = float(attr(op, "epsilon", 1e-5))
+    per_channel = opset >= GROUP_SCALE_PER_CHANNEL_OPSET
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x, scale, bias = inputs[:3]
+        assert x is not None, f"{op!r}: input X is required"
+        assert scale is not None, f"{op!r}: input scale is required"
+        assert bias is not None, f"{op!r}: input bias is required"
+        n, c = x.shape[:2]
+        groups = _num_groups(op, c)
+        wide = _stash(op, x) if opset >= GROUP_SCALE_PER_CHANNEL_OPSET else x
+        grouped = wide.reshape(n, groups, -1)
+        y, _, _ = _normalize(grouped, (2,), epsilon)
+        y = y.reshape(x.shape)
+        if not per_channel:  # one value per group: repeated over the group's channels
+            scale, bias = np.repeat(scale, c // groups), np.repeat(bias, c // groups)
+        shape = (-1, *(1,) * (x.ndim - 2))
+        return [(y * scale.reshape(shape) + bias.reshape(shape)).astype(x.dtype, copy=False)]
+
+    return kernel
+
+
+def _infer_group_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x, scale = inputs[0], inputs[1]
+    assert x is not None, f"{op!r}: X is required"
+    assert scale is not None, f"{op!r}: scale is required"
+    if len(x.shape) < 3:
+        raise op_error(op, "expected an input of rank >= 3", f"shape {list(x.shape)}")
+    groups = _num_groups(op, x.shape[1])
+    per = x.shape[1] if opset >= GROUP_SCALE_PER_CHANNEL_OPSET else groups
+    for meta, name in zip(inputs[1:3], ("scale", "bias"), strict=True):
+        if meta is not None and meta.shape != (per,):
+            raise op_error(op, f"expected a {name} of shape [{per}]", list(meta.shape))
+    return [Meta(x.shape, x.dtype)]
+
+
+def _compile_mean_variance_norm(op: Op, opset: int) -> Kernel:
+    axes = tuple(int(a) for a in attr(op, "axes", (0, 2, 3)))
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x = inputs[0]
+        assert x is not None, f"{op!r}: input X is required"
+        at = tuple(normalize_axis(op, a, x.ndim) for a in axes)
+        centered = x - x.mean(axis=at, keepdims=True)
+        deviation = np.sqrt(np.mean(np.square(centered), axis=at, keepdims=True))
+        return [(centered / deviation).astype(x.dtype, copy=False)]
+
+    return kernel
+
+
+def _compile_lp_norm(op: Op, opset: int) -> Kernel:
+    axis = int(attr(op, "axis", -1))
+    p = int(attr(op, "p", 2))
+    if p not in (1, 2):
+        raise op_error(op, "expected p 1 or 2", p)
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x = inputs[0]
+        assert x is not None, f"{op!r}: input X is required"
+        at = normalize_axis(op, axis, x.ndim)
+        if p == 1:
+            norm = np.sum(np.abs(x), axis=at, keepdims=True)
+        else:
+            norm = np.sqrt(np.sum(np.square(x), axis=at, keepdims=True))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            y = np.where(norm == 0, 0, x / norm)  # a zero vector stays zero
+        return [y.astype(x.dtype, copy=False)]
+
+    return kernel
+
+
+def _infer_axis_kept(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    """The shape rule of an op normalizing along `axis`: X's shape, the axis checked."""
+    x = inputs[0]
+    assert x is not None, f"{op!r}: X is required"
+    normalize_axis(op, int(attr(op, "axis", -1)), len(x.shape))
+    return [Meta(x.shape, x.dtype)]
+
+
 def lrn(x: np.ndarray, size: int, alpha: float, beta: float, bias: float) -> np.ndarray:
     """Local response normalization across channels (axis 1), ONNX formula.
 
@@ -255,3 +382,35 @@ register(
     one_type=(0, 1, 2),
 )
 register("LRN", "normalization", compile=_compile_lrn, infer=same_as_input, cost=_cost_lrn)
+# RMSNormalization: square, mean (1 add), reciprocal square root, multiply, scale: 4 flops per
+# element. MeanVarianceNormalization: Instance's without scale and bias: 6. LpNormalization:
+# a transform and an add for the norm, a divide: 3.
+register(
+    "RMSNormalization",
+    "normalization",
+    compile=_compile_rms_norm,
+    infer=_infer_rms_norm,
+    cost=_per_element(4.0),
+)
+register(
+    "GroupNormalization",
+    "normalization",
+    compile=_compile_group_norm,
+    infer=_infer_group_norm,
+    cost=_per_element(8.0),
+    one_type=ALL_INPUTS,
+)
+register(
+    "MeanVarianceNormalization",
+    "normalization",
+    compile=_compile_mean_variance_norm,
+    infer=same_as_input,
+    cost=_per_element(6.0),
+)
+register(
+    "LpNormalization",
+    "normalization",
+    compile=_compile_lp_norm,
+    infer=_infer_axis_kept,
+    cost=_per_element(3.0),
+)

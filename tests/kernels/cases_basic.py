@@ -412,7 +412,29 @@ def _more_ops() -> list[Case]:
         Case("Trilu", {"x": f32(4, 5), "k": np.array(-1, np.int64)}, {"upper": 0}, opset=14,
              id="trilu-lower-k"),
     ]  # fmt: skip
-    return cases + _more_ops_2()
+    return cases + _more_ops_2() + _norm_ops()
+
+
+def _norm_ops() -> list[Case]:
+    x = 2 * f32(2, 4, 3, 2) + 1
+    return [
+        Case("RMSNormalization", {"x": x, "s": pos(3, 2)}, {"axis": 2}, opset=23,
+             id="rmsnormalization-axis2"),
+        Case("RMSNormalization", {"x": x.astype(np.float16), "s": pos(2).astype(np.float16)},
+             opset=23, id="rmsnormalization-float16", rtol=1e-3, atol=1e-3),
+        Case("GroupNormalization", {"x": x, "s": pos(4), "b": f32(4)}, {"num_groups": 2},
+             opset=21, id="groupnormalization-per-channel", rtol=1e-4, atol=1e-5),
+        Case("GroupNormalization", {"x": x, "s": pos(2), "b": f32(2)}, {"num_groups": 2},
+             opset=18, id="groupnormalization-per-group", rtol=1e-4, atol=1e-5),
+        Case("MeanVarianceNormalization", {"x": x}, id="meanvariancenormalization-default",
+             rtol=1e-4, atol=1e-5),
+        Case("MeanVarianceNormalization", {"x": x}, {"axes": [1, -1]},
+             id="meanvariancenormalization-axes", rtol=1e-4, atol=1e-5),
+        Case("LpNormalization", {"x": np.array([[3, 4], [0, 0]], np.float32)}, id="lpnorm-l2-zero"),
+        Case("LpNormalization", {"x": f32(3, 4)}, {"axis": 0, "p": 1}, id="lpnorm-l1-axis0",
+             reference=lambda x: [x / np.abs(x).sum(axis=0, keepdims=True)],
+             why="onnx's reference sums x^p, not |x|^p: a wrong L1 norm of negative values"),
+    ]  # fmt: skip
 
 
 def _hardmax_rows(x: np.ndarray) -> np.ndarray:

@@ -486,6 +486,33 @@ ERRORS = [
         [(2, 3), (3,)],
         r"op layernormalization0 \(LayerNormalization\): expected an axis in \[-2, 2\), got -3$",
     ),
+    (
+        "GroupNormalization",
+        {"num_groups": 3},
+        [(1, 4, 2), (4,), (4,)],
+        r"op groupnormalization0 \(GroupNormalization\): expected a num_groups that divides "
+        r"the 4 channels, got 3$",
+    ),
+    (
+        "GroupNormalization",
+        {"num_groups": 2},
+        [(1, 4, 2), (4,), (4,)],  # opset 13: one per group, as before opset 21
+        r"op groupnormalization0 \(GroupNormalization\): expected a scale of shape \[2\], "
+        r"got \[4\]$",
+    ),
+    (
+        "GroupNormalization",
+        {"num_groups": 2},
+        [(4, 2), (4,), (4,)],
+        r"op groupnormalization0 \(GroupNormalization\): expected an input of rank >= 3, "
+        r"got shape \[4, 2\]$",
+    ),
+    (
+        "RMSNormalization",
+        {"axis": 2},
+        [(4, 2), (2,)],
+        r"op rmsnormalization0 \(RMSNormalization\): expected an axis in \[-2, 2\), got 2$",
+    ),
 ]
 
 
@@ -515,6 +542,7 @@ COMPILE_ERRORS = [
         r"op bad \(MaxPool\): expected 1 output \(Indices is not supported\), got 2$",
     ),
     ("LRN", {"size": 0}, ("y",), r"op bad \(LRN\): expected size >= 1, got 0$"),
+    ("LpNormalization", {"p": 3}, ("y",), r"op bad \(LpNormalization\): expected p 1 or 2, got 3$"),
     ("Conv", {"group": 0}, ("y",), r"op bad \(Conv\): expected group >= 1, got 0$"),
     (
         "Conv",
