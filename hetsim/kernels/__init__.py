@@ -6,7 +6,9 @@ Importing this package registers every op: the op modules fill `OPS` as they loa
 
 from hetsim.kernels import elementwise as _elementwise
 from hetsim.kernels import nn as _nn
+from hetsim.kernels import quant as _quant
 from hetsim.kernels import reduce as _reduce
+from hetsim.kernels import resize as _resize
 from hetsim.kernels import shape as _shape
 from hetsim.kernels import tensor as _tensor
 from hetsim.kernels.execute import Program, compile_program, execute
@@ -42,4 +44,4 @@ __all__ = [
     "register",
 ]
 
-del _elementwise, _nn, _reduce, _shape, _tensor
+del _elementwise, _nn, _quant, _reduce, _resize, _shape, _tensor
