@@ -1,5 +1,5 @@
-"""Neural-network ops: Gemm, MatMul, Softmax, LogSoftmax and Hardmax here; importing it registers
-the rest.
+"""Neural-network ops: Gemm, MatMul, Einsum, Softmax, LogSoftmax and Hardmax here; importing it
+registers the rest.
 
 `conv.py` (Conv, ConvTranspose), `pool.py` (MaxPool, AveragePool, the global pools) and
 `norm.py` (BatchNormalization, InstanceNormalization, LayerNormalization, LRN) are imported
@@ -15,6 +15,7 @@ such as the ONNX zoo's squeezenet expect; from opset 13 it is normalized along `
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from math import prod
 
 import numpy as np
@@ -22,6 +23,7 @@ import numpy as np
 from hetsim.ir import Op
 from hetsim.kernels import conv, norm, pool
 from hetsim.kernels.registry import (
+    ALL_INPUTS,
     Cost,
     Kernel,
     Meta,
@@ -161,6 +163,106 @@ def _cost_matmul(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta])
     return Cost(float(flops), nbytes(inputs), nbytes(outputs), "matmul", gemm_dim=min(m, n, k))
 
 
+ELLIPSIS = "..."
+
+
+def _einsum_terms(op: Op, count: int) -> tuple[list[str], str | None]:
+    """The equation's input terms and its output term (None when implicit), checked."""
+    equation = str(attr(op, "equation")).replace(" ", "")
+    left, arrow, right = equation.partition("->")
+    terms = left.split(",")
+    if len(terms) != count:
+        raise op_error(op, f"expected an equation of {count} input terms", repr(equation))
+    for term in (*terms, right):
+        letters = term.replace(ELLIPSIS, "", 1)
+        if not all(c.isalpha() for c in letters) or term.count(".") not in (0, 3):
+            raise op_error(op, "expected terms of letters and at most one '...'", repr(equation))
+    return terms, right if arrow else None
+
+
+@dataclass(frozen=True)
+class _Labels:
+    """An Einsum's labels over given input shapes: each label's size, the broadcast dims under
+    '...', and the output term (made explicit)."""
+
+    sizes: dict[str, int]
+    ellipsis: tuple[int, ...]
+    output: str
+
+
+def _labels(op: Op, shapes: Sequence[tuple[int, ...]]) -> _Labels:
+    terms, output = _einsum_terms(op, len(shapes))
+    sizes: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    broadcast: list[tuple[int, ...]] = []
+    for term, shape in zip(terms, shapes, strict=True):
+        letters = term.replace(ELLIPSIS, "")
+        extra = len(shape) - len(letters)
+        if extra < 0 or (extra and ELLIPSIS not in term):
+            raise op_error(op, f"expected an input of rank {len(letters)} for {term!r}", len(shape))
+        before = term.find(ELLIPSIS)
+        dims = list(shape)
+        if before >= 0:
+            broadcast.append(tuple(dims[before : before + extra]))
+            del dims[before : before + extra]
+        for letter, size in zip(letters, dims, strict=True):
+            if sizes.setdefault(letter, size) != size:
+                expected = f"expected label {letter!r} of one size"
+                raise op_error(op, expected, f"{sizes[letter]} and {size}")
+            counts[letter] = counts.get(letter, 0) + 1
+    ellipsis = broadcast_shape(op, *broadcast) if broadcast else ()
+    if output is None:  # numpy's implicit output: '...', then the labels seen once, sorted
+        output = ELLIPSIS + "".join(sorted(c for c, n in counts.items() if n == 1))
+    for letter in output.replace(ELLIPSIS, ""):
+        if letter not in sizes:
+            raise op_error(op, f"expected output labels among the inputs' {sorted(sizes)}", letter)
+    if ellipsis and ELLIPSIS not in output:
+        raise op_error(op, "expected '...' in the output, as the inputs have it", list(ellipsis))
+    return _Labels(sizes, ellipsis, output)
+
+
+def einsum_shape(op: Op, shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
+    """The output shape of `op`'s equation over inputs of `shapes` (numpy's rules: a label
+    has one size wherever it appears; the dims under '...' broadcast; an implicit output is the
+    broadcast '...' dims, then the labels seen once, in alphabetical order).
+
+    Examples
+    --------
+    >>> einsum_shape(Op("Einsum", "e", ("a", "b"), ("y",), {"equation": "bij,bjk->bik"}),
+    ...              [(2, 3, 4), (2, 4, 5)])
+    (2, 3, 5)
+    >>> einsum_shape(Op("Einsum", "e", ("a",), ("y",), {"equation": "...ii"}), [(7, 3, 3)])
+    (7,)
+    """
+    labels = _labels(op, shapes)
+    head, _, tail = labels.output.partition(ELLIPSIS)
+    if ELLIPSIS not in labels.output:
+        return tuple(labels.sizes[c] for c in head)
+    return (
+        *(labels.sizes[c] for c in head),
+        *labels.ellipsis,
+        *(labels.sizes[c] for c in tail),
+    )
+
+
+def _compile_einsum(op: Op, opset: int) -> Kernel:
+    equation = str(attr(op, "equation")).replace(" ", "")
+    return lambda inputs: [np.asarray(np.einsum(equation, *inputs, optimize=len(inputs) > 2))]
+
+
+def _infer_einsum(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    metas = [m for m in inputs if m is not None]
+    return [Meta(einsum_shape(op, [m.shape for m in metas]), metas[0].dtype)]
+
+
+def _cost_einsum(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """``2·prod(every label's size)·prod('...' dims)`` flops: a multiply and an add per point of
+    the iteration space (one operand's sum or trace counts the same); class ``matmul``."""
+    labels = _labels(op, [m.shape for m in inputs if m is not None])
+    flops = 2 * prod(labels.sizes.values()) * prod(labels.ellipsis)
+    return Cost(float(flops), nbytes(inputs), nbytes(outputs), "matmul")
+
+
 def softmax(x: np.ndarray, axis: int) -> np.ndarray:
     """``exp(x - max) / sum(exp(x - max))`` along `axis`.
 
@@ -250,6 +352,10 @@ register(
     infer=_infer_softmax,
     cost=elementwise_cost("normalization", 5.0),
 )
+register(
+    "Einsum", "matmul", compile=_compile_einsum, infer=_infer_einsum, cost=_cost_einsum,
+    one_type=ALL_INPUTS,
+)  # fmt: skip
 register(
     "Hardmax",
     "normalization",

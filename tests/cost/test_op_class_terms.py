@@ -237,3 +237,11 @@ def test_top_k_counts_a_sort_of_each_row() -> None:
     # rows of 8: 8 · log2(8) = 24 compares each, 3 rows
     k = Meta((1,), np.dtype("int64"), np.array([2], np.int64))
     assert _cost(Op("TopK", "t", ("x", "k"), ("v", "i")), Meta((3, 8), F32), k).flops == 3 * 24
+
+
+def test_einsum_counts_its_iteration_space() -> None:
+    # b·i·j·k = 2·3·4·5 points, a multiply and an add each; '...' dims multiply in
+    op = Op("Einsum", "e", ("a", "b"), ("y",), {"equation": "bij,bjk->bik"})
+    assert _cost(op, Meta((2, 3, 4), F32), Meta((2, 4, 5), F32)).flops == 2 * 120
+    op = Op("Einsum", "e", ("a", "b"), ("y",), {"equation": "...ij,...jk"})
+    assert _cost(op, Meta((7, 3, 4), F32), Meta((4, 5), F32)).flops == 2 * 7 * 60

@@ -412,7 +412,22 @@ def _more_ops() -> list[Case]:
         Case("Trilu", {"x": f32(4, 5), "k": np.array(-1, np.int64)}, {"upper": 0}, opset=14,
              id="trilu-lower-k"),
     ]  # fmt: skip
-    return cases + _more_ops_2() + _norm_ops()
+    return cases + _more_ops_2() + _norm_ops() + _einsum()
+
+
+def _einsum() -> list[Case]:
+    def case(equation: str, *shapes: tuple[int, ...], id: str) -> Case:
+        inputs = {f"x{i}": f32(*shape) for i, shape in enumerate(shapes)}
+        return Case("Einsum", inputs, {"equation": equation}, opset=12, id=id)
+
+    return [
+        case("bij,bjk->bik", (2, 3, 4), (2, 4, 5), id="einsum-batch-matmul"),
+        case("ij->ji", (3, 4), id="einsum-transpose"),
+        case("ii", (4, 4), id="einsum-trace-implicit"),
+        case("...ij,...jk", (2, 1, 3, 4), (3, 4, 2), id="einsum-ellipsis-broadcast"),
+        case("i,i->", (5,), (5,), id="einsum-dot"),
+        case("ab,bc,cd->ad", (2, 3), (3, 4), (4, 2), id="einsum-three-operands"),
+    ]
 
 
 def _norm_ops() -> list[Case]:

@@ -508,6 +508,45 @@ ERRORS = [
         r"got shape \[4, 2\]$",
     ),
     (
+        "Einsum",
+        {"equation": "ij,jk->ik"},
+        [(2, 3), (4, 5)],
+        r"op einsum0 \(Einsum\): expected label 'j' of one size, got 3 and 4$",
+    ),
+    (
+        "Einsum",
+        {"equation": "ij,jk->iz"},
+        [(2, 3), (3, 5)],
+        r"op einsum0 \(Einsum\): expected output labels among the inputs' \['i', 'j', 'k'\], "
+        r"got z$",
+    ),
+    (
+        "Einsum",
+        {"equation": "ij->ji"},
+        [(2, 3), (3, 5)],
+        r"op einsum0 \(Einsum\): expected an equation of 2 input terms, got 'ij->ji'$",
+    ),
+    (
+        "Einsum",
+        {"equation": "ij->ji"},
+        [(2, 3, 4)],
+        r"op einsum0 \(Einsum\): expected an input of rank 2 for 'ij', got 3$",
+    ),
+    (
+        "Einsum",
+        {"equation": "...ij->ij"},
+        [(2, 3, 4)],
+        r"op einsum0 \(Einsum\): expected '\.\.\.' in the output, as the inputs have it, "
+        r"got \[2\]$",
+    ),
+    (
+        "Einsum",
+        {"equation": "i1,j->ij"},
+        [(2,), (3,)],
+        r"op einsum0 \(Einsum\): expected terms of letters and at most one '\.\.\.', "
+        r"got 'i1,j->ij'$",
+    ),
+    (
         "RMSNormalization",
         {"axis": 2},
         [(4, 2), (2,)],
