@@ -6,6 +6,7 @@ Importing this package registers every op: the op modules fill `OPS` as they loa
 
 from hetsim.kernels import elementwise as _elementwise
 from hetsim.kernels import nn as _nn
+from hetsim.kernels import qlinear as _qlinear
 from hetsim.kernels import quant as _quant
 from hetsim.kernels import reduce as _reduce
 from hetsim.kernels import resize as _resize
@@ -44,4 +45,4 @@ __all__ = [
     "register",
 ]
 
-del _elementwise, _nn, _quant, _reduce, _resize, _shape, _tensor
+del _elementwise, _nn, _qlinear, _quant, _reduce, _resize, _shape, _tensor

@@ -19,6 +19,7 @@ from hetsim.ir import Graph, TensorType
 from hetsim.kernels import OP_CLASSES, OPS, Meta, execute
 from tests.kernels.case import Case, case_metas, case_op, run_reference
 from tests.kernels.cases_basic import CASES as BASIC_CASES
+from tests.kernels.cases_qlinear import CASES as QLINEAR_CASES
 from tests.kernels.cases_quant import CASES as QUANT_CASES
 from tests.kernels.cases_resize import CASES as RESIZE_CASES
 
@@ -27,7 +28,7 @@ if importlib.util.find_spec("tests.kernels.cases_nn") is not None:
 else:  # the NN table is written in parallel; until it lands, its ops fail the coverage test
     NN_CASES = []
 
-CASES: list[Case] = [*BASIC_CASES, *NN_CASES, *RESIZE_CASES, *QUANT_CASES]
+CASES: list[Case] = [*BASIC_CASES, *NN_CASES, *RESIZE_CASES, *QUANT_CASES, *QLINEAR_CASES]
 
 
 def _run(case: Case) -> list[np.ndarray]:

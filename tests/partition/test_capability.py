@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from hetsim.errors import PartitionError
@@ -160,3 +161,23 @@ def test_an_op_giving_bools_computes_in_its_inputs_dtype() -> None:
         b = GraphBuilder(f"less-{dtype}")
         x, y = b.input("x", (1, 64), dtype), b.input("y", (1, 64), dtype)
         assert dict(partition(b.build(b.op("Less", x, y)), npu).placement) == {"less0": device}
+
+
+def _qlinear_conv(y_dtype: type) -> Graph:
+    b = GraphBuilder("qconv")
+    scale = b.initializer(np.array(0.05, np.float32), "scale")
+    zero = b.initializer(np.array(0, y_dtype), "zero")
+    w = b.initializer(np.ones((8, 4, 3, 3), np.int8), "w")
+    w_zero = b.initializer(np.array(0, np.int8), "w_zero")
+    x = b.input("x", (1, 4, 16, 16), np.dtype(y_dtype).name)
+    return b.build(b.op("QLinearConv", x, scale, zero, w, scale, w_zero, scale, zero))
+
+
+def test_an_int8_npu_takes_a_quantized_conv_in_its_dtype() -> None:
+    # i.MX93's Ethos-U65 computes int8 and int16: QLinearConv with int8 activations goes there,
+    # one with uint8 ones stays on the Cortex-A55s
+    imx93 = tag_platform("nxp-imx93")
+    assert dict(partition(_qlinear_conv(np.int8), imx93).placement) == {
+        "qlinearconv0": "vdevice0/npu"
+    }
+    assert dict(partition(_qlinear_conv(np.uint8), imx93).placement) == {"qlinearconv0": "host"}
