@@ -147,7 +147,7 @@ def layer_norm(
 def _compile_layer_norm(op: Op, opset: int) -> Kernel:
     epsilon = float(attr(op, "epsilon", 1e-5))
     axis = int(attr(op, "axis", -1))
-    wanted = [bool(name) for name in op.outputs]
+    count = len(op.outputs)  # results by position, an omitted output's too, as every kernel's
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x, scale = inputs[0], inputs[1]
@@ -155,7 +155,7 @@ def _compile_layer_norm(op: Op, opset: int) -> Kernel:
         assert scale is not None, f"{op!r}: input scale is required"
         bias = inputs[2] if len(inputs) > 2 else None
         outputs = layer_norm(x, scale, bias, normalize_axis(op, axis, x.ndim), epsilon)
-        return [out for out, keep in zip(outputs, wanted, strict=False) if keep]
+        return list(outputs[:count])
 
     return kernel
 
@@ -166,7 +166,7 @@ def _infer_layer_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list
     axis = normalize_axis(op, int(attr(op, "axis", -1)), len(x.shape))
     reduced = (*x.shape[:axis], *(1,) * (len(x.shape) - axis))
     metas = [Meta(x.shape, x.dtype), Meta(reduced, x.dtype), Meta(reduced, x.dtype)]
-    return [meta for meta, name in zip(metas, op.outputs, strict=False) if name]
+    return metas[: len(op.outputs)]
 
 
 def _stash(op: Op, x: np.ndarray) -> np.ndarray:

@@ -59,7 +59,15 @@ def kernel_run(
     op: Op,
 ) -> Run:
     """The `Run` that calls `kernel` (op `op`'s) on the values of slots `inputs` and writes its
-    results to slots `outputs`; a kernel that fails names `op` (`raise_kernel_error`)."""
+    results to slots `outputs`; a kernel that fails names `op` (`raise_kernel_error`).
+
+    A kernel gives one result per output position, an omitted output's (``""``) too, where the
+    VM makes slots only for the named outputs: with an omitted output before a named one (an
+    LSTM's ``("", "Y_h")``), the results are taken at the named positions.
+    """
+    named = [i for i, name in enumerate(op.outputs) if name]
+    if len(named) < len(op.outputs) and len(named) == len(outputs):
+        return _named_run(kernel, inputs, tuple(zip(outputs, named, strict=True)), op)
 
     def run(values: list[Any]) -> None:
         try:
@@ -68,6 +76,25 @@ def kernel_run(
             raise_kernel_error(op, err)
         for slot, result in zip(outputs, results, strict=False):
             values[slot] = result
+
+    return run
+
+
+def _named_run(
+    kernel: Callable[[list[Any]], Sequence[Any]],
+    inputs: tuple[int, ...],
+    targets: tuple[tuple[int, int], ...],
+    op: Op,
+) -> Run:
+    """`kernel_run`'s `Run` writing the result at each ``(slot, position)`` of `targets`."""
+
+    def run(values: list[Any]) -> None:
+        try:
+            results = kernel([values[i] for i in inputs])
+        except Exception as err:
+            raise_kernel_error(op, err)
+        for slot, position in targets:
+            values[slot] = results[position]
 
     return run
 

@@ -251,3 +251,23 @@ def test_zero_dim_results_are_arrays() -> None:
             (),
             3.5,
         )
+
+
+def test_an_omitted_output_before_a_named_one_keeps_the_positions() -> None:
+    # LayerNormalization's ("y", "", "inv"): execute gave inv None (the kernel returned the
+    # named outputs only) and a simulation wrote each result to the wrong slot
+    op = Op("LayerNormalization", "ln", ("x", "s"), ("y", "", "inv"), {"axis": 1})
+    graph = Graph(
+        "ln", (op,), {"x": TensorType((2, 4), "float32"), "s": TensorType((4,), "float32")},
+        ("y", "inv"),
+    )  # fmt: skip
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    s = np.full(4, 2.0, np.float32)
+    centered = x - x.mean(axis=1, keepdims=True)
+    inv = 1 / np.sqrt((centered**2).mean(axis=1, keepdims=True) + np.float32(1e-5))
+    for outputs in (
+        execute(graph, {"x": x, "s": s}),
+        simulate(graph, "x86-h100", inputs={"x": x, "s": s}).outputs,
+    ):
+        np.testing.assert_allclose(outputs["inv"], inv, rtol=1e-6)
+        np.testing.assert_allclose(outputs["y"], 2 * centered * inv, rtol=1e-6)
