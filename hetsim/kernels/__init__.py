@@ -10,6 +10,7 @@ from hetsim.kernels import qlinear as _qlinear
 from hetsim.kernels import quant as _quant
 from hetsim.kernels import reduce as _reduce
 from hetsim.kernels import resize as _resize
+from hetsim.kernels import rnn as _rnn
 from hetsim.kernels import shape as _shape
 from hetsim.kernels import tensor as _tensor
 from hetsim.kernels.execute import Program, compile_program, execute
@@ -45,4 +46,4 @@ __all__ = [
     "register",
 ]
 
-del _elementwise, _nn, _qlinear, _quant, _reduce, _resize, _shape, _tensor
+del _elementwise, _nn, _qlinear, _quant, _reduce, _resize, _rnn, _shape, _tensor

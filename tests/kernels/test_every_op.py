@@ -22,13 +22,21 @@ from tests.kernels.cases_basic import CASES as BASIC_CASES
 from tests.kernels.cases_qlinear import CASES as QLINEAR_CASES
 from tests.kernels.cases_quant import CASES as QUANT_CASES
 from tests.kernels.cases_resize import CASES as RESIZE_CASES
+from tests.kernels.cases_rnn import CASES as RNN_CASES
 
 if importlib.util.find_spec("tests.kernels.cases_nn") is not None:
     from tests.kernels.cases_nn import CASES as NN_CASES
 else:  # the NN table is written in parallel; until it lands, its ops fail the coverage test
     NN_CASES = []
 
-CASES: list[Case] = [*BASIC_CASES, *NN_CASES, *RESIZE_CASES, *QUANT_CASES, *QLINEAR_CASES]
+CASES: list[Case] = [
+    *BASIC_CASES,
+    *NN_CASES,
+    *RESIZE_CASES,
+    *QUANT_CASES,
+    *QLINEAR_CASES,
+    *RNN_CASES,
+]
 
 
 def _run(case: Case) -> list[np.ndarray]:
