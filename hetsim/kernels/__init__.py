@@ -4,6 +4,7 @@ Importing this package registers every op: the op modules fill `OPS` as they loa
 `propagate` gives each tensor of a graph its `Meta`; `execute` runs a graph eagerly.
 """
 
+from hetsim.kernels import attention as _attention
 from hetsim.kernels import elementwise as _elementwise
 from hetsim.kernels import nn as _nn
 from hetsim.kernels import qlinear as _qlinear
@@ -46,4 +47,4 @@ __all__ = [
     "register",
 ]
 
-del _elementwise, _nn, _qlinear, _quant, _reduce, _resize, _rnn, _shape, _tensor
+del _attention, _elementwise, _nn, _qlinear, _quant, _reduce, _resize, _rnn, _shape, _tensor

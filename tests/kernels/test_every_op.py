@@ -18,6 +18,7 @@ from hetsim.errors import ModelError
 from hetsim.ir import Graph, TensorType
 from hetsim.kernels import OP_CLASSES, OPS, Meta, execute
 from tests.kernels.case import Case, case_metas, case_op, run_reference
+from tests.kernels.cases_attention import CASES as ATTENTION_CASES
 from tests.kernels.cases_basic import CASES as BASIC_CASES
 from tests.kernels.cases_qlinear import CASES as QLINEAR_CASES
 from tests.kernels.cases_quant import CASES as QUANT_CASES
@@ -36,6 +37,7 @@ CASES: list[Case] = [
     *QUANT_CASES,
     *QLINEAR_CASES,
     *RNN_CASES,
+    *ATTENTION_CASES,
 ]
 
 
