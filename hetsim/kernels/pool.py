@@ -1,4 +1,4 @@
-"""MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool: 1-D, 2-D and 3-D.
+"""MaxPool, AveragePool, LpPool and their global forms: 1-D, 2-D and 3-D.
 
 Max and sum over a window are separable, so a k×k pool runs as one pass per spatial dim, each
 pass combining ``k`` strided views with one ufunc call per tap (``2k`` vectorized calls instead
@@ -186,6 +186,62 @@ def _compile_average_pool(op: Op, opset: int) -> Kernel:
     return kernel
 
 
+def _lp_order(op: Op) -> int:
+    p = int(attr(op, "p", 2))
+    if p < 1:
+        raise op_error(op, "expected p >= 1", p)
+    return p
+
+
+def _lp_norm(windows_sum: np.ndarray, p: int, dtype: np.dtype[Any]) -> np.ndarray:
+    root: np.ndarray = windows_sum if p == 1 else np.power(windows_sum, 1.0 / p)
+    return root.astype(dtype, copy=False)
+
+
+def _compile_lp_pool(op: Op, opset: int) -> Kernel:
+    """``(Σ |x|^p)^(1/p)`` over each window, padding counting as zeros."""
+    p = _lp_order(op)
+    geometry = memoize(partial(_geometry, _window_of(op)))
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x = inputs[0]
+        assert x is not None, f"{op!r}: X is required"
+        g = geometry(x.shape, x.shape)
+        powered = np.power(np.abs(x), p)
+        return [_lp_norm(_reduce_windows(pad_spatial(powered, g, 0.0), g, np.add), p, x.dtype)]
+
+    return kernel
+
+
+def _compile_global_lp_pool(op: Op, opset: int) -> Kernel:
+    p = _lp_order(op)
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x = inputs[0]
+        assert x is not None, f"{op!r}: X is required"
+        total = np.add.reduce(np.power(np.abs(x), p), axis=tuple(range(2, x.ndim)), keepdims=True)
+        return [_lp_norm(total, p, x.dtype)]
+
+    return kernel
+
+
+def _cost_lp_pool(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """An abs and a power per input element, ``prod(kernel)`` adds and a root per output."""
+    x = inputs[0]
+    assert x is not None, f"{op!r}: X is required"
+    taps = prod(int(k) for k in attr(op, "kernel_shape"))
+    flops = 2 * x.size + outputs[0].size * (taps + 1)
+    return Cost(float(flops), nbytes(inputs), nbytes(outputs), "reduction")
+
+
+def _cost_global_lp_pool(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """An abs, a power and an add per input element, a root per output."""
+    x = inputs[0]
+    assert x is not None, f"{op!r}: X is required"
+    flops = 3 * x.size + outputs[0].size
+    return Cost(float(flops), nbytes(inputs), nbytes(outputs), "reduction")
+
+
 def _infer_pool(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x = inputs[0]
     assert x is not None, f"{op!r}: X is required"
@@ -263,4 +319,12 @@ register(
     compile=_compile_global_max_pool,
     infer=_infer_global_average_pool,  # the same shapes
     cost=_cost_global_average_pool,  # a compare per input element, as many flops
+)
+register("LpPool", "reduction", compile=_compile_lp_pool, infer=_infer_pool, cost=_cost_lp_pool)
+register(
+    "GlobalLpPool",
+    "reduction",
+    compile=_compile_global_lp_pool,
+    infer=_infer_global_average_pool,  # the same shapes
+    cost=_cost_global_lp_pool,
 )

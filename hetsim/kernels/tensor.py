@@ -1,5 +1,5 @@
 """Ops that move data between tensors: Transpose, Concat, Split, Slice, Gather, GatherElements,
-Trilu, Tile, Pad.
+Trilu, Tile, Pad, and the rest of ONNX's (the scatters, CumSum, DepthToSpace, TopK, ...).
 
 Each kernel is one numpy call over whole arrays (Slice and Split return views). Parameters that
 moved from attributes to inputs across opsets (Slice at 10, Split at 13, Pad at 11) are read with
@@ -10,7 +10,7 @@ shape rule, so the two cannot disagree.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -393,23 +393,30 @@ register(
 )  # fmt: skip
 
 
-def _compile_cum_sum(op: Op, opset: int) -> Kernel:
-    exclusive = bool(attr(op, "exclusive", 0))
-    reverse = bool(attr(op, "reverse", 0))
+def _compile_cumulative(ufunc: np.ufunc) -> Callable[[Op, int], Kernel]:
+    """CumSum (`ufunc` np.add) or CumProd (np.multiply) along the axis input's value."""
+    identity = ufunc.identity
 
-    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
-        x, axis_value = _given(op, inputs, 2)
-        axis = normalize_axis(op, int(axis_value), x.ndim)
-        y = np.flip(x, axis) if reverse else x
-        total = np.cumsum(y, axis=axis, dtype=x.dtype)
-        if exclusive:  # each sum leaves its own element out: shifted by one, a zero first
-            total = np.delete(np.insert(total, 0, 0, axis=axis), -1, axis=axis)
-        return [np.flip(total, axis) if reverse else total]
+    def compile(op: Op, opset: int) -> Kernel:
+        exclusive = bool(attr(op, "exclusive", 0))
+        reverse = bool(attr(op, "reverse", 0))
 
-    return kernel
+        def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+            x, axis_value = _given(op, inputs, 2)
+            axis = normalize_axis(op, int(axis_value), x.ndim)
+            y = np.flip(x, axis) if reverse else x
+            total = ufunc.accumulate(y, axis=axis, dtype=x.dtype)
+            if exclusive:  # each leaves its own element out: shifted by one, the identity first
+                total = np.delete(np.insert(total, 0, identity, axis=axis), -1, axis=axis)
+            return [np.flip(total, axis) if reverse else total]
+
+        return kernel
+
+    return compile
 
 
-register("CumSum", "elementwise", compile=_compile_cum_sum, infer=same_as_input)
+register("CumSum", "elementwise", compile=_compile_cumulative(np.add), infer=same_as_input)
+register("CumProd", "elementwise", compile=_compile_cumulative(np.multiply), infer=same_as_input)
 
 
 def _block(op: Op) -> int:
@@ -754,3 +761,90 @@ def _top_k_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) 
 
 
 register("TopK", "reduction", compile=_compile_top_k, infer=_infer_top_k, cost=_top_k_cost)
+
+
+def _sequence_axes(op: Op, rank: int) -> tuple[int, int]:
+    time, batch = int(attr(op, "time_axis", 0)), int(attr(op, "batch_axis", 1))
+    if sorted((time, batch)) != [0, 1]:
+        raise op_error(op, "expected time_axis and batch_axis 0 and 1", [time, batch])
+    if rank < 2:
+        raise op_error(op, "expected an input of rank 2 or more", rank)
+    return time, batch
+
+
+def _compile_reverse_sequence(op: Op, opset: int) -> Kernel:
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x, lengths = _given(op, inputs, 2)
+        time, _ = _sequence_axes(op, x.ndim)
+        steps = x.shape[time]
+        t = np.arange(steps).reshape(-1, 1)
+        n = lengths.astype(np.int64).reshape(1, -1)
+        order = np.where(t < n, n - 1 - t, t)  # [time, batch]: the first n[b] steps reversed
+        if time == 1:
+            order = order.T
+        order = order.reshape(*order.shape, *(1,) * (x.ndim - 2))
+        return [np.take_along_axis(x, np.broadcast_to(order, x.shape), axis=time)]
+
+    return kernel
+
+
+def _infer_reverse_sequence(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x, lengths = _given(op, inputs, 2)
+    _, batch = _sequence_axes(op, len(x.shape))
+    if lengths.shape != (x.shape[batch],):
+        expected = f"expected sequence_lens of shape [{x.shape[batch]}] (batch axis {batch})"
+        raise op_error(op, expected, list(lengths.shape))
+    return [Meta(x.shape, x.dtype)]
+
+
+register(
+    "ReverseSequence", "data_movement", compile=_compile_reverse_sequence,
+    infer=_infer_reverse_sequence, cost=movement_cost,
+)  # fmt: skip
+
+
+def _crop_pad_plan(
+    op: Op, shape: tuple[int, ...], target: Sequence[int]
+) -> tuple[tuple[int, ...], tuple[slice, ...], tuple[slice, ...]]:
+    """The output shape, the input's centered crop and where it lands in the output: each
+    named axis cropped or zero-padded to its target, the odd element at the end."""
+    axes = attr(op, "axes", None)
+    at = list(range(len(shape))) if axes is None else normalize_axes(op, axes, len(shape))
+    if len(target) != len(at):
+        raise op_error(op, f"expected a shape of {len(at)} values (one per axis)", list(target))
+    out, crop, place = list(shape), [slice(None)] * len(shape), [slice(None)] * len(shape)
+    for axis, size in zip(at, target, strict=True):
+        dim = shape[axis]
+        if size < 0:
+            raise op_error(op, "expected non-negative sizes", list(target))
+        margin = abs(dim - size) // 2
+        window = slice(margin, margin + min(dim, size))
+        if size < dim:
+            crop[axis] = window
+        elif size > dim:
+            place[axis] = window
+        out[axis] = size
+    return tuple(out), tuple(crop), tuple(place)
+
+
+def _compile_center_crop_pad(op: Op, opset: int) -> Kernel:
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x, target = _given(op, inputs, 2)
+        shape, crop, place = _crop_pad_plan(op, x.shape, [int(v) for v in target])
+        y = np.zeros(shape, x.dtype)
+        y[place] = x[crop]
+        return [y]
+
+    return kernel
+
+
+def _infer_center_crop_pad(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = _first(op, inputs)
+    target = [int(v) for v in constant_input(op, inputs, 1, "shape")]
+    return [Meta(_crop_pad_plan(op, x.shape, target)[0], x.dtype)]
+
+
+register(
+    "CenterCropPad", "data_movement", compile=_compile_center_crop_pad,
+    infer=_infer_center_crop_pad, cost=movement_cost,
+)  # fmt: skip

@@ -412,7 +412,30 @@ def _more_ops() -> list[Case]:
         Case("Trilu", {"x": f32(4, 5), "k": np.array(-1, np.int64)}, {"upper": 0}, opset=14,
              id="trilu-lower-k"),
     ]  # fmt: skip
-    return cases + _more_ops_2() + _norm_ops() + _einsum()
+    return cases + _more_ops_2() + _norm_ops() + _einsum() + _late_ops()
+
+
+def _late_ops() -> list[Case]:
+    seqs = np.arange(24, dtype=np.float32).reshape(4, 3, 2)
+    return [
+        Case("CumProd", {"x": pos(2, 3), "axis": np.array(1, np.int64)}, opset=26, id="cumprod"),
+        Case("CumProd", {"x": i64(1, 2, 3, 4).reshape(2, 2), "axis": np.array(0, np.int64)},
+             {"exclusive": 1, "reverse": 1}, opset=26, id="cumprod-exclusive-reverse"),
+        Case("LpPool", {"x": f32(1, 2, 5, 5)}, {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1],
+             "strides": [2, 2]}, opset=18, id="lppool-p2-padded", rtol=1e-4),
+        Case("LpPool", {"x": f32(1, 2, 6)}, {"kernel_shape": [2], "p": 1}, opset=18,
+             id="lppool-p1-1d", rtol=1e-4),
+        Case("GlobalLpPool", {"x": f32(2, 3, 4, 4)}, {"p": 3}, id="globallppool-p3", rtol=1e-4,
+             reference=lambda x: [(np.abs(x) ** 3).sum(axis=(2, 3), keepdims=True) ** (1 / 3)],
+             why="onnx's reference has no GlobalLpPool"),
+        Case("ReverseSequence", {"x": seqs, "n": i64(4, 1, 2)}, id="reversesequence-time0"),
+        Case("ReverseSequence", {"x": seqs.transpose(1, 0, 2).copy(), "n": i64(3, 4, 0)},
+             {"batch_axis": 0, "time_axis": 1}, id="reversesequence-batch0"),
+        Case("CenterCropPad", {"x": f32(5, 4, 2), "s": i64(3, 7)}, {"axes": [0, 1]}, opset=18,
+             constant=("s",), id="centercroppad-crop-and-pad"),
+        Case("CenterCropPad", {"x": f32(4, 3), "s": i64(1, 6)}, opset=18, constant=("s",),
+             id="centercroppad-odd"),
+    ]  # fmt: skip
 
 
 def _einsum() -> list[Case]:

@@ -582,6 +582,12 @@ COMPILE_ERRORS = [
     ),
     ("LRN", {"size": 0}, ("y",), r"op bad \(LRN\): expected size >= 1, got 0$"),
     ("LpNormalization", {"p": 3}, ("y",), r"op bad \(LpNormalization\): expected p 1 or 2, got 3$"),
+    (
+        "LpPool",
+        {"kernel_shape": [2], "p": 0},
+        ("y",),
+        r"op bad \(LpPool\): expected p >= 1, got 0$",
+    ),
     ("Conv", {"group": 0}, ("y",), r"op bad \(Conv\): expected group >= 1, got 0$"),
     (
         "Conv",

@@ -364,6 +364,21 @@ def test_lookup_names_the_op_and_lists_supported_ops() -> None:
             "op n0 (BitShift): expected unsigned integer inputs before opset 28, got int8",
         ),
         (
+            _op("ReverseSequence", 2, time_axis=0, batch_axis=2),
+            [_meta(4, 3), Meta((3,), np.dtype("int64"))],
+            "op n0 (ReverseSequence): expected time_axis and batch_axis 0 and 1, got [0, 2]",
+        ),
+        (
+            _op("ReverseSequence", 2),
+            [_meta(4, 3), Meta((4,), np.dtype("int64"))],
+            "op n0 (ReverseSequence): expected sequence_lens of shape [3] (batch axis 1), got [4]",
+        ),
+        (
+            _op("CenterCropPad", 2, axes=[0]),
+            [_meta(4, 3), _const(2, 2)],
+            "op n0 (CenterCropPad): expected a shape of 1 values (one per axis), got [2, 2]",
+        ),
+        (
             _op("BitShift", 2, direction="UP"),
             [Meta((2,), np.dtype("uint8")), Meta((2,), np.dtype("uint8"))],
             "op n0 (BitShift): expected direction 'LEFT' or 'RIGHT', got 'UP'",
