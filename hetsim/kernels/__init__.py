@@ -6,6 +6,7 @@ Importing this package registers every op: the op modules fill `OPS` as they loa
 
 from hetsim.kernels import attention as _attention
 from hetsim.kernels import elementwise as _elementwise
+from hetsim.kernels import llm as _llm
 from hetsim.kernels import nn as _nn
 from hetsim.kernels import qlinear as _qlinear
 from hetsim.kernels import quant as _quant
@@ -47,4 +48,4 @@ __all__ = [
     "register",
 ]
 
-del _attention, _elementwise, _nn, _qlinear, _quant, _reduce, _resize, _rnn, _shape, _tensor
+del _attention, _elementwise, _llm, _nn, _qlinear, _quant, _reduce, _resize, _rnn, _shape, _tensor

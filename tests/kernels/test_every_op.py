@@ -20,6 +20,7 @@ from hetsim.kernels import OP_CLASSES, OPS, Meta, execute
 from tests.kernels.case import Case, case_metas, case_op, run_reference
 from tests.kernels.cases_attention import CASES as ATTENTION_CASES
 from tests.kernels.cases_basic import CASES as BASIC_CASES
+from tests.kernels.cases_llm import CASES as LLM_CASES
 from tests.kernels.cases_qlinear import CASES as QLINEAR_CASES
 from tests.kernels.cases_quant import CASES as QUANT_CASES
 from tests.kernels.cases_resize import CASES as RESIZE_CASES
@@ -38,6 +39,7 @@ CASES: list[Case] = [
     *QLINEAR_CASES,
     *RNN_CASES,
     *ATTENTION_CASES,
+    *LLM_CASES,
 ]
 
 
