@@ -13,8 +13,10 @@ from hetsim.kernels import quant as _quant
 from hetsim.kernels import reduce as _reduce
 from hetsim.kernels import resize as _resize
 from hetsim.kernels import rnn as _rnn
+from hetsim.kernels import sampling as _sampling
 from hetsim.kernels import shape as _shape
 from hetsim.kernels import tensor as _tensor
+from hetsim.kernels import vision as _vision
 from hetsim.kernels.execute import Program, compile_program, execute
 from hetsim.kernels.propagate import bind_dims, keeps_value, propagate, propagate_costs
 from hetsim.kernels.registry import (
@@ -48,4 +50,18 @@ __all__ = [
     "register",
 ]
 
-del _attention, _elementwise, _llm, _nn, _qlinear, _quant, _reduce, _resize, _rnn, _shape, _tensor
+del (
+    _attention,
+    _elementwise,
+    _llm,
+    _nn,
+    _qlinear,
+    _quant,
+    _reduce,
+    _resize,
+    _rnn,
+    _sampling,
+    _shape,
+    _tensor,
+    _vision,
+)

@@ -148,4 +148,4 @@ def test_refusals_are_only_unsupported_features() -> None:
             if not UNSUPPORTED.search(str(err)):
                 refused.append(f"{case.name}: {err}")
     assert refused == []
-    assert loaded >= 1359, f"only {loaded} of {len(CASES)} node cases load"
+    assert loaded >= 1391, f"only {loaded} of {len(CASES)} node cases load"

@@ -25,6 +25,8 @@ from tests.kernels.cases_qlinear import CASES as QLINEAR_CASES
 from tests.kernels.cases_quant import CASES as QUANT_CASES
 from tests.kernels.cases_resize import CASES as RESIZE_CASES
 from tests.kernels.cases_rnn import CASES as RNN_CASES
+from tests.kernels.cases_sampling import CASES as SAMPLING_CASES
+from tests.kernels.cases_vision import CASES as VISION_CASES
 
 if importlib.util.find_spec("tests.kernels.cases_nn") is not None:
     from tests.kernels.cases_nn import CASES as NN_CASES
@@ -40,6 +42,8 @@ CASES: list[Case] = [
     *RNN_CASES,
     *ATTENTION_CASES,
     *LLM_CASES,
+    *SAMPLING_CASES,
+    *VISION_CASES,
 ]
 
 

@@ -1,0 +1,452 @@
+"""RoiAlign, MaxUnpool and Col2Im: the vision ops that pool regions, undo a max pool, or fold
+sliding blocks back into an image.
+
+- RoiAlign averages (or takes the max of) bilinear samples of ``X`` on a grid over each region of
+  interest, all rois and channels at once, one pass per sampling point ``(iy, ix)``; a roi whose
+  adaptive grid (``sampling_ratio`` 0: ``ceil(roi_size / out_size)`` per dim) is smaller than the
+  largest one masks the points beyond its own grid. The max mode is onnx's (and onnxruntime's):
+  the max over points of the max of the four weighted taps.
+- MaxUnpool zeroes the output and scatters ``X`` to the flat positions ``I`` of the unpooled
+  shape ``(in - 1)·stride - (pad_begin + pad_end) + kernel``, which then sits at the origin of a
+  larger ``output_shape`` if one is given.
+- Col2Im adds each of the ``prod(block_shape)`` taps' columns into a strided view of the padded
+  image, one vectorized add per tap, then crops the pads.
+
+Costs (``S`` sampling points per output element: ``sampling_ratio²``, or for an adaptive ratio
+the mean ``ceil(roi_h / out_h)·ceil(roi_w / out_w)`` of the rois when their value is known, and
+otherwise ``ceil(H / out_h)·ceil(W / out_w)``, a roi as large as the feature map):
+
+- RoiAlign, ``reduction``: ``S × (4 taps × 2 flops + 1)`` flops per output element;
+- MaxUnpool, ``data_movement``: no flops; reads X and I, writes the output twice (zeroed, then
+  the values scattered): ``bytes_written = 2·Y.nbytes``;
+- Col2Im, ``data_movement``: one add per input element; reads the input, writes the output.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hetsim.ir import Op
+from hetsim.kernels.registry import (
+    Cost,
+    Kernel,
+    Meta,
+    attr,
+    constant_input,
+    nbytes,
+    op_error,
+    register,
+)
+
+__all__ = ["col2im", "max_unpool", "roi_align"]
+
+_ROI_MODES = ("avg", "max")
+_TRANSFORMS = ("half_pixel", "output_half_pixel")
+
+
+# --- RoiAlign ---------------------------------------------------------------------------------
+
+
+def _roi_attrs(op: Op, opset: int) -> tuple[int, int, int, float, str, bool]:
+    """``(out_h, out_w, sampling_ratio, spatial_scale, mode, is_half_pixel)``, checked."""
+    out_h, out_w = int(attr(op, "output_height", 1)), int(attr(op, "output_width", 1))
+    if out_h < 1 or out_w < 1:
+        raise op_error(op, "expected output_height and output_width >= 1", f"{out_h}, {out_w}")
+    ratio = int(attr(op, "sampling_ratio", 0))
+    if ratio < 0:
+        raise op_error(op, "expected sampling_ratio >= 0", ratio)
+    mode = _text(attr(op, "mode", "avg"))
+    if mode not in _ROI_MODES:
+        raise op_error(op, f"expected mode in {list(_ROI_MODES)}", repr(mode))
+    default = "half_pixel" if opset >= 16 else "output_half_pixel"
+    transform = _text(attr(op, "coordinate_transformation_mode", default))
+    if transform not in _TRANSFORMS:
+        expected = f"expected coordinate_transformation_mode in {list(_TRANSFORMS)}"
+        raise op_error(op, expected, repr(transform))
+    scale = float(attr(op, "spatial_scale", 1.0))
+    return out_h, out_w, ratio, scale, mode, transform == "half_pixel"
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _roi_grids(
+    rois: np.ndarray, out_h: int, out_w: int, ratio: int, scale: float, is_half_pixel: bool
+) -> tuple[np.ndarray, ...]:
+    """Per roi: start_h, start_w, bin_h, bin_w (float64) and grid_h, grid_w (int64)."""
+    offset = 0.5 if is_half_pixel else 0.0
+    boxes = rois.astype(np.float64) * scale - offset
+    start_w, start_h, end_w, end_h = boxes.T
+    roi_w, roi_h = end_w - start_w, end_h - start_h
+    if not is_half_pixel:
+        roi_w, roi_h = np.maximum(roi_w, 1.0), np.maximum(roi_h, 1.0)
+    if ratio > 0:
+        grid_h = np.full(len(rois), ratio, np.int64)
+        grid_w = grid_h
+    else:
+        grid_h = np.ceil(roi_h / out_h).astype(np.int64)
+        grid_w = np.ceil(roi_w / out_w).astype(np.int64)
+    return start_h, start_w, roi_h / out_h, roi_w / out_w, grid_h, grid_w
+
+
+def _taps(coord: np.ndarray, size: int) -> tuple[np.ndarray, ...]:
+    """Bilinear taps along one dim: low index, high index, low weight, high weight, validity."""
+    is_valid = (coord >= -1.0) & (coord <= size)
+    coord = np.maximum(coord, 0.0)
+    low = coord.astype(np.int64)
+    at_edge = low >= size - 1
+    low = np.where(at_edge, size - 1, low)
+    high = np.where(at_edge, size - 1, low + 1)
+    frac = np.where(at_edge, 0.0, coord - low)
+    return low, high, 1.0 - frac, frac, is_valid
+
+
+def roi_align(
+    x: np.ndarray,
+    rois: np.ndarray,
+    batch_indices: np.ndarray,
+    out_h: int,
+    out_w: int,
+    ratio: int = 0,
+    scale: float = 1.0,
+    mode: str = "avg",
+    is_half_pixel: bool = True,
+) -> np.ndarray:
+    """RoiAlign of `x` ``(N, C, H, W)`` over `rois` ``(R, 4)`` as ``(x1, y1, x2, y2)``.
+
+    Examples
+    --------
+    >>> x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    >>> roi_align(x, np.array([[0.0, 0.0, 4.0, 4.0]]), np.array([0]), 1, 1, 2).tolist()
+    [[[[7.5]]]]
+    """
+    height, width = x.shape[2:]
+    start_h, start_w, bin_h, bin_w, grid_h, grid_w = _roi_grids(
+        rois, out_h, out_w, ratio, scale, is_half_pixel
+    )
+    batch = batch_indices.astype(np.int64)[:, None, None]
+    ph, pw = np.arange(out_h), np.arange(out_w)
+    step_h, step_w = bin_h / np.maximum(grid_h, 1), bin_w / np.maximum(grid_w, 1)
+    is_avg = mode == "avg"
+    shape = (len(rois), out_h, out_w, x.shape[1])  # channels last while gathering
+    acc = np.zeros(shape, x.dtype) if is_avg else np.full(shape, -np.inf, x.dtype)
+    for iy in range(int(grid_h.max(initial=0))):
+        y = start_h[:, None] + ph * bin_h[:, None] + (iy + 0.5) * step_h[:, None]
+        y_low, y_high, wy_low, wy_high, y_valid = _taps(y, height)
+        y_valid &= (iy < grid_h)[:, None]
+        for ix in range(int(grid_w.max(initial=0))):
+            xs = start_w[:, None] + pw * bin_w[:, None] + (ix + 0.5) * step_w[:, None]
+            x_low, x_high, wx_low, wx_high, x_valid = _taps(xs, width)
+            x_valid &= (ix < grid_w)[:, None]
+            is_used = (y_valid[:, :, None] & x_valid[:, None, :])[..., None]
+            taps = []
+            for rows, wy in ((y_low, wy_low), (y_high, wy_high)):
+                for cols, wx in ((x_low, wx_low), (x_high, wx_high)):
+                    weight = (wy[:, :, None] * wx[:, None, :]).astype(x.dtype)[..., None]
+                    taps.append(weight * x[batch, :, rows[:, :, None], cols[:, None, :]])
+            if is_avg:
+                acc += np.where(is_used, taps[0] + taps[1] + taps[2] + taps[3], 0)
+            else:
+                best = np.maximum(np.maximum(taps[0], taps[1]), np.maximum(taps[2], taps[3]))
+                # a point outside the map has zero weights: it samples 0, as onnx's does
+                in_grid = ((iy < grid_h) & (ix < grid_w))[:, None, None, None]
+                sample = np.where(in_grid, np.where(is_used, best, 0), -np.inf)
+                np.maximum(acc, sample.astype(x.dtype, copy=False), out=acc)
+    if is_avg:
+        acc /= np.maximum(grid_h * grid_w, 1).astype(x.dtype)[:, None, None, None]
+    else:
+        acc[np.isneginf(acc)] = 0
+    return np.ascontiguousarray(acc.transpose(0, 3, 1, 2))
+
+
+def _compile_roi_align(op: Op, opset: int) -> Kernel:
+    out_h, out_w, ratio, scale, mode, is_half_pixel = _roi_attrs(op, opset)
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x, rois, batch_indices = inputs[:3]
+        assert x is not None
+        assert rois is not None
+        assert batch_indices is not None
+        y = roi_align(x, rois, batch_indices, out_h, out_w, ratio, scale, mode, is_half_pixel)
+        return [y]
+
+    return kernel
+
+
+def _infer_roi_align(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    out_h, out_w, *_ = _roi_attrs(op, opset)
+    if len(inputs) != 3 or any(m is None for m in inputs):
+        raise op_error(op, "expected 3 inputs (X, rois, batch_indices)", len(inputs))
+    x, rois, batch_indices = inputs
+    assert x is not None
+    assert rois is not None
+    assert batch_indices is not None
+    if len(x.shape) != 4:
+        raise op_error(op, "expected a rank-4 X (N, C, H, W)", f"shape {list(x.shape)}")
+    if len(rois.shape) != 2 or rois.shape[1] != 4:
+        raise op_error(op, "expected rois of shape (R, 4)", f"shape {list(rois.shape)}")
+    if batch_indices.shape != rois.shape[:1]:
+        expected = f"expected batch_indices of shape [{rois.shape[0]}]"
+        raise op_error(op, expected, f"shape {list(batch_indices.shape)}")
+    return [Meta((rois.shape[0], x.shape[1], out_h, out_w), x.dtype)]
+
+
+def _cost_roi_align(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """``S × (4 taps × 2 flops + 1)`` per output element (``S``: the module docstring)."""
+    x, rois = inputs[0], inputs[1]
+    assert x is not None
+    assert rois is not None
+    out_h, out_w = int(attr(op, "output_height", 1)), int(attr(op, "output_width", 1))
+    ratio = int(attr(op, "sampling_ratio", 0))
+    if ratio > 0:
+        points = float(ratio * ratio)
+    elif rois.value is not None and rois.size:
+        is_half_pixel = _text(attr(op, "coordinate_transformation_mode", "half_pixel")) == (
+            "half_pixel"
+        )
+        scale = float(attr(op, "spatial_scale", 1.0))
+        *_, grid_h, grid_w = _roi_grids(rois.value, out_h, out_w, 0, scale, is_half_pixel)
+        points = float(np.mean(grid_h * grid_w))
+    else:
+        points = float(math.ceil(x.shape[2] / out_h) * math.ceil(x.shape[3] / out_w))
+    flops = outputs[0].size * points * (4 * 2 + 1)
+    return Cost(flops, nbytes(inputs), nbytes(outputs), "reduction")
+
+
+register(
+    "RoiAlign",
+    "reduction",
+    compile=_compile_roi_align,
+    infer=_infer_roi_align,
+    cost=_cost_roi_align,
+    one_type=(0, 1),
+)
+
+
+# --- MaxUnpool --------------------------------------------------------------------------------
+
+
+def _ints(op: Op, name: str, default: Sequence[int] | None, count: int) -> tuple[int, ...]:
+    """Attribute `name`: `count` ints (`default` when absent), checked."""
+    value = attr(op, name) if default is None else attr(op, name, default)
+    value = tuple(int(v) for v in value)
+    if len(value) != count:
+        raise op_error(op, f"expected {count} values of {name}", list(value))
+    return value
+
+
+def _unpool_attrs(op: Op) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """``(kernel_shape, strides, pads)``, checked; pads are begins then ends."""
+    kernel = tuple(int(k) for k in attr(op, "kernel_shape"))
+    dims = len(kernel)
+    strides = _ints(op, "strides", (1,) * dims, dims)
+    pads = _ints(op, "pads", (0,) * 2 * dims, 2 * dims)
+    if min(kernel, default=1) < 1 or min(strides, default=1) < 1 or min(pads, default=0) < 0:
+        expected = "expected kernel_shape and strides >= 1 and pads >= 0"
+        raise op_error(op, expected, f"{list(kernel)}, {list(strides)}, {list(pads)}")
+    return kernel, strides, pads
+
+
+def _unpooled_shape(
+    shape: Sequence[int], kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int]
+) -> tuple[int, ...]:
+    """``(in - 1)·stride - (pad_begin + pad_end) + kernel`` per spatial dim."""
+    dims = len(kernel)
+    spatial = (
+        (n - 1) * s - (pads[i] + pads[dims + i]) + k
+        for i, (n, k, s) in enumerate(zip(shape[2:], kernel, strides, strict=True))
+    )
+    return (*shape[:2], *spatial)
+
+
+def max_unpool(x: np.ndarray, indices: np.ndarray, unpooled: Sequence[int]) -> np.ndarray:
+    """`x` scattered to the flat positions `indices` of a zeroed `unpooled`-shaped output.
+
+    Examples
+    --------
+    >>> max_unpool(np.array([[[5.0, 6.0]]]), np.array([[[1, 2]]]), (1, 1, 4)).tolist()
+    [[[0.0, 5.0, 6.0, 0.0]]]
+    """
+    y = np.zeros(math.prod(unpooled), x.dtype)
+    y[indices.reshape(-1)] = x.reshape(-1)
+    return y.reshape(tuple(unpooled))
+
+
+def _compile_max_unpool(op: Op, opset: int) -> Kernel:
+    kernel_shape, strides, pads = _unpool_attrs(op)
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x, indices = inputs[0], inputs[1]
+        assert x is not None
+        assert indices is not None
+        y = max_unpool(x, indices, _unpooled_shape(x.shape, kernel_shape, strides, pads))
+        wanted = inputs[2] if len(inputs) > 2 else None
+        if wanted is None or tuple(int(n) for n in wanted) == y.shape:
+            return [y]
+        out = np.zeros(tuple(int(n) for n in wanted), x.dtype)
+        out[tuple(slice(0, n) for n in y.shape)] = y
+        return [out]
+
+    return kernel
+
+
+def _infer_max_unpool(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    kernel_shape, strides, pads = _unpool_attrs(op)
+    x, indices = inputs[0], inputs[1] if len(inputs) > 1 else None
+    assert x is not None, f"{op!r}: X is required"
+    if indices is None:
+        raise op_error(op, "expected 2 or 3 inputs (X, I, output_shape)", len(inputs))
+    if len(x.shape) != len(kernel_shape) + 2:
+        rank = len(kernel_shape) + 2
+        raise op_error(op, f"expected a rank-{rank} X", f"shape {list(x.shape)}")
+    if indices.shape != x.shape:
+        raise op_error(op, f"expected I of X's shape {list(x.shape)}", f"{list(indices.shape)}")
+    shape = _unpooled_shape(x.shape, kernel_shape, strides, pads)
+    if min(shape[2:], default=1) < 1:
+        raise op_error(op, "expected a positive unpooled shape", list(shape))
+    if len(inputs) > 2 and inputs[2] is not None:
+        wanted = tuple(int(n) for n in constant_input(op, inputs, 2, "output_shape"))
+        is_larger = len(wanted) == len(shape) and all(
+            w >= n for w, n in zip(wanted, shape, strict=True)
+        )
+        if not is_larger:
+            expected = f"expected an output_shape of rank {len(shape)}, each dim >= {list(shape)}"
+            raise op_error(op, expected, list(wanted))
+        shape = wanted
+    return [Meta(shape, x.dtype)]
+
+
+def _cost_max_unpool(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """No flops; the output is written twice: zeroed, then the values scattered."""
+    return Cost(0.0, nbytes(inputs), 2 * nbytes(outputs), "data_movement")
+
+
+register(
+    "MaxUnpool",
+    "data_movement",
+    compile=_compile_max_unpool,
+    infer=_infer_max_unpool,
+    cost=_cost_max_unpool,
+    one_type=(1, 2),
+)
+
+
+# --- Col2Im -----------------------------------------------------------------------------------
+
+
+def _col2im_attrs(op: Op, dims: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """``(dilations, pads, strides)`` for `dims` spatial dims, checked."""
+    dilations = _ints(op, "dilations", (1,) * dims, dims)
+    pads = _ints(op, "pads", (0,) * 2 * dims, 2 * dims)
+    strides = _ints(op, "strides", (1,) * dims, dims)
+    if min(dilations) < 1 or min(strides) < 1 or min(pads) < 0:
+        expected = "expected dilations and strides >= 1 and pads >= 0"
+        raise op_error(op, expected, f"{list(dilations)}, {list(strides)}, {list(pads)}")
+    return dilations, pads, strides
+
+
+def _blocks(
+    image: Sequence[int],
+    block: Sequence[int],
+    dilations: Sequence[int],
+    pads: Sequence[int],
+    strides: Sequence[int],
+) -> tuple[int, ...]:
+    """Sliding blocks per dim: ``floor((n + b + e - ((k - 1)·d + 1)) / s) + 1``."""
+    dims = len(image)
+    return tuple(
+        (n + pads[i] + pads[dims + i] - ((k - 1) * d + 1)) // s + 1
+        for i, (n, k, d, s) in enumerate(zip(image, block, dilations, strides, strict=True))
+    )
+
+
+def col2im(
+    data: np.ndarray,
+    image: Sequence[int],
+    block: Sequence[int],
+    dilations: Sequence[int],
+    pads: Sequence[int],
+    strides: Sequence[int],
+) -> np.ndarray:
+    """The blocks of `data` ``(N, C·prod(block), L)`` summed into images ``(N, C, *image)``.
+
+    Examples
+    --------
+    >>> data = np.ones((1, 2, 2), np.float32)  # a 2-tap block sliding over 3 pixels
+    >>> col2im(data, (3,), (2,), (1,), (0, 0), (1,)).tolist()
+    [[[1.0, 2.0, 1.0]]]
+    """
+    dims = len(image)
+    blocks = _blocks(image, block, dilations, pads, strides)
+    taps = math.prod(block)
+    n, channels = data.shape[0], data.shape[1] // taps
+    columns = data.reshape(n, channels, taps, *blocks)
+    padded = np.zeros((n, channels, *(image[i] + pads[i] + pads[dims + i] for i in range(dims))))
+    padded = padded.astype(data.dtype)
+    for tap, offsets in enumerate(np.ndindex(*block)):
+        where = tuple(
+            slice(o * d, o * d + (b - 1) * s + 1, s)
+            for o, d, s, b in zip(offsets, dilations, strides, blocks, strict=True)
+        )
+        padded[(slice(None), slice(None), *where)] += columns[:, :, tap]
+    crop = tuple(slice(pads[i], pads[i] + image[i]) for i in range(dims))
+    return np.ascontiguousarray(padded[(slice(None), slice(None), *crop)])
+
+
+def _compile_col2im(op: Op, opset: int) -> Kernel:
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        data, image, block = inputs[:3]
+        assert data is not None
+        assert image is not None
+        assert block is not None
+        image_shape, block_shape = tuple(map(int, image)), tuple(map(int, block))
+        dilations, pads, strides = _col2im_attrs(op, len(image_shape))
+        return [col2im(data, image_shape, block_shape, dilations, pads, strides)]
+
+    return kernel
+
+
+def _infer_col2im(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    data = inputs[0]
+    assert data is not None, f"{op!r}: input is required"
+    image = tuple(int(v) for v in constant_input(op, inputs, 1, "image_shape").reshape(-1))
+    block = tuple(int(v) for v in constant_input(op, inputs, 2, "block_shape").reshape(-1))
+    if len(block) != len(image) or not image:
+        expected = "expected image_shape and block_shape of one length"
+        raise op_error(op, expected, f"{list(image)} and {list(block)}")
+    if min(image) < 1 or min(block) < 1:
+        raise op_error(op, "expected positive image_shape and block_shape", f"{image}, {block}")
+    dilations, pads, strides = _col2im_attrs(op, len(image))
+    if len(data.shape) != 3:
+        raise op_error(op, "expected a rank-3 input (N, C·prod(block), L)", list(data.shape))
+    taps = math.prod(block)
+    if data.shape[1] % taps:
+        expected = f"expected input dim 1 divisible by prod(block_shape) {taps}"
+        raise op_error(op, expected, data.shape[1])
+    blocks = _blocks(image, block, dilations, pads, strides)
+    if min(blocks) < 1 or data.shape[2] != math.prod(blocks):
+        expected = f"expected input dim 2 to be the number of blocks {math.prod(blocks)}"
+        raise op_error(op, f"{expected} ({' × '.join(map(str, blocks))})", data.shape[2])
+    return [Meta((data.shape[0], data.shape[1] // taps, *image), data.dtype)]
+
+
+def _cost_col2im(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """One add per input element; the input read, the output written."""
+    data = inputs[0]
+    assert data is not None, f"{op!r}: input is required"
+    return Cost(float(data.size), nbytes(inputs), nbytes(outputs), "data_movement")
+
+
+register(
+    "Col2Im",
+    "data_movement",
+    compile=_compile_col2im,
+    infer=_infer_col2im,
+    cost=_cost_col2im,
+    one_type=(1, 2),  # image_shape and block_shape: both tensor(int64)
+)
