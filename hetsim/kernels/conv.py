@@ -39,7 +39,17 @@ from hetsim.kernels.registry import (
 )
 from hetsim.kernels.window import Geometry, WindowAttrs, read_window_attrs
 
-__all__ = ["COLUMN_BYTES", "conv", "conv_transpose", "pad_spatial", "tap_slices", "windows"]
+__all__ = [
+    "COLUMN_BYTES",
+    "compile_conv",
+    "conv",
+    "conv_transpose",
+    "cost_conv",
+    "infer_conv",
+    "pad_spatial",
+    "tap_slices",
+    "windows",
+]
 
 
 def pad_spatial(x: np.ndarray, geometry: Geometry, value: float) -> np.ndarray:
@@ -238,7 +248,7 @@ def _plan(spec: _ConvSpec, x: np.ndarray, w: np.ndarray) -> Runner | None:
     return plan_conv(spec.geometry(x.shape, w.shape), x.shape, w.shape, spec.group, x.dtype)
 
 
-def _compile_conv(op: Op, opset: int) -> Kernel:
+def compile_conv(op: Op, opset: int) -> Kernel:
     spec = _conv_spec(op)
     geometry = memoize(spec.geometry)
     plans = memoize(partial(_plan, spec))
@@ -256,7 +266,7 @@ def _compile_conv(op: Op, opset: int) -> Kernel:
     return kernel
 
 
-def _infer_conv(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+def infer_conv(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x, w = inputs[0], inputs[1]
     assert x is not None, f"{op!r}: input x is required"
     assert w is not None, f"{op!r}: input w is required"
@@ -264,7 +274,7 @@ def _infer_conv(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]
     return [Meta((x.shape[0], w.shape[0], *out), x.dtype)]
 
 
-def _cost_conv(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+def cost_conv(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """``2·N·M·prod(out)·(C/group)·prod(kernel)`` flops (2 per MAC), plus one add per output
     element for the bias; bytes: inputs read, output written; scratch: unless the conv is
     pointwise (1×1, unpadded, stride 1: a plain GEMM on the input), numpy's im2col column
@@ -405,9 +415,7 @@ def _cost_conv_transpose(op: Op, inputs: Sequence[Meta | None], outputs: Sequenc
     return Cost(float(flops), nbytes(inputs), nbytes(outputs), "conv")
 
 
-register(
-    "Conv", "conv", compile=_compile_conv, infer=_infer_conv, cost=_cost_conv, one_type=(0, 1, 2)
-)
+register("Conv", "conv", compile=compile_conv, infer=infer_conv, cost=cost_conv, one_type=(0, 1, 2))
 register(
     "ConvTranspose",
     "conv",

@@ -36,7 +36,7 @@ from hetsim.kernels.registry import (
     register,
 )
 
-__all__ = ["NN_MODULES", "gemm", "log_softmax", "softmax"]
+__all__ = ["NN_MODULES", "cost_matmul", "gemm", "infer_matmul", "log_softmax", "softmax"]
 
 NN_MODULES = (conv, pool, norm)
 """The modules whose ops this one registers by importing them."""
@@ -132,7 +132,7 @@ def _compile_matmul(op: Op, opset: int) -> Kernel:
     return kernel
 
 
-def _infer_matmul(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+def infer_matmul(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     """numpy's matmul rule: a 1-D operand gains a dim that the result drops; batches broadcast."""
     a, b = inputs[0], inputs[1]
     assert a is not None, f"{op!r}: input a is required"
@@ -150,7 +150,7 @@ def _infer_matmul(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Met
     return [Meta((*batch, *rows, *cols), a.dtype)]
 
 
-def _cost_matmul(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+def cost_matmul(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """``2·prod(batch)·M·N·K`` flops: 2 per MAC, K the last dim of A; `Cost.gemm_dim` the
     smallest of M, N and K of one GEMM of the batch (a vector operand's M or N is 1)."""
     a, b = inputs[0], inputs[1]
@@ -341,7 +341,7 @@ register(
     "Gemm", "matmul", compile=_compile_gemm, infer=_infer_gemm, cost=_cost_gemm, one_type=(0, 1, 2)
 )
 register(
-    "MatMul", "matmul", compile=_compile_matmul, infer=_infer_matmul, cost=_cost_matmul,
+    "MatMul", "matmul", compile=_compile_matmul, infer=infer_matmul, cost=cost_matmul,
     one_type=(0, 1),
 )  # fmt: skip
 # Softmax and LogSoftmax: max, subtract, exp, sum and divide (or log-subtract): 5 flops per element.

@@ -41,9 +41,9 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.conv import _compile_conv, _cost_conv, _infer_conv
-from hetsim.kernels.nn import _cost_matmul, _infer_matmul
-from hetsim.kernels.quant import _a, _is_per_tensor, _names, _spread
+from hetsim.kernels.conv import compile_conv, cost_conv, infer_conv
+from hetsim.kernels.nn import cost_matmul, infer_matmul
+from hetsim.kernels.quant import article, either_of, is_per_tensor, spread
 from hetsim.kernels.registry import Cost, Kernel, Meta, nbytes, op_error, register
 
 __all__ = ["requantize"]
@@ -92,7 +92,7 @@ def _along(value: np.ndarray | None, shape: tuple[int, ...], axis: int) -> np.nd
     N-D one as it is (it has the operand's rank)."""
     if value is None or value.ndim > 1:
         return value
-    return _spread(value, shape, axis, 0)
+    return spread(value, shape, axis, 0)
 
 
 def _product(first: Any, second: Any, output: Any) -> Any:
@@ -120,20 +120,16 @@ def _operands(
     return metas
 
 
-def _an(name: str) -> str:
-    """`quant._a` for an upper-case name too: ``an x_scale``, ``an A``, ``a B``."""
-    article = _a(name.lower()).split(" ")[0]
-    return f"{article} {name}"
-
-
 def _check_integer(op: Op, meta: Meta | None, name: str) -> None:
     if meta is not None and meta.dtype not in _INTEGER_DTYPES:
-        raise op_error(op, f"expected {_an(name)} of {_names(_INTEGER_DTYPES)}", meta.dtype)
+        raise op_error(op, f"expected {article(name)} of {either_of(_INTEGER_DTYPES)}", meta.dtype)
 
 
 def _check_scale(op: Op, meta: Meta, name: str, allowed: Sequence[np.dtype[Any]]) -> None:
     if meta.dtype not in allowed:
-        expected = f"expected {_an(name)} of {_names(allowed) if len(allowed) > 1 else allowed[0]}"
+        expected = (
+            f"expected {article(name)} of {either_of(allowed) if len(allowed) > 1 else allowed[0]}"
+        )
         raise op_error(op, expected, meta.dtype)
 
 
@@ -146,7 +142,7 @@ def _check_granularity(
     first, name = (scale, scale_name) if scale is not None else (zero_point, zero_name)
     if first is None:
         return
-    if not _is_per_tensor(first.shape) and first.shape not in per:
+    if not is_per_tensor(first.shape) and first.shape not in per:
         finer = " or ".join(str(list(s)) for s in per)
         expected = f"expected a one-element {name}" + (
             f" or one of {finer} ({what})" if per else ""
@@ -154,12 +150,12 @@ def _check_granularity(
         raise op_error(op, expected, f"shape {list(first.shape)}")
     if scale is None or zero_point is None:
         return
-    if _is_per_tensor(scale.shape):
-        if not _is_per_tensor(zero_point.shape):
+    if is_per_tensor(scale.shape):
+        if not is_per_tensor(zero_point.shape):
             expected = f"expected a one-element {zero_name}, as {scale_name} is"
             raise op_error(op, expected, f"shape {list(zero_point.shape)}")
     elif zero_point.shape != scale.shape:
-        expected = f"expected {_an(zero_name)} of {scale_name}'s shape {list(scale.shape)}"
+        expected = f"expected {article(zero_name)} of {scale_name}'s shape {list(scale.shape)}"
         raise op_error(op, expected, list(zero_point.shape))
 
 
@@ -186,12 +182,12 @@ def _per_column(b: tuple[int, ...]) -> Shapes:
 
 def _conv_out(op: Op, opset: int, x: Meta, w: Meta) -> tuple[int, ...]:
     """Conv's output shape (`conv.py`'s shape rule: geometry, group and channels checked)."""
-    return _infer_conv(op, opset, [x, w])[0].shape
+    return infer_conv(op, opset, [x, w])[0].shape
 
 
 def _matmul_out(op: Op, opset: int, a: Meta, b: Meta) -> tuple[int, ...]:
     """MatMul's output shape (`nn.py`'s shape rule)."""
-    return _infer_matmul(op, opset, [a, b])[0].shape
+    return infer_matmul(op, opset, [a, b])[0].shape
 
 
 # QLinearConv
@@ -211,7 +207,7 @@ _QLINEAR_CONV_INPUTS = (
 
 
 def _compile_qlinear_conv(op: Op, opset: int) -> Kernel:
-    run_conv = _compile_conv(op, opset)  # reads and checks the window attributes once
+    run_conv = compile_conv(op, opset)  # reads and checks the window attributes once
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero, bias = (*inputs, None)[:9]
@@ -259,7 +255,7 @@ _CONV_INTEGER_INPUTS = ("x", "w", "x_zero_point", "w_zero_point")
 
 
 def _compile_conv_integer(op: Op, opset: int) -> Kernel:
-    run_conv = _compile_conv(op, opset)  # reads and checks the window attributes once
+    run_conv = compile_conv(op, opset)  # reads and checks the window attributes once
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x, w, x_zero, w_zero = (*inputs, None, None)[:4]
@@ -296,12 +292,12 @@ def _integer_conv_cost(
     conv_inputs: list[Meta | None],
     flops_per_output: int,
 ) -> Cost:
-    """`_cost_conv` of `conv_inputs` (x, w and maybe B), its im2col columns in float64 as the
+    """`cost_conv` of `conv_inputs` (x, w and maybe B), its im2col columns in float64 as the
     kernel builds them, plus `flops_per_output`; bytes read: every input's."""
     x = conv_inputs[0]
     assert x is not None, f"{op!r}: input x is required"
     conv_inputs[0] = Meta(x.shape, _FLOAT64)
-    cost = _cost_conv(op, conv_inputs, outputs)
+    cost = cost_conv(op, conv_inputs, outputs)
     flops = cost.flops + flops_per_output * outputs[0].size
     return dataclasses.replace(cost, flops=flops, bytes_read=nbytes(inputs))
 
@@ -419,8 +415,8 @@ def _integer_matmul_cost(
     matmul_inputs: list[Meta | None],
     flops_per_output: int,
 ) -> Cost:
-    """`_cost_matmul` of the two matrices, plus `flops_per_output`; bytes read: every input's."""
-    cost = _cost_matmul(op, matmul_inputs, outputs)
+    """`cost_matmul` of the two matrices, plus `flops_per_output`; bytes read: every input's."""
+    cost = cost_matmul(op, matmul_inputs, outputs)
     flops = cost.flops + flops_per_output * outputs[0].size
     return dataclasses.replace(cost, flops=flops, bytes_read=nbytes(inputs))
 

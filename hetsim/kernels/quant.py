@@ -46,7 +46,7 @@ from hetsim.kernels.registry import (
     register,
 )
 
-__all__ = ["QUANTIZED_DTYPES"]
+__all__ = ["QUANTIZED_DTYPES", "article", "either_of", "is_per_tensor", "spread"]
 
 QUANTIZED_DTYPES = tuple(np.dtype(name) for name in ("int8", "uint8", "int16", "uint16"))
 """The dtypes QuantizeLinear gives and DequantizeLinear reads (it also reads int32)."""
@@ -57,15 +57,15 @@ _UINT8 = np.dtype("uint8")
 _FLOAT32 = np.dtype("float32")
 
 
-def _names(dtypes: Sequence[np.dtype[Any]]) -> str:
+def either_of(dtypes: Sequence[np.dtype[Any]]) -> str:
     """``int8, uint8 or int16``."""
     names = [d.name for d in dtypes]
     return f"{', '.join(names[:-1])} or {names[-1]}"
 
 
-def _a(name: str) -> str:
-    """``a y_scale``, ``an x_scale``: the article a message reads with."""
-    return f"{'an' if name[0] in 'aeiox' else 'a'} {name}"
+def article(name: str) -> str:
+    """``a y_scale``, ``an x_scale``, ``an A``: `name` with the article a message reads it with."""
+    return f"{'an' if name[0].lower() in 'aeiox' else 'a'} {name}"
 
 
 def _dtype_attr(op: Op, name: str, allowed: Sequence[np.dtype[Any]]) -> np.dtype[Any] | None:
@@ -75,7 +75,7 @@ def _dtype_attr(op: Op, name: str, allowed: Sequence[np.dtype[Any]]) -> np.dtype
         return None
     dtype = dtype_of(op, code)
     if dtype not in allowed:
-        raise op_error(op, f"expected {_a(name)} of {_names(allowed)}", dtype.name)
+        raise op_error(op, f"expected {article(name)} of {either_of(allowed)}", dtype.name)
     return dtype
 
 
@@ -86,13 +86,13 @@ def _block_size(op: Op) -> int:
     return block_size
 
 
-def _is_per_tensor(shape: tuple[int, ...]) -> bool:
+def is_per_tensor(shape: tuple[int, ...]) -> bool:
     return shape in ((), (1,))
 
 
-def _spread(value: np.ndarray, shape: tuple[int, ...], axis: int, block_size: int) -> np.ndarray:
+def spread(value: np.ndarray, shape: tuple[int, ...], axis: int, block_size: int) -> np.ndarray:
     """A scale or zero point, reshaped or repeated so that it broadcasts against x's `shape`."""
-    if _is_per_tensor(value.shape):
+    if is_per_tensor(value.shape):
         return value.reshape(())
     axis %= len(shape)
     if not block_size:
@@ -107,13 +107,13 @@ def _check_granularity(
 ) -> None:
     """Raise unless `scale` and `zero_point` are per-tensor, per-axis or blocked for `x`."""
     scale_name, zero_name = f"{prefix}_scale", f"{prefix}_zero_point"
-    if _is_per_tensor(scale.shape):
-        if zero_point is not None and not _is_per_tensor(zero_point.shape):
+    if is_per_tensor(scale.shape):
+        if zero_point is not None and not is_per_tensor(zero_point.shape):
             expected = f"expected a one-element {zero_name}, as {scale_name} is"
             raise op_error(op, expected, f"shape {list(zero_point.shape)}")
         return
     if zero_point is not None and zero_point.shape != scale.shape:
-        expected = f"expected {_a(zero_name)} of {scale_name}'s shape {list(scale.shape)}"
+        expected = f"expected {article(zero_name)} of {scale_name}'s shape {list(scale.shape)}"
         raise op_error(op, expected, list(zero_point.shape))
     axis = normalize_axis(op, int(attr(op, "axis", 1)), len(x.shape))
     if not block_size:
@@ -121,14 +121,16 @@ def _check_granularity(
             expected = f"expected a scalar or 1-D {scale_name} (no block_size)"
             raise op_error(op, expected, f"shape {list(scale.shape)}")
         if scale.shape[0] != x.shape[axis]:
-            expected = f"expected {_a(scale_name)} of {x.shape[axis]} elements (x's axis {axis})"
+            expected = (
+                f"expected {article(scale_name)} of {x.shape[axis]} elements (x's axis {axis})"
+            )
             raise op_error(op, expected, scale.shape[0])
         return
     blocks = -(-x.shape[axis] // block_size)
     want = [blocks if d == axis else n for d, n in enumerate(x.shape)]
     if list(scale.shape) != want:
         expected = (
-            f"expected {_a(scale_name)} of shape {want} (x's {list(x.shape)} in blocks of "
+            f"expected {article(scale_name)} of shape {want} (x's {list(x.shape)} in blocks of "
             f"{block_size} along axis {axis})"
         )
         raise op_error(op, expected, list(scale.shape))
@@ -155,13 +157,13 @@ def _compile_quantize(op: Op, opset: int) -> Kernel:
         assert scale is not None, f"{op!r}: input scale is required"
         if precision is not None:
             x, scale = x.astype(precision), scale.astype(precision)
-        y = np.rint(x / _spread(scale, x.shape, axis, block_size))
+        y = np.rint(x / spread(scale, x.shape, axis, block_size))
         # float16 cannot hold uint16's 65535: widen before the add and clip (exact)
         y = y.astype(np.result_type(y, np.float32), copy=False)
         dtype = default
         if zero_point is not None:
             dtype = zero_point.dtype
-            y = y + _spread(zero_point, x.shape, axis, block_size)
+            y = y + spread(zero_point, x.shape, axis, block_size)
         low, high = ranges[dtype]
         return [np.clip(y, low, high).astype(dtype)]
 
@@ -175,7 +177,7 @@ def _infer_quantize(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[M
     if zero_point is not None:
         dtype = zero_point.dtype
         if dtype not in QUANTIZED_DTYPES:
-            raise op_error(op, f"expected a y_zero_point of {_names(QUANTIZED_DTYPES)}", dtype)
+            raise op_error(op, f"expected a y_zero_point of {either_of(QUANTIZED_DTYPES)}", dtype)
         if output_dtype not in (None, dtype):
             expected = f"expected an output_dtype of y_zero_point's dtype {dtype}"
             raise op_error(op, expected, output_dtype)
@@ -206,8 +208,8 @@ def _compile_dequantize(op: Op, opset: int) -> Kernel:
         # onnx's reference, step for step: subtract in float32, multiply, then cast
         y = x.astype(np.float32)
         if zero_point is not None:
-            y = y - _spread(zero_point, x.shape, axis, block_size)
-        y = y * _spread(scale, x.shape, axis, block_size)
+            y = y - spread(zero_point, x.shape, axis, block_size)
+        y = y * spread(scale, x.shape, axis, block_size)
         return [y.astype(output_dtype or scale.dtype)]
 
     return kernel
@@ -216,9 +218,9 @@ def _compile_dequantize(op: Op, opset: int) -> Kernel:
 def _infer_dequantize(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x, scale, zero_point = _inputs(op, inputs)
     if x.dtype not in _DEQUANTIZED_DTYPES:
-        raise op_error(op, f"expected an x of {_names(_DEQUANTIZED_DTYPES)}", x.dtype)
+        raise op_error(op, f"expected an x of {either_of(_DEQUANTIZED_DTYPES)}", x.dtype)
     if scale.dtype not in _FLOAT_DTYPES:
-        raise op_error(op, f"expected an x_scale of {_names(_FLOAT_DTYPES)}", scale.dtype)
+        raise op_error(op, f"expected an x_scale of {either_of(_FLOAT_DTYPES)}", scale.dtype)
     _check_granularity(op, x, scale, zero_point, "x", _block_size(op))
     dtype = _dtype_attr(op, "output_dtype", _FLOAT_DTYPES) or scale.dtype
     return [Meta(x.shape, dtype)]
