@@ -6,6 +6,8 @@ Importing this package registers every op: the op modules fill `OPS` as they loa
 
 from hetsim.kernels import attention as _attention
 from hetsim.kernels import elementwise as _elementwise
+from hetsim.kernels import indexing as _indexing
+from hetsim.kernels import layout as _layout
 from hetsim.kernels import llm as _llm
 from hetsim.kernels import nn as _nn
 from hetsim.kernels import qlinear as _qlinear
@@ -53,6 +55,8 @@ __all__ = [
 del (
     _attention,
     _elementwise,
+    _indexing,
+    _layout,
     _llm,
     _nn,
     _qlinear,

@@ -1,0 +1,285 @@
+"""Ops that read or write tensors at computed indices: GatherElements, GatherND, ScatterND,
+ScatterElements, OneHot and TopK.
+
+Each kernel is a few numpy calls over whole arrays (`np.take_along_axis`, fancy indexing,
+``ufunc.at`` for a scatter's reduction, a stable `np.argsort`); negative indices count from the
+end, as ONNX allows. A scatter writes into a copy of its data; duplicate indices are combined in
+turn by the reduction (``none``: the last write wins, as numpy's assignment does).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hetsim.ir import Op
+from hetsim.kernels.registry import (
+    Cost,
+    Kernel,
+    Meta,
+    attr,
+    constant_input,
+    elementwise_cost,
+    movement_cost,
+    nbytes,
+    normalize_axis,
+    op_error,
+    register,
+)
+from hetsim.kernels.tensor import first_input, given
+
+__all__: list[str] = []
+
+
+def _compile_gather_elements(op: Op, opset: int) -> Kernel:
+    axis = int(attr(op, "axis", 0))
+    return lambda inputs: [np.take_along_axis(inputs[0], inputs[1], axis=axis)]
+
+
+def _infer_gather_elements(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x, indices = first_input(op, inputs), inputs[1]
+    assert indices is not None, f"{op!r}: indices missing"
+    if len(indices.shape) != len(x.shape):
+        raise op_error(op, f"expected indices of rank {len(x.shape)}", len(indices.shape))
+    normalize_axis(op, int(attr(op, "axis", 0)), len(x.shape))
+    return [Meta(indices.shape, x.dtype)]
+
+
+register(
+    "GatherElements",
+    "data_movement",
+    compile=_compile_gather_elements,
+    infer=_infer_gather_elements,
+    cost=movement_cost,
+)
+
+
+def _batch_dims(op: Op, data_rank: int, indices_rank: int) -> int:
+    batch = int(attr(op, "batch_dims", 0))
+    if not 0 <= batch < min(data_rank, indices_rank):
+        expected = f"expected batch_dims in [0, {min(data_rank, indices_rank) - 1}]"
+        raise op_error(op, expected, batch)
+    return batch
+
+
+def _compile_gather_nd(op: Op, opset: int) -> Kernel:
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        data, indices = given(op, inputs, 2)
+        batch = _batch_dims(op, data.ndim, indices.ndim)
+        outer = indices.shape[:batch]
+        count = math.prod(outer)
+        flat_data = data.reshape(count, *data.shape[batch:])
+        flat_indices = indices.reshape(count, -1, indices.shape[-1])
+        rows = np.arange(count).reshape(count, 1)
+        picked = flat_data[(rows, *np.moveaxis(flat_indices, -1, 0))]
+        return [picked.reshape(*indices.shape[:-1], *data.shape[batch + indices.shape[-1] :])]
+
+    return kernel
+
+
+def _infer_gather_nd(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    data, indices = first_input(op, inputs), inputs[1]
+    assert indices is not None, f"{op!r}: indices missing"
+    batch = _batch_dims(op, len(data.shape), len(indices.shape))
+    depth = indices.shape[-1]
+    if not 1 <= depth <= len(data.shape) - batch:
+        expected = f"expected index tuples of 1 to {len(data.shape) - batch} elements"
+        raise op_error(op, expected, depth)
+    if indices.shape[:batch] != data.shape[:batch]:
+        expected = (
+            f"expected indices whose first {batch} dims are data's {list(data.shape[:batch])}"
+        )
+        raise op_error(op, expected, list(indices.shape[:batch]))
+    return [Meta((*indices.shape[:-1], *data.shape[batch + depth :]), data.dtype)]
+
+
+register(
+    "GatherND", "data_movement", compile=_compile_gather_nd, infer=_infer_gather_nd,
+    cost=movement_cost,
+)  # fmt: skip
+
+_SCATTER_REDUCTIONS: dict[str, np.ufunc | None] = {
+    "none": None,
+    "add": np.add,
+    "mul": np.multiply,
+    "max": np.maximum,
+    "min": np.minimum,
+}
+
+
+def _scatter_reduction(op: Op) -> np.ufunc | None:
+    reduction = attr(op, "reduction", "none")
+    if reduction not in _SCATTER_REDUCTIONS:
+        raise op_error(op, f"expected reduction one of {list(_SCATTER_REDUCTIONS)}", reduction)
+    return _SCATTER_REDUCTIONS[reduction]
+
+
+def _scattered(data: np.ndarray, where: tuple[Any, ...], updates: np.ndarray, ufunc: Any) -> Any:
+    """A copy of `data` with `updates` written at the index tuple `where`, or combined there by
+    `ufunc` (each duplicate index combined in turn, as ``ufunc.at`` does)."""
+    out = data.copy()
+    if ufunc is None:
+        out[where] = updates
+    else:
+        ufunc.at(out, where, updates)
+    return out
+
+
+def _compile_scatter_nd(op: Op, opset: int) -> Kernel:
+    ufunc = _scatter_reduction(op)
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        data, indices, updates = given(op, inputs, 3)
+        return [_scattered(data, tuple(np.moveaxis(indices, -1, 0)), updates, ufunc)]
+
+    return kernel
+
+
+def _infer_scatter_nd(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    data, indices, updates = given(op, inputs, 3)
+    _scatter_reduction(op)
+    depth = indices.shape[-1] if indices.shape else 0
+    expected_updates = (*indices.shape[:-1], *data.shape[depth:])
+    if not 1 <= depth <= len(data.shape) or updates.shape != expected_updates:
+        expected = f"expected updates of shape {list(expected_updates)} for index tuples of {depth}"
+        raise op_error(op, expected, list(updates.shape))
+    return [Meta(data.shape, data.dtype)]
+
+
+def _compile_scatter_elements(op: Op, opset: int) -> Kernel:
+    ufunc = _scatter_reduction(op)
+    axis = int(attr(op, "axis", 0))
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        data, indices, updates = given(op, inputs, 3)
+        at = normalize_axis(op, axis, data.ndim)
+        where = list(np.indices(indices.shape, sparse=True))
+        where[at] = indices
+        return [_scattered(data, tuple(where), updates, ufunc)]
+
+    return kernel
+
+
+def _infer_scatter_elements(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    data, indices, updates = given(op, inputs, 3)
+    _scatter_reduction(op)
+    normalize_axis(op, int(attr(op, "axis", 0)), len(data.shape))
+    if updates.shape != indices.shape or len(indices.shape) != len(data.shape):
+        expected = f"expected indices and updates of one shape, of rank {len(data.shape)}"
+        raise op_error(op, expected, f"{list(indices.shape)} and {list(updates.shape)}")
+    return [Meta(data.shape, data.dtype)]
+
+
+def _scatter_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """The data copied, and the indices and updates read: bytes both ways, no flops."""
+    return movement_cost(op, inputs, outputs)
+
+
+register(
+    "ScatterND", "data_movement", compile=_compile_scatter_nd, infer=_infer_scatter_nd,
+    cost=_scatter_cost, one_type=(0, 2),
+)  # fmt: skip
+register(
+    "ScatterElements", "data_movement", compile=_compile_scatter_elements,
+    infer=_infer_scatter_elements, cost=_scatter_cost, one_type=(0, 2),
+)  # fmt: skip
+
+
+def _one_hot_axis(op: Op, rank: int) -> int:
+    return normalize_axis(op, int(attr(op, "axis", -1)), rank + 1)
+
+
+def _compile_one_hot(op: Op, opset: int) -> Kernel:
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        indices, depth_value, values = given(op, inputs, 3)
+        depth = int(depth_value.reshape(-1)[0])
+        axis = _one_hot_axis(op, indices.ndim)
+        index = indices.astype(np.int64)
+        index = np.where(index < 0, index + depth, index)  # -1 is the last class
+        classes = np.arange(depth).reshape(-1, *(1,) * (indices.ndim - axis))
+        is_on = np.expand_dims(index, axis) == classes
+        return [np.where(is_on, values[1], values[0]).astype(values.dtype, copy=False)]
+
+    return kernel
+
+
+def _infer_one_hot(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    indices, values = first_input(op, inputs), inputs[2]
+    assert values is not None, f"{op!r}: values missing"
+    depth_value = constant_input(op, inputs, 1, "depth").reshape(-1)
+    if depth_value.size != 1 or depth_value[0] < 1:
+        raise op_error(op, "expected one positive depth", depth_value.tolist())
+    if values.shape != (2,):
+        raise op_error(op, "expected values [off, on] of shape [2]", list(values.shape))
+    axis = _one_hot_axis(op, len(indices.shape))
+    shape = (*indices.shape[:axis], int(depth_value[0]), *indices.shape[axis:])
+    return [Meta(shape, values.dtype)]
+
+
+register(
+    "OneHot", "data_movement", compile=_compile_one_hot, infer=_infer_one_hot,
+    cost=elementwise_cost("data_movement", 2),  # a compare and a select per output element
+)  # fmt: skip
+
+
+def _top_k_params(op: Op, opset: int) -> tuple[int, bool]:
+    largest = attr(op, "largest", 1)
+    if largest not in (0, 1):
+        raise op_error(op, "expected largest 0 or 1", largest)
+    return int(attr(op, "axis", -1)), bool(largest)
+
+
+def _top_k_count(op: Op, opset: int, k: np.ndarray | None) -> int:
+    """K: an attribute to opset 9, then a one-element input."""
+    if opset < 10:
+        return int(attr(op, "k"))
+    assert k is not None, f"{op!r}: K missing"
+    return int(k.reshape(-1)[0])
+
+
+def _compile_top_k(op: Op, opset: int) -> Kernel:
+    axis, largest = _top_k_params(op, opset)
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x = inputs[0]
+        assert x is not None, f"{op!r}: input missing"
+        count = _top_k_count(op, opset, inputs[1] if len(inputs) > 1 else None)
+        at = normalize_axis(op, axis, x.ndim)
+        # stable sorts keep equal values in index order, as ONNX asks: the largest first come
+        # from sorting the reversed axis and reversing the order back
+        if largest:
+            last = x.shape[at] - 1
+            ascending = np.argsort(np.flip(x, at), axis=at, kind="stable")
+            order = last - np.flip(ascending, at)
+        else:
+            order = np.argsort(x, axis=at, kind="stable")
+        indices = np.take(order, np.arange(count), axis=at)
+        return [np.take_along_axis(x, indices, axis=at), indices.astype(np.int64, copy=False)]
+
+    return kernel
+
+
+def _infer_top_k(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = first_input(op, inputs)
+    axis, _ = _top_k_params(op, opset)
+    at = normalize_axis(op, axis, len(x.shape))
+    k = None if opset < 10 else constant_input(op, inputs, 1, "K")
+    count = _top_k_count(op, opset, k)
+    if not 0 <= count <= x.shape[at]:
+        raise op_error(op, f"expected K from 0 to {x.shape[at]} (axis {at})", count)
+    shape = (*x.shape[:at], count, *x.shape[at + 1 :])
+    return [Meta(shape, x.dtype), Meta(shape, np.dtype(np.int64))]
+
+
+def _top_k_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """A sort along the axis: ``n·ceil(log2 n)`` compares per row of ``n``, as flops."""
+    x = first_input(op, inputs)
+    n = x.shape[normalize_axis(op, int(attr(op, "axis", -1)), len(x.shape))] if x.shape else 1
+    flops = x.size * max(math.ceil(math.log2(n)), 1) if n else 0
+    return Cost(float(flops), nbytes(inputs), nbytes(outputs), "reduction")
+
+
+register("TopK", "reduction", compile=_compile_top_k, infer=_infer_top_k, cost=_top_k_cost)
