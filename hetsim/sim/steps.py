@@ -65,9 +65,10 @@ def kernel_run(
     VM makes slots only for the named outputs: with an omitted output before a named one (an
     LSTM's ``("", "Y_h")``), the results are taken at the named positions.
     """
-    named = [i for i, name in enumerate(op.outputs) if name]
-    if len(named) < len(op.outputs) and len(named) == len(outputs):
-        return _named_run(kernel, inputs, tuple(zip(outputs, named, strict=True)), op)
+    if "" in op.outputs:  # rare: the positions of the named outputs
+        named = [i for i, name in enumerate(op.outputs) if name]
+        if len(named) == len(outputs):
+            return _named_run(kernel, inputs, tuple(zip(outputs, named, strict=True)), op)
 
     def run(values: list[Any]) -> None:
         try:
