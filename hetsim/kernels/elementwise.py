@@ -29,13 +29,14 @@ from hetsim.kernels.registry import (
     elementwise_cost,
     movement_cost,
     op_error,
+    present,
     register,
     same_as_input,
     view_cost,
     zeros,
 )
 
-__all__ = ["erf"]
+__all__ = ["erf", "relu", "sigmoid", "softplus", "softsign"]
 
 Unary = Callable[[np.ndarray], np.ndarray]
 Binary = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -85,22 +86,22 @@ def erf(x: np.ndarray) -> np.ndarray:
     return result
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
+def sigmoid(x: np.ndarray) -> np.ndarray:
     # the tanh form cannot overflow, unlike 1 / (1 + exp(-x))
     return 0.5 * np.tanh(0.5 * x) + 0.5
 
 
-def _relu(x: np.ndarray) -> np.ndarray:
+def relu(x: np.ndarray) -> np.ndarray:
     result: np.ndarray = np.maximum(x, zeros(x.shape, x.dtype))  # an array runs vectorized
     return result
 
 
-def _softsign(x: np.ndarray) -> np.ndarray:
+def softsign(x: np.ndarray) -> np.ndarray:
     result: np.ndarray = x / (1 + np.abs(x))
     return result
 
 
-def _softplus(x: np.ndarray) -> np.ndarray:
+def softplus(x: np.ndarray) -> np.ndarray:
     result: np.ndarray = np.logaddexp(0, x)
     return result
 
@@ -112,7 +113,7 @@ def _hard_swish(x: np.ndarray) -> np.ndarray:
 
 
 def _mish(x: np.ndarray) -> np.ndarray:
-    result: np.ndarray = (x * np.tanh(_softplus(x))).astype(x.dtype, copy=False)
+    result: np.ndarray = (x * np.tanh(softplus(x))).astype(x.dtype, copy=False)
     return result
 
 
@@ -121,7 +122,7 @@ def _swish(op: Op) -> Unary:
 
     def swish(x: np.ndarray) -> np.ndarray:
         wide = x.astype(np.float32) if x.dtype == np.float16 else x  # one rounding, at the end
-        return (wide * _sigmoid(alpha * wide)).astype(x.dtype, copy=False)
+        return (wide * sigmoid(alpha * wide)).astype(x.dtype, copy=False)
 
     return swish
 
@@ -229,7 +230,7 @@ def _scratch_cost(flops: float, scratch_per_element: int) -> CostRule:
 
 # op type -> (factory reading the attributes, flops per output element)
 _UNARY: dict[str, tuple[Callable[[Op], Unary], float]] = {
-    "Relu": (_fixed(_relu), 1),
+    "Relu": (_fixed(relu), 1),
     "Neg": (_fixed(np.negative), 1),
     "Abs": (_fixed(np.abs), 1),
     "Sqrt": (_fixed(np.sqrt), 1),
@@ -240,9 +241,9 @@ _UNARY: dict[str, tuple[Callable[[Op], Unary], float]] = {
     "Ceil": (_fixed(np.ceil), 1),
     "Erf": (_fixed(erf), TRANSCENDENTAL_FLOPS),  # and ERF_TEMP_BYTES of scratch
     "Tanh": (_fixed(np.tanh), TRANSCENDENTAL_FLOPS),
-    "Sigmoid": (_fixed(_sigmoid), 3 + TRANSCENDENTAL_FLOPS),  # 0.5·tanh(0.5·x) + 0.5
-    "Softsign": (_fixed(_softsign), 3),
-    "Softplus": (_fixed(_softplus), 2 + 2 * TRANSCENDENTAL_FLOPS),  # logaddexp: exp, log1p
+    "Sigmoid": (_fixed(sigmoid), 3 + TRANSCENDENTAL_FLOPS),  # 0.5·tanh(0.5·x) + 0.5
+    "Softsign": (_fixed(softsign), 3),
+    "Softplus": (_fixed(softplus), 2 + 2 * TRANSCENDENTAL_FLOPS),  # logaddexp: exp, log1p
     "Not": (_fixed(np.logical_not), 1),
     "LeakyRelu": (_leaky_relu, 2),
     "Elu": (_elu, 4 + TRANSCENDENTAL_FLOPS),  # minimum, expm1, scale, compare, select
@@ -381,18 +382,11 @@ def _compile_binary(fn: Binary) -> Callable[[Op, int], Kernel]:
 
 def _infer_binary(is_bool: bool) -> Callable[[Op, int, Sequence[Meta | None]], list[Meta]]:
     def infer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-        a, b = _present(op, inputs, 2)
+        a, b = present(op, inputs, 2)
         dtype = np.dtype(bool) if is_bool else a.dtype
         return [Meta(broadcast_shape(op, a.shape, b.shape), dtype)]
 
     return infer
-
-
-def _present(op: Op, inputs: Sequence[Meta | None], count: int) -> list[Meta]:
-    present = [m for m in inputs[:count] if m is not None]
-    if len(present) != count:
-        raise op_error(op, f"expected {count} inputs", len(present))
-    return present
 
 
 for _type, (_fn, _is_bool) in _BINARY.items():
@@ -424,7 +418,7 @@ float inputs needed ``fmod`` 1."""
 
 
 def _infer_mod(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    a, b = _present(op, inputs, 2)
+    a, b = present(op, inputs, 2)
     if a.dtype.kind == "f" and not _fmod(op) and opset < MOD_FLOAT_FLOOR_OPSET:
         expected = f"expected fmod 1 for {a.dtype} inputs before opset {MOD_FLOAT_FLOOR_OPSET}"
         raise op_error(op, expected, 0)
@@ -470,7 +464,7 @@ def _bit_shift(x: np.ndarray, by: np.ndarray, is_left: bool) -> np.ndarray:
 
 
 def _infer_bit_shift(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    a, b = _present(op, inputs, 2)
+    a, b = present(op, inputs, 2)
     _shift_direction(op)
     if a.dtype.kind == "i" and opset < SIGNED_BIT_SHIFT_OPSET:
         expected = f"expected unsigned integer inputs before opset {SIGNED_BIT_SHIFT_OPSET}"
@@ -506,7 +500,7 @@ def _compile_is_inf(op: Op, opset: int) -> Kernel:
 
 
 def _infer_bool_of_one(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    x = _present(op, inputs, 1)[0]
+    x = present(op, inputs, 1)[0]
     return [Meta(x.shape, np.dtype(bool))]
 
 
@@ -540,7 +534,7 @@ def _compile_prelu(op: Op, opset: int) -> Kernel:
 
 
 def _infer_prelu(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    x, slope = _present(op, inputs, 2)
+    x, slope = present(op, inputs, 2)
     if _is_per_channel(opset, x.shape, slope.shape):
         return [Meta(x.shape, x.dtype)]
     if broadcast_shape(op, x.shape, slope.shape) != x.shape:
@@ -551,17 +545,18 @@ def _infer_prelu(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta
 
 register("PRelu", "elementwise", compile=_compile_prelu, infer=_infer_prelu, one_type=(0, 1))
 
-_VARIADIC: dict[str, Binary] = {
-    "Sum": np.add,
-    "Max": np.maximum,
-    "Min": np.minimum,
-    "Mean": np.add,  # then divided by the count (`_compile_variadic`)
+# op type -> (the pairwise combination, whether the total is divided by the count: Mean)
+_VARIADIC: dict[str, tuple[Binary, bool]] = {
+    "Sum": (np.add, False),
+    "Max": (np.maximum, False),
+    "Min": (np.minimum, False),
+    "Mean": (np.add, True),
 }
 
 
-def _compile_variadic(fn: Binary, op_type: str) -> Callable[[Op, int], Kernel]:
+def _compile_variadic(fn: Binary, is_mean: bool) -> Callable[[Op, int], Kernel]:
     def compile(op: Op, opset: int) -> Kernel:
-        if op_type == "Mean":
+        if is_mean:
             count = len(op.inputs)
             return lambda inputs: [_mean_of(functools.reduce(fn, inputs), count)]
         if len(op.inputs) == 1:
@@ -577,23 +572,27 @@ def _mean_of(total: np.ndarray, count: int) -> np.ndarray:
 
 
 def _infer_variadic(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    metas = _present(op, inputs, len(inputs))
+    metas = present(op, inputs, len(inputs))
     return [Meta(broadcast_shape(op, *(m.shape for m in metas)), metas[0].dtype)]
 
 
-def _variadic_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Any:
-    """One flop per output element for each input after the first (Mean: and the divide)."""
-    flops = max(len(inputs) - 1, 0) + (op.type == "Mean")
-    return elementwise_cost("elementwise", flops)(op, inputs, outputs)
+def _variadic_cost(is_mean: bool) -> CostRule:
+    """One flop per output element for each input after the first, and a Mean's divide."""
+
+    def cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+        flops = max(len(inputs) - 1, 0) + is_mean
+        return elementwise_cost("elementwise", flops)(op, inputs, outputs)
+
+    return cost
 
 
-for _type, _fn in _VARIADIC.items():
+for _type, (_fn, _is_mean) in _VARIADIC.items():
     register(
         _type,
         "elementwise",
-        compile=_compile_variadic(_fn, _type),
+        compile=_compile_variadic(_fn, _is_mean),
         infer=_infer_variadic,
-        cost=_variadic_cost,
+        cost=_variadic_cost(_is_mean),
         one_type=ALL_INPUTS,
     )
 
@@ -603,7 +602,7 @@ def _compile_where(op: Op, opset: int) -> Kernel:
 
 
 def _infer_where(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    cond, x, y = _present(op, inputs, 3)
+    cond, x, y = present(op, inputs, 3)
     return [Meta(broadcast_shape(op, cond.shape, x.shape, y.shape), x.dtype)]
 
 
@@ -640,7 +639,7 @@ def _compile_cast(op: Op, opset: int) -> Kernel:
 
 
 def _infer_cast(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    x = _present(op, inputs, 1)[0]
+    x = present(op, inputs, 1)[0]
     return [Meta(x.shape, dtype_of(op, attr(op, "to")))]
 
 
@@ -652,7 +651,7 @@ def _compile_cast_like(op: Op, opset: int) -> Kernel:
 
 
 def _infer_cast_like(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    x, like = _present(op, inputs, 2)
+    x, like = present(op, inputs, 2)
     return [Meta(x.shape, like.dtype)]
 
 
@@ -701,7 +700,7 @@ def _compile_dropout(op: Op, opset: int) -> Kernel:
 
 
 def _infer_dropout(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    x = _present(op, inputs, 1)[0]
+    x = present(op, inputs, 1)[0]
     out = [Meta(x.shape, x.dtype)]
     if len(op.outputs) > 1 and op.outputs[1] != "":
         out.append(Meta(x.shape, _mask_dtype(x, opset)))

@@ -27,9 +27,10 @@ from hetsim.kernels.registry import (
     nbytes,
     normalize_axis,
     op_error,
+    present,
     register,
 )
-from hetsim.kernels.tensor import first_input, given
+from hetsim.kernels.tensor import first_input
 
 __all__: list[str] = []
 
@@ -67,7 +68,7 @@ def _batch_dims(op: Op, data_rank: int, indices_rank: int) -> int:
 
 def _compile_gather_nd(op: Op, opset: int) -> Kernel:
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
-        data, indices = given(op, inputs, 2)
+        data, indices = present(op, inputs, 2)
         batch = _batch_dims(op, data.ndim, indices.ndim)
         outer = indices.shape[:batch]
         count = math.prod(outer)
@@ -132,14 +133,14 @@ def _compile_scatter_nd(op: Op, opset: int) -> Kernel:
     ufunc = _scatter_reduction(op)
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
-        data, indices, updates = given(op, inputs, 3)
+        data, indices, updates = present(op, inputs, 3)
         return [_scattered(data, tuple(np.moveaxis(indices, -1, 0)), updates, ufunc)]
 
     return kernel
 
 
 def _infer_scatter_nd(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    data, indices, updates = given(op, inputs, 3)
+    data, indices, updates = present(op, inputs, 3)
     _scatter_reduction(op)
     depth = indices.shape[-1] if indices.shape else 0
     expected_updates = (*indices.shape[:-1], *data.shape[depth:])
@@ -154,7 +155,7 @@ def _compile_scatter_elements(op: Op, opset: int) -> Kernel:
     axis = int(attr(op, "axis", 0))
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
-        data, indices, updates = given(op, inputs, 3)
+        data, indices, updates = present(op, inputs, 3)
         at = normalize_axis(op, axis, data.ndim)
         where = list(np.indices(indices.shape, sparse=True))
         where[at] = indices
@@ -164,7 +165,7 @@ def _compile_scatter_elements(op: Op, opset: int) -> Kernel:
 
 
 def _infer_scatter_elements(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    data, indices, updates = given(op, inputs, 3)
+    data, indices, updates = present(op, inputs, 3)
     _scatter_reduction(op)
     normalize_axis(op, int(attr(op, "axis", 0)), len(data.shape))
     if updates.shape != indices.shape or len(indices.shape) != len(data.shape):
@@ -173,18 +174,13 @@ def _infer_scatter_elements(op: Op, opset: int, inputs: Sequence[Meta | None]) -
     return [Meta(data.shape, data.dtype)]
 
 
-def _scatter_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
-    """The data copied, and the indices and updates read: bytes both ways, no flops."""
-    return movement_cost(op, inputs, outputs)
-
-
 register(
     "ScatterND", "data_movement", compile=_compile_scatter_nd, infer=_infer_scatter_nd,
-    cost=_scatter_cost, one_type=(0, 2),
+    cost=movement_cost, one_type=(0, 2),
 )  # fmt: skip
 register(
     "ScatterElements", "data_movement", compile=_compile_scatter_elements,
-    infer=_infer_scatter_elements, cost=_scatter_cost, one_type=(0, 2),
+    infer=_infer_scatter_elements, cost=movement_cost, one_type=(0, 2),
 )  # fmt: skip
 
 
@@ -194,7 +190,7 @@ def _one_hot_axis(op: Op, rank: int) -> int:
 
 def _compile_one_hot(op: Op, opset: int) -> Kernel:
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
-        indices, depth_value, values = given(op, inputs, 3)
+        indices, depth_value, values = present(op, inputs, 3)
         depth = int(depth_value.reshape(-1)[0])
         axis = _one_hot_axis(op, indices.ndim)
         index = indices.astype(np.int64)

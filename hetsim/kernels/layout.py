@@ -14,7 +14,6 @@ import numpy as np
 
 from hetsim.ir import Op
 from hetsim.kernels.registry import (
-    Cost,
     Kernel,
     Meta,
     attr,
@@ -24,10 +23,12 @@ from hetsim.kernels.registry import (
     normalize_axes,
     normalize_axis,
     op_error,
+    present,
     register,
     same_as_input,
 )
-from hetsim.kernels.tensor import first_input, given
+from hetsim.kernels.shape import write_cost
+from hetsim.kernels.tensor import first_input
 
 __all__: list[str] = []
 
@@ -62,7 +63,7 @@ def _compile_cumulative(ufunc: np.ufunc) -> Callable[[Op, int], Kernel]:
         reverse = bool(attr(op, "reverse", 0))
 
         def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
-            x, axis_value = given(op, inputs, 2)
+            x, axis_value = present(op, inputs, 2)
             axis = normalize_axis(op, int(axis_value), x.ndim)
             y = np.flip(x, axis) if reverse else x
             total = ufunc.accumulate(y, axis=axis, dtype=x.dtype)
@@ -185,13 +186,8 @@ def _infer_eye_like(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[M
     return [Meta(x.shape, _eye_dtype(op, x))]
 
 
-def _write_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
-    """The output written; nothing read (EyeLike reads only its input's shape)."""
-    return Cost(0.0, 0, sum(m.nbytes for m in outputs), "data_movement")
-
-
 register(
-    "EyeLike", "data_movement", compile=_compile_eye_like, infer=_infer_eye_like, cost=_write_cost
+    "EyeLike", "data_movement", compile=_compile_eye_like, infer=_infer_eye_like, cost=write_cost
 )
 
 
@@ -206,7 +202,7 @@ def _sequence_axes(op: Op, rank: int) -> tuple[int, int]:
 
 def _compile_reverse_sequence(op: Op, opset: int) -> Kernel:
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
-        x, lengths = given(op, inputs, 2)
+        x, lengths = present(op, inputs, 2)
         time, _ = _sequence_axes(op, x.ndim)
         steps = x.shape[time]
         t = np.arange(steps).reshape(-1, 1)
@@ -221,7 +217,7 @@ def _compile_reverse_sequence(op: Op, opset: int) -> Kernel:
 
 
 def _infer_reverse_sequence(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    x, lengths = given(op, inputs, 2)
+    x, lengths = present(op, inputs, 2)
     _, batch = _sequence_axes(op, len(x.shape))
     if lengths.shape != (x.shape[batch],):
         expected = f"expected sequence_lens of shape [{x.shape[batch]}] (batch axis {batch})"
@@ -261,7 +257,7 @@ def _crop_pad_plan(
 
 def _compile_center_crop_pad(op: Op, opset: int) -> Kernel:
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
-        x, target = given(op, inputs, 2)
+        x, target = present(op, inputs, 2)
         shape, crop, place = _crop_pad_plan(op, x.shape, [int(v) for v in target])
         y = np.zeros(shape, x.dtype)
         y[place] = x[crop]

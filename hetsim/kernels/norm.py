@@ -195,13 +195,6 @@ def _compile_rms_norm(op: Op, opset: int) -> Kernel:
     return kernel
 
 
-def _infer_rms_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    x = inputs[0]
-    assert x is not None, f"{op!r}: X is required"
-    normalize_axis(op, int(attr(op, "axis", -1)), len(x.shape))
-    return [Meta(x.shape, x.dtype)]
-
-
 GROUP_SCALE_PER_CHANNEL_OPSET = 21
 """GroupNormalization's scale and bias have one value per channel from this opset on; before
 it, one per group."""
@@ -389,7 +382,7 @@ register(
     "RMSNormalization",
     "normalization",
     compile=_compile_rms_norm,
-    infer=_infer_rms_norm,
+    infer=_infer_axis_kept,
     cost=_per_element(4.0),
 )
 register(

@@ -13,7 +13,7 @@ import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 
@@ -31,6 +31,7 @@ __all__ = [
     "OpDef",
     "attr",
     "broadcast_shape",
+    "choice",
     "constant_input",
     "dtype_of",
     "elementwise_cost",
@@ -41,12 +42,15 @@ __all__ = [
     "normalize_axes",
     "normalize_axis",
     "op_error",
+    "present",
     "raise_kernel_error",
     "register",
     "same_as_input",
     "view_cost",
     "zeros",
 ]
+
+T = TypeVar("T")
 
 OP_CLASSES = (
     "matmul",
@@ -337,6 +341,26 @@ ONNX_DTYPES: dict[int, np.dtype[Any]] = {
     }.items()
 }
 """ONNX `TensorProto.DataType` codes of the dtypes hetsim supports, to numpy dtypes."""
+
+
+def present(op: Op, values: Sequence[T | None], count: int) -> list[T]:
+    """The first `count` of an op's inputs (metas or arrays), each given; a missing one is a
+    ModelError naming the op."""
+    found = [value for value in values[:count] if value is not None]
+    if len(found) != count:
+        raise op_error(op, f"expected {count} inputs", len(found))
+    return found
+
+
+def choice(op: Op, name: str, value: object, allowed: Sequence[str]) -> str:
+    """`value` of attribute `name`, one of `allowed`; anything else is a ModelError listing
+    them, with the closest as a hint."""
+    if value in allowed:
+        return str(value)
+    shown = ", ".join(repr(a) for a in allowed[:-1]) + f" or {allowed[-1]!r}"
+    close = difflib.get_close_matches(str(value), allowed, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise op_error(op, f"expected {name} {shown}", f"{value!r}{hint}")
 
 
 def op_error(op: Op, expected: str, got: object) -> ModelError:

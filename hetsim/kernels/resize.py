@@ -26,7 +26,6 @@ downscaling (support 1 for linear, 2 for cubic); the op class is ``elementwise``
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from hetsim.kernels.registry import (
     Kernel,
     Meta,
     attr,
+    choice,
     constant_input,
     memoize,
     nbytes,
@@ -49,7 +49,15 @@ from hetsim.kernels.registry import (
     register,
 )
 
-__all__ = ["ResizeSpec", "axis_taps", "read_spec", "resize", "resize_shape", "source_coordinates"]
+__all__ = [
+    "ResizeSpec",
+    "axis_taps",
+    "cubic_kernel",
+    "read_spec",
+    "resize",
+    "resize_shape",
+    "source_coordinates",
+]
 
 MODES = ("nearest", "linear", "cubic")
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
@@ -130,15 +138,6 @@ class ResizeSpec:
         return at(self.roi_at), scales, at(self.sizes_at)
 
 
-def _choice(op: Op, name: str, value: Any, allowed: Sequence[str]) -> str:
-    if value in allowed:
-        return str(value)
-    shown = ", ".join(repr(a) for a in allowed[:-1]) + f" or {allowed[-1]!r}"
-    close = difflib.get_close_matches(str(value), allowed, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise op_error(op, f"expected {name} {shown}", f"{value!r}{hint}")
-
-
 def read_spec(op: Op, opset: int) -> ResizeSpec:
     """The `ResizeSpec` of a Resize or Upsample `op` at `opset`, its attributes checked.
 
@@ -153,7 +152,7 @@ def read_spec(op: Op, opset: int) -> ResizeSpec:
     hetsim.errors.ModelError: op r (Resize): expected mode 'nearest' or 'linear', got 'cubic'
     """
     if op.type == "Upsample" or opset < 11:
-        mode = _choice(op, "mode", attr(op, "mode", "nearest"), MODES[:2])
+        mode = choice(op, "mode", attr(op, "mode", "nearest"), MODES[:2])
         if op.type == "Upsample" and opset < 9:
             fixed = tuple(float(s) for s in attr(op, "scales"))
             return ResizeSpec(op, mode, scales_at=None, fixed_scales=fixed)
@@ -161,18 +160,18 @@ def read_spec(op: Op, opset: int) -> ResizeSpec:
     axes = attr(op, "axes", None) if opset >= 18 else None
     return ResizeSpec(
         op,
-        _choice(op, "mode", attr(op, "mode", "nearest"), MODES),
-        _choice(
+        choice(op, "mode", attr(op, "mode", "nearest"), MODES),
+        choice(
             op,
             "coordinate_transformation_mode",
             attr(op, "coordinate_transformation_mode", "half_pixel"),
             tuple(TRANSFORMS),
         ),
-        _choice(op, "nearest_mode", attr(op, "nearest_mode", "round_prefer_floor"), NEAREST_MODES),
+        choice(op, "nearest_mode", attr(op, "nearest_mode", "round_prefer_floor"), NEAREST_MODES),
         float(attr(op, "cubic_coeff_a", -0.75)),
         bool(attr(op, "exclude_outside", 0)),
         float(attr(op, "extrapolation_value", 0.0)),
-        _choice(
+        choice(
             op,
             "keep_aspect_ratio_policy",
             attr(op, "keep_aspect_ratio_policy", "stretch") if opset >= 18 else "stretch",
@@ -261,7 +260,7 @@ def _nearest_index(x: np.ndarray, rounding: str, scale: float) -> np.ndarray:
     return index
 
 
-def _cubic(distance: np.ndarray, a: float) -> np.ndarray:
+def cubic_kernel(distance: np.ndarray, a: float) -> np.ndarray:
     """Keys' cubic convolution kernel, in the reference's Horner forms."""
     near = ((a + 2) * distance - (a + 3)) * distance * distance + 1
     far = ((a * distance - 5 * a) * distance + 8 * a) * distance - 4 * a
@@ -279,7 +278,7 @@ def _filter(
     if spec.mode == "linear":
         weights = np.maximum(1 - distance, 0.0)
     else:
-        weights = _cubic(distance, spec.cubic_a)
+        weights = cubic_kernel(distance, spec.cubic_a)
     if spec.antialias:
         weights /= weights.sum(axis=1, keepdims=True)
     if spec.exclude_outside:

@@ -37,6 +37,7 @@ from typing import TypeVar
 import numpy as np
 
 from hetsim.ir import Op
+from hetsim.kernels.elementwise import relu, sigmoid, softplus, softsign
 from hetsim.kernels.registry import Cost, Kernel, Meta, attr, nbytes, op_error, register
 
 __all__ = ["ACTIVATIONS", "Activation"]
@@ -54,12 +55,6 @@ ELEMENTWISE_FLOPS_PER_GATE = 10
 """Flops per gate element per step for its activation and the state update."""
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    # the tanh form cannot overflow, unlike 1 / (1 + exp(-x))
-    result: np.ndarray = 0.5 * np.tanh(0.5 * x) + 0.5
-    return result
-
-
 @dataclass(frozen=True, slots=True)
 class Activation:
     """One activation an RNN gate may use: ``make(alpha, beta)`` builds it; `alpha` and `beta`
@@ -71,9 +66,9 @@ class Activation:
 
 
 ACTIVATIONS: dict[str, Activation] = {
-    "Relu": Activation(lambda a, b: lambda x: np.maximum(x, x.dtype.type(0))),
+    "Relu": Activation(lambda a, b: relu),
     "Tanh": Activation(lambda a, b: np.tanh),
-    "Sigmoid": Activation(lambda a, b: _sigmoid),
+    "Sigmoid": Activation(lambda a, b: sigmoid),
     "Affine": Activation(lambda a, b: lambda x: a * x + b, 1.0, 0.0),
     "LeakyRelu": Activation(lambda a, b: lambda x: np.where(x < 0, a * x, x), 0.01),
     "ThresholdedRelu": Activation(lambda a, b: lambda x: np.where(x > a, x, x.dtype.type(0)), 1.0),
@@ -82,8 +77,8 @@ ACTIVATIONS: dict[str, Activation] = {
     "Elu": Activation(
         lambda a, b: lambda x: np.where(x < 0, a * np.expm1(np.minimum(x, 0)), x), 1.0
     ),
-    "Softsign": Activation(lambda a, b: lambda x: x / (1 + np.abs(x))),
-    "Softplus": Activation(lambda a, b: lambda x: np.logaddexp(0, x)),
+    "Softsign": Activation(lambda a, b: softsign),
+    "Softplus": Activation(lambda a, b: softplus),
 }
 """The activations ONNX's recurrent ops name, by their ONNX names."""
 

@@ -24,7 +24,6 @@ point, 2 flops per theta entry used: ``2 * d * (d + 1)``.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from itertools import product
 
@@ -36,11 +35,13 @@ from hetsim.kernels.registry import (
     Kernel,
     Meta,
     attr,
+    choice,
     constant_input,
     nbytes,
     op_error,
     register,
 )
+from hetsim.kernels.resize import cubic_kernel
 
 __all__ = ["affine_grid", "grid_sample"]
 
@@ -48,15 +49,6 @@ MODES = {16: ("bilinear", "nearest", "bicubic"), 20: ("linear", "nearest", "cubi
 PADDING_MODES = ("zeros", "border", "reflection")
 _TAPS = {"nearest": 1, "linear": 2, "bilinear": 2, "cubic": 4, "bicubic": 4}
 _CUBIC_A = -0.75
-
-
-def _choice(op: Op, name: str, value: object, allowed: Sequence[str]) -> str:
-    if value in allowed:
-        return str(value)
-    shown = ", ".join(repr(a) for a in allowed[:-1]) + f" or {allowed[-1]!r}"
-    close = difflib.get_close_matches(str(value), allowed, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise op_error(op, f"expected {name} {shown}", f"{value!r}{hint}")
 
 
 def _modes(opset: int) -> tuple[str, ...]:
@@ -67,8 +59,8 @@ def _read_attrs(op: Op, opset: int) -> tuple[str, str, bool]:
     """``(mode, padding_mode, align_corners)`` of a GridSample, checked; the mode in opset-20
     names (``bilinear`` read as ``linear``)."""
     modes = _modes(opset)
-    mode = _choice(op, "mode", attr(op, "mode", modes[0]), modes)
-    padding = _choice(op, "padding_mode", attr(op, "padding_mode", "zeros"), PADDING_MODES)
+    mode = choice(op, "mode", attr(op, "mode", modes[0]), modes)
+    padding = choice(op, "padding_mode", attr(op, "padding_mode", "zeros"), PADDING_MODES)
     mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
     return mode, padding, bool(attr(op, "align_corners", 0))
 
@@ -88,17 +80,9 @@ def _reflect(x: np.ndarray, low: float, high: float) -> np.ndarray:
 
 
 def _cubic_weights(t: np.ndarray) -> list[np.ndarray]:
-    """Keys' cubic weights of the 4 taps at offsets -1, 0, 1, 2 from ``floor(x)``; ``t`` is
-    ``x - floor(x)``."""
-    a = _CUBIC_A
-
-    def near(s: np.ndarray) -> np.ndarray:
-        return ((a + 2) * s - (a + 3)) * s * s + 1
-
-    def far(s: np.ndarray) -> np.ndarray:
-        return ((a * s - 5 * a) * s + 8 * a) * s - 4 * a
-
-    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+    """Keys' cubic weights (Resize's kernel, a = -0.75) of the 4 taps at offsets -1, 0, 1, 2
+    from ``floor(x)``; ``t`` is ``x - floor(x)``."""
+    return [cubic_kernel(d, _CUBIC_A) for d in (t + 1, t, 1 - t, 2 - t)]
 
 
 def _axis_taps(

@@ -31,7 +31,7 @@ from hetsim.kernels.registry import (
     view_cost,
 )
 
-__all__ = ["reshape_target", "versioned"]
+__all__ = ["reshape_target", "versioned", "write_cost"]
 
 
 def versioned(
@@ -100,7 +100,8 @@ def _infer_constant_of_shape(op: Op, opset: int, inputs: Sequence[Meta | None]) 
     return [Meta(tuple(int(d) for d in shape), _fill_value(op).dtype)]
 
 
-def _write_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+def write_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """The output written; nothing read (ConstantOfShape, EyeLike: their input is a shape)."""
     return Cost(0.0, 0, sum(m.nbytes for m in outputs), "data_movement")
 
 
@@ -109,7 +110,7 @@ register(
     "data_movement",
     compile=_compile_constant_of_shape,
     infer=_infer_constant_of_shape,
-    cost=_write_cost,
+    cost=write_cost,
 )
 
 

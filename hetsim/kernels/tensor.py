@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -31,22 +31,13 @@ from hetsim.kernels.registry import (
 )
 from hetsim.kernels.shape import versioned
 
-__all__ = ["first_input", "given", "pad_widths", "slices", "split_sizes"]
-
-T = TypeVar("T")
+__all__ = ["first_input", "pad_widths", "slices", "split_sizes"]
 
 
 def first_input(op: Op, inputs: Sequence[Meta | None]) -> Meta:
     x = inputs[0]
     assert x is not None, f"{op!r}: input missing"
     return x
-
-
-def given(op: Op, inputs: Sequence[T | None], count: int) -> list[T]:
-    """The first `count` inputs, each present (the frontend checks required inputs)."""
-    given = [value for value in inputs[:count] if value is not None]
-    assert len(given) == count, f"{op!r}: expected {count} inputs, got {len(given)}"
-    return given
 
 
 def _perm(op: Op, rank: int) -> tuple[int, ...]:
