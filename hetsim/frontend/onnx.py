@@ -21,6 +21,7 @@ import numpy as np
 
 from hetsim.errors import ModelError
 from hetsim.frontend import proto as onnx_proto
+from hetsim.frontend import qdq
 from hetsim.ir import Dim, Graph, Op, TensorType
 from hetsim.kernels import OPS, Meta
 from hetsim.kernels.registry import ONNX_DTYPES
@@ -49,8 +50,11 @@ SUPPORTED_DTYPES = (
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
-def load_onnx(source: str | Path | onnx.ModelProto, *, fold: bool = True) -> Graph:
-    """Convert an ONNX model into a validated `Graph`, with constant sub-graphs folded.
+def load_onnx(
+    source: str | Path | onnx.ModelProto, *, fold: bool = True, fuse_qdq: bool = True
+) -> Graph:
+    """Convert an ONNX model into a validated `Graph`, with constant sub-graphs folded and QDQ
+    groups fused into integer ops.
 
     Parameters
     ----------
@@ -58,6 +62,11 @@ def load_onnx(source: str | Path | onnx.ModelProto, *, fold: bool = True) -> Gra
         A path to an .onnx file, or a loaded ``onnx.ModelProto``.
     fold
         Fold constant sub-graphs into initializers (see `fold_constants`).
+    fuse_qdq
+        Rewrite each DequantizeLinear -> Conv/MatMul -> QuantizeLinear group into a QLinearConv
+        or QLinearMatMul (`hetsim.frontend.qdq.fuse_qdq`), as onnxruntime does, so that int8
+        devices can run it. Constants are folded first, DequantizeLinear ops kept, so that a
+        weight quantized by a QuantizeLinear in the graph is an int8 initializer by then.
 
     Returns
     -------
@@ -90,6 +99,8 @@ def load_onnx(source: str | Path | onnx.ModelProto, *, fold: bool = True) -> Gra
     """
     model, where, default_name = _read(source)
     graph = _convert(model, where, default_name)
+    if fuse_qdq and any(op.type == "DequantizeLinear" for op in graph.ops):
+        graph = qdq.fuse_qdq(fold_constants(graph, keep=("DequantizeLinear",)) if fold else graph)
     return fold_constants(graph) if fold else graph
 
 
@@ -264,13 +275,14 @@ def _attribute(proto: onnx.AttributeProto, where: str) -> Any:
     return value
 
 
-def fold_constants(graph: Graph) -> Graph:
+def fold_constants(graph: Graph, *, keep: Sequence[str] = ()) -> Graph:
     """Replace every op whose outputs are known before the run with initializers.
 
     An op is folded when all its inputs are constant (it runs once, here, with its kernel), or
     when its shape rule knows the value of every output from static input shapes (``Shape`` of
     a statically shaped tensor, and the arithmetic on it). Initializers that no remaining op
-    reads are dropped (the ``__SHAPE`` tensors of ConstantOfShape weights, for instance).
+    reads are dropped (the ``__SHAPE`` tensors of ConstantOfShape weights, for instance). Ops
+    of the types in `keep` stay (and so do the ops that read them).
 
     Examples
     --------
@@ -291,7 +303,7 @@ def fold_constants(graph: Graph) -> Graph:
     )
     kept: list[Op] = []
     for op in graph.ops:
-        values = _fold(op, graph.opset, constants, metas)
+        values = None if op.type in keep else _fold(op, graph.opset, constants, metas)
         if values is None:
             kept.append(op)
             continue
@@ -318,6 +330,8 @@ def _fold(
     """The output values of `op` if they are known before the run; its metas when inferable."""
     definition = OPS[op.type]
     if all(not n or n in constants for n in op.inputs):
+        # the shape rule checks what the kernel trusts: a malformed op is a ModelError here
+        definition.infer(op, opset, [metas[n] if n else None for n in op.inputs])
         args = [constants[n] if n else None for n in op.inputs]
         return definition.compile(op, opset)(args)
     if not all(not n or n in metas for n in op.inputs):

@@ -17,11 +17,21 @@ from pathlib import Path
 import numpy as np
 
 from hetsim.errors import ModelError
-from hetsim.frontend import load_onnx
+from hetsim.frontend import fuse_qdq, load_onnx
 from hetsim.frontend.proto import onnx_dir
 from hetsim.ir import Graph, GraphBuilder
+from hetsim.kernels import execute
 
-__all__ = ["LIGHT_MODELS", "ZOO", "cnn", "light_model", "light_model_path", "mlp", "transformer"]
+__all__ = [
+    "LIGHT_MODELS",
+    "ZOO",
+    "cnn",
+    "cnn_int8",
+    "light_model",
+    "light_model_path",
+    "mlp",
+    "transformer",
+]
 
 SEED = 0
 """Seed of the weights of the built-in models."""
@@ -106,6 +116,68 @@ def cnn() -> Graph:
     return b.build(b.op("Softmax", h, name="softmax", axis=-1))
 
 
+def _quantized(array: np.ndarray, scale: np.ndarray, axis: int, dtype: type) -> np.ndarray:
+    """`array` divided by `scale` (one per index of `axis`), rounded, clipped to `dtype`."""
+    shape = [1] * array.ndim
+    shape[axis] = -1
+    info = np.iinfo(dtype)
+    quantized: np.ndarray = np.clip(np.rint(array / scale.reshape(shape)), info.min, info.max)
+    return quantized.astype(dtype)
+
+
+def cnn_int8(*, fuse: bool = True) -> Graph:
+    """`cnn` quantized to int8 after training, in QDQ form, with its QDQ groups fused
+    (`hetsim.frontend.fuse_qdq`) as `load_onnx` fuses a QDQ file.
+
+    What onnxruntime's static quantizer writes for `cnn`: each BatchNormalization folded into
+    its Conv; weights int8, symmetric, one scale per output channel; biases int32 with scale
+    ``x_scale · w_scale``; activations int8 per tensor, from their range on the input
+    `hetsim.api.make_inputs` gives for seed 0 (``min..max``; a ReLU's output ``0..max`` with zero
+    point -128, so the quantization's saturation is the ReLU and the op goes). MaxPool reads the
+    int8 tensor; the classifier head (GlobalAveragePool, Gemm, Softmax) stays in float. Fused,
+    it runs: QuantizeLinear, QLinearConv, MaxPool, QLinearConv, MaxPool, DequantizeLinear, then
+    the float head. ``fuse=False``: the QDQ form as written.
+
+    Examples
+    --------
+    >>> [op.type for op in cnn_int8().ops][:6]
+    ['QuantizeLinear', 'QLinearConv', 'MaxPool', 'QLinearConv', 'MaxPool', 'DequantizeLinear']
+    """
+    float_model = cnn()
+    weights = float_model.initializers
+    x = np.random.default_rng(0).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    seen = execute(replace(float_model, outputs=("relu1", "relu2")), {"x": x}, fuse=False)
+    b = GraphBuilder("cnn_int8", opset=19)
+    h = b.input("x", (1, 3, 32, 32))
+    low, high = min(float(x.min()), 0.0), max(float(x.max()), 0.0)
+    scale = np.array((high - low) / 255, np.float32)
+    zero = np.array(np.rint(-128 - low / scale), np.int8)
+    h = b.op("QuantizeLinear", h, scale, zero, name="quant_x")
+    for block in (1, 2):
+        bn = [weights[f"bn{block}.{k}"] for k in ("scale", "bias", "mean", "var")]
+        gain = bn[0] / np.sqrt(bn[3] + np.float32(1e-5))
+        w = weights[f"conv{block}.weight"] * gain.reshape(-1, 1, 1, 1)
+        w_scale = (np.abs(w).max(axis=(1, 2, 3)) / 127).astype(np.float32)
+        b_scale = (scale * w_scale).astype(np.float32)
+        bias = _quantized(bn[1] - bn[2] * gain, b_scale, 0, np.int32)
+        dq = partial(b.op, "DequantizeLinear")
+        conv = b.op(
+            "Conv", dq(h, scale, zero), dq(_quantized(w, w_scale, 0, np.int8), w_scale, axis=0),
+            dq(bias, b_scale, axis=0), name=f"conv{block}", kernel_shape=[3, 3],
+            pads=[1, 1, 1, 1],
+        )  # fmt: skip
+        scale = np.array(seen[f"relu{block}"].max() / 255, np.float32)
+        zero = np.array(-128, np.int8)
+        h = b.op("QuantizeLinear", conv, scale, zero, name=f"quant{block}")
+        h = b.op("MaxPool", h, name=f"pool{block}", kernel_shape=[2, 2], strides=[2, 2])
+    h = b.op("DequantizeLinear", h, scale, zero, name="dequant")
+    h = b.op("GlobalAveragePool", h, name="gap")
+    h = b.op("Flatten", h, name="flatten", axis=1)
+    h = b.op("Gemm", h, weights["fc.weight"], weights["fc.bias"], name="fc", transB=1)
+    graph = b.build(b.op("Softmax", h, name="softmax", axis=-1))
+    return fuse_qdq(graph) if fuse else graph
+
+
 def transformer(d_model: int = 64, heads: int = 4, d_ff: int = 256) -> Graph:
     """One pre-norm transformer encoder block on x[1, seq, d_model]; ``seq`` is symbolic.
 
@@ -177,6 +249,7 @@ def light_model(name: str) -> Graph:
 ZOO: dict[str, Callable[[], Graph]] = {
     "mlp": mlp,
     "cnn": cnn,
+    "cnn_int8": cnn_int8,
     "transformer": transformer,
     **{name: partial(light_model, name) for name in LIGHT_MODELS},
 }

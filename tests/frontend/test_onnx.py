@@ -394,3 +394,22 @@ print(len(graph.ops))
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "66"
+
+
+def test_an_op_folded_at_load_is_checked_by_its_shape_rule_first() -> None:
+    # a constant DequantizeLinear with a scale per axis of the wrong length: the shape rule's
+    # message, not a numpy broadcasting error from inside the kernel
+    nodes = [
+        helper.make_node("DequantizeLinear", ["w", "s"], ["wd"], name="dq_w", axis=1),
+        helper.make_node("MatMul", ["x", "wd"], ["y"], name="mm"),
+    ]
+    inits = [
+        numpy_helper.from_array(np.ones((4, 3), np.int8), "w"),
+        numpy_helper.from_array(np.ones(4, np.float32), "s"),
+    ]
+    model = _model(nodes, [_vi("x", [2, 4])], [_vi("y", [2, 3])], inits, opset=19)
+    with pytest.raises(ModelError) as caught:
+        load_onnx(model)
+    assert str(caught.value) == (
+        "op dq_w (DequantizeLinear): expected an x_scale of 3 elements (x's axis 1), got 4"
+    )

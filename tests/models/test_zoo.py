@@ -37,7 +37,7 @@ def _op_inputs(graph: Graph, name: str) -> list[np.ndarray]:
 
 
 def test_zoo_has_the_built_in_and_light_models() -> None:
-    assert list(ZOO) == ["mlp", "cnn", "transformer", *LIGHT_MODELS]
+    assert list(ZOO) == ["mlp", "cnn", "cnn_int8", "transformer", *LIGHT_MODELS]
     assert sorted(LIGHT_MODELS) == sorted(
         [
             "resnet50",
@@ -53,7 +53,7 @@ def test_zoo_has_the_built_in_and_light_models() -> None:
     )
 
 
-@pytest.mark.parametrize("name", ["mlp", "cnn", "transformer"])
+@pytest.mark.parametrize("name", ["mlp", "cnn", "cnn_int8", "transformer"])
 def test_built_in_models_use_only_registered_ops_and_are_reproducible(name: str) -> None:
     first, second = ZOO[name](), ZOO[name]()
     assert {op.type for op in first.ops} <= set(OPS)
@@ -224,3 +224,36 @@ def test_light_model_without_onnx_says_how_to_install(monkeypatch: pytest.Monkey
 def test_built_in_models_need_no_onnx(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "onnx", None)
     assert load_model("transformer").name == "transformer"
+
+
+def test_cnn_int8_weights_are_the_folded_float_weights_to_half_a_step() -> None:
+    float_model, quantized = ZOO["cnn"](), ZOO["cnn_int8"]()
+    for block in (1, 2):
+        weights = float_model.initializers
+        scale, bias, mean, var = (
+            weights[f"bn{block}.{k}"] for k in ("scale", "bias", "mean", "var")
+        )
+        gain = scale / np.sqrt(var + 1e-5)
+        folded = weights[f"conv{block}.weight"] * gain.reshape(-1, 1, 1, 1)
+        conv = next(op for op in quantized.ops if op.name == f"conv{block}")
+        assert conv.type == "QLinearConv"
+        x_scale, w, w_scale, b = (quantized.initializers[conv.inputs[i]] for i in (1, 3, 4, 8))
+        assert w.dtype == np.int8
+        assert b.dtype == np.int32
+        step = w_scale.reshape(-1, 1, 1, 1)
+        assert np.all(np.abs(w * step - folded) <= step / 2 + 1e-7)
+        assert np.abs(w).max(axis=(1, 2, 3)).tolist() == [127] * len(w)  # symmetric, full range
+        b_step = x_scale * w_scale
+        assert np.all(np.abs(b * b_step - (bias - mean * gain)) <= b_step / 2 + 1e-7)
+
+
+def test_cnn_int8_computes_what_the_float_cnn_does_to_quantization_error() -> None:
+    x = np.random.default_rng(7).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    want = execute(ZOO["cnn"](), {"x": x})["softmax"]
+    fused = execute(ZOO["cnn_int8"](), {"x": x})["softmax"]
+    as_written = execute(ZOO["cnn_int8"](fuse=False), {"x": x})["softmax"]
+    assert fused.argmax() == want.argmax()
+    assert np.abs(fused - want).max() < 0.01
+    # the QDQ form as written (float convs between DQ and Q) gives the same probabilities
+    np.testing.assert_allclose(fused, as_written, atol=1e-3)
+    assert [op.type for op in ZOO["cnn_int8"](fuse=False).ops].count("Conv") == 2

@@ -181,3 +181,14 @@ def test_an_int8_npu_takes_a_quantized_conv_in_its_dtype() -> None:
         "qlinearconv0": "vdevice0/npu"
     }
     assert dict(partition(_qlinear_conv(np.uint8), imx93).placement) == {"qlinearconv0": "host"}
+
+
+def test_the_int8_cnn_runs_its_convs_on_the_npu_where_the_float_one_cannot() -> None:
+    # the zoo's cnn_int8 (QDQ groups fused): QLinearConv and int8 MaxPool go to the Ethos-U65;
+    # its float quantize, dequantize and head stay on the Cortex-A55s, as all of `cnn` does
+    imx93 = tag_platform("nxp-imx93")
+    placement = partition(load_model("cnn_int8"), imx93).placement
+    assert {name for name, path in placement.items() if path == "vdevice0/npu"} == {
+        "conv1", "pool1", "conv2", "pool2"
+    }  # fmt: skip
+    assert set(partition(load_model("cnn"), imx93).placement.values()) == {"host"}

@@ -1,0 +1,297 @@
+"""QDQ fusion: a float Conv or MatMul between DequantizeLinear and QuantizeLinear ops becomes
+the integer op an int8 device runs, as onnxruntime's QDQ transformer rewrites it.
+
+A model quantized in QDQ form (onnxruntime's default format, and what PyTorch exports) keeps
+each Conv and MatMul in float: its inputs come from DequantizeLinear (DQ) ops and its output goes
+to a QuantizeLinear (Q). As written, every such op computes float32, so an int8-only accelerator
+(Gemmini, the Ethos-U65, an NPU) takes none of them. `fuse_qdq` rewrites each group into one
+QLinearConv or QLinearMatMul that reads the quantized tensors, named after the float op and
+giving the Q's output; a DQ left with no reader is dropped. `hetsim.frontend.load_onnx` applies
+it by default (``fuse_qdq=False`` keeps the model as written).
+
+A group is fused only when the integer op computes what it states (every value below is an
+initializer; scales are float32):
+
+- **Conv**: X from a per-tensor DQ of int8 or uint8; W from a DQ of an int8 or uint8 weight,
+  per tensor or per output channel (``axis=0``, one scale per output channel); the optional B
+  from a DQ of an int32 bias with zero point 0 and scale ``x_scale · w_scale`` (to float32
+  rounding, as quantizers make it); the Conv's output read by one per-tensor Q to int8 or
+  uint8 and by nothing else.
+- **MatMul**: A from a per-tensor DQ, B from a DQ per tensor or, for a 2-D B, per column
+  (its last axis); the output read by one per-tensor Q only; int8 or uint8 throughout.
+
+Blocked quantization (``block_size``), DQ's ``output_dtype`` and Q's ``precision`` (opset 21
+and 23 attributes) keep a group as written. A group that does not qualify runs as the float
+ops it is: never a silently different computation.
+
+The integer op accumulates exactly and requantizes once (``round(acc · x_scale · w_scale /
+y_scale) + y_zero_point``); the float path rounds each product and the division in float32
+first. The two agree except where that rounding moves a value across a rounding boundary of
+the output: there they differ by one quantization step, as in onnxruntime.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from hetsim.ir import Graph, Op
+from hetsim.kernels.quant import is_per_tensor
+from hetsim.kernels.registry import ONNX_DTYPES
+
+__all__ = ["fuse_qdq"]
+
+_INT8 = (np.dtype("int8"), np.dtype("uint8"))
+_FLOAT32 = np.dtype("float32")
+_INT32 = np.dtype("int32")
+_UINT8 = np.dtype("uint8")
+_BIAS_RTOL = 1e-5
+"""How close a bias scale must be to ``x_scale · w_scale`` (float32 rounding of the product)."""
+_OUTPUT_ZERO = {"QuantizeLinear": 2, "QLinearConv": 7, "QLinearMatMul": 7}
+"""Op type -> the input index of its output's zero point, which sets its output dtype."""
+_CONV_ATTRS = ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides")
+
+
+@dataclass(frozen=True, slots=True)
+class _Quantized:
+    """A quantized tensor as one DQ (or Q) states it: the integer tensor, its scale and zero
+    point (initializer names; ``zero`` is ``None`` where the op omits it) and their values."""
+
+    tensor: str
+    scale: str
+    zero: str | None
+    scale_value: np.ndarray
+    dtype: np.dtype[Any]
+    axis: int
+
+
+class _Fuser:
+    """One pass over a graph's ops: the groups found, the zero points the fused ops need."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self.constants = graph.initializers
+        self.producer = {name: op for op in graph.ops for name in op.outputs if name}
+        self.reads = Counter(name for op in graph.ops for name in op.inputs if name)
+        self.reads.update(graph.outputs)
+        self.readers: dict[str, list[Op]] = {}
+        for op in graph.ops:
+            for name in dict.fromkeys(op.inputs):
+                if name:
+                    self.readers.setdefault(name, []).append(op)
+        self.new_constants: dict[str, np.ndarray] = {}
+        self.zeros: dict[str, str] = {}  # tensor -> the zero point made for it
+
+    def dtype_of(self, name: str) -> np.dtype[Any] | None:
+        """The dtype of tensor `name` where the graph states it without running anything."""
+        if name in self.constants:
+            return self.constants[name].dtype
+        for types in (self.graph.inputs, self.graph.value_types):
+            if name in types:
+                return np.dtype(types[name].dtype)
+        op = self.producer.get(name)
+        if op is not None and op.type in _OUTPUT_ZERO:
+            return self.quantized_output(op)
+        return None
+
+    def quantized_output(self, op: Op) -> np.dtype[Any] | None:
+        """The dtype a Q or a QLinear op gives: its output zero point's, else a Q's
+        ``output_dtype`` or uint8."""
+        index = _OUTPUT_ZERO[op.type]
+        zero = op.inputs[index] if len(op.inputs) > index else ""
+        if zero:
+            return self.dtype_of(zero)
+        code = int(op.attrs.get("output_dtype", 0))
+        return ONNX_DTYPES.get(code) if code else _UINT8
+
+    def dequantized(self, name: str) -> _Quantized | None:
+        """What DQ makes `name`, when a DQ does and its scale and zero point are constants."""
+        op = self.producer.get(name)
+        if op is None or op.type != "DequantizeLinear":
+            return None
+        if op.attrs.get("block_size", 0) or "output_dtype" in op.attrs:
+            return None
+        return self._quantized(op, op.inputs[0], op.inputs[1:])
+
+    def _quantized(self, op: Op, tensor: str, params: tuple[str, ...]) -> _Quantized | None:
+        scale = params[0]
+        zero = params[1] if len(params) > 1 and params[1] else None
+        if scale not in self.constants or (zero is not None and zero not in self.constants):
+            return None
+        scale_value = self.constants[scale]
+        if scale_value.dtype != _FLOAT32:
+            return None
+        dtype: np.dtype[Any] | None
+        if zero is not None:
+            dtype = self.constants[zero].dtype
+        elif op.type == "QuantizeLinear":
+            dtype = self.quantized_output(op)
+        else:
+            dtype = self.dtype_of(tensor)
+        if dtype is None:
+            return None
+        return _Quantized(tensor, scale, zero, scale_value, dtype, int(op.attrs.get("axis", 1)))
+
+    def quantized_by(self, name: str) -> tuple[Op, _Quantized] | None:
+        """The one Q that reads `name`, when nothing else does and it is per tensor to 8 bits."""
+        readers = self.readers.get(name, [])
+        if self.reads[name] != 1 or len(readers) != 1:  # a graph output is read once more
+            return None
+        (op,) = readers
+        if op.type != "QuantizeLinear" or "precision" in op.attrs or op.inputs[0] != name:
+            return None
+        found = self._quantized(op, op.outputs[0], op.inputs[1:])
+        if found is None or found.dtype not in _INT8 or not is_per_tensor(found.scale_value.shape):
+            return None
+        return op, found
+
+    def operands(
+        self, first: _Quantized, second: _Quantized, output: _Quantized
+    ) -> tuple[str, ...]:
+        """A QLinear op's eight inputs: each operand's tensor, scale and zero point, then the
+        output's scale and zero point."""
+        return (
+            first.tensor, first.scale, self.zero_point(first),
+            second.tensor, second.scale, self.zero_point(second),
+            output.scale, self.zero_point(output),
+        )  # fmt: skip
+
+    def zero_point(self, found: _Quantized) -> str:
+        """The zero point's name: the DQ's or Q's own, else a zero initializer of the scale's
+        shape in the tensor's dtype, made once per tensor."""
+        if found.zero is not None:
+            return found.zero
+        name = self.zeros.get(found.tensor)
+        if name is None:
+            name = f"{found.tensor}_zero_point"
+            while name in self.constants or name in self.producer or name in self.new_constants:
+                name += "_"
+            self.new_constants[name] = np.zeros(found.scale_value.shape, found.dtype)
+            self.zeros[found.tensor] = name
+        return name
+
+    def conv(self, op: Op) -> tuple[Op, Op] | None:
+        """The QLinearConv of a qualifying Conv group, and the Q it absorbs."""
+        x = self.dequantized(op.inputs[0])
+        w = self.dequantized(op.inputs[1]) if len(op.inputs) > 1 else None
+        out = self.quantized_by(op.outputs[0])
+        if x is None or w is None or out is None:
+            return None
+        if x.dtype not in _INT8 or not is_per_tensor(x.scale_value.shape):
+            return None
+        weight = self.constants.get(w.tensor)
+        if weight is None or w.dtype not in _INT8 or not _per_channel(w, weight.shape, axis=0):
+            return None
+        bias = ""
+        if len(op.inputs) > 2 and op.inputs[2]:
+            bias = self._bias(op.inputs[2], x, w, weight.shape[0])
+            if not bias:
+                return None
+        q, y = out
+        inputs = self.operands(x, w, y)
+        attrs = {k: v for k, v in op.attrs.items() if k in _CONV_ATTRS}
+        fused = Op("QLinearConv", op.name, (*inputs, bias) if bias else inputs, (y.tensor,), attrs)
+        return fused, q
+
+    def _bias(self, name: str, x: _Quantized, w: _Quantized, channels: int) -> str:
+        """The int32 bias a DQ makes `name` from, when its scale is ``x_scale · w_scale``."""
+        b = self.dequantized(name)
+        if b is None or b.tensor not in self.constants or b.dtype != _INT32:
+            return ""
+        if b.zero is not None and np.any(self.constants[b.zero]):
+            return ""
+        want = np.broadcast_to((x.scale_value * w.scale_value).ravel(), (channels,))
+        scale = b.scale_value.ravel()
+        if scale.size not in (1, channels) or self.constants[b.tensor].shape != (channels,):
+            return ""
+        if scale.size > 1 and b.axis not in (0, -1):
+            return ""
+        if not np.allclose(np.broadcast_to(scale, (channels,)), want, rtol=_BIAS_RTOL, atol=0):
+            return ""
+        return b.tensor
+
+    def matmul(self, op: Op) -> tuple[Op, Op] | None:
+        """The QLinearMatMul of a qualifying MatMul group, and the Q it absorbs."""
+        a, b = self.dequantized(op.inputs[0]), self.dequantized(op.inputs[1])
+        out = self.quantized_by(op.outputs[0])
+        if a is None or b is None or out is None:
+            return None
+        if a.dtype not in _INT8 or b.dtype not in _INT8 or not is_per_tensor(a.scale_value.shape):
+            return None
+        if not is_per_tensor(b.scale_value.shape):
+            weight = self.constants.get(b.tensor)
+            if weight is None or weight.ndim != 2 or not _per_channel(b, weight.shape, axis=1):
+                return None
+        q, y = out
+        return Op("QLinearMatMul", op.name, self.operands(a, b, y), (y.tensor,)), q
+
+
+def _per_channel(found: _Quantized, shape: tuple[int, ...], *, axis: int) -> bool:
+    """Per tensor, or one scale per index of `shape`'s `axis` as the DQ's own axis states."""
+    scale = found.scale_value
+    if is_per_tensor(scale.shape):
+        return True
+    stated = found.axis + len(shape) if found.axis < 0 else found.axis
+    return stated == axis and scale.shape == (shape[axis],)
+
+
+_FUSERS = {"Conv": _Fuser.conv, "MatMul": _Fuser.matmul}
+
+
+def fuse_qdq(graph: Graph) -> Graph:
+    """`graph` with every qualifying DQ -> Conv/MatMul -> Q group as one integer op.
+
+    Ops keep their order: the fused op takes the float op's place and name and gives the Q's
+    output. Initializers that no op reads any more (a DQ's weight once its DQ is dropped) go.
+
+    Examples
+    --------
+    >>> from hetsim.ir import GraphBuilder
+    >>> b = GraphBuilder("qdq")
+    >>> x = b.input("x", (1, 4), dtype="int8")
+    >>> scale, zero = np.array(0.05, np.float32), np.array(0, np.int8)
+    >>> a = b.op("DequantizeLinear", x, scale, zero)
+    >>> w = b.op("DequantizeLinear", np.ones((4, 2), np.int8), scale, zero)
+    >>> y = b.op("QuantizeLinear", b.op("MatMul", a, w), np.array(0.1, np.float32), zero)
+    >>> [(op.type, op.name) for op in fuse_qdq(b.build(y)).ops]
+    [('QLinearMatMul', 'matmul0')]
+    """
+    fuser = _Fuser(graph)
+    fused: dict[str, Op] = {}  # float op name -> the integer op in its place
+    absorbed: set[str] = set()  # the Qs fused ops absorb
+    for op in graph.ops:
+        rewrite = _FUSERS.get(op.type)
+        found = rewrite(fuser, op) if rewrite is not None else None
+        if found is not None:
+            fused[op.name], q = found
+            absorbed.add(q.name)
+    if not fused:
+        return graph
+    ops = [fused.get(op.name, op) for op in graph.ops if op.name not in absorbed]
+    ops = _without_unread(ops, graph.outputs, "DequantizeLinear")
+    initializers: Mapping[str, np.ndarray] = {**graph.initializers, **fuser.new_constants}
+    read = {name for op in ops for name in op.inputs} | set(graph.outputs)
+    made = {name for op in ops for name in op.outputs}
+    return replace(
+        graph,
+        ops=tuple(ops),
+        initializers={n: v for n, v in initializers.items() if n in read},
+        value_types={n: t for n, t in graph.value_types.items() if n in read | made},
+    )
+
+
+def _without_unread(ops: list[Op], outputs: tuple[str, ...], op_type: str) -> list[Op]:
+    """`ops` less those of `op_type` whose outputs nothing reads (a DQ no op needs any more)."""
+    read = Counter(name for op in ops for name in op.inputs)
+    read.update(outputs)
+    kept = []
+    for op in reversed(ops):  # readers first: a dropped op's inputs are read once less
+        if op.type == op_type and not any(read[name] for name in op.outputs if name):
+            read.subtract(op.inputs)
+            continue
+        kept.append(op)
+    return kept[::-1]

@@ -1,0 +1,311 @@
+"""QDQ fusion: DequantizeLinear -> Conv/MatMul -> QuantizeLinear groups become QLinear ops.
+
+Values are checked against onnx's ReferenceEvaluator on the model as written (the float path):
+the integer op may differ from it by one quantization step where float rounding crosses a
+rounding boundary, and nowhere by more.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx.reference import ReferenceEvaluator  # noqa: E402
+
+from hetsim import execute, simulate  # noqa: E402
+from hetsim.frontend import fuse_qdq, load_onnx  # noqa: E402
+from hetsim.ir import GraphBuilder  # noqa: E402
+
+X_SCALE = 0.02
+Y_SCALE = 0.05
+C, M = 3, 4  # Conv channels in and out
+
+
+def _init(name: str, value: Any, dtype: Any = None) -> onnx.TensorProto:
+    return numpy_helper.from_array(np.asarray(value, dtype), name)
+
+
+def _model(
+    nodes: list[onnx.NodeProto],
+    initializers: list[onnx.TensorProto],
+    shapes: dict[str, list[int]],
+    outputs: tuple[str, ...] = ("y",),
+    opset: int = 19,
+) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        nodes,
+        "qdq",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shapes["x"])],
+        [helper.make_tensor_value_info(name, TensorProto.FLOAT, None) for name in outputs],
+        initializer=initializers,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _conv_model(
+    *,
+    act: str = "int8",
+    per_channel: bool = False,
+    w_axis: int = 0,
+    bias: str = "int32",
+    conv_output_read_twice: bool = False,
+    torch_weights: bool = False,
+    opset: int = 19,
+) -> onnx.ModelProto:
+    """x -> Q -> DQ -> Conv(DQ(w), DQ(b)) -> Q -> DQ -> y, as onnxruntime's quantizer writes it.
+
+    `bias`: ``int32`` (quantized with scale x_scale · w_scale), ``wrong_scale`` (quantized with
+    twice that), ``float`` (a float initializer), ``none``. `torch_weights`: the weight is a
+    float initializer quantized by a Q in the graph, as PyTorch exports it.
+    """
+    rng = np.random.default_rng(1)
+    w = rng.normal(0, 0.3, (M, C, 3, 3)).astype(np.float32)
+    along = (1, 1, 1, 1)
+    if per_channel:  # one scale per index of w_axis
+        others = tuple(a for a in range(4) if a != w_axis)
+        w_scale = (np.abs(w).max(axis=others) / 127).astype(np.float32)
+        along = tuple(-1 if a == w_axis else 1 for a in range(4))
+    else:
+        w_scale = np.array(np.abs(w).max() / 127, np.float32)
+    w_q = np.clip(np.rint(w / w_scale.reshape(along)), -127, 127).astype(np.int8)
+    zero = 128 if act == "uint8" else 0
+    x_zero, y_zero = np.array(zero, act), np.array(zero, act)
+    b_f = rng.normal(0, 0.5, M).astype(np.float32)
+    b_scale = (np.float32(X_SCALE) * (w_scale if w_axis == 0 else w_scale.max())).astype(np.float32)
+    inits = [
+        _init("x_scale", X_SCALE, np.float32),
+        _init("x_zero", x_zero),
+        _init("w_scale", w_scale),
+        _init("w_zero", np.zeros(w_scale.shape, np.int8)),
+        _init("y_scale", Y_SCALE, np.float32),
+        _init("y_zero", y_zero),
+    ]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "x_scale", "x_zero"], ["xq"], name="quant_x"),
+        helper.make_node("DequantizeLinear", ["xq", "x_scale", "x_zero"], ["xd"], name="dq_x"),
+    ]
+    if torch_weights:
+        inits.append(_init("w_float", w))
+        nodes.append(
+            helper.make_node("QuantizeLinear", ["w_float", "w_scale", "w_zero"], ["w_q"],
+                             name="quant_w", axis=w_axis)
+        )  # fmt: skip
+    else:
+        inits.append(_init("w_q", w_q))
+    nodes.append(
+        helper.make_node("DequantizeLinear", ["w_q", "w_scale", "w_zero"], ["wd"], name="dq_w",
+                         axis=w_axis)
+    )  # fmt: skip
+    conv_inputs = ["xd", "wd"]
+    if bias in ("int32", "wrong_scale"):
+        scale = b_scale * (2 if bias == "wrong_scale" else 1)
+        inits += [_init("b_q", np.rint(b_f / scale).astype(np.int32)), _init("b_scale", scale)]
+        nodes.append(
+            helper.make_node("DequantizeLinear", ["b_q", "b_scale"], ["bd"], name="dq_b", axis=0)
+        )
+        conv_inputs.append("bd")
+    elif bias == "float":
+        inits.append(_init("b_float", b_f))
+        conv_inputs.append("b_float")
+    nodes += [
+        helper.make_node("Conv", conv_inputs, ["yf"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("QuantizeLinear", ["yf", "y_scale", "y_zero"], ["yq"], name="quant_y"),
+        helper.make_node("DequantizeLinear", ["yq", "y_scale", "y_zero"], ["y"], name="dq_y"),
+    ]
+    outputs = ("y", "yf") if conv_output_read_twice else ("y",)
+    return _model(nodes, inits, {"x": [1, C, 8, 8]}, outputs, opset)
+
+
+def _x(shape: tuple[int, ...] = (1, C, 8, 8)) -> np.ndarray:
+    return np.random.default_rng(2).uniform(-2.5, 2.5, shape).astype(np.float32)
+
+
+def _within_one_step(model: onnx.ModelProto, x: np.ndarray) -> None:
+    """The fused model's output against onnx's reference on the model as written."""
+    got = execute(load_onnx(model), {"x": x})["y"]
+    (want,) = ReferenceEvaluator(model).run(None, {"x": x})
+    steps = np.abs(got.astype(np.float64) - want) / Y_SCALE
+    assert steps.max() <= 1 + 1e-6
+    assert np.mean(steps < 0.5) >= 0.95, "most outputs agree exactly"
+
+
+@pytest.mark.parametrize("act", ["int8", "uint8"])
+@pytest.mark.parametrize("per_channel", [False, True])
+@pytest.mark.parametrize("bias", ["int32", "none"])
+def test_a_conv_group_becomes_one_qlinearconv(act: str, per_channel: bool, bias: str) -> None:
+    model = _conv_model(act=act, per_channel=per_channel, bias=bias)
+    graph = load_onnx(model)
+    assert [op.type for op in graph.ops] == ["QuantizeLinear", "QLinearConv", "DequantizeLinear"]
+    conv = graph.ops[1]
+    assert conv.name == "conv"
+    assert conv.outputs == ("yq",)
+    assert conv.attrs == {"pads": [1, 1, 1, 1]}
+    assert conv.inputs[:8] == (
+        "xq", "x_scale", "x_zero", "w_q", "w_scale", "w_zero", "y_scale", "y_zero"
+    )  # fmt: skip
+    assert conv.inputs[8:] == (("b_q",) if bias == "int32" else ())
+    assert graph.initializers["w_q"].dtype == np.int8  # the weight stays quantized
+    assert "b_scale" not in graph.initializers  # read by the dropped DQ only
+    _within_one_step(model, _x())
+
+
+def test_a_weight_quantized_in_the_graph_is_folded_first_then_fused() -> None:
+    # PyTorch writes the float weight and a QuantizeLinear of it; folding makes it int8
+    model = _conv_model(per_channel=True, torch_weights=True)
+    graph = load_onnx(model)
+    assert [op.type for op in graph.ops] == ["QuantizeLinear", "QLinearConv", "DequantizeLinear"]
+    assert graph.initializers["w_q"].dtype == np.int8
+    assert "w_float" not in graph.initializers
+    _within_one_step(model, _x())
+
+
+@pytest.mark.parametrize(
+    ("why", "options"),
+    [
+        ("the bias scale is not x_scale * w_scale", {"bias": "wrong_scale"}),
+        ("a float bias", {"bias": "float"}),
+        ("per-channel weight scales along the input channels", {"per_channel": True, "w_axis": 1}),
+        ("the float output is a graph output too", {"conv_output_read_twice": True}),
+    ],
+)
+def test_a_group_the_integer_op_cannot_state_stays_as_written(
+    why: str, options: dict[str, Any]
+) -> None:
+    model = _conv_model(**options)
+    graph = load_onnx(model)
+    assert "Conv" in [op.type for op in graph.ops], why
+    assert "QLinearConv" not in [op.type for op in graph.ops], why
+    (want, *_) = ReferenceEvaluator(model).run(None, {"x": _x()})
+    np.testing.assert_allclose(execute(graph, {"x": _x()})["y"], want, atol=1e-6)
+
+
+def test_fuse_qdq_false_keeps_the_model_as_written() -> None:
+    graph = load_onnx(_conv_model(), fuse_qdq=False)
+    assert [op.type for op in graph.ops] == [
+        "QuantizeLinear", "DequantizeLinear", "Conv", "QuantizeLinear", "DequantizeLinear"
+    ]  # fmt: skip
+
+
+def _builder_dq(b: GraphBuilder, tensor: str, scale: float, **attrs: Any) -> str:
+    return b.op("DequantizeLinear", tensor, np.array(scale, np.float32), **attrs)
+
+
+def test_zero_points_a_group_omits_are_made_in_their_dtypes() -> None:
+    # no zero points anywhere: DQ reads x's dtype, Q gives uint8
+    b = GraphBuilder("no_zeros", opset=13)
+    x = b.input("x", (2, 4), dtype="uint8")
+    w = b.initializer(np.arange(12, dtype=np.uint8).reshape(4, 3), "w")
+    matmul = b.op("MatMul", _builder_dq(b, x, 0.1), _builder_dq(b, w, 0.2))
+    graph = fuse_qdq(b.build(b.op("QuantizeLinear", matmul, np.array(0.5, np.float32))))
+    (op,) = graph.ops
+    assert op.type == "QLinearMatMul"
+    zeros = {op.inputs[i]: graph.initializers[op.inputs[i]] for i in (2, 5, 7)}
+    assert [(z.dtype.name, z.shape) for z in zeros.values()] == [("uint8", ())] * 3
+    x_value = np.arange(8, dtype=np.uint8).reshape(2, 4)
+    want = np.clip(np.rint((x_value * 0.1) @ (graph.initializers["w"] * 0.2) / 0.5), 0, 255)
+    np.testing.assert_array_equal(execute(graph, {"x": x_value})[graph.outputs[0]], want)
+
+
+def _matmul_model(*, per_column: bool, b_from_input: bool = False) -> onnx.ModelProto:
+    rng = np.random.default_rng(3)
+    w = rng.normal(0, 0.3, (8, 5)).astype(np.float32)
+    w_scale = (np.abs(w).max(axis=0) if per_column else np.abs(w).max()) / 127
+    w_scale = np.asarray(w_scale, np.float32)
+    inits = [
+        _init("x_scale", X_SCALE, np.float32), _init("x_zero", 0, np.int8),
+        _init("w_q", np.rint(w / w_scale).astype(np.int8)), _init("w_scale", w_scale),
+        _init("w_zero", np.zeros(w_scale.shape, np.int8)),
+        _init("y_scale", Y_SCALE, np.float32), _init("y_zero", 0, np.int8),
+    ]  # fmt: skip
+    b_source = ["xq2", "x_scale", "x_zero"] if b_from_input else ["w_q", "w_scale", "w_zero"]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "x_scale", "x_zero"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "x_scale", "x_zero"], ["xd"]),
+        helper.make_node("DequantizeLinear", b_source, ["wd"], axis=1),
+        helper.make_node("MatMul", ["xd", "wd"], ["yf"], name="matmul"),
+        helper.make_node("QuantizeLinear", ["yf", "y_scale", "y_zero"], ["yq"]),
+        helper.make_node("DequantizeLinear", ["yq", "y_scale", "y_zero"], ["y"]),
+    ]
+    if b_from_input:  # activations times activations: x (3, 8) @ transpose(x)
+        nodes.insert(1, helper.make_node("Transpose", ["xq"], ["xq2"]))
+        return _model(nodes, inits, {"x": [3, 8]})
+    return _model(nodes, inits, {"x": [3, 8]})
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"per_column": False}, {"per_column": True}, {"per_column": False, "b_from_input": True}],
+)
+def test_a_matmul_group_becomes_one_qlinearmatmul(options: dict[str, bool]) -> None:
+    model = _matmul_model(**options)
+    graph = load_onnx(model)
+    assert "QLinearMatMul" in [op.type for op in graph.ops]
+    assert "MatMul" not in [op.type for op in graph.ops]
+    _within_one_step(model, _x((3, 8)))
+
+
+def test_a_dequantized_input_other_ops_read_stays_for_them() -> None:
+    # DQ(x) feeds the conv and a float Add: the conv is fused, the DQ stays for the Add
+    model = _conv_model()
+    nodes = list(model.graph.node)
+    nodes.append(helper.make_node("ReduceSum", ["xd"], ["total"], keepdims=0))
+    fused = load_onnx(_model(nodes, list(model.graph.initializer), {"x": [1, C, 8, 8]},
+                             ("y", "total")))  # fmt: skip
+    assert [op.type for op in fused.ops] == [
+        "QuantizeLinear", "DequantizeLinear", "QLinearConv", "DequantizeLinear", "ReduceSum"
+    ]  # fmt: skip
+
+
+def test_two_fused_convs_pass_int8_between_them() -> None:
+    # conv -> Q -> DQ -> conv2: the DQ between them goes, the int8 tensor flows on
+    model = _conv_model(bias="none")
+    nodes = list(model.graph.node)[:-1]  # up to yq
+    nodes += [
+        helper.make_node("DequantizeLinear", ["yq", "y_scale", "y_zero"], ["yd"]),
+        helper.make_node("DequantizeLinear", ["w2", "w2_scale"], ["w2d"]),
+        helper.make_node("Conv", ["yd", "w2d"], ["zf"], name="conv2"),
+        helper.make_node("QuantizeLinear", ["zf", "y_scale", "y_zero"], ["zq"]),
+        helper.make_node("DequantizeLinear", ["zq", "y_scale", "y_zero"], ["y"]),
+    ]
+    w2 = np.random.default_rng(4).integers(-20, 20, (2, M, 1, 1)).astype(np.int8)
+    inits = [*model.graph.initializer, _init("w2", w2), _init("w2_scale", 0.01, np.float32)]
+    two = _model(nodes, inits, {"x": [1, C, 8, 8]})
+    graph = load_onnx(two)
+    assert [(op.type, op.name) for op in graph.ops] == [
+        ("QuantizeLinear", "quant_x"), ("QLinearConv", "conv"), ("QLinearConv", "conv2"),
+        ("DequantizeLinear", graph.ops[3].name),
+    ]  # fmt: skip
+    assert graph.ops[2].inputs[0] == "yq"
+    got = execute(graph, {"x": _x()})["y"]
+    (want,) = ReferenceEvaluator(two).run(None, {"x": _x()})
+    # the first conv's one-step differences can move the second's output by a step or two
+    assert np.abs(got - want).max() <= 2 * Y_SCALE + 1e-6
+
+
+def test_fused_convs_go_to_the_int8_npu_and_simulate_as_execute_computes() -> None:
+    # i.MX93: the Ethos-U65 (int8) takes the fused conv; as written, every op stays on the A55s
+    model = _conv_model(per_channel=True)
+    fused, written = load_onnx(model), load_onnx(model, fuse_qdq=False)
+    inputs = {"x": _x()}
+    result = simulate(fused, "nxp-imx93", inputs=inputs)
+    assert result.to_dict()["placement"]["conv"] == "vdevice0/npu"
+    np.testing.assert_array_equal(result.outputs["y"], execute(fused, inputs)["y"])
+    as_written = simulate(written, "nxp-imx93", inputs=inputs).to_dict()["placement"]
+    assert set(as_written.values()) == {"host"}
+
+
+def test_a_float_op_with_no_quantize_after_it_stays_float() -> None:
+    # weight-only quantization: DQ(w) -> MatMul -> a graph output; nothing to fuse into
+    nodes = [
+        helper.make_node("DequantizeLinear", ["w_q", "w_scale"], ["wd"]),
+        helper.make_node("MatMul", ["x", "wd"], ["y"], name="matmul"),
+    ]
+    w_q = np.arange(-6, 6, dtype=np.int8).reshape(4, 3)
+    inits = [_init("w_q", w_q), _init("w_scale", 0.5, np.float32)]
+    graph = load_onnx(_model(nodes, inits, {"x": [2, 4]}))
+    assert [op.type for op in graph.ops] == ["MatMul"]  # the DQ of a constant is folded
+    np.testing.assert_array_equal(graph.initializers["wd"], w_q * np.float32(0.5))
