@@ -1,5 +1,6 @@
 """QDQ fusion: a float Conv or MatMul between DequantizeLinear and QuantizeLinear ops becomes
-the integer op an int8 device runs, as onnxruntime's QDQ transformer rewrites it.
+the integer op an int8 device runs, and an op that only moves values runs on the quantized
+tensor, as onnxruntime's QDQ transformer rewrites them.
 
 A model quantized in QDQ form (onnxruntime's default format, and what PyTorch exports) keeps
 each Conv and MatMul in float: its inputs come from DequantizeLinear (DQ) ops and its output goes
@@ -19,6 +20,11 @@ initializer; scales are float32):
   uint8 and by nothing else.
 - **MatMul**: A from a per-tensor DQ, B from a DQ per tensor or, for a 2-D B, per column
   (its last axis); the output read by one per-tensor Q only; int8 or uint8 throughout.
+
+- **Ops that only select or move values** (`DATA_MOVERS`: MaxPool, Reshape, Transpose,
+  Gather...): between a per-tensor DQ and a Q of the same scale and zero point, the op reads the
+  quantized tensor and gives the Q's output, exactly the values the float path gives, and the
+  pair goes (onnxruntime drops it so). An int8 MaxPool thus stays on the int8 device.
 
 Blocked quantization (``block_size``), DQ's ``output_dtype`` and Q's ``precision`` (opset 21
 and 23 attributes) keep a group as written. A group that does not qualify runs as the float
@@ -43,7 +49,7 @@ from hetsim.ir import Graph, Op
 from hetsim.kernels.quant import is_per_tensor
 from hetsim.kernels.registry import ONNX_DTYPES
 
-__all__ = ["fuse_qdq"]
+__all__ = ["DATA_MOVERS", "fuse_qdq"]
 
 _INT8 = (np.dtype("int8"), np.dtype("uint8"))
 _FLOAT32 = np.dtype("float32")
@@ -229,6 +235,29 @@ class _Fuser:
         q, y = out
         return Op("QLinearMatMul", op.name, self.operands(a, b, y), (y.tensor,)), q
 
+    def moved(self, op: Op) -> tuple[Op, Op] | None:
+        """`op` on the quantized tensor, when a DQ makes its data input and a Q of the same
+        scale and zero point takes its output: an op that only selects or moves values gives
+        the same values either way."""
+        if op.type == "MaxPool" and (self.graph.opset < 12 or any(op.outputs[1:])):
+            return None  # int8 MaxPool from opset 12; its Indices are no values to quantize
+        if op.type == "Resize" and op.attrs.get("mode", "nearest") != "nearest":
+            return None  # interpolating computes new values
+        data = self.dequantized(op.inputs[0])
+        out = self.quantized_by(op.outputs[0])
+        if data is None or out is None or not is_per_tensor(data.scale_value.shape):
+            return None
+        q, y = out
+        if data.dtype != y.dtype or not np.array_equal(data.scale_value, y.scale_value):
+            return None
+        if not np.array_equal(self.zero_value(data), self.zero_value(y)):
+            return None
+        return replace(op, inputs=(data.tensor, *op.inputs[1:]), outputs=(y.tensor,)), q
+
+    def zero_value(self, found: _Quantized) -> np.ndarray:
+        """The zero point's value (0 where the op omits it)."""
+        return self.constants[found.zero] if found.zero is not None else np.zeros((), found.dtype)
+
 
 def _per_channel(found: _Quantized, shape: tuple[int, ...], *, axis: int) -> bool:
     """Per tensor, or one scale per index of `shape`'s `axis` as the DQ's own axis states."""
@@ -239,11 +268,24 @@ def _per_channel(found: _Quantized, shape: tuple[int, ...], *, axis: int) -> boo
     return stated == axis and scale.shape == (shape[axis],)
 
 
-_FUSERS = {"Conv": _Fuser.conv, "MatMul": _Fuser.matmul}
+DATA_MOVERS = frozenset(
+    {"Expand", "Flatten", "Gather", "GatherElements", "MaxPool", "Reshape", "Resize", "Squeeze",
+     "Tile", "Transpose", "Unsqueeze"}
+)  # fmt: skip
+"""Ops that only select or move values: between a DQ and a Q of one scale and zero point they
+run on the quantized tensor (onnxruntime's list of ops that "do not change the data"; Resize in
+``nearest`` mode only)."""
+
+_FUSERS = {
+    "Conv": _Fuser.conv,
+    "MatMul": _Fuser.matmul,
+    **dict.fromkeys(DATA_MOVERS, _Fuser.moved),
+}
 
 
 def fuse_qdq(graph: Graph) -> Graph:
-    """`graph` with every qualifying DQ -> Conv/MatMul -> Q group as one integer op.
+    """`graph` with every qualifying DQ -> Conv/MatMul -> Q group as one integer op, and every
+    DQ -> data mover -> Q group as the data mover on the quantized tensor.
 
     Ops keep their order: the fused op takes the float op's place and name and gives the Q's
     output. Initializers that no op reads any more (a DQ's weight once its DQ is dropped) go.

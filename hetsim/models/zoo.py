@@ -133,10 +133,11 @@ def cnn_int8(*, fuse: bool = True) -> Graph:
     its Conv; weights int8, symmetric, one scale per output channel; biases int32 with scale
     ``x_scale · w_scale``; activations int8 per tensor, from their range on the input
     `hetsim.api.make_inputs` gives for seed 0 (``min..max``; a ReLU's output ``0..max`` with zero
-    point -128, so the quantization's saturation is the ReLU and the op goes). MaxPool reads the
-    int8 tensor; the classifier head (GlobalAveragePool, Gemm, Softmax) stays in float. Fused,
-    it runs: QuantizeLinear, QLinearConv, MaxPool, QLinearConv, MaxPool, DequantizeLinear, then
-    the float head. ``fuse=False``: the QDQ form as written.
+    point -128, so the quantization's saturation is the ReLU and the op goes); each MaxPool
+    between a DQ and a Q of its input's scale and zero point; the classifier head
+    (GlobalAveragePool, Gemm, Softmax) in float. Fused, it runs QuantizeLinear, QLinearConv,
+    MaxPool (on int8), QLinearConv, MaxPool, DequantizeLinear, then the float head.
+    ``fuse=False``: the QDQ form as written.
 
     Examples
     --------
@@ -169,7 +170,9 @@ def cnn_int8(*, fuse: bool = True) -> Graph:
         scale = np.array(seen[f"relu{block}"].max() / 255, np.float32)
         zero = np.array(-128, np.int8)
         h = b.op("QuantizeLinear", conv, scale, zero, name=f"quant{block}")
-        h = b.op("MaxPool", h, name=f"pool{block}", kernel_shape=[2, 2], strides=[2, 2])
+        pool = b.op("MaxPool", dq(h, scale, zero), name=f"pool{block}", kernel_shape=[2, 2],
+                    strides=[2, 2])  # fmt: skip
+        h = b.op("QuantizeLinear", pool, scale, zero, name=f"quant_pool{block}")
     h = b.op("DequantizeLinear", h, scale, zero, name="dequant")
     h = b.op("GlobalAveragePool", h, name="gap")
     h = b.op("Flatten", h, name="flatten", axis=1)

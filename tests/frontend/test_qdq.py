@@ -309,3 +309,60 @@ def test_a_float_op_with_no_quantize_after_it_stays_float() -> None:
     graph = load_onnx(_model(nodes, inits, {"x": [2, 4]}))
     assert [op.type for op in graph.ops] == ["MatMul"]  # the DQ of a constant is folded
     np.testing.assert_array_equal(graph.initializers["wd"], w_q * np.float32(0.5))
+
+
+def _mover_model(node: onnx.NodeProto, *, out_scale: float = X_SCALE, opset: int = 19) -> Any:
+    """x -> Q -> DQ -> `node` (reads ``xd``, gives ``m``) -> Q(out_scale) -> DQ -> y."""
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "x_scale", "x_zero"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "x_scale", "x_zero"], ["xd"]),
+        node,
+        helper.make_node("QuantizeLinear", ["m", "out_scale", "x_zero"], ["mq"]),
+        helper.make_node("DequantizeLinear", ["mq", "out_scale", "x_zero"], ["y"]),
+    ]
+    inits = [
+        _init("x_scale", X_SCALE, np.float32),
+        _init("x_zero", -3, np.int8),
+        _init("out_scale", out_scale, np.float32),
+        _init("shape", [1, -1], np.int64),
+        _init("sizes", [1, C, 16, 16], np.int64),
+    ]
+    return _model(nodes, inits, {"x": [1, C, 8, 8]}, opset=opset)
+
+
+@pytest.mark.parametrize(
+    "node",
+    [
+        helper.make_node("MaxPool", ["xd"], ["m"], name="pool", kernel_shape=[2, 2]),
+        helper.make_node("Transpose", ["xd"], ["m"], name="pool", perm=[0, 2, 3, 1]),
+        helper.make_node("Reshape", ["xd", "shape"], ["m"], name="pool"),
+        helper.make_node("Resize", ["xd", "", "", "sizes"], ["m"], name="pool", mode="nearest"),
+    ],
+    ids=lambda node: node.op_type,
+)
+def test_an_op_that_only_moves_values_runs_on_the_quantized_tensor(node: Any) -> None:
+    model = _mover_model(node)
+    graph = load_onnx(model)
+    assert [op.type for op in graph.ops] == ["QuantizeLinear", node.op_type, "DequantizeLinear"]
+    assert graph.ops[1].inputs[0] == "xq"
+    assert graph.ops[1].outputs == ("mq",)
+    (want,) = ReferenceEvaluator(model).run(None, {"x": _x()})
+    np.testing.assert_array_equal(execute(graph, {"x": _x()})["y"], want)  # exactly
+
+
+@pytest.mark.parametrize(
+    ("why", "node", "out_scale"),
+    [
+        ("a Q of another scale", helper.make_node("MaxPool", ["xd"], ["m"], kernel_shape=[2, 2]),
+         2 * X_SCALE),
+        ("interpolation makes new values",
+         helper.make_node("Resize", ["xd", "", "", "sizes"], ["m"], mode="linear"), X_SCALE),
+    ],
+)  # fmt: skip
+def test_a_data_mover_stays_float_unless_its_values_stay_the_same(
+    why: str, node: Any, out_scale: float
+) -> None:
+    graph = load_onnx(_mover_model(node, out_scale=out_scale))
+    assert [op.type for op in graph.ops] == [
+        "QuantizeLinear", "DequantizeLinear", node.op_type, "QuantizeLinear", "DequantizeLinear"
+    ], why  # fmt: skip
