@@ -128,7 +128,7 @@ STREAM_PROBES: dict[str, tuple[ProbeFactory, ...]] = {
 }
 RATE_OP_TYPES: dict[str, tuple[str, ...]] = {"elementwise": ("Relu",)}
 """Classes whose efficiency is fitted on some of their probes' op types only. An elementwise flop
-is one streaming pass of the kind a Relu makes (`hetsim.kernels.elementwise` counts the passes of
+is one streaming pass of the kind a Relu makes (`hetsim.kernels.unary` counts the passes of
 Erf and the transcendental ops in it); Add streams 2-4x faster per element in cache, so a median
 over both lands between two clusters and flips between them from one calibration to the next.
 Add's probes give the bandwidth instead."""

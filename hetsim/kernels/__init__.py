@@ -18,6 +18,7 @@ from hetsim.kernels import rnn as _rnn
 from hetsim.kernels import sampling as _sampling
 from hetsim.kernels import shape as _shape
 from hetsim.kernels import tensor as _tensor
+from hetsim.kernels import unary as _unary
 from hetsim.kernels import vision as _vision
 from hetsim.kernels.execute import Program, compile_program, execute
 from hetsim.kernels.propagate import bind_dims, keeps_value, propagate, propagate_costs
@@ -67,5 +68,6 @@ del (
     _sampling,
     _shape,
     _tensor,
+    _unary,
     _vision,
 )

@@ -42,7 +42,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.elementwise import TRANSCENDENTAL_FLOPS
 from hetsim.kernels.registry import (
     Cost,
     Kernel,
@@ -55,6 +54,7 @@ from hetsim.kernels.registry import (
     op_error,
     register,
 )
+from hetsim.kernels.unary import TRANSCENDENTAL_FLOPS
 
 __all__ = ["rotary_embedding", "swiglu", "tensor_scatter"]
 

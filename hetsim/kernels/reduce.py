@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.elementwise import TRANSCENDENTAL_FLOPS
 from hetsim.kernels.registry import (
     Cost,
     Kernel,
@@ -32,6 +31,7 @@ from hetsim.kernels.registry import (
     op_error,
     register,
 )
+from hetsim.kernels.unary import TRANSCENDENTAL_FLOPS
 
 __all__: list[str] = []
 

@@ -37,8 +37,8 @@ from typing import TypeVar
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.elementwise import relu, sigmoid, softplus, softsign
 from hetsim.kernels.registry import Cost, Kernel, Meta, attr, nbytes, op_error, register
+from hetsim.kernels.unary import relu, sigmoid, softplus, softsign
 
 __all__ = ["ACTIVATIONS", "Activation"]
 

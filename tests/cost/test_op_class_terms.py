@@ -10,7 +10,7 @@ from hetsim.cost import kernel_timer, kernel_us, mem_efficiency, op_latency_us
 from hetsim.errors import TargetError
 from hetsim.ir import Op
 from hetsim.kernels import Cost, Meta, lookup
-from hetsim.kernels.elementwise import ERF_TEMP_BYTES, TRANSCENDENTAL_FLOPS
+from hetsim.kernels.unary import ERF_TEMP_BYTES, TRANSCENDENTAL_FLOPS
 from hetsim.platform import Processor, build_platform
 from hetsim.target import Target
 

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from hetsim.errors import ModelError
 from hetsim.ir import Op
 from hetsim.kernels import OPS, Meta
-from hetsim.kernels.elementwise import erf
 from hetsim.kernels.registry import broadcast_shape
+from hetsim.kernels.unary import erf
 
 UNARY_FLOAT = [
     "Relu", "Neg", "Abs", "Sqrt", "Exp", "Log", "Reciprocal", "Floor", "Ceil", "Erf", "Tanh",

@@ -11,7 +11,7 @@ import pytest
 from hetsim.errors import ModelError
 from hetsim.ir import Graph, Op, TensorType
 from hetsim.kernels import OPS, Meta, execute
-from hetsim.kernels.elementwise import TRANSCENDENTAL_FLOPS
+from hetsim.kernels.unary import TRANSCENDENTAL_FLOPS
 
 F32 = np.dtype(np.float32)
 I64 = np.dtype(np.int64)
