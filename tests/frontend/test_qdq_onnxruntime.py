@@ -1,0 +1,108 @@
+"""QDQ models as onnxruntime's static quantizer writes them: fused on load, they compute what
+onnxruntime computes and their integer ops reach the int8 NPU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+quantization = pytest.importorskip("onnxruntime.quantization")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from hetsim import execute, simulate  # noqa: E402
+from hetsim.frontend import load_onnx  # noqa: E402
+
+SHAPE = (1, 3, 16, 16)
+
+
+def _float_model() -> onnx.ModelProto:
+    """Conv-Relu-MaxPool-Conv-Relu, global pool, Flatten, MatMul: a small float CNN."""
+    rng = np.random.default_rng(0)
+
+    def weight(name: str, shape: tuple[int, ...], std: float) -> onnx.TensorProto:
+        return numpy_helper.from_array(rng.normal(0, std, shape).astype(np.float32), name)
+
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("MaxPool", ["r1"], ["p1"], name="pool1", kernel_shape=[2, 2],
+                         strides=[2, 2]),
+        helper.make_node("Conv", ["p1", "w2", "b2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+        helper.make_node("GlobalAveragePool", ["r2"], ["g"], name="gap"),
+        helper.make_node("Flatten", ["g"], ["f"], name="flatten"),
+        helper.make_node("MatMul", ["f", "wf"], ["y"], name="fc"),
+    ]  # fmt: skip
+    weights = [
+        weight("w1", (8, 3, 3, 3), 0.3), weight("b1", (8,), 0.1),
+        weight("w2", (16, 8, 3, 3), 0.2), weight("b2", (16,), 0.1),
+        weight("wf", (16, 10), 0.3),
+    ]  # fmt: skip
+    graph = helper.make_graph(
+        nodes,
+        "small_cnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(SHAPE))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        initializer=weights,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+class _Calibration(quantization.CalibrationDataReader):  # type: ignore[misc]
+    def __init__(self) -> None:
+        rng = np.random.default_rng(1)
+        self._batches = iter([{"x": rng.standard_normal(SHAPE).astype(np.float32)}] * 8)
+
+    def get_next(self) -> dict[str, np.ndarray] | None:
+        return next(self._batches, None)
+
+
+def _quantized(tmp_path: Path, activations: str, per_channel: bool) -> Path:
+    source, target = tmp_path / "float.onnx", tmp_path / "qdq.onnx"
+    onnx.save(_float_model(), source)
+    types = {"int8": quantization.QuantType.QInt8, "uint8": quantization.QuantType.QUInt8}
+    quantization.quantize_static(
+        str(source), str(target), _Calibration(), quant_format=quantization.QuantFormat.QDQ,
+        per_channel=per_channel, activation_type=types[activations],
+        weight_type=quantization.QuantType.QInt8,
+    )  # fmt: skip
+    return target
+
+
+@pytest.mark.parametrize("activations", ["int8", "uint8"])
+@pytest.mark.parametrize("per_channel", [True, False])
+def test_onnxruntime_qdq_model_fuses_and_computes_what_onnxruntime_does(
+    tmp_path: Path, activations: str, per_channel: bool
+) -> None:
+    path = _quantized(tmp_path, activations, per_channel)
+    graph = load_onnx(path)
+    # the quantizer folded each Relu into its conv's output zero point; GlobalAveragePool
+    # computes new values, so it stays float between a DQ and a Q
+    assert [op.type for op in graph.ops] == [
+        "QuantizeLinear", "QLinearConv", "MaxPool", "QLinearConv", "DequantizeLinear",
+        "GlobalAveragePool", "QuantizeLinear", "Flatten", "QLinearMatMul", "DequantizeLinear",
+    ]  # fmt: skip
+    x = np.random.default_rng(2).standard_normal(SHAPE).astype(np.float32)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    (want,) = session.run(None, {"x": x})
+    y_scale = graph.initializers[graph.ops[-1].inputs[1]]
+    got = execute(graph, {"x": x})["y"]
+    assert np.abs(got - want).max() <= y_scale + 1e-6  # at most one step of the output
+    assert np.mean(np.abs(got - want) < y_scale / 2) >= 0.9
+
+
+def test_onnxruntime_int8_model_runs_its_integer_ops_on_the_ethos_u65(tmp_path: Path) -> None:
+    graph = load_onnx(_quantized(tmp_path, "int8", per_channel=True))
+    result = simulate(graph, "nxp-imx93")
+    on_npu = {name for name, path in result.to_dict()["placement"].items() if path != "host"}
+    # (its ops list has Reshape, not Flatten: the int8 Flatten runs on the Cortex-A55s)
+    assert {op.type for op in graph.ops if op.name in on_npu} == {
+        "QLinearConv", "MaxPool", "QLinearMatMul"
+    }  # fmt: skip
+    np.testing.assert_array_equal(result.outputs["y"], execute(graph, result.inputs)["y"])
