@@ -30,7 +30,7 @@ def is_count(value: object, minimum: int = 0) -> bool:
     >>> is_count(3), is_count(0), is_count(True), is_count(2.0), is_count("8"), is_count(0, 1)
     (True, True, False, False, False, False)
     """
-    return not isinstance(value, bool) and isinstance(value, Integral) and value >= minimum
+    return not isinstance(value, bool) and isinstance(value, Integral) and int(value) >= minimum
 
 
 class HetsimError(Exception):

@@ -92,7 +92,7 @@ def bench_dtype(target: Target, device: str) -> str:
     ('float16', 'float32')
     """
     node = dict(target.walk())[device]
-    if node.kind == "hetero":
+    if node.kind == "hetero" and node.host is not None:  # a hetero target always has a host
         node = next((d for d in node.devices if d.kind != "hetero" and d.attrs["ops"]), node.host)
     computes = node.attrs.get("dtypes") or ("float32",)
     return next((d for d in PREFERRED_DTYPES if d in computes), computes[0])

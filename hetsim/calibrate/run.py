@@ -439,13 +439,13 @@ def fit_fixed_costs(tiny: list[Sample]) -> dict[str, Fitted]:
         )
     }
     for c in OP_CLASSES:
-        found = by_class.get(c)
+        class_us = by_class.get(c)
         fitted[f"op_latency_us.{c}"] = (
             Fitted(0.0, "not probed: 0")
-            if found is None
+            if class_us is None
             else Fitted(
-                round(found - latency, 4),
-                f"median per-call time of its tiny kernels ({found:.3g} us) - kernel_latency_us",
+                round(class_us - latency, 4),
+                f"median per-call time of its tiny kernels ({class_us:.3g} us) - kernel_latency_us",
             )
         )
     return fitted

@@ -10,7 +10,7 @@ manipulation in `tensor.py`.
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -201,9 +201,9 @@ def _compile_is_inf(op: Op, opset: int) -> Kernel:
     if negative and positive:
         return lambda inputs: [np.isinf(inputs[0])]
     if positive:
-        return lambda inputs: [np.isposinf(inputs[0])]
+        return lambda inputs: [cast(np.ndarray, np.isposinf(inputs[0]))]
     if negative:
-        return lambda inputs: [np.isneginf(inputs[0])]
+        return lambda inputs: [cast(np.ndarray, np.isneginf(inputs[0]))]
     return lambda inputs: [np.zeros(inputs[0].shape, bool)]
 
 

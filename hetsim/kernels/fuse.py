@@ -19,7 +19,7 @@ work: `hetsim.sim.fusion`). Kernels live in their op modules.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -46,7 +46,8 @@ Epilogue = Callable[[np.ndarray], np.ndarray]
 
 def _relu_in_place(y: np.ndarray) -> np.ndarray:
     if isinstance(y, np.ndarray):
-        return np.maximum(y, zeros(y.shape, y.dtype), out=y)
+        result: np.ndarray = np.maximum(y, zeros(y.shape, y.dtype), out=y)
+        return result
     return np.maximum(y, 0)  # a 0-d Add or Sum gives a numpy scalar
 
 
@@ -129,7 +130,7 @@ def clear_fused() -> None:
 def with_epilogue(kernel: Kernel, epilogue: Epilogue) -> Kernel:
     """`kernel` followed by `epilogue` on its one output, in place."""
 
-    def fused(inputs: list[np.ndarray | None]) -> list[np.ndarray]:
+    def fused(inputs: Sequence[Any]) -> list[np.ndarray]:
         return [epilogue(kernel(inputs)[0])]
 
     return fused

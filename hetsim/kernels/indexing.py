@@ -157,7 +157,7 @@ def _compile_scatter_elements(op: Op, opset: int) -> Kernel:
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         data, indices, updates = present(op, inputs, 3)
         at = normalize_axis(op, axis, data.ndim)
-        where = list(np.indices(indices.shape, sparse=True))
+        where: list[np.ndarray] = list(np.indices(indices.shape, sparse=True))
         where[at] = indices
         return [_scattered(data, tuple(where), updates, ufunc)]
 

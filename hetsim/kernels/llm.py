@@ -313,7 +313,8 @@ def swiglu(a: np.ndarray, b: np.ndarray, alpha: float = 1.0) -> np.ndarray:
     """
     with np.errstate(over="ignore"):  # exp of a large -alpha·A: inf, and a sigmoid of 0
         gate = (1 / (1 + np.exp(-np.float32(alpha) * a))).astype(a.dtype, copy=False)
-    return (a * gate * b).astype(a.dtype, copy=False)
+    result: np.ndarray = (a * gate * b).astype(a.dtype, copy=False)
+    return result
 
 
 def _compile_swiglu(op: Op, opset: int) -> Kernel:

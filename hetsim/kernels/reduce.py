@@ -77,16 +77,21 @@ def _mean(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
 
 def _sum_of(transform: Callable[[np.ndarray], np.ndarray]) -> Reducer:
     """The sum of `transform` of the elements (ReduceL1: of their absolute values)."""
-    return lambda x, axes, keepdims: np.add.reduce(transform(x), axis=axes, keepdims=keepdims)
+
+    def total(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
+        result: np.ndarray = np.add.reduce(transform(x), axis=axes, keepdims=keepdims)  # type: ignore[call-overload]
+        return result
+
+    return total
 
 
 def _l2(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
-    result: np.ndarray = np.sqrt(np.add.reduce(np.square(x), axis=axes, keepdims=keepdims))
+    result: np.ndarray = np.sqrt(np.add.reduce(np.square(x), axis=axes, keepdims=keepdims))  # type: ignore[call-overload]
     return result
 
 
 def _log_sum(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
-    result: np.ndarray = np.log(np.add.reduce(x, axis=axes, keepdims=keepdims))
+    result: np.ndarray = np.log(np.add.reduce(x, axis=axes, keepdims=keepdims))  # type: ignore[call-overload]
     return result
 
 
@@ -94,7 +99,8 @@ def _log_sum_exp(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.nda
     """log Σ exp(x), with the largest element taken out first so that exp cannot overflow
     (the log of an empty sum is -inf)."""
     if not x.size:
-        return np.log(np.add.reduce(np.exp(x), axis=axes, keepdims=keepdims))
+        empty: np.ndarray = np.log(np.add.reduce(np.exp(x), axis=axes, keepdims=keepdims))  # type: ignore[call-overload]
+        return empty
     top = np.maximum.reduce(x, axis=axes, keepdims=True)
     top = np.where(np.isfinite(top), top, 0)
     total = np.add.reduce(np.exp(x - top), axis=axes, keepdims=True)

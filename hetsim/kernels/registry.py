@@ -246,7 +246,7 @@ def _groups(form: Grouping) -> tuple[tuple[int, ...], ...]:
         return ()
     assert isinstance(form, tuple), f"one_type: expected positions, got {form!r}"
     assert form, "one_type: expected positions, got none"
-    return form if isinstance(form[0], tuple) else (form,)  # type: ignore[return-value]
+    return form if isinstance(form[0], tuple) else (form,)
 
 
 def _naming_the_op(compile: Compile) -> Compile:

@@ -234,7 +234,8 @@ def affine_grid(theta: np.ndarray, spatial: Sequence[int], align_corners: bool) 
     # homogeneous points, coordinates in reverse axis order (x first), then 1
     base = np.stack([*mesh[::-1], np.ones_like(mesh[0])], axis=-1).reshape(-1, len(spatial) + 1)
     points = np.einsum("nij,pj->npi", theta.astype(np.float64), base)
-    return points.astype(theta.dtype).reshape(theta.shape[0], *spatial, len(spatial))
+    grid: np.ndarray = points.astype(theta.dtype).reshape(theta.shape[0], *spatial, len(spatial))
+    return grid
 
 
 def _spatial_size(op: Op, theta: tuple[int, ...], size: np.ndarray) -> list[int]:

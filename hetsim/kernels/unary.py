@@ -119,7 +119,8 @@ def _swish(op: Op) -> Unary:
 
     def swish(x: np.ndarray) -> np.ndarray:
         wide = x.astype(np.float32) if x.dtype == np.float16 else x  # one rounding, at the end
-        return (wide * sigmoid(alpha * wide)).astype(x.dtype, copy=False)
+        result: np.ndarray = (wide * sigmoid(alpha * wide)).astype(x.dtype, copy=False)
+        return result
 
     return swish
 
@@ -131,7 +132,8 @@ def _celu(op: Op) -> Unary:
 
     def celu(x: np.ndarray) -> np.ndarray:
         negative = alpha * np.expm1(np.minimum(x, 0) / alpha)
-        return (np.maximum(x, 0) + negative).astype(x.dtype, copy=False)
+        result: np.ndarray = (np.maximum(x, 0) + negative).astype(x.dtype, copy=False)
+        return result
 
     return celu
 

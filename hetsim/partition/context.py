@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,7 +59,7 @@ def refusals(
     choice: str,
     op: Op,
     is_dynamic: bool,
-    dtypes: AbstractSet[str] = frozenset(),
+    dtypes: frozenset[str] = frozenset(),
 ) -> list[tuple[str, str]]:
     """Why `choice` (a processor or nested level path) cannot run `op`: ``(path, reason)`` pairs.
 
@@ -120,7 +119,7 @@ def path_refusals(
     device: str,
     op: Op,
     is_dynamic: bool,
-    dtypes: AbstractSet[str] = frozenset(),
+    dtypes: frozenset[str] = frozenset(),
 ) -> list[tuple[str, str]]:
     """Why `op` cannot run on exactly `device`, reached through every nested level above it.
 

@@ -76,13 +76,15 @@ class _GroupDag:
         seen_b.update(frontier_b)
         while frontier_f and frontier_b:
             if len(frontier_f) <= len(frontier_b):
-                frontier_f = _step(frontier_f, succ, seen_f, seen_b)
-                if frontier_f is None:
+                stepped = _step(frontier_f, succ, seen_f, seen_b)
+                if stepped is None:
                     return True
+                frontier_f = stepped
             else:
-                frontier_b = _step(frontier_b, pred, seen_b, seen_f)
-                if frontier_b is None:
+                stepped = _step(frontier_b, pred, seen_b, seen_f)
+                if stepped is None:
                     return True
+                frontier_b = stepped
         return False
 
     def merge(self, a: int, b: int) -> None:

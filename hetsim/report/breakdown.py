@@ -130,7 +130,7 @@ def totals(record: RunRecord) -> Totals:
     return by_category, {name: min(us, makespan) for name, us in busy.items()}
 
 
-def _sweep(spans: Iterable[Span], resources: Iterable[str]) -> Totals | None:
+def _sweep(spans: Iterable[tuple[Any, ...]], resources: Iterable[str]) -> Totals | None:
     """`totals` of spans in start order, as the engine records them, in one pass: each
     resource's union of intervals grows run by run as its spans come. ``None`` if a span
     starts before the one before it (a record built by hand), which `totals` then sorts.

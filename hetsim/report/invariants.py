@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from numbers import Integral
 
 from hetsim.errors import Problem, SimulationError, is_count
 from hetsim.report.breakdown import TOTALS_KEY
@@ -120,10 +121,10 @@ def _check_link_bytes(record: RunRecord) -> Iterable[Problem]:
         if span.resource not in links:
             continue
         size = span.args.get("bytes")
-        if not is_count(size):
-            yield Problem(_where(span), "expected args['bytes'] as a non-negative int", repr(size))
+        if isinstance(size, Integral) and is_count(size):
+            carried[span.resource] += int(size)
             continue
-        carried[span.resource] += int(size)
+        yield Problem(_where(span), "expected args['bytes'] as a non-negative int", repr(size))
     for name in record.links:
         recorded = record.link_bytes.get(name, 0)
         if recorded != carried[name]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from hetsim.report.breakdown import totals
 from hetsim.sim.records import RunRecord
@@ -65,14 +66,12 @@ def level_stats(record: RunRecord) -> dict[str, LevelStats]:
     '' 1.0 1.0 0
     'v' 5.0 2.5 64
     """
-    levels: Mapping[str, Mapping[str, object]] = record.extra.get("levels", {})
+    levels: Mapping[str, Mapping[str, Any]] = record.extra.get("levels", {})
     if not levels:
         return {}
     by_category, busy = totals(record)
     level_of = {
-        processor: path
-        for path, level in levels.items()
-        for processor in level["processors"]  # type: ignore[attr-defined]
+        processor: path for path, level in levels.items() for processor in level["processors"]
     }
     link_bytes = dict.fromkeys(levels, 0)
     for name in record.links:
@@ -83,7 +82,7 @@ def level_stats(record: RunRecord) -> dict[str, LevelStats]:
     stats = {}
     for path, level in levels.items():
         host = str(level["host"])
-        processors = tuple(level["processors"])  # type: ignore[call-overload]
+        processors = tuple(level["processors"])
         categories = by_category.get(host, {})
         stats[path] = LevelStats(
             host=host,

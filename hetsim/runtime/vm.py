@@ -527,9 +527,9 @@ class LevelCompiler:
             )
             self._queue(user, outputs)
         elif unit.where == self.host:
-            for slot in inputs:
-                if slot is not None:
-                    self._sync_for(slot)
+            for source in inputs:
+                if source is not None:
+                    self._sync_for(source)
             self.code.append(Call(unit.op, inputs, tuple(outputs)))
         else:
             waits = self._waits(inputs, unit.where)

@@ -32,7 +32,7 @@ import weakref
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -195,7 +195,10 @@ def _streams_used(program: LevelProgram | PlanProgram) -> frozenset[str]:
     found = _streams.get(program)
     if found is None:
         found = _streams[program] = frozenset(
-            ins.processor for p in _programs(program) for ins in p.code if type(ins) in _QUEUED
+            cast("Launch | Copy | Invoke", ins).processor
+            for p in _programs(program)
+            for ins in p.code
+            if type(ins) in _QUEUED
         )
     return found
 
@@ -369,7 +372,7 @@ SLOT_FIELDS: Mapping[type, tuple[str, ...]] = {
 
 
 _SLOT_INDICES: Mapping[type, frozenset[int]] = {
-    kind: frozenset(kind._fields.index(name) for name in names)
+    kind: frozenset(cast(Any, kind)._fields.index(name) for name in names)
     for kind, names in SLOT_FIELDS.items()
 }
 """`SLOT_FIELDS` as positions in each instruction tuple."""
@@ -460,12 +463,14 @@ def _copy(ins: Copy, b: _Binder) -> CopyStep:
     size = b.sizes[ins.src]
     links = b.platform.links
     hops = tuple(Hop(name, transfer_us(links[name], size)) for name in ins.route)
-    run = no_run
+    run: Run = no_run
     if b.is_functional:
         source, target = ins.src, ins.dst
 
-        def run(values: list[Any]) -> None:  # arrays are never written in place: copies share
-            values[target] = values[source]
+        def copy_value(values: list[Any]) -> None:  # arrays are never written in place
+            values[target] = values[source]  # copies share them
+
+        run = copy_value
 
     args = {"bytes": size, "src": src.memory, "dst": dst.memory}
     return CopyStep(
@@ -636,7 +641,7 @@ def bind(
     relocated = _relocated(program, programs, space.offsets)
     if is_functional and fuse:
         space.fused = fused_runs(root.graph, root.ops, relocated, len(space.slots))
-    bound = []
+    bound: list[tuple[str, tuple[Step, ...]]] = []
     for p, p_code in zip(programs, relocated, strict=True):
         _check_dims(p, run_dims)
         binder = _Binder(p, platform, run_dims, space, is_functional=is_functional)
@@ -644,7 +649,8 @@ def bind(
         if p is not root and is_functional:
             kernels = tuple(getattr(step, "run", no_run) for step in code)
             code = tuple(
-                step._replace(run=no_run) if hasattr(step, "run") else step for step in code
+                cast(Any, step)._replace(run=no_run) if hasattr(step, "run") else step
+                for step in code
             )
             space.runs[len(bound)] = (code, kernels)
         bound.append((p.host, code))

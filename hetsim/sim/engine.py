@@ -184,7 +184,8 @@ class Simulation:
         # A step that queues work on a stream: the SimPy process that runs it there (kernels,
         # the most frequent, are a timeout callback in `Stream` instead).
         self.stream_processes: dict[
-            type, Callable[[Stream, tuple[Any, float, int], float], Generator[Event, Any, None]]
+            type,
+            Callable[[Stream, tuple[Any, float, int | None], float], Generator[Event, Any, None]],
         ] = {CopyStep: self.transfer, InvokeStep: self.invoke}
         self._handlers: dict[type, Callable[[Any], Event | None]] = {
             AllocStep: self._alloc,
@@ -308,7 +309,7 @@ class Simulation:
             if wait is not None:
                 self._save(executor)
                 # first callback: the handler's own callbacks then see this executor's state
-                wait.callbacks.insert(0, lambda _, executor=executor: self._load(executor))
+                wait.callbacks.insert(0, lambda _: self._load(executor))
                 yield wait
         self._save(executor)
 
@@ -445,7 +446,7 @@ class Simulation:
         self.streams[step.stream].push((step, self.t, flow))
 
     def invoke(
-        self, stream: Stream, item: tuple[InvokeStep, float, int], start: float
+        self, stream: Stream, item: tuple[InvokeStep, float, int | None], start: float
     ) -> Generator[Event, Any, None]:
         """The SimPy process of one INVOKE: request, the nested executor's run, completion."""
         step, _, flow = item
@@ -480,7 +481,7 @@ class Simulation:
         return Timeout(self.env, end - now) if end > now else None
 
     def transfer(
-        self, stream: Stream, item: tuple[CopyStep, float, int], start: float
+        self, stream: Stream, item: tuple[CopyStep, float, int | None], start: float
     ) -> Generator[Event, Any, None]:
         """The SimPy process of one copy: hold each link of the route in turn."""
         step, _, flow = item

@@ -140,17 +140,17 @@ def fused_runs(
     for instructions in code:
         for ins in instructions:
             if (ins.__class__ is Call or ins.__class__ is Launch) and ins.op in wanted:
-                found.setdefault(ins.op, []).append(ins)  # type: ignore[union-attr]
+                found.setdefault(ins.op, []).append(ins)
     runs: dict[int, Run] = {}
     for group in groups:
         numbers = [number.get(name) for name in (group.head, *group.absorbed)]
-        if not all(n is not None and len(found.get(n, ())) == 1 for n in numbers):
+        known = [n for n in numbers if n is not None and len(found.get(n, ())) == 1]
+        if len(known) != len(numbers):
             continue
-        head, last = found[numbers[0]][0], found[numbers[-1]][0]  # type: ignore[index]
-        ins = tuple(none_slot if s is None else s for s in head.inputs)
-        head_op = ops[numbers[0]]  # type: ignore[index]
-        runs[numbers[0]] = kernel_run(group.compute, ins, tuple(last.outputs), head_op)  # type: ignore[index]
-        runs.update((n, no_run) for n in numbers[1:])  # type: ignore[misc]
+        head, last = found[known[0]][0], found[known[-1]][0]
+        inputs = tuple(none_slot if s is None else s for s in head.inputs)
+        runs[known[0]] = kernel_run(group.compute, inputs, tuple(last.outputs), ops[known[0]])
+        runs.update((n, no_run) for n in known[1:])
     return runs
 
 

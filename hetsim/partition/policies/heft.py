@@ -23,7 +23,6 @@ estimate ignores host dispatch contention and link contention.
 from __future__ import annotations
 
 from collections.abc import Callable
-from collections.abc import Set as AbstractSet
 
 from hetsim.cost import dispatch_us, invoke_us, kernel_us, launch_us, route_us
 from hetsim.ir import Op
@@ -48,7 +47,7 @@ def op_us(
     op: Op,
     cost: Cost,
     is_dynamic: bool,
-    dtypes: AbstractSet[str] = frozenset(),
+    dtypes: frozenset[str] = frozenset(),
 ) -> float:
     """Estimated time of `op` on `choice` of `level`, without transfers or invoke overhead.
 
