@@ -195,7 +195,7 @@ def _streams_used(program: LevelProgram | PlanProgram) -> frozenset[str]:
     found = _streams.get(program)
     if found is None:
         found = _streams[program] = frozenset(
-            cast("Launch | Copy | Invoke", ins).processor
+            ins.processor  # type: ignore[union-attr]  # _QUEUED: the instructions with one
             for p in _programs(program)
             for ins in p.code
             if type(ins) in _QUEUED
