@@ -24,6 +24,7 @@ from hetsim.frontend import proto as onnx_proto
 from hetsim.frontend import qdq
 from hetsim.ir import Dim, Graph, Op, TensorType
 from hetsim.kernels import OPS, Meta
+from hetsim.kernels.qoperator import MICROSOFT_OPS
 from hetsim.kernels.registry import ONNX_DTYPES
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ SUPPORTED_DTYPES = (
 """The numpy dtype names a tensor may have; ONNX's others (string, bfloat16, float8...) do not."""
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
+_MICROSOFT = "com.microsoft"
 
 
 def load_onnx(
@@ -236,12 +238,18 @@ def _ops(nodes: Iterable[onnx.NodeProto], where: str) -> tuple[Op, ...]:
 
 
 def _check_supported(node: onnx.NodeProto, name: str) -> None:
-    if node.op_type in OPS and node.domain in _DEFAULT_DOMAINS:
+    if node.op_type in MICROSOFT_OPS:  # onnxruntime's quantized ops (QOperator models)
+        if node.domain == _MICROSOFT:
+            return
+    elif node.op_type in OPS and node.domain in _DEFAULT_DOMAINS:
         return
     domain = f" in domain {node.domain!r}" if node.domain not in _DEFAULT_DOMAINS else ""
+    if node.op_type in MICROSOFT_OPS:
+        domain += f" (onnxruntime's {node.op_type} is in domain {_MICROSOFT!r})"
     raise ModelError(
         f"op {name} ({node.op_type}): unsupported op {node.op_type}{domain}; "
-        f"supported ops: {', '.join(sorted(OPS))}"
+        f"supported ops: {', '.join(sorted(set(OPS) - MICROSOFT_OPS))}; "
+        f"in domain {_MICROSOFT!r}: {', '.join(sorted(MICROSOFT_OPS))}"
     )
 
 

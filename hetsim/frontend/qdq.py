@@ -26,6 +26,11 @@ initializer; scales are float32):
   quantized tensor and gives the Q's output, exactly the values the float path gives, and the
   pair goes (onnxruntime drops it so). An int8 MaxPool thus stays on the int8 device.
 
+- **Add, Mul, AveragePool, GlobalAveragePool, Sigmoid, LeakyRelu**: every operand from a
+  per-tensor DQ, the output to a per-tensor Q, one 8-bit dtype throughout: onnxruntime's
+  QLinearAdd, QLinearMul... (domain ``com.microsoft``, `hetsim.kernels.qoperator`), which
+  compute what the group states.
+
 Blocked quantization (``block_size``), DQ's ``output_dtype`` and Q's ``precision`` (opset 21
 and 23 attributes) keep a group as written. A group that does not qualify runs as the float
 ops it is: never a silently different computation.
@@ -46,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Graph, Op
+from hetsim.kernels.qoperator import SPECS
 from hetsim.kernels.quant import is_per_tensor
 from hetsim.kernels.registry import ONNX_DTYPES
 
@@ -254,6 +260,26 @@ class _Fuser:
             return None
         return replace(op, inputs=(data.tensor, *op.inputs[1:]), outputs=(y.tensor,)), q
 
+    def quantized_op(self, op: Op) -> tuple[Op, Op] | None:
+        """onnxruntime's QLinear op of `op` (`hetsim.kernels.qoperator`): every operand from a
+        per-tensor DQ and the output to a per-tensor Q, all of one 8-bit dtype."""
+        kind = _QLINEAR[op.type]
+        operands = [self.dequantized(name) for name in op.inputs]
+        out = self.quantized_by(op.outputs[0])
+        if out is None or len(operands) != len(SPECS[kind].operands):
+            return None
+        q, y = out
+        found: list[_Quantized] = []
+        for operand in operands:
+            if operand is None or operand.dtype != y.dtype:
+                return None
+            if not is_per_tensor(operand.scale_value.shape):
+                return None
+            found.append(operand)
+        inputs = [name for o in found for name in (o.tensor, o.scale, self.zero_point(o))]
+        fused = Op(kind, op.name, (*inputs, y.scale, self.zero_point(y)), (y.tensor,), op.attrs)
+        return fused, q
+
     def zero_value(self, found: _Quantized) -> np.ndarray:
         """The zero point's value (0 where the op omits it)."""
         return self.constants[found.zero] if found.zero is not None else np.zeros((), found.dtype)
@@ -276,10 +302,14 @@ DATA_MOVERS = frozenset(
 run on the quantized tensor (onnxruntime's list of ops that "do not change the data"; Resize in
 ``nearest`` mode only)."""
 
+_QLINEAR = {spec.inner: name for name, spec in SPECS.items()}
+"""Float op type -> onnxruntime's QLinear op that stands for its QDQ group (QLinearAdd...)."""
+
 _FUSERS = {
     "Conv": _Fuser.conv,
     "MatMul": _Fuser.matmul,
     **dict.fromkeys(DATA_MOVERS, _Fuser.moved),
+    **dict.fromkeys(_QLINEAR, _Fuser.quantized_op),
 }
 
 

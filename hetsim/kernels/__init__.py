@@ -11,6 +11,7 @@ from hetsim.kernels import layout as _layout
 from hetsim.kernels import llm as _llm
 from hetsim.kernels import nn as _nn
 from hetsim.kernels import qlinear as _qlinear
+from hetsim.kernels import qoperator as _qoperator
 from hetsim.kernels import quant as _quant
 from hetsim.kernels import reduce as _reduce
 from hetsim.kernels import resize as _resize
@@ -61,6 +62,7 @@ del (
     _llm,
     _nn,
     _qlinear,
+    _qoperator,
     _quant,
     _reduce,
     _resize,

@@ -17,7 +17,8 @@ from onnx.reference import ReferenceEvaluator  # noqa: E402
 from hetsim.errors import ModelError  # noqa: E402
 from hetsim.frontend import SUPPORTED_DTYPES, fold_constants, load_onnx  # noqa: E402
 from hetsim.ir import Op, TensorType  # noqa: E402
-from hetsim.kernels import OPS  # noqa: E402
+from hetsim.kernels import OPS, execute  # noqa: E402
+from hetsim.kernels.qoperator import MICROSOFT_OPS  # noqa: E402
 
 FLOAT = TensorProto.FLOAT
 
@@ -133,14 +134,38 @@ def test_value_types_come_from_value_info_and_outputs() -> None:
 
 def test_unsupported_op_names_the_node_and_lists_the_supported_ops() -> None:
     node = helper.make_node("Mystery", ["x"], ["y"], name="odd")
-    supported = ", ".join(sorted(OPS))
+    supported = ", ".join(sorted(set(OPS) - MICROSOFT_OPS))
+    microsoft = ", ".join(sorted(MICROSOFT_OPS))
+    message = (
+        f"op odd (Mystery): unsupported op Mystery; supported ops: {supported}; "
+        f"in domain 'com.microsoft': {microsoft}"
+    )
+    with pytest.raises(ModelError, match="^" + re.escape(message) + "$"):
+        load_onnx(_model([node], [_vi("x", [2])], [_vi("y", [2])]))
+
+
+def test_onnxruntime_s_quantized_ops_are_read_in_their_domain_only() -> None:
+    inputs = ["a", "s", "z", "a", "s", "z", "s", "z"]
+    add = helper.make_node("QLinearAdd", inputs, ["y"], name="qadd", domain="com.microsoft")
+    inits = [
+        numpy_helper.from_array(np.array(0.5, np.float32), "s"),
+        numpy_helper.from_array(np.array(1, np.int8), "z"),
+    ]
+    a = _vi("a", [3], TensorProto.INT8)
+    model = _model([add], [a], [_vi("y", [3], TensorProto.INT8)], inits)
+    model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    graph = load_onnx(model)
+    assert [(op.type, op.name) for op in graph.ops] == [("QLinearAdd", "qadd")]
+    got = execute(graph, {"a": np.array([-3, 1, 100], np.int8)})["y"]
+    np.testing.assert_array_equal(got, [-7, 1, 127])  # 2·(a - 1) · 0.5 / 0.5 + 1, saturated
+    add.domain = ""
+    plain = _model([add], [a], [_vi("y", [3], TensorProto.INT8)], inits)
     with pytest.raises(
         ModelError,
-        match="^"
-        + re.escape(f"op odd (Mystery): unsupported op Mystery; supported ops: {supported}")
-        + "$",
+        match=r"^op qadd \(QLinearAdd\): unsupported op QLinearAdd \(onnxruntime's QLinearAdd "
+        r"is in domain 'com\.microsoft'\); supported ops: Abs, ",
     ):
-        load_onnx(_model([node], [_vi("x", [2])], [_vi("y", [2])]))
+        load_onnx(plain)
 
 
 def test_op_from_another_domain_is_unsupported_even_with_a_known_name() -> None:

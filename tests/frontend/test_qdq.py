@@ -366,3 +366,41 @@ def test_a_data_mover_stays_float_unless_its_values_stay_the_same(
     assert [op.type for op in graph.ops] == [
         "QuantizeLinear", "DequantizeLinear", node.op_type, "QuantizeLinear", "DequantizeLinear"
     ], why  # fmt: skip
+
+
+def _add_model(b_dtype: Any) -> Any:
+    """x -> Q -> DQ, plus a constant of `b_dtype` through its own DQ -> Add -> Q -> DQ -> y."""
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "x_scale", "x_zero"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "x_scale", "x_zero"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["bias_q", "x_scale", "bias_zero"], ["bd"]),
+        helper.make_node("Add", ["xd", "bd"], ["m"], name="add"),
+        helper.make_node("QuantizeLinear", ["m", "y_scale", "x_zero"], ["mq"]),
+        helper.make_node("DequantizeLinear", ["mq", "y_scale", "x_zero"], ["y"]),
+    ]
+    bias = np.arange(-4, 4, dtype=np.int8).reshape(1, 1, 1, 8) * 3
+    inits = [
+        _init("x_scale", X_SCALE, np.float32),
+        _init("x_zero", -3, np.int8),
+        _init("y_scale", Y_SCALE, np.float32),
+        _init("bias_q", bias.astype(b_dtype) + (128 if b_dtype == np.uint8 else 0)),
+        _init("bias_zero", 128 if b_dtype == np.uint8 else 0, b_dtype),
+    ]
+    return _model(nodes, inits, {"x": [1, C, 8, 8]})
+
+
+def test_an_add_group_becomes_onnxruntime_s_qlinearadd() -> None:
+    model = _add_model(np.int8)
+    graph = load_onnx(model)
+    assert [(op.type, op.name) for op in graph.ops] == [
+        ("QuantizeLinear", graph.ops[0].name), ("QLinearAdd", "add"),
+        ("DequantizeLinear", graph.ops[2].name),
+    ]  # fmt: skip
+    _within_one_step(model, _x())
+
+
+def test_an_add_of_two_dtypes_stays_float() -> None:
+    # onnxruntime's QLinearAdd takes one dtype for both operands and its output
+    graph = load_onnx(_add_model(np.uint8))
+    assert "Add" in [op.type for op in graph.ops]
+    assert "QLinearAdd" not in [op.type for op in graph.ops]

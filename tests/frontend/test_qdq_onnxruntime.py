@@ -20,7 +20,8 @@ SHAPE = (1, 3, 16, 16)
 
 
 def _float_model() -> onnx.ModelProto:
-    """Conv-Relu-MaxPool-Conv-Relu, global pool, Flatten, MatMul: a small float CNN."""
+    """Conv-Relu-MaxPool, a residual block (Conv-Relu, Add), global pool, Flatten, MatMul: a
+    small float CNN."""
     rng = np.random.default_rng(0)
 
     def weight(name: str, shape: tuple[int, ...], std: float) -> onnx.TensorProto:
@@ -33,14 +34,15 @@ def _float_model() -> onnx.ModelProto:
                          strides=[2, 2]),
         helper.make_node("Conv", ["p1", "w2", "b2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
         helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
-        helper.make_node("GlobalAveragePool", ["r2"], ["g"], name="gap"),
+        helper.make_node("Add", ["r2", "p1"], ["s"], name="residual"),
+        helper.make_node("GlobalAveragePool", ["s"], ["g"], name="gap"),
         helper.make_node("Flatten", ["g"], ["f"], name="flatten"),
         helper.make_node("MatMul", ["f", "wf"], ["y"], name="fc"),
     ]  # fmt: skip
     weights = [
         weight("w1", (8, 3, 3, 3), 0.3), weight("b1", (8,), 0.1),
-        weight("w2", (16, 8, 3, 3), 0.2), weight("b2", (16,), 0.1),
-        weight("wf", (16, 10), 0.3),
+        weight("w2", (8, 8, 3, 3), 0.2), weight("b2", (8,), 0.1),
+        weight("wf", (8, 10), 0.3),
     ]  # fmt: skip
     graph = helper.make_graph(
         nodes,
@@ -82,11 +84,11 @@ def test_onnxruntime_qdq_model_fuses_and_computes_what_onnxruntime_does(
 ) -> None:
     path = _quantized(tmp_path, activations, per_channel)
     graph = load_onnx(path)
-    # the quantizer folded each Relu into its conv's output zero point; GlobalAveragePool
-    # computes new values, so it stays float between a DQ and a Q
+    # the quantizer folded each Relu into its conv's output zero point: int8 from the first
+    # QuantizeLinear to the last DequantizeLinear
     assert [op.type for op in graph.ops] == [
-        "QuantizeLinear", "QLinearConv", "MaxPool", "QLinearConv", "DequantizeLinear",
-        "GlobalAveragePool", "QuantizeLinear", "Flatten", "QLinearMatMul", "DequantizeLinear",
+        "QuantizeLinear", "QLinearConv", "MaxPool", "QLinearConv", "QLinearAdd",
+        "QLinearGlobalAveragePool", "Flatten", "QLinearMatMul", "DequantizeLinear",
     ]  # fmt: skip
     x = np.random.default_rng(2).standard_normal(SHAPE).astype(np.float32)
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
@@ -103,6 +105,28 @@ def test_onnxruntime_int8_model_runs_its_integer_ops_on_the_ethos_u65(tmp_path: 
     on_npu = {name for name, path in result.to_dict()["placement"].items() if path != "host"}
     # (its ops list has Reshape, not Flatten: the int8 Flatten runs on the Cortex-A55s)
     assert {op.type for op in graph.ops if op.name in on_npu} == {
-        "QLinearConv", "MaxPool", "QLinearMatMul"
+        "QLinearConv", "MaxPool", "QLinearAdd", "QLinearGlobalAveragePool", "QLinearMatMul"
     }  # fmt: skip
     np.testing.assert_array_equal(result.outputs["y"], execute(graph, result.inputs)["y"])
+
+
+def test_onnxruntime_qoperator_model_loads_and_computes_what_onnxruntime_does(
+    tmp_path: Path,
+) -> None:
+    # the QOperator format writes the integer ops itself, onnxruntime's in domain com.microsoft
+    source, target = tmp_path / "float.onnx", tmp_path / "qop.onnx"
+    onnx.save(_float_model(), source)
+    quantization.quantize_static(
+        str(source), str(target), _Calibration(),
+        quant_format=quantization.QuantFormat.QOperator, per_channel=True,
+        activation_type=quantization.QuantType.QInt8, weight_type=quantization.QuantType.QInt8,
+    )  # fmt: skip
+    written = {(n.domain, n.op_type) for n in onnx.load(target).graph.node}
+    assert ("com.microsoft", "QLinearAdd") in written
+    graph = load_onnx(target)
+    assert "QLinearAdd" in [op.type for op in graph.ops]
+    x = np.random.default_rng(3).standard_normal(SHAPE).astype(np.float32)
+    session = ort.InferenceSession(str(target), providers=["CPUExecutionProvider"])
+    (want,) = session.run(None, {"x": x})
+    y_scale = graph.initializers[graph.ops[-1].inputs[1]]
+    assert np.abs(execute(graph, {"x": x})["y"] - want).max() <= y_scale + 1e-6

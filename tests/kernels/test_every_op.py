@@ -22,6 +22,7 @@ from tests.kernels.cases_attention import CASES as ATTENTION_CASES
 from tests.kernels.cases_basic import CASES as BASIC_CASES
 from tests.kernels.cases_llm import CASES as LLM_CASES
 from tests.kernels.cases_qlinear import CASES as QLINEAR_CASES
+from tests.kernels.cases_qoperator import CASES as QOPERATOR_CASES
 from tests.kernels.cases_quant import CASES as QUANT_CASES
 from tests.kernels.cases_resize import CASES as RESIZE_CASES
 from tests.kernels.cases_rnn import CASES as RNN_CASES
@@ -39,6 +40,7 @@ CASES: list[Case] = [
     *RESIZE_CASES,
     *QUANT_CASES,
     *QLINEAR_CASES,
+    *QOPERATOR_CASES,
     *RNN_CASES,
     *ATTENTION_CASES,
     *LLM_CASES,

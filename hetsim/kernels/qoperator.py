@@ -1,0 +1,168 @@
+"""onnxruntime's quantized element-wise and pooling ops (domain ``com.microsoft``): QLinearAdd,
+QLinearMul, QLinearAveragePool, QLinearGlobalAveragePool, QLinearSigmoid, QLinearLeakyRelu.
+
+onnxruntime runs an int8 model's Adds, Muls, pools and activations as these ops: its quantizer
+writes them in the QOperator format, and its graph transformer makes them from the DQ -> op -> Q
+groups of the QDQ format, as `hetsim.frontend.fuse_qdq` does. Each stands for such a group and
+computes what the group states, with the group's own kernels: every operand dequantized
+(DequantizeLinear: ``(x - zero_point) · scale`` in float32), the float op (`SPECS`: its kernel,
+the same attributes), the result quantized (QuantizeLinear: round half to even, add the zero
+point, saturate). The operands and the output share one dtype, int8 or uint8; every scale is a
+float32 scalar and every zero point a scalar of that dtype (omitted: 0). onnxruntime's kernels
+fold the scales into ratios (``a_scale / c_scale``) first, which moves a value that falls within
+float rounding of a tie by one step.
+
+The pools take ``channels_last`` = 0 only (NCHW, as both formats write them).
+
+Shapes: the float op's rule. Cost (the float op's class): its flops, plus 2 per operand element
+(dequantize) and 4 per output element (quantize); bytes read and written at the quantized dtype.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hetsim.ir import Op
+from hetsim.kernels.quant import article, either_of, is_per_tensor
+from hetsim.kernels.registry import (
+    OPS,
+    Cost,
+    Kernel,
+    Meta,
+    attr,
+    nbytes,
+    op_error,
+    register,
+)
+
+__all__ = ["MICROSOFT_OPS", "SPECS", "QLinearSpec"]
+
+_INTEGER_DTYPES = (np.dtype("int8"), np.dtype("uint8"))
+_FLOAT32 = np.dtype("float32")
+
+
+@dataclass(frozen=True, slots=True)
+class QLinearSpec:
+    """Where a QLinear op's inputs are: the float op it stands for (and that op's class), the
+    position of each quantized operand (its scale and zero point follow it), and of the
+    output's scale (its zero point follows it)."""
+
+    inner: str
+    op_class: str
+    operands: tuple[int, ...]
+    output: int
+
+    @property
+    def scales(self) -> tuple[int, ...]:
+        """The positions of every scale: each operand's, then the output's."""
+        return (*(i + 1 for i in self.operands), self.output)
+
+
+SPECS: Mapping[str, QLinearSpec] = {
+    "QLinearAdd": QLinearSpec("Add", "elementwise", (0, 3), 6),
+    "QLinearMul": QLinearSpec("Mul", "elementwise", (0, 3), 6),
+    "QLinearAveragePool": QLinearSpec("AveragePool", "reduction", (0,), 3),
+    "QLinearGlobalAveragePool": QLinearSpec("GlobalAveragePool", "reduction", (0,), 3),
+    "QLinearSigmoid": QLinearSpec("Sigmoid", "elementwise", (0,), 3),
+    "QLinearLeakyRelu": QLinearSpec("LeakyRelu", "elementwise", (0,), 3),
+}
+"""Op type -> its layout; the ops onnxruntime's ``com.microsoft`` domain defines so."""
+
+MICROSOFT_OPS = frozenset(SPECS)
+"""The op types the frontend reads in domain ``com.microsoft``."""
+
+
+def _inner_op(op: Op, spec: QLinearSpec) -> Op:
+    """The float op of `op`: its operands' names, its attributes but ``channels_last``."""
+    attrs = {k: v for k, v in op.attrs.items() if k != "channels_last"}
+    return Op(spec.inner, op.name, tuple(op.inputs[i] for i in spec.operands), op.outputs, attrs)
+
+
+def _compile(op: Op, opset: int) -> Kernel:
+    spec = SPECS[op.type]
+    if int(attr(op, "channels_last", 0)):
+        raise op_error(op, "expected channels_last 0 (NCHW)", int(attr(op, "channels_last")))
+    inner = OPS[spec.inner].compile(_inner_op(op, spec), opset)
+    dequantize = OPS["DequantizeLinear"].compile(
+        Op("DequantizeLinear", op.name, ("x", "s", "z"), ("y",)), opset
+    )
+    quantize = OPS["QuantizeLinear"].compile(
+        Op("QuantizeLinear", op.name, ("x", "s", "z"), ("y",)), opset
+    )
+    operands, out = spec.operands, spec.output
+
+    def kernel(inputs: Sequence[Any]) -> list[np.ndarray]:
+        values = (*inputs, None, None)
+        floats = [dequantize(values[i : i + 3])[0] for i in operands]
+        (y,) = inner(floats)
+        zero = values[out + 1]
+        if zero is None:  # QuantizeLinear's default is uint8: give the operands' dtype
+            zero = np.zeros((), inputs[operands[0]].dtype)
+        return quantize([y, values[out], zero])
+
+    return kernel
+
+
+def _infer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    spec = SPECS[op.type]
+    if int(attr(op, "channels_last", 0)):
+        raise op_error(op, "expected channels_last 0 (NCHW)", int(attr(op, "channels_last")))
+    metas = (*inputs, None, None, None)
+    first = metas[spec.operands[0]]
+    if first is None:
+        raise op_error(op, f"expected input {op.inputs[0] or 0}", "none")
+    dtype = first.dtype
+    if dtype not in _INTEGER_DTYPES:
+        raise op_error(op, f"expected an input of {either_of(_INTEGER_DTYPES)}", dtype.name)
+    for at in spec.scales:
+        _check_scale(op, metas, at, dtype)
+    floats: list[Meta | None] = []
+    for at in spec.operands:
+        operand = metas[at]
+        if operand is None:
+            raise op_error(op, f"expected an operand at input {at}", "none")
+        if operand.dtype != dtype:
+            raise op_error(op, f"expected every operand of {dtype.name}", operand.dtype.name)
+        floats.append(Meta(operand.shape, _FLOAT32))
+    (out,) = OPS[spec.inner].infer(_inner_op(op, spec), opset, floats)
+    return [Meta(out.shape, dtype)]
+
+
+def _check_scale(op: Op, metas: Sequence[Meta | None], at: int, dtype: np.dtype[Any]) -> None:
+    """The scale at input `at` and the zero point after it: per tensor, float32 and `dtype`."""
+    scale, zero = metas[at], metas[at + 1]
+    if scale is None:
+        raise op_error(op, f"expected a scale at input {at}", "none")
+    if scale.dtype != _FLOAT32:
+        raise op_error(op, f"expected a scale of float32 at input {at}", scale.dtype.name)
+    for name, meta in (("scale", scale), ("zero point", zero)):
+        if meta is not None and not is_per_tensor(meta.shape):
+            raise op_error(op, f"expected {article(name)} of one element", meta.shape)
+    if zero is not None and zero.dtype != dtype:
+        raise op_error(op, f"expected a zero point of {dtype.name}", zero.dtype.name)
+
+
+def _cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    spec = SPECS[op.type]
+    floats = [inputs[i] for i in spec.operands]
+    as_float = [Meta(m.shape, _FLOAT32) for m in floats if m is not None]
+    out_float = [Meta(m.shape, _FLOAT32) for m in outputs]
+    inner = OPS[spec.inner].cost(_inner_op(op, spec), as_float, out_float)
+    operand_elements = sum(m.size for m in floats if m is not None)
+    output_elements = sum(m.size for m in outputs)
+    return dataclasses.replace(
+        inner,
+        flops=inner.flops + 2 * operand_elements + 4 * output_elements,
+        bytes_read=nbytes(inputs),
+        bytes_written=nbytes(outputs),
+        scratch_bytes=0,
+    )
+
+
+for _type, _spec in SPECS.items():
+    register(_type, _spec.op_class, compile=_compile, infer=_infer, cost=_cost)

@@ -1,0 +1,70 @@
+"""onnxruntime's quantized ops (`hetsim.kernels.qoperator`): what their shape rule refuses, in
+full, and their cost. Values against onnxruntime are `cases_qoperator.py`'s."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hetsim.errors import ModelError
+from hetsim.ir import Op
+from hetsim.kernels import OPS, Meta
+
+INT8 = np.dtype("int8")
+
+
+def _add(**attrs: Any) -> Op:
+    names = ("a", "a_scale", "a_zero", "b", "b_scale", "b_zero", "c_scale", "c_zero")
+    return Op("QLinearAdd", "qadd", names, ("c",), attrs)
+
+
+def _metas(
+    a: Any = INT8, b: Any = INT8, scale: Any = "float32", zero: Any = INT8, scale_shape: Any = ()
+) -> list[Meta | None]:
+    s, z = Meta(scale_shape, np.dtype(scale)), Meta((), np.dtype(zero))
+    return [Meta((2, 3), np.dtype(a)), s, z, Meta((3,), np.dtype(b)), s, z, s, z]
+
+
+@pytest.mark.parametrize(
+    ("metas", "message"),
+    [
+        (_metas(a="float32", b="float32", zero="float32"),
+         "expected an input of int8 or uint8, got float32"),
+        (_metas(b="uint8"), "expected every operand of int8, got uint8"),
+        (_metas(scale="float16"), "expected a scale of float32 at input 1, got float16"),
+        (_metas(zero="uint8"), "expected a zero point of int8, got uint8"),
+        (_metas(scale_shape=(3,)), "expected a scale of one element, got (3,)"),
+    ],
+)  # fmt: skip
+def test_the_shape_rule_refuses_what_the_op_does_not_state(
+    metas: list[Meta | None], message: str
+) -> None:
+    with pytest.raises(ModelError) as caught:
+        OPS["QLinearAdd"].infer(_add(), 17, metas)
+    assert str(caught.value) == f"op qadd (QLinearAdd): {message}"
+
+
+def test_pools_take_channels_first_only() -> None:
+    names = ("x", "x_scale", "x_zero", "y_scale", "y_zero")
+    op = Op("QLinearGlobalAveragePool", "gap", names, ("y",), {"channels_last": 1})
+    metas = [Meta((1, 4, 4, 3), INT8), Meta((), np.dtype("float32")), Meta((), INT8)] * 2
+    message = "op gap (QLinearGlobalAveragePool): expected channels_last 0 (NCHW), got 1"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        OPS["QLinearGlobalAveragePool"].infer(op, 17, metas[:5])
+    with pytest.raises(ModelError, match="channels_last 0"):
+        OPS["QLinearGlobalAveragePool"].compile(op, 17)
+
+
+def test_cost_is_the_float_op_s_plus_the_quantization_at_int8_bytes() -> None:
+    op, metas = _add(), _metas()
+    (out,) = OPS["QLinearAdd"].infer(op, 17, metas)
+    cost = OPS["QLinearAdd"].cost(op, metas, [out])
+    # Add: 1 flop per output element (6); dequantize 2 per operand element (6 + 3); quantize 4
+    # per output element (6)
+    assert cost.flops == 6 + 2 * 9 + 4 * 6
+    assert cost.bytes_read == 6 + 3 + 3 * (4 + 1)  # the operands, then 3 scales and zero points
+    assert cost.bytes_written == 6
+    assert cost.op_class == "elementwise"
