@@ -88,11 +88,10 @@ class _Fuser:
         self.graph = graph
         self.constants = graph.initializers
         self.producer = {name: op for op in graph.ops for name in op.outputs if name}
-        self.reads = Counter(name for op in graph.ops for name in op.inputs if name)
-        self.reads.update(graph.outputs)
-        self.readers: dict[str, list[Op]] = {}
+        self.outputs = frozenset(graph.outputs)
+        self.readers: dict[str, list[Op]] = {}  # tensor -> its readers, once per read
         for op in graph.ops:
-            for name in dict.fromkeys(op.inputs):
+            for name in op.inputs:
                 if name:
                     self.readers.setdefault(name, []).append(op)
         self.new_constants: dict[str, np.ndarray] = {}
@@ -151,7 +150,7 @@ class _Fuser:
     def quantized_by(self, name: str) -> tuple[Op, _Quantized] | None:
         """The one Q that reads `name`, when nothing else does and it is per tensor to 8 bits."""
         readers = self.readers.get(name, [])
-        if self.reads[name] != 1 or len(readers) != 1:  # a graph output is read once more
+        if len(readers) != 1 or name in self.outputs:
             return None
         (op,) = readers
         if op.type != "QuantizeLinear" or "precision" in op.attrs or op.inputs[0] != name:
