@@ -83,10 +83,15 @@ def _inner_op(op: Op, spec: QLinearSpec) -> Op:
     return Op(spec.inner, op.name, tuple(op.inputs[i] for i in spec.operands), op.outputs, attrs)
 
 
+def _check_channels_first(op: Op) -> None:
+    channels_last = int(attr(op, "channels_last", 0))
+    if channels_last:
+        raise op_error(op, "expected channels_last 0 (NCHW)", channels_last)
+
+
 def _compile(op: Op, opset: int) -> Kernel:
     spec = SPECS[op.type]
-    if int(attr(op, "channels_last", 0)):
-        raise op_error(op, "expected channels_last 0 (NCHW)", int(attr(op, "channels_last")))
+    _check_channels_first(op)
     inner = OPS[spec.inner].compile(_inner_op(op, spec), opset)
     dequantize = OPS["DequantizeLinear"].compile(
         Op("DequantizeLinear", op.name, ("x", "s", "z"), ("y",)), opset
@@ -110,27 +115,27 @@ def _compile(op: Op, opset: int) -> Kernel:
 
 def _infer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     spec = SPECS[op.type]
-    if int(attr(op, "channels_last", 0)):
-        raise op_error(op, "expected channels_last 0 (NCHW)", int(attr(op, "channels_last")))
+    _check_channels_first(op)
     metas = (*inputs, None, None, None)
-    first = metas[spec.operands[0]]
-    if first is None:
-        raise op_error(op, f"expected input {op.inputs[0] or 0}", "none")
-    dtype = first.dtype
+    operands = [_operand(op, metas, at) for at in spec.operands]
+    dtype = operands[0].dtype
     if dtype not in _INTEGER_DTYPES:
         raise op_error(op, f"expected an input of {either_of(_INTEGER_DTYPES)}", dtype.name)
-    for at in spec.scales:
-        _check_scale(op, metas, at, dtype)
-    floats: list[Meta | None] = []
-    for at in spec.operands:
-        operand = metas[at]
-        if operand is None:
-            raise op_error(op, f"expected an operand at input {at}", "none")
+    for operand in operands[1:]:
         if operand.dtype != dtype:
             raise op_error(op, f"expected every operand of {dtype.name}", operand.dtype.name)
-        floats.append(Meta(operand.shape, _FLOAT32))
+    for at in spec.scales:
+        _check_scale(op, metas, at, dtype)
+    floats: list[Meta | None] = [Meta(operand.shape, _FLOAT32) for operand in operands]
     (out,) = OPS[spec.inner].infer(_inner_op(op, spec), opset, floats)
     return [Meta(out.shape, dtype)]
+
+
+def _operand(op: Op, metas: Sequence[Meta | None], at: int) -> Meta:
+    operand = metas[at]
+    if operand is None:
+        raise op_error(op, f"expected an operand at input {at}", "none")
+    return operand
 
 
 def _check_scale(op: Op, metas: Sequence[Meta | None], at: int, dtype: np.dtype[Any]) -> None:
