@@ -24,7 +24,6 @@ from hetsim.frontend import proto as onnx_proto
 from hetsim.frontend import qdq
 from hetsim.ir import Dim, Graph, Op, TensorType
 from hetsim.kernels import OPS, Meta
-from hetsim.kernels.qoperator import MICROSOFT_OPS
 from hetsim.kernels.registry import ONNX_DTYPES
 
 if TYPE_CHECKING:
@@ -49,7 +48,8 @@ SUPPORTED_DTYPES = (
 """The numpy dtype names a tensor may have; ONNX's others (string, bfloat16, float8...) do not."""
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
-_MICROSOFT = "com.microsoft"
+_DOMAIN_OWNERS = {"com.microsoft": "onnxruntime"}
+"""Who defines a domain's ops, as an unsupported-op message names them."""
 
 
 def load_onnx(
@@ -238,18 +238,24 @@ def _ops(nodes: Iterable[onnx.NodeProto], where: str) -> tuple[Op, ...]:
 
 
 def _check_supported(node: onnx.NodeProto, name: str) -> None:
-    if node.op_type in MICROSOFT_OPS:  # onnxruntime's quantized ops (QOperator models)
-        if node.domain == _MICROSOFT:
-            return
-    elif node.op_type in OPS and node.domain in _DEFAULT_DOMAINS:
+    """The op is registered in the node's domain (`hetsim.kernels.OpDef.domain`)."""
+    domain = "" if node.domain in _DEFAULT_DOMAINS else node.domain
+    definition = OPS.get(node.op_type)
+    if definition is not None and definition.domain == domain:
         return
-    domain = f" in domain {node.domain!r}" if node.domain not in _DEFAULT_DOMAINS else ""
-    if node.op_type in MICROSOFT_OPS:
-        domain += f" (onnxruntime's {node.op_type} is in domain {_MICROSOFT!r})"
+    where = f" in domain {node.domain!r}" if domain else ""
+    if definition is not None and definition.domain:
+        owner = _DOMAIN_OWNERS.get(definition.domain, definition.domain)
+        where += f" ({owner}'s {node.op_type} is in domain {definition.domain!r})"
+    by_domain: dict[str, list[str]] = {}
+    for op_type in sorted(OPS):
+        by_domain.setdefault(OPS[op_type].domain, []).append(op_type)
+    others = "".join(
+        f"; in domain {d!r}: {', '.join(types)}" for d, types in sorted(by_domain.items()) if d
+    )
     raise ModelError(
-        f"op {name} ({node.op_type}): unsupported op {node.op_type}{domain}; "
-        f"supported ops: {', '.join(sorted(set(OPS) - MICROSOFT_OPS))}; "
-        f"in domain {_MICROSOFT!r}: {', '.join(sorted(MICROSOFT_OPS))}"
+        f"op {name} ({node.op_type}): unsupported op {node.op_type}{where}; "
+        f"supported ops: {', '.join(by_domain.get('', []))}{others}"
     )
 
 

@@ -40,7 +40,7 @@ from hetsim.kernels.registry import (
     register,
 )
 
-__all__ = ["MICROSOFT_OPS", "SPECS", "QLinearSpec"]
+__all__ = ["MICROSOFT", "MICROSOFT_OPS", "SPECS", "QLinearSpec"]
 
 _INTEGER_DTYPES = (np.dtype("int8"), np.dtype("uint8"))
 _FLOAT32 = np.dtype("float32")
@@ -73,8 +73,11 @@ SPECS: Mapping[str, QLinearSpec] = {
 }
 """Op type -> its layout; the ops onnxruntime's ``com.microsoft`` domain defines so."""
 
+MICROSOFT = "com.microsoft"
+"""onnxruntime's domain, where its quantized ops are defined."""
+
 MICROSOFT_OPS = frozenset(SPECS)
-"""The op types the frontend reads in domain ``com.microsoft``."""
+"""The op types this module registers, in domain `MICROSOFT`."""
 
 
 def _inner_op(op: Op, spec: QLinearSpec) -> Op:
@@ -170,4 +173,4 @@ def _cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cos
 
 
 for _type, _spec in SPECS.items():
-    register(_type, _spec.op_class, compile=_compile, infer=_infer, cost=_cost)
+    register(_type, _spec.op_class, compile=_compile, infer=_infer, cost=_cost, domain=MICROSOFT)

@@ -160,6 +160,9 @@ class OpDef:
         ``infer(op, opset, input_metas) -> output_metas``; the shape rule.
     cost
         ``cost(op, input_metas, output_metas) -> Cost``.
+    domain
+        The ONNX domain that defines it: ``""``, the default one, or another (onnxruntime's
+        ``"com.microsoft"``); the frontend reads the op in that domain only.
     """
 
     type: str
@@ -167,6 +170,7 @@ class OpDef:
     compile: Compile
     infer: Infer
     cost: CostRule
+    domain: str = ""
 
     def __repr__(self) -> str:
         return f"<OpDef {self.type} class={self.op_class}>"
@@ -194,8 +198,10 @@ def register(
     infer: Infer,
     cost: CostRule | None = None,
     one_type: OneType = (),
+    domain: str = "",
 ) -> OpDef:
-    """Add `op_type` to `OPS`; the default cost is `elementwise_cost` (one flop per output).
+    """Add `op_type` (of ONNX `domain`, the default one unless given) to `OPS`; the default
+    cost is `elementwise_cost` (one flop per output).
 
     `one_type`: the input positions ONNX gives one type T (or `ALL_INPUTS`), or several such
     groups (Slice: ``(1, 2, 3, 4)``, its Tind), or, where the schema changed them, each grouping
@@ -212,7 +218,9 @@ def register(
     if one_type:
         infer = _of_one_type(infer, one_type)
     compile = _naming_the_op(compile)
-    definition = OpDef(op_type, op_class, compile, infer, cost or elementwise_cost(op_class))
+    definition = OpDef(
+        op_type, op_class, compile, infer, cost or elementwise_cost(op_class), domain
+    )
     OPS[op_type] = definition
     return definition
 
