@@ -65,12 +65,13 @@ class _Calibration(quantization.CalibrationDataReader):  # type: ignore[misc]
         return next(self._batches, None)
 
 
-def _quantized(tmp_path: Path, activations: str, per_channel: bool) -> Path:
-    source, target = tmp_path / "float.onnx", tmp_path / "qdq.onnx"
+def _quantized(tmp_path: Path, activations: str, per_channel: bool, form: str = "QDQ") -> Path:
+    """`_float_model` quantized by onnxruntime in `form` (QDQ or QOperator)."""
+    source, target = tmp_path / "float.onnx", tmp_path / f"{form}.onnx"
     onnx.save(_float_model(), source)
     types = {"int8": quantization.QuantType.QInt8, "uint8": quantization.QuantType.QUInt8}
     quantization.quantize_static(
-        str(source), str(target), _Calibration(), quant_format=quantization.QuantFormat.QDQ,
+        str(source), str(target), _Calibration(), quant_format=quantization.QuantFormat[form],
         per_channel=per_channel, activation_type=types[activations],
         weight_type=quantization.QuantType.QInt8,
     )  # fmt: skip
@@ -114,13 +115,7 @@ def test_onnxruntime_qoperator_model_loads_and_computes_what_onnxruntime_does(
     tmp_path: Path,
 ) -> None:
     # the QOperator format writes the integer ops itself, onnxruntime's in domain com.microsoft
-    source, target = tmp_path / "float.onnx", tmp_path / "qop.onnx"
-    onnx.save(_float_model(), source)
-    quantization.quantize_static(
-        str(source), str(target), _Calibration(),
-        quant_format=quantization.QuantFormat.QOperator, per_channel=True,
-        activation_type=quantization.QuantType.QInt8, weight_type=quantization.QuantType.QInt8,
-    )  # fmt: skip
+    target = _quantized(tmp_path, "int8", per_channel=True, form="QOperator")
     written = {(n.domain, n.op_type) for n in onnx.load(target).graph.node}
     assert ("com.microsoft", "QLinearAdd") in written
     graph = load_onnx(target)
