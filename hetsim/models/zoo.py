@@ -154,6 +154,7 @@ def cnn_int8(*, fuse: bool = True) -> Graph:
     scale = np.array((high - low) / 255, np.float32)
     zero = np.array(np.rint(-128 - low / scale), np.int8)
     h = b.op("QuantizeLinear", h, scale, zero, name="quant_x")
+    dq = partial(b.op, "DequantizeLinear")
     for block in (1, 2):
         bn = [weights[f"bn{block}.{k}"] for k in ("scale", "bias", "mean", "var")]
         gain = bn[0] / np.sqrt(bn[3] + np.float32(1e-5))
@@ -161,7 +162,6 @@ def cnn_int8(*, fuse: bool = True) -> Graph:
         w_scale = (np.abs(w).max(axis=(1, 2, 3)) / 127).astype(np.float32)
         b_scale = (scale * w_scale).astype(np.float32)
         bias = _quantized(bn[1] - bn[2] * gain, b_scale, 0, np.int32)
-        dq = partial(b.op, "DequantizeLinear")
         conv = b.op(
             "Conv", dq(h, scale, zero), dq(_quantized(w, w_scale, 0, np.int8), w_scale, axis=0),
             dq(bias, b_scale, axis=0), name=f"conv{block}", kernel_shape=[3, 3],
@@ -173,7 +173,7 @@ def cnn_int8(*, fuse: bool = True) -> Graph:
         pool = b.op("MaxPool", dq(h, scale, zero), name=f"pool{block}", kernel_shape=[2, 2],
                     strides=[2, 2])  # fmt: skip
         h = b.op("QuantizeLinear", pool, scale, zero, name=f"quant_pool{block}")
-    h = b.op("DequantizeLinear", h, scale, zero, name="dequant")
+    h = dq(h, scale, zero, name="dequant")
     h = b.op("GlobalAveragePool", h, name="gap")
     h = b.op("Flatten", h, name="flatten", axis=1)
     h = b.op("Gemm", h, weights["fc.weight"], weights["fc.bias"], name="fc", transB=1)
