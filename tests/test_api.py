@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from hetsim.api import clear_caches, make_inputs, platform_of, set_cache_max_ops, simulate
-from hetsim.errors import ModelError, SimulationError, UnknownValueError
+from hetsim.errors import ModelError, PartitionError, SimulationError, UnknownValueError
 from hetsim.ir import Graph, GraphBuilder, Op, TensorType
 from hetsim.ir.cache import CACHE_MAX_OPS
 from hetsim.kernels import execute, propagate
@@ -124,6 +124,27 @@ def test_running_out_of_device_memory_names_the_memory_tensor_and_op() -> None:
         r"for tensor a of op r1$",
     ):
         simulate(model, tgt, mode="timing")
+
+
+def test_a_root_host_without_memory_says_why_it_holds_nothing() -> None:
+    # vendor/npu-subsystem's X280 computes from its parent's memory (memory_gib 0): as a root,
+    # its host.mem holds 0 B. The errors say so, and that the tag is meant as a device.
+    why = (
+        "; host.mem holds 0 B: its processor has memory_gib 0, which means its level host's "
+        "memory below the root and none at the root (a target whose host shares its parent's "
+        "memory is meant as a device of another target)"
+    )
+    with pytest.raises(SimulationError) as caught:
+        simulate("cnn", "vendor/npu-subsystem", mode="timing")
+    assert str(caught.value) == (
+        "sim at 0.0 us, host: out of memory in host.mem (need 12.0 KiB, 0 B free) for tensor x "
+        f"of op (load){why}"
+    )
+    with pytest.raises(PartitionError) as refused:  # cnn_int8 keeps its scales on the host
+        simulate("cnn_int8", "vendor/npu-subsystem", mode="timing")
+    assert str(refused.value).endswith(f"(4 weight tensors){why}")
+    attached = Target({"kind": "hetero", "host": "arm-cpu", "devices": ["vendor/npu-subsystem"]})
+    assert simulate("cnn", attached, mode="timing").makespan_us > 0
 
 
 def test_an_unknown_option_suggests_a_close_name() -> None:

@@ -41,7 +41,7 @@ from hetsim.partition.costs import op_costs
 from hetsim.partition.plan import LevelPlan, Plan, Segment, Transfer
 from hetsim.partition.policies import POLICIES, Rule, load_rules
 from hetsim.partition.segments import group_ops
-from hetsim.platform import Level, Platform
+from hetsim.platform import Level, Platform, empty_memory_note
 from hetsim.units import format_bytes
 
 __all__ = ["ESTIMATE_DIM", "fold", "partition"]
@@ -248,6 +248,7 @@ class _Builder:
                     f"memory {memory}: expected the weights of the ops placed on it to fit in "
                     f"{format_bytes(capacity)}, got {format_bytes(need)} "
                     f"({len(weights)} weight tensor{'' if len(weights) == 1 else 's'})"
+                    f"{empty_memory_note(memory, capacity)}"
                 )
 
     def plan(self, folded: tuple[Op, ...], dims: Mapping[str, int]) -> Plan:

@@ -7,7 +7,15 @@ between two memories; `render_tree` and `draw` picture it. Durations are `hetsim
 from __future__ import annotations
 
 from hetsim.platform.build import build_platform
-from hetsim.platform.elements import ROLES, Level, Link, Memory, Processor, memory_name
+from hetsim.platform.elements import (
+    ROLES,
+    Level,
+    Link,
+    Memory,
+    Processor,
+    empty_memory_note,
+    memory_name,
+)
 from hetsim.platform.graph import ROUTE_REFERENCE_BYTES, Platform, route_weight
 from hetsim.platform.render import draw, render_tree
 
@@ -21,6 +29,7 @@ __all__ = [
     "Processor",
     "build_platform",
     "draw",
+    "empty_memory_note",
     "memory_name",
     "render_tree",
     "route_weight",

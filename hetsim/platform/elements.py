@@ -13,7 +13,16 @@ from typing import Any, Protocol
 
 from hetsim.units import format_bytes
 
-__all__ = ["ROLES", "Config", "Level", "Link", "Memory", "Processor", "memory_name"]
+__all__ = [
+    "ROLES",
+    "Config",
+    "Level",
+    "Link",
+    "Memory",
+    "Processor",
+    "empty_memory_note",
+    "memory_name",
+]
 
 ROLES = ("host", "coprocessor", "accelerator")
 """A processor's role: the root host, the host of a nested level, or a plain device."""
@@ -99,6 +108,18 @@ class Memory:
             f"<Memory {self.name} {format_bytes(self.capacity_bytes)} "
             f"{self.bandwidth_gbps} GB/s level={self.level!r}>"
         )
+
+
+def empty_memory_note(memory: str, capacity_bytes: int) -> str:
+    """What to add to a message about `memory` not fitting something: ``""``, or, where the
+    memory holds 0 B, why (a root host with ``memory_gib: 0``) and what to do."""
+    if capacity_bytes > 0:
+        return ""
+    return (
+        f"; {memory} holds 0 B: its processor has memory_gib 0, which means its level host's "
+        "memory below the root and none at the root (a target whose host shares its parent's "
+        "memory is meant as a device of another target)"
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,6 +46,7 @@ import simpy
 from simpy.events import Event, Timeout
 
 from hetsim.errors import SimulationError
+from hetsim.platform import empty_memory_note
 from hetsim.sim.graphs import GraphStep, run_graph
 from hetsim.sim.records import RunRecord, Spans
 from hetsim.sim.resources import EXEC, LINK, STREAM, MemoryState, Row, Stream
@@ -73,10 +74,11 @@ def _where(now: float) -> str:
 def _out_of_memory(step: AllocStep, memory: MemoryState, t: float) -> SimulationError:
     """The error of an ALLOC whose bytes do not fit `memory`: the memory, tensor and op."""
     free = memory.capacity_bytes - memory.used_bytes
+    why = empty_memory_note(memory.name, memory.capacity_bytes)
     return SimulationError(
         f"{_where(t)}, {step.processor}: out of memory in {memory.name} "
         f"(need {format_bytes(step.size_bytes)}, {format_bytes(free)} free) "
-        f"for tensor {step.tensor} of op {step.op}"
+        f"for tensor {step.tensor} of op {step.op}{why}"
     )
 
 

@@ -133,6 +133,7 @@ def _processor(
     efficiency: tuple[float, ...],
     link: tuple[float, float],
     ops: tuple[str, ...] = ("*",),
+    dtypes: tuple[str, ...] = DTYPES,
 ) -> tuple[Attr, ...]:
     """The attributes every processor kind has (docs/architecture.md, shared contracts)."""
     item = Attr("op", "str", "an ONNX op type, or '*'", pattern=r"\*|[A-Za-z][A-Za-z0-9_]*")
@@ -168,7 +169,7 @@ def _processor(
             "dtypes",
             "list",
             "element types it computes in",
-            ["float32"],
+            list(dtypes),
             items=Attr("dtype", "enum", "a dtype", choices=DTYPES),
         ),
         _link(*link, "data link from its memory to its level host's memory"),
@@ -313,6 +314,14 @@ NPU_OPS = (
     "Sigmoid",
     "Concat",
     "Reshape",
+    # the int8 forms of the ops above, as ONNX and onnxruntime state an int8 model's ops
+    "QLinearConv",
+    "QLinearMatMul",
+    "QLinearAdd",
+    "QLinearMul",
+    "QLinearAveragePool",
+    "QLinearGlobalAveragePool",
+    "QLinearSigmoid",
 )
 NPU = Kind(
     "npu",
@@ -330,6 +339,8 @@ NPU = Kind(
         efficiency=(0.7, 0.7, 0.2, 0.2, 0.3, 0.3, 0.1),  # assumed: MAC arrays favour dense ops
         link=(16.0, 0.5),  # AXI4 128 bit at 1 GHz; DRAM latency 0.5 us (vela.ini)
         ops=NPU_OPS,
+        dtypes=("float32", "float16", "int8"),  # int8 and FP16 MACs (NVDLA, Ethos-U); float32
+        # models at the FP16 rate, as TensorRT-on-DLA and RKNN convert them (vendor/npu)
     ),
     keys=("accel", "npu"),
     default_host="riscv-cpu",

@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pytest
 
+from hetsim import execute, simulate
 from hetsim.errors import PartitionError
 from hetsim.ir import Graph, GraphBuilder
 from hetsim.models import load_model
@@ -192,3 +193,21 @@ def test_the_int8_cnn_runs_its_convs_on_the_npu_where_the_float_one_cannot() -> 
         "conv1", "pool1", "conv2", "pool2"
     }  # fmt: skip
     assert set(partition(load_model("cnn"), imx93).placement.values()) == {"host"}
+
+
+INT8_ACCELERATORS = ["npu", "arm/ethos-u65", "nvidia/nvdla", "rockchip/rk3588-npu", "ucb/gemmini"]
+
+
+@pytest.mark.parametrize("target", ["arm-cpu", "riscv-cpu", "x86-cpu", "cuda", *INT8_ACCELERATORS])
+def test_the_int8_cnn_runs_on_a_bare_kind_and_on_one_accelerator_alone(target: str) -> None:
+    # A single-device target gets its kind's default host, which computes every dtype a CPU
+    # does: the float quantize and dequantize ops run there. Before, a kind's dtypes defaulted
+    # to float32 and these runs were a PartitionError ("host (no int8 in its dtypes)").
+    result = simulate("cnn_int8", target)
+    want = execute(load_model("cnn_int8"), result.inputs)
+    for name, value in want.items():
+        np.testing.assert_array_equal(result.outputs[name], value)
+    placement = result.to_dict()["placement"]
+    assert placement["quant_x"] == ("host" if target in INT8_ACCELERATORS else "dev0")
+    if target in INT8_ACCELERATORS:  # the int8 convs go to the accelerator
+        assert placement["conv1"] == placement["conv2"] == "dev0"

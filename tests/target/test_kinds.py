@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from hetsim.errors import TargetError
-from hetsim.kernels import OP_CLASSES
+from hetsim.kernels import OP_CLASSES, OPS
 from hetsim.target import EXECUTORS, KINDS, RUNTIMES, Attr, Kind, Target, load_kinds, register_kind
 from hetsim.target.catalog import check_kind, kind_from_data
+from hetsim.target.kinds import DTYPES
 from hetsim.target.kinds import OP_CLASSES as TARGET_OP_CLASSES
 from hetsim.target.schema import STRUCTURAL_TYPES
 from hetsim.target.tags import TAGS
@@ -79,6 +80,27 @@ def test_target_op_classes_match_the_kernels() -> None:
 
 def test_cuda_adds_the_cuda_graph_parameters() -> None:
     assert _names(KINDS["cuda"]) >= CUDA_GRAPH_ATTRS
+
+
+def test_processor_kinds_compute_by_default_what_such_hardware_does() -> None:
+    # a CPU or a GPU computes every dtype hetsim names; an NPU its int8 and FP16 MACs, and
+    # float32 at the FP16 rate; each int8 op form (QLinear*) of an NPU's float ops is listed
+    defaults = {
+        name: kind.attr("dtypes").default_value()
+        for name, kind in KINDS.items()
+        if kind.attr("dtypes") is not None
+    }
+    assert defaults == {
+        "arm-cpu": list(DTYPES),
+        "riscv-cpu": list(DTYPES),
+        "x86-cpu": list(DTYPES),
+        "cuda": list(DTYPES),
+        "npu": ["float32", "float16", "int8"],
+    }
+    npu_ops = set(KINDS["npu"].attr("ops").default_value())
+    assert {op for op in npu_ops if op.startswith("QLinear")} == {
+        f"QLinear{op}" for op in npu_ops if f"QLinear{op}" in OPS
+    }
 
 
 def test_level_executor_and_runtime_attributes() -> None:
