@@ -1,14 +1,15 @@
-"""QDQ fusion: a float Conv or MatMul between DequantizeLinear and QuantizeLinear ops becomes
+"""QDQ fusion: a float Conv, MatMul or Gemm between DequantizeLinear and QuantizeLinear ops becomes
 the integer op an int8 device runs, and an op that only moves values runs on the quantized
 tensor, as onnxruntime's QDQ transformer rewrites them.
 
 A model quantized in QDQ form (onnxruntime's default format, and what PyTorch exports) keeps
-each Conv and MatMul in float: its inputs come from DequantizeLinear (DQ) ops and its output goes
-to a QuantizeLinear (Q). As written, every such op computes float32, so an int8-only accelerator
-(Gemmini, the Ethos-U65, an NPU) takes none of them. `fuse_qdq` rewrites each group into one
-QLinearConv or QLinearMatMul that reads the quantized tensors, named after the float op and
-giving the Q's output; a DQ left with no reader is dropped. `hetsim.frontend.load_onnx` applies
-it by default (``fuse_qdq=False`` keeps the model as written).
+each Conv, MatMul and Gemm in float: its inputs come from DequantizeLinear (DQ) ops and its
+output goes to a QuantizeLinear (Q). As written, every such op computes float32, so an int8-only
+accelerator (Gemmini, the Ethos-U65, an NPU) takes none of them. `fuse_qdq` rewrites each group
+into one QLinearConv, QLinearMatMul or QGemm that reads the quantized tensors, named after the
+float op and giving the Q's output; a DQ left with no reader is dropped.
+`hetsim.frontend.load_onnx` applies it by default (``fuse_qdq=False`` keeps the model as
+written).
 
 A group is fused only when the integer op computes what it states (every value below is an
 initializer; scales are float32):
@@ -20,6 +21,14 @@ initializer; scales are float32):
   uint8 and by nothing else.
 - **MatMul**: A from a per-tensor DQ, B from a DQ per tensor or, for a 2-D B, per column
   (its last axis); the output read by one per-tensor Q only; int8 or uint8 throughout.
+- **Gemm** (a Linear layer as PyTorch exports it): onnxruntime's QGemm (domain
+  ``com.microsoft``, `hetsim.kernels.qgemm`). A from a per-tensor DQ; B from a DQ per tensor
+  or per column of ``B'`` (axis 1, or 0 with ``transB``); int8 A with int8 B, uint8 A with
+  either; the optional C from a DQ of an int32 bias with zero point 0 and scale
+  ``alpha · a_scale · b_scale``, with ``beta`` 1. The output read by one per-tensor Q of A's
+  dtype only is absorbed; otherwise QGemm gives float32 (``float32(acc) · alpha · a_scale ·
+  b_scale``, which differs from the float path by float32 rounding only), as onnxruntime
+  fuses a Gemm without a Q.
 
 - **Ops that only select or move values** (`DATA_MOVERS`: MaxPool, Reshape, Transpose,
   Gather...): between a per-tensor DQ and a Q of the same scale and zero point, the op reads the
@@ -44,7 +53,7 @@ the output: there they differ by one quantization step, as in onnxruntime.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -58,12 +67,19 @@ from hetsim.kernels.registry import ONNX_DTYPES
 __all__ = ["DATA_MOVERS", "fuse_qdq"]
 
 _INT8 = (np.dtype("int8"), np.dtype("uint8"))
+_SIGNED = np.dtype("int8")
 _FLOAT32 = np.dtype("float32")
 _INT32 = np.dtype("int32")
 _UINT8 = np.dtype("uint8")
 _BIAS_RTOL = 1e-5
 """How close a bias scale must be to ``x_scale · w_scale`` (float32 rounding of the product)."""
-_OUTPUT_ZERO = {"QuantizeLinear": 2, "QLinearConv": 7, "QLinearMatMul": 7}
+_OUTPUT_ZERO = {
+    "QuantizeLinear": 2,
+    "QLinearConv": 7,
+    "QLinearMatMul": 7,
+    "QGemm": 8,
+    **{name: spec.output + 1 for name, spec in SPECS.items()},
+}
 """Op type -> the input index of its output's zero point, which sets its output dtype."""
 _CONV_ATTRS = ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides")
 
@@ -110,14 +126,16 @@ class _Fuser:
         return None
 
     def quantized_output(self, op: Op) -> np.dtype[Any] | None:
-        """The dtype a Q or a QLinear op gives: its output zero point's, else a Q's
-        ``output_dtype`` or uint8."""
+        """The dtype a Q or a quantized op gives: its output zero point's; without one, a Q's
+        ``output_dtype`` or uint8, a QGemm's float32, another's its first input's."""
         index = _OUTPUT_ZERO[op.type]
         zero = op.inputs[index] if len(op.inputs) > index else ""
         if zero:
             return self.dtype_of(zero)
-        code = int(op.attrs.get("output_dtype", 0))
-        return ONNX_DTYPES.get(code) if code else _UINT8
+        if op.type == "QuantizeLinear":
+            code = int(op.attrs.get("output_dtype", 0))
+            return ONNX_DTYPES.get(code) if code else _UINT8
+        return _FLOAT32 if op.type == "QGemm" else self.dtype_of(op.inputs[0])
 
     def dequantized(self, name: str) -> _Quantized | None:
         """What DQ makes `name`, when a DQ does and its scale and zero point are constants."""
@@ -240,6 +258,63 @@ class _Fuser:
         q, y = out
         return Op("QLinearMatMul", op.name, self.operands(a, b, y), (y.tensor,)), q
 
+    def gemm(self, op: Op) -> tuple[Op, Op | None] | None:
+        """onnxruntime's QGemm of a qualifying Gemm group, and the Q it absorbs (``None``: the
+        Gemm's output stays float, and so does QGemm's)."""
+        a, b = self.dequantized(op.inputs[0]), self.dequantized(op.inputs[1])
+        if a is None or b is None or a.dtype not in _INT8 or b.dtype not in _INT8:
+            return None
+        if a.dtype == _SIGNED and b.dtype != _SIGNED:
+            return None  # onnxruntime has int8 x int8, uint8 x uint8 and uint8 x int8 kernels
+        alpha = float(op.attrs.get("alpha", 1.0))
+        trans_b = bool(op.attrs.get("transB", 0))
+        if not is_per_tensor(a.scale_value.shape):
+            return None
+        weight = self.constants.get(b.tensor)
+        columns = 0 if trans_b else 1  # B' = B.T with transB: its columns are B's rows
+        if not is_per_tensor(b.scale_value.shape) and (
+            weight is None or weight.ndim != 2 or not _per_channel(b, weight.shape, axis=columns)
+        ):
+            return None
+        bias = ""
+        if len(op.inputs) > 2 and op.inputs[2]:
+            if float(op.attrs.get("beta", 1.0)) != 1.0:
+                return None
+            n = weight.shape[columns] if weight is not None else None
+            bias = self._gemm_bias(op.inputs[2], alpha * a.scale_value * b.scale_value.ravel(), n)
+            if not bias:
+                return None
+        operands = (
+            a.tensor, a.scale, self.zero_point(a), b.tensor, b.scale, self.zero_point(b), bias
+        )  # fmt: skip
+        attrs = {k: op.attrs[k] for k in ("alpha", "transA", "transB") if k in op.attrs}
+        out = self.quantized_by(op.outputs[0])
+        if out is None or out[1].dtype != a.dtype:  # a float output: C is the last input
+            return Op(
+                "QGemm", op.name, operands[:-1] if not bias else operands, op.outputs, attrs
+            ), None
+        q, y = out
+        inputs = (*operands, y.scale, self.zero_point(y))
+        return Op("QGemm", op.name, inputs, (y.tensor,), attrs), q
+
+    def _gemm_bias(self, name: str, want: np.ndarray, n: int | None) -> str:
+        """The int32 bias a DQ makes `name` from, when its zero point is 0 and its scale is
+        `want` (``alpha · a_scale · b_scale``, one or per column)."""
+        c = self.dequantized(name)
+        if c is None or c.dtype != _INT32:
+            return ""
+        if c.zero is not None and np.any(self.constants[c.zero]):
+            return ""
+        scale = c.scale_value.ravel()
+        if scale.size > 1 or want.size > 1:  # per column: a 1-D C of N, scaled along axis 0
+            shape = self.constants[c.tensor].shape if c.tensor in self.constants else None
+            if n is None or shape != (n,) or scale.size not in (1, n) or c.axis not in (0, -1):
+                return ""
+            scale, want = np.broadcast_to(scale, (n,)), np.broadcast_to(want, (n,))
+        if not np.allclose(scale, want, rtol=_BIAS_RTOL, atol=0):
+            return ""
+        return c.tensor
+
     def moved(self, op: Op) -> tuple[Op, Op] | None:
         """`op` on the quantized tensor, when a DQ makes its data input and a Q of the same
         scale and zero point takes its output: an op that only selects or moves values gives
@@ -304,16 +379,17 @@ run on the quantized tensor (onnxruntime's list of ops that "do not change the d
 _QLINEAR = {spec.inner: name for name, spec in SPECS.items()}
 """Float op type -> onnxruntime's QLinear op that stands for its QDQ group (QLinearAdd...)."""
 
-_FUSERS = {
+_FUSERS: dict[str, Callable[[_Fuser, Op], tuple[Op, Op | None] | None]] = {
     "Conv": _Fuser.conv,
     "MatMul": _Fuser.matmul,
+    "Gemm": _Fuser.gemm,
     **dict.fromkeys(DATA_MOVERS, _Fuser.moved),
     **dict.fromkeys(_QLINEAR, _Fuser.quantized_op),
 }
 
 
 def fuse_qdq(graph: Graph) -> Graph:
-    """`graph` with every qualifying DQ -> Conv/MatMul -> Q group as one integer op, and every
+    """`graph` with every qualifying DQ -> Conv/MatMul/Gemm -> Q group as one integer op, and every
     DQ -> data mover -> Q group as the data mover on the quantized tensor.
 
     Ops keep their order: the fused op takes the float op's place and name and gives the Q's
@@ -339,7 +415,8 @@ def fuse_qdq(graph: Graph) -> Graph:
         found = rewrite(fuser, op) if rewrite is not None else None
         if found is not None:
             fused[op.name], q = found
-            absorbed.add(q.name)
+            if q is not None:
+                absorbed.add(q.name)
     if not fused:
         return graph
     ops = [fused.get(op.name, op) for op in graph.ops if op.name not in absorbed]

@@ -10,6 +10,7 @@ from hetsim.kernels import indexing as _indexing
 from hetsim.kernels import layout as _layout
 from hetsim.kernels import llm as _llm
 from hetsim.kernels import nn as _nn
+from hetsim.kernels import qgemm as _qgemm
 from hetsim.kernels import qlinear as _qlinear
 from hetsim.kernels import qoperator as _qoperator
 from hetsim.kernels import quant as _quant
@@ -61,6 +62,7 @@ del (
     _layout,
     _llm,
     _nn,
+    _qgemm,
     _qlinear,
     _qoperator,
     _quant,

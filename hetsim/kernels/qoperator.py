@@ -40,7 +40,7 @@ from hetsim.kernels.registry import (
     register,
 )
 
-__all__ = ["MICROSOFT", "MICROSOFT_OPS", "SPECS", "QLinearSpec"]
+__all__ = ["MICROSOFT", "SPECS", "QLinearSpec"]
 
 _INTEGER_DTYPES = (np.dtype("int8"), np.dtype("uint8"))
 _FLOAT32 = np.dtype("float32")
@@ -75,9 +75,6 @@ SPECS: Mapping[str, QLinearSpec] = {
 
 MICROSOFT = "com.microsoft"
 """onnxruntime's domain, where its quantized ops are defined."""
-
-MICROSOFT_OPS = frozenset(SPECS)
-"""The op types this module registers, in domain `MICROSOFT`."""
 
 
 def _inner_op(op: Op, spec: QLinearSpec) -> Op:

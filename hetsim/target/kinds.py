@@ -314,9 +314,11 @@ NPU_OPS = (
     "Sigmoid",
     "Concat",
     "Reshape",
-    # the int8 forms of the ops above, as ONNX and onnxruntime state an int8 model's ops
+    # the int8 forms of the ops above, as ONNX and onnxruntime (QGemm, QLinearAdd...) state an
+    # int8 model's ops
     "QLinearConv",
     "QLinearMatMul",
+    "QGemm",
     "QLinearAdd",
     "QLinearMul",
     "QLinearAveragePool",

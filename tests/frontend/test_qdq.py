@@ -1,4 +1,4 @@
-"""QDQ fusion: DequantizeLinear -> Conv/MatMul -> QuantizeLinear groups become QLinear ops.
+"""QDQ fusion: DequantizeLinear -> Conv/MatMul/Gemm -> QuantizeLinear groups become integer ops.
 
 Values are checked against onnx's ReferenceEvaluator on the model as written (the float path):
 the integer op may differ from it by one quantization step where float rounding crosses a
@@ -164,23 +164,33 @@ def test_a_weight_quantized_in_the_graph_is_folded_first_then_fused() -> None:
 
 
 @pytest.mark.parametrize(
-    ("why", "options"),
+    ("why", "float_op", "options"),
     [
-        ("the bias scale is not x_scale * w_scale", {"bias": "wrong_scale"}),
-        ("a float bias", {"bias": "float"}),
-        ("per-channel weight scales along the input channels", {"per_channel": True, "w_axis": 1}),
-        ("the float output is a graph output too", {"conv_output_read_twice": True}),
+        ("the bias scale is not x_scale * w_scale", "Conv", {"bias": "wrong_scale"}),
+        ("a float bias", "Conv", {"bias": "float"}),
+        ("per-channel weight scales along the input channels", "Conv",
+         {"per_channel": True, "w_axis": 1}),
+        ("the float output is a graph output too", "Conv", {"conv_output_read_twice": True}),
+        ("the bias scale is not alpha * x_scale * w_scale", "Gemm", {"bias": "wrong_scale"}),
+        ("beta is not 1", "Gemm", {"beta": 0.5}),
+        ("int8 activations with uint8 weights: no onnxruntime kernel", "Gemm",
+         {"weights": "uint8"}),
+        ("per-channel weight scales along K", "Gemm", {"per_column": True, "w_axis": 1}),
     ],
-)
+)  # fmt: skip
 def test_a_group_the_integer_op_cannot_state_stays_as_written(
-    why: str, options: dict[str, Any]
+    why: str, float_op: str, options: dict[str, Any]
 ) -> None:
-    model = _conv_model(**options)
+    build, fused, shape = {
+        "Conv": (_conv_model, "QLinearConv", (1, C, 8, 8)),
+        "Gemm": (_gemm_model, "QGemm", (3, 8)),
+    }[float_op]
+    model = build(**options)
     graph = load_onnx(model)
-    assert "Conv" in [op.type for op in graph.ops], why
-    assert "QLinearConv" not in [op.type for op in graph.ops], why
-    (want, *_) = ReferenceEvaluator(model).run(None, {"x": _x()})
-    np.testing.assert_allclose(execute(graph, {"x": _x()})["y"], want, atol=1e-6)
+    assert float_op in [op.type for op in graph.ops], why
+    assert fused not in [op.type for op in graph.ops], why
+    (want, *_) = ReferenceEvaluator(model).run(None, {"x": _x(shape)})
+    np.testing.assert_allclose(execute(graph, {"x": _x(shape)})["y"], want, atol=1e-6)
 
 
 def test_fuse_qdq_false_keeps_the_model_as_written() -> None:
@@ -246,6 +256,104 @@ def test_a_matmul_group_becomes_one_qlinearmatmul(options: dict[str, bool]) -> N
     assert "QLinearMatMul" in [op.type for op in graph.ops]
     assert "MatMul" not in [op.type for op in graph.ops]
     _within_one_step(model, _x((3, 8)))
+
+
+def _gemm_model(
+    *,
+    act: str = "int8",
+    weights: str = "int8",
+    per_column: bool = False,
+    w_axis: int | None = None,
+    trans_b: bool = True,
+    bias: str = "int32",
+    alpha: float = 1.0,
+    beta: float = 1.0,
+    quantized_output: bool = True,
+) -> onnx.ModelProto:
+    """x (3, 8) -> Q -> DQ -> Gemm(DQ(w), DQ(b)) [-> Q -> DQ] -> y: a Linear layer quantized as
+    onnxruntime's quantizer writes it (w (5, 8) with transB, as PyTorch exports nn.Linear).
+
+    `w_axis`: the weight DQ's axis (default: the output columns of B'); `bias`: ``int32``
+    (scale ``alpha · x_scale · w_scale``), ``wrong_scale`` (twice that), ``none``.
+    """
+    rng = np.random.default_rng(4)
+    w = rng.normal(0, 0.3, (5, 8) if trans_b else (8, 5)).astype(np.float32)
+    columns = 0 if trans_b else 1
+    axis = columns if w_axis is None else w_axis
+    w_scale = np.asarray(
+        (np.abs(w).max(axis=1 - axis) if per_column else np.abs(w).max()) / 127, np.float32
+    )
+    along = (-1, 1) if axis == 0 else (1, -1)
+    w_zero = 3 if weights == "uint8" else 0
+    w_q = (np.rint(w / w_scale.reshape(along if per_column else ())) + w_zero).astype(weights)
+    zero = 128 if act == "uint8" else 0
+    inits = [
+        _init("x_scale", X_SCALE, np.float32), _init("x_zero", zero, act),
+        _init("w_q", w_q), _init("w_scale", w_scale),
+        _init("w_zero", np.full(w_scale.shape, w_zero, weights)),
+        _init("y_scale", Y_SCALE, np.float32), _init("y_zero", zero, act),
+    ]  # fmt: skip
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "x_scale", "x_zero"], ["xq"], name="quant_x"),
+        helper.make_node("DequantizeLinear", ["xq", "x_scale", "x_zero"], ["xd"], name="dq_x"),
+        helper.make_node("DequantizeLinear", ["w_q", "w_scale", "w_zero"], ["wd"], name="dq_w",
+                         axis=axis),
+    ]  # fmt: skip
+    gemm_inputs = ["xd", "wd"]
+    if bias != "none":
+        per_output = w_scale if w_scale.size in (1, 5) else w_scale.max()  # not per output: one
+        b_scale = (np.float32(alpha) * np.float32(X_SCALE) * per_output).astype(np.float32)
+        b_scale = b_scale * (2 if bias == "wrong_scale" else 1)
+        b_q = np.rint(rng.normal(0, 0.5, 5) / b_scale).astype(np.int32)
+        inits += [_init("b_q", b_q), _init("b_scale", b_scale)]
+        nodes.append(
+            helper.make_node("DequantizeLinear", ["b_q", "b_scale"], ["bd"], name="dq_b", axis=0)
+        )
+        gemm_inputs.append("bd")
+    gemm_output = "yf" if quantized_output else "y"
+    nodes.append(
+        helper.make_node("Gemm", gemm_inputs, [gemm_output], name="fc", transB=int(trans_b),
+                         alpha=alpha, beta=beta)
+    )  # fmt: skip
+    if quantized_output:
+        nodes += [
+            helper.make_node("QuantizeLinear", ["yf", "y_scale", "y_zero"], ["yq"]),
+            helper.make_node("DequantizeLinear", ["yq", "y_scale", "y_zero"], ["y"]),
+        ]
+    return _model(nodes, inits, {"x": [3, 8]})
+
+
+@pytest.mark.parametrize("act", ["int8", "uint8"])
+@pytest.mark.parametrize("per_column", [False, True])
+@pytest.mark.parametrize("trans_b", [True, False])
+@pytest.mark.parametrize("bias", ["int32", "none"])
+def test_a_gemm_group_becomes_one_qgemm(
+    act: str, per_column: bool, trans_b: bool, bias: str
+) -> None:
+    model = _gemm_model(act=act, per_column=per_column, trans_b=trans_b, bias=bias, alpha=0.5)
+    graph = load_onnx(model)
+    assert [op.type for op in graph.ops] == ["QuantizeLinear", "QGemm", "DequantizeLinear"]
+    (qgemm,) = (op for op in graph.ops if op.type == "QGemm")
+    assert qgemm.name == "fc"
+    assert qgemm.outputs == ("yq",)
+    assert qgemm.attrs == {"alpha": 0.5, "transB": int(trans_b)}
+    assert qgemm.inputs == (
+        "xq", "x_scale", "x_zero", "w_q", "w_scale", "w_zero", "b_q" if bias == "int32" else "",
+        "y_scale", "y_zero",
+    )  # fmt: skip
+    _within_one_step(model, _x((3, 8)))
+
+
+def test_a_gemm_without_a_quantized_output_becomes_a_float_qgemm() -> None:
+    # onnxruntime fuses DQ -> Gemm with no Q too: QGemm then gives float32, scaled once
+    model = _gemm_model(quantized_output=False, per_column=True)
+    graph = load_onnx(model)
+    assert [op.type for op in graph.ops] == ["QuantizeLinear", "QGemm"]
+    assert graph.ops[1].inputs[-1] == "b_q"
+    (want,) = ReferenceEvaluator(model).run(None, {"x": _x((3, 8))})
+    got = execute(graph, {"x": _x((3, 8))})["y"]
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
 def test_a_dequantized_input_other_ops_read_stays_for_them() -> None:

@@ -19,9 +19,9 @@ from hetsim.frontend import load_onnx  # noqa: E402
 SHAPE = (1, 3, 16, 16)
 
 
-def _float_model() -> onnx.ModelProto:
-    """Conv-Relu-MaxPool, a residual block (Conv-Relu, Add), global pool, Flatten, MatMul: a
-    small float CNN."""
+def _float_model(head: str = "MatMul") -> onnx.ModelProto:
+    """Conv-Relu-MaxPool, a residual block (Conv-Relu, Add), global pool, Flatten, and a `head`:
+    a MatMul, or a Gemm with a bias as PyTorch exports nn.Linear (transB): a small float CNN."""
     rng = np.random.default_rng(0)
 
     def weight(name: str, shape: tuple[int, ...], std: float) -> onnx.TensorProto:
@@ -37,13 +37,18 @@ def _float_model() -> onnx.ModelProto:
         helper.make_node("Add", ["r2", "p1"], ["s"], name="residual"),
         helper.make_node("GlobalAveragePool", ["s"], ["g"], name="gap"),
         helper.make_node("Flatten", ["g"], ["f"], name="flatten"),
-        helper.make_node("MatMul", ["f", "wf"], ["y"], name="fc"),
     ]  # fmt: skip
+    if head == "Gemm":
+        nodes.append(helper.make_node("Gemm", ["f", "wf", "bf"], ["y"], name="fc", transB=1))
+    else:
+        nodes.append(helper.make_node("MatMul", ["f", "wf"], ["y"], name="fc"))
     weights = [
         weight("w1", (8, 3, 3, 3), 0.3), weight("b1", (8,), 0.1),
         weight("w2", (8, 8, 3, 3), 0.2), weight("b2", (8,), 0.1),
-        weight("wf", (8, 10), 0.3),
+        weight("wf", (10, 8) if head == "Gemm" else (8, 10), 0.3),
     ]  # fmt: skip
+    if head == "Gemm":
+        weights.append(weight("bf", (10,), 0.1))
     graph = helper.make_graph(
         nodes,
         "small_cnn",
@@ -65,10 +70,12 @@ class _Calibration(quantization.CalibrationDataReader):  # type: ignore[misc]
         return next(self._batches, None)
 
 
-def _quantized(tmp_path: Path, activations: str, per_channel: bool, form: str = "QDQ") -> Path:
+def _quantized(
+    tmp_path: Path, activations: str, per_channel: bool, form: str = "QDQ", head: str = "MatMul"
+) -> Path:
     """`_float_model` quantized by onnxruntime in `form` (QDQ or QOperator)."""
     source, target = tmp_path / "float.onnx", tmp_path / f"{form}.onnx"
-    onnx.save(_float_model(), source)
+    onnx.save(_float_model(head), source)
     types = {"int8": quantization.QuantType.QInt8, "uint8": quantization.QuantType.QUInt8}
     quantization.quantize_static(
         str(source), str(target), _Calibration(), quant_format=quantization.QuantFormat[form],
@@ -78,19 +85,25 @@ def _quantized(tmp_path: Path, activations: str, per_channel: bool, form: str = 
     return target
 
 
+def _int8_ops(head: str) -> list[str]:
+    """The ops the quantized `_float_model` loads as: int8 from the first QuantizeLinear to the
+    last DequantizeLinear (the quantizer folded each Relu into its conv's output zero point)."""
+    return [
+        "QuantizeLinear", "QLinearConv", "MaxPool", "QLinearConv", "QLinearAdd",
+        "QLinearGlobalAveragePool", "Flatten", "QGemm" if head == "Gemm" else "QLinearMatMul",
+        "DequantizeLinear",
+    ]  # fmt: skip
+
+
 @pytest.mark.parametrize("activations", ["int8", "uint8"])
 @pytest.mark.parametrize("per_channel", [True, False])
+@pytest.mark.parametrize("head", ["MatMul", "Gemm"])
 def test_onnxruntime_qdq_model_fuses_and_computes_what_onnxruntime_does(
-    tmp_path: Path, activations: str, per_channel: bool
+    tmp_path: Path, activations: str, per_channel: bool, head: str
 ) -> None:
-    path = _quantized(tmp_path, activations, per_channel)
+    path = _quantized(tmp_path, activations, per_channel, head=head)
     graph = load_onnx(path)
-    # the quantizer folded each Relu into its conv's output zero point: int8 from the first
-    # QuantizeLinear to the last DequantizeLinear
-    assert [op.type for op in graph.ops] == [
-        "QuantizeLinear", "QLinearConv", "MaxPool", "QLinearConv", "QLinearAdd",
-        "QLinearGlobalAveragePool", "Flatten", "QLinearMatMul", "DequantizeLinear",
-    ]  # fmt: skip
+    assert [op.type for op in graph.ops] == _int8_ops(head)
     x = np.random.default_rng(2).standard_normal(SHAPE).astype(np.float32)
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     (want,) = session.run(None, {"x": x})
@@ -100,29 +113,32 @@ def test_onnxruntime_qdq_model_fuses_and_computes_what_onnxruntime_does(
     assert np.mean(np.abs(got - want) < y_scale / 2) >= 0.9
 
 
-def test_onnxruntime_int8_model_runs_its_integer_ops_on_the_ethos_u65(tmp_path: Path) -> None:
-    graph = load_onnx(_quantized(tmp_path, "int8", per_channel=True))
+@pytest.mark.parametrize("head", ["MatMul", "Gemm"])
+def test_onnxruntime_int8_model_runs_its_integer_ops_on_the_ethos_u65(
+    tmp_path: Path, head: str
+) -> None:
+    graph = load_onnx(_quantized(tmp_path, "int8", per_channel=True, head=head))
     result = simulate(graph, "nxp-imx93")
     on_npu = {name for name, path in result.to_dict()["placement"].items() if path != "host"}
     # (its ops list has Reshape, not Flatten: the int8 Flatten runs on the Cortex-A55s)
     assert {op.type for op in graph.ops if op.name in on_npu} == {
-        "QLinearConv", "MaxPool", "QLinearAdd", "QLinearGlobalAveragePool", "QLinearMatMul"
+        "QLinearConv", "MaxPool", "QLinearAdd", "QLinearGlobalAveragePool",
+        "QGemm" if head == "Gemm" else "QLinearMatMul",
     }  # fmt: skip
     np.testing.assert_array_equal(result.outputs["y"], execute(graph, result.inputs)["y"])
 
 
+@pytest.mark.parametrize("head", ["MatMul", "Gemm"])
 def test_onnxruntime_qoperator_model_loads_and_computes_what_onnxruntime_does(
-    tmp_path: Path,
+    tmp_path: Path, head: str
 ) -> None:
     # the QOperator format writes the integer ops itself, onnxruntime's in domain com.microsoft
-    target = _quantized(tmp_path, "int8", per_channel=True, form="QOperator")
+    target = _quantized(tmp_path, "int8", per_channel=True, form="QOperator", head=head)
     written = {(n.domain, n.op_type) for n in onnx.load(target).graph.node}
     assert ("com.microsoft", "QLinearAdd") in written
+    assert (("com.microsoft", "QGemm") in written) == (head == "Gemm")
     graph = load_onnx(target)
-    assert [op.type for op in graph.ops] == [
-        "QuantizeLinear", "QLinearConv", "MaxPool", "QLinearConv", "QLinearAdd",
-        "QLinearGlobalAveragePool", "Flatten", "QLinearMatMul", "DequantizeLinear",
-    ]  # fmt: skip
+    assert [op.type for op in graph.ops] == _int8_ops(head)
     x = np.random.default_rng(3).standard_normal(SHAPE).astype(np.float32)
     session = ort.InferenceSession(str(target), providers=["CPUExecutionProvider"])
     (want,) = session.run(None, {"x": x})

@@ -119,7 +119,44 @@ def _unary(op_type: str, dtype: type, zero: int, shape: tuple[int, ...], **attrs
     )
 
 
+def _gemm(
+    a: type,
+    b: type,
+    *,
+    per_column: bool = False,
+    bias: bool = True,
+    output: bool = True,
+    **attrs: Any,
+) -> Case:
+    """QGemm of a [3, 5] A' and a [5, 4] B' (each stored transposed where its flag says)."""
+    m, k, n = 3, 5, 4
+    inputs: dict[str, Any] = {
+        "A": _q(a, *((k, m) if attrs.get("transA") else (m, k))),
+        "a_scale": _scale(0.05),
+        "a_zero_point": np.array(5 if a is np.int8 else 131, a),
+        "B": _q(b, *((n, k) if attrs.get("transB") else (k, n))),
+        "b_scale": _rng.uniform(0.01, 0.05, n).astype(np.float32) if per_column else _scale(0.02),
+        "b_zero_point": _q(b, n) if per_column else np.array(-3 if b is np.int8 else 120, b),
+        "C": _rng.integers(-500, 500, (n,)).astype(np.int32) if bias else None,
+    }
+    if output:
+        inputs |= {"y_scale": _scale(0.3), "y_zero_point": np.array(7, a)}
+    named = "-".join(
+        [np.dtype(a).name, np.dtype(b).name]
+        + (["per-column"] if per_column else [])
+        + ([] if bias else ["no-bias"])
+        + ([] if output else ["float"])
+        + [f"{key}{value}" for key, value in attrs.items()]
+    )
+    return _case("QGemm", inputs, id=f"qgemm-{named}", **attrs)
+
+
 CASES = [
+    _gemm(np.int8, np.int8),
+    _gemm(np.uint8, np.uint8, per_column=True, transB=1),
+    _gemm(np.uint8, np.int8, bias=False, transA=1, alpha=0.5),
+    _gemm(np.int8, np.int8, per_column=True, output=False, transB=1),
+    _gemm(np.uint8, np.uint8, bias=False, output=False, alpha=2.0),
     _binary("QLinearAdd", np.int8, -6),
     _binary("QLinearAdd", np.uint8, 128),
     _binary("QLinearMul", np.int8, 4),

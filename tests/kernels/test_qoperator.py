@@ -68,3 +68,54 @@ def test_cost_is_the_float_op_s_plus_the_quantization_at_int8_bytes() -> None:
     assert cost.bytes_read == 6 + 3 + 3 * (4 + 1)  # the operands, then 3 scales and zero points
     assert cost.bytes_written == 6
     assert cost.op_class == "elementwise"
+
+
+def _qgemm_metas(
+    a: Any = INT8, b: Any = INT8, b_scale: Any = (), c: bool = True, y: Any = ("scale", "zero")
+) -> list[Meta | None]:
+    f32, i32 = np.dtype("float32"), np.dtype("int32")
+    return [
+        Meta((3, 5), np.dtype(a)), Meta((), f32), Meta((), np.dtype(a)),
+        Meta((5, 4), np.dtype(b)), Meta(b_scale, f32), Meta(b_scale, np.dtype(b)),
+        Meta((4,), i32) if c else None,
+        Meta((), f32) if "scale" in y else None, Meta((), np.dtype(a)) if "zero" in y else None,
+    ]  # fmt: skip
+
+
+QGEMM = Op("QGemm", "fc", tuple(f"in{i}" for i in range(9)), ("y",))
+
+
+@pytest.mark.parametrize(
+    ("metas", "message"),
+    [
+        (_qgemm_metas()[:2], "expected an input a_zero_point, got none"),
+        (_qgemm_metas(b="uint8"),
+         "expected a B of int8, as A is (onnxruntime's kernels), got uint8"),
+        (_qgemm_metas(b_scale=(5,)),
+         "expected a one-element b_scale or one of [4] (per column of B'), got shape [5]"),
+        (_qgemm_metas(y=("scale",)),
+         "expected a y_zero_point with y_scale (an 8-bit output; neither: float32), got none"),
+        (_qgemm_metas(y=("zero",)),
+         "expected a y_scale with y_zero_point (an 8-bit output; neither: float32), got none"),
+    ],
+)  # fmt: skip
+def test_qgemm_s_shape_rule_refuses_what_onnxruntime_does_not_run(
+    metas: list[Meta | None], message: str
+) -> None:
+    with pytest.raises(ModelError) as caught:
+        OPS["QGemm"].infer(QGEMM, 17, metas)
+    assert str(caught.value) == f"op fc (QGemm): {message}"
+
+
+def test_qgemm_output_dtype_and_cost() -> None:
+    # [3, 5] x [5, 4]: 2·K = 10 flops per output, 1 for the bias C, 3 to requantize (1 to scale)
+    quantized, floats = _qgemm_metas(), _qgemm_metas(c=False, y=())
+    (out,) = OPS["QGemm"].infer(QGEMM, 17, quantized)
+    assert (out.shape, out.dtype) == ((3, 4), INT8)
+    cost = OPS["QGemm"].cost(QGEMM, quantized, [out])
+    assert cost.flops == 12 * (10 + 1 + 3)
+    assert cost.bytes_read == 15 + 4 + 1 + 20 + 4 + 1 + 16 + 4 + 1
+    assert (cost.bytes_written, cost.op_class, cost.gemm_dim) == (12, "matmul", 3)
+    (as_float,) = OPS["QGemm"].infer(QGEMM, 17, floats)
+    assert (as_float.shape, as_float.dtype) == ((3, 4), np.dtype("float32"))
+    assert OPS["QGemm"].cost(QGEMM, floats, [as_float]).flops == 12 * (10 + 1)

@@ -98,8 +98,9 @@ def test_processor_kinds_compute_by_default_what_such_hardware_does() -> None:
         "npu": ["float32", "float16", "int8"],
     }
     npu_ops = set(KINDS["npu"].attr("ops").default_value())
-    assert {op for op in npu_ops if op.startswith("QLinear")} == {
-        f"QLinear{op}" for op in npu_ops if f"QLinear{op}" in OPS
+    int8_forms = {"Gemm": "QGemm"} | {op: f"QLinear{op}" for op in npu_ops if f"QLinear{op}" in OPS}
+    assert {op for op in npu_ops if op.startswith("Q")} == {
+        form for op, form in int8_forms.items() if op in npu_ops
     }
 
 

@@ -1,0 +1,225 @@
+"""onnxruntime's QGemm (domain ``com.microsoft``): Gemm on int8 or uint8 matrices.
+
+onnxruntime runs an int8 model's Gemm (a fully connected layer, as PyTorch exports
+``nn.Linear``) as QGemm: its quantizer writes it in the QOperator format, and its graph
+transformer makes it of a DQ -> Gemm (-> Q) group of the QDQ format, as
+`hetsim.frontend.fuse_qdq` does.
+
+Inputs ``A, a_scale, a_zero_point, B, b_scale, b_zero_point, C, y_scale, y_zero_point`` (the
+last three optional); attributes ``alpha`` (1.0), ``transA`` and ``transB`` (0). A and B are
+2-D, read transposed where the flag says, as Gemm reads them; ``A'`` is ``[M, K]`` and ``B'``
+``[K, N]``. Like onnxruntime's kernel:
+
+- the accumulator is exact: ``acc = (A' - a_zero_point) @ (B' - b_zero_point) + C``, where C
+  (int32, broadcast to ``[M, N]``) is a bias of scale ``alpha · a_scale · b_scale`` and zero
+  point 0, as onnxruntime's quantizer makes it (so Gemm's ``beta`` is not an attribute: a
+  fused Gemm has ``beta`` 1);
+- the multiplier ``alpha · a_scale · b_scale``, divided by ``y_scale`` where given, is formed
+  in float32 in that order;
+- with ``y_scale`` and ``y_zero_point``, ``y = saturate(round_half_even(acc · multiplier) +
+  y_zero_point)`` in y_zero_point's dtype, A's (`hetsim.kernels.qlinear.requantize`, the
+  product in float64, where onnxruntime takes it in float32: a value within float rounding of
+  a tie may come out one step apart); without either, ``y = float32(acc) · multiplier`` in
+  float32. One of the two without the other is an error: onnxruntime would give floats
+  divided by ``y_scale``.
+
+A and its zero point are int8 or uint8; B and its zero point too, and int8 where A is (the
+dtypes onnxruntime has kernels for). Every scale is float32. ``a_scale`` and ``a_zero_point``
+are per tensor; ``b_scale`` and ``b_zero_point`` per tensor or per column of ``B'`` (``[N]``),
+of one shape.
+
+Cost (op class ``matmul``): Gemm's ``2·M·N·K`` flops, plus ``M·N`` for C and 3 per output
+element to requantize (1 to scale a float output); bytes read every input's; `Cost.gemm_dim`
+the smallest of M, N and K.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+import numpy as np
+
+from hetsim.ir import Op
+from hetsim.kernels.qlinear import requantize
+from hetsim.kernels.qoperator import MICROSOFT
+from hetsim.kernels.quant import article, either_of, is_per_tensor
+from hetsim.kernels.registry import (
+    Cost,
+    Kernel,
+    Meta,
+    attr,
+    broadcast_shape,
+    nbytes,
+    op_error,
+    register,
+)
+
+__all__: list[str] = []
+
+_INTEGER_DTYPES = (np.dtype("int8"), np.dtype("uint8"))
+_INT8 = np.dtype("int8")
+_INT32 = np.dtype("int32")
+_FLOAT32 = np.dtype("float32")
+_FLOAT64 = np.dtype("float64")
+_INPUTS = (
+    "A",
+    "a_scale",
+    "a_zero_point",
+    "B",
+    "b_scale",
+    "b_zero_point",
+    "C",
+    "y_scale",
+    "y_zero_point",
+)
+
+
+def _flags(op: Op) -> tuple[float, bool, bool]:
+    return (
+        float(attr(op, "alpha", 1.0)),
+        bool(attr(op, "transA", 0)),
+        bool(attr(op, "transB", 0)),
+    )
+
+
+_T = TypeVar("_T")
+
+
+def _required(op: Op, values: Sequence[_T | None]) -> tuple[_T, _T, _T, _T, _T, _T]:
+    """The first six inputs, each present (the scales and zero points of A and B)."""
+    given = (*values[:6], *(None,) * (6 - len(values)))
+    for value, name in zip(given, _INPUTS, strict=False):
+        if value is None:
+            raise op_error(op, f"expected an input {name}", "none")
+    a, a_scale, a_zero, b, b_scale, b_zero = given
+    assert a is not None and a_scale is not None and a_zero is not None  # noqa: PT018
+    assert b is not None and b_scale is not None and b_zero is not None  # noqa: PT018
+    return a, a_scale, a_zero, b, b_scale, b_zero
+
+
+def _optional(values: Sequence[_T | None]) -> tuple[_T | None, _T | None, _T | None]:
+    """C, y_scale and y_zero_point, ``None`` where omitted."""
+    c, y_scale, y_zero = (*values[6:], None, None, None)[:3]
+    return c, y_scale, y_zero
+
+
+def _compile(op: Op, opset: int) -> Kernel:
+    alpha, trans_a, trans_b = _flags(op)
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        a, a_scale, a_zero, b, b_scale, b_zero = _required(op, inputs)
+        c, y_scale, y_zero = _optional(inputs)
+        a2 = (a.T if trans_a else a).astype(_FLOAT64) - a_zero.reshape(())
+        b2 = (b.T if trans_b else b).astype(_FLOAT64) - b_zero.reshape(-1)  # [N]: per column
+        acc = a2 @ b2  # exact: products of at most 255 · 255, summed below 2^53
+        if c is not None:
+            acc += c
+        multiplier = np.float32(alpha) * a_scale.reshape(-1) * b_scale.reshape(-1)
+        if y_scale is None or y_zero is None:  # the shape rule allows both or neither
+            return [acc.astype(_FLOAT32) * multiplier]
+        return [requantize(acc, multiplier / y_scale.reshape(()), y_zero, y_zero.dtype)]
+
+    return kernel
+
+
+def _infer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    a, a_scale, a_zero, b, b_scale, b_zero = _required(op, inputs)
+    c, y_scale, y_zero = _optional(inputs)
+    for meta, name in ((a, "A"), (b, "B")):
+        if meta.dtype not in _INTEGER_DTYPES:
+            raise op_error(
+                op, f"expected {article(name)} of {either_of(_INTEGER_DTYPES)}", meta.dtype
+            )
+    for zero, name, of in ((a_zero, "a_zero_point", a), (b_zero, "b_zero_point", b)):
+        if zero.dtype != of.dtype:
+            raise op_error(
+                op, f"expected {article(name)} of {name[0].upper()}'s {of.dtype}", zero.dtype
+            )
+    if a.dtype == _INT8 and b.dtype != _INT8:
+        raise op_error(op, "expected a B of int8, as A is (onnxruntime's kernels)", b.dtype)
+    for scale, name in ((a_scale, "a_scale"), (b_scale, "b_scale"), (y_scale, "y_scale")):
+        if scale is not None and scale.dtype != _FLOAT32:
+            raise op_error(op, f"expected {article(name)} of float32", scale.dtype)
+    if len(a.shape) != 2 or len(b.shape) != 2:
+        raise op_error(op, "expected 2-D A and B", f"shapes {list(a.shape)} and {list(b.shape)}")
+    _, trans_a, trans_b = _flags(op)
+    m, k = a.shape[::-1] if trans_a else a.shape
+    k_b, n = b.shape[::-1] if trans_b else b.shape
+    if k != k_b:
+        raise op_error(
+            op, "expected inner dims of A' and B' to match", f"A' {[m, k]} and B' {[k_b, n]}"
+        )
+    per_tensor = (
+        (a_scale, "a_scale"),
+        (a_zero, "a_zero_point"),
+        (y_scale, "y_scale"),
+        (y_zero, "y_zero_point"),
+    )
+    for given, name in per_tensor:
+        if given is not None and not is_per_tensor(given.shape):
+            raise op_error(op, f"expected a one-element {name}", f"shape {list(given.shape)}")
+    if not is_per_tensor(b_scale.shape) and b_scale.shape != (n,):
+        raise op_error(
+            op,
+            f"expected a one-element b_scale or one of [{n}] (per column of B')",
+            f"shape {list(b_scale.shape)}",
+        )
+    if is_per_tensor(b_zero.shape) != is_per_tensor(b_scale.shape) or (
+        not is_per_tensor(b_zero.shape) and b_zero.shape != b_scale.shape
+    ):
+        raise op_error(
+            op,
+            f"expected a b_zero_point of b_scale's shape {list(b_scale.shape)}",
+            f"shape {list(b_zero.shape)}",
+        )
+    if c is not None:
+        if c.dtype != _INT32:
+            raise op_error(op, "expected a C of int32", c.dtype)
+        if broadcast_shape(op, c.shape, (m, n)) != (m, n):
+            raise op_error(op, f"expected C to broadcast to {[m, n]}", f"shape {list(c.shape)}")
+    if y_zero is None:
+        if y_scale is not None:
+            raise op_error(
+                op,
+                "expected a y_zero_point with y_scale (an 8-bit output; neither: float32)",
+                "none",
+            )
+        return [Meta((m, n), _FLOAT32)]
+    if y_scale is None:
+        raise op_error(
+            op, "expected a y_scale with y_zero_point (an 8-bit output; neither: float32)", "none"
+        )
+    if y_zero.dtype != a.dtype:
+        raise op_error(op, f"expected a y_zero_point of A's {a.dtype}", y_zero.dtype)
+    return [Meta((m, n), y_zero.dtype)]
+
+
+def _cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """Gemm's ``2·M·N·K``, plus ``M·N`` for C and 3 per output to requantize (1 to scale)."""
+    a = inputs[0]
+    assert a is not None, f"{op!r}: A is required"
+    _, trans_a, _ = _flags(op)
+    k = a.shape[0] if trans_a else a.shape[1]
+    (out,) = outputs
+    m, n = out.shape
+    has_bias = len(inputs) > 6 and inputs[6] is not None
+    per_output = 2 * k + (1 if has_bias else 0) + (1 if out.dtype == _FLOAT32 else 3)
+    return Cost(
+        float(per_output * out.size),
+        nbytes(inputs),
+        nbytes(outputs),
+        "matmul",
+        gemm_dim=min(m, n, k),
+    )
+
+
+register(
+    "QGemm",
+    "matmul",
+    compile=_compile,
+    infer=_infer,
+    cost=_cost,
+    one_type=((0, 2), (3, 5)),  # A and a_zero_point one type, B and b_zero_point another
+    domain=MICROSOFT,
+)
