@@ -220,6 +220,23 @@ def test_zero_points_a_group_omits_are_made_in_their_dtypes() -> None:
     np.testing.assert_array_equal(execute(graph, {"x": x_value})[graph.outputs[0]], want)
 
 
+def test_a_contrib_op_without_its_output_zero_point_gives_its_operands_dtype() -> None:
+    # QLinearAdd's output is int8 (its operands') though it omits c_zero_point: the DQ reading
+    # it, which omits its zero point too, is known to be int8, and its MatMul group fuses
+    b = GraphBuilder("qoperator", opset=13)
+    x = b.input("x", (2, 4), dtype="int8")
+    scale, zero = np.array(0.1, np.float32), np.array(0, np.int8)
+    total = b.op("QLinearAdd", x, scale, zero, x, scale, zero, np.array(0.2, np.float32))
+    w = b.initializer(np.arange(12, dtype=np.int8).reshape(4, 3), "w")
+    product = b.op("MatMul", _builder_dq(b, total, 0.2), _builder_dq(b, w, 0.1))
+    graph = fuse_qdq(b.build(b.op("QuantizeLinear", product, np.array(0.5, np.float32), zero)))
+    assert [op.type for op in graph.ops] == ["QLinearAdd", "QLinearMatMul"]
+    x_value = np.arange(-4, 4, dtype=np.int8).reshape(2, 4)
+    doubled = np.clip(np.rint(x_value * 0.2 / 0.2), -128, 127)  # QLinearAdd: x + x, rescaled
+    want = np.clip(np.rint((doubled * 0.2) @ (graph.initializers["w"] * 0.1) / 0.5), -128, 127)
+    np.testing.assert_array_equal(execute(graph, {"x": x_value})[graph.outputs[0]], want)
+
+
 def _matmul_model(*, per_column: bool, b_from_input: bool = False) -> onnx.ModelProto:
     rng = np.random.default_rng(3)
     w = rng.normal(0, 0.3, (8, 5)).astype(np.float32)
