@@ -8,7 +8,7 @@ tensor crosses memories. `format_plan` prints a plan. See ``docs/partition.md``.
 
 from __future__ import annotations
 
-from hetsim.partition.context import ANY_OP, LevelContext, refusals
+from hetsim.partition.context import ANY_OP, LevelContext, check_op_lists, refusals
 from hetsim.partition.core import ESTIMATE_DIM, fold, partition
 from hetsim.partition.plan import LevelPlan, Plan, Segment, Transfer, format_plan
 from hetsim.partition.policies import INVOKE_REQUEST_BYTES, POLICIES, Rule, load_rules
@@ -25,6 +25,7 @@ __all__ = [
     "Rule",
     "Segment",
     "Transfer",
+    "check_op_lists",
     "fold",
     "format_plan",
     "group_ops",

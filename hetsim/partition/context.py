@@ -10,6 +10,7 @@ here, once.
 
 from __future__ import annotations
 
+import difflib
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,12 +20,13 @@ import numpy as np
 
 from hetsim.errors import PartitionError
 from hetsim.ir import Op
-from hetsim.kernels import Cost, Meta
+from hetsim.kernels import OPS, Cost, Meta
 from hetsim.platform import Level, Platform
 
 __all__ = [
     "ANY_OP",
     "LevelContext",
+    "check_op_lists",
     "home_memory",
     "is_static",
     "no_device_error",
@@ -47,6 +49,41 @@ def home_memory(platform: Platform, choice: str) -> str:
     """
     level = platform.levels.get(choice)
     return platform.processors[level.host if level else choice].memory
+
+
+def check_op_lists(platform: Platform) -> None:
+    """Raise for an entry of a processor's ``ops`` that is not an op type hetsim runs.
+
+    Op types are matched exactly (``MatMul``), so a misspelt one (``Matmul``, ``relu``) would
+    leave its ops to another processor, silently; a model can hold only ops of `OPS` (the
+    frontend refuses others), so an entry outside it can only be a mistake.
+
+    Raises
+    ------
+    PartitionError
+        Naming the processor and the entry, with the closest op type.
+
+    Examples
+    --------
+    >>> from hetsim.platform import build_platform
+    >>> from hetsim.target import Target
+    >>> check_op_lists(build_platform(Target({"kind": "cuda", "ops": ["Matmul"]})))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    hetsim.errors.PartitionError: processor dev0: ops: expected op types hetsim runs, got
+    'Matmul' (did you mean 'MatMul'?)
+    """
+    for path, processor in platform.processors.items():
+        for name in processor.attrs.get("ops", (ANY_OP,)):
+            if name == ANY_OP or name in OPS:
+                continue
+            by_case = {known.lower(): known for known in OPS}
+            close = [by_case[name.lower()]] if name.lower() in by_case else []
+            close = close or difflib.get_close_matches(name, list(OPS), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise PartitionError(
+                f"processor {path}: ops: expected op types hetsim runs, got {name!r}{hint}"
+            )
 
 
 def is_static(level: Level) -> bool:

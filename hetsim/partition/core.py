@@ -36,10 +36,10 @@ import numpy as np
 from hetsim.errors import PartitionError
 from hetsim.ir import Graph, Op
 from hetsim.kernels import Cost, Meta, propagate_costs
-from hetsim.partition.context import LevelContext, home_memory, is_static
+from hetsim.partition.context import LevelContext, check_op_lists, home_memory, is_static
 from hetsim.partition.costs import op_costs
 from hetsim.partition.plan import LevelPlan, Plan, Segment, Transfer
-from hetsim.partition.policies import POLICIES, Rule, load_rules
+from hetsim.partition.policies import POLICIES, Rule, check_case, load_rules
 from hetsim.partition.segments import group_ops
 from hetsim.platform import Level, Platform, empty_memory_note
 from hetsim.units import format_bytes
@@ -370,12 +370,15 @@ def partition(
     [('s0', 'vdevice0', 11), ('s1', 'host', 1), ('vdevice0:s0', 'vdevice0/npu', 11)]
     """
     bound = dict(dims or {})
+    check_op_lists(platform)
     rule_list = _policy(policy, rules, platform)
     if metas is None:
         if costs is not None:
             raise PartitionError("partition: expected metas= with costs= (costs are of metas)")
         metas, costs = _estimate(graph, bound, inputs or {})  # one walk gives both
     constants, folded, ops = fold(graph)
+    if rule_list:
+        check_case(rule_list, ops, rules if rules is not None else ())
     builder = _Builder(
         graph,
         platform,

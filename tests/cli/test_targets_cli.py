@@ -109,6 +109,19 @@ def test_validate_names_a_file_once_however_its_path_is_spelled(
     assert (status, out) == (1, f"{bad}:2: host: kind 'cuda' cannot host (a host needs can_host)\n")
 
 
+def test_validate_finds_an_op_list_entry_hetsim_does_not_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    typo = tmp_path / "typo.yaml"
+    typo.write_text("kind: hetero\ndevices:\n  - {kind: cuda, ops: [Matmul, Gemm]}\n")
+    status, out, _ = _run(capsys, "validate", str(typo))
+    assert (status, out) == (
+        1,
+        f"{typo}: processor dev0: ops: expected op types hetsim runs, got 'Matmul' "
+        "(did you mean 'MatMul'?)\n",
+    )
+
+
 def test_validate_exits_0_when_all_are_valid(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

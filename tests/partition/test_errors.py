@@ -204,3 +204,44 @@ def test_a_bad_rule_in_a_file_names_the_file_and_line(
     )
     with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
         partition(_neg(), host_npu, "rules", path)
+
+
+@pytest.mark.parametrize(
+    ("entry", "hint"),
+    [("Matmul", " (did you mean 'MatMul'?)"), ("relu", " (did you mean 'Relu'?)"), ("Zzz", "")],
+)
+def test_an_op_list_entry_hetsim_does_not_run_is_an_error(
+    entry: str, hint: str, chain: Graph
+) -> None:
+    # matched exactly, a misspelt entry would leave its ops to the host, silently
+    npu = proc("npu", name="npu", ops=["Add", entry], link=LINK)
+    message = f"processor npu: ops: expected op types hetsim runs, got {entry!r}{hint}"
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(chain, platform_of(level(proc("arm-cpu"), [npu])))
+
+
+def test_a_rule_that_matches_only_in_another_case_is_an_error(
+    tmp_path: Path, chain: Graph, host_npu: Platform
+) -> None:
+    message = (
+        "rules[1].op: expected an op type or a glob over op names, got 'relu', which matches no "
+        "op; rules match case-sensitively (did you mean 'Relu'?)"
+    )
+    rules = [{"op": "Add", "device": "host"}, {"op": "relu", "device": "npu"}]
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(chain, host_npu, "rules", rules)
+    path = tmp_path / "rules.yaml"
+    path.write_text("- {op: Add, device: host}\n- {op: relu, device: npu}\n")
+    with pytest.raises(PartitionError, match=f"^{re.escape(f'{path}:2: {message}')}$"):
+        partition(chain, host_npu, "rules", path)
+    by_name = [{"op": "NEG*", "device": "host"}]  # a name glob in another case: neg0
+    with pytest.raises(PartitionError, match=r"got 'NEG\*', .*\(did you mean 'neg0'\?\)$"):
+        partition(chain, host_npu, "rules", by_name)
+
+
+def test_a_rule_for_ops_the_model_does_not_have_is_allowed(
+    chain: Graph, host_npu: Platform
+) -> None:
+    # one rules file may serve several models: a rule for Conv does nothing to this chain
+    rules = [{"op": "Conv", "device": "npu"}, {"op": "Relu", "device": "host"}]
+    assert partition(chain, host_npu, "rules", rules).placement["relu0"] == "host"

@@ -13,13 +13,14 @@ from collections.abc import Callable
 from hetsim.partition.context import LevelContext
 from hetsim.partition.policies.capability import place_by_capability
 from hetsim.partition.policies.heft import INVOKE_REQUEST_BYTES, estimate_us, op_us, place_by_cost
-from hetsim.partition.policies.rules import Rule, load_rules, place_by_rules
+from hetsim.partition.policies.rules import Rule, check_case, load_rules, place_by_rules
 
 __all__ = [
     "INVOKE_REQUEST_BYTES",
     "POLICIES",
     "Policy",
     "Rule",
+    "check_case",
     "estimate_us",
     "load_rules",
     "op_us",

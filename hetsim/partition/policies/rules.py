@@ -27,7 +27,7 @@ from hetsim.located import line_of, safe_load
 from hetsim.partition.context import LevelContext, path_refusals
 from hetsim.platform import Platform
 
-__all__ = ["Rule", "load_rules", "place_by_rules"]
+__all__ = ["Rule", "check_case", "load_rules", "place_by_rules"]
 
 RULE_KEYS = ("op", "device")
 
@@ -124,6 +124,43 @@ def load_rules(
         if not isinstance(rules, str | Path):
             raise
         raise PartitionError(_located(str(err), Path(rules))) from None
+
+
+def check_case(
+    rules: Sequence[Rule], ops: Sequence[Op], source: Sequence[Mapping[str, Any]] | str | Path
+) -> None:
+    """Raise for a rule that matches no op but would if case did not matter (``gemm`` for the
+    type ``Gemm``): matching is case-sensitive, and such a rule would leave its ops to
+    ``capability``, silently. A rule that matches nothing otherwise stays allowed (one rules
+    file may serve several models). `source`: the rules as given (a file adds its line).
+
+    Examples
+    --------
+    >>> gemm = Op("Gemm", "fc1", ("x", "w"), ("y",))
+    >>> check_case([Rule("gemm", "host", 0)], [gemm], [{"op": "gemm", "device": "host"}])
+    ... # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    hetsim.errors.PartitionError: rules[0].op: expected an op type or a glob over op names, got
+    'gemm', which matches no op; rules match case-sensitively (did you mean 'Gemm'?)
+    """
+    for rule in rules:
+        if any(rule.matches(op) for op in ops):
+            continue
+        lowered = rule.op.lower()
+        close = next((op.type for op in ops if op.type.lower() == lowered), None)
+        close = close or next(
+            (op.name for op in ops if fnmatchcase(op.name.lower(), lowered)), None
+        )
+        if close is None:
+            continue
+        message = (
+            f"rules[{rule.index}].op: expected an op type or a glob over op names, got "
+            f"{rule.op!r}, which matches no op; rules match case-sensitively (did you mean "
+            f"{close!r}?)"
+        )
+        raise PartitionError(
+            _located(message, Path(source)) if isinstance(source, str | Path) else message
+        )
 
 
 def _located(message: str, file: Path) -> str:
