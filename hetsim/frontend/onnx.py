@@ -145,11 +145,33 @@ def _read(source: str | Path | onnx.ModelProto) -> tuple[onnx.ModelProto, str, s
         raise ModelError(f"{path}: expected an ONNX model file, got an empty file")
     try:
         model = onnx_proto.parse_model(path)
-        if onnx_proto.has_external_data(model):
-            model = require_onnx(str(path)).load(str(path))
     except (DecodeError, ValueError, OSError) as err:
         raise ModelError(f"{path}: expected an ONNX model, got unreadable data ({err})") from err
+    if onnx_proto.has_external_data(model):
+        _check_external_files(model, path)
+        try:
+            model = require_onnx(str(path)).load(str(path))
+        except (DecodeError, ValueError, OSError) as err:
+            raise ModelError(
+                f"{path}: expected an ONNX model, got unreadable data ({err})"
+            ) from err
     return model, str(path), path.stem
+
+
+def _check_external_files(model: onnx.ModelProto, path: Path) -> None:
+    """Raise unless every initializer kept in another file names a file beside `path` (onnx's
+    loader would fail with its own validation message)."""
+    for tensor in model.graph.initializer:
+        if tensor.data_location != onnx_proto.EXTERNAL:
+            continue
+        entries = {entry.key: entry.value for entry in tensor.external_data}
+        location = entries.get("location", "")
+        if not location or not (path.parent / location).is_file():
+            got = "no location" if not location else f"no file {path.parent / location}"
+            raise ModelError(
+                f"{path}: initializer {tensor.name}: expected its external data file "
+                f"{location or '(unnamed)'} beside the model, got {got}"
+            )
 
 
 def _convert(model: onnx.ModelProto, where: str, default_name: str) -> Graph:

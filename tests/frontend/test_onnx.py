@@ -439,3 +439,22 @@ def test_an_op_folded_at_load_is_checked_by_its_shape_rule_first() -> None:
     assert str(caught.value) == (
         "op dq_w (DequantizeLinear): expected an x_scale of 3 elements (x's axis 1), got 4"
     )
+
+
+def test_a_model_with_external_data_loads_it_and_names_a_missing_file(tmp_path: Path) -> None:
+    weight = numpy_helper.from_array(np.arange(16, dtype=np.float32).reshape(4, 4), "W")
+    model = _model(
+        [helper.make_node("MatMul", ["x", "W"], ["y"])], [_vi("x", [1, 4])], [_vi("y", [1, 4])]
+    )
+    model.graph.initializer.append(weight)
+    path = tmp_path / "external.onnx"
+    onnx.save(model, path, save_as_external_data=True, location="weights.bin", size_threshold=0)
+    graph = load_onnx(path)
+    np.testing.assert_array_equal(graph.initializers["W"], np.arange(16).reshape(4, 4))
+    (tmp_path / "weights.bin").unlink()
+    message = (
+        f"{path}: initializer W: expected its external data file weights.bin beside the model, "
+        f"got no file {tmp_path / 'weights.bin'}"
+    )
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        load_onnx(path)
