@@ -11,7 +11,8 @@ int4 and float8 ones, so ``saturate`` (float8 only) is ignored.
 
 QuantizeLinear is ``clip(rint(x / scale) + zero_point)`` to the quantized dtype's range,
 rounding half to even; the sum is clipped as a float, so an out-of-range value (or a division
-by a zero scale) saturates where onnx's reference, which casts to int32 first, wraps; the
+by a zero scale) saturates where onnx's reference, which casts to int32 first, wraps, and a
+NaN gives the dtype's minimum, as onnxruntime gives it (the spec leaves it open); the
 division is in numpy's dtype of x and the scale, or opset 23's ``precision``.
 DequantizeLinear is ``(float32(x) - zero_point) * scale``, in the scale's dtype or its
 ``output_dtype`` (opset 23). DynamicQuantizeLinear computes its uint8 scale and zero point from
@@ -157,7 +158,8 @@ def _compile_quantize(op: Op, opset: int) -> Kernel:
         assert scale is not None, f"{op!r}: input scale is required"
         if precision is not None:
             x, scale = x.astype(precision), scale.astype(precision)
-        y = np.rint(x / spread(scale, x.shape, axis, block_size))
+        with np.errstate(divide="ignore", invalid="ignore"):  # a zero scale: ±inf, NaN (below)
+            y = np.rint(x / spread(scale, x.shape, axis, block_size))
         # float16 cannot hold uint16's 65535: widen before the add and clip (exact)
         y = y.astype(np.result_type(y, np.float32), copy=False)
         dtype = default
@@ -165,7 +167,8 @@ def _compile_quantize(op: Op, opset: int) -> Kernel:
             dtype = zero_point.dtype
             y = y + spread(zero_point, x.shape, axis, block_size)
         low, high = ranges[dtype]
-        return [np.clip(y, low, high).astype(dtype)]
+        # saturate; NaN to the dtype's minimum, as onnxruntime gives it (fmax drops a NaN)
+        return [np.fmin(np.fmax(y, low), high).astype(dtype)]
 
     return kernel
 

@@ -58,6 +58,26 @@ def test_quantize_float16_to_uint16_saturates_without_warnings() -> None:
     assert (y.dtype, y.tolist()) == (np.dtype("uint16"), [0, 3, 60000, 65535])
 
 
+@pytest.mark.parametrize(
+    ("dtype", "zero", "want"),
+    [(np.int8, 0, [-128, 127, -128, 10]), (np.int8, 10, [-128, 127, -128, 20]),
+     (np.uint8, 0, [0, 255, 0, 10]), (np.uint8, 128, [0, 255, 0, 138])],
+)  # fmt: skip
+def test_quantize_gives_nan_the_dtype_s_minimum_as_onnxruntime_does(
+    dtype: type, zero: int, want: list[int]
+) -> None:
+    # `want`: onnxruntime 1.32's CPU QuantizeLinear on these inputs (the spec leaves NaN open;
+    # numpy's cast made it 0 with a RuntimeWarning)
+    x = np.array([np.nan, np.inf, -np.inf, 1.0], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = _run("QuantizeLinear", x, np.array(0.1, np.float32), np.array(zero, dtype))
+        by_zero = _run("QuantizeLinear", x, np.array(0.0, np.float32), np.array(zero, dtype))
+    assert y.tolist() == want
+    info = np.iinfo(dtype)  # x / 0: NaN, +inf, -inf, +inf
+    assert by_zero.tolist() == [info.min, info.max, info.min, info.max]
+
+
 def test_quantize_without_zero_point_gives_uint8() -> None:
     y = _run("QuantizeLinear", np.array([-3.0, 7.0, 300.0], np.float32), np.array(1.0, F32))
     assert (y.dtype, y.tolist()) == (U8, [0, 7, 255])
