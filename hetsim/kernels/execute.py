@@ -94,7 +94,12 @@ class Program:
         missing = [s.name for s in self.inputs if s.name not in inputs]
         extra = sorted(set(inputs) - names)
         if missing or extra:
-            got = f"missing {missing}" if missing else f"unknown {extra}"
+            got = " and ".join(
+                [
+                    *([f"missing {missing}"] if missing else []),
+                    *([f"unknown {extra}"] if extra else []),
+                ]
+            )
             raise ModelError(f"inputs: expected {sorted(names)}, got {got}")
         for spec in self.inputs:
             given = inputs[spec.name]

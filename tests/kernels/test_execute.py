@@ -124,6 +124,13 @@ def test_missing_input_is_an_error() -> None:
         execute(_block(), {})
 
 
+def test_an_input_under_another_name_is_named_as_missing_and_unknown() -> None:
+    x = np.zeros((2, 3), np.float32)
+    message = r"^inputs: expected \['x'\], got missing \['x'\] and unknown \['y'\]$"
+    with pytest.raises(ModelError, match=message):
+        execute(_block(), {"y": x})
+
+
 def test_unknown_input_is_an_error() -> None:
     x = np.zeros((2, 3), np.float32)
     with pytest.raises(ModelError, match=r"^inputs: expected \['x'\], got unknown \['y'\]$"):
