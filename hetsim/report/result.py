@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.errors import SimulationError
-from hetsim.report.breakdown import breakdown_us, totals
+from hetsim.report.breakdown import TOTALS_KEY, breakdown_us, totals
 from hetsim.report.gantt import plot_gantt
 from hetsim.report.plain import JsonValue, to_plain
 from hetsim.report.trace import write_chrome_trace
@@ -175,15 +175,34 @@ class Result:
         """Write the run as Chrome Trace Event JSON (Perfetto, chrome://tracing); return the path.
 
         See `hetsim.report.trace.chrome_trace` for the layout.
+
+        Raises
+        ------
+        SimulationError
+            The run kept no spans (``simulate(..., trace=False)``).
         """
+        self._require_spans("to_chrome_trace")
         return write_chrome_trace(self.record, path)
 
     def plot_gantt(self, path: str | Path) -> Path:
         """Draw the run as a PNG timeline, one row per processor or link stream; return the path.
 
         Needs matplotlib. See `hetsim.report.gantt.plot_gantt`.
+
+        Raises
+        ------
+        SimulationError
+            The run kept no spans (``simulate(..., trace=False)``).
         """
+        self._require_spans("plot_gantt")
         return plot_gantt(self.record, path)
+
+    def _require_spans(self, what: str) -> None:
+        if not self.record.spans and TOTALS_KEY in self.record.extra:  # an untraced run
+            raise SimulationError(
+                f"{what}: expected a run with spans, got one made with trace=False (it keeps "
+                "totals only): simulate again with trace=True"
+            )
 
     def __repr__(self) -> str:
         return (

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from hetsim import simulate
+from hetsim.errors import SimulationError
 from hetsim.report import Result, chrome_trace
 from hetsim.sim.records import Span
 from tests.report.scenarios import LINK, SPANS, two_level_record
@@ -124,3 +127,16 @@ def test_same_run_writes_an_identical_trace(tmp_path: Path) -> None:
     first = Result.from_record(two_level_record()).to_chrome_trace(tmp_path / "a.json")
     second = Result.from_record(two_level_record()).to_chrome_trace(tmp_path / "b.json")
     assert first.read_bytes() == second.read_bytes()
+
+
+def test_an_untraced_run_has_no_trace_or_timeline_to_write(tmp_path: Path) -> None:
+    untraced = simulate("mlp", "x86-h100", mode="timing", trace=False)
+    for write, file in ((untraced.to_chrome_trace, "t.json"), (untraced.plot_gantt, "g.png")):
+        name = write.__name__
+        message = (
+            f"{name}: expected a run with spans, got one made with trace=False (it keeps totals "
+            "only): simulate again with trace=True"
+        )
+        with pytest.raises(SimulationError, match=f"^{re.escape(message)}$"):
+            write(tmp_path / file)
+        assert not (tmp_path / file).exists()
