@@ -130,9 +130,9 @@ def test_a_root_host_without_memory_says_why_it_holds_nothing() -> None:
     # vendor/npu-subsystem's X280 computes from its parent's memory (memory_gib 0): as a root,
     # its host.mem holds 0 B. The errors say so, and that the tag is meant as a device.
     why = (
-        "; host.mem holds 0 B: its processor has memory_gib 0, which means its level host's "
-        "memory below the root and none at the root (a target whose host shares its parent's "
-        "memory is meant as a device of another target)"
+        "; host.mem holds 0 B: its processor's memory_gib is 0 (or under a byte), and 0 means "
+        "its level host's memory below the root and none at the root (a target whose host "
+        "shares its parent's memory is meant as a device of another target)"
     )
     with pytest.raises(SimulationError) as caught:
         simulate("cnn", "vendor/npu-subsystem", mode="timing")

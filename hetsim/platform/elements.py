@@ -116,9 +116,9 @@ def empty_memory_note(memory: str, capacity_bytes: int) -> str:
     if capacity_bytes > 0:
         return ""
     return (
-        f"; {memory} holds 0 B: its processor has memory_gib 0, which means its level host's "
-        "memory below the root and none at the root (a target whose host shares its parent's "
-        "memory is meant as a device of another target)"
+        f"; {memory} holds 0 B: its processor's memory_gib is 0 (or under a byte), and 0 means "
+        "its level host's memory below the root and none at the root (a target whose host "
+        "shares its parent's memory is meant as a device of another target)"
     )
 
 
