@@ -12,6 +12,7 @@ Symbolic dimensions (``dim_param``) of the model inputs are kept as `str` dims.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -179,6 +180,9 @@ def _convert(model: onnx.ModelProto, where: str, default_name: str) -> Graph:
     ops = _ops(proto.node, where)  # first: a model of another domain's ops imports no opset
     opset = _default_opset(model, where)
     initializers = {t.name: _array(t, f"{where}: initializer {t.name}") for t in proto.initializer}
+    twice = sorted(name for name, n in Counter(i.name for i in proto.input).items() if n > 1)
+    if twice:
+        raise ModelError(f"{where}: input {twice[0]}: expected one graph input of a name, got two")
     inputs = {
         info.name: _tensor_type(info, f"{where}: input {info.name}")
         for info in proto.input
@@ -200,10 +204,21 @@ def _convert(model: onnx.ModelProto, where: str, default_name: str) -> Graph:
     )
 
 
+NEWEST_OPSET = 28
+"""The newest default-domain opset whose op versions the kernels follow (onnx 1.23's, whose node
+conformance cases they are checked against); a model declaring a newer one may mean an op
+version hetsim has never seen, so it is refused rather than run under the old semantics."""
+
+
 def _default_opset(model: onnx.ModelProto, where: str) -> int:
     versions = [o.version for o in model.opset_import if o.domain in _DEFAULT_DOMAINS]
     if not versions:
         raise ModelError(f"{where}: expected an opset for the default ONNX domain, got none")
+    if not 1 <= versions[0] <= NEWEST_OPSET:
+        raise ModelError(
+            f"{where}: expected a default-domain opset from 1 to {NEWEST_OPSET} (the newest "
+            f"hetsim's kernels follow), got {versions[0]}"
+        )
     return int(versions[0])
 
 

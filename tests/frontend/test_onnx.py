@@ -458,3 +458,21 @@ def test_a_model_with_external_data_loads_it_and_names_a_missing_file(tmp_path: 
     )
     with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
         load_onnx(path)
+
+
+@pytest.mark.parametrize("opset", [0, 29, 99])
+def test_an_opset_hetsim_does_not_know_is_refused(opset: int) -> None:
+    message = (
+        f"model g: expected a default-domain opset from 1 to 28 (the newest hetsim's kernels "
+        f"follow), got {opset}"
+    )
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        load_onnx(_relu_model(opset=opset))
+
+
+def test_two_graph_inputs_of_one_name_are_refused() -> None:
+    node = helper.make_node("Add", ["x", "x"], ["y"])
+    model = _model([node], [_vi("x", [1, 4]), _vi("x", [1, 4])], [_vi("y", [1, 4])])
+    message = "model g: input x: expected one graph input of a name, got two"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        load_onnx(model)
