@@ -23,19 +23,21 @@ __all__ = ["parse_ops", "register"]
 
 
 def parse_ops(text: str) -> tuple[int, ...]:
-    """Op counts from a comma-separated list of positive integers (at least two).
+    """Op counts from a comma-separated list of positive integers (at least two distinct: the
+    benchmark fits a line through them).
 
     >>> parse_ops("1,10,100")
     (1, 10, 100)
-    >>> parse_ops("10")
+    >>> parse_ops("10,10")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    argparse.ArgumentTypeError: --ops: expected two or more positive integers (1,10,100), got '10'
+    argparse.ArgumentTypeError: --ops: expected two or more distinct positive integers ...
     """
     parts = [p.strip() for p in text.split(",") if p.strip()]
-    if len(parts) < 2 or not all(p.isdigit() and int(p) > 0 for p in parts):
+    valid = all(p.isdigit() and int(p) > 0 for p in parts)
+    if not valid or len({int(p) for p in parts}) < 2:
         raise argparse.ArgumentTypeError(
-            f"--ops: expected two or more positive integers (1,10,100), got {text!r}"
+            f"--ops: expected two or more distinct positive integers (1,10,100), got {text!r}"
         )
     return tuple(int(p) for p in parts)
 

@@ -144,7 +144,7 @@ def _check(name: str) -> None:
 
 def _kinds(args: argparse.Namespace) -> int:
     _add_tags(args)
-    if args.markdown:
+    if args.markdown and not args.kind:  # one kind's table is markdown already
         print(kinds_markdown(), end="")
         return 0
     if args.kind:

@@ -192,6 +192,13 @@ def test_kinds_shows_one_schema_as_a_table(capsys: pytest.CaptureFixture[str]) -
     ]
 
 
+def test_kinds_markdown_of_one_kind_is_that_kind_s_table(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # it printed every kind, ignoring the one named
+    assert _run(capsys, "kinds", "graph", "--markdown") == _run(capsys, "kinds", "graph")
+
+
 def test_kinds_rejects_an_unknown_kind(capsys: pytest.CaptureFixture[str]) -> None:
     assert _run(capsys, "kinds", "vmm") == (
         1,
