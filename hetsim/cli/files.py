@@ -15,8 +15,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from hetsim.errors import HetsimError
+from hetsim.platform import png_path
 
-__all__ = ["output_file", "writing"]
+__all__ = ["output_file", "png_file", "writing"]
 
 
 def output_file(text: str) -> Path:
@@ -45,6 +46,22 @@ def output_file(text: str) -> Path:
             f"(no directory {str(path.parent)!r})"
         )
     return path
+
+
+def png_file(text: str) -> Path:
+    """`output_file`, with no suffix or ``.png`` (`hetsim.platform.png_path`'s rule), checked
+    when the command line is read, so a run does not end in an error about its chart's file.
+
+    >>> png_file("chart.jpg")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a .png path (or none), got 'chart.jpg'
+    """
+    path = output_file(text)
+    try:
+        return png_path(path, "")
+    except HetsimError:
+        raise argparse.ArgumentTypeError(f"expected a .png path (or none), got {text!r}") from None
 
 
 @contextmanager

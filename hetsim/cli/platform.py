@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from hetsim.cli.files import output_file, writing
+from hetsim.cli.files import png_file, writing
 from hetsim.platform import build_platform, draw, render_tree
 from hetsim.target import Target
 
@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     show.add_argument("target", metavar="TARGET", help="a tag, a kind, or a target file")
     show.add_argument(
-        "--png", type=output_file, metavar="FILE", help="also draw the platform to a PNG file"
+        "--png", type=png_file, metavar="FILE", help="also draw the platform to a PNG file"
     )
     show.add_argument("--json", action="store_true", help="print the platform as JSON")
     show.set_defaults(func=show_platform)

@@ -17,7 +17,7 @@ from hetsim.platform.elements import (
     memory_name,
 )
 from hetsim.platform.graph import ROUTE_REFERENCE_BYTES, Platform, route_weight
-from hetsim.platform.render import draw, render_tree
+from hetsim.platform.render import draw, png_path, render_tree
 
 __all__ = [
     "ROLES",
@@ -31,6 +31,7 @@ __all__ = [
     "draw",
     "empty_memory_note",
     "memory_name",
+    "png_path",
     "render_tree",
     "route_weight",
 ]

@@ -9,11 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from hetsim.errors import HetsimError
 from hetsim.platform.elements import Level, Link, Processor
 from hetsim.platform.graph import Platform
 from hetsim.units import format_bytes
 
-__all__ = ["draw", "render_tree"]
+__all__ = ["draw", "png_path", "render_tree"]
 
 ROLE_COLORS = {"host": "#4c78a8", "coprocessor": "#72b7b2", "accelerator": "#f58518"}
 """Fill colour of each processor role in `draw`."""
@@ -78,13 +79,31 @@ def _link_line(link: Link) -> str:
     return f"link {link.name}: {link.bandwidth_gbps} GB/s, {link.latency_us} us"
 
 
+def png_path(path: str | Path, what: str) -> Path:
+    """`path`, checked not to name another format than PNG: the charts are written as PNG to
+    the path given, suffix or none, and PNG bytes under ``.jpg`` or ``.svg`` would mislead
+    whatever opens the file.
+
+    >>> png_path("out/plan.png", "draw"), png_path("plan", "draw")
+    (PosixPath('out/plan.png'), PosixPath('plan'))
+    >>> png_path("plan.jpg", "draw")
+    Traceback (most recent call last):
+    hetsim.errors.HetsimError: draw: expected a .png path (or none), got 'plan.jpg'
+    """
+    out = Path(path)
+    if out.suffix.lower() not in ("", ".png"):
+        raise HetsimError(f"{what}: expected a .png path (or none), got {str(path)!r}")
+    return out
+
+
 def draw(platform: Platform, path: str | Path) -> Path:
-    """Draw the platform to a PNG file at `path`; return the path.
+    """Draw the platform to a PNG file at `path` (ending in ``.png``); return the path.
 
     Processors are boxes coloured by role, one row per tree depth; each memory sits under the
     processor that owns it. Solid arrows are control edges, dashed lines data links (labelled
     with bandwidth and latency), dotted lines join a processor to the memory it computes from.
     """
+    out = png_path(path, "draw")
     from matplotlib.figure import Figure  # optional dependency: plotting only
 
     places = _places(platform)
@@ -111,7 +130,6 @@ def draw(platform: Platform, path: str | Path) -> Path:
     axes.set_xlim(-0.7, width - 0.3)
     axes.set_ylim(-depth + 0.4, 0.6)
     axes.set_title(f"platform {platform.name}", fontsize=10)
-    out = Path(path)
     figure.savefig(out, format="png", dpi=100, bbox_inches="tight")
     return out
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from hetsim.errors import HetsimError
+from hetsim.platform import png_path
 from hetsim.report.lanes import lanes
 from hetsim.sim.records import CATEGORIES, RunRecord, Span
 
@@ -44,7 +45,7 @@ def _rows(record: RunRecord) -> list[tuple[str, list[Span]]]:
 
 
 def plot_gantt(record: RunRecord, path: str | Path) -> Path:
-    """Draw `record` as a timeline PNG at `path` and return the path.
+    """Draw `record` as a timeline PNG at `path` (ending in ``.png``) and return the path.
 
     Rows run top to bottom in platform order; each span is a bar from its start to its end, filled
     with its category's color; the legend names the categories present.
@@ -52,8 +53,9 @@ def plot_gantt(record: RunRecord, path: str | Path) -> Path:
     Raises
     ------
     HetsimError
-        When matplotlib is not installed.
+        When matplotlib is not installed, or `path` does not end in ``.png``.
     """
+    out = png_path(path, "plot_gantt")
     try:
         from matplotlib.figure import Figure
         from matplotlib.patches import Patch
@@ -81,6 +83,5 @@ def plot_gantt(record: RunRecord, path: str | Path) -> Path:
     if handles:
         axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
     figure.tight_layout()
-    path = Path(path)
-    figure.savefig(path, format="png")
-    return path
+    figure.savefig(out, format="png")
+    return out

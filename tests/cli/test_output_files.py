@@ -61,3 +61,16 @@ def test_a_file_in_an_existing_directory_is_taken(tmp_path: Path) -> None:
     args = build_parser().parse_args(["run", "mlp", "--target", "x86-h100", "--trace",
                                       str(tmp_path / "t.json")])  # fmt: skip
     assert args.trace == tmp_path / "t.json"
+
+
+PNG_WRITERS = [(["platform", "show", "x86-h100"], "--png")]
+"""The options typed `png_file`: the chart they write is a PNG."""
+
+
+@pytest.mark.parametrize(("argv", "option"), PNG_WRITERS)
+def test_a_chart_path_must_end_in_png(
+    argv: list[str], option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "chart.jpg"
+    error = _usage_error([*argv, option, str(path)], capsys)
+    assert error.endswith(f"error: argument {option}: expected a .png path (or none), got '{path}'")

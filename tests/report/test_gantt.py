@@ -63,3 +63,16 @@ def test_gantt_without_matplotlib_says_what_to_install(
         match=r"^plot_gantt: expected matplotlib \(pip install hetsim\[plot\]\), got none$",
     ):
         plot_gantt(two_level_record(), tmp_path / "x.png")
+
+
+@pytest.mark.parametrize("name", ["gantt.jpg", "gantt.svg"])
+def test_gantt_goes_to_a_png_path_only(tmp_path: Path, name: str) -> None:
+    # it wrote PNG bytes under any name; a path without a suffix is written as given
+    with pytest.raises(HetsimError) as caught:
+        plot_gantt(two_level_record(), tmp_path / name)
+    assert str(caught.value) == (
+        f"plot_gantt: expected a .png path (or none), got {str(tmp_path / name)!r}"
+    )
+    assert not (tmp_path / name).exists()
+    assert plot_gantt(two_level_record(), tmp_path / "GANTT.PNG").exists()
+    assert plot_gantt(two_level_record(), tmp_path / "gantt").exists()
