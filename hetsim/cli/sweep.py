@@ -2,9 +2,10 @@
 
 Owns the command's options and what it shows: a progress bar on stderr (points done, failed, time
 left; rich when installed, else one line per point), then a table of the best point per model on
-stdout (or, with ``--json``, the counts and best records as JSON), and on request a plot of the
-metric over the swept parameters. Ctrl-C stops the sweep and says how to resume it. The sweep
-itself is `hetsim.sweep.run_sweep`.
+stdout (or, with ``--json``, the counts and best records as JSON) and the counts, with the first
+failure, on stderr, and on request a plot of the metric over the swept parameters. A sweep whose
+every point failed exits with status 1; Ctrl-C stops the sweep and says how to resume it. The
+sweep itself is `hetsim.sweep.run_sweep`.
 """
 
 from __future__ import annotations
@@ -23,13 +24,15 @@ from hetsim.sweep import (
     SweepSpec,
     best_points,
     load_sweep,
+    metric_value,
     plot_sweep,
     run_sweep,
 )
 
-__all__ = ["best_rows", "format_eta", "register", "sweep"]
+__all__ = ["best_rows", "failures_line", "format_eta", "register", "sweep"]
 
 INTERRUPTED = 130  # the shell's status for a run stopped by SIGINT
+ALL_FAILED = 1  # as an error a user caused: nothing to rank
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -92,18 +95,37 @@ def best_rows(records: list[dict[str, Any]], spec: SweepSpec) -> tuple[list[str]
     header = ["model", spec.metric, "point", "parameters"]
     rows = []
     for model, record in best_points(records, spec.metric).items():
-        value = _metric_text(record, spec.metric)
+        value = f"{metric_value(record, spec.metric):.3f}"
         others = {k: v for k, v in record["params"].items() if k != "model"}
-        params = ", ".join(f"{k}={v}" for k, v in others.items()) or "-"
-        rows.append([model, value, record["id"], params])
+        rows.append([model, value, record["id"], _params_text(others) or "-"])
     return header, rows
 
 
-def _metric_text(record: Mapping[str, Any], metric: str) -> str:
-    value: Any = record["result"]
-    for key in metric.split("."):
-        value = value[key]
-    return f"{float(value):.3f}"
+def _params_text(params: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items())
+
+
+def failures_line(records: list[dict[str, Any]]) -> str:
+    """How many of `records` (in point order) failed, and the first failure's point and error.
+
+    Examples
+    --------
+    >>> ok = {"index": 0, "status": "ok", "params": {"model": "mlp"}, "error": None}
+    >>> bad = {"index": 1, "status": "failed", "params": {"model": "cnn"}, "error": "E: no"}
+    >>> failures_line([ok]), failures_line([ok, bad])
+    ('1 point, 0 failed', '2 points, 1 failed; the first, point 1 (model=cnn): E: no')
+    >>> failures_line([bad, {**bad, "index": 2}])
+    'all 2 points failed; the first, point 1 (model=cnn): E: no'
+    """
+    count = f"{len(records)} point{'' if len(records) == 1 else 's'}"
+    failed = [r for r in records if r["status"] != "ok"]
+    if not failed:
+        return f"{count}, 0 failed"
+    first = failed[0]
+    error = f"point {first['index']} ({_params_text(first['params'])}): {first['error']}"
+    if len(failed) == len(records):
+        return f"all {count} failed; the first, {error}"
+    return f"{count}, {len(failed)} failed; the first, {error}"
 
 
 def sweep(args: argparse.Namespace) -> int:
@@ -123,9 +145,12 @@ def sweep(args: argparse.Namespace) -> int:
         best = best_points(records, spec.metric)
         summary = {"sweep": spec.hash, "points": len(records), "failed": len(failed)}
         print(json.dumps(summary | {"best": best}, indent=2))
-    else:
+    if failed and len(failed) == len(records):  # nothing to rank or plot: not an empty table
+        print(f"error: {failures_line(records)}", file=sys.stderr)
+        return ALL_FAILED
+    if not args.json:
         _print_table(*best_rows(records, spec))
-        print(f"{len(records)} points, {len(failed)} failed", file=sys.stderr)
+    print(failures_line(records), file=sys.stderr)
     if args.plot is not None:
         with writing("--plot", args.plot) as path:
             plot_sweep(records, spec.varied, path, spec.metric)

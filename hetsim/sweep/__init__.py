@@ -20,7 +20,14 @@ from hetsim.sweep.points import (
     override_tree,
     parse_path,
 )
-from hetsim.sweep.results import FORMAT, ResultsLog, best_points, metric_value, read_results
+from hetsim.sweep.results import (
+    FORMAT,
+    METRICS,
+    ResultsLog,
+    best_points,
+    metric_value,
+    read_results,
+)
 from hetsim.sweep.runner import (
     CLUSTER_CONFIG,
     MAX_BATCH,
@@ -42,6 +49,7 @@ __all__ = [
     "FORMAT",
     "KEYS",
     "MAX_BATCH",
+    "METRICS",
     "METRIC_ROOTS",
     "MODELS_KEPT",
     "OPTION_NAMES",

@@ -4,8 +4,9 @@ The header line holds the sweep's hash (`SweepSpec.hash`), so ``--resume`` compl
 that the same sweep wrote. Each later line is one point's record: ``id``, ``index``, ``params``,
 ``status`` (``ok`` or ``failed``), ``result`` (`Result.to_dict()`), ``error``, ``wall_s`` and
 ``worker``. A record is written and flushed as its point finishes, and each point id is written
-once. Reading a file, ranking its records by a metric and finding the best point per model also
-live here; running points is `hetsim.sweep.runner`.
+once. Reading a file, the metrics a record can be ranked by (`METRICS`, the numbers of
+`Result.to_dict()`), ranking records by one and finding the best point per model also live here;
+running points is `hetsim.sweep.runner`.
 """
 
 from __future__ import annotations
@@ -13,16 +14,45 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, TextIO
 
 from hetsim.errors import Problem, SweepError
+from hetsim.report import BREAKDOWN_KEYS, LinkStats, ProcessorStats
 from hetsim.sweep.points import SweepSpec
+from hetsim.target.schema import closest
 
-__all__ = ["FORMAT", "ResultsLog", "best_points", "metric_value", "read_results"]
+__all__ = [
+    "FORMAT",
+    "METRICS",
+    "METRIC_ROOTS",
+    "ResultsLog",
+    "best_points",
+    "metric_problem",
+    "metric_value",
+    "read_results",
+]
 
 FORMAT = "hetsim-sweep/1"
 """The ``format`` of a results file's header line."""
+
+_STATS: Mapping[str, tuple[str, tuple[str, ...]]] = {
+    "processors": ("path", tuple(f.name for f in fields(ProcessorStats))),
+    "links": ("link", tuple(f.name for f in fields(LinkStats))),
+}
+"""The result's keys of named stats: what names them, and their numbers (`Result.to_dict`)."""
+METRICS = (
+    "makespan_us",
+    "breakdown_us.<category>",
+    *(f"{root}.<{name}>.{stat}" for root, (name, stats) in _STATS.items() for stat in stats),
+    "peak_memory_bytes.<memory>",
+)
+"""The numbers of a result (`Result.to_dict()`) a sweep can rank its points by, as dotted paths;
+``<category>`` is one of `hetsim.report.BREAKDOWN_KEYS`, the others are names in the platform
+(a processor's path, a link's or a memory's name, which may hold dots)."""
+METRIC_ROOTS = tuple(dict.fromkeys(metric.split(".")[0] for metric in METRICS))
+"""The keys of a result's ``to_dict()`` that a metric starts with (``breakdown_us.dispatch``)."""
 
 
 def read_results(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -137,25 +167,105 @@ class ResultsLog:
         return f"<ResultsLog {where} sweep={self.spec.hash} {len(self.records)} points>"
 
 
-def metric_value(record: Mapping[str, Any], metric: str = "makespan_us") -> float:
-    """The number at dotted path `metric` in a record's result; NaN for a failed point.
+def metric_problem(metric: object) -> Problem | None:
+    """What is wrong with `metric` as one of `METRICS`, if anything (a name in the platform is
+    not checked: each point's platform has its own).
 
     Examples
     --------
-    >>> record = {"status": "ok", "result": {"breakdown_us": {"dispatch": 2.5}}}
+    >>> metric_problem("breakdown_us.dispatch") is None, metric_problem("links.a.b--c.d.bytes")
+    (True, None)
+    >>> print(metric_problem("processors.host.busy"))  # doctest: +ELLIPSIS
+    metric: expected a number of the result: makespan_us, ..., got 'processors.host.busy' (did ...
+    >>> metric_problem("processors.host.busy").hint
+    'processors.host.busy_us'
+    """
+    if isinstance(metric, str) and _metric_keys(metric) is not None:
+        return None
+    return _not_a_metric(metric)
+
+
+def _not_a_metric(metric: object) -> Problem:
+    forms = f"{', '.join(METRICS[:-1])} or {METRICS[-1]}"
+    expected = f"expected a number of the result: {forms} (a category: {', '.join(BREAKDOWN_KEYS)})"
+    return Problem("metric", expected, repr(metric), _metric_hint(metric))
+
+
+def _metric_keys(metric: str) -> tuple[str, ...] | None:
+    """The keys of `metric` in a result, by `METRICS` (a name may hold dots); None if not one."""
+    root, _, rest = metric.partition(".")
+    if root in _STATS:
+        name, _, stat = rest.rpartition(".")
+        return (root, name, stat) if name and stat in _STATS[root][1] else None
+    if root == "breakdown_us":
+        return (root, rest) if rest in BREAKDOWN_KEYS else None
+    if root == "peak_memory_bytes":
+        return (root, rest) if rest else None
+    return (root,) if root == "makespan_us" and not rest else None
+
+
+def _metric_hint(metric: object) -> str | None:
+    """The metric `metric` may have meant: its misspelt part (a root, a category, a stat) fixed."""
+    if not isinstance(metric, str):
+        return None
+    root, _, rest = metric.partition(".")
+    if root not in METRIC_ROOTS:
+        found = closest(root, METRIC_ROOTS)
+        meant = f"{found}.{rest}" if rest else found
+        return meant if meant is not None and _metric_keys(meant) is not None else None
+    if root == "breakdown_us":
+        found = closest(rest, BREAKDOWN_KEYS)
+        return None if found is None else f"{root}.{found}"
+    name, _, stat = rest.rpartition(".")
+    if root not in _STATS or not name:
+        return None
+    found = closest(stat, _STATS[root][1])
+    return None if found is None else f"{root}.{name}.{found}"
+
+
+def metric_value(record: Mapping[str, Any], metric: str = "makespan_us") -> float:
+    """The number at dotted path `metric` (one of `METRICS`) in a record's result; NaN for a
+    failed point.
+
+    Raises
+    ------
+    SweepError
+        A `metric` that is not one of `METRICS`, or a name the result does not hold.
+
+    Examples
+    --------
+    >>> record = {"status": "ok", "result": {"breakdown_us": {"dispatch": 2.5},
+    ...           "peak_memory_bytes": {"host.mem": 64}}}
     >>> metric_value(record, "breakdown_us.dispatch")
     2.5
+    >>> metric_value(record, "peak_memory_bytes.host.mem")  # a name may hold dots
+    64.0
     >>> metric_value({"status": "failed", "result": None})
     nan
+    >>> metric_value(record, "peak_memory_bytes.host.mme")  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.SweepError: metric peak_memory_bytes.host.mme: expected a name in the result's
+    peak_memory_bytes ('host.mem'), got 'host.mme' (did you mean 'host.mem'?)
     """
+    keys = _metric_keys(metric)
+    if keys is None:
+        raise SweepError([_not_a_metric(metric)])
     if record.get("status") != "ok":
         return math.nan
     value: Any = record["result"]
-    for key in metric.split("."):
+    for depth, key in enumerate(keys):
         if not isinstance(value, Mapping) or key not in value:
-            raise SweepError([Problem(f"metric {metric}", "expected a key of the result", key)])
+            raise SweepError([_missing(metric, keys[:depth], key, value)])
         value = value[key]
     return float(value)
+
+
+def _missing(metric: str, within: tuple[str, ...], key: str, value: object) -> Problem:
+    names = list(value) if isinstance(value, Mapping) else []
+    where = f"the result's {'.'.join(within)}" if within else "the result"
+    expected = f"expected a name in {where} ({', '.join(map(repr, names))})"
+    return Problem(f"metric {metric}", expected, repr(key), closest(key, names))
 
 
 def best_points(

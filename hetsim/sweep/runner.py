@@ -82,8 +82,9 @@ class SweepProgress:
 def simulate_point(point: Point) -> dict[str, Any]:
     """Simulate one point and return its `Result.to_dict()`.
 
-    The model comes from `point_model`; the result equals that of `hetsim.simulate` called
-    with the model's name.
+    The model comes from `point_model`, and of the sweep's ``dims`` it gets those it has (a
+    sweep's models share them; `simulate` refuses a dim its model does not have): the result
+    equals that of `hetsim.simulate` called with the model's name and its dims.
 
     Examples
     --------
@@ -92,8 +93,11 @@ def simulate_point(point: Point) -> dict[str, Any]:
     >>> simulate_point(spec.points()[0]) == result.to_dict()
     True
     """
+    graph = point_model(point.model)
     options: dict[str, Any] = dict(point.options) | dict(point.choices)
-    return simulate(point_model(point.model), point.target, **options).to_dict()
+    if "dims" in options:
+        options["dims"] = {k: v for k, v in options["dims"].items() if k in graph.symbols}
+    return simulate(graph, point.target, **options).to_dict()
 
 
 def execute_point(point: Point, run_point: PointFn = simulate_point) -> dict[str, Any]:

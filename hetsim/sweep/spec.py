@@ -4,8 +4,9 @@ A sweep names a base target, the override paths it varies (each with a list or a
 values), the models, and optionally partition policies and CUDA-graph strategies; ``grid`` crosses
 the varied values, ``list`` zips them. Everything is checked here, before anything runs: the
 file's keys and values (every problem at once, as a `SweepError` naming the key's path in the
-file), every model, and, through `SweepSpec.points`, the target of every point. The points
-themselves are `hetsim.sweep.points`; running them is `hetsim.sweep.runner`.
+file), the metric (one of `hetsim.sweep.results.METRICS`), every model and its symbolic dims,
+and, through `SweepSpec.points`, the target of every point. The points themselves are
+`hetsim.sweep.points`; running them is `hetsim.sweep.runner`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from hetsim.located import locate, safe_load, yaml_error_at
 from hetsim.sim import MODES
 from hetsim.sweep.loaded import point_model
 from hetsim.sweep.points import EXPANDERS, Axis, SweepSpec, digest, parse_path
-from hetsim.target.schema import closest
+from hetsim.sweep.results import METRIC_ROOTS, metric_problem
+from hetsim.target.schema import _yaml_number_hint, closest
 
 __all__ = ["KEYS", "METRIC_ROOTS", "load_sweep", "parse_sweep"]
 
@@ -43,9 +45,6 @@ KEYS = (
 )
 """Every key a sweep file may have; ``target`` and ``models`` are required."""
 
-METRIC_ROOTS = ("makespan_us", "breakdown_us", "processors", "links", "peak_memory_bytes")
-"""Where a metric may point in a result's ``to_dict()`` (``breakdown_us.dispatch``)."""
-
 _DIGITS = 12  # range values are rounded so that 0.1 + 0.2 reads 0.3
 
 
@@ -61,7 +60,8 @@ def load_sweep(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
     SweepError
         Each problem with its path in the file (and, read from a file, the file and line): an
         unknown key (with the closest name), a bad value, a model that does not load, a point
-        whose target is invalid.
+        whose target is invalid, a metric that is not a number of a result, a model with a
+        symbolic dim that ``dims`` does not size, ``iterations`` other than 1.
 
     Examples
     --------
@@ -89,7 +89,7 @@ def parse_sweep(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec
     Raises
     ------
     SweepError
-        A bad key or value, or a model that does not load.
+        A bad key or value, a model that does not load, or one with an unsized symbolic dim.
     """
     if isinstance(source, SweepSpec):
         return source
@@ -128,8 +128,13 @@ def _raise(problems: list[Problem], file: Path | None) -> None:
 def _read_file(path: Path) -> Any:
     try:
         text = path.read_text()
+    except FileNotFoundError as err:
+        raise SweepError([Problem(str(path), "no such file")]) from err
+    except IsADirectoryError as err:
+        raise SweepError([Problem(str(path), "expected a sweep file", "a directory")]) from err
     except OSError as err:
-        raise SweepError([Problem(str(path), "expected a readable sweep file", repr(err))]) from err
+        got = repr(err.strerror or str(err))
+        raise SweepError([Problem(str(path), "expected a readable sweep file", got)]) from err
     try:
         return safe_load(text)  # a key given twice is an error, not the last one kept
     except yaml.YAMLError as err:
@@ -205,14 +210,14 @@ def _parse(
         policies=parser.names("policies", allow_none=True),
         strategies=parser.names("strategies", allow_none=True),
         mode=parser.choice("mode", "timing", MODES),
-        iterations=parser.integer("iterations", 1, 1),
+        iterations=_iterations(parser),
         seed=parser.integer("seed", 0, 0),
         dims=_dims(parser),
         metric=_metric(parser),
         name=str(data.get("name", "sweep")),
         source=file,
     )
-    problems = [*parser.problems, *_model_problems(spec.models)]
+    problems = [*parser.problems, *_model_problems(spec.models, spec.dims)]
     return spec, problems, parser.expandable and "target" in data
 
 
@@ -277,8 +282,10 @@ def _range(parser: _Parser, where: str, spec: Mapping[str, Any]) -> tuple[Any, .
         parser.add(where, "expected a range {start, stop, step} or {start, stop, num}", dict(spec))
         return ()
     start, stop = spec["start"], spec["stop"]
+    for key, value in (("start", start), ("stop", stop)):
+        if not _is_number(value):
+            parser.add(f"{where}.{key}", "expected a number", value, _yaml_number_hint(value))
     if not all(_is_number(v) for v in (start, stop)):
-        parser.add(where, "expected numbers for start and stop", dict(spec))
         return ()
     if "num" in spec:
         num = spec["num"]
@@ -289,7 +296,8 @@ def _range(parser: _Parser, where: str, spec: Mapping[str, Any]) -> tuple[Any, .
         return tuple(round(start + i * width, _DIGITS) for i in range(num))
     step = spec["step"]
     if not _is_number(step) or step == 0 or (stop - start) * step < 0:
-        parser.add(f"{where}.step", "expected a number that walks from start to stop", step)
+        expected = "expected a number that walks from start to stop"
+        parser.add(f"{where}.step", expected, step, _yaml_number_hint(step))
         return ()
     count = math.floor((stop - start) / step + 1e-9) + 1
     is_int = all(isinstance(v, int) for v in (start, stop, step))
@@ -322,21 +330,53 @@ def _dims(parser: _Parser) -> tuple[tuple[str, int], ...]:
     return tuple(sorted((str(k), v) for k, v in dims.items()))
 
 
+def _iterations(parser: _Parser) -> int:
+    """1: `simulate` runs a model once (``hetsim compare`` runs it over iterations)."""
+    value = parser.data.get("iterations", 1)
+    if isinstance(value, bool) or not isinstance(value, int) or value != 1:
+        expected = "expected 1 (a point simulates its model once; hetsim compare runs iterations)"
+        parser.add("iterations", expected, value)
+    return 1
+
+
 def _metric(parser: _Parser) -> str:
     metric = parser.data.get("metric", "makespan_us")
-    root = metric.split(".")[0] if isinstance(metric, str) else None
-    if root not in METRIC_ROOTS:
-        expected = "expected a number in a result, such as makespan_us or breakdown_us.dispatch"
-        parser.add("metric", expected, metric, closest(root, METRIC_ROOTS))
+    problem = metric_problem(metric)
+    if problem is not None:
+        parser.problems.append(problem)
         return "makespan_us"
     return str(metric)
 
 
-def _model_problems(models: tuple[str, ...]) -> list[Problem]:
+def _model_problems(models: tuple[str, ...], dims: tuple[tuple[str, int], ...]) -> list[Problem]:
+    """Each model that does not load or has a symbolic input dim that `dims` does not size, and
+    each of `dims` that no model has (a misspelt name leaves its model's dim unsized)."""
     problems = []
+    symbols: dict[str, None] = {}  # of every model, in order of first appearance
+    sized = dict(dims)
+    loaded = 0
     for i, model in enumerate(models):
         try:
-            point_model(model)  # kept for the points this process runs
+            graph = point_model(model)  # kept for the points this process runs
         except (HetsimError, OSError) as err:
             problems.append(Problem(f"models[{i}]", str(err)))
+            continue
+        loaded += 1
+        symbols |= dict.fromkeys(graph.symbols)
+        unsized = [symbol for symbol in graph.symbols if symbol not in sized]
+        if unsized:
+            expected = f"expected a size in dims for each symbolic dim of {model!r}"
+            got = f"none for {', '.join(map(repr, unsized))}"
+            problems.append(Problem(f"models[{i}]", expected, got))
+    if loaded == len(models):  # a model that did not load may have any dim
+        problems += _unknown_dims(dims, tuple(symbols))
     return problems
+
+
+def _unknown_dims(dims: tuple[tuple[str, int], ...], symbols: tuple[str, ...]) -> list[Problem]:
+    expected = f"expected a symbolic dim of the models ({', '.join(symbols) or 'none'})"
+    return [
+        Problem(f"dims.{name}", expected, repr(name), closest(name, symbols))
+        for name, _ in dims
+        if name not in symbols
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 from pathlib import Path
@@ -10,10 +11,11 @@ from typing import Any
 
 import pytest
 
+from hetsim import cli
 from hetsim.api import simulate
 from hetsim.cli import sweep as sweep_cli
 from hetsim.errors import SweepError
-from hetsim.sweep import SweepProgress, read_results
+from hetsim.sweep import Point, SweepProgress, read_results, run_sweep, simulate_point
 
 SWEEP_YAML = """\
 name: cli
@@ -86,3 +88,94 @@ def test_a_bad_sweep_fails_before_the_progress_bar_is_drawn(
     with pytest.raises(SweepError, match=re.escape("bad.yaml:2: target: unknown kind or tag")):
         _run(["sweep", str(path), "--workers", "0"])
     assert capsys.readouterr().err == ""
+
+
+def _failing(point: Point) -> dict[str, Any]:
+    raise RuntimeError("boom")
+
+
+def _failing_at_half(point: Point) -> dict[str, Any]:
+    if dict(point.values)["executor.dispatch_us"] == 0.5:
+        raise RuntimeError("0.5 us breaks")
+    return simulate_point(point)
+
+
+def _running_with(monkeypatch: pytest.MonkeyPatch, run_point: Any) -> None:
+    monkeypatch.setattr(sweep_cli, "run_sweep", functools.partial(run_sweep, run_point=run_point))
+
+
+def test_every_point_failing_exits_1_with_the_first_error(
+    sweep_file: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _running_with(monkeypatch, _failing)
+    png = sweep_file.with_name("plot.png")
+    assert _run(["sweep", str(sweep_file), "--workers", "0", "--plot", str(png)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""  # no empty best-points table
+    assert captured.err.endswith(
+        "error: all 2 points failed; the first, point 0 (model=mlp, executor.dispatch_us=1.0): "
+        "RuntimeError: boom\n"
+    )
+    assert not png.exists()
+
+
+def test_every_point_failing_still_prints_the_json_counts(
+    sweep_file: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _running_with(monkeypatch, _failing)
+    assert _run(["sweep", str(sweep_file), "--workers", "0", "--json"]) == 1
+    captured = capsys.readouterr()
+    printed = json.loads(captured.out)
+    assert (printed["points"], printed["failed"], printed["best"]) == (2, 2, {})
+    assert captured.err.endswith(
+        "error: all 2 points failed; the first, point 0 "
+        "(model=mlp, executor.dispatch_us=1.0): RuntimeError: boom\n"
+    )
+
+
+def test_some_points_failing_are_reported_with_the_first_error(
+    sweep_file: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _running_with(monkeypatch, _failing_at_half)
+    assert _run(["sweep", str(sweep_file), "--workers", "0"]) == 0
+    captured = capsys.readouterr()
+    assert "executor.dispatch_us=1.0" in captured.out  # the best of the points that ran
+    assert captured.err.endswith(
+        "2 points, 1 failed; the first, point 1 (model=mlp, executor.dispatch_us=0.5): "
+        "RuntimeError: 0.5 us breaks\n"
+    )
+
+
+def test_a_missing_sweep_file_exits_1_saying_no_such_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "nonexist.yaml"
+    assert cli.main(["sweep", str(path), "--workers", "0"]) == 1
+    assert capsys.readouterr().err == f"error: {path}: no such file\n"
+
+
+def test_a_bad_metric_fails_with_its_line_before_any_point_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _running_with(monkeypatch, _failing)  # a point that ran would say so
+    path = tmp_path / "f.yaml"
+    path.write_text("target: arm-riscv-soc\nmodels: [mlp]\nmetric: processors\n")
+    out = tmp_path / "o.jsonl"
+    assert cli.main(["sweep", str(path), "--workers", "0", "--out", str(out)]) == 1
+    assert capsys.readouterr().err == (
+        f"error: {path}:3: metric: expected a number of the result: makespan_us, "
+        "breakdown_us.<category>, processors.<path>.busy_us, processors.<path>.utilization, "
+        "links.<link>.bytes, links.<link>.busy_us or peak_memory_bytes.<memory> (a category: "
+        "dispatch, launch, compute, transfer, sync_wait, capture, idle), got 'processors'\n"
+    )
+    assert not out.exists()
+
+
+def test_a_metric_naming_a_memory_ranks_by_it(
+    sweep_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sweep_file.write_text(SWEEP_YAML + "metric: peak_memory_bytes.vdevice0/npu.mem\n")
+    assert _run(["sweep", str(sweep_file), "--workers", "0"]) == 0
+    result = simulate("mlp", "arm-riscv-soc", mode="timing", trace=False)
+    peak = result.peak_memory_bytes["vdevice0/npu.mem"]  # a name holding a dot
+    assert f"{peak:.3f}" in capsys.readouterr().out

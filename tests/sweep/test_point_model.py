@@ -100,3 +100,14 @@ def test_a_model_that_does_not_load_is_not_kept(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
         point_model(missing)
     assert point_model("mlp") is kept
+
+
+def test_each_model_gets_the_sweep_dims_it_has() -> None:
+    # simulate refuses a dim its model does not have: mlp has none, transformer has seq
+    records = run_sweep(
+        {"target": "arm-riscv-soc", "models": ["mlp", "transformer"], "dims": {"seq": 8}},
+        workers=0,
+    )
+    assert [r["status"] for r in records] == ["ok", "ok"]
+    expected = simulate("transformer", "arm-riscv-soc", mode="timing", trace=False, dims={"seq": 8})
+    assert records[1]["result"] == expected.to_dict()

@@ -18,6 +18,14 @@ DISPATCH = "executor.dispatch_us"
 BANDWIDTH = "devices[vdevice0].link.bandwidth_gbps"
 
 
+METRIC_EXPECTED = (
+    "metric: expected a number of the result: makespan_us, breakdown_us.<category>, "
+    "processors.<path>.busy_us, processors.<path>.utilization, links.<link>.bytes, "
+    "links.<link>.busy_us or peak_memory_bytes.<memory> (a category: dispatch, launch, compute, "
+    "transfer, sync_wait, capture, idle)"
+)
+
+
 def _full(message: str) -> str:
     return "^" + re.escape(message) + "$"
 
@@ -81,8 +89,46 @@ BAD_SWEEPS = [
     ),
     (
         {**BASE, "metric": "makespan"},
-        "metric: expected a number in a result, such as makespan_us or breakdown_us.dispatch, "
-        "got 'makespan' (did you mean 'makespan_us'?)",
+        f"{METRIC_EXPECTED}, got 'makespan' (did you mean 'makespan_us'?)",
+    ),
+    ({**BASE, "metric": "processors"}, f"{METRIC_EXPECTED}, got 'processors'"),
+    ({**BASE, "metric": "breakdown_us.nosuch"}, f"{METRIC_EXPECTED}, got 'breakdown_us.nosuch'"),
+    (
+        {**BASE, "metric": "breakdown_us.dispach"},
+        f"{METRIC_EXPECTED}, got 'breakdown_us.dispach' (did you mean 'breakdown_us.dispatch'?)",
+    ),
+    (
+        {**BASE, "metric": "processors.host.busy"},
+        f"{METRIC_EXPECTED}, got 'processors.host.busy' (did you mean 'processors.host.busy_us'?)",
+    ),
+    ({**BASE, "metric": "makespan_us.x"}, f"{METRIC_EXPECTED}, got 'makespan_us.x'"),
+    ({**BASE, "metric": 3}, f"{METRIC_EXPECTED}, got 3"),
+    (
+        {**BASE, "iterations": 3},
+        "iterations: expected 1 (a point simulates its model once; hetsim compare runs "
+        "iterations), got 3",
+    ),
+    (
+        {**BASE, "models": ["mlp", "transformer"]},
+        "models[1]: expected a size in dims for each symbolic dim of 'transformer', "
+        "got none for 'seq'",
+    ),
+    (
+        {**BASE, "dims": {"seq": 8}},
+        "dims.seq: expected a symbolic dim of the models (none), got 'seq'",
+    ),
+    (
+        {**BASE, "vary": {DISPATCH: {"start": 1, "stop": "1e9", "num": 2}}},
+        "vary.executor.dispatch_us.stop: expected a number, got '1e9' (did you mean '1.0e+9'?)",
+    ),
+    (
+        {**BASE, "vary": {DISPATCH: {"start": "fast", "stop": 2, "num": 2}}},
+        "vary.executor.dispatch_us.start: expected a number, got 'fast'",
+    ),
+    (
+        {**BASE, "vary": {DISPATCH: {"start": 0, "stop": 1, "step": "1e-1"}}},
+        "vary.executor.dispatch_us.step: expected a number that walks from start to stop, "
+        "got '1e-1' (did you mean '1.0e-1'?)",
     ),
     ([1, 2], "sweep: expected a mapping of keys, got [1, 2]"),
 ]
@@ -95,15 +141,33 @@ def test_bad_sweep_names_key_and_path(data: Any, message: str) -> None:
 
 
 def test_every_problem_is_reported_at_once() -> None:
-    data = {**BASE, "seed": -1, "iterations": 0, "dims": {"seq": 0}, "policies": [3]}
+    data = {**BASE, "models": ["transformer"], "seed": -1, "iterations": 0, "dims": {"seq": 0}}
+    data["policies"] = [3]
     with pytest.raises(SweepError) as caught:
         load_sweep(data)
     assert [p.message for p in caught.value.problems] == [
         "policies[0]: expected a name or null, got 3",
-        "iterations: expected an integer >= 1, got 0",
+        "iterations: expected 1 (a point simulates its model once; hetsim compare runs "
+        "iterations), got 0",
         "seed: expected an integer >= 0, got -1",
         "dims.seq: expected an integer >= 1, got 0",
     ]
+
+
+def test_a_misspelt_dim_is_reported_with_the_dim_it_leaves_unsized() -> None:
+    with pytest.raises(SweepError) as caught:
+        load_sweep({**BASE, "models": ["mlp", "transformer"], "dims": {"sq": 8}})
+    assert [p.message for p in caught.value.problems] == [
+        "models[1]: expected a size in dims for each symbolic dim of 'transformer', "
+        "got none for 'seq'",
+        "dims.sq: expected a symbolic dim of the models (seq), got 'sq' (did you mean 'seq'?)",
+    ]
+
+
+def test_dims_are_not_checked_against_a_model_that_does_not_load() -> None:
+    with pytest.raises(SweepError) as caught:
+        load_sweep({**BASE, "models": ["mlp", "nosuch"], "dims": {"seq": 8}})
+    assert [p.path for p in caught.value.problems] == ["models[1]"]
 
 
 def test_a_bad_key_does_not_hide_a_bad_override_or_target(tmp_path: Path) -> None:
@@ -163,6 +227,74 @@ def test_a_bad_override_is_reported_once_for_all_its_points() -> None:
     assert [p.message for p in caught.value.problems] == [
         "vary.host.freq_gz: unknown attribute (did you mean 'freq_ghz'?)"
     ]
+
+
+def test_a_bad_metric_in_a_file_names_the_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "f.yaml"
+    path.write_text("target: arm-riscv-soc\nmodels: [mlp]\nmetric: processors\n")
+    with pytest.raises(SweepError, match=_full(f"{path}:3: {METRIC_EXPECTED}, got 'processors'")):
+        load_sweep(path)
+
+
+def test_an_unsized_symbolic_dim_in_a_file_names_the_model_line(tmp_path: Path) -> None:
+    path = tmp_path / "f.yaml"
+    path.write_text("target: arm-riscv-soc\nmodels:\n  - mlp\n  - transformer\n")
+    message = (
+        f"{path}:4: models[1]: expected a size in dims for each symbolic dim of 'transformer', "
+        "got none for 'seq'"
+    )
+    with pytest.raises(SweepError, match=_full(message)):
+        load_sweep(path)
+
+
+def test_a_yaml_1_1_exponent_in_a_range_suggests_the_number(tmp_path: Path) -> None:
+    path = tmp_path / "f.yaml"
+    path.write_text(
+        "target: arm-riscv-soc\nmodels: [mlp]\nvary:\n"
+        "  host.freq_ghz: {start: 1, stop: 1e9, num: 2}\n"
+    )
+    message = (
+        f"{path}:4: vary.host.freq_ghz.stop: expected a number, got '1e9' (did you mean '1.0e+9'?)"
+    )
+    with pytest.raises(SweepError, match=_full(message)):
+        load_sweep(path)
+
+
+def test_a_missing_file_says_no_such_file(tmp_path: Path) -> None:
+    path = tmp_path / "nonexist.yaml"
+    with pytest.raises(SweepError, match=_full(f"{path}: no such file")):
+        load_sweep(path)
+
+
+def test_a_directory_is_not_a_sweep_file(tmp_path: Path) -> None:
+    with pytest.raises(
+        SweepError, match=_full(f"{tmp_path}: expected a sweep file, got a directory")
+    ):
+        load_sweep(tmp_path)
+
+
+def test_sized_symbolic_dims_and_iterations_1_are_valid() -> None:
+    spec = load_sweep({**BASE, "models": ["transformer"], "dims": {"seq": 8}, "iterations": 1})
+    assert dict(spec.points()[0].options) == {
+        "mode": "timing",
+        "seed": 0,
+        "trace": False,
+        "dims": {"seq": 8},
+    }
+
+
+@pytest.mark.parametrize(
+    "metric",
+    [
+        "makespan_us",
+        "breakdown_us.sync_wait",
+        "processors.vdevice0/npu.utilization",
+        "links.host.mem--vdevice0/host.mem.bytes",
+        "peak_memory_bytes.vdevice0/npu.mem",
+    ],
+)
+def test_every_form_of_metric_is_valid(metric: str) -> None:
+    assert load_sweep({**BASE, "metric": metric}).metric == metric
 
 
 def test_a_file_that_is_not_yaml_names_the_file(tmp_path: Path) -> None:
@@ -242,7 +374,9 @@ def test_override_paths_parse_to_nested_keys() -> None:
 
 def test_hash_ignores_name_and_metric_but_not_values() -> None:
     first = load_sweep({**BASE, "vary": {DISPATCH: [0.1]}})
-    renamed = load_sweep({**BASE, "vary": {DISPATCH: [0.1]}, "name": "x", "metric": "links"})
+    renamed = load_sweep(
+        {**BASE, "vary": {DISPATCH: [0.1]}, "name": "x", "metric": "breakdown_us.idle"}
+    )
     other = load_sweep({**BASE, "vary": {DISPATCH: [0.2]}})
     assert first.hash == renamed.hash != other.hash
     assert first.points()[0].id == renamed.points()[0].id

@@ -1,0 +1,76 @@
+"""Ranking records: the metrics a result holds, and the number a metric names in a record."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+
+import pytest
+
+from hetsim.api import simulate
+from hetsim.errors import SweepError
+from hetsim.report import Result
+from hetsim.sweep import METRICS, metric_value
+from hetsim.sweep.results import metric_problem
+
+
+def _result() -> Result:
+    return simulate("mlp", "arm-riscv-soc", mode="timing", trace=False)
+
+
+def test_metrics_are_the_numbers_of_a_result() -> None:
+    assert METRICS == (
+        "makespan_us",
+        "breakdown_us.<category>",
+        "processors.<path>.busy_us",
+        "processors.<path>.utilization",
+        "links.<link>.bytes",
+        "links.<link>.busy_us",
+        "peak_memory_bytes.<memory>",
+    )
+
+
+@pytest.mark.parametrize(
+    ("metric", "expected"),
+    [
+        ("makespan_us", lambda r: r.makespan_us),
+        ("breakdown_us.sync_wait", lambda r: r.breakdown_us["sync_wait"]),
+        ("processors.vdevice0/npu.utilization", lambda r: r.processors["vdevice0/npu"].utilization),
+        (
+            "links.host.mem--vdevice0/host.mem.bytes",
+            lambda r: r.links["host.mem--vdevice0/host.mem"].bytes,
+        ),
+        ("peak_memory_bytes.vdevice0/npu.mem", lambda r: r.peak_memory_bytes["vdevice0/npu.mem"]),
+    ],
+)
+def test_metric_value_reads_names_that_hold_dots(
+    metric: str, expected: Callable[[Result], float]
+) -> None:
+    result = _result()
+    record = {"status": "ok", "result": result.to_dict()}
+    assert metric_value(record, metric) == float(expected(result))
+    assert metric_problem(metric) is None
+
+
+def test_a_failed_point_has_no_value() -> None:
+    assert math.isnan(metric_value({"status": "failed", "result": None}, "breakdown_us.idle"))
+
+
+def test_a_name_the_result_lacks_lists_the_names_it_has() -> None:
+    message = (
+        "metric processors.vdevice0/nup.busy_us: expected a name in the result's processors "
+        "('host', 'vdevice0/host', 'vdevice0/npu'), got 'vdevice0/nup' "
+        "(did you mean 'vdevice0/npu'?)"
+    )
+    with pytest.raises(SweepError, match="^" + re.escape(message) + "$"):
+        metric_value(
+            {"status": "ok", "result": _result().to_dict()}, "processors.vdevice0/nup.busy_us"
+        )
+
+
+def test_a_metric_that_is_not_a_number_is_refused_even_for_a_failed_point() -> None:
+    with pytest.raises(
+        SweepError, match=r"^metric: expected a number of the result: .*got 'processors'$"
+    ):
+        metric_value({"status": "failed", "result": None}, "processors")
