@@ -25,7 +25,7 @@ from hetsim.sim import MODES
 from hetsim.sweep.loaded import point_model
 from hetsim.sweep.points import EXPANDERS, Axis, SweepSpec, digest, parse_path
 from hetsim.sweep.results import METRIC_ROOTS, metric_problem
-from hetsim.target.schema import _yaml_number_hint, closest
+from hetsim.target.schema import closest, yaml_number_hint
 
 __all__ = ["KEYS", "METRIC_ROOTS", "load_sweep", "parse_sweep"]
 
@@ -284,7 +284,7 @@ def _range(parser: _Parser, where: str, spec: Mapping[str, Any]) -> tuple[Any, .
     start, stop = spec["start"], spec["stop"]
     for key, value in (("start", start), ("stop", stop)):
         if not _is_number(value):
-            parser.add(f"{where}.{key}", "expected a number", value, _yaml_number_hint(value))
+            parser.add(f"{where}.{key}", "expected a number", value, yaml_number_hint(value))
     if not all(_is_number(v) for v in (start, stop)):
         return ()
     if "num" in spec:
@@ -297,7 +297,7 @@ def _range(parser: _Parser, where: str, spec: Mapping[str, Any]) -> tuple[Any, .
     step = spec["step"]
     if not _is_number(step) or step == 0 or (stop - start) * step < 0:
         expected = "expected a number that walks from start to stop"
-        parser.add(f"{where}.step", expected, step, _yaml_number_hint(step))
+        parser.add(f"{where}.step", expected, step, yaml_number_hint(step))
         return ()
     count = math.floor((stop - start) / step + 1e-9) + 1
     is_int = all(isinstance(v, int) for v in (start, stop, step))

@@ -16,7 +16,7 @@ from typing import Any
 from hetsim.errors import Problem, TargetError
 from hetsim.target.kinds import REGISTRIES, category_of, find_kind
 from hetsim.target.resolve import Resolver, article, device_name
-from hetsim.target.schema import Kind, check_attrs, closest, item_path, join_path
+from hetsim.target.schema import Kind, check_attrs, closest, item_path, join_path, show_value
 from hetsim.target.tags import TAGS, TagRegistry
 
 __all__ = ["DEVICE_NAME_PATTERN", "HOST_NAME", "canonicalize", "canonicalize_config"]
@@ -133,14 +133,19 @@ def _name(node: dict[str, Any], path: str, role: str, problems: list[Problem]) -
     where = join_path(path, "name")
     if role == "host" and name != HOST_NAME:
         problems.append(
-            Problem(where, f"expected {HOST_NAME!r} (a host is always named so)", repr(name))
+            Problem(where, f"expected {HOST_NAME!r} (a host is always named so)", show_value(name))
         )
     elif role == "root" and name == "":
         return ""
     elif not isinstance(name, str) or not re.fullmatch(DEVICE_NAME_PATTERN, name):
         problems.append(
-            Problem(where, f"expected a name matching {DEVICE_NAME_PATTERN!r}", repr(name))
+            Problem(where, f"expected a name matching {DEVICE_NAME_PATTERN!r}", show_value(name))
         )
+    elif role == "device" and name == HOST_NAME:
+        # processors are named by path: a device 'host' would be its level's host ('host',
+        # 'vdevice0/host'), and the platform would keep one of the two
+        expected = f"expected a name other than {HOST_NAME!r} (the level's host is named so)"
+        problems.append(Problem(where, expected, repr(name)))
     return name if isinstance(name, str) else ""
 
 

@@ -9,8 +9,8 @@ kinds live in the sibling modules (`resolve`, `canonical`, `kinds`).
 from __future__ import annotations
 
 import difflib
-import math
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hetsim.errors import Problem
+from hetsim.units import BYTES_PER_GIB, BYTES_PER_KIB, BYTES_PER_MIB
 
 if TYPE_CHECKING:
     from hetsim.target.rules import Rule
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ATTR_TYPES",
     "CATEGORIES",
+    "MAX_BYTES",
     "STRUCTURAL_TYPES",
     "Attr",
     "Kind",
@@ -32,10 +34,26 @@ __all__ = [
     "closest",
     "item_path",
     "join_path",
+    "show_value",
+    "yaml_number_hint",
 ]
 
 CATEGORIES = ("target", "executor", "runtime")
-UNITS = {"_ghz": "GHz", "_gbps": "GB/s", "_us": "µs", "_gib": "GiB", "_bytes": "bytes"}
+UNITS = {
+    "_ghz": "GHz",
+    "_gbps": "GB/s",
+    "_us": "µs",
+    "_gib": "GiB",
+    "_mib": "MiB",
+    "_kib": "KiB",
+    "_bytes": "bytes",
+}
+# A capacity's unit suffix -> bytes in one of its units: the suffixes whose values are sizes.
+BYTES_PER_UNIT = {"_gib": BYTES_PER_GIB, "_mib": BYTES_PER_MIB, "_kib": BYTES_PER_KIB, "_bytes": 1}
+MAX_BYTES = 2**53
+"""The largest capacity, in bytes (8 PiB): a byte count up to it is exact as a float64, which
+the cost formulas divide, and as an int64 (``Memory.capacity_bytes``), with room to add many."""
+LARGEST_FLOAT = sys.float_info.max
 
 
 def join_path(path: str, key: object) -> str:
@@ -82,7 +100,7 @@ _YAML_1_1_NOT_A_NUMBER = re.compile(r"([-+]?[0-9]+)[eE]([-+]?)([0-9]+)")
 """``1e3``: a number to a reader, a string to PyYAML (YAML 1.1 wants ``1.0e+3``)."""
 
 
-def _yaml_number_hint(value: object) -> str | None:
+def yaml_number_hint(value: object) -> str | None:
     """The YAML spelling of a number YAML read as a string (``'1e3'`` -> ``'1.0e+3'``)."""
     found = _YAML_1_1_NOT_A_NUMBER.fullmatch(value) if isinstance(value, str) else None
     if found is None:
@@ -121,9 +139,44 @@ def _check_int(attr: Attr, value: object) -> tuple[bool, Any]:
 
 
 def _check_float(attr: Attr, value: object) -> tuple[bool, Any]:
-    if not _number(value) or not math.isfinite(value):  # type: ignore[arg-type]
+    if not _number(value) or not _in_range(attr, value):  # type: ignore[arg-type]
         return False, value
-    return _in_range(attr, float(value)), float(value)  # type: ignore[arg-type]
+    if isinstance(value, int) and abs(value) > LARGEST_FLOAT:
+        return True, value  # float() raises OverflowError; Attr.check says what is wrong
+    return True, float(value)  # type: ignore[arg-type]
+
+
+def _digits(size: int) -> int:
+    """The decimal digits of a non-negative int, counted without ``str()`` (which refuses past
+    4,300 digits).
+
+    >>> _digits(0), _digits(9), _digits(10), _digits(10**400)
+    (1, 1, 2, 401)
+    """
+    digits = max(1, int(size.bit_length() * 0.30102999566398))  # log10(2): a lower bound
+    while size >= 10**digits:
+        digits += 1
+    return digits
+
+
+def show_value(value: object) -> str:
+    """`value` as a message shows it: its ``repr``, or an integer too long to read by its digits.
+
+    >>> show_value(1e300), show_value(-(10**400)), show_value("8")
+    ('1e+300', 'a 401-digit negative integer', "'8'")
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**20:
+        sign = "negative " if value < 0 else ""
+        return f"a {_digits(abs(value))}-digit {sign}integer"
+    return repr(value)
+
+
+def _number_text(number: float) -> str:
+    """A bound as a message shows it: exact, and short where that is exact too."""
+    if number.is_integer() and abs(number) < 1e16:
+        return str(int(number))
+    short = f"{number:g}"
+    return short if float(short) == number else repr(number)
 
 
 def _check_str(attr: Attr, value: object) -> tuple[bool, Any]:
@@ -172,6 +225,7 @@ ATTR_TYPES: dict[str, tuple[Callable[[Attr, object], tuple[bool, Any]], Callable
     "bool": (_check_bool, _expect_bool),
     "enum": (_check_enum, _expect_enum),
 }
+NUMBER_TYPES = ("int", "float")
 PLURALS = {"str": "strings", "int": "integers", "float": "numbers", "bool": "booleans"}
 # Structural types: documented in a kind's schema, checked by the tree builder, not by Attr.check.
 STRUCTURAL_TYPES = ("target", "list[target]", "executor", "runtime")
@@ -185,6 +239,14 @@ class Attr:
     `items`), ``mapping`` (of `fields`), or a structural type (``target``, ``list[target]``,
     ``executor``, ``runtime``). The unit is part of the name (``freq_ghz`` is in GHz).
 
+    Besides its type and range, every number must be one the formulas past validation can compute
+    with (its `largest` magnitude): a ``float`` is finite (not ``inf`` or ``nan``), an ``int`` is
+    no larger than the largest float (1.8e308), so that it converts to one, and a capacity (a name
+    ending in ``_bytes``, ``_kib``, ``_mib`` or ``_gib``) is at most `MAX_BYTES` (2^53 bytes:
+    ``memory_gib`` <= 8388608) so that its byte count is exact as a float and as an int64. Past
+    that, a time or a rate may be any such number: a run whose times overflow is a
+    `SimulationError` (docs/cost-model.md).
+
     Examples
     --------
     >>> freq = Attr("freq_ghz", "float", "clock", default=1.0, minimum=0, exclusive_minimum=True)
@@ -194,6 +256,9 @@ class Attr:
     ["host.freq_ghz: expected a positive number, got 'fast'"]
     >>> freq.check(2, "freq_ghz")
     (2.0, [])
+    >>> memory = Attr("memory_gib", "float", "capacity", default=4.0, minimum=0)
+    >>> [p.message for p in memory.check(1e300, "host.memory_gib")[1]]
+    ['host.memory_gib: expected a finite number <= 8388608 (2^53 bytes), got 1e+300']
     """
 
     name: str
@@ -212,6 +277,26 @@ class Attr:
     def unit(self) -> str:
         """The unit named by the attribute's suffix, or ``""``."""
         return next((unit for suffix, unit in UNITS.items() if self.name.endswith(suffix)), "")
+
+    @property
+    def largest(self) -> float:
+        """The largest magnitude a number of this attribute may have (see the class docstring).
+
+        >>> Attr("memory_gib", "float", "").largest, Attr("cores", "int", "").largest
+        (8388608.0, 1.7976931348623157e+308)
+        """
+        per_unit = next((n for s, n in BYTES_PER_UNIT.items() if self.name.endswith(s)), None)
+        return LARGEST_FLOAT if per_unit is None else MAX_BYTES / per_unit
+
+    def _expected_bound(self, value: Any) -> str:
+        """What `value`, of the right type and in range but too large, should have been."""
+        noun = "an integer" if self.type == "int" else "a finite number"
+        largest = self.largest
+        if largest == LARGEST_FLOAT and self.type == "float":
+            return noun  # a float past the largest float is inf
+        bound = f">= {_number_text(-largest)}" if value < 0 else f"<= {_number_text(largest)}"
+        why = "the largest float" if largest == LARGEST_FLOAT else "2^53 bytes"
+        return f"{noun} {bound} ({why})"
 
     @property
     def expected(self) -> str:
@@ -249,8 +334,11 @@ class Attr:
             return self._check_mapping(value, path)
         ok, normalized = ATTR_TYPES[self.type][0](self, value)
         if not ok:
-            hint = _yaml_number_hint(value) if self.type in ("int", "float") else None
-            return None, [Problem(path, f"expected {self.expected}", repr(value), hint)]
+            hint = yaml_number_hint(value) if self.type in NUMBER_TYPES else None
+            return None, [Problem(path, f"expected {self.expected}", show_value(value), hint)]
+        if self.type in NUMBER_TYPES and not abs(normalized) <= self.largest:  # nan too
+            expected = f"expected {self._expected_bound(normalized)}"
+            return None, [Problem(path, expected, show_value(value))]
         return normalized, []
 
     def _check_list(self, value: object, path: str) -> tuple[Any, list[Problem]]:

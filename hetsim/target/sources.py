@@ -31,7 +31,9 @@ SUFFIXES: dict[str, Callable[[str], Any]] = {
     ".json": json.loads,
     ".toml": tomllib.loads,
 }
-PARSE_ERRORS = (yaml.YAMLError, json.JSONDecodeError, tomllib.TOMLDecodeError, RecursionError)
+# ValueError covers JSON's and TOML's own errors, and what every reader's int() raises for an
+# integer of more than 4,300 digits (and PyYAML's date() for a day like 2023-02-30)
+PARSE_ERRORS = (yaml.YAMLError, ValueError, RecursionError)
 
 
 def is_file_name(text: str) -> bool:
@@ -79,5 +81,5 @@ def parse_json(text: str) -> Any:
     """
     try:
         return json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as err:
+    except (ValueError, RecursionError) as err:  # ValueError: an int of over 4,300 digits too
         raise TargetError([Problem("spec", "expected valid JSON", str(err))]) from err

@@ -97,6 +97,12 @@ def test_names_need_only_be_unique_within_a_level() -> None:
     assert [n for n, _ in t.walk()] == ["host", "a", "a/host", "a/a", "b"]
 
 
+def test_only_a_device_may_not_be_named_host() -> None:
+    # a device 'host' would be its level's host by path; the root's name is in no path
+    spec = {"kind": "hetero", "name": "host", "devices": [{"kind": "npu", "name": "Host"}, "npu"]}
+    assert [n for n, _ in Target(spec).walk()] == ["host", "Host", "dev1"]
+
+
 def test_defaults_fill_every_attribute_and_given_values_win() -> None:
     t = Target(SEED)
     level = t.devices[0]

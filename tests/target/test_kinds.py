@@ -184,6 +184,20 @@ def test_register_kind_rejects_taken_names_and_bad_defaults() -> None:
     assert KINDS["cuda"].doc == "an NVIDIA GPU driven through CUDA"
 
 
+def test_check_kind_rejects_defaults_too_large_to_compute_with() -> None:
+    attrs = (
+        Attr("memory_gib", "float", "", 1e300, minimum=0),
+        Attr("clock_ghz", "float", "", float("inf"), minimum=0),
+        Attr("lanes", "int", "", 10**400, minimum=1),
+    )
+    assert [p.message for p in check_kind(Kind("dsp", "target", "", attrs))] == [
+        "kinds[dsp].memory_gib: expected a finite number <= 8388608 (2^53 bytes), got 1e+300",
+        "kinds[dsp].clock_ghz: expected a finite number, got inf",
+        "kinds[dsp].lanes: expected an integer <= 1.7976931348623157e+308 (the largest float), "
+        "got a 401-digit integer",
+    ]
+
+
 def test_check_kind_rejects_a_second_composite_and_bad_names() -> None:
     kind = Kind("Two Words", "target", "", (), is_composite=True)
     assert [p.message for p in check_kind(kind)] == [

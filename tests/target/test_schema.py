@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -68,12 +70,94 @@ def test_int_rejects_bool_float_and_strings(value: object) -> None:
     ]
 
 
-@pytest.mark.parametrize("value", [True, "fast", math.nan, math.inf, -1.0, 0, None])
-def test_positive_float_rejects_bools_non_finite_and_non_positive(value: object) -> None:
+@pytest.mark.parametrize("value", [True, "fast", -math.inf, -1.0, 0, None])
+def test_positive_float_rejects_bools_strings_and_non_positive(value: object) -> None:
     attr = Attr("freq_ghz", "float", "", 1.0, minimum=0, exclusive_minimum=True)
     assert _messages(attr.check(value, "freq_ghz")[1]) == [
         f"freq_ghz: expected a positive number, got {value!r}"
     ]
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, np.float32(math.inf), np.float64(math.nan)])
+def test_float_rejects_inf_and_nan_as_not_finite(value: object) -> None:
+    attr = Attr("freq_ghz", "float", "", 1.0, minimum=0, exclusive_minimum=True)
+    assert _messages(attr.check(value, "host.freq_ghz")[1]) == [
+        f"host.freq_ghz: expected a finite number, got {value!r}"
+    ]
+
+
+def test_float_rejects_an_int_too_large_for_a_float_without_overflow() -> None:
+    attr = Attr("freq_ghz", "float", "", 1.0, minimum=0, exclusive_minimum=True)
+    assert _messages(attr.check(10**400, "host.freq_ghz")[1]) == [
+        "host.freq_ghz: expected a finite number, got a 401-digit integer"
+    ]
+
+
+def test_int_rejects_what_a_float_cannot_hold() -> None:
+    cores = Attr("cores", "int", "", 1, minimum=1)
+    assert cores.check(int(sys.float_info.max), "cores") == (int(sys.float_info.max), [])
+    assert _messages(cores.check(10**400, "host.cores")[1]) == [
+        "host.cores: expected an integer <= 1.7976931348623157e+308 (the largest float), "
+        "got a 401-digit integer"
+    ]
+    assert _messages(Attr("n", "int", "").check(-(10**400), "n")[1]) == [
+        "n: expected an integer >= -1.7976931348623157e+308 (the largest float), "
+        "got a 401-digit negative integer"
+    ]
+
+
+def test_a_range_error_shows_a_long_integer_by_its_digits() -> None:
+    # repr() of an int past 4,300 digits raises ValueError
+    cores = Attr("cores", "int", "", 1, minimum=1)
+    assert _messages(cores.check(-(10**5000), "host.cores")[1]) == [
+        "host.cores: expected an integer >= 1, got a 5001-digit negative integer"
+    ]
+    assert _messages(cores.check(-(10**19), "host.cores")[1]) == [
+        "host.cores: expected an integer >= 1, got -10000000000000000000"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "got"), [(1e300, "1e+300"), (8388608.5, "8388608.5"), (math.inf, "inf")]
+)
+def test_a_capacity_is_at_most_2_to_the_53_bytes(value: float, got: str) -> None:
+    memory = Attr("memory_gib", "float", "", 4.0, minimum=0)
+    assert memory.check(8388608, "memory_gib") == (8388608.0, [])
+    assert _messages(memory.check(value, "host.memory_gib")[1]) == [
+        f"host.memory_gib: expected a finite number <= 8388608 (2^53 bytes), got {got}"
+    ]
+
+
+def test_a_capacity_in_bytes_is_at_most_2_to_the_53() -> None:
+    size = Attr("graph_node_bytes", "int", "", 40960, minimum=0)
+    assert size.check(2**53, "graph_node_bytes") == (2**53, [])
+    assert _messages(size.check(2**53 + 1, "devices[gpu].graph_node_bytes")[1]) == [
+        "devices[gpu].graph_node_bytes: expected an integer <= 9007199254740992 (2^53 bytes), "
+        "got 9007199254740993"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "largest"),
+    [
+        ("memory_gib", 2.0**23),
+        ("scratch_mib", 2.0**33),
+        ("sram_kib", 2.0**43),
+        ("graph_node_bytes", 2.0**53),
+        ("freq_ghz", sys.float_info.max),
+        ("latency_us", sys.float_info.max),
+    ],
+)
+def test_largest_is_2_to_the_53_bytes_for_a_capacity_else_the_largest_float(
+    name: str, largest: float
+) -> None:
+    assert Attr(name, "float", "").largest == largest
+
+
+def test_numpy_float32_is_checked_without_an_overflow_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert Attr("x", "float", "").check(np.float32(2.5), "x") == (2.5, [])
 
 
 def test_float_accepts_int_and_normalizes_it() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -68,6 +70,61 @@ def _with(**level: Any) -> dict[str, Any]:
         (
             _with(host={"kind": "arm-cpu", "name": "cpu"}),
             "host.name: expected 'host' (a host is always named so), got 'cpu'",
+        ),
+        (
+            _with(devices=[{"kind": "cuda", "name": "host"}]),
+            "devices[host].name: expected a name other than 'host' (the level's host is named "
+            "so), got 'host'",
+        ),
+        (
+            _with(devices=[{"kind": "hetero", "name": "host", "devices": ["npu"]}]),
+            "devices[host].name: expected a name other than 'host' (the level's host is named "
+            "so), got 'host'",
+        ),
+        (
+            _with(devices=[_with(name="v", devices=[{"kind": "npu", "name": "host"}])]),
+            "devices[v].devices[host].name: expected a name other than 'host' (the level's host "
+            "is named so), got 'host'",
+        ),
+        (
+            {"kind": "cuda", "name": "host"},
+            "devices[host].name: expected a name other than 'host' (the level's host is named "
+            "so), got 'host'",
+        ),
+        (
+            _with(devices=[{"kind": "npu", "name": 10**5000}]),  # repr() raises past 4,300 digits
+            "devices[dev0].name: expected a name matching '[A-Za-z_][A-Za-z0-9_.-]*', "
+            "got a 5001-digit integer",
+        ),
+        (
+            _with(host={"kind": "x86-cpu", "memory_gib": 1e300}),
+            "host.memory_gib: expected a finite number <= 8388608 (2^53 bytes), got 1e+300",
+        ),
+        (
+            {"kind": "cuda", "memory_gib": math.inf},
+            "devices[dev0].memory_gib: expected a finite number <= 8388608 (2^53 bytes), got inf",
+        ),
+        (
+            {"kind": "cuda", "cores": 10**400},
+            "devices[dev0].cores: expected an integer <= 1.7976931348623157e+308 (the largest "
+            "float), got a 401-digit integer",
+        ),
+        (
+            {"kind": "cuda", "graph_node_bytes": 2**60},
+            "devices[dev0].graph_node_bytes: expected an integer <= 9007199254740992 (2^53 "
+            "bytes), got 1152921504606846976",
+        ),
+        (
+            {"kind": "cuda", "freq_ghz": math.nan},
+            "devices[dev0].freq_ghz: expected a finite number, got nan",
+        ),
+        (
+            {"kind": "npu", "link": {"bandwidth_gbps": math.inf}},
+            "devices[dev0].link.bandwidth_gbps: expected a finite number, got inf",
+        ),
+        (
+            _with(executor={"kind": "vm", "dispatch_us": math.inf}),
+            "executor.dispatch_us: expected a finite number, got inf",
         ),
         (
             _with(runtime="crt"),
@@ -248,3 +305,78 @@ def test_invalid_json_and_missing_files_are_target_errors(tmp_path: Path) -> Non
     broken.write_text("kind = ")
     with pytest.raises(TargetError, match=rf"^{broken}: expected valid toml, got "):
         Target.load(broken)
+
+
+def _problems_of_file(path: Path, text: str) -> list[str]:
+    path.write_text(text)
+    with pytest.raises(TargetError) as err:
+        Target.load(path)
+    return [p.message for p in err.value.problems]
+
+
+def test_a_device_named_host_is_reported_at_its_line(tmp_path: Path) -> None:
+    # it replaced the level's host: `hetsim platform show` listed two processors named host
+    path = tmp_path / "nh.yaml"
+    text = "kind: hetero\ndevices:\n  - cuda\n  - {kind: hetero, name: host, devices: [npu]}\n"
+    assert _problems_of_file(path, text) == [
+        f"{path}:4: devices[host].name: expected a name other than 'host' (the level's host is "
+        "named so), got 'host'"
+    ]
+
+
+def test_numbers_too_large_to_compute_with_are_reported_at_their_lines(tmp_path: Path) -> None:
+    # each passed validation, then crashed a run with OverflowError (gib_to_bytes, peak_gflops)
+    path = tmp_path / "big.yaml"
+    text = (
+        "kind: hetero\n"
+        "host: {kind: x86-cpu, memory_gib: 1.0e+300}\n"
+        "devices:\n"
+        f"  - {{kind: cuda, cores: {'9' * 400}}}\n"
+        "  - {kind: npu, memory_gib: .inf, freq_ghz: .nan}\n"
+    )
+    assert _problems_of_file(path, text) == [
+        f"{path}:4: devices[dev0].cores: expected an integer <= 1.7976931348623157e+308 (the "
+        "largest float), got a 400-digit integer",
+        f"{path}:5: devices[dev1].freq_ghz: expected a finite number, got nan",
+        f"{path}:5: devices[dev1].memory_gib: expected a finite number <= 8388608 (2^53 bytes), "
+        "got inf",
+        f"{path}:2: host.memory_gib: expected a finite number <= 8388608 (2^53 bytes), got 1e+300",
+    ]
+
+
+def test_the_largest_numbers_allowed_make_a_valid_tree() -> None:
+    t = Target({"kind": "cuda", "memory_gib": 2**23, "cores": int(sys.float_info.max)})
+    assert (t.devices[0].attrs["memory_gib"], t.devices[0].attrs["cores"]) == (
+        8388608.0,
+        int(sys.float_info.max),
+    )
+    assert Target(t.export()) == t
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("t.yaml", f"kind: cuda\ncores: {'9' * 5000}\n"),
+        ("t.json", f'{{"kind": "cuda", "cores": {"9" * 5000}}}'),
+        ("t.toml", f'kind = "cuda"\ncores = {"9" * 5000}\n'),
+    ],
+)
+def test_an_integer_too_long_for_python_to_read_is_a_target_error(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    # int() refuses more than 4,300 digits with a ValueError, which escaped the readers
+    path = tmp_path / name
+    assert _problems_of_file(path, text) == [
+        f"{path}: expected valid {path.suffix[1:]}, got Exceeds the limit (4300 digits) for "
+        "integer string conversion: value has 5000 digits; use sys.set_int_max_str_digits() to "
+        "increase the limit"
+    ]
+
+
+def test_a_json_spec_with_an_integer_too_long_to_read_is_a_target_error() -> None:
+    with pytest.raises(TargetError) as err:
+        Target(f'{{"kind": "cuda", "cores": {"9" * 5000}}}')
+    assert str(err.value) == (
+        "spec: expected valid JSON, got Exceeds the limit (4300 digits) for integer string "
+        "conversion: value has 5000 digits; use sys.set_int_max_str_digits() to increase the limit"
+    )
