@@ -9,13 +9,22 @@ engine run (`hetsim.sim.run_program`); and the `Result` (`hetsim.report.Result.f
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from hetsim.errors import ModelError, Problem, SimulationError, UnknownValueError, is_count
-from hetsim.ir import Graph, bind_shape
+from hetsim.errors import (
+    ModelError,
+    PartitionError,
+    Problem,
+    SimulationError,
+    UnknownValueError,
+    is_count,
+)
+from hetsim.ir import Graph, bind_shape, check_graph_dims
 from hetsim.ir.cache import SIMULATOR_BUDGET, GraphCache
 from hetsim.kernels import Cost, Meta, bind_dims, keeps_value, propagate_costs
 from hetsim.kernels.fuse import clear_fused
@@ -24,15 +33,17 @@ from hetsim.memo import Recent
 from hetsim.models import load_model
 from hetsim.partition import POLICIES, Plan
 from hetsim.partition import partition as partition_graph
-from hetsim.platform import Platform, build_platform
+from hetsim.platform import Platform, build_platform, empty_memory_note
 from hetsim.report import Result
-from hetsim.runtime import PlanProgram, compile_plan
+from hetsim.runtime import GraphProgram, PlanProgram, VmProgram, compile_plan
+from hetsim.runtime.cuda_graph import bucket_dims, find_regions
 from hetsim.sim import SimOptions, run_program
 from hetsim.sim.bind import clear_bound, clear_kernels
 from hetsim.sim.capture import run_with_graphs
 from hetsim.sim.collector import paused
 from hetsim.sim.fusion import clear_groups
 from hetsim.target import Target
+from hetsim.units import format_bytes
 
 __all__ = [
     "INT_INPUT_HIGH",
@@ -47,6 +58,20 @@ INT_INPUT_HIGH = 4
 """Made-up integer inputs are drawn from ``[0, INT_INPUT_HIGH)``: valid indices of small tables."""
 
 
+def _made_types(graph: Graph, dims: Mapping[str, int]) -> dict[str, tuple[tuple[int, ...], Any]]:
+    """The shape and dtype of each input `make_inputs` makes, with every symbolic dim bound."""
+    bound = bind_dims(graph, dims)
+    return {
+        name: (bind_shape(declared.shape, bound), np.dtype(declared.dtype))
+        for name, declared in graph.inputs.items()
+        if name not in graph.initializers
+    }
+
+
+def _input_text(name: str, shape: tuple[int, ...], dtype: Any) -> str:
+    return f"input {name!r} ({dtype}[{', '.join(map(str, shape))}])"
+
+
 def make_inputs(
     graph: Graph, seed: int = 0, dims: Mapping[str, int] | None = None
 ) -> dict[str, np.ndarray]:
@@ -59,7 +84,10 @@ def make_inputs(
     Raises
     ------
     ModelError
-        A seed that is not a non-negative integer, or a symbolic dim without a size in `dims`.
+        A seed that is not a non-negative integer, `dims` that `check_graph_dims` refuses, or a
+        symbolic dim without a size in `dims`.
+    SimulationError
+        An input too big for this machine's memory (the message names it and its size).
 
     Examples
     --------
@@ -72,21 +100,39 @@ def make_inputs(
     """
     if not is_count(seed):
         raise ModelError(f"seed: expected a non-negative integer, got {seed!r}")
-    bound = bind_dims(graph, dims)
     rng = np.random.default_rng(seed)
     made = {}
-    for name, declared in graph.inputs.items():
-        if name in graph.initializers:
-            continue
-        shape = bind_shape(declared.shape, bound)
-        dtype = np.dtype(declared.dtype)
-        if dtype.kind == "f":
-            made[name] = rng.standard_normal(shape).astype(dtype)
-        elif dtype.kind == "b":
-            made[name] = rng.integers(0, 2, shape).astype(dtype)
-        else:
-            made[name] = rng.integers(0, INT_INPUT_HIGH, shape).astype(dtype)
+    for name, (shape, dtype) in _made_types(graph, check_graph_dims(graph, dims)).items():
+        try:
+            if dtype.kind == "f":
+                made[name] = rng.standard_normal(shape).astype(dtype)
+            elif dtype.kind == "b":
+                made[name] = rng.integers(0, 2, shape).astype(dtype)
+            else:
+                made[name] = rng.integers(0, INT_INPUT_HIGH, shape).astype(dtype)
+        except (MemoryError, ValueError) as err:  # ValueError: a dim past numpy's int64 range
+            size = format_bytes(math.prod(shape) * dtype.itemsize)
+            raise SimulationError(
+                f"{_input_text(name, shape, dtype)}: expected an array this machine can "
+                f"allocate, got {size} ({err})"
+            ) from err
     return made
+
+
+def _check_inputs_fit(graph: Graph, platform: Platform, dims: Mapping[str, int]) -> None:
+    """The inputs `make_inputs` would make must fit the root host's memory, where a run loads
+    them: functional mode asks numpy for them first, and timing mode's run says the same."""
+    memory = platform.memory_of(platform.levels[""].host)
+    free = memory.capacity_bytes
+    for name, (shape, dtype) in _made_types(graph, dims).items():
+        size = math.prod(shape) * dtype.itemsize
+        if size > free:
+            raise SimulationError(
+                f"{_input_text(name, shape, dtype)}: out of memory in {memory.name} (need "
+                f"{format_bytes(size)}, {format_bytes(free)} free)"
+                f"{empty_memory_note(memory.name, memory.capacity_bytes)}"
+            )
+        free -= size
 
 
 PLATFORM_CACHE_SIZE = 8
@@ -277,15 +323,17 @@ def simulate(
         ``"functional"`` (numpy computes every value; outputs are returned) or ``"timing"``
         (shapes only). Both give the same simulated times.
     partition
-        The policy that places the ops (`hetsim.partition.POLICIES`: ``"capability"``,
-        ``"cost"``, ``"rules"``), level by level down the target tree.
+        The name of the policy that places the ops (`hetsim.partition.POLICIES`:
+        ``"capability"``, ``"cost"``, ``"rules"``), level by level down the target tree.
     rules
         For ``partition="rules"``: a list of ``{op, device}`` mappings or a YAML file's path.
     **options
-        `hetsim.sim.SimOptions` fields: ``dims={"seq": 128}``, ``trace=False``,
-        ``cuda_graph="regions"`` (CUDA-graph offload, docs/cuda-graphs.md; without it, the
-        kernels of devices whose ``cuda_graph`` attribute is set are captured as ``regions``,
-        and no others), ``buckets=(16, 32)``.
+        `hetsim.sim.SimOptions` fields: ``dims={"seq": 128}`` (the model's symbolic dims only,
+        each an integer >= 1), ``trace=False``, ``cuda_graph="regions"`` (CUDA-graph offload,
+        docs/cuda-graphs.md; without it, the kernels of devices whose ``cuda_graph`` attribute
+        is set are captured as ``regions``, and no others), ``buckets=(16, 32)`` (with
+        ``cuda_graph="buckets"``; with no CUDA kernel to capture, the run is not padded, and its
+        record notes so).
 
     Returns
     -------
@@ -296,9 +344,10 @@ def simulate(
     Raises
     ------
     HetsimError
-        A bad model, target or option (`ModelError`, `TargetError`, `SimulationError`), a model
-        the platform cannot run (`PartitionError`), or a run that fails (out of memory,
-        deadlock: `SimulationError`).
+        A bad model, target or option (`ModelError`, `TargetError`, `SimulationError`; dims
+        are a `ModelError`), a partition that is not a policy name or a model the platform
+        cannot run (`PartitionError`), made-up inputs too big for the root host's memory, or a
+        run that fails (out of memory, deadlock: `SimulationError`).
 
     Examples
     --------
@@ -307,9 +356,14 @@ def simulate(
     ['fc3']
     """
     opts = SimOptions.of(mode=mode, **options)
+    if not isinstance(partition, str):  # None failed in difflib, a list as unhashable
+        raise PartitionError(
+            f"partition: expected a policy in {sorted(POLICIES)}, got {partition!r}"
+        )
     if inputs is not None:
         check_inputs_mapping(inputs)
     graph = load_model(model)
+    check_graph_dims(graph, opts.dims)
     platform = platform_of(target)
     # Dims given here are bound at compile time (static levels may take the ops); dims known only
     # from the input arrays are dynamic and keep their ops at VM levels.
@@ -319,6 +373,7 @@ def simulate(
     if inputs is None and not opts.is_functional and set(opts.dims) == set(graph.symbols):
         shared = _propagated(graph, opts.dims, {})
     if inputs is None and opts.is_functional:
+        _check_inputs_fit(graph, platform, opts.dims)
         inputs = make_inputs(graph, seed, opts.dims)
     given = dict(inputs or {})
     metas, costs = shared if shared is not None else _propagated(graph, opts.dims, given)
@@ -355,10 +410,13 @@ def simulate(
             raise
         program = program_of(values)
     cuda_graph, graph_devices = opts.cuda_graph, None
+    notes: tuple[str, ...] = ()
     if "cuda_graph" not in options:  # the target may ask for graphs: devices with cuda_graph set
         flagged = [p.path for p in platform.processors.values() if p.attrs.get("cuda_graph")]
         if flagged:
             cuda_graph, graph_devices = "regions", frozenset(flagged)
+    if cuda_graph == "buckets":
+        cuda_graph, notes = _bucketing(program, platform, dims, opts.buckets)
     record = run_with_graphs(
         program,
         platform,
@@ -373,4 +431,42 @@ def simulate(
         buckets=opts.buckets,
         graph_devices=graph_devices,
     )
+    if notes:
+        extra = {**record.extra}
+        extra["cuda_graph_notes"] = [*extra.get("cuda_graph_notes", ()), *notes]
+        record = dataclasses.replace(record, extra=extra)
     return Result.from_record(record)
+
+
+NOTHING_TO_PAD = "no CUDA kernels to capture: every kernel runs eagerly, without padding"
+"""The note of a ``buckets`` run on a program without a capturable region."""
+
+
+def _bucketing(
+    program: PlanProgram, platform: Platform, dims: Mapping[str, int], buckets: tuple[int, ...]
+) -> tuple[str, tuple[str, ...]]:
+    """The strategy a ``buckets`` run takes, and its notes.
+
+    Padding binds the whole program at the bucket's dims. With no region to capture (no CUDA
+    device, or its kernels at a nested level) that would only break a graph-executor level
+    compiled for the dims given: such a run is ``regions`` without a graph, as ``whole`` runs
+    eagerly there. With regions, such a level is an error that says why.
+    """
+    root = program.root
+    if not isinstance(root, VmProgram):  # capture_program says why it cannot capture
+        return "buckets", ()
+    if not find_regions(root, platform):
+        return "regions", (NOTHING_TO_PAD,)
+    padded = bucket_dims(dims, buckets) or {}
+    for level in program.programs:
+        if not isinstance(level, GraphProgram):
+            continue
+        for name, size in sorted(level.dims.items()):
+            if padded.get(name, size) != size:
+                raise SimulationError(
+                    f"cuda_graph buckets: expected every level to run {name}={padded[name]} "
+                    f"({name}={dims[name]} padded up to its bucket), got graph executor "
+                    f"{level.level} compiled for {name}={size}; give {name} a bucket size, or "
+                    "use cuda_graph 'regions'"
+                )
+    return "buckets", ()

@@ -12,7 +12,7 @@ strategy's time is the sum. The result is a frozen `Comparison`: one table row p
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from hetsim.api import make_inputs, platform_of
-from hetsim.errors import HetsimError, Problem, SimulationError, is_count
+from hetsim.errors import HetsimError, ModelError, Problem, SimulationError, is_count
+from hetsim.ir import check_graph_dims
 from hetsim.kernels import Meta, propagate
 from hetsim.models import load_model
 from hetsim.partition import partition
@@ -117,28 +118,44 @@ def _spec_problem(spec: str) -> Problem:
 
 def load_shapes(path: str | Path, *, dims: Sequence[str] = ("seq",)) -> tuple[dict[str, int], ...]:
     """The dims of each iteration from a file: a JSON list (of ints or of ``{dim: size}``) or
-    whitespace-separated ints; an int sets every dim in `dims`.
+    whitespace-separated ints; an int sets every dim in `dims` (none, for a static model: it
+    counts an iteration).
 
     Raises
     ------
     HetsimError
-        A file that is neither, or a size that is not a positive integer.
+        A file that is neither (one that starts as JSON does, ``[`` or ``{``, and is not, says
+        where), or a size that is not a positive integer.
     """
     text = Path(path).read_text()
     try:
         items = json.loads(text)
-    except json.JSONDecodeError:
+    except json.JSONDecodeError as err:
+        if text.lstrip()[:1] in ("[", "{"):  # meant as JSON: its ints would read as '[4'
+            got = f"invalid JSON ({err.msg} at line {err.lineno}, column {err.colno})"
+            expected = "expected a JSON list or whitespace-separated integers"
+            raise HetsimError(Problem(f"--shapes {path}", expected, got).message) from err
         items = text.split()
     trace = []
     for item in items if isinstance(items, list) else [items]:
-        entry = item if isinstance(item, dict) else dict.fromkeys(dims, item)
-        sizes = {str(k): _size(v) for k, v in entry.items()}
-        if any(v is None for v in sizes.values()) or not sizes:
+        entry = _entry(item, dims)
+        if entry is None:
             raise HetsimError(
                 Problem(f"--shapes {path}", "expected positive integer sizes", repr(item)).message
             )
-        trace.append({k: v for k, v in sizes.items() if v is not None})
+        trace.append(entry)
     return tuple(trace)
+
+
+def _entry(item: Any, dims: Sequence[str]) -> dict[str, int] | None:
+    """One iteration's dims from an item of a shapes file, or ``None`` if it is not a size or a
+    non-empty mapping of sizes."""
+    if not isinstance(item, dict):
+        size = _size(item)
+        return None if size is None else dict.fromkeys(dims, size)
+    sizes = {str(k): _size(v) for k, v in item.items()}
+    found = {k: v for k, v in sizes.items() if v is not None}
+    return found if found and len(found) == len(sizes) else None
 
 
 def _size(value: Any) -> int | None:
@@ -307,12 +324,13 @@ def compare(
     model, target
         As `hetsim.simulate` takes them.
     strategies
-        Names in `STRATEGIES`, in the table's order.
+        Names in `STRATEGIES`, in the table's order, each once.
     iterations
         How many iterations; by default the trace's length, else `DEFAULT_ITERATIONS`. A trace
         shorter than `iterations` repeats.
     trace
-        The dims of each iteration; by default `DEFAULT_SEQ_DIST` over the model's symbolic dims
+        The dims of each iteration (`hetsim.ir.check_graph_dims`: the model's symbolic dims,
+        each an integer >= 1); by default `DEFAULT_SEQ_DIST` over the model's symbolic dims
         (none for a static model).
     buckets
         Bucket sizes of the ``buckets`` strategy.
@@ -325,8 +343,9 @@ def compare(
     Raises
     ------
     HetsimError
-        An unknown strategy, bad buckets, iterations below 1, a bad model or target, a failing
-        run.
+        No strategy, an unknown one or one given twice, bad buckets, iterations below 1, dims
+        in `trace` that are not the model's (`ModelError`, naming the iteration), a bad model
+        or target, a failing run.
     """
     if mode not in MODES:
         raise SimulationError(Problem("compare", "expected mode 'functional' or 'timing'",
@@ -334,9 +353,12 @@ def compare(
     graph = load_model(model)
     platform = platform_of(target)
     bucket_sizes = check_buckets(list(buckets))
-    for name in strategies:
-        if name not in STRATEGIES:
-            raise SimulationError(strategy_problem(name).message)
+    strategies = _strategies(strategies)
+    for index, dims in enumerate(trace or ()):
+        try:
+            check_graph_dims(graph, dims)
+        except ModelError as err:
+            raise ModelError(f"trace[{index}]: {err}") from err
     shapes = _trace(graph.symbols, trace, iterations)
     # compiled once for every iteration: symbolic dims stay dynamic, their ops on VM levels
     program = compile_plan(graph, platform, partition(graph, platform))
@@ -362,6 +384,25 @@ def compare(
     return Comparison(
         graph.name, _target_name(target), tuple(shapes), bucket_sizes, tuple(runs), mode, outputs
     )
+
+
+def _strategies(strategies: object) -> tuple[str, ...]:
+    """`strategies` checked: names in `STRATEGIES`, at least one, each once (a name twice made
+    two identical rows)."""
+    if isinstance(strategies, str) or not isinstance(strategies, Iterable):
+        names: tuple[Any, ...] = ()
+    else:
+        names = tuple(strategies)
+    if not names:
+        expected = f"expected one or more of {', '.join(STRATEGIES)}"
+        raise SimulationError(Problem("strategies", expected, repr(strategies)).message)
+    for name in names:
+        if not isinstance(name, str) or name not in STRATEGIES:  # a list: unhashable
+            raise SimulationError(strategy_problem(name).message)
+    twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
+    if twice is not None:
+        raise SimulationError(f"strategies: expected each strategy once, got {twice!r} twice")
+    return names
 
 
 def _check_iterations(iterations: Any) -> None:

@@ -166,6 +166,146 @@ def test_an_unbound_symbolic_dim_is_an_error() -> None:
         simulate("transformer", CPU_ONLY, mode="timing")
 
 
+@pytest.mark.parametrize("partition", [None, 5, ["cost"]])
+def test_a_partition_that_is_not_a_policy_name_is_an_error(partition: object) -> None:
+    # None and 5 failed inside difflib, a list as unhashable in program_of
+    message = f"partition: expected a policy in ['capability', 'cost', 'rules'], got {partition!r}"
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        simulate("mlp", HOST_GPU, partition=partition)  # type: ignore[arg-type]
+
+
+def test_a_cuda_graph_that_is_not_a_name_is_an_error() -> None:
+    # failed in SimOptions as unhashable
+    message = "cuda_graph: expected one of buckets, none, regions, whole, got ['whole']"
+    with pytest.raises(SimulationError, match=f"^{re.escape(message)}"):
+        simulate("mlp", HOST_GPU, cuda_graph=["whole"])
+
+
+@pytest.mark.parametrize("dims", ["seq=4", 5, [4], {4: 8}])
+def test_dims_that_are_not_a_mapping_of_names_are_an_error(dims: object) -> None:
+    # "dictionary update sequence element ..." from dict()
+    message = f"dims: expected a mapping of dim name -> size, got {dims!r}"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        simulate("transformer", HOST_GPU, dims=dims)
+
+
+@pytest.mark.parametrize("size", [0, -1, 2.0, True, "8"])
+def test_a_dim_size_below_one_or_not_an_integer_is_an_error(size: object) -> None:
+    # seq=0 failed deep in Softmax (functional) or ran 0 FLOP (timing); a sweep file said this
+    message = f"dims.seq: expected an integer >= 1, got {size!r}"
+    for mode in ("functional", "timing"):
+        with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+            simulate("transformer", HOST_GPU, mode=mode, dims={"seq": size})
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        make_inputs(load_model("transformer"), dims={"seq": size})  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize(
+    ("model", "dims", "message"),
+    [
+        ("mlp", {"batch": 4}, "model mlp: expected one of its symbolic dims (none), got 'batch'"),
+        (
+            "transformer",
+            {"seq": 8, "sq": 8},
+            "model transformer: expected one of its symbolic dims (seq), got 'sq' "
+            "(did you mean 'seq'?)",
+        ),
+    ],
+)
+def test_a_dim_the_model_does_not_have_is_an_error(
+    model: str, dims: dict[str, int], message: str
+) -> None:
+    # silently ignored, as `hetsim model show` does not
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        simulate(model, HOST_GPU, mode="timing", dims=dims)
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        make_inputs(load_model(model), dims=dims)
+
+
+def test_dims_given_and_dims_from_the_inputs_bind_together() -> None:
+    x = np.zeros((1, 8, 64), np.float32)
+    given = simulate("transformer", HOST_GPU, inputs={"x": x}, dims={"seq": 8})
+    assert given.makespan_us == simulate("transformer", HOST_GPU, inputs={"x": x}).makespan_us
+    with pytest.raises(
+        ModelError, match=r"^input 'x': expected dim 'seq' = 4 \(from dims\), got 8$"
+    ):
+        simulate("transformer", HOST_GPU, inputs={"x": x}, dims={"seq": 4})
+
+
+def test_made_inputs_too_big_for_the_root_host_memory_are_an_error() -> None:
+    # numpy's _ArrayMemoryError came out of make_inputs; timing mode already said out of memory
+    message = (
+        "input 'x' (float32[1, 99999999999, 64]): out of memory in host.mem "
+        "(need 23841.9 GiB, 1024.0 GiB free)"
+    )
+    with pytest.raises(SimulationError, match=f"^{re.escape(message)}$"):
+        simulate("transformer", HOST_GPU, dims={"seq": 99_999_999_999})
+
+
+def test_an_input_numpy_cannot_allocate_names_the_input_and_its_size() -> None:
+    # past int64: numpy's "Maximum allowed dimension exceeded" came out as a ValueError
+    message = (
+        "input 'x' (float32[1, 1000000000000000000000, 64]): expected an array this machine "
+        "can allocate, got 238418579101562.5 GiB ("
+    )
+    with pytest.raises(SimulationError, match=f"^{re.escape(message)}"):
+        make_inputs(load_model("transformer"), dims={"seq": 10**21})
+
+
+def test_make_inputs_says_which_input_ran_out_of_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Full:
+        """A generator on a machine without room for any array."""
+
+        def standard_normal(self, size: Any) -> Any:
+            raise MemoryError("no room")
+
+    model = load_model("transformer")  # its weights are drawn from a generator too
+    monkeypatch.setattr(np.random, "default_rng", lambda seed: Full())
+    message = (
+        "input 'x' (float32[1, 8, 64]): expected an array this machine can allocate, "
+        "got 2.0 KiB (no room)"
+    )
+    with pytest.raises(SimulationError, match=f"^{re.escape(message)}$"):
+        make_inputs(model, dims={"seq": 8})
+
+
+def test_buckets_without_a_cuda_device_runs_unpadded_with_a_note() -> None:
+    # seq=5 was padded to 8 though nothing was captured, and the graph executor compiled for
+    # seq=5 refused it
+    eager = simulate("transformer", "arm-riscv-soc", mode="timing", dims={"seq": 5})
+    found = simulate(
+        "transformer", "arm-riscv-soc", mode="timing", dims={"seq": 5}, cuda_graph="buckets"
+    )
+    assert found.makespan_us == eager.makespan_us
+    assert found.record.extra["cuda_graph_notes"] == [
+        "no CUDA kernels to capture: every kernel runs eagerly, without padding"
+    ]
+
+
+def test_buckets_with_a_graph_executor_compiled_for_other_dims_says_why() -> None:
+    # one matmul on a graph executor compiled for seq=5; the rest captured on the GPU
+    gpu, sub = (
+        {"tag": "nvidia/h100", "name": "gpu0"},
+        {"tag": "vendor/npu-subsystem", "name": "sub"},
+    )
+    mixed = {"kind": "hetero", "host": {"tag": "x86/xeon-8480c"}, "devices": [gpu, sub]}
+    options: dict[str, Any] = {
+        "mode": "timing", "dims": {"seq": 5}, "partition": "rules",
+        "rules": [{"op": "q.matmul", "device": "sub"}],
+    }  # fmt: skip
+    regions = simulate("transformer", mixed, cuda_graph="regions", **options)
+    assert set(regions.placement.values()) == {"gpu0", "sub/npu"}
+    message = (
+        "cuda_graph buckets: expected every level to run seq=8 (seq=5 padded up to its bucket), "
+        "got graph executor sub compiled for seq=5; give seq a bucket size, or use cuda_graph "
+        "'regions'"
+    )
+    with pytest.raises(SimulationError, match=f"^{re.escape(message)}$"):
+        simulate("transformer", mixed, cuda_graph="buckets", **options)
+    padded = simulate("transformer", mixed, cuda_graph="buckets", **{**options, "dims": {"seq": 8}})
+    assert padded.record.extra["cuda_graph"]["captures"] > 0
+
+
 def test_totals_mode_keeps_busy_time_per_category() -> None:
     result = simulate("mlp", HOST_GPU, mode="timing", trace=False)
     traced = simulate("mlp", HOST_GPU, mode="timing")

@@ -14,7 +14,8 @@ from hetsim.api import simulate
 from hetsim.cli import compare as compare_cli
 from hetsim.cli import main
 from hetsim.compare import Comparison, compare, dims_trace, load_shapes
-from hetsim.errors import HetsimError, SimulationError
+from hetsim.errors import HetsimError, ModelError, SimulationError
+from hetsim.runtime.cuda_graph import STRATEGIES
 
 # -- traces -----------------------------------------------------------------------------------
 
@@ -74,6 +75,24 @@ def test_a_bad_shapes_file_is_an_error(tmp_path: Path) -> None:
         load_shapes(path)
 
 
+def test_a_shapes_file_that_starts_as_json_and_is_not_says_so(tmp_path: Path) -> None:
+    # read as whitespace-separated ints: "expected positive integer sizes, got '[4'"
+    path = tmp_path / "shapes.json"
+    path.write_text("[4, 8\n")
+    message = (
+        f"--shapes {path}: expected a JSON list or whitespace-separated integers, got invalid "
+        "JSON (Expecting ',' delimiter at line 2, column 1)"
+    )
+    with pytest.raises(HetsimError, match=f"^{re.escape(message)}$"):
+        load_shapes(path)
+
+
+def test_ints_in_a_shapes_file_count_the_iterations_of_a_static_model(tmp_path: Path) -> None:
+    path = tmp_path / "shapes.txt"
+    path.write_text("4 8")
+    assert load_shapes(path, dims=()) == ({}, {})
+
+
 # -- the driver -------------------------------------------------------------------------------
 
 
@@ -120,6 +139,47 @@ def test_outputs_of_every_strategy_match_eager() -> None:
 def test_an_unknown_strategy_is_an_error() -> None:
     with pytest.raises(SimulationError, match=r"^cuda_graph: expected one of buckets, none, regi"):
         compare("cnn", "x86-h100", ("none", "al"), iterations=1)
+
+
+@pytest.mark.parametrize("strategies", [(), [], "whole"])
+def test_no_strategy_is_an_error(strategies: object) -> None:
+    # () failed in Comparison.baseline with an IndexError; "whole" compared 'w', 'h', ...
+    message = (
+        f"strategies: expected one or more of none, whole, regions, buckets, got {strategies!r}"
+    )
+    with pytest.raises(SimulationError, match=f"^{re.escape(message)}$"):
+        compare("cnn", "x86-h100", strategies, iterations=1)  # type: ignore[arg-type]
+
+
+def test_a_strategy_twice_is_an_error() -> None:
+    # printed two identical rows
+    message = "strategies: expected each strategy once, got 'whole' twice"
+    with pytest.raises(SimulationError, match=f"^{re.escape(message)}$"):
+        compare("cnn", "x86-h100", ("whole", "none", "whole"), iterations=1)
+
+
+def test_a_strategy_that_is_not_a_name_is_an_error() -> None:
+    # failed as unhashable
+    message = "cuda_graph: expected one of buckets, none, regions, whole, got ['whole']"
+    with pytest.raises(SimulationError, match=f"^{re.escape(message)}"):
+        compare("cnn", "x86-h100", (["whole"],), iterations=1)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("trace", "message"),
+    [
+        (
+            [{"seq": 4}, {"sq": 4}],
+            "trace[1]: model transformer: expected one of its symbolic dims (seq), got 'sq' "
+            "(did you mean 'seq'?)",
+        ),
+        ([{"seq": 0}], "trace[0]: dims.seq: expected an integer >= 1, got 0"),
+        ([4], "trace[0]: dims: expected a mapping of dim name -> size, got 4"),
+    ],
+)
+def test_trace_dims_are_checked_against_the_model(trace: list[object], message: str) -> None:
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        compare("transformer", "x86-h100", ("none",), trace=trace)  # type: ignore[arg-type]
 
 
 def test_an_empty_trace_is_an_error() -> None:
@@ -196,9 +256,14 @@ def test_cli_prints_the_table_for_a_seq_dist(capsys: pytest.CaptureFixture[str])
     assert [line.split()[0] for line in lines[3:]] == ["none", "whole", "regions", "buckets"]
 
 
-def test_cli_rejects_bad_buckets() -> None:
+def test_cli_rejects_bad_buckets(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         run_cli(["cnn", "--target", "x86-h100", "--buckets", "8,x"])
+    # argparse names the option: it said "argument --buckets: --buckets: ..."
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "hetsim compare: error: argument --buckets: expected comma-separated positive integers, "
+        "got 'x'"
+    )
 
 
 def test_run_takes_a_cuda_graph_strategy(capsys: pytest.CaptureFixture[str]) -> None:
@@ -231,3 +296,37 @@ def test_an_unknown_mode_is_an_error() -> None:
         SimulationError, match=r"^compare: expected mode 'functional' or 'timing', got 'fast'$"
     ):
         compare("cnn", "x86-h100", mode="fast")
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("", "expected one or more of none,whole,regions,buckets, got ''"),
+        (",", "expected one or more of none,whole,regions,buckets, got ','"),
+        ("whole,whole", "expected each strategy once, got 'whole' twice"),
+    ],
+)
+def test_cli_rejects_no_strategy_and_a_strategy_twice(
+    value: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "" and "," failed with an IndexError in Comparison.baseline; whole,whole printed two rows
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", "mlp", "--target", "x86-h100", "--cuda-graph", value])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"hetsim compare: error: argument --cuda-graph: {message}"
+    )
+
+
+def test_cli_compares_every_strategy_by_default() -> None:
+    assert tuple(STRATEGIES) == compare_cli.DEFAULT_STRATEGIES
+
+
+def test_cli_shapes_of_a_static_model_count_iterations(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shapes = tmp_path / "shapes.txt"
+    shapes.write_text("8 12")
+    argv = ["mlp", "--target", "x86-h100", "--cuda-graph", "none", "--shapes", str(shapes)]
+    assert run_cli([*argv, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["trace"] == [{}, {}]

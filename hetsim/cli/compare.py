@@ -15,7 +15,11 @@ from pathlib import Path
 
 from hetsim.cli.files import output_file, writing
 
-__all__ = ["parse_list", "register", "run"]
+__all__ = ["DEFAULT_STRATEGIES", "parse_list", "parse_strategies", "register", "run"]
+
+DEFAULT_STRATEGIES = ("none", "whole", "regions", "buckets")
+"""``--cuda-graph``'s default: every strategy of `hetsim.runtime.cuda_graph.STRATEGIES`, in its
+order (written out: the engine's imports are not needed to build the parser)."""
 
 
 def parse_list(text: str) -> list[str]:
@@ -27,6 +31,32 @@ def parse_list(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+def parse_strategies(text: str) -> list[str]:
+    """``--cuda-graph``: strategy names, comma-separated, at least one, each once (an unknown
+    name is `hetsim.compare.compare`'s to refuse, with the closest one).
+
+    >>> parse_strategies("none,whole")
+    ['none', 'whole']
+    >>> parse_strategies(",")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected one or more of none,whole,regions,buckets, got ','
+    >>> parse_strategies("whole,whole")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected each strategy once, got 'whole' twice
+    """
+    names = parse_list(text)
+    if not names:
+        raise argparse.ArgumentTypeError(
+            f"expected one or more of {','.join(DEFAULT_STRATEGIES)}, got {text!r}"
+        )
+    twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
+    if twice is not None:
+        raise argparse.ArgumentTypeError(f"expected each strategy once, got {twice!r} twice")
+    return names
+
+
 def parse_buckets(text: str) -> list[int]:
     """Comma-separated bucket sizes.
 
@@ -35,13 +65,13 @@ def parse_buckets(text: str) -> list[int]:
     >>> parse_buckets("16,big")
     Traceback (most recent call last):
     ...
-    argparse.ArgumentTypeError: --buckets: expected comma-separated positive integers, got 'big'
+    argparse.ArgumentTypeError: expected comma-separated positive integers, got 'big'
     """
     sizes = []
     for part in parse_list(text):
         if not part.isdigit() or int(part) == 0:
             raise argparse.ArgumentTypeError(
-                f"--buckets: expected comma-separated positive integers, got {part!r}"
+                f"expected comma-separated positive integers, got {part!r}"  # argparse names it
             )
         sizes.append(int(part))
     return sizes
@@ -61,8 +91,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--target", required=True, metavar="TARGET", help="a tag, kind or file")
     parser.add_argument(
         "--cuda-graph",
-        type=parse_list,
-        default=["none", "whole", "regions", "buckets"],
+        type=parse_strategies,
+        default=list(DEFAULT_STRATEGIES),
         metavar="S[,S...]",
         help="strategies to compare (default: none,whole,regions,buckets)",
     )
@@ -100,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
     symbols = model.symbols
     trace = None
     if args.shapes is not None:
-        trace = load_shapes(args.shapes, dims=symbols or ("seq",))
+        trace = load_shapes(args.shapes, dims=symbols)
     elif args.seq_dist is not None:
         trace = dims_trace(
             args.seq_dist,

@@ -3,7 +3,9 @@ takes them (``run``, ``plan show``, ``model show``).
 
 A pair is read when the command line is (`parse_dims`, argparse's ``type``); the occurrences are
 merged by `merged_dims`. A dim given twice is an error, in one ``--dims`` or across several: a
-silent last value would run a model at a size the user did not mean.
+silent last value would run a model at a size the user did not mean. So is a size below 1, as in a
+sweep file's ``dims``. Whether the names are the model's symbolic dims is checked by the command
+once the model is loaded (`hetsim.ir.check_graph_dims`).
 """
 
 from __future__ import annotations
@@ -32,19 +34,34 @@ def parse_dims(text: str) -> dict[str, int]:
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: expected each dim once, got 'seq' twice
+    >>> parse_dims("seq=-1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: seq: expected an integer >= 1, got -1
     """
     dims: dict[str, int] = {}
     for pair in filter(None, (part.strip() for part in text.split(","))):
         name, sep, value = pair.partition("=")
         name = name.strip()
-        if not sep or not name or not value.strip().isdigit():
+        size = _integer(value)
+        if not sep or not name or size is None:
             raise argparse.ArgumentTypeError(
                 f"expected name=value pairs such as seq=128, got {pair!r}"
             )
+        if size < 1:  # a sweep file's dims say the same; -1 read as no pair at all
+            raise argparse.ArgumentTypeError(f"{name}: expected an integer >= 1, got {size}")
         if name in dims:
             raise argparse.ArgumentTypeError(f"expected each dim once, got {name!r} twice")
-        dims[name] = int(value)
+        dims[name] = size
     return dims
+
+
+def _integer(text: str) -> int | None:
+    """`text` as an integer (a negative one too, to say it is below 1), else ``None``."""
+    try:
+        return int(text)
+    except ValueError:
+        return None
 
 
 def merged_dims(groups: Iterable[Mapping[str, int]]) -> dict[str, int]:

@@ -2,6 +2,11 @@
 
 Owns the command's options; the plan itself is `hetsim.partition.partition`, its text form
 `hetsim.partition.format_plan`, its JSON form `Plan.to_dict`.
+
+A symbolic dim not given with ``--dims`` is dynamic, as `partition` takes it (docs/partition.md,
+"Dynamic shapes"): its ops stay off static levels, and their flops and bytes are estimated with it
+at `ESTIMATE_DIM`. The output says so (``unbound dims: ...``, JSON ``estimate_dims``), where
+``run`` asks for a size.
 """
 
 from __future__ import annotations
@@ -11,8 +16,9 @@ import json
 from pathlib import Path
 
 from hetsim.cli.dims import add_dims_option, merged_dims
+from hetsim.ir import check_graph_dims
 from hetsim.models import load_model
-from hetsim.partition import POLICIES, format_plan, partition
+from hetsim.partition import ESTIMATE_DIM, POLICIES, format_plan, partition
 from hetsim.platform import build_platform
 from hetsim.target import Target
 
@@ -47,13 +53,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 def show_plan(args: argparse.Namespace) -> int:
     """Print the plan of ``args.model`` on ``args.target`` as text (or JSON)."""
-    dims = merged_dims(args.dims)
+    graph = load_model(args.model)
+    dims = dict(check_graph_dims(graph, merged_dims(args.dims)))
     plan = partition(
-        load_model(args.model),
+        graph,
         build_platform(Target(args.target)),
         policy=args.partition,
         rules=args.rules,
         dims=dims,
     )
-    print(json.dumps(plan.to_dict(), indent=2) if args.json else format_plan(plan))
+    estimated = dict.fromkeys((s for s in graph.symbols if s not in dims), ESTIMATE_DIM)
+    if args.json:
+        print(json.dumps({**plan.to_dict(), "estimate_dims": estimated}, indent=2))
+        return 0
+    lines = format_plan(plan).splitlines()
+    if estimated:  # after the title and the dims given
+        lines.insert(1 + bool(plan.dims), _unbound_line(estimated))
+    print("\n".join(lines))
     return 0
+
+
+def _unbound_line(estimated: dict[str, int]) -> str:
+    """The line that says which dims are dynamic and the sizes the plan's estimate used.
+
+    >>> _unbound_line({"seq": 1})
+    'unbound dims: seq (dynamic; flops and bytes estimated at seq=1; bind with --dims seq=N)'
+    """
+    names = ", ".join(estimated)
+    sizes = ", ".join(f"{name}={size}" for name, size in estimated.items())
+    bind = ",".join(f"{name}=N" for name in estimated)
+    how = f"flops and bytes estimated at {sizes}; bind with --dims {bind}"
+    return f"unbound dims: {names} (dynamic; {how})"

@@ -1,7 +1,9 @@
-"""The model IR: `Graph`, `Op`, `TensorType` and symbolic dims (`hetsim.ir.graph`), and the
-`GraphBuilder` for writing graphs in Python (`hetsim.ir.builder`)."""
+"""The model IR: `Graph`, `Op`, `TensorType` and symbolic dims (`hetsim.ir.graph`), the sizes
+a caller gives them, checked (`hetsim.ir.dims`), and the `GraphBuilder` for writing graphs in
+Python (`hetsim.ir.builder`)."""
 
 from hetsim.ir.builder import GraphBuilder
+from hetsim.ir.dims import check_dims, check_graph_dims
 from hetsim.ir.graph import Dim, Graph, Op, TensorType, bind_shape, op_label, topological_order
 
 __all__ = [
@@ -11,6 +13,8 @@ __all__ = [
     "Op",
     "TensorType",
     "bind_shape",
+    "check_dims",
+    "check_graph_dims",
     "op_label",
     "topological_order",
 ]

@@ -7,13 +7,11 @@ adds them up.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hetsim.errors import ModelError, Problem
-from hetsim.ir import Graph, TensorType
+from hetsim.ir import Graph, TensorType, check_graph_dims
 from hetsim.kernels import OPS, Meta, propagate
 from hetsim.units import format_bytes
 
@@ -149,14 +147,7 @@ def summarize(graph: Graph, dims: Mapping[str, int] | None = None) -> Summary:
         A name in `dims` that is not a symbolic dim of the graph; from the shape rules,
         when the shapes do not fit the ops.
     """
-    given = dict(dims or {})
-    for name in given:
-        if name not in graph.symbols:
-            close = difflib.get_close_matches(name, graph.symbols, n=1)
-            symbols = ", ".join(graph.symbols) or "none"
-            expected = f"expected one of its symbolic dims ({symbols})"
-            problem = Problem(f"model {graph.name}", expected, repr(name), *close[:1])
-            raise ModelError(problem.message)
+    given = dict(check_graph_dims(graph, dims))
     defaulted = tuple(s for s in graph.symbols if s not in given)
     bound = {**given, **dict.fromkeys(defaulted, DEFAULT_DIM)}
     metas = propagate(graph, bound)

@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 from hetsim.errors import Problem, SimulationError
+from hetsim.ir import check_dims
 from hetsim.runtime.cuda_graph import (
     DEFAULT_BUCKETS,
     STRATEGIES,
@@ -35,7 +36,8 @@ class SimOptions:
     mode
         One of `MODES`.
     dims
-        Sizes of symbolic dims (``{"seq": 128}``); the rest come from the input arrays.
+        Sizes of symbolic dims (``{"seq": 128}``), each an integer >= 1
+        (`hetsim.ir.check_dims`); the rest come from the input arrays.
     trace
         Keep every span (traces, Gantt charts, the breakdown); ``False`` keeps busy totals per
         resource and category only (``RunRecord.extra["busy_us"]``), for large sweeps.
@@ -78,7 +80,10 @@ class SimOptions:
         Raises
         ------
         SimulationError
-            An unknown option (with the closest name) or a mode not in `MODES`.
+            An unknown option (with the closest name), a mode not in `MODES`, a strategy not in
+            `STRATEGIES`, bad buckets, or a `trace` or `fuse` that is not a bool.
+        ModelError
+            `dims` that are not a mapping of names to integers >= 1 (`hetsim.ir.check_dims`).
         """
         names = [f.name for f in fields(cls)]
         for name in options:
@@ -93,9 +98,9 @@ class SimOptions:
             raise SimulationError(
                 Problem("simulate", "expected mode 'functional' or 'timing'", repr(mode)).message
             )
-        dims = MappingProxyType(dict(options.get("dims") or {}))
+        dims = check_dims(options.get("dims"))
         cuda_graph = options.get("cuda_graph", "none")
-        if cuda_graph not in STRATEGIES:
+        if not isinstance(cuda_graph, str) or cuda_graph not in STRATEGIES:  # a list: unhashable
             raise SimulationError(strategy_problem(cuda_graph).message)
         buckets = check_buckets(options.get("buckets", DEFAULT_BUCKETS))
         trace = options.get("trace", True)

@@ -57,8 +57,21 @@ def test_parser_reads_every_option() -> None:
     [
         (["run", "mlp"], "the following arguments are required: --target"),
         (
+            ["run", "mlp", "--target", "cpu", "--dims", "seq"],
+            "argument --dims: expected name=value pairs such as seq=128, got 'seq'",
+        ),
+        (
             ["run", "mlp", "--target", "cpu", "--dims", "seq=long"],
             "argument --dims: expected name=value pairs such as seq=128, got 'seq=long'",
+        ),
+        (
+            ["run", "mlp", "--target", "cpu", "--dims", "seq=0"],
+            "argument --dims: seq: expected an integer >= 1, got 0",
+        ),
+        (
+            # said "expected name=value pairs such as seq=128", though it is one
+            ["run", "mlp", "--target", "cpu", "--dims", "seq=-1"],
+            "argument --dims: seq: expected an integer >= 1, got -1",
         ),
         (
             ["run", "mlp", "--target", "cpu", "--dims", "seq=4,seq=8"],
@@ -69,7 +82,15 @@ def test_parser_reads_every_option() -> None:
             "argument --mode: invalid choice: 'fast'",  # the rest is worded by the Python version
         ),
     ],
-    ids=["no-target", "bad-dims", "dims-twice", "bad-mode"],
+    ids=[
+        "no-target",
+        "dims-no-pair",
+        "dims-not-integer",
+        "dims-zero",
+        "dims-negative",
+        "dims-twice",
+        "bad-mode",
+    ],
 )
 def test_bad_arguments_exit_with_usage(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]

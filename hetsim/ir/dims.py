@@ -1,0 +1,82 @@
+"""The sizes a caller gives a graph's symbolic dims (``dims={"seq": 128}``), checked.
+
+`check_dims` holds the rule for the sizes themselves; `check_graph_dims` adds that every name is
+one of the graph's symbolic dims, so that a misspelt or unused name is an error rather than
+ignored (a model run at a size the user did not mean). Every entry point that takes dims uses
+them: `simulate`, `make_inputs`, `compare`, ``hetsim plan`` and ``hetsim model show``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from hetsim.errors import ModelError, Problem, is_count
+from hetsim.ir.graph import Graph
+
+__all__ = ["check_dims", "check_graph_dims"]
+
+
+def check_dims(dims: object) -> Mapping[str, int]:
+    """`dims` checked and frozen: a mapping of dim name -> size, each an integer >= 1 (``None``:
+    no dims).
+
+    Raises
+    ------
+    ModelError
+        Anything else (the message says what a sweep file's ``dims`` would).
+
+    Examples
+    --------
+    >>> check_dims({"seq": 8})
+    mappingproxy({'seq': 8})
+    >>> check_dims("seq=8")
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.ModelError: dims: expected a mapping of dim name -> size, got 'seq=8'
+    >>> check_dims({"seq": 0})
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.ModelError: dims.seq: expected an integer >= 1, got 0
+    """
+    if dims is None:
+        return MappingProxyType({})
+    if not isinstance(dims, Mapping) or not all(isinstance(name, str) for name in dims):
+        expected = "expected a mapping of dim name -> size"
+        raise ModelError(Problem("dims", expected, repr(dims)).message)
+    for name, size in dims.items():
+        if not is_count(size, 1):  # 0 made empty tensors: a softmax failing deep in a kernel
+            raise ModelError(
+                Problem(f"dims.{name}", "expected an integer >= 1", repr(size)).message
+            )
+    return MappingProxyType({name: int(size) for name, size in dims.items()})
+
+
+def check_graph_dims(graph: Graph, dims: object) -> Mapping[str, int]:
+    """`dims` checked (`check_dims`) for `graph`: each name one of its symbolic dims.
+
+    Raises
+    ------
+    ModelError
+        Bad sizes, or a name the graph does not have (with the closest one).
+
+    Examples
+    --------
+    >>> from hetsim.ir import TensorType
+    >>> g = Graph("g", (), {"x": TensorType(("seq",), "float32")}, ())
+    >>> check_graph_dims(g, {"seq": 8})
+    mappingproxy({'seq': 8})
+    >>> check_graph_dims(g, {"sq": 8})  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.ModelError: model g: expected one of its symbolic dims (seq), got 'sq'
+    (did you mean 'seq'?)
+    """
+    checked = check_dims(dims)
+    for name in checked:
+        if name not in graph.symbols:
+            close = difflib.get_close_matches(name, graph.symbols, n=1)
+            expected = f"expected one of its symbolic dims ({', '.join(graph.symbols) or 'none'})"
+            raise ModelError(Problem(f"model {graph.name}", expected, repr(name), *close).message)
+    return checked

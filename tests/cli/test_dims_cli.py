@@ -1,0 +1,116 @@
+"""``--dims`` in ``run``, ``plan`` and ``model show``: the same checks and messages everywhere,
+and what ``plan`` says of dims it was not given."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hetsim.cli import main
+from hetsim.partition import ESTIMATE_DIM
+
+UNKNOWN_SQ = (
+    "error: model transformer: expected one of its symbolic dims (seq), got 'sq' "
+    "(did you mean 'seq'?)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "transformer", "--target", "x86-h100", "--mode", "timing"],
+        ["plan", "transformer", "--target", "x86-h100"],
+        ["model", "show", "transformer"],
+    ],
+    ids=["run", "plan", "model-show"],
+)
+def test_an_unknown_dim_name_suggests_the_close_one(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # run and plan ignored it: plan printed "dims: sq=4" and planned for seq=1
+    assert main([*argv, "--dims", "sq=4"]) == 1
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("", UNKNOWN_SQ)
+
+
+@pytest.mark.parametrize("command", [["run", "mlp", "--mode", "timing"], ["plan", "mlp"]])
+def test_a_dim_of_a_static_model_is_an_error(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*command, "--target", "x86-h100", "--dims", "batch=4"]) == 1
+    assert capsys.readouterr().err == (
+        "error: model mlp: expected one of its symbolic dims (none), got 'batch'\n"
+    )
+
+
+@pytest.mark.parametrize("command", ["run", "plan"])
+def test_a_zero_dim_is_refused_when_the_command_line_is_read(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # functional mode failed deep in Softmax, timing mode "succeeded" with 0 FLOP
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "transformer", "--target", "x86-h100", "--dims", "seq=0"])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"hetsim {command}: error: argument --dims: seq: expected an integer >= 1, got 0"
+    )
+
+
+def test_plan_without_dims_says_which_size_it_estimated(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["plan", "transformer", "--target", "x86-h100"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == [
+        "plan of transformer on x86-h100 (policy capability)",
+        f"unbound dims: seq (dynamic; flops and bytes estimated at seq={ESTIMATE_DIM}; "
+        "bind with --dims seq=N)",
+    ]
+    assert lines[-1] == "dynamic (kept off static levels): 33 ops"
+
+
+def test_plan_with_dims_lists_them_and_estimates_nothing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["plan", "transformer", "--target", "x86-h100", "--dims", "seq=4"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == "dims: seq=4"
+    assert not any(line.startswith("unbound dims:") for line in lines)
+
+
+def test_plan_json_names_the_estimated_dims(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "transformer", "--target", "x86-h100", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["dims"], data["estimate_dims"]) == ({}, {"seq": ESTIMATE_DIM})
+    assert main(["plan", "transformer", "--target", "x86-h100", "--dims", "seq=4", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["dims"], data["estimate_dims"]) == ({"seq": 4}, {})
+
+
+def test_functional_inputs_too_big_for_the_host_memory_are_an_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # numpy's _ArrayMemoryError came out of make_inputs as a traceback
+    argv = ["run", "transformer", "--target", "x86-h100", "--dims", "seq=99999999999"]
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (
+        "error: input 'x' (float32[1, 99999999999, 64]): out of memory in host.mem "
+        "(need 23841.9 GiB, 1024.0 GiB free)\n"
+    )
+
+
+def test_buckets_without_a_cuda_device_runs_unpadded_with_a_note(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # padded seq=5 to 8, and the graph executor compiled for seq=5 refused it
+    argv = ["run", "transformer", "--target", "arm-riscv-soc", "--dims", "seq=5", "--json"]
+    assert main([*argv, "--cuda-graph", "buckets"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == (
+        "note: --cuda-graph buckets: no CUDA kernels to capture: every kernel runs eagerly, "
+        "without padding\n"
+    )
+    assert main(argv) == 0
+    eager = json.loads(capsys.readouterr().out)
+    assert json.loads(captured.out)["makespan_us"] == eager["makespan_us"]
