@@ -25,6 +25,7 @@ from hetsim.ir import check_graph_dims
 from hetsim.kernels import Meta, propagate
 from hetsim.models import load_model
 from hetsim.partition import partition
+from hetsim.platform import png_path
 from hetsim.runtime import compile_plan
 from hetsim.runtime.cuda_graph import (
     DEFAULT_BUCKETS,
@@ -273,8 +274,10 @@ class Comparison:
         Raises
         ------
         HetsimError
-            When matplotlib is not installed.
+            When matplotlib is not installed, or `path` names another format than PNG
+            (`hetsim.platform.png_path`).
         """
+        out = png_path(path, "plot")
         try:
             from matplotlib.figure import Figure
         except ImportError as err:
@@ -293,9 +296,8 @@ class Comparison:
         axes.set_ylabel(f"simulated time of {len(self.trace)} iterations (µs)")
         axes.set_title(f"{self.model} on {self.target}: CUDA-graph strategies")
         figure.tight_layout()
-        path = Path(path)
-        figure.savefig(path, format="png")
-        return path
+        figure.savefig(out, format="png")
+        return out
 
 
 def _cell(value: Any) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from hetsim.calibrate.accuracy import Comparison, summarize
 from hetsim.calibrate.bench import BenchRow
+from hetsim.platform import png_path
 
 __all__ = ["accuracy_table", "bench_table", "plot_accuracy", "plot_bench"]
 
@@ -113,6 +114,7 @@ def accuracy_table(comparisons: Sequence[Comparison]) -> str:
 
 def plot_bench(rows: Sequence[BenchRow], path: str | Path) -> Path:
     """Log-log makespan over op count, one line per tag × level (chain shape); a PNG."""
+    out = png_path(path, "plot_bench")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -129,13 +131,14 @@ def plot_bench(rows: Sequence[BenchRow], path: str | Path) -> Path:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small", ncol=2)
     fig.tight_layout()
-    fig.savefig(path, format="png", dpi=120)
+    fig.savefig(out, format="png", dpi=120)
     plt.close(fig)
-    return Path(path)
+    return out
 
 
 def plot_accuracy(comparisons: Sequence[Comparison], path: str | Path) -> Path:
     """Predicted against measured latency, log-log, with the ±25% band; a PNG."""
+    out = png_path(path, "plot_accuracy")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -155,6 +158,6 @@ def plot_accuracy(comparisons: Sequence[Comparison], path: str | Path) -> Path:
     ax.set_ylabel("simulated latency on 'local' (us)")
     ax.set_title("hetsim predictions against this machine (dotted: ±25%)")
     fig.tight_layout()
-    fig.savefig(path, format="png", dpi=120)
+    fig.savefig(out, format="png", dpi=120)
     plt.close(fig)
-    return Path(path)
+    return out

@@ -16,7 +16,7 @@ from hetsim.calibrate import bench_dispatch, describe_machine, platform_tags
 from hetsim.calibrate.bench import DEFAULT_OPS, VARIANTS
 from hetsim.calibrate.benchreport import bench_table, plot_bench
 from hetsim.cli.calibrate import progress, register_user_tags
-from hetsim.cli.files import output_file, writing
+from hetsim.cli.files import png_file, writing
 from hetsim.target import add_tag_dir
 
 __all__ = ["parse_ops", "register"]
@@ -72,9 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument("--tags", action="append", default=[], type=Path, metavar="DIR")
     parser.add_argument("--json", action="store_true", help="print the machine and rows as JSON")
-    parser.add_argument(
-        "--plot", type=output_file, metavar="FILE", help="write a log-log plot (PNG)"
-    )
+    parser.add_argument("--plot", type=png_file, metavar="FILE", help="write a log-log plot (PNG)")
     parser.set_defaults(func=run)
 
 

@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from hetsim.cli.files import output_file, writing
+from hetsim.cli.files import png_file, writing
 
 __all__ = ["DEFAULT_STRATEGIES", "parse_list", "parse_strategies", "register", "run"]
 
@@ -115,7 +115,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of --seq-dist (default 0)")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    parser.add_argument("--plot", type=output_file, metavar="FILE.png", help="write a bar chart")
+    parser.add_argument("--plot", type=png_file, metavar="FILE.png", help="write a bar chart")
     parser.set_defaults(func=run)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.cli.dims import add_dims_option, merged_dims
-from hetsim.cli.files import output_file, writing
+from hetsim.cli.files import output_file, png_file, writing
 from hetsim.errors import HetsimError
 from hetsim.report import Result, print_summary
 
@@ -79,9 +79,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument(
         "--trace", type=output_file, metavar="TRACE.json", help="write a Chrome trace"
     )
-    parser.add_argument(
-        "--gantt", type=output_file, metavar="GANTT.png", help="write a Gantt chart"
-    )
+    parser.add_argument("--gantt", type=png_file, metavar="GANTT.png", help="write a Gantt chart")
     parser.add_argument("--json", action="store_true", help="print the run as JSON")
     parser.set_defaults(func=run)
 

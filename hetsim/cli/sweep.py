@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hetsim.cli.files import output_file, writing
+from hetsim.cli.files import output_file, png_file, writing
 from hetsim.sweep import (
     SweepProgress,
     SweepSpec,
@@ -64,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--resume", action="store_true", help="complete --out, skipping the points it holds"
     )
     parser.add_argument("--json", action="store_true", help="print the counts and best points")
-    parser.add_argument("--plot", type=output_file, metavar="FILE", help="plot the metric to a PNG")
+    parser.add_argument("--plot", type=png_file, metavar="FILE", help="plot the metric to a PNG")
     parser.set_defaults(func=sweep)
 
 

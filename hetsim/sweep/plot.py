@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hetsim.platform import png_path
 from hetsim.sweep.results import metric_value
 
 __all__ = ["plot_lines", "plot_sweep"]
@@ -53,7 +54,9 @@ def plot_sweep(
     path: str | Path,
     metric: str = "makespan_us",
 ) -> Path:
-    """Draw `metric` over the first swept parameter (one line per other combination) to `path`."""
+    """Draw `metric` over the first swept parameter (one line per other combination) to `path`
+    (a PNG: `hetsim.platform.png_path`)."""
+    out = png_path(path, "plot_sweep")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -70,7 +73,6 @@ def plot_sweep(
     if len(lines) > 1:
         axes.legend(fontsize="small")
     figure.tight_layout()
-    path = Path(path)
-    figure.savefig(path, format="png", dpi=100)
+    figure.savefig(out, format="png", dpi=100)
     plt.close(figure)
-    return path
+    return out

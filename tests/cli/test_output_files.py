@@ -63,11 +63,19 @@ def test_a_file_in_an_existing_directory_is_taken(tmp_path: Path) -> None:
     assert args.trace == tmp_path / "t.json"
 
 
-PNG_WRITERS = [(["platform", "show", "x86-h100"], "--png")]
+PNG_WRITERS = [
+    (["run", "mlp", "--target", "x86-h100"], "--gantt"),
+    (["platform", "show", "x86-h100"], "--png"),
+    (["compare", "mlp", "--target", "x86-h100"], "--plot"),
+    (["sweep", "sweep.yaml"], "--plot"),
+    (["bench", "dispatch"], "--plot"),
+]
 """The options typed `png_file`: the chart they write is a PNG."""
 
 
-@pytest.mark.parametrize(("argv", "option"), PNG_WRITERS)
+@pytest.mark.parametrize(
+    ("argv", "option"), PNG_WRITERS, ids=[" ".join(w[0][:2]) + w[1] for w in PNG_WRITERS]
+)
 def test_a_chart_path_must_end_in_png(
     argv: list[str], option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -253,7 +253,7 @@ def test_a_file_that_cannot_be_written_names_its_option(
         monkeypatch.setattr(run_command, "_save_outputs", refuse)
     else:
         monkeypatch.setattr(Result, writer, refuse)
-    path = tmp_path / "out.file"
+    path = tmp_path / "out"  # no suffix: the chart's .png, the trace's .json, the .npz agree
     assert main(["run", "mlp", "--target", "cuda", option, str(path)]) == 1
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"error: {option} {path}: expected a file it can write, got No space left on device"
