@@ -17,20 +17,20 @@ from typing import Any
 import numpy as np
 
 from hetsim.errors import (
-    ModelError,
     PartitionError,
     Problem,
     SimulationError,
     UnknownValueError,
     is_count,
 )
-from hetsim.ir import Graph, bind_shape, check_graph_dims
+from hetsim.ir import Graph, check_graph_dims
 from hetsim.ir.cache import SIMULATOR_BUDGET, GraphCache
 from hetsim.kernels import Cost, Meta, bind_dims, keeps_value, propagate_costs
 from hetsim.kernels.fuse import clear_fused
 from hetsim.kernels.propagate import check_inputs_mapping
 from hetsim.memo import Recent
 from hetsim.models import load_model
+from hetsim.models.inputs import INT_INPUT_HIGH, input_label, input_types, make_inputs
 from hetsim.partition import POLICIES, Plan
 from hetsim.partition import partition as partition_graph
 from hetsim.platform import Platform, build_platform, empty_memory_note
@@ -54,81 +54,17 @@ __all__ = [
     "simulate",
 ]
 
-INT_INPUT_HIGH = 4
-"""Made-up integer inputs are drawn from ``[0, INT_INPUT_HIGH)``: valid indices of small tables."""
-
-
-def _made_types(graph: Graph, dims: Mapping[str, int]) -> dict[str, tuple[tuple[int, ...], Any]]:
-    """The shape and dtype of each input `make_inputs` makes, with every symbolic dim bound."""
-    bound = bind_dims(graph, dims)
-    return {
-        name: (bind_shape(declared.shape, bound), np.dtype(declared.dtype))
-        for name, declared in graph.inputs.items()
-        if name not in graph.initializers
-    }
-
-
-def _input_text(name: str, shape: tuple[int, ...], dtype: Any) -> str:
-    return f"input {name!r} ({dtype}[{', '.join(map(str, shape))}])"
-
-
-def make_inputs(
-    graph: Graph, seed: int = 0, dims: Mapping[str, int] | None = None
-) -> dict[str, np.ndarray]:
-    """Deterministic inputs for every graph input: same graph, seed and dims, same arrays.
-
-    Floats come from ``np.random.default_rng(seed).standard_normal``, integers from
-    ``integers(0, INT_INPUT_HIGH)``, booleans from ``integers(0, 2)``, one generator for all
-    inputs in the graph's input order, each cast to its declared dtype.
-
-    Raises
-    ------
-    ModelError
-        A seed that is not a non-negative integer, `dims` that `check_graph_dims` refuses, or a
-        symbolic dim without a size in `dims`.
-    SimulationError
-        An input too big for this machine's memory (the message names it and its size).
-
-    Examples
-    --------
-    >>> from hetsim.ir import TensorType
-    >>> g = Graph("g", (), {"x": TensorType((2, "n"), "float32"),
-    ...                     "i": TensorType(("n",), "int64")}, ())
-    >>> made = make_inputs(g, seed=0, dims={"n": 3})
-    >>> made["x"].shape, made["x"].dtype, made["i"].tolist()
-    ((2, 3), dtype('float32'), [2, 2, 3])
-    """
-    if not is_count(seed):
-        raise ModelError(f"seed: expected a non-negative integer, got {seed!r}")
-    rng = np.random.default_rng(seed)
-    made = {}
-    for name, (shape, dtype) in _made_types(graph, check_graph_dims(graph, dims)).items():
-        try:
-            if dtype.kind == "f":
-                made[name] = rng.standard_normal(shape).astype(dtype)
-            elif dtype.kind == "b":
-                made[name] = rng.integers(0, 2, shape).astype(dtype)
-            else:
-                made[name] = rng.integers(0, INT_INPUT_HIGH, shape).astype(dtype)
-        except (MemoryError, ValueError) as err:  # ValueError: a dim past numpy's int64 range
-            size = format_bytes(math.prod(shape) * dtype.itemsize)
-            raise SimulationError(
-                f"{_input_text(name, shape, dtype)}: expected an array this machine can "
-                f"allocate, got {size} ({err})"
-            ) from err
-    return made
-
 
 def _check_inputs_fit(graph: Graph, platform: Platform, dims: Mapping[str, int]) -> None:
     """The inputs `make_inputs` would make must fit the root host's memory, where a run loads
     them: functional mode asks numpy for them first, and timing mode's run says the same."""
     memory = platform.memory_of(platform.levels[""].host)
     free = memory.capacity_bytes
-    for name, (shape, dtype) in _made_types(graph, dims).items():
+    for name, (shape, dtype) in input_types(graph, dims).items():
         size = math.prod(shape) * dtype.itemsize
         if size > free:
             raise SimulationError(
-                f"{_input_text(name, shape, dtype)}: out of memory in {memory.name} (need "
+                f"{input_label(name, shape, dtype)}: out of memory in {memory.name} (need "
                 f"{format_bytes(size)}, {format_bytes(free)} free)"
                 f"{empty_memory_note(memory.name, memory.capacity_bytes)}"
             )

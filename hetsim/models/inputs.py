@@ -1,0 +1,83 @@
+"""Made-up inputs for a model: what `hetsim.api.simulate` runs a model on when no arrays are
+given, deterministic in the seed (`make_inputs`), and the shapes and dtypes they take
+(`input_types`), which `simulate` checks against the target's memory before making them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from hetsim.errors import ModelError, SimulationError, is_count
+from hetsim.ir import Graph, bind_shape, check_graph_dims
+from hetsim.kernels import bind_dims
+from hetsim.units import format_bytes
+
+__all__ = ["INT_INPUT_HIGH", "input_label", "input_types", "make_inputs"]
+
+INT_INPUT_HIGH = 4
+"""Made-up integer inputs are drawn from ``[0, INT_INPUT_HIGH)``: valid indices of small tables."""
+
+
+def input_types(graph: Graph, dims: Mapping[str, int]) -> dict[str, tuple[tuple[int, ...], Any]]:
+    """The shape and dtype of each input `make_inputs` makes, with every symbolic dim bound."""
+    bound = bind_dims(graph, dims)
+    return {
+        name: (bind_shape(declared.shape, bound), np.dtype(declared.dtype))
+        for name, declared in graph.inputs.items()
+        if name not in graph.initializers
+    }
+
+
+def input_label(name: str, shape: tuple[int, ...], dtype: Any) -> str:
+    """How a message names an input: ``input 'x' (float32[1, 8, 64])``."""
+    return f"input {name!r} ({dtype}[{', '.join(map(str, shape))}])"
+
+
+def make_inputs(
+    graph: Graph, seed: int = 0, dims: Mapping[str, int] | None = None
+) -> dict[str, np.ndarray]:
+    """Deterministic inputs for every graph input: same graph, seed and dims, same arrays.
+
+    Floats come from ``np.random.default_rng(seed).standard_normal``, integers from
+    ``integers(0, INT_INPUT_HIGH)``, booleans from ``integers(0, 2)``, one generator for all
+    inputs in the graph's input order, each cast to its declared dtype.
+
+    Raises
+    ------
+    ModelError
+        A seed that is not a non-negative integer, `dims` that `check_graph_dims` refuses, or a
+        symbolic dim without a size in `dims`.
+    SimulationError
+        An input too big for this machine's memory (the message names it and its size).
+
+    Examples
+    --------
+    >>> from hetsim.ir import TensorType
+    >>> g = Graph("g", (), {"x": TensorType((2, "n"), "float32"),
+    ...                     "i": TensorType(("n",), "int64")}, ())
+    >>> made = make_inputs(g, seed=0, dims={"n": 3})
+    >>> made["x"].shape, made["x"].dtype, made["i"].tolist()
+    ((2, 3), dtype('float32'), [2, 2, 3])
+    """
+    if not is_count(seed):
+        raise ModelError(f"seed: expected a non-negative integer, got {seed!r}")
+    rng = np.random.default_rng(seed)
+    made = {}
+    for name, (shape, dtype) in input_types(graph, check_graph_dims(graph, dims)).items():
+        try:
+            if dtype.kind == "f":
+                made[name] = rng.standard_normal(shape).astype(dtype)
+            elif dtype.kind == "b":
+                made[name] = rng.integers(0, 2, shape).astype(dtype)
+            else:
+                made[name] = rng.integers(0, INT_INPUT_HIGH, shape).astype(dtype)
+        except (MemoryError, ValueError) as err:  # ValueError: a dim past numpy's int64 range
+            size = format_bytes(math.prod(shape) * dtype.itemsize)
+            raise SimulationError(
+                f"{input_label(name, shape, dtype)}: expected an array this machine can "
+                f"allocate, got {size} ({err})"
+            ) from err
+    return made
