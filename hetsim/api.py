@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -31,7 +32,7 @@ from hetsim.kernels.propagate import check_inputs_mapping
 from hetsim.memo import Recent
 from hetsim.models import load_model
 from hetsim.models.inputs import INT_INPUT_HIGH, input_label, input_types, make_inputs
-from hetsim.partition import POLICIES, Plan
+from hetsim.partition import POLICIES, Plan, idle_notes
 from hetsim.partition import partition as partition_graph
 from hetsim.platform import Platform, build_platform, empty_memory_note
 from hetsim.report import Result
@@ -367,11 +368,29 @@ def simulate(
         buckets=opts.buckets,
         graph_devices=graph_devices,
     )
-    if notes:
+    idle = _idle_notes(program, platform, graph, metas)
+    if notes or idle:
         extra = {**record.extra}
-        extra["cuda_graph_notes"] = [*extra.get("cuda_graph_notes", ()), *notes]
+        if notes:
+            extra["cuda_graph_notes"] = [*extra.get("cuda_graph_notes", ()), *notes]
+        if idle:
+            extra["placement_notes"] = list(idle)
         record = dataclasses.replace(record, extra=extra)
     return Result.from_record(record)
+
+
+_idle: weakref.WeakKeyDictionary[PlanProgram, tuple[str, ...]] = weakref.WeakKeyDictionary()
+
+
+def _idle_notes(
+    program: PlanProgram, platform: Platform, graph: Graph, metas: Mapping[str, Meta]
+) -> tuple[str, ...]:
+    """`hetsim.partition.idle_notes` of the program's plan, found once per compiled program (a
+    warm run of a cached plan does not scan its placement again)."""
+    found = _idle.get(program)
+    if found is None:
+        found = _idle[program] = idle_notes(platform, graph.ops, metas, program.plan.placement)
+    return found
 
 
 NOTHING_TO_PAD = "no CUDA kernels to capture: every kernel runs eagerly, without padding"

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from hetsim.api import clear_caches, make_inputs, platform_of, set_cache_max_ops, simulate
+from hetsim.cli import main
 from hetsim.errors import ModelError, PartitionError, SimulationError, UnknownValueError
 from hetsim.ir import Graph, GraphBuilder, Op, TensorType
 from hetsim.ir.cache import CACHE_MAX_OPS
@@ -656,3 +657,18 @@ def test_inputs_must_be_a_mapping() -> None:
     message = "inputs: expected a mapping of input name -> array, got list"
     with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
         simulate("mlp", CPU_ONLY, inputs=[np.ones((1, 64), np.float32)])  # type: ignore[arg-type]
+
+
+def test_an_accelerator_left_idle_is_noted_with_why(capsys: pytest.CaptureFixture[str]) -> None:
+    # the float cnn on the int8 Ethos-U65 alone: every op on the default host, the NPU idle
+    note = (
+        "dev0 runs none of the 12 ops: no float32 in its dtypes (8), no BatchNormalization in its "
+        "ops (2), no GlobalAveragePool in its ops (1), other reasons (1)"
+    )
+    idle = simulate("cnn", "arm/ethos-u65", mode="timing")
+    assert set(idle.placement.values()) == {"host"}
+    assert idle.to_dict()["extra"]["placement_notes"] == [note]
+    busy = simulate("cnn_int8", "arm/ethos-u65", mode="timing")
+    assert "placement_notes" not in busy.to_dict()["extra"]
+    assert main(["run", "cnn", "--target", "arm/ethos-u65", "--mode", "timing"]) == 0
+    assert capsys.readouterr().err.splitlines() == [f"note: {note}"]

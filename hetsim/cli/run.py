@@ -153,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
         print_summary(result)
     for note in result.record.extra.get("cuda_graph_notes", ()):  # a strategy that fell back
         print(f"note: --cuda-graph {args.cuda_graph}: {note}", file=sys.stderr)
+    for note in result.record.extra.get("placement_notes", ()):  # an accelerator left idle
+        print(f"note: {note}", file=sys.stderr)
     if args.save_outputs is not None:
         with writing("--save-outputs", args.save_outputs) as path:
             _save_outputs(result.outputs, path)

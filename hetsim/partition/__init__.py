@@ -8,7 +8,13 @@ tensor crosses memories. `format_plan` prints a plan. See ``docs/partition.md``.
 
 from __future__ import annotations
 
-from hetsim.partition.context import ANY_OP, LevelContext, check_op_lists, refusals
+from hetsim.partition.context import (
+    ANY_OP,
+    LevelContext,
+    check_op_lists,
+    idle_notes,
+    refusals,
+)
 from hetsim.partition.core import ESTIMATE_DIM, fold, partition
 from hetsim.partition.plan import LevelPlan, Plan, Segment, Transfer, format_plan
 from hetsim.partition.policies import INVOKE_REQUEST_BYTES, POLICIES, Rule, load_rules
@@ -29,6 +35,7 @@ __all__ = [
     "fold",
     "format_plan",
     "group_ops",
+    "idle_notes",
     "load_rules",
     "partition",
     "refusals",

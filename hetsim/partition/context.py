@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,7 @@ __all__ = [
     "LevelContext",
     "check_op_lists",
     "home_memory",
+    "idle_notes",
     "is_static",
     "no_device_error",
     "path_refusals",
@@ -275,3 +277,57 @@ class LevelContext:
     def memory_of(self, choice: str) -> str:
         """The memory a choice computes in: a nested level's is its host's."""
         return home_memory(self.platform, choice)
+
+
+IDLE_REASONS_SHOWN = 3
+"""The most frequent refusals an idle device's note names (the rest are counted together)."""
+
+
+def idle_notes(
+    platform: Platform, ops: Sequence[Op], metas: Mapping[str, Meta], placement: Mapping[str, str]
+) -> tuple[str, ...]:
+    """Why each accelerator that `placement` (op name -> processor) gives no op runs none of
+    the placed ones among `ops`: its most frequent refusals.
+
+    An accelerator left idle looks, in a run's summary, like one that was fast; the note says
+    what kept the ops off it (a float model on an int8 NPU: ``no float32 in its dtypes``), or
+    that it could run some, which went to an earlier choice.
+
+    Examples
+    --------
+    >>> from hetsim.platform import build_platform
+    >>> from hetsim.target import Target
+    >>> from hetsim.kernels import propagate
+    >>> from hetsim.models import load_model
+    >>> cnn, ethos = load_model("cnn"), build_platform(Target("arm/ethos-u65"))
+    >>> on_host = {op.name: "host" for op in cnn.ops}
+    >>> (note,) = idle_notes(ethos, cnn.ops, propagate(cnn, {}), on_host)
+    >>> print(note)  # doctest: +NORMALIZE_WHITESPACE
+    dev0 runs none of the 12 ops: no float32 in its dtypes (8), no BatchNormalization in its
+    ops (2), no GlobalAveragePool in its ops (1), other reasons (1)
+    """
+    used = set(placement.values())
+    processors = platform.processors.values()
+    idle = [p.path for p in processors if p.role == "accelerator" and p.path not in used]
+    ops = [op for op in ops if op.name in placement] if idle else []
+    if not ops:
+        return ()
+    context = LevelContext(platform, platform.levels[""], tuple(ops), metas, {})
+    notes = []
+    for path in idle:
+        reasons: Counter[str] = Counter()
+        known: dict[tuple[Any, ...], str] = {}
+        for op in ops:
+            key = (op.type, context._compute_dtypes(op))
+            reason = known.get(key)
+            if reason is None:
+                refused = refusals(platform, path, op, False, context.dtypes_of(op))
+                reason = known[key] = refused[0][1] if refused else "placed on an earlier choice"
+            reasons[reason] += 1
+        shown = reasons.most_common(IDLE_REASONS_SHOWN)
+        listed = [f"{reason} ({count})" for reason, count in shown]
+        rest = len(ops) - sum(count for _, count in shown)
+        if rest:
+            listed.append(f"other reasons ({rest})")
+        notes.append(f"{path} runs none of the {len(ops)} ops: {', '.join(listed)}")
+    return tuple(notes)
