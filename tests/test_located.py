@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hetsim.errors import Problem, SweepError, TargetError
-from hetsim.located import line_of, locate, safe_load
+from hetsim.located import DuplicateKeyError, line_of, load_json, locate, safe_load
 from hetsim.sweep import load_sweep
 from hetsim.target import Target
 
@@ -64,10 +64,81 @@ def _error(read: Callable[[Path], object], file: Path, text: str) -> str:
     return str(error.value)
 
 
-def test_a_toml_file_is_named_without_lines(tmp_path: Path) -> None:
+def test_a_toml_file_names_the_line_of_each_problem(tmp_path: Path) -> None:
+    # it named the file alone: tomllib keeps no lines
     file = tmp_path / "t.toml"
-    message = _error(Target, file, 'kind = "hetero"\nhost = 3\ndevices = ["npu"]\n')
-    assert message == f"{file}: host: expected a target name or a mapping, got 3"
+    text = 'kind = "hetero"\nhost = 3\n\n[[devices]]\nkind = "cuda"\ncores = -1\n'
+    assert _error(Target, file, text) == (
+        f"{file}:6: devices[dev0].cores: expected an integer >= 1, got -1\n"
+        f"{file}:2: host: expected a target name or a mapping, got 3"
+    )
+
+
+SOC_TOML = """\
+# a comment, then a multi-line string that looks like keys
+kind = "hetero"
+doc = '''
+host = 1
+[devices]
+'''
+host.kind = "riscv-cpu"
+"quoted.key" = { a = 1 }
+ops = [
+  "Conv",  # a comment in an array
+  "Relu",
+]
+
+[host.efficiency]
+matmul = 0.5
+
+[[devices]]
+name = "vdevice0"
+kind = "hetero"
+link = { bandwidth_gbps = 8, latency_us = 2 }
+
+[devices.host]
+tag = "riscv/x"
+
+[[devices.devices]]
+kind = "npu"
+
+[[devices.devices]]
+name = "gpu"
+kind = "cuda"
+
+[[devices]]
+kind = "npu"
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "line"),
+    [
+        ("kind", 2),
+        ("doc", 3),
+        ("host", 7),  # a dotted key makes its table
+        ("host.kind", 7),
+        ("host.efficiency.matmul", 15),
+        ("quoted.key.a", 8),
+        ("ops[1]", 11),
+        ("devices", 17),
+        ("devices[vdevice0]", 17),
+        ("devices[vdevice0].link.latency_us", 20),
+        ("devices[vdevice0].host.tag", 23),
+        ("devices[vdevice0].devices[dev0].kind", 26),
+        ("devices[vdevice0].devices[gpu].kind", 30),
+        ("devices[vdevice0].devices[gpu].cores", 28),  # missing: its table's line
+        ("devices[dev1].kind", 33),
+        ("runtime", None),
+    ],
+)
+def test_a_path_is_followed_through_toml_tables(path: str, line: int | None) -> None:
+    assert line_of(SOC_TOML, path, toml=True) == line
+
+
+def test_toml_text_that_does_not_parse_has_no_lines() -> None:
+    assert line_of("kind = \n", "kind", toml=True) is None
+    assert line_of("kind: npu\n", "kind", toml=True) is None  # YAML, not TOML
 
 
 def test_a_target_file_names_the_line_of_each_problem(tmp_path: Path) -> None:
@@ -121,6 +192,44 @@ def test_a_sweep_file_with_a_key_twice_names_the_line(tmp_path: Path) -> None:
     assert [p.message for p in caught.value.problems] == [
         f"{file}:5: expected YAML, got found the key 'executor.dispatch_us' twice"
     ]
+
+
+def test_a_json_file_with_a_key_twice_names_the_line(tmp_path: Path) -> None:
+    # json.loads kept the last one silently: a file with 'npu' then 'cuda' made a GPU
+    file = tmp_path / "soc.json"
+    text = '{"kind": "hetero",\n "devices": [\n  {"kind": "npu",\n   "kind": "cuda"}]}\n'
+    assert _error(Target, file, text) == (
+        f"{file}:4: expected valid json, got found the key 'kind' twice"
+    )
+
+
+def test_a_json_file_indented_with_tabs_has_lines_too(tmp_path: Path) -> None:
+    # YAML, which finds JSON's lines, refuses tabs: such a file was named without its line
+    file = tmp_path / "soc.json"
+    text = '{\n\t"kind": "hetero",\n\t"devices": [\n\t\t{"kind": "npu", "cores": 0}]}\n'
+    assert _error(Target, file, text) == (
+        f"{file}:4: devices[dev0].cores: expected an integer >= 1, got 0"
+    )
+    assert _error(Target, file, '{\n\t"kind": "npu",\n\t"kind": "cuda"\n}\n') == (
+        f"{file}:3: expected valid json, got found the key 'kind' twice"
+    )
+
+
+def test_a_json_spec_with_a_key_twice_is_an_error() -> None:
+    with pytest.raises(TargetError) as caught:
+        Target('{"kind": "npu", "kind": "cuda"}')
+    assert str(caught.value) == "spec: expected valid JSON, got found the key 'kind' twice"
+
+
+def test_load_json_names_the_first_key_given_twice_in_the_text() -> None:
+    text = '{"a": 1,\n "b": {"c": 1,\n       "c": 2},\n "a": 3}'
+    with pytest.raises(DuplicateKeyError) as caught:
+        load_json(text)
+    assert (caught.value.problem, caught.value.problem_mark.line + 1) == (
+        "found the key 'c' twice",
+        3,
+    )
+    assert load_json('{"a": {"a": 1}, "b": [{"a": 2}]}') == {"a": {"a": 1}, "b": [{"a": 2}]}
 
 
 def test_a_merged_key_may_be_overridden() -> None:

@@ -25,7 +25,7 @@ from hetsim.target import (
     render_tree,
     schema_table,
 )
-from hetsim.target.canonical import canonicalize_config
+from hetsim.target.canonical import canonicalize_config, locate_in_file
 from hetsim.target.kinds import REGISTRIES, category_of
 from hetsim.target.schema import closest
 from hetsim.target.sources import load_file
@@ -137,7 +137,11 @@ def _check(name: str) -> None:
     data = load_file(name)
     category = category_of(data.get("kind")) if isinstance(data, dict) else None
     if category in ("executor", "runtime"):
-        canonicalize_config({k: v for k, v in data.items() if k != "description"}, category)
+        config = {k: v for k, v in data.items() if k != "description"}
+        try:
+            canonicalize_config(config, category)
+        except TargetError as err:  # file:line: path: ..., as a target file's problems are
+            raise TargetError(locate_in_file(err.problems, Path(name), config)) from None
     else:
         check_op_lists(build_platform(Target(Path(name))))
 

@@ -11,15 +11,24 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from hetsim.errors import Problem, TargetError
+from hetsim.located import locate
 from hetsim.target.kinds import REGISTRIES, category_of, find_kind
-from hetsim.target.resolve import Resolver, article, device_name
+from hetsim.target.resolve import Resolver, article, device_name, written_device
 from hetsim.target.schema import Kind, check_attrs, closest, item_path, join_path, show_value
 from hetsim.target.tags import TAGS, TagRegistry
 
-__all__ = ["DEVICE_NAME_PATTERN", "HOST_NAME", "canonicalize", "canonicalize_config"]
+__all__ = [
+    "DEVICE_NAME_PATTERN",
+    "HOST_NAME",
+    "canonicalize",
+    "canonicalize_config",
+    "locate_in_file",
+]
 
 DEVICE_NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_.-]*"
 HOST_NAME = "host"
@@ -72,6 +81,38 @@ def canonicalize_config(
         fallback = Problem("", f"expected {article(category)}", repr(spec))
         raise TargetError(_unique(problems) or [fallback])
     return config
+
+
+def locate_in_file(
+    problems: Iterable[Problem], file: Path, spec: object, tags: TagRegistry | None = None
+) -> list[Problem]:
+    """The `problems` of `spec`, the target or config read from `file`, as the file writes them:
+    each led by ``file:line`` (`hetsim.located.locate`), and, for a file written as one device,
+    without the ``devices[dev0].`` that canonicalization puts it under (the device is the file).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     file = Path(folder) / "gpu.yaml"
+    ...     _ = file.write_text("kind: cuda\\ncores: -1\\n")
+    ...     problem = Problem("devices[dev0].cores", "expected an integer >= 1", "-1")
+    ...     [p.message.replace(folder, "...") for p in
+    ...      locate_in_file([problem], file, {"kind": "cuda", "cores": -1})]
+    ['.../gpu.yaml:2: cores: expected an integer >= 1, got -1']
+    """
+    device = written_device(spec, TAGS if tags is None else tags)
+    if device is not None:
+        problems = [_below(p, device) for p in problems]
+    return locate(dict.fromkeys(problems), file)  # a level's problem and its device's may meet
+
+
+def _below(problem: Problem, device: str) -> Problem:
+    """`problem` with its path taken below `device` (unchanged when not under it)."""
+    if problem.path != device and not problem.path.startswith(f"{device}."):
+        return problem
+    path = problem.path.removeprefix(device).removeprefix(".")
+    return Problem(path, problem.expected, problem.got, problem.hint)
 
 
 def _unique(problems: list[Problem]) -> list[Problem]:

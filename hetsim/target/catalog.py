@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from hetsim.errors import Problem, TargetError
-from hetsim.target.canonical import canonicalize, canonicalize_config
+from hetsim.located import locate
+from hetsim.target.canonical import canonicalize, canonicalize_config, locate_in_file
 from hetsim.target.kinds import (
     DEFAULT_HOST,
     NAME_PATTERN,
@@ -52,11 +53,15 @@ __all__ = [
 
 
 def check_tag(name: str, registry: TagRegistry) -> list[Problem]:
-    """Problems with tag `name` in `registry`: it must resolve to a valid target or config."""
+    """Problems with tag `name` in `registry`: it must resolve to a valid target or config.
+
+    A tag read from a file has its problems led by the file and line, as for a target file
+    (`locate_in_file`); one registered as data has paths rooted at ``tags[name]``.
+    """
     resolver = Resolver(registry)
     node = resolver.expand(name, "", "target", (), 0) if name in registry else None
     if resolver.problems:
-        return _retarget(resolver.problems, name)
+        return _retarget(resolver.problems, name, registry)
     category = category_of(node.get("kind")) if isinstance(node, dict) else None
     try:
         if category in ("executor", "runtime"):
@@ -64,45 +69,64 @@ def check_tag(name: str, registry: TagRegistry) -> list[Problem]:
         else:
             canonicalize(name, registry)
     except TargetError as err:
-        return _retarget(list(err.problems), name)
+        return _retarget(list(err.problems), name, registry)
     return []
 
 
-def _retarget(problems: list[Problem], name: str) -> list[Problem]:
-    """Problems found inside tag `name`, with paths rooted at ``tags[name]``."""
+def _retarget(problems: list[Problem], name: str, registry: TagRegistry) -> list[Problem]:
+    """Problems found inside tag `name`, where its source writes them: the registry's own
+    (``tags: cycle ...``) and other tags' files' (led by theirs) stay as they are."""
+    kept = {p for n in registry for p in registry.get(n).problems}
+    own = [p for p in problems if p not in kept and p.path != "tags"]
+    others = [p for p in problems if p not in own]
+    found = registry.find(name)
+    tag = registry.get(found) if found is not None else None
+    if tag is not None and _is_file(tag.source):
+        return locate_in_file(own, Path(tag.source), tag.data, registry) + others
     prefix = item_path("tags", name)
     return [
-        p
-        if p.path.startswith("tags") or Path(p.path).suffix.lower() in SUFFIXES
-        else Problem(f"{prefix}.{p.path}" if p.path else prefix, p.expected, p.got, p.hint)
-        for p in problems
-    ]
+        Problem(f"{prefix}.{p.path}" if p.path else prefix, p.expected, p.got, p.hint) for p in own
+    ] + others
+
+
+def _is_file(source: str) -> bool:
+    """Whether a tag's `source` is a file (else it was registered from Python)."""
+    return Path(source).suffix.lower() in SUFFIXES
+
+
+def _in_source(problem: Problem, tag: Tag) -> Problem:
+    """`problem` about `tag`, led by its file when it came from one."""
+    return locate([problem], Path(tag.source))[0] if _is_file(tag.source) else problem
 
 
 def _name_problems(tags: list[Tag], registry: TagRegistry) -> list[Problem]:
     problems: list[Problem] = []
-    seen: set[str] = set()
+    seen: dict[str, Tag] = {}
     for tag in tags:
-        where = item_path("tags", tag.name)
-        folded = tag.name.lower()
-        if not valid_tag_name(tag.name):
-            problems.append(
-                Problem(where, f"expected a name matching {TAG_PATTERN!r}", repr(tag.name))
-            )
-        elif (kind := category_of(tag.name)) is not None:
-            problems.append(
-                Problem(
-                    where,
-                    "expected a tag name that is not a kind name",
-                    f"the {kind} kind {tag.name!r}",
-                )
-            )
-        elif folded in seen or (old := registry.find(tag.name)) is not None:
-            source = registry.get(old).source if folded not in seen and old else "this folder"
-            problems.append(Problem(where, "expected a new tag name", f"one defined in {source}"))
-        seen.add(folded)
+        problem = _name_problem(tag, seen, registry)
+        if problem is not None:
+            problems.append(_in_source(problem, tag))
+        seen.setdefault(tag.name.lower(), tag)
         problems += tag.problems
     return problems
+
+
+def _name_problem(tag: Tag, seen: dict[str, Tag], registry: TagRegistry) -> Problem | None:
+    """What is wrong with `tag`'s name, given the new tags `seen` before it (by folded name)."""
+    where = item_path("tags", tag.name)
+    if not valid_tag_name(tag.name):
+        return Problem(where, f"expected a name matching {TAG_PATTERN!r}", repr(tag.name))
+    if (kind := category_of(tag.name)) is not None:
+        expected = "expected a tag name that is not a kind name"
+        return Problem(where, expected, f"the {kind} kind {tag.name!r}")
+    first = seen.get(tag.name.lower())
+    if first is not None:
+        source = first.source
+    elif (old := registry.find(tag.name)) is not None:
+        source = registry.get(old).source
+    else:
+        return None
+    return Problem(where, "expected a new tag name", f"one defined in {source}")
 
 
 def _register(tags: list[Tag], folder: Path | None) -> tuple[str, ...]:
@@ -176,7 +200,7 @@ def load_kinds(path: str | Path) -> tuple[Kind, ...]:
 
     All or nothing, like tags: each kind is checked, and none is registered if one is bad.
     """
-    data = load_file(path)
+    data = load_file(path, "a kinds file")
     entries = data.get("kinds") if isinstance(data, Mapping) else None
     if not isinstance(entries, list):
         raise TargetError(

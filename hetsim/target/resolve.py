@@ -35,6 +35,7 @@ __all__ = [
     "article",
     "device_name",
     "merge_values",
+    "written_device",
 ]
 
 MAX_DEPTH = 16  # nesting of devices and given hosts; a default host sits at its level's depth
@@ -54,6 +55,31 @@ def device_name(device: object, index: int) -> str:
     if isinstance(device, Mapping) and isinstance(device.get("name"), str):
         return str(device["name"])
     return f"dev{index}"
+
+
+def written_device(spec: object, tags: TagRegistry) -> str | None:
+    """Where a target written as one device sits in its canonical tree: ``devices[<its name>]``,
+    ``devices[dev0]`` when unnamed; None for a level, or for a spec that does not resolve.
+
+    A device at the root becomes its level's one device (`Resolver.resolve`); its own host,
+    executor and runtime go to the level, and so stay where the spec writes them.
+
+    >>> from hetsim.target.tags import TAGS
+    >>> written_device({"kind": "cuda", "host": "arm-cpu"}, TAGS)
+    'devices[dev0]'
+    >>> written_device({"tag": "nvidia/h100", "name": "gpu"}, TAGS)
+    'devices[gpu]'
+    >>> written_device({"kind": "hetero", "devices": ["cuda"]}, TAGS) is None
+    True
+    """
+    if not isinstance(spec, Mapping):
+        return None
+    device = {k: v for k, v in spec.items() if k not in LEVEL_KEYS}
+    node = Resolver(tags).expand(device, "", "target", (), 0)
+    kind = find_kind("target", node.get("kind")) if node is not None else None
+    if kind is None or kind.is_composite:
+        return None
+    return item_path("devices", device_name(node, 0))
 
 
 def merge_values(base: Any, override: Any) -> Any:

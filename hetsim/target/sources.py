@@ -6,7 +6,6 @@ What the data means (kinds, tags, overrides) is the business of `resolve` and `c
 
 from __future__ import annotations
 
-import json
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 import yaml
 
 from hetsim.errors import Problem, TargetError
-from hetsim.located import safe_load, yaml_error_at
+from hetsim.located import load_json, safe_load, yaml_error_at
 
 __all__ = ["SUFFIXES", "is_file_name", "load_file", "parse_json"]
 
@@ -28,7 +27,7 @@ def _yaml(text: str) -> Any:
 SUFFIXES: dict[str, Callable[[str], Any]] = {
     ".yaml": _yaml,
     ".yml": _yaml,
-    ".json": json.loads,
+    ".json": load_json,  # a key given twice is an error here too
     ".toml": tomllib.loads,
 }
 # ValueError covers JSON's and TOML's own errors, and what every reader's int() raises for an
@@ -45,15 +44,17 @@ def is_file_name(text: str) -> bool:
     return Path(text).suffix.lower() in SUFFIXES
 
 
-def load_file(path: str | Path) -> Any:
-    """The data in a YAML, JSON or TOML file.
+def load_file(path: str | Path, what: str = "a target file") -> Any:
+    """The data in a YAML, JSON or TOML file (`what` says what the file should be).
 
     Raises
     ------
     TargetError
-        When the file is missing, has another suffix, or does not parse.
+        When the file is missing, a directory, has another suffix, or does not parse.
     """
     path = Path(path)
+    if path.is_dir():
+        raise TargetError([Problem(str(path), f"expected {what}", "a directory")])
     parser = SUFFIXES.get(path.suffix.lower())
     if parser is None:
         expected = "expected a file ending in " + ", ".join(SUFFIXES)
@@ -78,8 +79,12 @@ def parse_json(text: str) -> Any:
 
     >>> parse_json('{"kind": "cuda"}')
     {'kind': 'cuda'}
+    >>> parse_json('{"kind": "npu", "kind": "cuda"}')
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.TargetError: spec: expected valid JSON, got found the key 'kind' twice
     """
     try:
-        return json.loads(text)
+        return load_json(text)
     except (ValueError, RecursionError) as err:  # ValueError: an int of over 4,300 digits too
         raise TargetError([Problem("spec", "expected valid JSON", str(err))]) from err

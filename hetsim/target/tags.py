@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hetsim.errors import Problem, TargetError
+from hetsim.located import locate
 from hetsim.target.sources import SUFFIXES, load_file
 
 __all__ = [
@@ -58,21 +59,20 @@ def shipped_tag_dir() -> Path | None:
 
 
 def _read_tag(name: str, path: Path) -> Tag:
+    """The tag file `path` holds; what is wrong with it is led by the file (and line)."""
     try:
-        data = load_file(path)
+        data = load_file(path, "a tag file")
     except TargetError as err:
         return Tag(name, None, source=str(path), problems=err.problems)
-    where = f"tags[{name}]"
     if not isinstance(data, dict):
         expected = "expected a mapping (a tag file holds one target or config)"
-        return Tag(
-            name, None, source=str(path), problems=(Problem(where, expected, type(data).__name__),)
-        )
+        problem = Problem(str(path), expected, type(data).__name__)
+        return Tag(name, None, source=str(path), problems=(problem,))
     data = dict(data)
     description = data.pop("description", "")
     if not isinstance(description, str):
-        problem = Problem(f"{where}.description", "expected a string", repr(description))
-        return Tag(name, None, source=str(path), problems=(problem,))
+        problems = locate([Problem("description", "expected a string", repr(description))], path)
+        return Tag(name, None, source=str(path), problems=tuple(problems))
     return Tag(name, data, " ".join(description.split()), str(path))
 
 

@@ -15,12 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hetsim.errors import TargetError
-from hetsim.located import locate
+from hetsim.errors import Problem, TargetError
 from hetsim.memo import Recent
-from hetsim.target.canonical import canonicalize
+from hetsim.target.canonical import canonicalize, locate_in_file
 from hetsim.target.display import describe
-from hetsim.target.kinds import find_kind
+from hetsim.target.kinds import category_of, find_kind
 from hetsim.target.resolve import merge_values
 from hetsim.target.sources import is_file_name, load_file, parse_json
 from hetsim.target.tags import TAGS
@@ -138,6 +137,16 @@ def _file_of(spec: object) -> Path | None:
     return None
 
 
+def _folder_of(spec: object) -> str | None:
+    """The folder a spec names, when it names no kind or tag (it was taken for a name)."""
+    if not isinstance(spec, str) or not spec.strip():
+        return None
+    name = spec.strip()
+    if category_of(name) is not None or name in TAGS or not Path(name).is_dir():
+        return None
+    return name
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """An executor or runtime config: its kind, attributes (defaults filled), and tag.
@@ -221,9 +230,15 @@ class Target:
             return _build(canonicalize(data), copy.deepcopy(data))
         except TargetError as err:
             file = _file_of(spec)
-            if file is None:
-                raise
-            raise TargetError(locate(err.problems, file)) from None  # file:line: path: ...
+            if file is not None:  # file:line: path: ..., the path as the file writes it
+                # read again: a registered tag file's `data` is its tag's name, not what it writes
+                raise TargetError(locate_in_file(err.problems, file, load_file(file))) from None
+            folder = _folder_of(spec)
+            if folder is not None:
+                raise TargetError(
+                    [Problem(folder, "expected a target file", "a directory")]
+                ) from None
+            raise
 
     def __init__(self, spec: object) -> None:
         """Nothing to do: `__new__` built the tree."""

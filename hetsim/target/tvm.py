@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hetsim.errors import Problem, TargetError
+from hetsim.located import load_json
 from hetsim.target.schema import closest, item_path, join_path
 
 __all__ = [
@@ -215,9 +216,12 @@ def _config_of_text(text: str, path: str, problems: list[Problem]) -> Mapping[st
     where = path or "target"
     if text.lstrip().startswith("{"):
         try:
-            config = json.loads(text)
+            config = load_json(text)  # a key twice is an error, as in target files
         except json.JSONDecodeError as err:
             problems.append(Problem(where, "expected valid JSON", f"{err.msg} at {err.pos}"))
+            return {}
+        except (ValueError, RecursionError) as err:  # a key twice; an int of 4,300+ digits
+            problems.append(Problem(where, "expected valid JSON", str(err)))
             return {}
         if isinstance(config, Mapping):
             return config

@@ -148,7 +148,7 @@ def test_validate_checks_an_executor_file_against_its_schema(
     bad.write_text("kind: vm\ndispatch_us: -1\n")
     status, out, _ = _run(capsys, "validate", str(bad))
     assert status == 1
-    assert out == f"{bad}: dispatch_us: expected a non-negative number, got -1\n"
+    assert out == f"{bad}:2: dispatch_us: expected a non-negative number, got -1\n"
 
 
 def test_validate_reports_a_missing_file(
@@ -215,4 +215,74 @@ def test_a_bad_tag_folder_is_an_error_without_traceback(
     (folder / "x.yaml").write_text("kind: npu\ncores: 0\n")
     status, out, err = _run(capsys, "list", "--tags", str(folder))
     assert (status, out) == (1, "")
-    assert err == "error: tags[x].devices[dev0].cores: expected an integer >= 1, got 0\n"
+    assert err == f"error: {folder / 'x.yaml'}:2: cores: expected an integer >= 1, got 0\n"
+
+
+def test_a_bad_file_in_a_tag_folder_is_named_with_its_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # it said tags[bad].devices[dev0].cores, and which of the folder's files was bad was a guess
+    folder = tmp_path / "tags"
+    folder.mkdir()
+    (folder / "good.yaml").write_text("description: a good one\nkind: cuda\n")
+    (folder / "bad.yaml").write_text("kind: hetero\ndevices: [{kind: cuda, cores: -1}]\n")
+    status, out, err = _run(capsys, "list", "--tags", str(folder))
+    assert (status, out) == (1, "")  # all or nothing: no tag of the folder is listed
+    assert err == (
+        f"error: {folder / 'bad.yaml'}:2: devices[dev0].cores: expected an integer >= 1, got -1\n"
+    )
+    status, out, _ = _run(capsys, "validate", str(folder / "bad.yaml"))
+    assert (status, out) == (
+        1,
+        f"{folder / 'bad.yaml'}:2: devices[dev0].cores: expected an integer >= 1, got -1\n",
+    )
+
+
+@pytest.mark.parametrize("spelling", ["{}", "{}/"])
+def test_show_a_directory_says_it_is_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, spelling: str
+) -> None:
+    # it said: unknown tag '<the directory>'
+    folder = spelling.format(tmp_path)
+    assert _run(capsys, "show", folder) == (
+        1,
+        "",
+        f"error: {folder}: expected a target file, got a directory\n",
+    )
+
+
+def test_validate_a_directory_says_it_is_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, out, _ = _run(capsys, "validate", str(tmp_path))
+    assert (status, out) == (1, f"{tmp_path}: expected a target file, got a directory\n")
+
+
+def test_validate_names_a_device_file_s_attribute_as_the_file_writes_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # it said devices[dev0].cores, of a file without a 'devices' key
+    yaml_file, toml_file = tmp_path / "gpu.yaml", tmp_path / "gpu.toml"
+    yaml_file.write_text("kind: cuda\ncores: -1\n")
+    toml_file.write_text('kind = "cuda"\n\ncores = -1\n')
+    status, out, _ = _run(capsys, "validate", str(yaml_file), str(toml_file))
+    assert (status, out.splitlines()) == (
+        1,
+        [
+            f"{yaml_file}:2: cores: expected an integer >= 1, got -1",
+            f"{toml_file}:3: cores: expected an integer >= 1, got -1",
+        ],
+    )
+
+
+def test_validate_refuses_a_json_key_given_twice(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # json kept the last one: this file was a valid GPU
+    twice = tmp_path / "twice.json"
+    twice.write_text('{"kind": "npu",\n "cores": 2,\n "kind": "cuda"}\n')
+    assert _run(capsys, "validate", str(twice)) == (
+        1,
+        f"{twice}:3: expected valid json, got found the key 'kind' twice\n",
+        "",
+    )

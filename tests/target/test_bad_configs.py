@@ -1,7 +1,7 @@
 """Each config in tests/data/bad/ fails with exactly the problems of its ``# expect:`` lines.
 
 An expect line is ``LINE: message``: the problem is reported as ``FILE:LINE: message``, LINE being
-where the file holds what the message's path names (``-``: a TOML file, reported without lines).
+where the file holds what the message's path names (``-``: reported with the file alone).
 """
 
 from __future__ import annotations

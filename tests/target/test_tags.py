@@ -169,24 +169,95 @@ def test_registration_is_atomic(tag_folder: MakeTags) -> None:
     folder = tag_folder(
         {"ok/one.yaml": "kind: npu\n", "ok/two.yaml": "kind: npu\ncores: -1\n"}, register=False
     )
-    with pytest.raises(
-        TargetError,
-        match=r"^tags\[ok/two\]\.devices\[dev0\]\.cores: expected an "
-        r"integer >= 1, got -1$",
-    ):
+    with pytest.raises(TargetError) as err:
         add_tag_dir(folder)
+    assert (
+        str(err.value) == f"{folder / 'ok' / 'two.yaml'}:2: cores: expected an integer >= 1, got -1"
+    )
     assert "ok/one" not in TAGS
     assert "ok/two" not in TAGS
 
 
+def test_a_bad_tag_file_names_its_file_and_line(tag_folder: MakeTags) -> None:
+    # it said tags[bad].devices[dev0].cores, with no file or line
+    folder = tag_folder(
+        {
+            "good.yaml": "description: a good one\nkind: cuda\n",
+            "bad.yaml": "kind: hetero\ndevices: [{kind: cuda, cores: -1}]\n",
+        },
+        register=False,
+    )
+    with pytest.raises(TargetError) as err:
+        add_tag_dir(folder)
+    assert str(err.value) == (
+        f"{folder / 'bad.yaml'}:2: devices[dev0].cores: expected an integer >= 1, got -1"
+    )
+    assert "good" not in TAGS  # all or nothing
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        (
+            "t.toml",
+            'kind = "cuda"\nname = "gpu"\n\ncores = -1\n',
+            ":4: cores: expected an integer >= 1, got -1",
+        ),
+        (
+            "t.json",
+            '{"kind": "hetero",\n "devices": [\n  {"kind": "npu", "cores": 0}]}',
+            ":3: devices[dev0].cores: expected an integer >= 1, got 0",
+        ),
+        (
+            "t.yaml",
+            "kind: vm\ndispatch_us: -1\n",
+            ":2: dispatch_us: expected a non-negative number, got -1",
+        ),
+        (
+            "t.yaml",
+            "kind: cuda\nhost: {kind: arm-cpu, cores: 0}\n",
+            ":2: host.cores: expected an integer >= 1, got 0",
+        ),
+    ],
+)
+def test_every_kind_of_tag_file_names_its_line(
+    tag_folder: MakeTags, name: str, text: str, message: str
+) -> None:
+    folder = tag_folder({name: text}, register=False)
+    with pytest.raises(TargetError) as err:
+        add_tag_dir(folder)
+    assert str(err.value) == f"{folder / name}{message}"
+
+
+def test_a_tag_file_whose_problem_comes_from_another_tag_names_both_files(
+    tag_folder: MakeTags,
+) -> None:
+    folder = tag_folder(
+        {"base.yaml": "kind: npu\ncores: 0\n", "fast.yaml": "tag: base\nfreq_ghz: 2.0\n"},
+        register=False,
+    )
+    with pytest.raises(TargetError) as err:
+        add_tag_dir(folder)
+    assert [p.message for p in err.value.problems] == [
+        f"{folder / 'base.yaml'}:2: cores: expected an integer >= 1, got 0",
+        f"{folder / 'fast.yaml'}: cores: expected an integer >= 1, got 0",  # from base: no line
+    ]
+
+
+def test_a_tag_registered_from_python_names_its_tag() -> None:
+    with pytest.raises(TargetError) as err:
+        register_tag("py/slow", {"kind": "npu", "cores": 0})
+    assert str(err.value) == "tags[py/slow].devices[dev0].cores: expected an integer >= 1, got 0"
+
+
 def test_a_tag_named_like_a_kind_is_rejected(tag_folder: MakeTags) -> None:
     folder = tag_folder({"cuda.yaml": "kind: npu\n"}, register=False)
-    with pytest.raises(
-        TargetError,
-        match=r"^tags\[cuda\]: expected a tag name that is not a kind "
-        r"name, got the target kind 'cuda'$",
-    ):
+    with pytest.raises(TargetError) as err:
         add_tag_dir(folder)
+    assert str(err.value) == (
+        f"{folder / 'cuda.yaml'}: tags[cuda]: expected a tag name that is not a kind name, got "
+        "the target kind 'cuda'"
+    )
 
 
 def test_a_tag_name_already_taken_is_rejected(tag_folder: MakeTags, small_tags: Path) -> None:
@@ -194,23 +265,40 @@ def test_a_tag_name_already_taken_is_rejected(tag_folder: MakeTags, small_tags: 
     with pytest.raises(TargetError) as err:
         add_tag_dir(folder)
     assert err.value.problems[0].message == (
-        f"tags[test/cpu]: expected a new tag name, got one defined in "
-        f"{small_tags / 'test' / 'cpu.yaml'}"
+        f"{folder / 'test' / 'cpu.yaml'}: tags[test/cpu]: expected a new tag name, got one "
+        f"defined in {small_tags / 'test' / 'cpu.yaml'}"
+    )
+
+
+def test_two_files_of_one_tag_name_name_the_first(tag_folder: MakeTags) -> None:
+    folder = tag_folder({"two/gpu.json": '{"kind": "cuda"}', "two/gpu.yaml": "kind: cuda\n"},
+                        register=False)  # fmt: skip
+    with pytest.raises(TargetError) as err:
+        add_tag_dir(folder)
+    assert str(err.value) == (
+        f"{folder / 'two' / 'gpu.yaml'}: tags[two/gpu]: expected a new tag name, got one defined "
+        f"in {folder / 'two' / 'gpu.json'}"
     )
 
 
 def test_a_bad_tag_file_is_reported_with_its_path(tag_folder: MakeTags) -> None:
-    folder = tag_folder({"x/broken.yaml": "kind: [npu\n", "x/list.yaml": "- npu\n"}, register=False)
+    folder = tag_folder(
+        {
+            "x/broken.yaml": "kind: [npu\n",
+            "x/list.yaml": "- npu\n",
+            "x/said.yaml": "kind: npu\ndescription: 3\n",
+        },
+        register=False,
+    )
     with pytest.raises(TargetError) as err:
         add_tag_dir(folder)
-    messages = [p.message for p in err.value.problems]
-    assert messages[0] == (
+    assert [p.message for p in err.value.problems] == [
         f"{folder / 'x' / 'broken.yaml'}:2: expected valid yaml, got expected ',' or ']', but "
-        "got '<stream end>'"
-    )
-    assert messages[1] == (
-        "tags[x/list]: expected a mapping (a tag file holds one target or config), got list"
-    )
+        "got '<stream end>'",
+        f"{folder / 'x' / 'list.yaml'}: expected a mapping (a tag file holds one target or "
+        "config), got list",
+        f"{folder / 'x' / 'said.yaml'}:2: description: expected a string, got 3",
+    ]
 
 
 def test_re_adding_a_folder_reads_it_again(tag_folder: MakeTags) -> None:

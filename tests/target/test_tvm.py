@@ -276,6 +276,12 @@ def test_every_problem_in_a_nested_composite_is_reported_with_its_path() -> None
         ),
         ("[1, 2]", "target: expected a TVM kind or tag name (TVM 0.27 no longer parses "
                    "'llvm -mcpu=...'), got '[1, 2]'"),
+        ('{"kind": "cuda", "kind": "llvm"}',
+         "target: expected valid JSON, got found the key 'kind' twice"),
+        ('{"kind": "cuda", "arch": ' + "9" * 5000 + "}",
+         "target: expected valid JSON, got Exceeds the limit (4300 digits) for integer string "
+         "conversion: value has 5000 digits; use sys.set_int_max_str_digits() to increase the "
+         "limit"),
     ],
 )  # fmt: skip
 def test_text_that_is_no_tvm_target_is_an_error(text: str, message: str) -> None:

@@ -380,3 +380,44 @@ def test_a_json_spec_with_an_integer_too_long_to_read_is_a_target_error() -> Non
         "spec: expected valid JSON, got Exceeds the limit (4300 digits) for integer string "
         "conversion: value has 5000 digits; use sys.set_int_max_str_digits() to increase the limit"
     )
+
+
+def test_a_directory_is_not_a_target_file(tmp_path: Path) -> None:
+    # Target.load said: expected a file ending in .yaml, ..., got ''; Target said: unknown tag
+    named = tmp_path / "soc.yaml"
+    named.mkdir()
+    for spec in (tmp_path, str(tmp_path), f"{tmp_path}/", named, str(named)):
+        with pytest.raises(TargetError) as err:
+            Target(spec)
+        assert str(err.value) == f"{str(spec).strip()}: expected a target file, got a directory"
+    with pytest.raises(TargetError) as err:
+        Target.load(str(tmp_path))
+    assert str(err.value) == f"{tmp_path}: expected a target file, got a directory"
+
+
+def test_a_directory_named_like_a_kind_or_tag_does_not_hide_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cuda").mkdir()
+    (tmp_path / "nvidia" / "h100").mkdir(parents=True)
+    assert Target("cuda") == Target({"kind": "cuda"})
+    assert Target("nvidia/h100").devices[0].tag == "nvidia/h100"
+
+
+def test_a_file_written_as_one_device_names_its_attributes_as_written(tmp_path: Path) -> None:
+    # they were named devices[dev0].cores: the file's device, once wrapped in a level
+    path = tmp_path / "gpu.yaml"
+    text = "kind: cuda\nname: gpu\nhost: {kind: arm-cpu, cores: 0}\ncores: -1\nlaunch_uss: 1\n"
+    assert _problems_of_file(path, text) == [
+        f"{path}:4: cores: expected an integer >= 1, got -1",
+        f"{path}:5: launch_uss: unknown attribute (did you mean 'launch_us'?)",
+        f"{path}:3: host.cores: expected an integer >= 1, got 0",
+    ]
+    assert _problems_of_file(path, "tag: nvidia/h100\ncores: 0\n") == [
+        f"{path}:2: cores: expected an integer >= 1, got 0"
+    ]
+    assert _problems_of_file(path, "name: host\nkind: npu\n") == [
+        f"{path}:1: name: expected a name other than 'host' (the level's host is named so), "
+        "got 'host'"
+    ]

@@ -1,30 +1,36 @@
 """Where in a config file a problem is: the line of the path an error names.
 
 Target and sweep errors name what is wrong by its path in the data (``host.kind``,
-``devices[gpu0].link.bandwidth_gbps``, ``vary.executor.dispatch_us``). For data read from a YAML or
-JSON file, `locate` puts the file and the line in front of that path (``soc.yaml:4: host.kind:
-unknown kind 'llvm'``), so a user goes to the line. A path is followed key by key through the file's
-YAML nodes: a key may itself hold dots (a sweep's override paths), ``[name]`` picks a mapping's key,
+``devices[gpu0].link.bandwidth_gbps``, ``vary.executor.dispatch_us``). For data read from a YAML,
+JSON or TOML file, `locate` puts the file and the line in front of that path (``soc.yaml:4:
+host.kind: unknown kind 'llvm'``), so a user goes to the line. A path is followed key by key
+through the file's YAML nodes (TOML text is scanned into such nodes, since tomllib keeps no lines):
+a key may itself hold dots (a sweep's override paths), ``[name]`` picks a mapping's key,
 a list's item by index, the list item whose ``name`` it is, or the unnamed item ``dev<index>``
 names; a path that ends inside a dotted key (a sweep's unknown device ``vary.devices[npu1]``, of the
 key ``devices[npu1].ops``) is that key's line; a single-device target's ``devices[dev0]`` is the
 file. The line is that of the deepest part of the path the file holds, since a problem about
 something missing (an attribute a tag brings, a required key) belongs to the mapping that lacks it;
 a path the file does not hold at all (it came from a tag's own file) gets the file alone.
+
+A key given twice in one mapping is an error in YAML (`safe_load`) and JSON (`load_json`) alike,
+at the line of the second one; PyYAML and json alone keep the last one silently.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from hetsim.errors import Problem
+from hetsim.located.tomlscan import compose_toml
 
-__all__ = ["line_of", "locate", "safe_load", "yaml_error_at"]
+__all__ = ["DuplicateKeyError", "line_of", "load_json", "locate", "safe_load", "yaml_error_at"]
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -61,6 +67,67 @@ def safe_load(text: str) -> Any:
     return yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: no arbitrary objects
 
 
+class DuplicateKeyError(ValueError):
+    """A key given twice in one JSON object, with the ``problem`` and ``problem_mark`` (its line,
+    when found) that PyYAML's errors have, so `yaml_error_at` reads it as it reads theirs."""
+
+    def __init__(self, key: str, mark: Any = None) -> None:
+        self.problem = f"found the key {key!r} twice"
+        self.problem_mark = mark
+        super().__init__(self.problem)
+
+
+def load_json(text: str) -> Any:
+    """`json.loads`, refusing a key given twice in one object (json keeps the last one silently,
+    as PyYAML did): a `DuplicateKeyError` marking the line of the second key.
+
+    Examples
+    --------
+    >>> load_json('{"kind": "npu", "ops": ["Conv"]}')
+    {'kind': 'npu', 'ops': ['Conv']}
+    >>> try:
+    ...     load_json('{"kind": "npu",\\n "kind": "cuda"}')
+    ... except DuplicateKeyError as err:
+    ...     print(err.problem, "at line", err.problem_mark.line + 1)
+    found the key 'kind' twice at line 2
+    """
+    try:
+        return json.loads(text, object_pairs_hook=_unique_pairs)
+    except DuplicateKeyError:
+        # json keeps no lines; JSON text is YAML's flow style, so its YAML nodes have them
+        try:
+            found = next(_keys_twice(_compose_json(text)), None)
+        except RecursionError:  # nested deeper than Python recurses: the key without its line
+            found = None
+        if found is None:
+            raise
+        raise DuplicateKeyError(*found) from None
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise DuplicateKeyError(key)
+        seen.add(key)
+    return dict(pairs)
+
+
+def _keys_twice(node: Any) -> Iterator[tuple[str, Any]]:
+    """Each key given twice in one mapping of `node`'s tree, with its mark, in document order."""
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                if key.value in seen:
+                    yield str(key.value), key.start_mark
+                seen.add(key.value)
+            yield from _keys_twice(value)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            yield from _keys_twice(item)
+
+
 def yaml_error_at(path: Path, err: Exception) -> tuple[str, str | None]:
     """Where in file `path` a YAML parse error is (``file:line``, or the file when PyYAML gave no
     mark) and PyYAML's words for it (``None`` when it gave none): one form for every reader.
@@ -76,8 +143,9 @@ def yaml_error_at(path: Path, err: Exception) -> tuple[str, str | None]:
     return where, getattr(err, "problem", None)
 
 
-def line_of(text: str, path: str) -> int | None:
-    """The 1-based line of the deepest part of `path` that the YAML (or JSON) `text` holds.
+def line_of(text: str, path: str, *, toml: bool = False) -> int | None:
+    """The 1-based line of the deepest part of `path` that the YAML (or JSON) `text` holds, or
+    the TOML `text` when `toml`.
 
     Examples
     --------
@@ -95,8 +163,11 @@ def line_of(text: str, path: str) -> int | None:
     3
     >>> line_of("kind: npu\\nops: Conv\\n", "devices[dev0].ops")  # a single-device target
     2
+    >>> text = 'kind = "hetero"\\n[[devices]]\\nname = "npu"\\nlink = {latency_us = -1}\\n'
+    >>> line_of(text, "devices[npu].link.latency_us", toml=True)
+    4
     """
-    return _line(_compose(text), path)
+    return _line(compose_toml(text) if toml else _compose(text), path)
 
 
 def _compose(text: str) -> yaml.Node | None:
@@ -105,6 +176,16 @@ def _compose(text: str) -> yaml.Node | None:
         return yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError:
         return None
+
+
+def _compose_json(text: str) -> yaml.Node | None:
+    """The YAML node tree of JSON `text`: JSON is YAML's flow style, but for tabs, which JSON
+    has only as blanks (a tab in a string is written ``\\t``)."""
+    return _compose(text.replace("\t", " "))
+
+
+_COMPOSERS: dict[str, Callable[[str], Any]] = {".json": _compose_json, ".toml": compose_toml}
+"""The node tree of a file's text, by its suffix; YAML's (`_compose`) for any other."""
 
 
 def _line(node: yaml.Node | None, path: str) -> int | None:
@@ -186,7 +267,7 @@ def locate(problems: Iterable[Problem], path: Path, text: str | None = None) -> 
     """`problems` about data read from the file `path`, each led by ``file:line`` (or the file).
 
     A problem about the file itself (its path is the file's) is left as it is. `text` is the
-    file's text (read here when not given); a TOML file, or one that is gone, gets no lines.
+    file's text (read here when not given); a file that is gone gets no lines.
 
     Examples
     --------
@@ -198,12 +279,13 @@ def locate(problems: Iterable[Problem], path: Path, text: str | None = None) -> 
     ...      locate([Problem("host.kind", "unknown kind 'llvm'")], file)]
     [".../soc.yaml:3: host.kind: unknown kind 'llvm'"]
     """
-    if text is None and path.suffix.lower() in (".yaml", ".yml", ".json"):
+    compose: Callable[[str], Any] = _COMPOSERS.get(path.suffix.lower(), _compose)
+    if text is None and path.suffix.lower() in (".yaml", ".yml", ".json", ".toml"):
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             text = None
-    node = _compose(text) if text is not None else None
+    node = compose(text) if text is not None else None
     located = []
     for problem in problems:
         if problem.path.startswith(str(path)):
