@@ -35,10 +35,10 @@ initializer; scales are float32):
   quantized tensor and gives the Q's output, exactly the values the float path gives, and the
   pair goes (onnxruntime drops it so). An int8 MaxPool thus stays on the int8 device.
 
-- **Add, Mul, AveragePool, GlobalAveragePool, Sigmoid, LeakyRelu**: every operand from a
-  per-tensor DQ, the output to a per-tensor Q, one 8-bit dtype throughout: onnxruntime's
-  QLinearAdd, QLinearMul... (domain ``com.microsoft``, `hetsim.kernels.qoperator`), which
-  compute what the group states.
+- **Add, Mul, AveragePool, GlobalAveragePool, Sigmoid, LeakyRelu, Concat**: every operand
+  from a per-tensor DQ, the output to a per-tensor Q, one 8-bit dtype throughout:
+  onnxruntime's QLinearAdd, QLinearMul..., QLinearConcat (domain ``com.microsoft``,
+  `hetsim.kernels.qoperator`), which compute what the group states.
 
 Blocked quantization (``block_size``), DQ's ``output_dtype`` and Q's ``precision`` (opset 21
 and 23 attributes) keep a group as written. A group that does not qualify runs as the float
@@ -338,9 +338,10 @@ class _Fuser:
         """onnxruntime's QLinear op of `op` (`hetsim.kernels.qoperator`): every operand from a
         per-tensor DQ and the output to a per-tensor Q, all of one 8-bit dtype."""
         kind = _QLINEAR[op.type]
+        spec = SPECS[kind]
         operands = [self.dequantized(name) for name in op.inputs]
         out = self.quantized_by(op.outputs[0])
-        if out is None or len(operands) != len(SPECS[kind].operands):
+        if out is None or (not spec.variadic and len(operands) != len(spec.operands)):
             return None
         q, y = out
         found: list[_Quantized] = []
@@ -351,8 +352,9 @@ class _Fuser:
                 return None
             found.append(operand)
         inputs = [name for o in found for name in (o.tensor, o.scale, self.zero_point(o))]
-        fused = Op(kind, op.name, (*inputs, y.scale, self.zero_point(y)), (y.tensor,), op.attrs)
-        return fused, q
+        output = (y.scale, self.zero_point(y))
+        ordered = (*output, *inputs) if spec.variadic else (*inputs, *output)
+        return Op(kind, op.name, ordered, (y.tensor,), op.attrs), q
 
     def zero_value(self, found: _Quantized) -> np.ndarray:
         """The zero point's value (0 where the op omits it)."""

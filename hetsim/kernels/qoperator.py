@@ -1,18 +1,21 @@
-"""onnxruntime's quantized element-wise and pooling ops (domain ``com.microsoft``): QLinearAdd,
-QLinearMul, QLinearAveragePool, QLinearGlobalAveragePool, QLinearSigmoid, QLinearLeakyRelu.
+"""onnxruntime's quantized element-wise, pooling and concatenating ops (domain
+``com.microsoft``): QLinearAdd, QLinearMul, QLinearAveragePool, QLinearGlobalAveragePool,
+QLinearSigmoid, QLinearLeakyRelu and QLinearConcat.
 
-onnxruntime runs an int8 model's Adds, Muls, pools and activations as these ops: its quantizer
-writes them in the QOperator format, and its graph transformer makes them from the DQ -> op -> Q
-groups of the QDQ format, as `hetsim.frontend.fuse_qdq` does. Each stands for such a group and
-computes what the group states, with the group's own kernels: every operand dequantized
-(DequantizeLinear: ``(x - zero_point) · scale`` in float32), the float op (`SPECS`: its kernel,
-the same attributes), the result quantized (QuantizeLinear: round half to even, add the zero
-point, saturate). The operands and the output share one dtype, int8 or uint8; every scale is a
-float32 scalar and every zero point a scalar of that dtype (omitted: 0). onnxruntime's kernels
-fold the scales into ratios (``a_scale / c_scale``) first, which moves a value that falls within
-float rounding of a tie by one step.
+onnxruntime runs an int8 model's Adds, Muls, pools, activations and Concats as these ops: its
+quantizer writes them in the QOperator format, and its graph transformer makes them from the DQ
+-> op -> Q groups of the QDQ format, as `hetsim.frontend.fuse_qdq` does. Each stands for such a
+group and computes what the group states, with the group's own kernels: every operand
+dequantized (DequantizeLinear: ``(x - zero_point) · scale`` in float32), the float op (`SPECS`:
+its kernel, the same attributes), the result quantized (QuantizeLinear: round half to even, add
+the zero point, saturate). The operands and the output share one dtype, int8 or uint8; every
+scale is a float32 scalar and every zero point a scalar of that dtype (omitted: 0).
+onnxruntime's kernels fold the scales into ratios (``a_scale / c_scale``) first, which moves a
+value that falls within float rounding of a tie by one step.
 
-The pools take ``channels_last`` = 0 only (NCHW, as both formats write them).
+The pools take ``channels_last`` = 0 only (NCHW, as both formats write them). QLinearConcat
+is variadic: ``Y_scale, Y_zero_point``, then each operand with its scale and zero point, and
+Concat's ``axis``.
 
 Shapes: the float op's rule. Cost (the float op's class): its flops, plus 2 per operand element
 (dequantize) and 4 per output element (quantize); bytes read and written at the quantized dtype.
@@ -50,17 +53,26 @@ _FLOAT32 = np.dtype("float32")
 class QLinearSpec:
     """Where a QLinear op's inputs are: the float op it stands for (and that op's class), the
     position of each quantized operand (its scale and zero point follow it), and of the
-    output's scale (its zero point follows it)."""
+    output's scale (its zero point follows it). A `variadic` op (QLinearConcat) has its
+    output's scale first and as many operands as it is given, from ``operands[0]`` on."""
 
     inner: str
     op_class: str
     operands: tuple[int, ...]
     output: int
+    variadic: bool = False
 
-    @property
-    def scales(self) -> tuple[int, ...]:
+    def operands_of(self, count: int) -> tuple[int, ...]:
+        """The positions of the operands of such an op with `count` inputs.
+
+        >>> SPECS["QLinearConcat"].operands_of(8), SPECS["QLinearAdd"].operands_of(8)
+        ((2, 5), (0, 3))
+        """
+        return tuple(range(self.operands[0], count, 3)) if self.variadic else self.operands
+
+    def scales_of(self, count: int) -> tuple[int, ...]:
         """The positions of every scale: each operand's, then the output's."""
-        return (*(i + 1 for i in self.operands), self.output)
+        return (*(i + 1 for i in self.operands_of(count)), self.output)
 
 
 SPECS: Mapping[str, QLinearSpec] = {
@@ -70,6 +82,7 @@ SPECS: Mapping[str, QLinearSpec] = {
     "QLinearGlobalAveragePool": QLinearSpec("GlobalAveragePool", "reduction", (0,), 3),
     "QLinearSigmoid": QLinearSpec("Sigmoid", "elementwise", (0,), 3),
     "QLinearLeakyRelu": QLinearSpec("LeakyRelu", "elementwise", (0,), 3),
+    "QLinearConcat": QLinearSpec("Concat", "data_movement", (2,), 0, variadic=True),
 }
 """Op type -> its layout; the ops onnxruntime's ``com.microsoft`` domain defines so."""
 
@@ -80,7 +93,8 @@ MICROSOFT = "com.microsoft"
 def _inner_op(op: Op, spec: QLinearSpec) -> Op:
     """The float op of `op`: its operands' names, its attributes but ``channels_last``."""
     attrs = {k: v for k, v in op.attrs.items() if k != "channels_last"}
-    return Op(spec.inner, op.name, tuple(op.inputs[i] for i in spec.operands), op.outputs, attrs)
+    operands = tuple(op.inputs[i] for i in spec.operands_of(len(op.inputs)))
+    return Op(spec.inner, op.name, operands, op.outputs, attrs)
 
 
 def _check_channels_first(op: Op) -> None:
@@ -99,7 +113,7 @@ def _compile(op: Op, opset: int) -> Kernel:
     quantize = OPS["QuantizeLinear"].compile(
         Op("QuantizeLinear", op.name, ("x", "s", "z"), ("y",)), opset
     )
-    operands, out = spec.operands, spec.output
+    operands, out = spec.operands_of(len(op.inputs)), spec.output
 
     def kernel(inputs: Sequence[Any]) -> list[np.ndarray]:
         values = (*inputs, None, None)
@@ -117,14 +131,15 @@ def _infer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     spec = SPECS[op.type]
     _check_channels_first(op)
     metas = (*inputs, None, None, None)
-    operands = [_operand(op, metas, at) for at in spec.operands]
+    at_least = spec.operands[0] + 1 if spec.variadic else 0  # an operand past y's zero point
+    operands = [_operand(op, metas, at) for at in spec.operands_of(max(len(inputs), at_least))]
     dtype = operands[0].dtype
     if dtype not in _INTEGER_DTYPES:
         raise op_error(op, f"expected an input of {either_of(_INTEGER_DTYPES)}", dtype.name)
     for operand in operands[1:]:
         if operand.dtype != dtype:
             raise op_error(op, f"expected every operand of {dtype.name}", operand.dtype.name)
-    for at in spec.scales:
+    for at in spec.scales_of(len(inputs)):
         _check_scale(op, metas, at, dtype)
     floats: list[Meta | None] = [Meta(operand.shape, _FLOAT32) for operand in operands]
     (out,) = OPS[spec.inner].infer(_inner_op(op, spec), opset, floats)
@@ -154,7 +169,7 @@ def _check_scale(op: Op, metas: Sequence[Meta | None], at: int, dtype: np.dtype[
 
 def _cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     spec = SPECS[op.type]
-    floats = [inputs[i] for i in spec.operands]
+    floats = [inputs[i] for i in spec.operands_of(len(inputs))]
     as_float = [Meta(m.shape, _FLOAT32) for m in floats if m is not None]
     out_float = [Meta(m.shape, _FLOAT32) for m in outputs]
     inner = OPS[spec.inner].cost(_inner_op(op, spec), as_float, out_float)

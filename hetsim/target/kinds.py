@@ -321,6 +321,7 @@ NPU_OPS = (
     "QGemm",
     "QLinearAdd",
     "QLinearMul",
+    "QLinearConcat",
     "QLinearAveragePool",
     "QLinearGlobalAveragePool",
     "QLinearSigmoid",

@@ -373,6 +373,34 @@ def test_a_gemm_without_a_quantized_output_becomes_a_float_qgemm() -> None:
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("act", ["int8", "uint8"])
+def test_a_concat_group_becomes_one_qlinearconcat(act: str) -> None:
+    # two quantizations of x, each with its own scale, concatenated and requantized
+    zero = 128 if act == "uint8" else 0
+    inits = [
+        _init("s1", X_SCALE, np.float32), _init("s2", 3 * X_SCALE, np.float32),
+        _init("z", zero, act), _init("y_scale", Y_SCALE, np.float32),
+    ]  # fmt: skip
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s1", "z"], ["q1"]),
+        helper.make_node("QuantizeLinear", ["x", "s2", "z"], ["q2"]),
+        helper.make_node("DequantizeLinear", ["q1", "s1", "z"], ["d1"]),
+        helper.make_node("DequantizeLinear", ["q2", "s2", "z"], ["d2"]),
+        helper.make_node("Concat", ["d1", "d2"], ["cat"], name="concat", axis=1),
+        helper.make_node("QuantizeLinear", ["cat", "y_scale", "z"], ["yq"]),
+        helper.make_node("DequantizeLinear", ["yq", "y_scale", "z"], ["y"]),
+    ]
+    model = _model(nodes, inits, {"x": [2, 3]})
+    graph = load_onnx(model)
+    assert [op.type for op in graph.ops] == [
+        "QuantizeLinear", "QuantizeLinear", "QLinearConcat", "DequantizeLinear"
+    ]  # fmt: skip
+    (concat,) = (op for op in graph.ops if op.type == "QLinearConcat")
+    assert concat.inputs == ("y_scale", "z", "q1", "s1", "z", "q2", "s2", "z")
+    assert (concat.name, concat.attrs) == ("concat", {"axis": 1})
+    _within_one_step(model, _x((2, 3)))
+
+
 def test_a_dequantized_input_other_ops_read_stays_for_them() -> None:
     # DQ(x) feeds the conv and a float Add: the conv is fused, the DQ stays for the Add
     model = _conv_model()

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from hetsim.kernels.qoperator import SPECS
 from tests.kernels.case import Case
 
 __all__ = ["CASES"]
@@ -38,17 +39,14 @@ def _onnxruntime(op_type: str, attrs: Mapping[str, Any]) -> Any:
 
         names = [f"in{i}" if a is not None else "" for i, a in enumerate(arrays)]
         node = helper.make_node(op_type, names, ["y"], domain="com.microsoft", **attrs)
-        data = helper.make_tensor_value_info(
-            "in0", helper.np_dtype_to_tensor_dtype(arrays[0].dtype), list(arrays[0].shape)
-        )  # the quantized operands are inputs; scales and zero points initializers
-        operands = {0, 3} if op_type in ("QLinearAdd", "QLinearMul") else {0}
-        inputs = [data]
-        if 3 in operands:
-            inputs.append(
-                helper.make_tensor_value_info(
-                    "in3", helper.np_dtype_to_tensor_dtype(arrays[3].dtype), list(arrays[3].shape)
-                )
+        # the quantized operands are inputs; scales and zero points initializers
+        operands = set(SPECS[op_type].operands_of(len(arrays))) if op_type in SPECS else {0}
+        inputs = [
+            helper.make_tensor_value_info(
+                names[i], helper.np_dtype_to_tensor_dtype(arrays[i].dtype), list(arrays[i].shape)
             )
+            for i in sorted(operands)
+        ]
         initializers = [
             numpy_helper.from_array(a, names[i])
             for i, a in enumerate(arrays)
@@ -151,7 +149,27 @@ def _gemm(
     return _case("QGemm", inputs, id=f"qgemm-{named}", **attrs)
 
 
+def _concat(dtype: type, *, axis: int) -> Case:
+    """Three operands of one dtype, each with its own scale and zero point, concatenated."""
+    shapes = [(1, 2, 3), (1, 4, 3), (1, 1, 3)] if axis == 1 else [(2, 3), (2, 1), (2, 5)]
+    signed = dtype is np.int8
+    inputs: dict[str, Any] = {
+        "y_scale": _scale(0.08),
+        "y_zero_point": np.array(-3 if signed else 125, dtype),
+    }
+    for i, (shape, scale) in enumerate(zip(shapes, (0.05, 0.11, 0.08), strict=True)):
+        inputs |= {
+            f"x{i}": _q(dtype, *shape),
+            f"x{i}_scale": _scale(scale),
+            f"x{i}_zero_point": np.array((i - 1) * 4 + (0 if signed else 128), dtype),
+        }
+    return _case("QLinearConcat", inputs, id=f"qlinearconcat-{np.dtype(dtype).name}-axis{axis}",
+                 axis=axis)  # fmt: skip
+
+
 CASES = [
+    _concat(np.int8, axis=1),
+    _concat(np.uint8, axis=-1),
     _gemm(np.int8, np.int8),
     _gemm(np.uint8, np.uint8, per_column=True, transB=1),
     _gemm(np.uint8, np.int8, bias=False, transA=1, alpha=0.5),

@@ -119,3 +119,29 @@ def test_qgemm_output_dtype_and_cost() -> None:
     (as_float,) = OPS["QGemm"].infer(QGEMM, 17, floats)
     assert (as_float.shape, as_float.dtype) == ((3, 4), np.dtype("float32"))
     assert OPS["QGemm"].cost(QGEMM, floats, [as_float]).flops == 12 * (10 + 1)
+
+
+def _concat_metas(second: Any = INT8, count: int = 2) -> list[Meta | None]:
+    f32 = np.dtype("float32")
+    operands = [(Meta((1, 2), INT8), INT8), (Meta((1, 3), np.dtype(second)), np.dtype(second))]
+    metas: list[Meta | None] = [Meta((), f32), Meta((), INT8)]
+    for meta, zero in operands[:count]:
+        metas += [meta, Meta((), f32), Meta((), zero)]
+    return metas
+
+
+def test_qlinear_concat_takes_any_number_of_operands_of_one_dtype() -> None:
+    # its output's scale and zero point come first, then each operand's triple
+    op = Op("QLinearConcat", "cat", tuple(f"i{i}" for i in range(8)), ("y",), {"axis": 1})
+    (out,) = OPS["QLinearConcat"].infer(op, 17, _concat_metas())
+    assert (out.shape, out.dtype) == ((1, 5), INT8)
+    cost = OPS["QLinearConcat"].cost(op, _concat_metas(), [out])
+    # Concat moves (no flops); dequantize 2 per operand element (5), quantize 4 per output (5)
+    assert (cost.flops, cost.op_class) == (2 * 5 + 4 * 5, "data_movement")
+    message = "op cat (QLinearConcat): expected every operand of int8, got uint8"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        OPS["QLinearConcat"].infer(op, 17, _concat_metas(second="uint8"))
+    alone = Op("QLinearConcat", "cat", ("s", "z"), ("y",), {"axis": 1})
+    message = "op cat (QLinearConcat): expected an operand at input 2, got none"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        OPS["QLinearConcat"].infer(alone, 17, _concat_metas(count=0))
