@@ -3,6 +3,7 @@ onnxruntime computes and their integer ops reach the int8 NPU."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -19,14 +20,36 @@ from hetsim.frontend import load_onnx  # noqa: E402
 SHAPE = (1, 3, 16, 16)
 
 
-def _float_model(head: str = "MatMul") -> onnx.ModelProto:
-    """Conv-Relu-MaxPool, a residual block (Conv-Relu, Add), global pool, Flatten, and a `head`:
-    a MatMul, or a Gemm with a bias as PyTorch exports nn.Linear (transB): a small float CNN."""
-    rng = np.random.default_rng(0)
+def _weights(seed: int) -> Callable[[str, tuple[int, ...], float], onnx.TensorProto]:
+    """A maker of random float32 initializers, ``weight(name, shape, std)``, drawn from `seed`."""
+    rng = np.random.default_rng(seed)
 
     def weight(name: str, shape: tuple[int, ...], std: float) -> onnx.TensorProto:
         return numpy_helper.from_array(rng.normal(0, std, shape).astype(np.float32), name)
 
+    return weight
+
+
+def _model_of(
+    name: str, nodes: list[onnx.NodeProto], weights: list[onnx.TensorProto], y: list[int]
+) -> onnx.ModelProto:
+    """A float model of input x (`SHAPE`) and output y (shape `y`), opset 17."""
+    graph = helper.make_graph(
+        nodes,
+        name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(SHAPE))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y)],
+        initializer=weights,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def _float_model(head: str = "MatMul") -> onnx.ModelProto:
+    """Conv-Relu-MaxPool, a residual block (Conv-Relu, Add), global pool, Flatten, and a `head`:
+    a MatMul, or a Gemm with a bias as PyTorch exports nn.Linear (transB): a small float CNN."""
+    weight = _weights(0)
     nodes = [
         helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
         helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
@@ -49,16 +72,7 @@ def _float_model(head: str = "MatMul") -> onnx.ModelProto:
     ]  # fmt: skip
     if head == "Gemm":
         weights.append(weight("bf", (10,), 0.1))
-    graph = helper.make_graph(
-        nodes,
-        "small_cnn",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(SHAPE))],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
-        initializer=weights,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model
+    return _model_of("small_cnn", nodes, weights, [1, 10])
 
 
 class _Calibration(quantization.CalibrationDataReader):  # type: ignore[misc]
@@ -144,3 +158,45 @@ def test_onnxruntime_qoperator_model_loads_and_computes_what_onnxruntime_does(
     (want,) = session.run(None, {"x": x})
     y_scale = graph.initializers[graph.ops[-1].inputs[1]]
     assert np.abs(execute(graph, {"x": x})["y"] - want).max() <= y_scale + 1e-6
+
+
+def _branches_model() -> onnx.ModelProto:
+    """Two conv branches of x (3x3 and 1x1), concatenated, then a 1x1 conv: an inception block."""
+    weight = _weights(4)
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["x", "w2", "b2"], ["c2"], name="conv2"),
+        helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+        helper.make_node("Concat", ["r1", "r2"], ["cat"], name="concat", axis=1),
+        helper.make_node("Conv", ["cat", "w3", "b3"], ["y"], name="conv3"),
+    ]
+    weights = [
+        weight("w1", (4, 3, 3, 3), 0.3), weight("b1", (4,), 0.1),
+        weight("w2", (4, 3, 1, 1), 0.3), weight("b2", (4,), 0.1),
+        weight("w3", (4, 8, 1, 1), 0.3), weight("b3", (4,), 0.1),
+    ]  # fmt: skip
+    return _model_of("branches", nodes, weights, [1, 4, *SHAPE[2:]])
+
+
+@pytest.mark.parametrize("form", ["QDQ", "QOperator"])
+def test_onnxruntime_concat_of_branches_stays_int8_on_the_npu(tmp_path: Path, form: str) -> None:
+    source, target = tmp_path / "float.onnx", tmp_path / f"{form}.onnx"
+    onnx.save(_branches_model(), source)
+    quantization.quantize_static(
+        str(source), str(target), _Calibration(), quant_format=quantization.QuantFormat[form],
+        activation_type=quantization.QuantType.QInt8, weight_type=quantization.QuantType.QInt8,
+    )  # fmt: skip
+    graph = load_onnx(target)
+    assert [op.type for op in graph.ops] == [
+        "QuantizeLinear", "QLinearConv", "QLinearConv", "QLinearConcat", "QLinearConv",
+        "DequantizeLinear",
+    ]  # fmt: skip
+    x = np.random.default_rng(5).standard_normal(SHAPE).astype(np.float32)
+    session = ort.InferenceSession(str(target), providers=["CPUExecutionProvider"])
+    (want,) = session.run(None, {"x": x})
+    y_scale = graph.initializers[graph.ops[-1].inputs[1]]
+    assert np.abs(execute(graph, {"x": x})["y"] - want).max() <= y_scale + 1e-6
+    placement = simulate(graph, "rk3588", mode="timing").to_dict()["placement"]
+    on_npu = [op.type for op in graph.ops if placement[op.name] == "npu"]
+    assert on_npu == ["QLinearConv", "QLinearConv", "QLinearConcat", "QLinearConv"]
