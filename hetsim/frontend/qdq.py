@@ -35,10 +35,10 @@ initializer; scales are float32):
   quantized tensor and gives the Q's output, exactly the values the float path gives, and the
   pair goes (onnxruntime drops it so). An int8 MaxPool thus stays on the int8 device.
 
-- **Add, Mul, AveragePool, GlobalAveragePool, Sigmoid, LeakyRelu, Concat**: every operand
-  from a per-tensor DQ, the output to a per-tensor Q, one 8-bit dtype throughout:
-  onnxruntime's QLinearAdd, QLinearMul..., QLinearConcat (domain ``com.microsoft``,
-  `hetsim.kernels.qoperator`), which compute what the group states.
+- **Add, Mul, AveragePool, GlobalAveragePool, Sigmoid, LeakyRelu, Concat, Softmax**: every
+  operand from a per-tensor DQ, the output to a per-tensor Q, one 8-bit dtype throughout:
+  onnxruntime's QLinearAdd, QLinearMul..., QLinearConcat, QLinearSoftmax (domain
+  ``com.microsoft``, `hetsim.kernels.qoperator`), which compute what the group states.
 
 Blocked quantization (``block_size``), DQ's ``output_dtype`` and Q's ``precision`` (opset 21
 and 23 attributes) keep a group as written. A group that does not qualify runs as the float

@@ -1,6 +1,6 @@
-"""onnxruntime's quantized element-wise, pooling and concatenating ops (domain
+"""onnxruntime's quantized element-wise, pooling, concatenating and softmax ops (domain
 ``com.microsoft``): QLinearAdd, QLinearMul, QLinearAveragePool, QLinearGlobalAveragePool,
-QLinearSigmoid, QLinearLeakyRelu and QLinearConcat.
+QLinearSigmoid, QLinearLeakyRelu, QLinearConcat and QLinearSoftmax.
 
 onnxruntime runs an int8 model's Adds, Muls, pools, activations and Concats as these ops: its
 quantizer writes them in the QOperator format, and its graph transformer makes them from the DQ
@@ -15,7 +15,8 @@ value that falls within float rounding of a tie by one step.
 
 The pools take ``channels_last`` = 0 only (NCHW, as both formats write them). QLinearConcat
 is variadic: ``Y_scale, Y_zero_point``, then each operand with its scale and zero point, and
-Concat's ``axis``.
+Concat's ``axis``. QLinearSoftmax's ``opset`` attribute names the Softmax version it follows
+(before 13, the input is read as 2-D at ``axis``); without it, the model's.
 
 Shapes: the float op's rule. Cost (the float op's class): its flops, plus 2 per operand element
 (dequantize) and 4 per output element (quantize); bytes read and written at the quantized dtype.
@@ -83,6 +84,7 @@ SPECS: Mapping[str, QLinearSpec] = {
     "QLinearSigmoid": QLinearSpec("Sigmoid", "elementwise", (0,), 3),
     "QLinearLeakyRelu": QLinearSpec("LeakyRelu", "elementwise", (0,), 3),
     "QLinearConcat": QLinearSpec("Concat", "data_movement", (2,), 0, variadic=True),
+    "QLinearSoftmax": QLinearSpec("Softmax", "normalization", (0,), 3),
 }
 """Op type -> its layout; the ops onnxruntime's ``com.microsoft`` domain defines so."""
 
@@ -90,11 +92,25 @@ MICROSOFT = "com.microsoft"
 """onnxruntime's domain, where its quantized ops are defined."""
 
 
+_OWN_ATTRS = frozenset({"channels_last", "opset"})
+"""Attributes of the QLinear op itself, not of the float op it stands for."""
+
+
 def _inner_op(op: Op, spec: QLinearSpec) -> Op:
-    """The float op of `op`: its operands' names, its attributes but ``channels_last``."""
-    attrs = {k: v for k, v in op.attrs.items() if k != "channels_last"}
+    """The float op of `op`: its operands' names, its attributes but `_OWN_ATTRS`."""
+    attrs = {k: v for k, v in op.attrs.items() if k not in _OWN_ATTRS}
     operands = tuple(op.inputs[i] for i in spec.operands_of(len(op.inputs)))
     return Op(spec.inner, op.name, operands, op.outputs, attrs)
+
+
+def _inner_opset(op: Op, opset: int) -> int:
+    """The opset the float op follows: QLinearSoftmax's ``opset`` attribute (the Softmax
+    version whose semantics it has: before 13, the input is read as 2-D at ``axis``), else the
+    model's."""
+    given = int(attr(op, "opset", 0))
+    if given < 0:
+        raise op_error(op, "expected an opset >= 1", given)
+    return given or opset
 
 
 def _check_channels_first(op: Op) -> None:
@@ -106,7 +122,7 @@ def _check_channels_first(op: Op) -> None:
 def _compile(op: Op, opset: int) -> Kernel:
     spec = SPECS[op.type]
     _check_channels_first(op)
-    inner = OPS[spec.inner].compile(_inner_op(op, spec), opset)
+    inner = OPS[spec.inner].compile(_inner_op(op, spec), _inner_opset(op, opset))
     dequantize = OPS["DequantizeLinear"].compile(
         Op("DequantizeLinear", op.name, ("x", "s", "z"), ("y",)), opset
     )
@@ -142,7 +158,7 @@ def _infer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     for at in spec.scales_of(len(inputs)):
         _check_scale(op, metas, at, dtype)
     floats: list[Meta | None] = [Meta(operand.shape, _FLOAT32) for operand in operands]
-    (out,) = OPS[spec.inner].infer(_inner_op(op, spec), opset, floats)
+    (out,) = OPS[spec.inner].infer(_inner_op(op, spec), _inner_opset(op, opset), floats)
     return [Meta(out.shape, dtype)]
 
 

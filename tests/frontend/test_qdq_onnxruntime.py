@@ -200,3 +200,29 @@ def test_onnxruntime_concat_of_branches_stays_int8_on_the_npu(tmp_path: Path, fo
     placement = simulate(graph, "rk3588", mode="timing").to_dict()["placement"]
     on_npu = [op.type for op in graph.ops if placement[op.name] == "npu"]
     assert on_npu == ["QLinearConv", "QLinearConv", "QLinearConcat", "QLinearConv"]
+
+
+@pytest.mark.parametrize("form", ["QDQ", "QOperator"])
+def test_onnxruntime_softmax_after_a_matmul_stays_int8(tmp_path: Path, form: str) -> None:
+    # QOperator writes QLinearSoftmax (with its opset attribute); a QDQ Softmax group fuses to it
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["m"], name="scores"),
+        helper.make_node("Softmax", ["m"], ["y"], name="softmax", axis=-1),
+    ]
+    float_model = _model_of("attention_head", nodes, [_weights(6)("w", (16, 6), 0.5)],
+                            [*SHAPE[:3], 6])  # fmt: skip
+    source, target = tmp_path / "float.onnx", tmp_path / f"{form}.onnx"
+    onnx.save(float_model, source)
+    quantization.quantize_static(
+        str(source), str(target), _Calibration(), quant_format=quantization.QuantFormat[form],
+        activation_type=quantization.QuantType.QInt8, weight_type=quantization.QuantType.QInt8,
+    )  # fmt: skip
+    graph = load_onnx(target)
+    assert [op.type for op in graph.ops] == [
+        "QuantizeLinear", "QLinearMatMul", "QLinearSoftmax", "DequantizeLinear"
+    ]  # fmt: skip
+    x = np.random.default_rng(7).standard_normal(SHAPE).astype(np.float32)
+    session = ort.InferenceSession(str(target), providers=["CPUExecutionProvider"])
+    (want,) = session.run(None, {"x": x})
+    y_scale = graph.initializers[graph.ops[-1].inputs[1]]
+    assert np.abs(execute(graph, {"x": x})["y"] - want).max() <= y_scale + 1e-6

@@ -167,7 +167,24 @@ def _concat(dtype: type, *, axis: int) -> Case:
                  axis=axis)  # fmt: skip
 
 
+def _softmax(dtype: type, shape: tuple[int, ...], *, axis: int, opset: int) -> Case:
+    """QLinearSoftmax with the output onnxruntime's quantizer gives it: scale 1/256, from 0."""
+    signed = dtype is np.int8
+    inputs = {
+        "x": _q(dtype, *shape),
+        "x_scale": _scale(0.06),
+        "x_zero_point": np.array(3 if signed else 130, dtype),
+        "y_scale": _scale(1 / 256),
+        "y_zero_point": np.array(-128 if signed else 0, dtype),
+    }
+    name = f"qlinearsoftmax-{np.dtype(dtype).name}-axis{axis}-opset{opset}"
+    return _case("QLinearSoftmax", inputs, id=name, axis=axis, opset=opset)
+
+
 CASES = [
+    _softmax(np.int8, (2, 7), axis=-1, opset=13),
+    _softmax(np.uint8, (2, 3, 5), axis=1, opset=13),
+    _softmax(np.int8, (2, 3, 5), axis=1, opset=11),  # before 13: softmax over 3 x 5 as one row
     _concat(np.int8, axis=1),
     _concat(np.uint8, axis=-1),
     _gemm(np.int8, np.int8),
