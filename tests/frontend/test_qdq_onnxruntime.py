@@ -84,12 +84,17 @@ class _Calibration(quantization.CalibrationDataReader):  # type: ignore[misc]
         return next(self._batches, None)
 
 
-def _quantized(
-    tmp_path: Path, activations: str, per_channel: bool, form: str = "QDQ", head: str = "MatMul"
+def _quantize(
+    model: onnx.ModelProto,
+    tmp_path: Path,
+    form: str = "QDQ",
+    activations: str = "int8",
+    per_channel: bool = False,
 ) -> Path:
-    """`_float_model` quantized by onnxruntime in `form` (QDQ or QOperator)."""
+    """`model` quantized by onnxruntime's `quantize_static` in `form` (QDQ or QOperator), int8
+    weights, activations of `activations`; the file it wrote."""
     source, target = tmp_path / "float.onnx", tmp_path / f"{form}.onnx"
-    onnx.save(_float_model(head), source)
+    onnx.save(model, source)
     types = {"int8": quantization.QuantType.QInt8, "uint8": quantization.QuantType.QUInt8}
     quantization.quantize_static(
         str(source), str(target), _Calibration(), quant_format=quantization.QuantFormat[form],
@@ -97,6 +102,20 @@ def _quantized(
         weight_type=quantization.QuantType.QInt8,
     )  # fmt: skip
     return target
+
+
+def _quantized(
+    tmp_path: Path, activations: str, per_channel: bool, form: str = "QDQ", head: str = "MatMul"
+) -> Path:
+    """`_float_model` quantized by onnxruntime in `form` (QDQ or QOperator)."""
+    return _quantize(_float_model(head), tmp_path, form, activations, per_channel)
+
+
+def _onnxruntime_y(path: Path, x: np.ndarray) -> np.ndarray:
+    """What onnxruntime's CPU provider gives for y, running the model at `path` on `x`."""
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    (y,) = session.run(None, {"x": x})
+    return np.asarray(y)
 
 
 def _int8_ops(head: str) -> list[str]:
@@ -119,8 +138,7 @@ def test_onnxruntime_qdq_model_fuses_and_computes_what_onnxruntime_does(
     graph = load_onnx(path)
     assert [op.type for op in graph.ops] == _int8_ops(head)
     x = np.random.default_rng(2).standard_normal(SHAPE).astype(np.float32)
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    (want,) = session.run(None, {"x": x})
+    want = _onnxruntime_y(path, x)
     y_scale = graph.initializers[graph.ops[-1].inputs[1]]
     got = execute(graph, {"x": x})["y"]
     assert np.abs(got - want).max() <= y_scale + 1e-6  # at most one step of the output
@@ -154,8 +172,7 @@ def test_onnxruntime_qoperator_model_loads_and_computes_what_onnxruntime_does(
     graph = load_onnx(target)
     assert [op.type for op in graph.ops] == _int8_ops(head)
     x = np.random.default_rng(3).standard_normal(SHAPE).astype(np.float32)
-    session = ort.InferenceSession(str(target), providers=["CPUExecutionProvider"])
-    (want,) = session.run(None, {"x": x})
+    want = _onnxruntime_y(target, x)
     y_scale = graph.initializers[graph.ops[-1].inputs[1]]
     assert np.abs(execute(graph, {"x": x})["y"] - want).max() <= y_scale + 1e-6
 
@@ -181,20 +198,14 @@ def _branches_model() -> onnx.ModelProto:
 
 @pytest.mark.parametrize("form", ["QDQ", "QOperator"])
 def test_onnxruntime_concat_of_branches_stays_int8_on_the_npu(tmp_path: Path, form: str) -> None:
-    source, target = tmp_path / "float.onnx", tmp_path / f"{form}.onnx"
-    onnx.save(_branches_model(), source)
-    quantization.quantize_static(
-        str(source), str(target), _Calibration(), quant_format=quantization.QuantFormat[form],
-        activation_type=quantization.QuantType.QInt8, weight_type=quantization.QuantType.QInt8,
-    )  # fmt: skip
+    target = _quantize(_branches_model(), tmp_path, form)
     graph = load_onnx(target)
     assert [op.type for op in graph.ops] == [
         "QuantizeLinear", "QLinearConv", "QLinearConv", "QLinearConcat", "QLinearConv",
         "DequantizeLinear",
     ]  # fmt: skip
     x = np.random.default_rng(5).standard_normal(SHAPE).astype(np.float32)
-    session = ort.InferenceSession(str(target), providers=["CPUExecutionProvider"])
-    (want,) = session.run(None, {"x": x})
+    want = _onnxruntime_y(target, x)
     y_scale = graph.initializers[graph.ops[-1].inputs[1]]
     assert np.abs(execute(graph, {"x": x})["y"] - want).max() <= y_scale + 1e-6
     placement = simulate(graph, "rk3588", mode="timing").to_dict()["placement"]
@@ -211,18 +222,12 @@ def test_onnxruntime_softmax_after_a_matmul_stays_int8(tmp_path: Path, form: str
     ]
     float_model = _model_of("attention_head", nodes, [_weights(6)("w", (16, 6), 0.5)],
                             [*SHAPE[:3], 6])  # fmt: skip
-    source, target = tmp_path / "float.onnx", tmp_path / f"{form}.onnx"
-    onnx.save(float_model, source)
-    quantization.quantize_static(
-        str(source), str(target), _Calibration(), quant_format=quantization.QuantFormat[form],
-        activation_type=quantization.QuantType.QInt8, weight_type=quantization.QuantType.QInt8,
-    )  # fmt: skip
+    target = _quantize(float_model, tmp_path, form)
     graph = load_onnx(target)
     assert [op.type for op in graph.ops] == [
         "QuantizeLinear", "QLinearMatMul", "QLinearSoftmax", "DequantizeLinear"
     ]  # fmt: skip
     x = np.random.default_rng(7).standard_normal(SHAPE).astype(np.float32)
-    session = ort.InferenceSession(str(target), providers=["CPUExecutionProvider"])
-    (want,) = session.run(None, {"x": x})
+    want = _onnxruntime_y(target, x)
     y_scale = graph.initializers[graph.ops[-1].inputs[1]]
     assert np.abs(execute(graph, {"x": x})["y"] - want).max() <= y_scale + 1e-6
