@@ -21,6 +21,8 @@ import yaml
 
 from hetsim.errors import HetsimError, Problem, SweepError
 from hetsim.located import locate, safe_load, yaml_error_at
+from hetsim.partition import POLICIES
+from hetsim.runtime.cuda_graph import STRATEGIES
 from hetsim.sim import MODES
 from hetsim.sweep.loaded import point_model
 from hetsim.sweep.points import EXPANDERS, Axis, SweepSpec, digest, parse_path
@@ -156,7 +158,9 @@ class _Parser:
     def add(self, path: str, expected: str, got: Any = None, hint: str | None = None) -> None:
         self.problems.append(Problem(path, expected, None if got is None else repr(got), hint))
 
-    def names(self, key: str, *, allow_none: bool) -> tuple[Any, ...]:
+    def names(self, key: str, *, allow_none: bool, known: tuple[str, ...] = ()) -> tuple[Any, ...]:
+        """The list of names at `key`; with `known`, each must be one of them (a name no run
+        knows would fail every point of the sweep, after all of them ran)."""
         value = self.data.get(key, [None] if allow_none else None)
         if value is None and not allow_none:
             return ()  # a required key: its absence is reported once, by _parse
@@ -169,6 +173,9 @@ class _Parser:
         for i, item in enumerate(value):
             if not (isinstance(item, str) or (allow_none and item is None)):
                 self.add(f"{key}[{i}]", f"expected a name{' or null' if allow_none else ''}", item)
+            elif known and isinstance(item, str) and item not in known:
+                expected = f"expected one of {', '.join(known)}{' or null' if allow_none else ''}"
+                self.add(f"{key}[{i}]", expected, item, closest(item, known))
         if len(set(map(repr, value))) != len(value):
             self.add(key, "expected distinct names", value)
         return tuple(value)
@@ -207,8 +214,8 @@ def _parse(
         models=tuple(_local_file(m, folder) for m in parser.names("models", allow_none=False)),
         axes=_axes(parser, expand),
         expand=expand,
-        policies=parser.names("policies", allow_none=True),
-        strategies=parser.names("strategies", allow_none=True),
+        policies=parser.names("policies", allow_none=True, known=tuple(POLICIES)),
+        strategies=parser.names("strategies", allow_none=True, known=tuple(STRATEGIES)),
         mode=parser.choice("mode", "timing", MODES),
         iterations=_iterations(parser),
         seed=parser.integer("seed", 0, 0),

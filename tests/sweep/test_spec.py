@@ -140,6 +140,19 @@ def test_bad_sweep_names_key_and_path(data: Any, message: str) -> None:
         load_sweep(data)
 
 
+def test_a_policy_or_strategy_no_run_knows_is_reported_before_any_point_runs() -> None:
+    # it failed every point of the sweep, after all of them ran
+    data = {**BASE, "policies": ["costs", None], "strategies": ["whole", "regoins"]}
+    with pytest.raises(SweepError) as caught:
+        load_sweep(data)
+    assert [p.message for p in caught.value.problems] == [
+        "policies[0]: expected one of capability, cost, rules or null, got 'costs' (did you "
+        "mean 'cost'?)",
+        "strategies[1]: expected one of none, whole, regions, buckets or null, got 'regoins' "
+        "(did you mean 'regions'?)",
+    ]
+
+
 def test_every_problem_is_reported_at_once() -> None:
     data = {**BASE, "models": ["transformer"], "seed": -1, "iterations": 0, "dims": {"seq": 0}}
     data["policies"] = [3]
@@ -333,9 +346,9 @@ def test_point_target_equals_the_hand_written_override() -> None:
 
 
 def test_policies_and_strategies_become_simulate_options() -> None:
-    spec = load_sweep({**BASE, "policies": ["heft", None], "strategies": ["whole"]})
+    spec = load_sweep({**BASE, "policies": ["cost", None], "strategies": ["whole"]})
     assert [p.params for p in spec.points()] == [
-        {"model": "mlp", "partition": "heft", "cuda_graph": "whole"},
+        {"model": "mlp", "partition": "cost", "cuda_graph": "whole"},
         {"model": "mlp", "cuda_graph": "whole"},
     ]
     assert dict(spec.points()[0].options) == {"mode": "timing", "seed": 0, "trace": False}
