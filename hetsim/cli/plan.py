@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from hetsim.cli.dims import add_dims_option, merged_dims
 from hetsim.ir import check_graph_dims
+from hetsim.kernels import propagate
 from hetsim.models import load_model
-from hetsim.partition import ESTIMATE_DIM, POLICIES, format_plan, partition
+from hetsim.partition import ESTIMATE_DIM, POLICIES, format_plan, idle_notes, partition
 from hetsim.platform import build_platform
 from hetsim.target import Target
 
@@ -55,21 +57,19 @@ def show_plan(args: argparse.Namespace) -> int:
     """Print the plan of ``args.model`` on ``args.target`` as text (or JSON)."""
     graph = load_model(args.model)
     dims = dict(check_graph_dims(graph, merged_dims(args.dims)))
-    plan = partition(
-        graph,
-        build_platform(Target(args.target)),
-        policy=args.partition,
-        rules=args.rules,
-        dims=dims,
-    )
+    platform = build_platform(Target(args.target))
+    plan = partition(graph, platform, policy=args.partition, rules=args.rules, dims=dims)
     estimated = dict.fromkeys((s for s in graph.symbols if s not in dims), ESTIMATE_DIM)
     if args.json:
         print(json.dumps({**plan.to_dict(), "estimate_dims": estimated}, indent=2))
-        return 0
-    lines = format_plan(plan).splitlines()
-    if estimated:  # after the title and the dims given
-        lines.insert(1 + bool(plan.dims), _unbound_line(estimated))
-    print("\n".join(lines))
+    else:
+        lines = format_plan(plan).splitlines()
+        if estimated:  # after the title and the dims given
+            lines.insert(1 + bool(plan.dims), _unbound_line(estimated))
+        print("\n".join(lines))
+    metas = propagate(graph, {**dims, **estimated})
+    for note in idle_notes(platform, graph.ops, metas, plan.placement):  # as hetsim run
+        print(f"note: {note}", file=sys.stderr)
     return 0
 
 

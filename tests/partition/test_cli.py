@@ -44,3 +44,13 @@ def test_plan_with_a_rules_file(tmp_path: Path, capsys: pytest.CaptureFixture[st
         op: "node1/gpu0" for op in placement if op.startswith("fc")
     }
     assert set(placement.values()) == {"node0/gpu0", "node1/gpu0"}
+
+
+def test_plan_says_why_an_accelerator_gets_no_op(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(["plan", "cnn", "--target", "arm/ethos-u65"]) == 0
+    assert capsys.readouterr().err == (
+        "note: dev0 runs none of the 12 ops: no float32 in its dtypes (8), no BatchNormalization "
+        "in its ops (2), no GlobalAveragePool in its ops (1), other reasons (1)\n"
+    )
+    assert _run(["plan", "cnn_int8", "--target", "arm/ethos-u65"]) == 0
+    assert capsys.readouterr().err == ""
