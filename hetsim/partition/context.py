@@ -303,8 +303,8 @@ def idle_notes(
     >>> on_host = {op.name: "host" for op in cnn.ops}
     >>> (note,) = idle_notes(ethos, cnn.ops, propagate(cnn, {}), on_host)
     >>> print(note)  # doctest: +NORMALIZE_WHITESPACE
-    dev0 runs none of the 12 ops: no float32 in its dtypes (8), no BatchNormalization in its
-    ops (2), no GlobalAveragePool in its ops (1), other reasons (1)
+    dev0 runs none of the 12 ops: no float32 in its dtypes (9), no BatchNormalization in its
+    ops (2), no GlobalAveragePool in its ops (1)
     """
     used = set(placement.values())
     processors = platform.processors.values()

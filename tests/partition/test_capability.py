@@ -10,8 +10,9 @@ import pytest
 from hetsim import execute, simulate
 from hetsim.errors import PartitionError
 from hetsim.ir import Graph, GraphBuilder
+from hetsim.kernels import propagate
 from hetsim.models import load_model
-from hetsim.partition import Segment, Transfer, partition
+from hetsim.partition import Segment, Transfer, idle_notes, partition
 from hetsim.platform import Platform
 from tests.partition.tiny import LINK, level, nested, platform_of, proc, tag_platform
 
@@ -211,3 +212,15 @@ def test_the_int8_cnn_runs_on_a_bare_kind_and_on_one_accelerator_alone(target: s
     assert placement["quant_x"] == ("host" if target in INT8_ACCELERATORS else "dev0")
     if target in INT8_ACCELERATORS:  # the int8 convs go to the accelerator
         assert placement["conv1"] == placement["conv2"] == "dev0"
+
+
+def test_an_idle_accelerator_s_note_counts_the_reasons_past_the_three_it_names() -> None:
+    # ResNet-50 (float32) on NVDLA alone: 158 convs and relus are float, 16 Sums and a Reshape
+    # are not in its ops, and one op is refused for a reason of its own
+    graph, nvdla = load_model("resnet50"), tag_platform("nvidia/nvdla")
+    on_host = {op.name: "host" for op in graph.ops}
+    (note,) = idle_notes(nvdla, graph.ops, propagate(graph, {}), on_host)
+    assert note == (
+        "dev0 runs none of the 176 ops: no float32 in its dtypes (158), no Sum in its ops (16), "
+        "no Reshape in its ops (1), other reasons (1)"
+    )
