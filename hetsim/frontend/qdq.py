@@ -30,6 +30,10 @@ initializer; scales are float32):
   b_scale``, which differs from the float path by float32 rounding only), as onnxruntime
   fuses a Gemm without a Q.
 
+- **Relu before a Q whose zero point is its dtype's minimum** goes, the Q reading the Relu's
+  input (onnxruntime's ReluQuantFusion): the Q clips what the Relu would, so the values are the
+  same, and a Conv or MatMul before it (a fused Conv-ReLU as PyTorch exports it) then fuses.
+
 - **Ops that only select or move values** (`DATA_MOVERS`: MaxPool, Reshape, Transpose,
   Gather...): between a per-tensor DQ and a Q of the same scale and zero point, the op reads the
   quantized tensor and gives the Q's output, exactly the values the float path gives, and the
@@ -409,6 +413,7 @@ def fuse_qdq(graph: Graph) -> Graph:
     >>> [(op.type, op.name) for op in fuse_qdq(b.build(y)).ops]
     [('QLinearMatMul', 'matmul0')]
     """
+    graph = _without_clipped_relus(graph)
     fuser = _Fuser(graph)
     fused: dict[str, Op] = {}  # float op name -> the integer op in its place
     absorbed: set[str] = set()  # the Qs fused ops absorb
@@ -432,6 +437,33 @@ def fuse_qdq(graph: Graph) -> Graph:
         initializers={n: v for n, v in initializers.items() if n in read},
         value_types={n: t for n, t in graph.value_types.items() if n in read | made},
     )
+
+
+def _without_clipped_relus(graph: Graph) -> Graph:
+    """`graph` less each Relu whose one reader is a per-tensor Q with its dtype's minimum as
+    zero point, the Q reading the Relu's input instead (onnxruntime's ReluQuantFusion): the Q
+    clips everything below 0 to that minimum already, so the two give the same values, and a
+    Conv or MatMul before the Relu (PyTorch exports a fused Conv-ReLU so) can then fuse."""
+    fuser = _Fuser(graph)
+    through: dict[str, str] = {}  # a dropped Relu's output -> its input
+    for op in graph.ops:
+        if op.type != "Relu" or not op.inputs[0]:
+            continue
+        found = fuser.quantized_by(op.outputs[0])
+        if found is None:
+            continue
+        _, y = found
+        if np.all(fuser.zero_value(y) == np.iinfo(y.dtype).min):
+            through[op.outputs[0]] = op.inputs[0]
+    if not through:
+        return graph
+    ops = tuple(
+        replace(op, inputs=tuple(through.get(name, name) for name in op.inputs))
+        for op in graph.ops
+        if not (op.type == "Relu" and op.outputs[0] in through)
+    )
+    types = {n: t for n, t in graph.value_types.items() if n not in through}
+    return replace(graph, ops=ops, value_types=types)
 
 
 def _without_unread(ops: list[Op], outputs: tuple[str, ...], op_type: str) -> list[Op]:

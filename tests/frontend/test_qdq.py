@@ -55,12 +55,14 @@ def _conv_model(
     conv_output_read_twice: bool = False,
     torch_weights: bool = False,
     opset: int = 19,
+    relu_zero: int | None = None,
 ) -> onnx.ModelProto:
     """x -> Q -> DQ -> Conv(DQ(w), DQ(b)) -> Q -> DQ -> y, as onnxruntime's quantizer writes it.
 
     `bias`: ``int32`` (quantized with scale x_scale · w_scale), ``wrong_scale`` (quantized with
-    twice that), ``float`` (a float initializer), ``none``. `torch_weights`: the weight is a
-    float initializer quantized by a Q in the graph, as PyTorch exports it.
+    twice that), ``float`` (a float initializer), ``none``. `relu_zero`: a Relu after the Conv
+    (a fused Conv-ReLU as PyTorch exports it), its Q's zero point this. `torch_weights`: the
+    weight is a float initializer quantized by a Q in the graph, as PyTorch exports it.
     """
     rng = np.random.default_rng(1)
     w = rng.normal(0, 0.3, (M, C, 3, 3)).astype(np.float32)
@@ -73,7 +75,8 @@ def _conv_model(
         w_scale = np.array(np.abs(w).max() / 127, np.float32)
     w_q = np.clip(np.rint(w / w_scale.reshape(along)), -127, 127).astype(np.int8)
     zero = 128 if act == "uint8" else 0
-    x_zero, y_zero = np.array(zero, act), np.array(zero, act)
+    x_zero = np.array(zero, act)
+    y_zero = np.array(zero if relu_zero is None else relu_zero, act)
     b_f = rng.normal(0, 0.5, M).astype(np.float32)
     b_scale = (np.float32(X_SCALE) * (w_scale if w_axis == 0 else w_scale.max())).astype(np.float32)
     inits = [
@@ -111,8 +114,11 @@ def _conv_model(
     elif bias == "float":
         inits.append(_init("b_float", b_f))
         conv_inputs.append("b_float")
+    conv_out = "yf" if relu_zero is None else "cf"
+    nodes.append(helper.make_node("Conv", conv_inputs, [conv_out], name="conv", pads=[1, 1, 1, 1]))
+    if relu_zero is not None:
+        nodes.append(helper.make_node("Relu", ["cf"], ["yf"], name="relu"))
     nodes += [
-        helper.make_node("Conv", conv_inputs, ["yf"], name="conv", pads=[1, 1, 1, 1]),
         helper.make_node("QuantizeLinear", ["yf", "y_scale", "y_zero"], ["yq"], name="quant_y"),
         helper.make_node("DequantizeLinear", ["yq", "y_scale", "y_zero"], ["y"], name="dq_y"),
     ]
@@ -151,6 +157,25 @@ def test_a_conv_group_becomes_one_qlinearconv(act: str, per_channel: bool, bias:
     assert graph.initializers["w_q"].dtype == np.int8  # the weight stays quantized
     assert "b_scale" not in graph.initializers  # read by the dropped DQ only
     _within_one_step(model, _x())
+
+
+@pytest.mark.parametrize(("act", "zero"), [("int8", -128), ("uint8", 0)])
+def test_a_relu_its_quantize_clips_anyway_goes_and_the_conv_fuses(act: str, zero: int) -> None:
+    # the Q's zero point is its dtype's minimum: it clips what the Relu would
+    model = _conv_model(act=act, relu_zero=zero)
+    graph = load_onnx(model)
+    assert [op.type for op in graph.ops] == ["QuantizeLinear", "QLinearConv", "DequantizeLinear"]
+    _within_one_step(model, _x())
+
+
+def test_a_relu_its_quantize_does_not_clip_stays_and_so_does_its_conv() -> None:
+    model = _conv_model(act="int8", relu_zero=0)  # a zero point of 0 keeps negatives
+    graph = load_onnx(model)
+    assert [op.type for op in graph.ops] == [
+        "QuantizeLinear", "DequantizeLinear", "Conv", "Relu", "QuantizeLinear", "DequantizeLinear"
+    ]  # fmt: skip
+    (want, *_) = ReferenceEvaluator(model).run(None, {"x": _x()})
+    np.testing.assert_allclose(execute(graph, {"x": _x()})["y"], want, atol=1e-6)
 
 
 def test_a_weight_quantized_in_the_graph_is_folded_first_then_fused() -> None:
