@@ -221,7 +221,8 @@ class _Fuser:
             return None
         bias = ""
         if len(op.inputs) > 2 and op.inputs[2]:
-            bias = self._bias(op.inputs[2], x, w, weight.shape[0])
+            want = (x.scale_value * w.scale_value).ravel()
+            bias = self._bias(op.inputs[2], want, weight.shape[0])
             if not bias:
                 return None
         q, y = out
@@ -230,20 +231,27 @@ class _Fuser:
         fused = Op("QLinearConv", op.name, (*inputs, bias) if bias else inputs, (y.tensor,), attrs)
         return fused, q
 
-    def _bias(self, name: str, x: _Quantized, w: _Quantized, channels: int) -> str:
-        """The int32 bias a DQ makes `name` from, when its scale is ``x_scale · w_scale``."""
+    def _bias(
+        self, name: str, want: np.ndarray, channels: int | None, *, any_shape: bool = False
+    ) -> str:
+        """The int32 bias a DQ makes `name` from, when its zero point is 0 and its scale is
+        `want` (one, or one per output channel: ``x_scale · w_scale``, Gemm's ``alpha · a_scale
+        · b_scale``): a constant of `channels` elements, per channel along its axis 0; with
+        `any_shape` (Gemm's C), any shape when the scale and `want` are one each."""
         b = self.dequantized(name)
-        if b is None or b.tensor not in self.constants or b.dtype != _INT32:
+        if b is None or b.dtype != _INT32:
             return ""
         if b.zero is not None and np.any(self.constants[b.zero]):
             return ""
-        want = np.broadcast_to((x.scale_value * w.scale_value).ravel(), (channels,))
         scale = b.scale_value.ravel()
-        if scale.size not in (1, channels) or self.constants[b.tensor].shape != (channels,):
-            return ""
-        if scale.size > 1 and b.axis not in (0, -1):
-            return ""
-        if not np.allclose(np.broadcast_to(scale, (channels,)), want, rtol=_BIAS_RTOL, atol=0):
+        if not (any_shape and scale.size == want.size == 1):
+            weight = self.constants.get(b.tensor)
+            if channels is None or weight is None or weight.shape != (channels,):
+                return ""
+            if scale.size not in (1, channels) or (scale.size > 1 and b.axis not in (0, -1)):
+                return ""
+            scale, want = np.broadcast_to(scale, (channels,)), np.broadcast_to(want, (channels,))
+        if not np.allclose(scale, want, rtol=_BIAS_RTOL, atol=0):
             return ""
         return b.tensor
 
@@ -285,7 +293,8 @@ class _Fuser:
             if float(op.attrs.get("beta", 1.0)) != 1.0:
                 return None
             n = weight.shape[columns] if weight is not None else None
-            bias = self._gemm_bias(op.inputs[2], alpha * a.scale_value * b.scale_value.ravel(), n)
+            want = (alpha * a.scale_value * b.scale_value).ravel()
+            bias = self._bias(op.inputs[2], want, n, any_shape=True)
             if not bias:
                 return None
         operands = (
@@ -300,24 +309,6 @@ class _Fuser:
         q, y = out
         inputs = (*operands, y.scale, self.zero_point(y))
         return Op("QGemm", op.name, inputs, (y.tensor,), attrs), q
-
-    def _gemm_bias(self, name: str, want: np.ndarray, n: int | None) -> str:
-        """The int32 bias a DQ makes `name` from, when its zero point is 0 and its scale is
-        `want` (``alpha · a_scale · b_scale``, one or per column)."""
-        c = self.dequantized(name)
-        if c is None or c.dtype != _INT32:
-            return ""
-        if c.zero is not None and np.any(self.constants[c.zero]):
-            return ""
-        scale = c.scale_value.ravel()
-        if scale.size > 1 or want.size > 1:  # per column: a 1-D C of N, scaled along axis 0
-            shape = self.constants[c.tensor].shape if c.tensor in self.constants else None
-            if n is None or shape != (n,) or scale.size not in (1, n) or c.axis not in (0, -1):
-                return ""
-            scale, want = np.broadcast_to(scale, (n,)), np.broadcast_to(want, (n,))
-        if not np.allclose(scale, want, rtol=_BIAS_RTOL, atol=0):
-            return ""
-        return c.tensor
 
     def moved(self, op: Op) -> tuple[Op, Op] | None:
         """`op` on the quantized tensor, when a DQ makes its data input and a Q of the same
