@@ -313,17 +313,19 @@ def idle_notes(
     if not ops:
         return ()
     context = LevelContext(platform, platform.levels[""], tuple(ops), metas, {})
+    # a refusal depends on the op's type and dtypes only: one per kind, weighted by its ops
+    kinds: Counter[tuple[str, frozenset[str]]] = Counter()
+    example: dict[tuple[str, frozenset[str]], Op] = {}
+    for op in ops:
+        key = (op.type, context.dtypes_of(op))
+        kinds[key] += 1
+        example.setdefault(key, op)
     notes = []
     for path in idle:
         reasons: Counter[str] = Counter()
-        known: dict[tuple[Any, ...], str] = {}
-        for op in ops:
-            key = (op.type, context._compute_dtypes(op))
-            reason = known.get(key)
-            if reason is None:
-                refused = refusals(platform, path, op, False, context.dtypes_of(op))
-                reason = known[key] = refused[0][1] if refused else "placed on an earlier choice"
-            reasons[reason] += 1
+        for key, count in kinds.items():
+            refused = refusals(platform, path, example[key], False, key[1])
+            reasons[refused[0][1] if refused else "placed on an earlier choice"] += count
         shown = reasons.most_common(IDLE_REASONS_SHOWN)
         listed = [f"{reason} ({count})" for reason, count in shown]
         rest = len(ops) - sum(count for _, count in shown)
