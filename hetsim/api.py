@@ -36,8 +36,7 @@ from hetsim.partition import POLICIES, Plan, idle_notes
 from hetsim.partition import partition as partition_graph
 from hetsim.platform import Platform, build_platform, empty_memory_note
 from hetsim.report import Result
-from hetsim.runtime import GraphProgram, PlanProgram, VmProgram, compile_plan
-from hetsim.runtime.cuda_graph import bucket_dims, find_regions
+from hetsim.runtime import PlanProgram, compile_plan
 from hetsim.sim import SimOptions, run_program
 from hetsim.sim.bind import clear_bound, clear_kernels
 from hetsim.sim.capture import run_with_graphs
@@ -347,13 +346,10 @@ def simulate(
             raise
         program = program_of(values)
     cuda_graph, graph_devices = opts.cuda_graph, None
-    notes: tuple[str, ...] = ()
     if "cuda_graph" not in options:  # the target may ask for graphs: devices with cuda_graph set
         flagged = [p.path for p in platform.processors.values() if p.attrs.get("cuda_graph")]
         if flagged:
             cuda_graph, graph_devices = "regions", frozenset(flagged)
-    if cuda_graph == "buckets":
-        cuda_graph, notes = _bucketing(program, platform, dims, opts.buckets)
     record = run_with_graphs(
         program,
         platform,
@@ -369,13 +365,8 @@ def simulate(
         graph_devices=graph_devices,
     )
     idle = _idle_notes(program, platform, graph, metas)
-    if notes or idle:
-        extra = {**record.extra}
-        if notes:
-            extra["cuda_graph_notes"] = [*extra.get("cuda_graph_notes", ()), *notes]
-        if idle:
-            extra["placement_notes"] = list(idle)
-        record = dataclasses.replace(record, extra=extra)
+    if idle:
+        record = dataclasses.replace(record, extra={**record.extra, "placement_notes": list(idle)})
     return Result.from_record(record)
 
 
@@ -391,37 +382,3 @@ def _idle_notes(
     if found is None:
         found = _idle[program] = idle_notes(platform, graph.ops, metas, program.plan.placement)
     return found
-
-
-NOTHING_TO_PAD = "no CUDA kernels to capture: every kernel runs eagerly, without padding"
-"""The note of a ``buckets`` run on a program without a capturable region."""
-
-
-def _bucketing(
-    program: PlanProgram, platform: Platform, dims: Mapping[str, int], buckets: tuple[int, ...]
-) -> tuple[str, tuple[str, ...]]:
-    """The strategy a ``buckets`` run takes, and its notes.
-
-    Padding binds the whole program at the bucket's dims. With no region to capture (no CUDA
-    device, or its kernels at a nested level) that would only break a graph-executor level
-    compiled for the dims given: such a run is ``regions`` without a graph, as ``whole`` runs
-    eagerly there. With regions, such a level is an error that says why.
-    """
-    root = program.root
-    if not isinstance(root, VmProgram):  # capture_program says why it cannot capture
-        return "buckets", ()
-    if not find_regions(root, platform):
-        return "regions", (NOTHING_TO_PAD,)
-    padded = bucket_dims(dims, buckets) or {}
-    for level in program.programs:
-        if not isinstance(level, GraphProgram):
-            continue
-        for name, size in sorted(level.dims.items()):
-            if padded.get(name, size) != size:
-                raise SimulationError(
-                    f"cuda_graph buckets: expected every level to run {name}={padded[name]} "
-                    f"({name}={dims[name]} padded up to its bucket), got graph executor "
-                    f"{level.level} compiled for {name}={size}; give {name} a bucket size, or "
-                    "use cuda_graph 'regions'"
-                )
-    return "buckets", ()

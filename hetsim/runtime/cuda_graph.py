@@ -39,6 +39,7 @@ from hetsim.runtime.vm import (
 
 __all__ = [
     "DEFAULT_BUCKETS",
+    "NOTHING_TO_PAD",
     "STRATEGIES",
     "CapturedProgram",
     "CudaGraph",
@@ -53,6 +54,8 @@ __all__ = [
 
 DEFAULT_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
 """Bucket sizes of the ``buckets`` strategy: powers of two, as vLLM's capture sizes grow."""
+NOTHING_TO_PAD = "no CUDA kernels to capture: every kernel runs eagerly, without padding"
+"""The note of a ``buckets`` run with no region to capture: its dims are not padded."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -380,6 +383,9 @@ def capture_program(
         )
     chosen, notes = found.select(program, regions)
     notes = (*skipped, *notes)
+    is_bucketed = found.is_bucketed and bool(chosen)
+    if found.is_bucketed and not chosen:  # padding would only change the shapes of eager runs
+        notes = (*notes, NOTHING_TO_PAD)
     starts = {r.start: r for r in chosen}
     code: list[Instruction | CudaGraph] = []
     origin: list[int] = []
@@ -405,7 +411,7 @@ def capture_program(
     ]
     return CapturedProgram(
         program, strategy, chosen, tuple(code), tuple(origin),
-        tuple(buckets) if found.is_bucketed else (), notes,
+        tuple(buckets) if is_bucketed else (), notes,
         compiled if compiled is not program else None,
     )  # fmt: skip
 

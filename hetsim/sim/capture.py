@@ -29,9 +29,10 @@ from hetsim.cost import (
     graph_node_us,
 )
 from hetsim.cost import instantiate_us as instantiate_cost_us
+from hetsim.errors import SimulationError
 from hetsim.kernels import Cost, Meta, propagate
 from hetsim.platform import Platform
-from hetsim.runtime import Alloc, Free, Launch, PlanProgram, VmProgram
+from hetsim.runtime import Alloc, Free, GraphProgram, Launch, PlanProgram, VmProgram
 from hetsim.runtime.cuda_graph import (
     CapturedProgram,
     CudaGraph,
@@ -90,6 +91,26 @@ def run_with_graphs(
     return dataclasses.replace(record, extra=extra)
 
 
+def _check_static_levels(
+    compiled: VmProgram | PlanProgram, dims: Mapping[str, int], padded: Mapping[str, int]
+) -> None:
+    """Padding binds the whole plan at the bucket's dims: a graph-executor level compiled for
+    the dims given cannot run them (its static shapes), which this says in the strategy's
+    terms rather than binding's."""
+    programs = compiled.programs if isinstance(compiled, PlanProgram) else (compiled,)
+    for level in programs:
+        if not isinstance(level, GraphProgram):
+            continue
+        for name, size in sorted(level.dims.items()):
+            if padded.get(name, size) != size:
+                raise SimulationError(
+                    f"cuda_graph buckets: expected every level to run {name}={padded[name]} "
+                    f"({name}={dims[name]} padded up to its bucket), got graph executor "
+                    f"{level.level} compiled for {name}={size}; give {name} a bucket size, or "
+                    "use cuda_graph 'regions'"
+                )
+
+
 def run_graph_program(
     rewritten: CapturedProgram,
     platform: Platform,
@@ -125,6 +146,7 @@ def run_graph_program(
             cache.eager_runs += 1
             regions = ()
         elif padded != dims:
+            _check_static_levels(compiled, dims, padded)
             padded_metas = propagate(program.graph, padded)
             shaped = (bind(compiled, platform, padded_metas, dims=padded), padded_metas)
     code = _Folder(rewritten, regions, platform, bound, shaped, cache).fold()
