@@ -131,7 +131,7 @@ class _Fuser:
 
     def quantized_output(self, op: Op) -> np.dtype[Any] | None:
         """The dtype a Q or a quantized op gives: its output zero point's; without one, a Q's
-        ``output_dtype`` or uint8, a QGemm's float32, another's its first input's."""
+        ``output_dtype`` or uint8, a QGemm's float32, another's its first operand's."""
         index = _OUTPUT_ZERO[op.type]
         zero = op.inputs[index] if len(op.inputs) > index else ""
         if zero:
@@ -139,7 +139,10 @@ class _Fuser:
         if op.type == "QuantizeLinear":
             code = int(op.attrs.get("output_dtype", 0))
             return ONNX_DTYPES.get(code) if code else _UINT8
-        return _FLOAT32 if op.type == "QGemm" else self.dtype_of(op.inputs[0])
+        if op.type == "QGemm":
+            return _FLOAT32
+        first = SPECS[op.type].operands[0] if op.type in SPECS else 0  # QLinearConcat's: 2
+        return self.dtype_of(op.inputs[first])
 
     def dequantized(self, name: str) -> _Quantized | None:
         """What DQ makes `name`, when a DQ does and its scale and zero point are constants."""

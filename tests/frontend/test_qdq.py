@@ -262,6 +262,18 @@ def test_a_contrib_op_without_its_output_zero_point_gives_its_operands_dtype() -
     np.testing.assert_array_equal(execute(graph, {"x": x_value})[graph.outputs[0]], want)
 
 
+def test_a_qlinear_concat_without_its_output_zero_point_gives_its_operands_dtype() -> None:
+    # its first input is the output's scale (float32): the dtype is its first operand's
+    b = GraphBuilder("qoperator_concat", opset=13)
+    x = b.input("x", (2, 4), dtype="int8")
+    scale, zero = np.array(0.1, np.float32), np.array(0, np.int8)
+    both = b.op("QLinearConcat", scale, None, x, scale, zero, x, scale, zero, axis=1)
+    w = b.initializer(np.arange(24, dtype=np.int8).reshape(8, 3), "w")
+    product = b.op("MatMul", _builder_dq(b, both, 0.1), _builder_dq(b, w, 0.1))
+    graph = fuse_qdq(b.build(b.op("QuantizeLinear", product, np.array(0.5, np.float32), zero)))
+    assert [op.type for op in graph.ops] == ["QLinearConcat", "QLinearMatMul"]
+
+
 def _matmul_model(*, per_column: bool, b_from_input: bool = False) -> onnx.ModelProto:
     rng = np.random.default_rng(3)
     w = rng.normal(0, 0.3, (8, 5)).astype(np.float32)
