@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hetsim.cli.files import output_file, png_file, writing
+from hetsim.report.tables import rich_console
 from hetsim.sweep import (
     SweepProgress,
     SweepSpec,
@@ -160,7 +161,6 @@ def sweep(args: argparse.Namespace) -> int:
 
 def _print_table(header: list[str], rows: list[list[str]]) -> None:
     try:
-        from rich.console import Console
         from rich.markup import escape
         from rich.table import Table
     except ImportError:
@@ -172,7 +172,7 @@ def _print_table(header: list[str], rows: list[list[str]]) -> None:
         table.add_column(name, overflow="fold")
     for row in rows:
         table.add_row(*map(escape, row))  # override paths hold [device] brackets
-    Console().print(table)
+    rich_console().print(table)
 
 
 @contextmanager

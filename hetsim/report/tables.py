@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Any, TextIO
 
 from hetsim.report.levels import level_stats
 from hetsim.report.result import Result
 from hetsim.units import format_bytes
 
-__all__ = ["Table", "format_summary", "print_summary", "summary_tables"]
+__all__ = ["Table", "format_summary", "print_summary", "rich_console", "summary_tables"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,21 +156,40 @@ def format_summary(result: Result) -> str:
     return "\n\n".join(_format_table(table) for table in summary_tables(result))
 
 
+NATURAL_WIDTH = 400
+"""Columns a `rich_console` allows when its output is not a terminal: wide enough that no name
+is folded, as rich tables (not expanded) take only the width their cells need."""
+
+
+def rich_console(file: TextIO | None = None) -> Any:
+    """A rich ``Console`` on `file` (stdout by default) for tables: a terminal's width, else
+    `NATURAL_WIDTH` (a pipe or a file has no width to keep to; rich would assume 80 columns and
+    fold or cut names). Needs rich installed."""
+    from rich.console import Console
+
+    console = Console(file=sys.stdout if file is None else file)
+    if not console.is_terminal:
+        console.width = NATURAL_WIDTH
+    return console
+
+
 def print_summary(result: Result, file: TextIO | None = None) -> None:
     """Print the summary to `file` (stdout by default): rich tables if rich is installed, else
     the plain text of `format_summary`."""
     file = sys.stdout if file is None else file
     try:
-        from rich.console import Console
         from rich.table import Table as RichTable
+        from rich.text import Text
+
+        console = rich_console(file)
     except ImportError:
         print(format_summary(result), file=file)
         return
-    console = Console(file=file)
     for table in summary_tables(result):
         rich_table = RichTable(title=table.title, title_justify="left", min_width=len(table.title))
         for header, numeric in zip(table.headers, table.numeric, strict=True):
-            rich_table.add_column(header, justify="right" if numeric else "left")
+            # a name folds onto a second line rather than lose its end to an ellipsis
+            rich_table.add_column(header, justify="right" if numeric else "left", overflow="fold")
         for row in table.rows:
-            rich_table.add_row(*row)
+            rich_table.add_row(*(Text(cell) for cell in row))  # names are text, not markup
         console.print(rich_table)

@@ -80,3 +80,13 @@ def test_summary_without_rich_is_the_plain_text(
     out = io.StringIO()
     print_summary(result, file=out)
     assert out.getvalue() == SUMMARY + "\n"
+
+
+def test_rich_summary_keeps_long_and_bracketed_names_whole() -> None:
+    """A pipe has no width: no name loses its end to an ellipsis, and a name with brackets is
+    printed as written, not read as rich markup."""
+    memory = "machine1/vdevice0/host-with-a-long-name.mem[bold]"
+    record = two_level_record(peak_memory_bytes={memory: 4096})
+    out = io.StringIO()
+    print_summary(Result.from_record(record), file=out)
+    assert memory in out.getvalue()
