@@ -16,6 +16,7 @@ __all__ = [
     "BYTES_PER_KIB",
     "BYTES_PER_MIB",
     "format_bytes",
+    "format_flops",
     "gbits_to_gbps",
     "gbps_to_bytes_per_us",
     "gflops_to_flops_per_us",
@@ -103,3 +104,16 @@ def format_bytes(size_bytes: float) -> str:
         if abs(size_bytes) >= scale:
             return f"{size_bytes / scale:.1f} {unit}"
     return f"{int(size_bytes)} B"
+
+
+def format_flops(flops: float) -> str:
+    """Work for people: the largest decimal unit (SI: k, M, G) that keeps the number at or
+    above 1.
+
+    >>> format_flops(2.5e9), format_flops(1536), format_flops(20)
+    ('2.50 GFLOP', '1.54 kFLOP', '20 FLOP')
+    """
+    for unit, scale in (("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3)):
+        if flops >= scale:
+            return f"{flops / scale:.2f} {unit}"
+    return f"{flops:.0f} FLOP"

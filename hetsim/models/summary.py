@@ -13,7 +13,7 @@ from typing import Any
 
 from hetsim.ir import Graph, TensorType, check_graph_dims
 from hetsim.kernels import OPS, Meta, propagate
-from hetsim.units import format_bytes
+from hetsim.units import format_bytes, format_flops
 
 __all__ = ["OpTypeSummary", "Summary", "summarize"]
 
@@ -101,13 +101,13 @@ class Summary:
         lines += [f"output:     {n} {_type_text(t)}" for n, t in self.outputs.items()]
         lines.append(f"parameters: {self.parameter_count:,} ({format_bytes(self.parameter_bytes)})")
         lines.append(
-            f"work:       {_flops_text(self.flops)}, read {format_bytes(self.bytes_read)}, "
+            f"work:       {format_flops(self.flops)}, read {format_bytes(self.bytes_read)}, "
             f"written {format_bytes(self.bytes_written)}"
         )
         header = f"{'op type':<22}{'count':>6}{'flops':>14}{'read':>12}{'written':>12}"
         lines += ["", header, "-" * len(header)]
         lines += [
-            f"{t.type:<22}{t.count:>6}{_flops_text(t.flops):>14}"
+            f"{t.type:<22}{t.count:>6}{format_flops(t.flops):>14}"
             f"{format_bytes(t.bytes_read):>12}{format_bytes(t.bytes_written):>12}"
             for t in self.op_types
         ]
@@ -120,14 +120,6 @@ def _type_dict(t: TensorType) -> dict[str, Any]:
 
 def _type_text(t: TensorType) -> str:
     return f"{t.dtype}[{', '.join(str(d) for d in t.shape)}]"
-
-
-def _flops_text(flops: float) -> str:
-    """Flops for people, in the largest decimal unit that keeps the number at or above 1."""
-    for unit, scale in (("GFLOP", 1e9), ("MFLOP", 1e6), ("KFLOP", 1e3)):
-        if flops >= scale:
-            return f"{flops / scale:.2f} {unit}"
-    return f"{flops:.0f} FLOP"
 
 
 def summarize(graph: Graph, dims: Mapping[str, int] | None = None) -> Summary:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hetsim.units import format_bytes
+from hetsim.units import format_bytes, format_flops
 
 __all__ = ["LevelPlan", "Plan", "Segment", "Transfer", "format_plan"]
 
@@ -259,13 +259,6 @@ class Plan:
         }
 
 
-def _format_flops(flops: float) -> str:
-    for unit, scale in (("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3)):
-        if flops >= scale:
-            return f"{flops / scale:.2f} {unit}"
-    return f"{flops:.0f} FLOP"
-
-
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
@@ -275,7 +268,7 @@ def _format_segment(segment: Segment) -> str:
     types = ", ".join(f"{name} x{count}" for name, count in segment.op_types)
     return (
         f"  {segment.id:<12} {segment.device}{nested}: {_count(len(segment.ops), 'op')}, "
-        f"{_format_flops(segment.flops)}  [{types}]"
+        f"{format_flops(segment.flops)}  [{types}]"
     )
 
 
