@@ -60,9 +60,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     add_dims_option(parser, "values of symbolic dims, e.g. seq=128 (repeatable)")
     parser.add_argument(
         "--cuda-graph",
-        default="none",
         metavar="STRATEGY",
-        help="CUDA-graph offload: none (default), whole, regions or buckets (docs/cuda-graphs.md)",
+        help="CUDA-graph offload: none, whole, regions or buckets (default: regions over the "
+        "devices whose cuda_graph attribute is set, if any, else none; docs/cuda-graphs.md)",
     )
     parser.add_argument(
         "--partition",
@@ -134,7 +134,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         options["partition"] = args.partition
     if args.rules is not None:
         options["rules"] = args.rules
-    if args.cuda_graph != "none":
+    if args.cuda_graph is not None:  # given, even as none: it overrides the target's flags
         options["cuda_graph"] = args.cuda_graph
     if args.inputs is not None:
         options["inputs"] = _load_inputs(args.inputs)
@@ -151,8 +151,10 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_dict(), indent=2))
     else:
         print_summary(result)
-    for note in result.record.extra.get("cuda_graph_notes", ()):  # a strategy that fell back
-        print(f"note: --cuda-graph {args.cuda_graph}: {note}", file=sys.stderr)
+    # a strategy that fell back, asked for by --cuda-graph or by the target's cuda_graph flags
+    origin = "" if args.cuda_graph is None else f"--cuda-graph {args.cuda_graph}: "
+    for note in result.record.extra.get("cuda_graph_notes", ()):
+        print(f"note: {origin}{note}", file=sys.stderr)
     for note in result.record.extra.get("placement_notes", ()):  # an accelerator left idle
         print(f"note: {note}", file=sys.stderr)
     if args.save_outputs is not None:

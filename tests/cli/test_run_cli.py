@@ -337,3 +337,42 @@ def test_inputs_of_another_dtype_than_the_model_declares_are_an_error(
     argv = ["run", "mlp", "--target", "x86-h100", "--inputs", str(tmp_path / "in.npz")]
     assert main(argv) == 1
     assert capsys.readouterr() == ("", "error: input 'x': expected float32 array, got int64\n")
+
+
+def _flagged_target(tmp_path: Path, devices: dict[str, object]) -> str:
+    path = tmp_path / "flagged.json"
+    path.write_text(json.dumps({"tag": "x86-h100", "devices": devices}))
+    return str(path)
+
+
+def test_cuda_graph_none_overrides_the_targets_flags(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A device's ``cuda_graph: true`` asks for graphs; ``--cuda-graph none`` says no to them,
+    as ``simulate(cuda_graph="none")`` does: the run equals the plain tag's, with no capture."""
+    flagged = _flagged_target(tmp_path, {"gpu0": {"cuda_graph": True}})
+    runs = {}
+    for name, argv in (
+        ("plain", ["--target", "x86-h100"]),
+        ("flagged", ["--target", flagged]),
+        ("none", ["--target", flagged, "--cuda-graph", "none"]),
+    ):
+        assert main(["run", "mlp", "--mode", "timing", "--json", *argv]) == 0
+        runs[name] = json.loads(capsys.readouterr().out)
+    assert runs["flagged"]["breakdown_us"]["capture"] > 0
+    assert runs["none"]["breakdown_us"]["capture"] == 0
+    assert runs["none"]["makespan_us"] == runs["plain"]["makespan_us"]
+
+
+def test_cuda_graph_note_from_the_targets_flags_names_no_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "flagged.json"
+    target.write_text(
+        json.dumps({"tag": "two-node-h100", "devices": {"node1": {"devices": {"gpu0": {
+            "cuda_graph": True}}}}})
+    )  # fmt: skip
+    assert main(["run", "mlp", "--mode", "timing", "--json", "--target", str(target)]) == 0
+    err = capsys.readouterr().err
+    assert "note: node1/gpu0: cuda_graph is set, but only the root level's kernels" in err
+    assert "--cuda-graph" not in err
