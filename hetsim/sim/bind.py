@@ -7,7 +7,8 @@ functional mode, the compiled kernel closures and the constants' values. The res
 `BoundProgram`, is plain data that no run changes: `bound_for` keeps it for the next run of the
 same program at the same shapes, and `run_program` runs the engine once with a fresh value table.
 
-Host-side costs per instruction (the formulas are in ``docs/runtime.md``):
+Host-side costs per instruction (the formulas are in ``docs/cost-model.md``; when each is paid,
+in ``docs/runtime.md``):
 
 - every instruction: ``dispatch_us(executor)``;
 - ALLOC and FREE add the runtime's ``alloc_us`` / ``free_us``;

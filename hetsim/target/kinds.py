@@ -285,7 +285,7 @@ CUDA = Kind(
         mem_bandwidth_gbps=3350,  # H100 SXM5: 3.35 TB/s HBM3 (datasheet)
         memory_gib=80,  # H100 SXM5: 80 GB HBM3 (datasheet)
         kernel_latency_us=1.06,  # derived with launch_us, see below (targets/nvidia/h100.yaml)
-        launch_us=3.24,  # derived: 80 x (3.24 + 1.06) = 260 us eager (CUDA.jl "Graphs") and
+        launch_us=3.24,  # derived: 80 x 3.24 + 1.06 = 260 us eager (CUDA.jl "Graphs") and
         # 3.24 + 1.06 + 24 = 28.3 us for one 24 us kernel launched (REFERENCE-NUMBERS.md)
         sync_us=5.0,  # assumed: an event query plus a wake-up, the launch's order
         efficiency=(0.7, 0.6, 0.5, 0.4, 0.4, 0.6, 0.3),  # assumed; calibrate
