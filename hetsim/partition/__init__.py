@@ -17,7 +17,13 @@ from hetsim.partition.context import (
 )
 from hetsim.partition.core import ESTIMATE_DIM, fold, partition
 from hetsim.partition.plan import LevelPlan, Plan, Segment, Transfer, format_plan
-from hetsim.partition.policies import INVOKE_REQUEST_BYTES, POLICIES, Rule, load_rules
+from hetsim.partition.policies import (
+    INVOKE_REQUEST_BYTES,
+    POLICIES,
+    Rule,
+    load_rules,
+    read_rules,
+)
 from hetsim.partition.segments import group_ops
 
 __all__ = [
@@ -38,5 +44,6 @@ __all__ = [
     "idle_notes",
     "load_rules",
     "partition",
+    "read_rules",
     "refusals",
 ]

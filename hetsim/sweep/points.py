@@ -100,6 +100,9 @@ class SweepSpec:
     dims: tuple[tuple[str, int], ...] = ()
     metric: str = "makespan_us"
     name: str = "sweep"
+    rules: tuple[tuple[str, str], ...] = ()
+    """The ``(op, device)`` rules of the points whose policy is ``rules`` (read from the sweep's
+    ``rules`` key: the file's contents, so that a worker elsewhere needs no file)."""
     source: Path | None = field(default=None, compare=False, hash=False, repr=False)
     """The sweep file it was read from, if any: its problems then name the file and line."""
     _points: dict[int, tuple[Point, ...]] = field(
@@ -119,6 +122,8 @@ class SweepSpec:
         data = {key: getattr(self, key) for key in keys}
         data |= {"iterations": self.iterations, "seed": self.seed, "dims": self.dims}
         data["axes"] = [[axis.path, list(axis.values)] for axis in self.axes]
+        if self.rules:  # only then: the hash of a sweep without rules stays what it was
+            data["rules"] = [list(rule) for rule in self.rules]
         return digest(data)[:16]
 
     @property
@@ -159,9 +164,17 @@ class SweepSpec:
             return found
         targets = self._targets()
         options = tuple(self.options.items())
+        with_rules = (*options, ("rules", self.rules))
         combos = product(self.models, self.policies, self.strategies, targets)
         found = tuple(
-            Point(index, model, values, _choices(policy, strategy), options, target)
+            Point(
+                index,
+                model,
+                values,
+                _choices(policy, strategy),
+                with_rules if policy == "rules" else options,
+                target,
+            )
             for index, (model, policy, strategy, (values, target)) in enumerate(combos)
         )
         self._points.clear()

@@ -97,6 +97,8 @@ def simulate_point(point: Point) -> dict[str, Any]:
     options: dict[str, Any] = dict(point.options) | dict(point.choices)
     if "dims" in options:
         options["dims"] = {k: v for k, v in options["dims"].items() if k in graph.symbols}
+    if "rules" in options:  # (op, device) pairs, hashable in the point: as simulate takes them
+        options["rules"] = [{"op": op, "device": device} for op, device in options["rules"]]
     return simulate(graph, point.target, **options).to_dict()
 
 

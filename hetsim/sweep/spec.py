@@ -1,11 +1,12 @@
 """Sweep files: read a sweep (YAML, or its contents as a mapping), check it, make its `SweepSpec`.
 
 A sweep names a base target, the override paths it varies (each with a list or a range of
-values), the models, and optionally partition policies and CUDA-graph strategies; ``grid`` crosses
-the varied values, ``list`` zips them. Everything is checked here, before anything runs: the
-file's keys and values (every problem at once, as a `SweepError` naming the key's path in the
-file), the metric (one of `hetsim.sweep.results.METRICS`), every model and its symbolic dims,
-and, through `SweepSpec.points`, the target of every point. The points themselves are
+values), the models, and optionally partition policies (with the rules of ``rules``) and
+CUDA-graph strategies; ``grid`` crosses the varied values, ``list`` zips them. Everything is
+checked here, before anything runs: the file's keys and values (every problem at once, as a
+`SweepError` naming the key's path in the file), the metric (one of
+`hetsim.sweep.results.METRICS`), every model and its symbolic dims, the rules, and, through
+`SweepSpec.points`, the target of every point. The points themselves are
 `hetsim.sweep.points`; running them is `hetsim.sweep.runner`.
 """
 
@@ -19,13 +20,14 @@ from typing import Any
 
 import yaml
 
-from hetsim.errors import HetsimError, Problem, SweepError
+from hetsim.errors import HetsimError, PartitionError, Problem, SweepError
 from hetsim.located import locate, safe_load, yaml_error_at
-from hetsim.partition import POLICIES
+from hetsim.partition import POLICIES, load_rules, read_rules
+from hetsim.platform import build_platform
 from hetsim.runtime.cuda_graph import STRATEGIES
 from hetsim.sim import MODES
 from hetsim.sweep.loaded import point_model
-from hetsim.sweep.points import EXPANDERS, Axis, SweepSpec, digest, parse_path
+from hetsim.sweep.points import EXPANDERS, Axis, Point, SweepSpec, digest, parse_path
 from hetsim.sweep.results import METRIC_ROOTS, metric_problem
 from hetsim.target.schema import closest, yaml_number_hint
 
@@ -44,6 +46,7 @@ KEYS = (
     "seed",
     "dims",
     "metric",
+    "rules",
 )
 """Every key a sweep file may have; ``target`` and ``models`` are required."""
 
@@ -78,9 +81,11 @@ def load_sweep(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
     spec, problems, expandable = _checked(source)
     if expandable:  # so a bad key does not hide a bad override or target: all at once
         try:
-            spec.points()  # kept by the spec for the run
+            points = spec.points()  # kept by the spec for the run
         except SweepError as err:  # read from a file, these name it and the line already
             problems.extend(err.problems)
+        else:
+            problems.extend(_rule_device_problems(spec, points))
     _raise(problems, spec.source)
     return spec
 
@@ -209,12 +214,13 @@ def _parse(
         if key not in data:
             parser.add(key, "expected a value (required)")
     expand = parser.choice("expand", "grid", tuple(EXPANDERS))
+    policies = parser.names("policies", allow_none=True, known=tuple(POLICIES))
     spec = SweepSpec(
         target=_local_file(data.get("target"), folder),
         models=tuple(_local_file(m, folder) for m in parser.names("models", allow_none=False)),
         axes=_axes(parser, expand),
         expand=expand,
-        policies=parser.names("policies", allow_none=True, known=tuple(POLICIES)),
+        policies=policies,
         strategies=parser.names("strategies", allow_none=True, known=tuple(STRATEGIES)),
         mode=parser.choice("mode", "timing", MODES),
         iterations=_iterations(parser),
@@ -222,6 +228,7 @@ def _parse(
         dims=_dims(parser),
         metric=_metric(parser),
         name=str(data.get("name", "sweep")),
+        rules=_rules(parser, policies),
         source=file,
     )
     problems = [*parser.problems, *_model_problems(spec.models, spec.dims)]
@@ -234,6 +241,47 @@ def _local_file(value: Any, folder: Path | None) -> Any:
         return value
     candidate = folder / value
     return str(candidate) if candidate.is_file() and not Path(value).is_absolute() else value
+
+
+def _rules(parser: _Parser, policies: tuple[str | None, ...]) -> tuple[tuple[str, str], ...]:
+    """The rules of the ``rules`` points: a rules file (next to the sweep file) or a list of
+    ``{op, device}``, read now (`hetsim.partition.read_rules`). Given without that policy, or
+    that policy without them, every such point would fail or the key would be ignored."""
+    value = parser.data.get("rules")
+    swept = "rules" in policies
+    if value is None:
+        if swept:
+            expected = "expected a rules file or a list of {op, device} for policy 'rules'"
+            parser.add("rules", expected + " (required with it)")
+        return ()
+    if not swept:
+        parser.add("rules", "expected policy 'rules' in policies (no other policy reads rules)")
+    try:
+        return read_rules(_local_file(value, parser.folder))
+    except PartitionError as err:
+        message = str(err)
+        if isinstance(value, str):  # the rules file's own problem, with its file and line
+            parser.problems.append(Problem("rules", message.removeprefix("rules: ")))
+        else:  # a rule of this file: its path, rules[i]..., is a path in the sweep file
+            path, _, expected = message.partition(": ")
+            parser.problems.append(Problem(path, expected))
+        return ()
+
+
+def _rule_device_problems(spec: SweepSpec, points: tuple[Point, ...]) -> list[Problem]:
+    """A rule's device that the sweep's platform lacks (checked on the first point's: override
+    paths change attributes, not which devices there are), as `hetsim.partition.load_rules`
+    says it."""
+    first = next((p for p in points if dict(p.choices).get("partition") == "rules"), None)
+    if first is None:
+        return []
+    rules = [{"op": op, "device": device} for op, device in spec.rules]
+    try:
+        load_rules(rules, build_platform(first.target))
+    except PartitionError as err:
+        path, _, expected = str(err).partition(": ")
+        return [Problem(path, expected)]
+    return []
 
 
 def _axes(parser: _Parser, expand: str) -> tuple[Axis, ...]:

@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
+from hetsim.api import simulate
 from hetsim.errors import SweepError
 from hetsim.sweep import load_sweep, override_tree, parse_path
+from hetsim.sweep.runner import simulate_point
 from hetsim.target import TAGS, Target
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sweep-arm-riscv.yaml"
@@ -411,3 +413,80 @@ def test_a_value_may_be_a_mapping() -> None:
         {"bandwidth_gbps": 4.0, "latency_us": 1.0},
         {"bandwidth_gbps": 8.0, "latency_us": 3.0},
     ]
+
+
+CONV_ON_HOST = [{"op": "Conv", "device": "host"}]
+
+
+def test_rules_points_run_the_rules_of_the_sweep(tmp_path: Path) -> None:
+    """The ``rules`` key (a file next to the sweep, read when the sweep loads) goes to the
+    ``rules`` points only; such a point equals `simulate` with those rules."""
+    (tmp_path / "place.yaml").write_text("- {op: Conv, device: host}\n")
+    (tmp_path / "s.yaml").write_text(
+        "target: arm-riscv-soc\nmodels: [cnn]\npolicies: [capability, rules]\nrules: place.yaml\n"
+    )
+    spec = load_sweep(tmp_path / "s.yaml")
+    assert spec.rules == (("Conv", "host"),)
+    capability, rules = spec.points()
+    assert "rules" not in dict(capability.options)
+    expected = simulate("cnn", "arm-riscv-soc", mode="timing", trace=False, partition="rules",
+                        rules=CONV_ON_HOST)  # fmt: skip
+    assert simulate_point(rules) == expected.to_dict()
+    convs = {op: where for op, where in expected.placement.items() if op.startswith("conv")}
+    assert convs == {"conv1": "host", "conv2": "host"}  # capability puts them on the NPU
+
+
+def test_rules_are_part_of_the_hash_only_when_given() -> None:
+    # a sweep without rules keeps the hash it had before the key existed (its results files)
+    assert load_sweep({**BASE}).hash == "8c5cfcb411782344"
+    first = load_sweep({**BASE, "policies": ["rules"], "rules": CONV_ON_HOST})
+    other = load_sweep({**BASE, "policies": ["rules"], "rules": [{"op": "Gemm", "device": "host"}]})
+    assert first.hash != other.hash
+    assert first.points()[0].id == other.points()[0].id  # a point is its params: model, policy
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        (
+            {"policies": ["rules"]},
+            "rules: expected a rules file or a list of {op, device} for policy 'rules' "
+            "(required with it)",
+        ),
+        (
+            {"rules": CONV_ON_HOST},
+            "rules: expected policy 'rules' in policies (no other policy reads rules)",
+        ),
+        (
+            {"policies": ["rules"], "rules": [{"op": "Conv"}]},
+            "rules[0]: expected a mapping with keys 'op' and 'device', got {'op': 'Conv'}",
+        ),
+        (
+            {"policies": ["rules"], "rules": [{"op": "Conv", "device": "vdevice0/nup"}]},
+            "rules[0].device: expected a processor or level of platform arm-riscv-soc, got "
+            "'vdevice0/nup' (did you mean 'vdevice0/npu'?)",
+        ),
+        (
+            {"policies": ["rules"], "rules": "nope.yaml"},
+            "rules: expected a YAML file or a list of rules, got 'nope.yaml' (no such file)",
+        ),
+    ],
+)
+def test_bad_rules_are_reported_before_any_point_runs(
+    changes: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(SweepError, match=_full(message)):
+        load_sweep({**BASE, **changes})
+
+
+def test_a_bad_rule_in_a_rules_file_names_both_files(tmp_path: Path) -> None:
+    (tmp_path / "place.yaml").write_text("- {op: Conv, devic: host}\n")
+    (tmp_path / "s.yaml").write_text(
+        "target: arm-riscv-soc\nmodels: [mlp]\npolicies: [rules]\nrules: place.yaml\n"
+    )
+    message = (
+        f"{tmp_path / 's.yaml'}:4: rules: {tmp_path / 'place.yaml'}:1: rules[0]: expected a "
+        "mapping with keys 'op' and 'device', got {'op': 'Conv', 'devic': 'host'}"
+    )
+    with pytest.raises(SweepError, match=_full(message)):
+        load_sweep(tmp_path / "s.yaml")

@@ -13,7 +13,13 @@ from collections.abc import Callable
 from hetsim.partition.context import LevelContext
 from hetsim.partition.policies.capability import place_by_capability
 from hetsim.partition.policies.heft import INVOKE_REQUEST_BYTES, estimate_us, op_us, place_by_cost
-from hetsim.partition.policies.rules import Rule, check_case, load_rules, place_by_rules
+from hetsim.partition.policies.rules import (
+    Rule,
+    check_case,
+    load_rules,
+    place_by_rules,
+    read_rules,
+)
 
 __all__ = [
     "INVOKE_REQUEST_BYTES",
@@ -27,6 +33,7 @@ __all__ = [
     "place_by_capability",
     "place_by_cost",
     "place_by_rules",
+    "read_rules",
 ]
 
 Policy = Callable[[LevelContext], dict[str, str]]

@@ -27,7 +27,7 @@ from hetsim.located import line_of, safe_load
 from hetsim.partition.context import LevelContext, path_refusals
 from hetsim.platform import Platform
 
-__all__ = ["Rule", "check_case", "load_rules", "place_by_rules"]
+__all__ = ["Rule", "check_case", "load_rules", "place_by_rules", "read_rules"]
 
 RULE_KEYS = ("op", "device")
 
@@ -71,7 +71,7 @@ def _read(rules: str | Path) -> Any:
     return loaded.get("rules") if isinstance(loaded, Mapping) else loaded
 
 
-def _rule(index: int, item: Any, platform: Platform) -> Rule:
+def _shape(index: int, item: Any) -> tuple[str, str]:
     where = f"rules[{index}]"
     if not isinstance(item, Mapping) or sorted(item) != sorted(RULE_KEYS):
         raise PartitionError(
@@ -81,21 +81,55 @@ def _rule(index: int, item: Any, platform: Platform) -> Rule:
     for key, value in (("op", op), ("device", device)):
         if not isinstance(value, str) or not value:
             raise PartitionError(f"{where}.{key}: expected a non-empty string, got {value!r}")
+    return op, device
+
+
+def _rule(index: int, op: str, device: str, platform: Platform) -> Rule:
     known = [*platform.processors, *(path for path in platform.levels if path)]
     if device not in known:
         close = difflib.get_close_matches(device, known, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise PartitionError(
-            f"{where}.device: expected a processor or level of platform {platform.name}, "
-            f"got {device!r}{hint}"
+            f"rules[{index}].device: expected a processor or level of platform "
+            f"{platform.name}, got {device!r}{hint}"
         )
     return Rule(op, device, index)
+
+
+def read_rules(rules: Sequence[Mapping[str, Any]] | str | Path) -> tuple[tuple[str, str], ...]:
+    """The ``(op, device)`` pairs of `rules` (a list of ``{op, device}`` mappings or a YAML file
+    path), checked in form but not against a platform (`load_rules` does that).
+
+    Raises
+    ------
+    PartitionError
+        A missing or unreadable file, or a malformed rule (a file's rule with its line).
+
+    Examples
+    --------
+    >>> read_rules([{"op": "Conv", "device": "vdevice0/npu"}])
+    (('Conv', 'vdevice0/npu'),)
+    >>> read_rules([{"op": "Conv"}])  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    hetsim.errors.PartitionError: rules[0]: expected a mapping with keys 'op' and 'device',
+    got {'op': 'Conv'}
+    """
+    items = _read(rules) if isinstance(rules, str | Path) else rules
+    if not isinstance(items, Sequence) or isinstance(items, str | bytes):
+        raise PartitionError(f"rules: expected a list of rules, got {items!r}")
+    try:
+        return tuple(_shape(i, item) for i, item in enumerate(items))
+    except PartitionError as err:
+        if not isinstance(rules, str | Path):
+            raise
+        raise PartitionError(_located(str(err), Path(rules))) from None
 
 
 def load_rules(
     rules: Sequence[Mapping[str, Any]] | str | Path, platform: Platform
 ) -> tuple[Rule, ...]:
-    """Read and check `rules` (a list of ``{op, device}`` mappings or a YAML file path).
+    """Read and check `rules` (a list of ``{op, device}`` mappings or a YAML file path): their
+    form (`read_rules`) and that every device is one of `platform`'s.
 
     Raises
     ------
@@ -115,11 +149,9 @@ def load_rules(
     hetsim.errors.PartitionError: rules[0].device: expected a processor or level of platform
     arm-riscv-soc, got 'vdevice0/nup' (did you mean 'vdevice0/npu'?)
     """
-    items = _read(rules) if isinstance(rules, str | Path) else rules
-    if not isinstance(items, Sequence) or isinstance(items, str | bytes):
-        raise PartitionError(f"rules: expected a list of rules, got {items!r}")
+    pairs = read_rules(rules)
     try:
-        return tuple(_rule(i, item, platform) for i, item in enumerate(items))
+        return tuple(_rule(i, op, device, platform) for i, (op, device) in enumerate(pairs))
     except PartitionError as err:
         if not isinstance(rules, str | Path):
             raise
