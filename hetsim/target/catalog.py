@@ -99,16 +99,19 @@ def _in_source(problem: Problem, tag: Tag) -> Problem:
     return locate([problem], Path(tag.source))[0] if _is_file(tag.source) else problem
 
 
-def _name_problems(tags: list[Tag], registry: TagRegistry) -> list[Problem]:
+def _name_problems(tags: list[Tag], registry: TagRegistry) -> tuple[list[Problem], set[str]]:
+    """Every problem of the tags' names and files, and the names that are themselves wrong."""
     problems: list[Problem] = []
+    misnamed: set[str] = set()
     seen: dict[str, Tag] = {}
     for tag in tags:
         problem = _name_problem(tag, seen, registry)
         if problem is not None:
             problems.append(_in_source(problem, tag))
+            misnamed.add(tag.name)
         seen.setdefault(tag.name.lower(), tag)
         problems += tag.problems
-    return problems
+    return problems, misnamed
 
 
 def _name_problem(tag: Tag, seen: dict[str, Tag], registry: TagRegistry) -> Problem | None:
@@ -130,10 +133,12 @@ def _name_problem(tag: Tag, seen: dict[str, Tag], registry: TagRegistry) -> Prob
 
 
 def _register(tags: list[Tag], folder: Path | None) -> tuple[str, ...]:
-    problems = _name_problems(tags, TAGS)
-    if not problems:
-        staged = TAGS.staged(tags)
-        for tag in tags:
+    problems, misnamed = _name_problems(tags, TAGS)
+    # the values of every well-named tag are checked too, so that one error lists them all
+    named = [tag for tag in tags if tag.name not in misnamed]
+    staged = TAGS.staged(named)
+    for tag in named:
+        if not tag.problems:  # a file that did not read has said so
             problems += check_tag(tag.name, staged)
     if problems:
         raise TargetError(list(dict.fromkeys(problems)))

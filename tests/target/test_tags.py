@@ -260,6 +260,28 @@ def test_a_tag_named_like_a_kind_is_rejected(tag_folder: MakeTags) -> None:
     )
 
 
+def test_a_bad_name_does_not_hide_another_tags_bad_value(tag_folder: MakeTags) -> None:
+    """One error lists every problem: the values of the well-named tags are checked too, and
+    next to a file that does not read."""
+    folder = tag_folder(
+        {
+            "cuda.yaml": "kind: npu\n",
+            "broken.yaml": "kind: [\n",
+            "lab/board.yaml": "kind: hetero\ndevices:\n  - {name: npu, kind: npu, cores: 0}\n",
+        },
+        register=False,
+    )
+    with pytest.raises(TargetError) as err:
+        add_tag_dir(folder)
+    messages = [p.message for p in err.value.problems]
+    assert (
+        f"{folder / 'lab' / 'board.yaml'}:3: devices[npu].cores: expected an integer >= 1, got 0"
+        in messages
+    )
+    assert len(messages) == 3, messages  # the name, the file, the value
+    assert "lab/board" not in [name for name, _ in list_tags()]  # all or nothing
+
+
 def test_a_tag_name_already_taken_is_rejected(tag_folder: MakeTags, small_tags: Path) -> None:
     folder = tag_folder({"test/cpu.yaml": "kind: npu\n"}, register=False)
     with pytest.raises(TargetError) as err:
