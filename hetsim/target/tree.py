@@ -20,7 +20,7 @@ from hetsim.memo import Recent
 from hetsim.target.canonical import canonicalize, locate_in_file
 from hetsim.target.display import describe
 from hetsim.target.kinds import category_of, find_kind
-from hetsim.target.resolve import merge_values
+from hetsim.target.resolve import merge_values, written_device
 from hetsim.target.sources import is_file_name, load_file, parse_json
 from hetsim.target.tags import TAGS
 
@@ -292,6 +292,8 @@ class Target:
         spec = self.spec if isinstance(self.spec, Mapping) else {"tag": self.spec}
         if isinstance(self.spec, str) and find_kind("target", self.spec) is not None:
             spec = {"kind": self.spec}
+        if "devices" in changes:
+            _check_devices_change(spec, changes["devices"])
         return Target(merge_values(spec, dict(changes)))
 
     def walk(self) -> Iterator[tuple[str, Target]]:
@@ -345,6 +347,26 @@ def _config(data: Mapping[str, Any] | None) -> Config | None:
         return None
     attrs = {k: v for k, v in data.items() if k not in ("kind", "tag")}
     return Config(data["kind"], freeze(attrs), data.get("tag"))
+
+
+def _check_devices_change(spec: Mapping[str, Any], devices: Any) -> None:
+    """A target written as one device (``cuda``, ``nvidia/h100``) has that device's attributes
+    at its top, as written: its canonical ``devices[dev0]`` is not a path of the spec, and a
+    change under it would be read as the device's own (unknown) ``devices`` attribute."""
+    device = written_device(spec, TAGS)
+    if device is None:
+        return
+    inner = next(iter(devices.values()), None) if isinstance(devices, Mapping) else None
+    attr = next(iter(inner), "launch_us") if isinstance(inner, Mapping) and inner else "launch_us"
+    raise TargetError(
+        [
+            Problem(
+                "devices",
+                f"expected the attributes of the one device this target is written as, at its "
+                f"top ({attr}, not {device}.{attr})",
+            )
+        ]
+    )
 
 
 def _build(data: Mapping[str, Any], spec: Any) -> Target:

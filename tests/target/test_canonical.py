@@ -178,6 +178,28 @@ def test_spec_is_kept_and_override_resolves_again() -> None:
     assert t.override({"launch_us": None}) == Target("cuda")
 
 
+@pytest.mark.parametrize(
+    ("spec", "device"),
+    [("cuda", "devices[dev0]"), ("nvidia/h100", "devices[dev0]"),
+     ({"kind": "npu", "name": "npu"}, "devices[npu]")],
+)  # fmt: skip
+def test_a_target_written_as_one_device_is_overridden_as_written(spec: object, device: str) -> None:
+    """Its canonical ``devices[...]`` is not a path of what the user wrote: said so, with the
+    path that works, rather than 'unknown attribute devices'."""
+    t = Target(spec)
+    assert t.override({"sync_us": 2.0}).devices[0].attrs["sync_us"] == 2.0
+    message = (
+        "devices: expected the attributes of the one device this target is written as, at its "
+        f"top (sync_us, not {device}.sync_us)"
+    )
+    name = device.removeprefix("devices[").removesuffix("]")
+    with pytest.raises(TargetError) as err:
+        t.override({"devices": {name: {"sync_us": 2.0}}})
+    assert str(err.value) == message
+    level = Target("x86-h100").override({"devices": {"gpu0": {"sync_us": 2.0}}})  # a level
+    assert level.devices[0].attrs["sync_us"] == 2.0
+
+
 def test_editing_a_spec_and_resolving_again_leaves_nothing_stale() -> None:
     spec = {"kind": "hetero", "host": {"kind": "arm-cpu", "freq_ghz": 1.0}, "devices": ["npu"]}
     t = Target(spec)
