@@ -51,6 +51,7 @@ __all__ = [
     "fastest_plan",
     "make_inputs",
     "platform_of",
+    "set_cache_max_ops",
     "simulate",
 ]
 
