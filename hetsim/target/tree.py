@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hetsim.errors import Problem, TargetError
+from hetsim.located import locate
 from hetsim.memo import Recent
 from hetsim.target.canonical import canonicalize, locate_in_file
 from hetsim.target.display import describe
@@ -101,12 +102,17 @@ def read_spec(spec: object) -> Any:
     path = _file_of(spec)
     if path is not None:
         data = load_file(path)
+        if not isinstance(data, dict):
+            return data
+        # a file may say what it is, as a tag file does (`hetsim calibrate --out` writes one):
+        # the description is not part of the tree
+        description = data.pop("description", "")
+        if not isinstance(description, str):
+            problem = Problem("description", "expected a string", repr(description))
+            raise TargetError(locate([problem], path))
         name = TAGS.name_for_file(path)
-        if name is not None and isinstance(data, dict):
-            # a registered tag file keeps its tag name, unless it was edited since it was read
-            fresh = {k: v for k, v in data.items() if k != "description"}
-            return name if fresh == TAGS.get(name).data else fresh
-        return data
+        # a registered tag file keeps its tag name, unless it was edited since it was read
+        return name if name is not None and data == TAGS.get(name).data else data
     if isinstance(spec, str) and spec.lstrip().startswith(("{", "[")):
         return parse_json(spec)
     if isinstance(spec, str):

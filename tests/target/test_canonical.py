@@ -55,6 +55,16 @@ def test_yaml_json_and_toml_files_reach_the_same_tree(tmp_path: Path) -> None:
         assert Target(str(path)) == expected
 
 
+def test_a_target_file_may_describe_itself_as_a_tag_file_does(tmp_path: Path) -> None:
+    """`hetsim calibrate --out FILE` writes a tag file; it works as ``--target FILE`` too."""
+    described = _write(tmp_path / "gpu.yaml", "description: my GPU\nkind: cuda\nlaunch_us: 4\n")
+    assert Target(str(described)) == Target({"kind": "cuda", "launch_us": 4.0})
+    bad = _write(tmp_path / "bad.yaml", "description: [1]\nkind: cuda\n")
+    with pytest.raises(TargetError) as err:
+        Target(str(bad))
+    assert str(err.value) == f"{bad}:1: description: expected a string, got [1]"
+
+
 def test_single_device_becomes_a_level_with_its_kinds_default_host() -> None:
     t = Target("cuda")
     assert (t.kind, t.name, t.is_composite, t.keys) == ("hetero", "", True, ("hetero",))
