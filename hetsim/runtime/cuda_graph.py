@@ -39,6 +39,7 @@ from hetsim.runtime.vm import (
 
 __all__ = [
     "DEFAULT_BUCKETS",
+    "NOTHING_TO_CAPTURE",
     "NOTHING_TO_PAD",
     "STRATEGIES",
     "CapturedProgram",
@@ -54,7 +55,9 @@ __all__ = [
 
 DEFAULT_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
 """Bucket sizes of the ``buckets`` strategy: powers of two, as vLLM's capture sizes grow."""
-NOTHING_TO_PAD = "no CUDA kernels to capture: every kernel runs eagerly, without padding"
+NOTHING_TO_CAPTURE = "no CUDA kernels to capture: every kernel runs eagerly"
+"""The note of ``regions`` when the root level launches no capturable kernel."""
+NOTHING_TO_PAD = f"{NOTHING_TO_CAPTURE}, without padding"
 """The note of a ``buckets`` run with no region to capture: its dims are not padded."""
 
 
@@ -290,7 +293,17 @@ def _none(
 def _regions(
     program: VmProgram, regions: tuple[Region, ...]
 ) -> tuple[tuple[Region, ...], tuple[str, ...]]:
+    if not regions:
+        return (), (NOTHING_TO_CAPTURE,)
     return regions, _breakers(program, regions)
+
+
+def _buckets(
+    program: VmProgram, regions: tuple[Region, ...]
+) -> tuple[tuple[Region, ...], tuple[str, ...]]:
+    if not regions:  # padding would only change the shapes of eager runs
+        return (), (NOTHING_TO_PAD,)
+    return _regions(program, regions)
 
 
 def _whole(
@@ -317,7 +330,7 @@ STRATEGIES: Mapping[str, Strategy] = {
         Strategy(
             "buckets",
             "regions, with dims padded up to a bucket: one graph per bucket",
-            _regions,
+            _buckets,
             is_bucketed=True,
         ),
     )
@@ -383,9 +396,7 @@ def capture_program(
         )
     chosen, notes = found.select(program, regions)
     notes = (*skipped, *notes)
-    is_bucketed = found.is_bucketed and bool(chosen)
-    if found.is_bucketed and not chosen:  # padding would only change the shapes of eager runs
-        notes = (*notes, NOTHING_TO_PAD)
+    is_bucketed = found.is_bucketed and bool(chosen)  # nothing captured: nothing padded
     starts = {r.start: r for r in chosen}
     code: list[Instruction | CudaGraph] = []
     origin: list[int] = []

@@ -346,5 +346,23 @@ def test_a_flagged_device_of_a_nested_level_is_noted_not_captured() -> None:
     result = simulate(_two_relus(), target, mode="timing")
     assert result.record.extra["cuda_graph_notes"] == [
         "node1/gpu0: cuda_graph is set, but only the root level's kernels are captured (it is at "
-        "level node1)"
+        "level node1)",
+        "no CUDA kernels to capture: every kernel runs eagerly",
     ]
+
+
+@pytest.mark.parametrize(
+    ("strategy", "note"),
+    [
+        ("whole", "no kernel launches to capture"),
+        ("regions", "no CUDA kernels to capture: every kernel runs eagerly"),
+        ("buckets", "no CUDA kernels to capture: every kernel runs eagerly, without padding"),
+    ],
+)
+def test_every_strategy_says_when_it_finds_nothing_to_capture(strategy: str, note: str) -> None:
+    """arm-riscv-soc's root VM launches no kernel (its NPU is behind a nested level): each
+    strategy runs as ``none`` does, and says why."""
+    eager = simulate(_two_relus(), "arm-riscv-soc", mode="timing")
+    result = simulate(_two_relus(), "arm-riscv-soc", mode="timing", cuda_graph=strategy)
+    assert result.record.extra["cuda_graph_notes"] == [note]
+    assert result.makespan_us == eager.makespan_us
