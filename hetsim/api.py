@@ -38,7 +38,8 @@ from hetsim.platform import Platform, build_platform, empty_memory_note
 from hetsim.report import Result
 from hetsim.runtime import PlanProgram, compile_plan
 from hetsim.sim import SimOptions, run_program
-from hetsim.sim.bind import clear_bound, clear_kernels
+from hetsim.sim.bind import clear_bound
+from hetsim.sim.binders import clear_kernels
 from hetsim.sim.capture import run_with_graphs
 from hetsim.sim.collector import paused
 from hetsim.sim.fusion import clear_groups
