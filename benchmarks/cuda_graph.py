@@ -12,7 +12,9 @@ launch) and a replay ``R`` (strategy ``regions``, timing mode), and prints:
 - the **break-even kernel duration**: for each ``n``, the largest ``w`` at which graphs pay off
   within ``--budget`` iterations (bisection on ``w`` from 0.01 to 1000 µs; 1000: at any ``w``).
 
-Usage: ``python benchmarks/cuda_graph.py [--budget 10] [--plot FILE.png] [--json FILE]``.
+Usage: ``python benchmarks/cuda_graph.py [--budget 10] [--plot FILE.png] [--json FILE]``. The
+JSON also records the interpreter, libraries and BLAS thread pools (`sim_speed.environment`;
+timing mode calls no BLAS).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sim_speed import environment
 
 from hetsim.api import platform_of
 from hetsim.compare import compare
@@ -125,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"80 kernels of 0.5 us: eager {replay['eager_us']:.1f} us, first graph "
               f"{replay['first_us']:.1f} us, replay {replay['replay_us']:.1f} us")  # fmt: skip
     if args.json is not None:
-        args.json.write_text(json.dumps(_plain(results), indent=2))
+        report = {"environment": environment(), **_plain(results)}
+        args.json.write_text(json.dumps(report, indent=2))
     if args.plot is not None:
         _plot(args.plot)
         print(f"wrote {args.plot}", file=sys.stderr)
