@@ -10,7 +10,7 @@ checking a new tag before it is registered is `hetsim.target.catalog`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ __all__ = [
     "TagRegistry",
     "read_tag_dir",
     "shipped_tag_dir",
+    "split_description",
     "valid_tag_name",
 ]
 
@@ -68,12 +69,28 @@ def _read_tag(name: str, path: Path) -> Tag:
         expected = "expected a mapping (a tag file holds one target or config)"
         problem = Problem(str(path), expected, type(data).__name__)
         return Tag(name, None, source=str(path), problems=(problem,))
+    try:
+        data, description = split_description(data, path)
+    except TargetError as err:
+        return Tag(name, None, source=str(path), problems=err.problems)
+    return Tag(name, data, description, str(path))
+
+
+def split_description(data: Mapping[str, Any], path: Path) -> tuple[dict[str, Any], str]:
+    """The target or config a file holds, without its ``description``, and that description
+    on one line ("" when it has none): a tag's, or a target file's that says what it is.
+
+    Raises
+    ------
+    TargetError
+        A description that is not a string, led by the file and line.
+    """
     data = dict(data)
     description = data.pop("description", "")
     if not isinstance(description, str):
-        problems = locate([Problem("description", "expected a string", repr(description))], path)
-        return Tag(name, None, source=str(path), problems=tuple(problems))
-    return Tag(name, data, " ".join(description.split()), str(path))
+        problem = Problem("description", "expected a string", repr(description))
+        raise TargetError(locate([problem], path))
+    return data, " ".join(description.split())
 
 
 def read_tag_dir(folder: str | Path) -> list[Tag]:

@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from hetsim.errors import Problem, TargetError
-from hetsim.located import locate
 from hetsim.memo import Recent
 from hetsim.target.canonical import canonicalize, locate_in_file
 from hetsim.target.display import describe
 from hetsim.target.kinds import category_of, find_kind
 from hetsim.target.resolve import merge_values, written_device
 from hetsim.target.sources import is_file_name, load_file, parse_json
-from hetsim.target.tags import TAGS
+from hetsim.target.tags import TAGS, split_description
 
 __all__ = ["Config", "FrozenMap", "Target", "freeze", "read_spec", "thaw"]
 
@@ -106,10 +105,7 @@ def read_spec(spec: object) -> Any:
             return data
         # a file may say what it is, as a tag file does (`hetsim calibrate --out` writes one):
         # the description is not part of the tree
-        description = data.pop("description", "")
-        if not isinstance(description, str):
-            problem = Problem("description", "expected a string", repr(description))
-            raise TargetError(locate([problem], path))
+        data, _ = split_description(data, path)
         name = TAGS.name_for_file(path)
         # a registered tag file keeps its tag name, unless it was edited since it was read
         return name if name is not None and data == TAGS.get(name).data else data
