@@ -8,13 +8,13 @@
 """
 
 from hetsim.sim.bind import (
-    DESCRIPTOR_BYTES,
     BoundProgram,
     bind,
     bound_for,
     run_program,
     simulation_for,
 )
+from hetsim.sim.binders import DESCRIPTOR_BYTES
 from hetsim.sim.engine import Executor, Simulation
 from hetsim.sim.options import MODES, SimOptions
 from hetsim.sim.records import CATEGORIES, RunRecord, Span

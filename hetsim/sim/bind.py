@@ -51,7 +51,6 @@ from hetsim.runtime import (
 )
 from hetsim.sim.binders import (
     BINDERS,
-    DESCRIPTOR_BYTES,
     Binder,
     SlotSpace,
     compiled_kernel,
@@ -69,7 +68,6 @@ from hetsim.sim.steps import (
 )
 
 __all__ = [
-    "DESCRIPTOR_BYTES",
     "BoundProgram",
     "bind",
     "bound_for",
