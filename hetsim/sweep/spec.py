@@ -259,13 +259,18 @@ def _rules(parser: _Parser, policies: tuple[str | None, ...]) -> tuple[tuple[str
     try:
         return read_rules(_local_file(value, parser.folder))
     except PartitionError as err:
-        message = str(err)
         if isinstance(value, str):  # the rules file's own problem, with its file and line
-            parser.problems.append(Problem("rules", message.removeprefix("rules: ")))
-        else:  # a rule of this file: its path, rules[i]..., is a path in the sweep file
-            path, _, expected = message.partition(": ")
-            parser.problems.append(Problem(path, expected))
+            parser.problems.append(Problem("rules", str(err).removeprefix("rules: ")))
+        else:
+            parser.problems.append(_rule_problem(err))
         return ()
+
+
+def _rule_problem(err: PartitionError) -> Problem:
+    """A rule's error (``rules[i].device: expected ...``) as the problem of that path in the
+    sweep file, where the rules are the ``rules`` key's list."""
+    path, _, expected = str(err).partition(": ")
+    return Problem(path, expected)
 
 
 def _rule_device_problems(spec: SweepSpec, points: tuple[Point, ...]) -> list[Problem]:
@@ -279,8 +284,7 @@ def _rule_device_problems(spec: SweepSpec, points: tuple[Point, ...]) -> list[Pr
     try:
         load_rules(rules, build_platform(first.target))
     except PartitionError as err:
-        path, _, expected = str(err).partition(": ")
-        return [Problem(path, expected)]
+        return [_rule_problem(err)]
     return []
 
 
