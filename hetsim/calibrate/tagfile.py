@@ -95,7 +95,7 @@ def tag_text(calibration: Calibration) -> str:
         "host:",
         f"  kind: {machine.get('kind', 'x86-cpu')}",
         f"  model: {machine.get('cpu')!s}".rstrip(),
-        "  lowering: numpy  # hetsim's own kernels: im2col columns and erf's temporaries count",
+        "  lowering: numpy  # hetsim's own kernels: their scratch and further numpy calls count",
     ]
     lines += [_line(2, n, fitted[n].value, fitted[n].how) for n in HOST_ATTRIBUTES]
     lines.append("  efficiency:")

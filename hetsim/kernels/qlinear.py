@@ -1,15 +1,17 @@
 """Quantized linear ops: QLinearConv, QLinearMatMul, ConvInteger and MatMulInteger (int8 models).
 
 Each takes int8 or uint8 operands, subtracts their zero points and accumulates exactly: the
-centered operands are float64 and their products (at most 255·255 in size) sum exactly below
-2^53, so ``conv.py``'s Conv kernel (its per-shape plans, im2col and one BLAS GEMM) and
-``np.matmul`` give the exact integer accumulator with no second convolution and no integer
-GEMM. Shapes follow Conv (pads, strides, dilations, group, auto_pad) and MatMul (batches
-broadcast, a 1-D operand's dim dropped); their rules are `conv.py`'s and `nn.py`'s.
+centered operands are float32 when every sum has at most `EXACT_FLOAT32_TERMS` products (at
+most 255·255 in size each, so every partial sum is an integer below 2^24) and float64 beyond
+(exact below 2^53), so ``conv.py``'s Conv kernel (its per-shape plans, im2col and one BLAS GEMM)
+and ``np.matmul`` give the exact integer accumulator with no second convolution and no integer
+GEMM (`accumulator_dtype`). Shapes follow Conv (pads, strides, dilations, group, auto_pad) and
+MatMul (batches broadcast, a 1-D operand's dim dropped); their rules are `conv.py`'s and
+`nn.py`'s.
 
 ConvInteger and MatMulInteger give the accumulator as int32, wrapping past its range as ONNX
 lets an int32 accumulation overflow. QLinearConv adds its optional int32 bias ``B`` to the
-accumulator, and both QLinear ops requantize it (`requantize`):
+accumulator (in float64), and both QLinear ops requantize it (`requantize`):
 ``y = saturate(round_half_even(acc · multiplier) + y_zero_point)``, the multiplier
 ``x_scale · w_scale / y_scale`` (``a_scale · b_scale / y_scale``) formed in the scales' own
 dtype, as onnx's reference forms it, and the product taken in float64. ONNX's formula rounds
@@ -29,12 +31,16 @@ output's): ConvInteger is Conv's ``2·N·M·prod(out)·(C/group)·prod(kernel)``
 MatMulInteger MatMul's ``2·prod(batch)·M·N·K``; QLinearConv adds ``N·M·prod(out)`` for the
 bias when it has one, and both QLinear ops 3 flops per output element for the requantization
 (multiply, round, add the zero point; the saturation is free). Conv's im2col scratch and
-`Cost.gemm_dim` are Conv's and MatMul's, the columns in float64 as these kernels build them.
+`Cost.gemm_dim` are Conv's and MatMul's, the columns in the accumulator's dtype as these kernels
+build them. The numpy lowering's further passes (`Cost.numpy_calls`, `Cost.numpy_flops`): each
+operand's cast and centering, then the requantization's (`REQUANTIZE_PASSES`, one more each for a
+bias and a zero point) or the integer ops' two casts to int32 (`WRAP_PASSES`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -59,18 +65,30 @@ Shapes = tuple[tuple[int, ...], ...]
 
 
 def requantize(
-    acc: np.ndarray, multiplier: Any, zero_point: np.ndarray | None, dtype: np.dtype[Any]
+    acc: np.ndarray,
+    multiplier: Any,
+    zero_point: np.ndarray | None,
+    dtype: np.dtype[Any],
+    bias: np.ndarray | None = None,
 ) -> np.ndarray:
-    """``saturate(round_half_even(acc · multiplier) + zero_point)`` in `dtype`, the product in
-    float64 (`multiplier` broadcasts against `acc`, `zero_point` against the result).
+    """``saturate(round_half_even((acc + bias) · multiplier) + zero_point)`` in `dtype`, the sum
+    and the product in float64 (`bias` and `multiplier` broadcast against `acc`, `zero_point`
+    against the result). Its whole-array passes: `REQUANTIZE_PASSES`, and one more for a bias.
 
     Examples
     --------
-    >>> acc = np.array([-3.0, -1.0, 1.0, 3.0, 600.0])
+    >>> acc = np.array([-3.0, -1.0, 1.0, 3.0, 600.0], np.float32)
     >>> requantize(acc, np.float32(0.5), np.array(1, np.int8), np.dtype("int8")).tolist()
     [-1, 1, 1, 3, 127]
+    >>> requantize(acc, 0.5, None, np.dtype("uint8"), bias=np.array(1, np.int32)).tolist()
+    [0, 0, 1, 2, 255]
     """
-    y: np.ndarray = np.multiply(acc, np.asarray(multiplier, _FLOAT64))
+    scale = np.asarray(multiplier, _FLOAT64)
+    if bias is None:
+        y: np.ndarray = np.multiply(acc, scale, dtype=_FLOAT64)
+    else:
+        y = np.add(acc, bias, dtype=_FLOAT64)
+        np.multiply(y, scale, out=y)
     np.rint(y, out=y)
     if zero_point is not None:
         y += zero_point
@@ -79,12 +97,34 @@ def requantize(
     return y.astype(dtype)
 
 
-def _centered(q: np.ndarray, zero_point: np.ndarray | None) -> np.ndarray:
-    """`q` minus `zero_point` (already broadcastable), in float64."""
-    centered = q.astype(_FLOAT64)
+REQUANTIZE_PASSES = 4
+"""`requantize`'s whole-array numpy passes without a bias or a zero point: scale, round,
+saturate, cast (a bias and a zero point add one each); counted in `Cost.numpy_calls`."""
+
+EXACT_FLOAT32_TERMS = 2**24 // (255 * 255)
+"""The most products of two centered 8-bit operands a float32 sum holds exactly (258): each
+operand minus its zero point is at most 255 in size, so every partial sum of that many products
+is an integer below 2^24, whatever order the BLAS adds them in."""
+
+
+def accumulator_dtype(terms: int) -> np.dtype[Any]:
+    """float32 for a GEMM whose sums have at most `EXACT_FLOAT32_TERMS` products (exact there,
+    and twice float64's rate), else float64 (exact below 2^53: 2^37 products)."""
+    return _FLOAT32 if terms <= EXACT_FLOAT32_TERMS else _FLOAT64
+
+
+def _centered(q: np.ndarray, zero_point: np.ndarray | None, dtype: np.dtype[Any]) -> np.ndarray:
+    """`q` minus `zero_point` (already broadcastable), in `dtype` (one pass, two with a zero
+    point: `_centering`)."""
+    centered = q.astype(dtype)
     if zero_point is not None:
         centered -= zero_point
     return centered
+
+
+def _conv_terms(w: tuple[int, ...]) -> int:
+    """Products in one output of a conv with weights of shape `w`: C/group · prod(kernel)."""
+    return math.prod(w[1:])
 
 
 def _along(value: np.ndarray | None, shape: tuple[int, ...], axis: int) -> np.ndarray | None:
@@ -213,12 +253,14 @@ def _compile_qlinear_conv(op: Op, opset: int) -> Kernel:
         x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero, bias = (*inputs, None)[:9]
         assert x is not None, f"{op!r}: input x is required"
         assert w is not None, f"{op!r}: input w is required"
-        centered_w = _centered(w, _along(w_zero, w.shape, 0))
-        acc = run_conv([_centered(x, _along(x_zero, x.shape, 1)), centered_w, bias])[0]
+        exact = accumulator_dtype(_conv_terms(w.shape))
+        centered_w = _centered(w, _along(w_zero, w.shape, 0), exact)
+        acc = run_conv([_centered(x, _along(x_zero, x.shape, 1), exact), centered_w])[0]
         scales = (_along(s, acc.shape, 1) for s in (x_scale, w_scale, y_scale))
         multiplier = _product(*scales)
         dtype = (x if y_zero is None else y_zero).dtype
-        return [requantize(acc, multiplier, _along(y_zero, acc.shape, 1), dtype)]
+        y_zero, bias = _along(y_zero, acc.shape, 1), _along(bias, acc.shape, 1)
+        return [requantize(acc, multiplier, y_zero, dtype, bias)]
 
     return kernel
 
@@ -244,8 +286,13 @@ def _infer_qlinear_conv(op: Op, opset: int, inputs: Sequence[Meta | None]) -> li
 
 def _cost_qlinear_conv(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """Conv's cost of x, w and B, plus 3 flops per output element to requantize."""
-    x, w, bias = inputs[0], inputs[3], inputs[8] if len(inputs) > 8 else None
-    return _integer_conv_cost(op, inputs, outputs, [x, w, bias], 3)
+    x, _, x_zero, w, _, w_zero, _, y_zero, bias = _padded(inputs, 9)
+    passes = (
+        _centering(x, x_zero),
+        _centering(w, w_zero),
+        _requantizing(outputs[0], y_zero, bias),
+    )
+    return _integer_conv_cost(op, inputs, outputs, [x, w, bias], 3, passes)
 
 
 # ConvInteger
@@ -261,8 +308,9 @@ def _compile_conv_integer(op: Op, opset: int) -> Kernel:
         x, w, x_zero, w_zero = (*inputs, None, None)[:4]
         assert x is not None, f"{op!r}: input x is required"
         assert w is not None, f"{op!r}: input w is required"
-        centered_x = _centered(x, _along(x_zero, x.shape, 1))
-        acc = run_conv([centered_x, _centered(w, _along(w_zero, w.shape, 0))])[0]
+        exact = accumulator_dtype(_conv_terms(w.shape))
+        centered_x = _centered(x, _along(x_zero, x.shape, 1), exact)
+        acc = run_conv([centered_x, _centered(w, _along(w_zero, w.shape, 0), exact)])[0]
         return [_wrapped(acc)]
 
     return kernel
@@ -282,7 +330,9 @@ def _infer_conv_integer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> li
 
 def _cost_conv_integer(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """Conv's cost of x and w."""
-    return _integer_conv_cost(op, inputs, outputs, [inputs[0], inputs[1]], 0)
+    x, w, x_zero, w_zero = _padded(inputs, 4)
+    passes = (_centering(x, x_zero), _centering(w, w_zero), (WRAP_PASSES, outputs[0].size))
+    return _integer_conv_cost(op, inputs, outputs, [x, w], 0, passes)
 
 
 def _integer_conv_cost(
@@ -291,15 +341,18 @@ def _integer_conv_cost(
     outputs: Sequence[Meta],
     conv_inputs: list[Meta | None],
     flops_per_output: int,
+    passes: Passes,
 ) -> Cost:
-    """`cost_conv` of `conv_inputs` (x, w and maybe B), its im2col columns in float64 as the
-    kernel builds them, plus `flops_per_output`; bytes read: every input's."""
-    x = conv_inputs[0]
+    """`cost_conv` of `conv_inputs` (x, w and maybe B), its im2col columns in the kernel's
+    `accumulator_dtype`, plus `flops_per_output` and the lowering's `passes`; bytes read: every
+    input's."""
+    x, w = conv_inputs[0], conv_inputs[1]
     assert x is not None, f"{op!r}: input x is required"
-    conv_inputs[0] = Meta(x.shape, _FLOAT64)
+    assert w is not None, f"{op!r}: input w is required"
+    conv_inputs[0] = Meta(x.shape, accumulator_dtype(_conv_terms(w.shape)))
     cost = cost_conv(op, conv_inputs, outputs)
     flops = cost.flops + flops_per_output * outputs[0].size
-    return dataclasses.replace(cost, flops=flops, bytes_read=nbytes(inputs))
+    return _with_passes(dataclasses.replace(cost, flops=flops, bytes_read=nbytes(inputs)), passes)
 
 
 # QLinearMatMul
@@ -336,8 +389,9 @@ def _compile_qlinear_matmul(op: Op, opset: int) -> Kernel:
         assert b is not None, f"{op!r}: input b is required"
         a2, b2 = _matrices(a, b)
         rows, cols = a2.ndim - 2, b2.ndim - 1
-        centered_a = _centered(a2, _along(a_zero, a2.shape, rows))
-        acc = np.matmul(centered_a, _centered(b2, _along(b_zero, b2.shape, cols)))
+        exact = accumulator_dtype(a2.shape[-1])
+        centered_a = _centered(a2, _along(a_zero, a2.shape, rows), exact)
+        acc = np.matmul(centered_a, _centered(b2, _along(b_zero, b2.shape, cols), exact))
         multiplier = _product(
             _along(a_scale, a2.shape, rows), _along(b_scale, b2.shape, cols), _along(y_scale, (), 0)
         )
@@ -369,7 +423,13 @@ def _infer_qlinear_matmul(op: Op, opset: int, inputs: Sequence[Meta | None]) -> 
 
 def _cost_qlinear_matmul(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """MatMul's cost of a and b, plus 3 flops per output element to requantize."""
-    return _integer_matmul_cost(op, inputs, outputs, [inputs[0], inputs[3]], 3)
+    a, _, a_zero, b, _, b_zero, _, y_zero = _padded(inputs, 8)
+    passes = (
+        _centering(a, a_zero),
+        _centering(b, b_zero),
+        _requantizing(outputs[0], y_zero, None),
+    )
+    return _integer_matmul_cost(op, inputs, outputs, [a, b], 3, passes)
 
 
 # MatMulInteger
@@ -384,8 +444,9 @@ def _compile_matmul_integer(op: Op, opset: int) -> Kernel:
         assert a is not None, f"{op!r}: input A is required"
         assert b is not None, f"{op!r}: input B is required"
         a2, b2 = _matrices(a, b)
-        centered_a = _centered(a2, _along(a_zero, a2.shape, a2.ndim - 2))
-        acc = np.matmul(centered_a, _centered(b2, _along(b_zero, b2.shape, b2.ndim - 1)))
+        exact = accumulator_dtype(a2.shape[-1])
+        centered_a = _centered(a2, _along(a_zero, a2.shape, a2.ndim - 2), exact)
+        acc = np.matmul(centered_a, _centered(b2, _along(b_zero, b2.shape, b2.ndim - 1), exact))
         return [_wrapped(acc).reshape(_matmul_shape(acc, a, b))]
 
     return kernel
@@ -405,7 +466,9 @@ def _infer_matmul_integer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> 
 
 def _cost_matmul_integer(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """MatMul's cost of A and B."""
-    return _integer_matmul_cost(op, inputs, outputs, [inputs[0], inputs[1]], 0)
+    a, b, a_zero, b_zero = _padded(inputs, 4)
+    passes = (_centering(a, a_zero), _centering(b, b_zero), (WRAP_PASSES, outputs[0].size))
+    return _integer_matmul_cost(op, inputs, outputs, [a, b], 0, passes)
 
 
 def _integer_matmul_cost(
@@ -414,11 +477,48 @@ def _integer_matmul_cost(
     outputs: Sequence[Meta],
     matmul_inputs: list[Meta | None],
     flops_per_output: int,
+    passes: Passes,
 ) -> Cost:
-    """`cost_matmul` of the two matrices, plus `flops_per_output`; bytes read: every input's."""
+    """`cost_matmul` of the two matrices, plus `flops_per_output` and the lowering's `passes`;
+    bytes read: every input's."""
     cost = cost_matmul(op, matmul_inputs, outputs)
     flops = cost.flops + flops_per_output * outputs[0].size
-    return dataclasses.replace(cost, flops=flops, bytes_read=nbytes(inputs))
+    return _with_passes(dataclasses.replace(cost, flops=flops, bytes_read=nbytes(inputs)), passes)
+
+
+# The numpy lowering's passes (`Cost.numpy_calls`, `Cost.numpy_flops`)
+
+
+Passes = tuple[tuple[int, int], ...]
+"""Whole-array numpy passes of a kernel beside its GEMM: (calls, elements each call)."""
+
+WRAP_PASSES = 2
+"""`_wrapped`'s passes: the accumulator to int64, then to int32."""
+
+
+def _padded(inputs: Sequence[Meta | None], count: int) -> list[Meta | None]:
+    """`inputs` with omitted trailing ones as None, `count` in all."""
+    return [*inputs, *(None,) * (count - len(inputs))][:count]
+
+
+def _centering(operand: Meta | None, zero_point: Meta | None) -> tuple[int, int]:
+    """`_centered`'s passes over `operand`: a cast, and a subtraction with a zero point."""
+    assert operand is not None, "operands checked present by the shape rule"
+    return (1 if zero_point is None else 2), operand.size
+
+
+def _requantizing(output: Meta, zero_point: Meta | None, bias: Meta | None) -> tuple[int, int]:
+    """`requantize`'s passes over `output`: `REQUANTIZE_PASSES`, one more each for a bias and a
+    zero point."""
+    return REQUANTIZE_PASSES + (bias is not None) + (zero_point is not None), output.size
+
+
+def _with_passes(cost: Cost, passes: Passes) -> Cost:
+    """`cost` with `passes` counted in `Cost.numpy_calls` and `Cost.numpy_flops` (one flop per
+    element per pass)."""
+    calls = sum(count for count, _ in passes)
+    flops = float(sum(count * elements for count, elements in passes))
+    return dataclasses.replace(cost, numpy_calls=calls, numpy_flops=flops)
 
 
 # x and its zero point are one T1, w (a, b) and its zero point one T2, the scales one float

@@ -28,6 +28,7 @@ reads x twice, once per pass.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -188,12 +189,28 @@ def _infer_quantize(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[M
     return [Meta(x.shape, dtype)]
 
 
+QUANTIZE_CALLS = 4
+"""QuantizeLinear's numpy calls after its division: round, two to saturate (NaN-aware), cast; a
+zero point adds one, and so does opset 23's ``precision`` (x cast first)."""
+
+
+def _cost_quantize(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """4 flops per element; its flops already count the passes' work, so only the further
+    calls (`QUANTIZE_CALLS`) go to `Cost.numpy_calls`."""
+    _, _, zero_point = _inputs(op, inputs)
+    precision = _dtype_attr(op, "precision", _FLOAT_DTYPES)
+    calls = QUANTIZE_CALLS + (zero_point is not None) + (precision is not None)
+    return dataclasses.replace(_QUANTIZE_COST(op, inputs, outputs), numpy_calls=calls)
+
+
+_QUANTIZE_COST = elementwise_cost("elementwise", 4)
+
 register(
     "QuantizeLinear",
     "elementwise",
     compile=_compile_quantize,
     infer=_infer_quantize,
-    cost=elementwise_cost("elementwise", 4),
+    cost=_cost_quantize,
     # x and y_scale are one T1 in opsets 19 to 22 only; a group of one checks nothing
     one_type={1: (1,), 19: (0, 1), 23: (1,)},
 )
@@ -213,7 +230,7 @@ def _compile_dequantize(op: Op, opset: int) -> Kernel:
         if zero_point is not None:
             y = y - spread(zero_point, x.shape, axis, block_size)
         y = y * spread(scale, x.shape, axis, block_size)
-        return [y.astype(output_dtype or scale.dtype)]
+        return [y.astype(output_dtype or scale.dtype, copy=False)]
 
     return kernel
 
@@ -229,12 +246,22 @@ def _infer_dequantize(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list
     return [Meta(x.shape, dtype)]
 
 
+def _cost_dequantize(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """2 flops per element; the numpy calls after the cast to float32: the multiplication, the
+    subtraction of a zero point, and a cast to an output dtype other than float32."""
+    _, _, zero_point = _inputs(op, inputs)
+    calls = 1 + (zero_point is not None) + (outputs[0].dtype != _FLOAT32)
+    return dataclasses.replace(_DEQUANTIZE_COST(op, inputs, outputs), numpy_calls=calls)
+
+
+_DEQUANTIZE_COST = elementwise_cost("elementwise", 2)
+
 register(
     "DequantizeLinear",
     "elementwise",
     compile=_compile_dequantize,
     infer=_infer_dequantize,
-    cost=elementwise_cost("elementwise", 2),
+    cost=_cost_dequantize,
     one_type=(0, 2),
 )
 

@@ -110,6 +110,13 @@ class Cost:
     image: output channels per group, output pixels, input channels per group × taps); 0 for
     an op that is not one. A BLAS GEMM with a small dimension reaches a smaller share of peak
     (`hetsim.cost.kernel_us`, ``gemm_half_dim``).
+
+    `numpy_calls` and `numpy_flops` are the rest of what the numpy lowering does apart from the
+    op's own computation: further numpy calls (a quantized op centers its operands, then scales,
+    rounds, shifts, saturates and casts its accumulator, one whole-array pass each) and the
+    flops of those passes, which run at the elementwise rate whatever the op's class. Like
+    `scratch_bytes`, they count only on ``lowering: numpy`` processors, where each call costs
+    ``kernel_latency_us`` (`hetsim.cost.kernel_us`); a vendor kernel fuses them.
     """
 
     flops: float
@@ -118,6 +125,8 @@ class Cost:
     op_class: str
     scratch_bytes: int = 0
     gemm_dim: int = 0
+    numpy_calls: int = 0
+    numpy_flops: float = 0.0
 
     @property
     def bytes_total(self) -> int:
@@ -131,9 +140,15 @@ class Cost:
     def __repr__(self) -> str:
         scratch = f", scratch_bytes={self.scratch_bytes}" if self.scratch_bytes else ""
         gemm = f", gemm_dim={self.gemm_dim}" if self.gemm_dim else ""
+        passes = (
+            f", numpy_calls={self.numpy_calls}, numpy_flops={self.numpy_flops!r}"
+            if self.numpy_calls
+            else ""
+        )
         return (
             f"Cost(flops={self.flops!r}, bytes_read={self.bytes_read!r}, "
-            f"bytes_written={self.bytes_written!r}, op_class={self.op_class!r}{scratch}{gemm})"
+            f"bytes_written={self.bytes_written!r}, op_class={self.op_class!r}{scratch}{gemm}"
+            f"{passes})"
         )
 
 

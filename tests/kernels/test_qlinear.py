@@ -16,7 +16,7 @@ import pytest
 from hetsim.errors import ModelError
 from hetsim.ir import GraphBuilder, Op
 from hetsim.kernels import OPS, Cost, Meta, execute, propagate_costs
-from hetsim.kernels.qlinear import requantize
+from hetsim.kernels.qlinear import EXACT_FLOAT32_TERMS, accumulator_dtype, requantize
 
 F16, F32, F64 = np.dtype("float16"), np.dtype("float32"), np.dtype("float64")
 U8, I8, I16 = np.dtype("uint8"), np.dtype("int8"), np.dtype("int16")
@@ -81,6 +81,29 @@ def test_conv_integer_accumulates_exactly_past_float32() -> None:
     assert got[:, :, 0, 0].tolist() == want.tolist()
 
 
+@pytest.mark.parametrize("terms", [EXACT_FLOAT32_TERMS, EXACT_FLOAT32_TERMS + 1])
+def test_integer_gemms_are_exact_at_the_largest_operands_either_side_of_float32s_limit(
+    terms: int,
+) -> None:
+    # centered operands 0 or -255, at random, and one output all 255 · 255 products: its sum
+    # is at most 2^24 at EXACT_FLOAT32_TERMS, and one more term makes it odd past 2^24, which
+    # float32 cannot hold: there the kernel's float64 accumulator takes over
+    rng = np.random.default_rng(terms)
+    x = rng.choice(np.array([0, 255], np.uint8), (1, terms, 2, 2))
+    w = rng.choice(np.array([-128, 127], np.int8), (3, terms, 1, 1))
+    zero_x, zero_w = np.array(255, np.uint8), np.array(127, np.int8)
+    x[0, :, 0, 0], w[0, :, 0, 0] = 0, -128  # one output of terms · 255 · 255 in size
+    centered_x, centered_w = x.astype(np.int64) - 255, w.astype(np.int64) - 127
+    want = np.einsum("nchw,mc->nmhw", centered_x, centered_w[:, :, 0, 0])
+    assert np.abs(want).max() == terms * 255 * 255
+    assert accumulator_dtype(terms) == (F32 if terms <= EXACT_FLOAT32_TERMS else F64)
+    got = _run("ConvInteger", x, w, zero_x, zero_w)
+    assert got.tolist() == want.tolist()
+    a, b = x[0].reshape(terms, 4).T, w[:, :, 0, 0].T
+    got = _run("MatMulInteger", a, b, zero_x, zero_w)
+    assert got.tolist() == (centered_x[0].reshape(terms, 4).T @ centered_w[:, :, 0, 0].T).tolist()
+
+
 def test_omitted_zero_points_are_zero_and_give_the_input_dtype() -> None:
     a = np.array([[1, 2], [3, 4]], np.int8)
     b = np.array([[1, 0], [0, -1]], np.int8)
@@ -136,32 +159,48 @@ def test_qlinear_conv_costs_conv_flops_plus_three_per_output() -> None:
     metas = [Meta((1, 3, 8, 8), U8), Meta((), F32), Meta((), U8), Meta((4, 3, 3, 3), U8)]
     metas += [Meta((), F32), Meta((), U8), Meta((), F32), Meta((), U8), Meta((4,), I32)]
     cost = _costs("QLinearConv", metas, pads=[1, 1, 1, 1])
-    # 256 outputs of 27 MACs, the bias, 3 to requantize; im2col columns of 1728 float64 values
+    # 256 outputs of 27 MACs, the bias, 3 to requantize; im2col columns of 1728 float32 values
+    # (27 terms: float32 is exact); numpy passes: x and w cast and centered (2 each over 192
+    # and 108 elements), the bias, scale, round, zero point, saturate and cast over 256
     flops = 2 * 256 * 27 + 256 + 3 * 256
-    assert cost == Cost(float(flops), 192 + 4 + 1 + 108 + 4 + 1 + 4 + 1 + 16, 256, "conv", 27648, 4)
+    passes = {"numpy_calls": 2 + 2 + 6, "numpy_flops": 2.0 * 192 + 2 * 108 + 6 * 256}
+    read = 192 + 4 + 1 + 108 + 4 + 1 + 4 + 1 + 16
+    assert cost == Cost(float(flops), read, 256, "conv", 2 * 1728 * 4, 4, **passes)
 
 
 def test_conv_integer_costs_conv_flops() -> None:
     metas = [Meta((1, 3, 8, 8), U8), Meta((4, 3, 3, 3), U8), Meta((), U8), Meta((4,), U8)]
     cost = _costs("ConvInteger", metas, pads=[1, 1, 1, 1])
-    assert cost == Cost(2.0 * 256 * 27, 192 + 108 + 1 + 4, 256 * 4, "conv", 27648, 4)
+    passes = {"numpy_calls": 2 + 2 + 2, "numpy_flops": 2.0 * 192 + 2 * 108 + 2 * 256}
+    assert cost == Cost(2.0 * 256 * 27, 192 + 108 + 1 + 4, 256 * 4, "conv", 13824, 4, **passes)
+
+
+def test_conv_integer_counts_float64_columns_past_float32s_exact_sums() -> None:
+    metas = [Meta((1, 29, 4, 4), U8), Meta((2, 29, 3, 3), U8)]  # 261 terms per output
+    cost = _costs("ConvInteger", metas)
+    assert cost.scratch_bytes == 2 * 4 * 261 * 8
 
 
 def test_pointwise_conv_integer_has_no_scratch() -> None:
     cost = _costs("ConvInteger", [Meta((1, 8, 5, 5), I8), Meta((2, 8, 1, 1), I8)])
-    assert cost == Cost(2.0 * 50 * 8, 200 + 16, 50 * 4, "conv", 0, 2)
+    passes = {"numpy_calls": 1 + 1 + 2, "numpy_flops": 200.0 + 16 + 2 * 50}
+    assert cost == Cost(2.0 * 50 * 8, 200 + 16, 50 * 4, "conv", 0, 2, **passes)
 
 
 def test_qlinear_matmul_costs_matmul_flops_plus_three_per_output() -> None:
     metas = [Meta((2, 4, 6), I8), Meta((), F32), Meta((), I8), Meta((6, 5), I8)]
     metas += [Meta((5,), F32), Meta((5,), I8), Meta((), F32), Meta((), U8)]
     cost = _costs("QLinearMatMul", metas)
-    assert cost == Cost(2.0 * 40 * 6 + 3 * 40, 48 + 4 + 1 + 30 + 20 + 5 + 4 + 1, 40, "matmul", 0, 4)
+    passes = {"numpy_calls": 2 + 2 + 5, "numpy_flops": 2.0 * 48 + 2 * 30 + 5 * 40}
+    read = 48 + 4 + 1 + 30 + 20 + 5 + 4 + 1
+    assert cost == Cost(2.0 * 40 * 6 + 3 * 40, read, 40, "matmul", 0, 4, **passes)
 
 
 def test_matmul_integer_costs_matmul_flops() -> None:
     metas = [Meta((3, 7), U8), Meta((7, 2), U8), Meta((), U8), Meta((1,), U8)]
-    assert _costs("MatMulInteger", metas) == Cost(2.0 * 6 * 7, 21 + 14 + 1 + 1, 24, "matmul", 0, 2)
+    passes = {"numpy_calls": 2 + 2 + 2, "numpy_flops": 2.0 * 21 + 2 * 14 + 2 * 6}
+    want = Cost(2.0 * 6 * 7, 21 + 14 + 1 + 1, 24, "matmul", 0, 2, **passes)
+    assert _costs("MatMulInteger", metas) == want
 
 
 def test_compile_refuses_a_bad_group() -> None:

@@ -17,6 +17,7 @@ import pytest
 from hetsim.errors import ModelError
 from hetsim.ir import GraphBuilder, Op
 from hetsim.kernels import OPS, Cost, Meta, execute, propagate_costs
+from hetsim.kernels.quant import QUANTIZE_CALLS
 
 F32, F16 = np.dtype("float32"), np.dtype("float16")
 U8, I8, I32 = np.dtype("uint8"), np.dtype("int8"), np.dtype("int32")
@@ -144,12 +145,25 @@ def _costs(op_type: str, metas: list[Meta | None], **attrs: Any) -> Cost:
 
 def test_quantize_costs_four_flops_per_element() -> None:
     cost = _costs("QuantizeLinear", [Meta((8, 16), F32), Meta((16,), F32), Meta((16,), I8)])
-    assert cost == Cost(4.0 * 128, 128 * 4 + 16 * 4 + 16, 128, "elementwise")
+    # after the division: round, fmax, fmin, the zero point, the cast
+    want = Cost(4.0 * 128, 128 * 4 + 16 * 4 + 16, 128, "elementwise", numpy_calls=5)
+    assert cost == want
+
+
+def test_quantize_counts_the_cast_to_its_precision_and_no_zero_point() -> None:
+    cost = _costs("QuantizeLinear", [Meta((8, 16), F32), Meta((), F32)], precision=10)
+    assert cost.numpy_calls == QUANTIZE_CALLS + 1  # x cast to float16 first; no zero point
 
 
 def test_dequantize_costs_two_flops_per_element() -> None:
     cost = _costs("DequantizeLinear", [Meta((8, 16), U8), Meta((), F32), Meta((), U8)])
-    assert cost == Cost(2.0 * 128, 128 + 4 + 1, 128 * 4, "elementwise")
+    # after the cast to float32: the zero point, the scale; the output is float32 already
+    assert cost == Cost(2.0 * 128, 128 + 4 + 1, 128 * 4, "elementwise", numpy_calls=2)
+
+
+def test_dequantize_to_float16_counts_the_last_cast() -> None:
+    cost = _costs("DequantizeLinear", [Meta((8, 16), U8), Meta((), np.dtype("float16"))])
+    assert cost.numpy_calls == 2  # the scale, the cast to float16; no zero point
 
 
 def test_dynamic_quantize_costs_six_flops_and_reads_x_twice() -> None:
