@@ -9,7 +9,9 @@ raw sample, and a log-log scatter plot.
 
 Run: ``python benchmarks/accuracy.py [--calibration FILE | --quick] [--threads N] [--repeats 5]
 [--rounds 1] [--models mlp,cnn] [--fused] [--json OUT.json] [--plot OUT.png]``. Without
-``--calibration`` it calibrates first (into a temporary tag folder); with ``--rounds N`` it
+``--calibration`` it calibrates first (into a temporary tag folder); ``--calibration`` takes a
+calibrated target file of any name (``hetsim calibrate``'s ``local.yaml``) and times at the BLAS
+threads it was calibrated with (a different ``--threads`` is refused); with ``--rounds N`` it
 calibrates and times every model N times and pools the rounds
 (`hetsim.calibrate.accuracy.pool`), so that a load change between one calibration and its timed
 runs on a shared machine weighs less. Both the calibration and the timed runs use the same BLAS
@@ -58,9 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     calibrations = []
     rounds: list[list[Comparison]] = []
     if args.calibration:
-        add_tag_dir(args.calibration.parent)
-        threads = int(Target(LOCAL_TAG).host.attrs["cores"])
-        rounds.append(_compare(models, threads, args.repeats, args.fused))
+        threads = _calibrated_threads(args.calibration, args.threads)
+        rounds.append(_compare(models, str(args.calibration), threads, args.repeats, args.fused))
     else:
         threads = args.threads or os.cpu_count() or 1
         for index in range(args.rounds):
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
             write_tag(calibration, folder / f"{LOCAL_TAG}.yaml")
             add_tag_dir(folder)
             print(f"round {index + 1}, calibrated: {folder / 'local.yaml'}", file=sys.stderr)
-            rounds.append(_compare(models, threads, args.repeats, args.fused))
+            rounds.append(_compare(models, LOCAL_TAG, threads, args.repeats, args.fused))
             remove_tag_dir(folder)
             calibrations.append(calibration.to_dict())
     comparisons = pool(rounds)
@@ -96,12 +97,29 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _compare(models: list[str], threads: int, repeats: int, fused: bool) -> list[Comparison]:
-    """One round: every model compared on the registered ``local`` tag at `threads` threads."""
+def _calibrated_threads(path: Path, asked: int | None) -> int:
+    """The BLAS threads the calibration file at `path` models (its host's ``cores``); `asked`
+    (``--threads``), when given, must be the same: other threads would time another machine."""
+    if not path.is_file():
+        raise SystemExit(f"--calibration {path}: expected a calibrated target file, found none")
+    cores = int(Target(str(path)).host.attrs["cores"])
+    if asked is not None and asked != cores:
+        raise SystemExit(
+            f"--threads {asked}: expected the {cores} BLAS thread(s) that {path} was calibrated "
+            f"with (its host's cores), or no --threads"
+        )
+    return cores
+
+
+def _compare(
+    models: list[str], target: str, threads: int, repeats: int, fused: bool
+) -> list[Comparison]:
+    """One round: every model compared on `target` (a calibrated tag or target file) at
+    `threads` BLAS threads."""
     comparisons = []
     with threadpool_limits(limits=threads, user_api="blas"):
         for name in models:
-            comparisons.append(compare_model(name, LOCAL_TAG, repeats=repeats, fused=fused))
+            comparisons.append(compare_model(name, target, repeats=repeats, fused=fused))
             print(f"  {name}: {comparisons[-1].error_pct:+.1f}%", file=sys.stderr)
     return comparisons
 
