@@ -127,6 +127,36 @@ def _conv_terms(w: tuple[int, ...]) -> int:
     return math.prod(w[1:])
 
 
+# The numpy lowering's passes (`Cost.numpy_calls`, `Cost.numpy_flops`)
+
+
+Passes = tuple[tuple[int, int], ...]
+"""Whole-array numpy passes of a kernel beside its GEMM: (calls, elements each call)."""
+
+WRAP_PASSES = 2
+"""`_wrapped`'s passes: the accumulator to int64, then to int32."""
+
+
+def _centering(operand: Meta | None, zero_point: Meta | None) -> tuple[int, int]:
+    """`_centered`'s passes over `operand`: a cast, and a subtraction with a zero point."""
+    assert operand is not None, "operands checked present by the shape rule"
+    return (1 if zero_point is None else 2), operand.size
+
+
+def _requantizing(output: Meta, zero_point: Meta | None, bias: Meta | None) -> tuple[int, int]:
+    """`requantize`'s passes over `output`: `REQUANTIZE_PASSES`, one more each for a bias and a
+    zero point."""
+    return REQUANTIZE_PASSES + (bias is not None) + (zero_point is not None), output.size
+
+
+def _with_passes(cost: Cost, passes: Passes) -> Cost:
+    """`cost` with `passes` counted in `Cost.numpy_calls` and `Cost.numpy_flops` (one flop per
+    element per pass)."""
+    calls = sum(count for count, _ in passes)
+    flops = float(sum(count * elements for count, elements in passes))
+    return dataclasses.replace(cost, numpy_calls=calls, numpy_flops=flops)
+
+
 def _along(value: np.ndarray | None, shape: tuple[int, ...], axis: int) -> np.ndarray | None:
     """A scale or zero point, 0-d when per tensor, 1-D laid along `axis` of `shape`, and an
     N-D one as it is (it has the operand's rank)."""
@@ -286,7 +316,9 @@ def _infer_qlinear_conv(op: Op, opset: int, inputs: Sequence[Meta | None]) -> li
 
 def _cost_qlinear_conv(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """Conv's cost of x, w and B, plus 3 flops per output element to requantize."""
-    x, _, x_zero, w, _, w_zero, _, y_zero, bias = _padded(inputs, 9)
+    x, _, x_zero, w, _, w_zero, _, y_zero, bias = _operands(
+        op, inputs, _QLINEAR_CONV_INPUTS, optional=1
+    )
     passes = (
         _centering(x, x_zero),
         _centering(w, w_zero),
@@ -330,7 +362,7 @@ def _infer_conv_integer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> li
 
 def _cost_conv_integer(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """Conv's cost of x and w."""
-    x, w, x_zero, w_zero = _padded(inputs, 4)
+    x, w, x_zero, w_zero = _operands(op, inputs, _CONV_INTEGER_INPUTS)
     passes = (_centering(x, x_zero), _centering(w, w_zero), (WRAP_PASSES, outputs[0].size))
     return _integer_conv_cost(op, inputs, outputs, [x, w], 0, passes)
 
@@ -423,7 +455,7 @@ def _infer_qlinear_matmul(op: Op, opset: int, inputs: Sequence[Meta | None]) -> 
 
 def _cost_qlinear_matmul(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """MatMul's cost of a and b, plus 3 flops per output element to requantize."""
-    a, _, a_zero, b, _, b_zero, _, y_zero = _padded(inputs, 8)
+    a, _, a_zero, b, _, b_zero, _, y_zero = _operands(op, inputs, _QLINEAR_MATMUL_INPUTS)
     passes = (
         _centering(a, a_zero),
         _centering(b, b_zero),
@@ -466,7 +498,7 @@ def _infer_matmul_integer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> 
 
 def _cost_matmul_integer(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """MatMul's cost of A and B."""
-    a, b, a_zero, b_zero = _padded(inputs, 4)
+    a, b, a_zero, b_zero = _operands(op, inputs, _MATMUL_INTEGER_INPUTS)
     passes = (_centering(a, a_zero), _centering(b, b_zero), (WRAP_PASSES, outputs[0].size))
     return _integer_matmul_cost(op, inputs, outputs, [a, b], 0, passes)
 
@@ -484,41 +516,6 @@ def _integer_matmul_cost(
     cost = cost_matmul(op, matmul_inputs, outputs)
     flops = cost.flops + flops_per_output * outputs[0].size
     return _with_passes(dataclasses.replace(cost, flops=flops, bytes_read=nbytes(inputs)), passes)
-
-
-# The numpy lowering's passes (`Cost.numpy_calls`, `Cost.numpy_flops`)
-
-
-Passes = tuple[tuple[int, int], ...]
-"""Whole-array numpy passes of a kernel beside its GEMM: (calls, elements each call)."""
-
-WRAP_PASSES = 2
-"""`_wrapped`'s passes: the accumulator to int64, then to int32."""
-
-
-def _padded(inputs: Sequence[Meta | None], count: int) -> list[Meta | None]:
-    """`inputs` with omitted trailing ones as None, `count` in all."""
-    return [*inputs, *(None,) * (count - len(inputs))][:count]
-
-
-def _centering(operand: Meta | None, zero_point: Meta | None) -> tuple[int, int]:
-    """`_centered`'s passes over `operand`: a cast, and a subtraction with a zero point."""
-    assert operand is not None, "operands checked present by the shape rule"
-    return (1 if zero_point is None else 2), operand.size
-
-
-def _requantizing(output: Meta, zero_point: Meta | None, bias: Meta | None) -> tuple[int, int]:
-    """`requantize`'s passes over `output`: `REQUANTIZE_PASSES`, one more each for a bias and a
-    zero point."""
-    return REQUANTIZE_PASSES + (bias is not None) + (zero_point is not None), output.size
-
-
-def _with_passes(cost: Cost, passes: Passes) -> Cost:
-    """`cost` with `passes` counted in `Cost.numpy_calls` and `Cost.numpy_flops` (one flop per
-    element per pass)."""
-    calls = sum(count for count, _ in passes)
-    flops = float(sum(count * elements for count, elements in passes))
-    return dataclasses.replace(cost, numpy_calls=calls, numpy_flops=flops)
 
 
 # x and its zero point are one T1, w (a, b) and its zero point one T2, the scales one float

@@ -189,6 +189,9 @@ def _infer_quantize(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[M
     return [Meta(x.shape, dtype)]
 
 
+_QUANTIZE_COST = elementwise_cost("elementwise", 4)
+_DEQUANTIZE_COST = elementwise_cost("elementwise", 2)
+
 QUANTIZE_CALLS = 4
 """QuantizeLinear's numpy calls after its division: round, two to saturate (NaN-aware), cast; a
 zero point adds one, and so does opset 23's ``precision`` (x cast first)."""
@@ -202,8 +205,6 @@ def _cost_quantize(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta
     calls = QUANTIZE_CALLS + (zero_point is not None) + (precision is not None)
     return dataclasses.replace(_QUANTIZE_COST(op, inputs, outputs), numpy_calls=calls)
 
-
-_QUANTIZE_COST = elementwise_cost("elementwise", 4)
 
 register(
     "QuantizeLinear",
@@ -253,8 +254,6 @@ def _cost_dequantize(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Me
     calls = 1 + (zero_point is not None) + (outputs[0].dtype != _FLOAT32)
     return dataclasses.replace(_DEQUANTIZE_COST(op, inputs, outputs), numpy_calls=calls)
 
-
-_DEQUANTIZE_COST = elementwise_cost("elementwise", 2)
 
 register(
     "DequantizeLinear",
