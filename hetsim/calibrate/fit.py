@@ -1,9 +1,10 @@
-"""Fitting: from timed samples to the named parameters of a CPU target.
+"""Fitting: the arithmetic that turns timed samples into the parameters of a CPU target.
 
 Owns the arithmetic that turns measurements into parameter values: straight-line fits of time
 against work (the slope is a rate, the intercept a fixed cost), and the peak FP32 throughput a
 CPU's instruction set allows. Every function here is pure, so it is tested on synthetic samples
-with known answers; measuring is `hetsim.calibrate.run`.
+with known answers; measuring is `hetsim.calibrate.run`, and which samples give which parameter
+`hetsim.calibrate.parameters`.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 Owns what a calibration measures and how one sample is taken: a `Probe` is a one-op graph with
 its inputs, its `Cost` (from the op's cost rule, the same numbers the simulator uses) and the
-compiled kernel; `time_us` times a call. Which probes make a calibration and how their samples
-are fitted is `hetsim.calibrate.run` and `hetsim.calibrate.fit`.
+compiled kernel; `time_us` times a call, and a `Sample` records a probe's timings. Which probes
+make a calibration is `hetsim.calibrate.plan`, and how their samples are fitted
+`hetsim.calibrate.parameters` and `hetsim.calibrate.fit`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from hetsim.kernels import Cost, compile_program, lookup, propagate
 __all__ = [
     "FLUSH_L2S",
     "Probe",
+    "Sample",
     "chain_graph",
     "eager_runner",
     "flush_buffer",
@@ -224,3 +226,38 @@ def time_interleaved(
 def median(values: list[float]) -> float:
     """The median of `values` (a float). >>> median([3.0, 1.0, 2.0]) → 2.0."""
     return float(statistics.median(values))
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """The timed samples (µs per call) of one probe at one thread count."""
+
+    probe: str
+    op_class: str
+    threads: int
+    flops: float
+    bytes: float
+    us: tuple[float, ...]
+    kernel_class: str = ""
+    """The op class of the probe's `Cost` (a ``tiny`` probe's class gives its fixed cost)."""
+    gemm_dim: int = 0
+    """The probe's `Cost.gemm_dim`: the smallest dimension of its GEMM (0: not a GEMM)."""
+
+    @property
+    def median_us(self) -> float:
+        """The median of the samples."""
+        return median(list(self.us))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values."""
+        return {
+            "probe": self.probe,
+            "op_class": self.op_class,
+            "threads": self.threads,
+            "flops": self.flops,
+            "bytes": self.bytes,
+            "us": list(self.us),
+            "median_us": self.median_us,
+            "kernel_class": self.kernel_class,
+            "gemm_dim": self.gemm_dim,
+        }

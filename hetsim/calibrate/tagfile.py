@@ -12,7 +12,8 @@ import datetime
 from collections.abc import Mapping
 from pathlib import Path
 
-from hetsim.calibrate.run import Calibration, Fitted
+from hetsim.calibrate.parameters import Fitted
+from hetsim.calibrate.run import Calibration
 
 __all__ = ["LOCAL_TAG", "tag_text", "write_tag"]
 
@@ -59,7 +60,7 @@ def tag_text(calibration: Calibration) -> str:
 
     Examples
     --------
-    >>> from hetsim.calibrate.run import Fitted
+    >>> from hetsim.calibrate.parameters import Fitted
     >>> names = ("cores", "freq_ghz", "flops_per_cycle", "mem_bandwidth_gbps",
     ...          "kernel_latency_us", "dispatch_us", "efficiency.matmul", "efficiency.conv",
     ...          "efficiency.elementwise")

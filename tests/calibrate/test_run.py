@@ -6,17 +6,10 @@ from __future__ import annotations
 import pytest
 
 from hetsim.calibrate.accuracy import Comparison, pool
-from hetsim.calibrate.probe import time_interleaved
-from hetsim.calibrate.run import (
-    PLANS,
-    STREAM_PROBES,
-    TINY_PROBES,
-    Sample,
-    _fit_gemm_class,
-    _jobs,
-    fit_fixed_costs,
-    steps,
-)
+from hetsim.calibrate.parameters import _fit_gemm_class, fit_fixed_costs
+from hetsim.calibrate.plan import PLANS, STREAM_PROBES, TINY_PROBES
+from hetsim.calibrate.probe import Sample, time_interleaved
+from hetsim.calibrate.run import _jobs, steps
 from hetsim.errors import HetsimError
 from hetsim.kernels import OP_CLASSES
 

@@ -9,7 +9,8 @@ import pytest
 
 import hetsim
 from hetsim.calibrate import LOCAL_TAG, Calibration, Sample, tag_text, write_tag
-from hetsim.calibrate.run import CHAIN_LENGTH, fit_parameters
+from hetsim.calibrate.parameters import fit_parameters
+from hetsim.calibrate.plan import CHAIN_LENGTH
 from hetsim.target import Target, add_tag_dir, remove_tag_dir
 
 MACHINE = {
