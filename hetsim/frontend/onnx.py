@@ -25,7 +25,7 @@ from hetsim.frontend import proto as onnx_proto
 from hetsim.frontend import qdq
 from hetsim.ir import Dim, Graph, Op, TensorType
 from hetsim.kernels import OPS, Meta
-from hetsim.kernels.registry import ONNX_DTYPES
+from hetsim.kernels.checks import ONNX_DTYPES
 
 if TYPE_CHECKING:
     import onnx

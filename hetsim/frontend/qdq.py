@@ -64,9 +64,9 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Graph, Op
+from hetsim.kernels.checks import ONNX_DTYPES
 from hetsim.kernels.qoperator import SPECS
 from hetsim.kernels.quant import is_per_tensor
-from hetsim.kernels.registry import ONNX_DTYPES
 
 __all__ = ["DATA_MOVERS", "fuse_qdq"]
 

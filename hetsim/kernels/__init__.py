@@ -22,19 +22,12 @@ from hetsim.kernels import shape as _shape
 from hetsim.kernels import tensor as _tensor
 from hetsim.kernels import unary as _unary
 from hetsim.kernels import vision as _vision
+from hetsim.kernels.arrays import read_only
+from hetsim.kernels.costs import Cost
 from hetsim.kernels.execute import Program, compile_program, execute
+from hetsim.kernels.meta import Meta
 from hetsim.kernels.propagate import bind_dims, keeps_value, propagate, propagate_costs
-from hetsim.kernels.registry import (
-    OP_CLASSES,
-    OPS,
-    Cost,
-    Kernel,
-    Meta,
-    OpDef,
-    lookup,
-    read_only,
-    register,
-)
+from hetsim.kernels.registry import OP_CLASSES, OPS, Kernel, OpDef, lookup, register
 
 __all__ = [
     "OPS",

@@ -26,17 +26,12 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from hetsim.ir import Op
+from hetsim.kernels.arrays import memoize
+from hetsim.kernels.checks import attr, op_error
 from hetsim.kernels.conv_plan import COLUMN_BYTES, Runner, bias_shape, plan_conv
-from hetsim.kernels.registry import (
-    Cost,
-    Kernel,
-    Meta,
-    attr,
-    memoize,
-    nbytes,
-    op_error,
-    register,
-)
+from hetsim.kernels.costs import Cost, nbytes
+from hetsim.kernels.meta import Meta
+from hetsim.kernels.registry import Kernel, register
 from hetsim.kernels.window import Geometry, WindowAttrs, read_window_attrs
 
 __all__ = [

@@ -15,23 +15,10 @@ from typing import Any, cast
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.registry import (
-    ALL_INPUTS,
-    Cost,
-    CostRule,
-    Kernel,
-    Meta,
-    attr,
-    broadcast_shape,
-    dtype_of,
-    elementwise_cost,
-    movement_cost,
-    op_error,
-    present,
-    register,
-    same_as_input,
-    view_cost,
-)
+from hetsim.kernels.checks import attr, broadcast_shape, dtype_of, op_error, present, same_as_input
+from hetsim.kernels.costs import Cost, CostRule, elementwise_cost, movement_cost, view_cost
+from hetsim.kernels.meta import Meta
+from hetsim.kernels.registry import ALL_INPUTS, Kernel, register
 
 __all__: list[str] = []
 

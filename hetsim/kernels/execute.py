@@ -19,9 +19,11 @@ import numpy as np
 from hetsim.errors import ModelError
 from hetsim.ir import Graph, Op, TensorType
 from hetsim.ir.cache import GraphCache
+from hetsim.kernels.arrays import read_only
+from hetsim.kernels.checks import raise_kernel_error
 from hetsim.kernels.fuse import Fused, fused_of, with_epilogue
 from hetsim.kernels.propagate import bind_dims, check_inputs_mapping, input_dtype_error
-from hetsim.kernels.registry import Kernel, lookup, raise_kernel_error, read_only
+from hetsim.kernels.registry import Kernel, lookup
 
 __all__ = ["Program", "compile_program", "execute"]
 

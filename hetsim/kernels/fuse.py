@@ -27,7 +27,8 @@ import numpy as np
 
 from hetsim.ir import Graph, Op
 from hetsim.ir.cache import GraphCache
-from hetsim.kernels.registry import Kernel, zeros
+from hetsim.kernels.arrays import zeros
+from hetsim.kernels.registry import Kernel
 
 __all__ = [
     "EPILOGUES",

@@ -16,20 +16,10 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.registry import (
-    Cost,
-    Kernel,
-    Meta,
-    attr,
-    constant_input,
-    elementwise_cost,
-    movement_cost,
-    nbytes,
-    normalize_axis,
-    op_error,
-    present,
-    register,
-)
+from hetsim.kernels.checks import attr, constant_input, normalize_axis, op_error, present
+from hetsim.kernels.costs import Cost, elementwise_cost, movement_cost, nbytes
+from hetsim.kernels.meta import Meta
+from hetsim.kernels.registry import Kernel, register
 from hetsim.kernels.tensor import first_input
 
 __all__: list[str] = []

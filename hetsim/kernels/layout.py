@@ -13,20 +13,19 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.registry import (
-    Kernel,
-    Meta,
+from hetsim.kernels.checks import (
     attr,
     constant_input,
     dtype_of,
-    movement_cost,
     normalize_axes,
     normalize_axis,
     op_error,
     present,
-    register,
     same_as_input,
 )
+from hetsim.kernels.costs import movement_cost
+from hetsim.kernels.meta import Meta
+from hetsim.kernels.registry import Kernel, register
 from hetsim.kernels.shape import write_cost
 from hetsim.kernels.tensor import first_input
 

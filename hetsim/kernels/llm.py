@@ -42,18 +42,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.registry import (
-    Cost,
-    Kernel,
-    Meta,
-    attr,
-    elementwise_cost,
-    movement_cost,
-    nbytes,
-    normalize_axis,
-    op_error,
-    register,
-)
+from hetsim.kernels.checks import attr, normalize_axis, op_error
+from hetsim.kernels.costs import Cost, elementwise_cost, movement_cost, nbytes
+from hetsim.kernels.meta import Meta
+from hetsim.kernels.registry import Kernel, register
 from hetsim.kernels.unary import TRANSCENDENTAL_FLOPS
 
 __all__ = ["rotary_embedding", "swiglu", "tensor_scatter"]

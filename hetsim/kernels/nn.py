@@ -22,19 +22,10 @@ import numpy as np
 
 from hetsim.ir import Op
 from hetsim.kernels import conv, norm, pool
-from hetsim.kernels.registry import (
-    ALL_INPUTS,
-    Cost,
-    Kernel,
-    Meta,
-    attr,
-    broadcast_shape,
-    elementwise_cost,
-    nbytes,
-    normalize_axis,
-    op_error,
-    register,
-)
+from hetsim.kernels.checks import attr, broadcast_shape, normalize_axis, op_error
+from hetsim.kernels.costs import Cost, elementwise_cost, nbytes
+from hetsim.kernels.meta import Meta
+from hetsim.kernels.registry import ALL_INPUTS, Kernel, register
 
 __all__ = ["NN_MODULES", "cost_matmul", "gemm", "infer_matmul", "log_softmax", "softmax"]
 

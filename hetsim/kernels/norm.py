@@ -16,19 +16,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.registry import (
-    ALL_INPUTS,
-    Cost,
-    CostRule,
-    Kernel,
-    Meta,
-    attr,
-    nbytes,
-    normalize_axis,
-    op_error,
-    register,
-    same_as_input,
-)
+from hetsim.kernels.checks import attr, normalize_axis, op_error, same_as_input
+from hetsim.kernels.costs import Cost, CostRule, nbytes
+from hetsim.kernels.meta import Meta
+from hetsim.kernels.registry import ALL_INPUTS, Kernel, register
 
 __all__ = ["batch_norm", "layer_norm", "lrn"]
 

@@ -20,17 +20,12 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
+from hetsim.kernels.arrays import memoize
+from hetsim.kernels.checks import attr, op_error
 from hetsim.kernels.conv import pad_spatial
-from hetsim.kernels.registry import (
-    Cost,
-    Kernel,
-    Meta,
-    attr,
-    memoize,
-    nbytes,
-    op_error,
-    register,
-)
+from hetsim.kernels.costs import Cost, nbytes
+from hetsim.kernels.meta import Meta
+from hetsim.kernels.registry import Kernel, register
 from hetsim.kernels.window import Geometry, WindowAttrs, read_window_attrs
 
 __all__ = ["average_pool", "max_pool", "pool_counts"]

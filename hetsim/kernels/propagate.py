@@ -17,7 +17,10 @@ import numpy as np
 
 from hetsim.errors import ModelError, UnknownValueError, is_count
 from hetsim.ir import Graph, Op, bind_shape
-from hetsim.kernels.registry import Cost, Meta, lookup, raise_kernel_error
+from hetsim.kernels.checks import raise_kernel_error
+from hetsim.kernels.costs import Cost
+from hetsim.kernels.meta import Meta
+from hetsim.kernels.registry import lookup
 
 __all__ = [
     "SMALL_VALUE_SIZE",

@@ -41,19 +41,13 @@ from typing import TypeVar
 import numpy as np
 
 from hetsim.ir import Op
+from hetsim.kernels.checks import attr, broadcast_shape, op_error
+from hetsim.kernels.costs import Cost, nbytes
+from hetsim.kernels.meta import Meta
 from hetsim.kernels.qlinear import requantize
 from hetsim.kernels.qoperator import MICROSOFT
 from hetsim.kernels.quant import article, either_of, is_per_tensor
-from hetsim.kernels.registry import (
-    Cost,
-    Kernel,
-    Meta,
-    attr,
-    broadcast_shape,
-    nbytes,
-    op_error,
-    register,
-)
+from hetsim.kernels.registry import Kernel, register
 
 __all__: list[str] = []
 

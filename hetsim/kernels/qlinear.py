@@ -47,10 +47,13 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
+from hetsim.kernels.checks import op_error
 from hetsim.kernels.conv import compile_conv, cost_conv, infer_conv
+from hetsim.kernels.costs import Cost, nbytes
+from hetsim.kernels.meta import Meta
 from hetsim.kernels.nn import cost_matmul, infer_matmul
 from hetsim.kernels.quant import article, either_of, is_per_tensor, spread
-from hetsim.kernels.registry import Cost, Kernel, Meta, nbytes, op_error, register
+from hetsim.kernels.registry import Kernel, register
 
 __all__ = ["requantize"]
 

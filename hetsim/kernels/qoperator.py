@@ -32,17 +32,11 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
+from hetsim.kernels.checks import attr, op_error
+from hetsim.kernels.costs import Cost, nbytes
+from hetsim.kernels.meta import Meta
 from hetsim.kernels.quant import article, either_of, is_per_tensor
-from hetsim.kernels.registry import (
-    OPS,
-    Cost,
-    Kernel,
-    Meta,
-    attr,
-    nbytes,
-    op_error,
-    register,
-)
+from hetsim.kernels.registry import OPS, Kernel, register
 
 __all__ = ["MICROSOFT", "SPECS", "QLinearSpec"]
 

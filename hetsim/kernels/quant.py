@@ -35,18 +35,10 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.registry import (
-    Cost,
-    Kernel,
-    Meta,
-    attr,
-    dtype_of,
-    elementwise_cost,
-    nbytes,
-    normalize_axis,
-    op_error,
-    register,
-)
+from hetsim.kernels.checks import attr, dtype_of, normalize_axis, op_error
+from hetsim.kernels.costs import Cost, elementwise_cost, nbytes
+from hetsim.kernels.meta import Meta
+from hetsim.kernels.registry import Kernel, register
 
 __all__ = ["QUANTIZED_DTYPES", "article", "either_of", "is_per_tensor", "spread"]
 

@@ -19,18 +19,11 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.registry import (
-    Cost,
-    Kernel,
-    Meta,
-    attr,
-    constant_input,
-    memoize,
-    nbytes,
-    normalize_axes,
-    op_error,
-    register,
-)
+from hetsim.kernels.arrays import memoize
+from hetsim.kernels.checks import attr, constant_input, normalize_axes, op_error
+from hetsim.kernels.costs import Cost, nbytes
+from hetsim.kernels.meta import Meta
+from hetsim.kernels.registry import Kernel, register
 from hetsim.kernels.unary import TRANSCENDENTAL_FLOPS
 
 __all__: list[str] = []

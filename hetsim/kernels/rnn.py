@@ -37,7 +37,10 @@ from typing import TypeVar
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.registry import Cost, Kernel, Meta, attr, nbytes, op_error, register
+from hetsim.kernels.checks import attr, op_error
+from hetsim.kernels.costs import Cost, nbytes
+from hetsim.kernels.meta import Meta
+from hetsim.kernels.registry import Kernel, register
 from hetsim.kernels.unary import relu, sigmoid, softplus, softsign
 
 __all__ = ["ACTIVATIONS", "Activation"]

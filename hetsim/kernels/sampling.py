@@ -30,17 +30,10 @@ from itertools import product
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.registry import (
-    Cost,
-    Kernel,
-    Meta,
-    attr,
-    choice,
-    constant_input,
-    nbytes,
-    op_error,
-    register,
-)
+from hetsim.kernels.checks import attr, choice, constant_input, op_error
+from hetsim.kernels.costs import Cost, nbytes
+from hetsim.kernels.meta import Meta
+from hetsim.kernels.registry import Kernel, register
 from hetsim.kernels.resize import cubic_kernel
 
 __all__ = ["affine_grid", "grid_sample"]

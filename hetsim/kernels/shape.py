@@ -16,20 +16,11 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.registry import (
-    ALL_INPUTS,
-    Cost,
-    Kernel,
-    Meta,
-    attr,
-    broadcast_shape,
-    constant_input,
-    memoize,
-    normalize_axes,
-    op_error,
-    register,
-    view_cost,
-)
+from hetsim.kernels.arrays import memoize
+from hetsim.kernels.checks import attr, broadcast_shape, constant_input, normalize_axes, op_error
+from hetsim.kernels.costs import Cost, view_cost
+from hetsim.kernels.meta import Meta
+from hetsim.kernels.registry import ALL_INPUTS, Kernel, register
 
 __all__ = ["reshape_target", "versioned", "write_cost"]
 

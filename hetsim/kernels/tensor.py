@@ -16,19 +16,11 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.registry import (
-    ALL_INPUTS,
-    Kernel,
-    Meta,
-    attr,
-    constant_input,
-    memoize,
-    movement_cost,
-    normalize_axes,
-    normalize_axis,
-    op_error,
-    register,
-)
+from hetsim.kernels.arrays import memoize
+from hetsim.kernels.checks import attr, constant_input, normalize_axes, normalize_axis, op_error
+from hetsim.kernels.costs import movement_cost
+from hetsim.kernels.meta import Meta
+from hetsim.kernels.registry import ALL_INPUTS, Kernel, register
 from hetsim.kernels.shape import versioned
 
 __all__ = ["first_input", "pad_widths", "slices", "split_sizes"]

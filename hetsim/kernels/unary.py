@@ -14,18 +14,11 @@ from dataclasses import replace
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.registry import (
-    Cost,
-    CostRule,
-    Kernel,
-    Meta,
-    attr,
-    elementwise_cost,
-    op_error,
-    register,
-    same_as_input,
-    zeros,
-)
+from hetsim.kernels.arrays import zeros
+from hetsim.kernels.checks import attr, op_error, same_as_input
+from hetsim.kernels.costs import Cost, CostRule, elementwise_cost
+from hetsim.kernels.meta import Meta
+from hetsim.kernels.registry import Kernel, register
 
 __all__ = [
     "ERF_TEMP_BYTES",

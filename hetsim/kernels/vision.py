@@ -31,16 +31,10 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.registry import (
-    Cost,
-    Kernel,
-    Meta,
-    attr,
-    constant_input,
-    nbytes,
-    op_error,
-    register,
-)
+from hetsim.kernels.checks import attr, constant_input, op_error
+from hetsim.kernels.costs import Cost, nbytes
+from hetsim.kernels.meta import Meta
+from hetsim.kernels.registry import Kernel, register
 
 __all__ = ["col2im", "max_unpool", "roi_align"]
 

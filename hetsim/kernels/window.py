@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from hetsim.errors import ModelError
 from hetsim.ir import Op
-from hetsim.kernels.registry import attr, op_error
+from hetsim.kernels.checks import attr, op_error
 
 __all__ = ["AUTO_PADS", "Geometry", "WindowAttrs", "read_window_attrs"]
 

@@ -31,8 +31,8 @@ import numpy as np
 from hetsim.ir import Graph, Op
 from hetsim.ir.cache import SIMULATOR_BUDGET, GraphCache
 from hetsim.kernels import Kernel, lookup
+from hetsim.kernels.checks import raise_kernel_error
 from hetsim.kernels.fuse import fused_of, with_epilogue
-from hetsim.kernels.registry import raise_kernel_error
 from hetsim.runtime import Call, Instruction, Launch
 from hetsim.sim.steps import Run, kernel_run, no_run
 

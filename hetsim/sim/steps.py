@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from hetsim.ir import Op
-from hetsim.kernels.registry import raise_kernel_error
+from hetsim.kernels.checks import raise_kernel_error
 
 __all__ = [
     "AllocStep",

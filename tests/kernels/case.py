@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.registry import Meta
+from hetsim.kernels.meta import Meta
 
 __all__ = ["Case", "case_metas", "case_model", "case_op", "run_reference"]
 

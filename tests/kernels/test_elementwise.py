@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hetsim.errors import ModelError
 from hetsim.ir import Op
 from hetsim.kernels import OPS, Meta
-from hetsim.kernels.registry import broadcast_shape
+from hetsim.kernels.checks import broadcast_shape
 from hetsim.kernels.unary import erf
 
 UNARY_FLOAT = [

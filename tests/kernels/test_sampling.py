@@ -10,7 +10,7 @@ import pytest
 from hetsim.errors import ModelError, UnknownValueError
 from hetsim.ir import Op
 from hetsim.kernels import OPS
-from hetsim.kernels.registry import Meta
+from hetsim.kernels.meta import Meta
 
 F32 = np.dtype(np.float32)
 

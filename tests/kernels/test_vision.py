@@ -11,7 +11,7 @@ import pytest
 from hetsim.errors import ModelError
 from hetsim.ir import Op
 from hetsim.kernels import OPS
-from hetsim.kernels.registry import Meta
+from hetsim.kernels.meta import Meta
 from hetsim.kernels.vision import col2im, max_unpool, roi_align
 
 
