@@ -6,7 +6,7 @@ a mapping, a JSON string, a YAML/JSON/TOML file path, a tag with overrides, or a
 text), `tags` (the tag registry), `resolve` (tag references, overrides, wrapping), `canonical`
 (checks and defaults, with `schema`, `rules` and `kinds`), `tree` (the frozen `Target`),
 `display` (text forms) and `catalog` (registering tags and kinds, all or nothing). TVM interop
-is `tvm`.
+is `tvm_reader` (from TVM) and `tvm_writer` (to TVM), sharing the tables in `tvm_names`.
 """
 
 from __future__ import annotations

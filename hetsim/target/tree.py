@@ -253,14 +253,14 @@ class Target:
     @classmethod
     def from_tvm(cls, target: object) -> Target:
         """The target described by a TVM target (a ``tvm.target.Target`` or its config dict)."""
-        # tvm.py is optional interop, owned apart; importing it here keeps `import hetsim` lean.
-        from hetsim.target.tvm import tvm_to_spec
+        # TVM interop (tvm_reader, tvm_writer) is owned apart; importing it here keeps hetsim lean.
+        from hetsim.target.tvm_reader import tvm_to_spec
 
         return cls(tvm_to_spec(target))
 
     def to_tvm(self) -> dict[str, Any]:
         """A TVM target config dict that ``tvm.target.Target`` accepts."""
-        from hetsim.target.tvm import spec_to_tvm
+        from hetsim.target.tvm_writer import spec_to_tvm
 
         return spec_to_tvm(self.export())
 

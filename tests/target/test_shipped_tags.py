@@ -14,7 +14,7 @@ import yaml
 
 from hetsim.target import Target, list_tags
 from hetsim.target.kinds import category_of
-from hetsim.target.tvm import CUDA_ARCHS, LLVM_CPUS
+from hetsim.target.tvm_names import CUDA_ARCHS, LLVM_CPUS
 
 TARGETS = Path(__file__).resolve().parents[2] / "targets"
 SUFFIXES = (".yaml", ".yml", ".toml", ".json")

@@ -17,13 +17,9 @@ from hypothesis import strategies as st
 
 from hetsim.errors import TargetError
 from hetsim.target import Target
-from hetsim.target.tvm import (
-    CUDA_ARCHS,
-    LLVM_CPUS,
-    TVM_TAGS,
-    spec_to_tvm,
-    tvm_to_spec,
-)
+from hetsim.target.tvm_names import CUDA_ARCHS, LLVM_CPUS, TVM_TAGS
+from hetsim.target.tvm_reader import tvm_to_spec
+from hetsim.target.tvm_writer import spec_to_tvm
 
 TvmTarget = Callable[[Any], Any]
 TRIPLES = {

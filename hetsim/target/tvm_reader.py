@@ -1,23 +1,20 @@
-"""Read and write TVM target configs: the one place hetsim speaks TVM's target dialect.
+"""Read TVM target configs: the one place hetsim reads TVM's target dialect.
 
-This module owns the mapping between apache-tvm (0.27) targets and hetsim target specs:
+This module owns the TVM -> hetsim direction, `tvm_to_spec`, and its registry of TVM kinds:
 
 - TVM kinds: ``llvm`` is ``arm-cpu``, ``riscv-cpu`` or ``x86-cpu`` by its ``mtriple``, ``cuda`` is
   ``cuda``, ``ext_dev`` is ``npu`` and ``composite`` is ``hetero``; a TVM target with a ``host``
   is a ``hetero`` level with that host and one device. ``mtriple``, ``mcpu``, ``mattr``, ``arch``
   and ``num-cores`` (``cores``) carry over as attributes.
-- hetsim tags: an ``mcpu`` or an ``arch`` that names a device hetsim ships becomes that tag
-  (``cortex-a72`` is ``arm/cortex-a72``, ``sm_90a`` is ``nvidia/h100``), and so does a TVM tag
-  name (``nvidia/nvidia-h100``). Written targets say where each node came from in TVM's ``model``
-  annotation, ``"hetsim:<tag>"`` or ``"hetsim:"`` for a plain kind, so that tags survive a trip
-  through TVM and plain kinds do not turn into tags.
+- hetsim tags: an ``mcpu``, an ``arch`` or a TVM tag name that names a device hetsim ships becomes
+  that tag, and a node whose ``model`` says ``"hetsim:<tag>"`` reads back as that tag.
 
 It translates only: `tvm_to_spec` returns a spec that `hetsim.target.Target` then resolves and
-validates, and `spec_to_tvm` reads an exported tree. TVM has no executors, runtimes, links or
-device names, and none of hetsim's cost parameters: those are dropped on the way out and come from
-tags and defaults on the way in. TVM options that only steer code generation (``keys``,
-``max_num_threads``, ``feature.*``, ...) are accepted and ignored. ``tvm`` itself is never
-imported here: a real ``tvm.target.Target`` is read through its ``export()``.
+validates. TVM has no executors, runtimes, links or device names, and none of hetsim's cost
+parameters: those come from tags and defaults. TVM options that only steer code generation
+(``keys``, ``max_num_threads``, ``feature.*``, ...) are accepted and ignored. The name tables are
+`tvm_names`; the way back is `tvm_writer`. ``tvm`` itself is never imported here: a real
+``tvm.target.Target`` is read through its ``export()``.
 """
 
 from __future__ import annotations
@@ -30,91 +27,16 @@ from typing import Any
 from hetsim.errors import Problem, TargetError
 from hetsim.located import load_json
 from hetsim.target.schema import closest, item_path, join_path
+from hetsim.target.tvm_names import (
+    CPU_FAMILIES,
+    CUDA_ARCHS,
+    LLVM_CPUS,
+    MODEL_PREFIX,
+    TVM_TAGS,
+    CpuFamily,
+)
 
-__all__ = [
-    "CPU_FAMILIES",
-    "CUDA_ARCHS",
-    "LLVM_CPUS",
-    "MODEL_PREFIX",
-    "TVM_TAGS",
-    "CpuFamily",
-    "CpuTag",
-    "spec_to_tvm",
-    "tvm_to_spec",
-]
-
-MODEL_PREFIX = "hetsim:"
-
-
-@dataclass(frozen=True, slots=True)
-class CpuFamily:
-    """A hetsim CPU kind and the LLVM triples that select it.
-
-    `prefixes` are the architecture parts of a triple (``aarch64`` in ``aarch64-linux-gnu``) that
-    belong to the family; `triple` is the one hetsim writes, so a written target never depends on
-    the machine TVM runs on.
-    """
-
-    kind: str
-    prefixes: tuple[str, ...]
-    triple: str
-
-    def matches(self, triple: str) -> bool:
-        """Whether `triple` names this family's architecture.
-
-        >>> CPU_FAMILIES["arm-cpu"].matches("armv8l-linux-gnueabihf")
-        True
-        """
-        return triple.split("-", 1)[0].startswith(self.prefixes)
-
-
-CPU_FAMILIES: dict[str, CpuFamily] = {
-    "arm-cpu": CpuFamily("arm-cpu", ("aarch64", "arm", "thumb"), "aarch64-linux-gnu"),
-    "riscv-cpu": CpuFamily("riscv-cpu", ("riscv64", "riscv32"), "riscv64-unknown-linux-gnu"),
-    "x86-cpu": CpuFamily("x86-cpu", ("x86_64", "i386", "i686"), "x86_64-linux-gnu"),
-}
-
-
-@dataclass(frozen=True, slots=True)
-class CpuTag:
-    """The hetsim tag an LLVM ``mcpu`` names, and the CPU kind (family) that tag is."""
-
-    kind: str
-    tag: str
-
-
-# LLVM -mcpu name -> the shipped CPU tag of that core.
-LLVM_CPUS: dict[str, CpuTag] = {
-    "cortex-a53": CpuTag("arm-cpu", "arm/cortex-a53"),
-    "cortex-a55": CpuTag("arm-cpu", "arm/cortex-a55"),
-    "cortex-a72": CpuTag("arm-cpu", "arm/cortex-a72"),
-    "cortex-a76": CpuTag("arm-cpu", "arm/cortex-a76"),
-    "cortex-a78ae": CpuTag("arm-cpu", "arm/cortex-a78"),
-    "cortex-a78": CpuTag("arm-cpu", "arm/cortex-a78"),
-    "sifive-u74": CpuTag("riscv-cpu", "riscv/sifive-u74"),
-    "sifive-x280": CpuTag("riscv-cpu", "riscv/sifive-x280"),
-    "spacemit-x60": CpuTag("riscv-cpu", "riscv/spacemit-x60"),
-    "sapphirerapids": CpuTag("x86-cpu", "x86/xeon-8480c"),
-}
-# CUDA -arch -> hetsim tag; sm_90 is shared by H100 and H200 and reads as the H100.
-CUDA_ARCHS: dict[str, str] = {
-    "sm_90a": "nvidia/h100",
-    "sm_90": "nvidia/h100",
-    "sm_87": "nvidia/orin-gpu",
-    "sm_80": "nvidia/a100",
-}
-# TVM tag name -> hetsim tag for every TVM 0.27 tag whose device hetsim ships.
-TVM_TAGS: dict[str, str] = {
-    "nvidia/nvidia-h100": "nvidia/h100",
-    "nvidia/nvidia-a100": "nvidia/a100",
-    "nvidia/jetson-agx-orin-64gb": "jetson-agx-orin",
-    "arm/rasp3b": "arm/cortex-a53",
-    "arm/rasp4b": "arm/cortex-a72",
-    "arm/rasp4b64": "arm/cortex-a72",
-    "raspberry-pi/4b-aarch64": "arm/cortex-a72",
-    "riscv/sifive-u74": "riscv/sifive-u74",
-    "riscv/licheepi3a": "riscv/spacemit-x60",
-}
+__all__ = ["tvm_to_spec"]
 
 # Options that steer TVM's code generation and mean nothing to the simulation.
 _CODEGEN_OPTIONS = frozenset(
@@ -128,10 +50,6 @@ _CODEGEN_OPTIONS = frozenset(
     }
 )  # fmt: skip
 _FEATURE_PREFIX = "feature."
-
-
-# ---------------------------------------------------------------------------------------------
-# TVM -> hetsim
 
 _Reader = Callable[[Mapping[str, Any], str, list[Problem], bool], dict[str, Any]]
 
@@ -422,105 +340,3 @@ def _read_hetsim_tag(
     known = {option for kind in _KINDS.values() for option in kind.options}
     _check_options(config, known, path, problems)
     return _with_cores(config, {"tag": config["model"].removeprefix(MODEL_PREFIX)})
-
-
-# ---------------------------------------------------------------------------------------------
-# hetsim -> TVM
-
-_Writer = Callable[[Mapping[str, Any], str, list[Problem]], dict[str, Any]]
-
-
-def spec_to_tvm(exported: Mapping[str, Any]) -> dict[str, Any]:
-    """A config dict that ``tvm.target.Target`` (apache-tvm 0.27) accepts, from an exported tree.
-
-    A ``hetero`` node becomes a ``composite``, except a level with no tag and a single plain
-    device, which becomes that device with a ``host`` (TVM's own form). Every node carries its
-    origin in ``model``: ``"hetsim:<tag>"``, or ``"hetsim:"`` for a plain kind. CPUs always get
-    an ``mtriple``, so the result never depends on the machine TVM runs on.
-
-    Parameters
-    ----------
-    exported
-        A tree as `Target.export()` writes it (plain JSON data).
-
-    Returns
-    -------
-    dict
-        The TVM config.
-
-    Raises
-    ------
-    TargetError
-        A node whose kind has no TVM form, with its path.
-
-    Examples
-    --------
-    >>> cpu = spec_to_tvm({"kind": "arm-cpu", "tag": "arm/cortex-a72", "mcpu": "cortex-a72",
-    ...                    "cores": 4})
-    >>> cpu["kind"], cpu["mtriple"], cpu["mcpu"], cpu["num-cores"], cpu["model"]
-    ('llvm', 'aarch64-linux-gnu', 'cortex-a72', 4, 'hetsim:arm/cortex-a72')
-    >>> gpu = spec_to_tvm({"kind": "hetero", "host": {"kind": "x86-cpu", "cores": 2},
-    ...                    "devices": [{"kind": "cuda", "name": "gpu0", "arch": "sm_80"}]})
-    >>> gpu["kind"], gpu["arch"], gpu["host"]["kind"], gpu["host"]["mtriple"]
-    ('cuda', 'sm_80', 'llvm', 'x86_64-linux-gnu')
-    """
-    problems: list[Problem] = []
-    config = _write_node(exported, "", problems)
-    if problems:
-        raise TargetError(problems)
-    return config
-
-
-def _write_node(node: Mapping[str, Any], path: str, problems: list[Problem]) -> dict[str, Any]:
-    kind = node.get("kind")
-    writer = _WRITERS.get(kind) if isinstance(kind, str) else None
-    if writer is None:
-        expected = f"expected a kind with a TVM form ({', '.join(sorted(_WRITERS))})"
-        problems.append(Problem(join_path(path, "kind"), expected, repr(kind)))
-        return {}
-    config = writer(node, path, problems)
-    config.setdefault("model", MODEL_PREFIX + (node.get("tag") or ""))
-    return config
-
-
-def _write_cpu(node: Mapping[str, Any], path: str, problems: list[Problem]) -> dict[str, Any]:
-    config: dict[str, Any] = {
-        "kind": "llvm",
-        "mtriple": node.get("mtriple") or CPU_FAMILIES[node["kind"]].triple,
-    }
-    for option in ("mcpu", "mattr"):
-        if node.get(option):
-            config[option] = node[option]
-    if node.get("cores") is not None:
-        config["num-cores"] = node["cores"]
-    return config
-
-
-def _write_cuda(node: Mapping[str, Any], path: str, problems: list[Problem]) -> dict[str, Any]:
-    return {"kind": "cuda", "arch": node["arch"]} if node.get("arch") else {"kind": "cuda"}
-
-
-def _write_npu(node: Mapping[str, Any], path: str, problems: list[Problem]) -> dict[str, Any]:
-    return {"kind": "ext_dev"}
-
-
-def _write_hetero(node: Mapping[str, Any], path: str, problems: list[Problem]) -> dict[str, Any]:
-    devices = node.get("devices") or []
-    where = join_path(path, "devices")
-    paths = [item_path(where, d.get("name") or i) for i, d in enumerate(devices)]
-    if len(devices) == 1 and not node.get("tag") and devices[0].get("kind") != "hetero":
-        config = _write_node(devices[0], paths[0], problems)
-    else:
-        written = [_write_node(d, p, problems) for d, p in zip(devices, paths, strict=True)]
-        config = {"kind": "composite", "devices": written}
-    if node.get("host"):
-        config["host"] = _write_node(node["host"], join_path(path, "host"), problems)
-    return config
-
-
-_WRITERS: dict[str, _Writer] = {
-    **dict.fromkeys(CPU_FAMILIES, _write_cpu),
-    "cuda": _write_cuda,
-    "npu": _write_npu,
-    "hetero": _write_hetero,
-}
