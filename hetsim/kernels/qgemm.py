@@ -10,14 +10,16 @@ last three optional); attributes ``alpha`` (1.0), ``transA`` and ``transB`` (0).
 2-D, read transposed where the flag says, as Gemm reads them; ``A'`` is ``[M, K]`` and ``B'``
 ``[K, N]``. Like onnxruntime's kernel:
 
-- the accumulator is exact: ``acc = (A' - a_zero_point) @ (B' - b_zero_point) + C``, where C
+- the accumulator is exact: ``acc = (A' - a_zero_point) @ (B' - b_zero_point) + C``, the
+  product a float32 GEMM up to K = `EXACT_FLOAT32_TERMS` and float64 past it
+  (`hetsim.kernels.integer.accumulator_dtype`), C added in float64; C
   (int32, broadcast to ``[M, N]``) is a bias of scale ``alpha · a_scale · b_scale`` and zero
   point 0, as onnxruntime's quantizer makes it (so Gemm's ``beta`` is not an attribute: a
   fused Gemm has ``beta`` 1);
 - the multiplier ``alpha · a_scale · b_scale``, divided by ``y_scale`` where given, is formed
   in float32 in that order;
 - with ``y_scale`` and ``y_zero_point``, ``y = saturate(round_half_even(acc · multiplier) +
-  y_zero_point)`` in y_zero_point's dtype, A's (`hetsim.kernels.qlinear.requantize`, the
+  y_zero_point)`` in y_zero_point's dtype, A's (`hetsim.kernels.integer.requantize`, the
   product in float64, where onnxruntime takes it in float32: a value within float rounding of
   a tie may come out one step apart); without either, ``y = float32(acc) · multiplier`` in
   float32. One of the two without the other is an error: onnxruntime would give floats
@@ -30,7 +32,10 @@ of one shape.
 
 Cost (op class ``matmul``): Gemm's ``2·M·N·K`` flops, plus ``M·N`` for C and 3 per output
 element to requantize (1 to scale a float output); bytes read every input's; `Cost.gemm_dim`
-the smallest of M, N and K.
+the smallest of M, N and K. The numpy lowering's passes (`Cost.numpy_calls`, `numpy_flops`): A
+and B each cast and centered (2 passes over each), then over the output the requantization's
+(`REQUANTIZE_PASSES`, one more for the zero point and one for C) or, for a float output, a cast
+and the scaling (one more for C).
 """
 
 from __future__ import annotations
@@ -43,8 +48,14 @@ import numpy as np
 from hetsim.ir import Op
 from hetsim.kernels.checks import attr, broadcast_shape, op_error
 from hetsim.kernels.costs import Cost, nbytes
+from hetsim.kernels.integer import (
+    accumulator_dtype,
+    centered,
+    requantize,
+    requantizing,
+    with_passes,
+)
 from hetsim.kernels.meta import Meta
-from hetsim.kernels.qlinear import requantize
 from hetsim.kernels.qoperator import MICROSOFT
 from hetsim.kernels.quant import article, either_of, is_per_tensor
 from hetsim.kernels.registry import Kernel, register
@@ -104,15 +115,17 @@ def _compile(op: Op, opset: int) -> Kernel:
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         a, a_scale, a_zero, b, b_scale, b_zero = _required(op, inputs)
         c, y_scale, y_zero = _optional(inputs)
-        a2 = (a.T if trans_a else a).astype(_FLOAT64) - a_zero.reshape(())
-        b2 = (b.T if trans_b else b).astype(_FLOAT64) - b_zero.reshape(-1)  # [N]: per column
-        acc = a2 @ b2  # exact: products of at most 255 · 255, summed below 2^53
-        if c is not None:
-            acc += c
+        a2, b2 = (a.T if trans_a else a), (b.T if trans_b else b)
+        exact = accumulator_dtype(a2.shape[1])
+        # exact: products of at most 255 · 255, summed in `exact` (b's zero point per column)
+        acc = centered(a2, a_zero.reshape(()), exact) @ centered(b2, b_zero.reshape(-1), exact)
         multiplier = np.float32(alpha) * a_scale.reshape(-1) * b_scale.reshape(-1)
         if y_scale is None or y_zero is None:  # the shape rule allows both or neither
+            if c is not None:
+                acc = np.add(acc, c, dtype=_FLOAT64)  # exact below 2^53
             return [acc.astype(_FLOAT32) * multiplier]
-        return [requantize(acc, multiplier / y_scale.reshape(()), y_zero, y_zero.dtype)]
+        y_multiplier = multiplier / y_scale.reshape(())
+        return [requantize(acc, y_multiplier, y_zero, y_zero.dtype, bias=c)]
 
     return kernel
 
@@ -190,22 +203,27 @@ def _infer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
 
 
 def _cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
-    """Gemm's ``2·M·N·K``, plus ``M·N`` for C and 3 per output to requantize (1 to scale)."""
-    a = inputs[0]
-    assert a is not None, f"{op!r}: A is required"
+    """Gemm's ``2·M·N·K``, plus ``M·N`` for C and 3 per output to requantize (1 to scale); the
+    numpy lowering's passes: A and B centered, then the requantization's (a float output: C
+    added, a cast and the scaling)."""
+    a, _, _, b, _, _ = _required(op, inputs)
+    c, _, y_zero = _optional(inputs)
     _, trans_a, _ = _flags(op)
     k = a.shape[0] if trans_a else a.shape[1]
     (out,) = outputs
     m, n = out.shape
-    has_bias = len(inputs) > 6 and inputs[6] is not None
-    per_output = 2 * k + (1 if has_bias else 0) + (1 if out.dtype == _FLOAT32 else 3)
-    return Cost(
+    is_float = out.dtype == _FLOAT32
+    per_output = 2 * k + (c is not None) + (1 if is_float else 3)
+    # A and B: a cast and their zero point's subtraction each (both zero points are required)
+    output_passes = (2 + (c is not None), out.size) if is_float else requantizing(out, y_zero, c)
+    cost = Cost(
         float(per_output * out.size),
         nbytes(inputs),
         nbytes(outputs),
         "matmul",
         gemm_dim=min(m, n, k),
     )
+    return with_passes(cost, ((2, a.size), (2, b.size), output_passes))
 
 
 register(

@@ -5,7 +5,7 @@ centered operands are float32 when every sum has at most `EXACT_FLOAT32_TERMS` p
 most 255·255 in size each, so every partial sum is an integer below 2^24) and float64 beyond
 (exact below 2^53), so ``conv.py``'s Conv kernel (its per-shape plans, im2col and one BLAS GEMM)
 and ``np.matmul`` give the exact integer accumulator with no second convolution and no integer
-GEMM (`accumulator_dtype`). Shapes follow Conv (pads, strides, dilations, group, auto_pad) and
+GEMM (`hetsim.kernels.integer`). Shapes follow Conv (pads, strides, dilations, group, auto_pad) and
 MatMul (batches broadcast, a 1-D operand's dim dropped); their rules are `conv.py`'s and
 `nn.py`'s.
 
@@ -50,16 +50,24 @@ from hetsim.ir import Op
 from hetsim.kernels.checks import op_error
 from hetsim.kernels.conv import compile_conv, cost_conv, infer_conv
 from hetsim.kernels.costs import Cost, nbytes
+from hetsim.kernels.integer import (
+    Passes,
+    accumulator_dtype,
+    centered,
+    centering,
+    requantize,
+    requantizing,
+    with_passes,
+)
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.nn import cost_matmul, infer_matmul
 from hetsim.kernels.quant import article, either_of, is_per_tensor, spread
 from hetsim.kernels.registry import Kernel, register
 
-__all__ = ["requantize"]
+__all__: list[str] = []
 
 _INTEGER_DTYPES = (np.dtype("int8"), np.dtype("uint8"))
 _FLOAT32 = np.dtype("float32")
-_FLOAT64 = np.dtype("float64")
 _INT32 = np.dtype("int32")
 _SCALE_DTYPES = {10: (_FLOAT32,), 21: (_FLOAT32, np.dtype("float16"))}
 """The scale dtypes of QLinearMatMul, by the opset they hold from (QLinearConv's: float32)."""
@@ -67,97 +75,13 @@ _SCALE_DTYPES = {10: (_FLOAT32,), 21: (_FLOAT32, np.dtype("float16"))}
 Shapes = tuple[tuple[int, ...], ...]
 
 
-def requantize(
-    acc: np.ndarray,
-    multiplier: Any,
-    zero_point: np.ndarray | None,
-    dtype: np.dtype[Any],
-    bias: np.ndarray | None = None,
-) -> np.ndarray:
-    """``saturate(round_half_even((acc + bias) · multiplier) + zero_point)`` in `dtype`, the sum
-    and the product in float64 (`bias` and `multiplier` broadcast against `acc`, `zero_point`
-    against the result). Its whole-array passes: `REQUANTIZE_PASSES`, and one more for a bias.
-
-    Examples
-    --------
-    >>> acc = np.array([-3.0, -1.0, 1.0, 3.0, 600.0], np.float32)
-    >>> requantize(acc, np.float32(0.5), np.array(1, np.int8), np.dtype("int8")).tolist()
-    [-1, 1, 1, 3, 127]
-    >>> requantize(acc, 0.5, None, np.dtype("uint8"), bias=np.array(1, np.int32)).tolist()
-    [0, 0, 1, 2, 255]
-    """
-    scale = np.asarray(multiplier, _FLOAT64)
-    if bias is None:
-        y: np.ndarray = np.multiply(acc, scale, dtype=_FLOAT64)
-    else:
-        y = np.add(acc, bias, dtype=_FLOAT64)
-        np.multiply(y, scale, out=y)
-    np.rint(y, out=y)
-    if zero_point is not None:
-        y += zero_point
-    info = np.iinfo(dtype)
-    np.clip(y, info.min, info.max, out=y)
-    return y.astype(dtype)
-
-
-REQUANTIZE_PASSES = 4
-"""`requantize`'s whole-array numpy passes without a bias or a zero point: scale, round,
-saturate, cast (a bias and a zero point add one each); counted in `Cost.numpy_calls`."""
-
-EXACT_FLOAT32_TERMS = 2**24 // (255 * 255)
-"""The most products of two centered 8-bit operands a float32 sum holds exactly (258): each
-operand minus its zero point is at most 255 in size, so every partial sum of that many products
-is an integer below 2^24, whatever order the BLAS adds them in."""
-
-
-def accumulator_dtype(terms: int) -> np.dtype[Any]:
-    """float32 for a GEMM whose sums have at most `EXACT_FLOAT32_TERMS` products (exact there,
-    and twice float64's rate), else float64 (exact below 2^53: 2^37 products)."""
-    return _FLOAT32 if terms <= EXACT_FLOAT32_TERMS else _FLOAT64
-
-
-def _centered(q: np.ndarray, zero_point: np.ndarray | None, dtype: np.dtype[Any]) -> np.ndarray:
-    """`q` minus `zero_point` (already broadcastable), in `dtype` (one pass, two with a zero
-    point: `_centering`)."""
-    centered = q.astype(dtype)
-    if zero_point is not None:
-        centered -= zero_point
-    return centered
-
-
 def _conv_terms(w: tuple[int, ...]) -> int:
     """Products in one output of a conv with weights of shape `w`: C/group · prod(kernel)."""
     return math.prod(w[1:])
 
 
-# The numpy lowering's passes (`Cost.numpy_calls`, `Cost.numpy_flops`)
-
-
-Passes = tuple[tuple[int, int], ...]
-"""Whole-array numpy passes of a kernel beside its GEMM: (calls, elements each call)."""
-
 WRAP_PASSES = 2
 """`_wrapped`'s passes: the accumulator to int64, then to int32."""
-
-
-def _centering(operand: Meta | None, zero_point: Meta | None) -> tuple[int, int]:
-    """`_centered`'s passes over `operand`: a cast, and a subtraction with a zero point."""
-    assert operand is not None, "operands checked present by the shape rule"
-    return (1 if zero_point is None else 2), operand.size
-
-
-def _requantizing(output: Meta, zero_point: Meta | None, bias: Meta | None) -> tuple[int, int]:
-    """`requantize`'s passes over `output`: `REQUANTIZE_PASSES`, one more each for a bias and a
-    zero point."""
-    return REQUANTIZE_PASSES + (bias is not None) + (zero_point is not None), output.size
-
-
-def _with_passes(cost: Cost, passes: Passes) -> Cost:
-    """`cost` with `passes` counted in `Cost.numpy_calls` and `Cost.numpy_flops` (one flop per
-    element per pass)."""
-    calls = sum(count for count, _ in passes)
-    flops = float(sum(count * elements for count, elements in passes))
-    return dataclasses.replace(cost, numpy_calls=calls, numpy_flops=flops)
 
 
 def _along(value: np.ndarray | None, shape: tuple[int, ...], axis: int) -> np.ndarray | None:
@@ -287,8 +211,8 @@ def _compile_qlinear_conv(op: Op, opset: int) -> Kernel:
         assert x is not None, f"{op!r}: input x is required"
         assert w is not None, f"{op!r}: input w is required"
         exact = accumulator_dtype(_conv_terms(w.shape))
-        centered_w = _centered(w, _along(w_zero, w.shape, 0), exact)
-        acc = run_conv([_centered(x, _along(x_zero, x.shape, 1), exact), centered_w])[0]
+        centered_w = centered(w, _along(w_zero, w.shape, 0), exact)
+        acc = run_conv([centered(x, _along(x_zero, x.shape, 1), exact), centered_w])[0]
         scales = (_along(s, acc.shape, 1) for s in (x_scale, w_scale, y_scale))
         multiplier = _product(*scales)
         dtype = (x if y_zero is None else y_zero).dtype
@@ -323,9 +247,9 @@ def _cost_qlinear_conv(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[
         op, inputs, _QLINEAR_CONV_INPUTS, optional=1
     )
     passes = (
-        _centering(x, x_zero),
-        _centering(w, w_zero),
-        _requantizing(outputs[0], y_zero, bias),
+        centering(x, x_zero),
+        centering(w, w_zero),
+        requantizing(outputs[0], y_zero, bias),
     )
     return _integer_conv_cost(op, inputs, outputs, [x, w, bias], 3, passes)
 
@@ -344,8 +268,8 @@ def _compile_conv_integer(op: Op, opset: int) -> Kernel:
         assert x is not None, f"{op!r}: input x is required"
         assert w is not None, f"{op!r}: input w is required"
         exact = accumulator_dtype(_conv_terms(w.shape))
-        centered_x = _centered(x, _along(x_zero, x.shape, 1), exact)
-        acc = run_conv([centered_x, _centered(w, _along(w_zero, w.shape, 0), exact)])[0]
+        centered_x = centered(x, _along(x_zero, x.shape, 1), exact)
+        acc = run_conv([centered_x, centered(w, _along(w_zero, w.shape, 0), exact)])[0]
         return [_wrapped(acc)]
 
     return kernel
@@ -366,7 +290,7 @@ def _infer_conv_integer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> li
 def _cost_conv_integer(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """Conv's cost of x and w."""
     x, w, x_zero, w_zero = _operands(op, inputs, _CONV_INTEGER_INPUTS)
-    passes = (_centering(x, x_zero), _centering(w, w_zero), (WRAP_PASSES, outputs[0].size))
+    passes = (centering(x, x_zero), centering(w, w_zero), (WRAP_PASSES, outputs[0].size))
     return _integer_conv_cost(op, inputs, outputs, [x, w], 0, passes)
 
 
@@ -387,7 +311,7 @@ def _integer_conv_cost(
     conv_inputs[0] = Meta(x.shape, accumulator_dtype(_conv_terms(w.shape)))
     cost = cost_conv(op, conv_inputs, outputs)
     flops = cost.flops + flops_per_output * outputs[0].size
-    return _with_passes(dataclasses.replace(cost, flops=flops, bytes_read=nbytes(inputs)), passes)
+    return with_passes(dataclasses.replace(cost, flops=flops, bytes_read=nbytes(inputs)), passes)
 
 
 # QLinearMatMul
@@ -425,8 +349,8 @@ def _compile_qlinear_matmul(op: Op, opset: int) -> Kernel:
         a2, b2 = _matrices(a, b)
         rows, cols = a2.ndim - 2, b2.ndim - 1
         exact = accumulator_dtype(a2.shape[-1])
-        centered_a = _centered(a2, _along(a_zero, a2.shape, rows), exact)
-        acc = np.matmul(centered_a, _centered(b2, _along(b_zero, b2.shape, cols), exact))
+        centered_a = centered(a2, _along(a_zero, a2.shape, rows), exact)
+        acc = np.matmul(centered_a, centered(b2, _along(b_zero, b2.shape, cols), exact))
         multiplier = _product(
             _along(a_scale, a2.shape, rows), _along(b_scale, b2.shape, cols), _along(y_scale, (), 0)
         )
@@ -460,9 +384,9 @@ def _cost_qlinear_matmul(op: Op, inputs: Sequence[Meta | None], outputs: Sequenc
     """MatMul's cost of a and b, plus 3 flops per output element to requantize."""
     a, _, a_zero, b, _, b_zero, _, y_zero = _operands(op, inputs, _QLINEAR_MATMUL_INPUTS)
     passes = (
-        _centering(a, a_zero),
-        _centering(b, b_zero),
-        _requantizing(outputs[0], y_zero, None),
+        centering(a, a_zero),
+        centering(b, b_zero),
+        requantizing(outputs[0], y_zero, None),
     )
     return _integer_matmul_cost(op, inputs, outputs, [a, b], 3, passes)
 
@@ -480,8 +404,8 @@ def _compile_matmul_integer(op: Op, opset: int) -> Kernel:
         assert b is not None, f"{op!r}: input B is required"
         a2, b2 = _matrices(a, b)
         exact = accumulator_dtype(a2.shape[-1])
-        centered_a = _centered(a2, _along(a_zero, a2.shape, a2.ndim - 2), exact)
-        acc = np.matmul(centered_a, _centered(b2, _along(b_zero, b2.shape, b2.ndim - 1), exact))
+        centered_a = centered(a2, _along(a_zero, a2.shape, a2.ndim - 2), exact)
+        acc = np.matmul(centered_a, centered(b2, _along(b_zero, b2.shape, b2.ndim - 1), exact))
         return [_wrapped(acc).reshape(_matmul_shape(acc, a, b))]
 
     return kernel
@@ -502,7 +426,7 @@ def _infer_matmul_integer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> 
 def _cost_matmul_integer(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """MatMul's cost of A and B."""
     a, b, a_zero, b_zero = _operands(op, inputs, _MATMUL_INTEGER_INPUTS)
-    passes = (_centering(a, a_zero), _centering(b, b_zero), (WRAP_PASSES, outputs[0].size))
+    passes = (centering(a, a_zero), centering(b, b_zero), (WRAP_PASSES, outputs[0].size))
     return _integer_matmul_cost(op, inputs, outputs, [a, b], 0, passes)
 
 
@@ -518,7 +442,7 @@ def _integer_matmul_cost(
     bytes read: every input's."""
     cost = cost_matmul(op, matmul_inputs, outputs)
     flops = cost.flops + flops_per_output * outputs[0].size
-    return _with_passes(dataclasses.replace(cost, flops=flops, bytes_read=nbytes(inputs)), passes)
+    return with_passes(dataclasses.replace(cost, flops=flops, bytes_read=nbytes(inputs)), passes)
 
 
 # x and its zero point are one T1, w (a, b) and its zero point one T2, the scales one float

@@ -20,6 +20,8 @@ Concat's ``axis``. QLinearSoftmax's ``opset`` attribute names the Softmax versio
 
 Shapes: the float op's rule. Cost (the float op's class): its flops, plus 2 per operand element
 (dequantize) and 4 per output element (quantize); bytes read and written at the quantized dtype.
+The numpy lowering's further calls (`Cost.numpy_calls`) are the group's: each operand's
+DequantizeLinear, the float op's and the QuantizeLinear's calls, less the op's first.
 """
 
 from __future__ import annotations
@@ -177,20 +179,39 @@ def _check_scale(op: Op, metas: Sequence[Meta | None], at: int, dtype: np.dtype[
         raise op_error(op, f"expected a zero point of {dtype.name}", zero.dtype.name)
 
 
+_DEQUANTIZE = Op("DequantizeLinear", "dequantize", ("x", "s", "z"), ("y",))
+_QUANTIZE = Op("QuantizeLinear", "quantize", ("x", "s", "z"), ("y",))
+
+
 def _cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """The group's: each operand's DequantizeLinear, the float op, the QuantizeLinear (its zero
+    point always given, as the kernel gives it), at the float op's class and quantized bytes."""
     spec = SPECS[op.type]
-    floats = [inputs[i] for i in spec.operands_of(len(inputs))]
-    as_float = [Meta(m.shape, _FLOAT32) for m in floats if m is not None]
-    out_float = [Meta(m.shape, _FLOAT32) for m in outputs]
-    inner = OPS[spec.inner].cost(_inner_op(op, spec), as_float, out_float)
-    operand_elements = sum(m.size for m in floats if m is not None)
-    output_elements = sum(m.size for m in outputs)
+    metas = (*inputs, None, None)
+    (out,) = outputs
+    floats: list[Meta] = []
+    parts: list[Cost] = []
+    for at in spec.operands_of(len(inputs)):
+        operand = metas[at]
+        if operand is not None:
+            floats.append(Meta(operand.shape, _FLOAT32))
+            parts.append(OPS["DequantizeLinear"].cost(_DEQUANTIZE, metas[at : at + 3], floats[-1:]))
+    out_float = Meta(out.shape, _FLOAT32)
+    inner = OPS[spec.inner].cost(_inner_op(op, spec), floats, [out_float])
+    zero = Meta((), out.dtype)
+    parts += (
+        inner,
+        OPS["QuantizeLinear"].cost(_QUANTIZE, [out_float, metas[spec.output], zero], outputs),
+    )
     return dataclasses.replace(
         inner,
-        flops=inner.flops + 2 * operand_elements + 4 * output_elements,
+        flops=sum(part.flops for part in parts),
         bytes_read=nbytes(inputs),
         bytes_written=nbytes(outputs),
         scratch_bytes=0,
+        # every part's kernel makes 1 + its numpy_calls calls; the op's first is its own
+        numpy_calls=sum(1 + part.numpy_calls for part in parts) - 1,
+        numpy_flops=sum(part.numpy_flops for part in parts),
     )
 
 

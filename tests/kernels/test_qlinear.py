@@ -16,7 +16,7 @@ import pytest
 from hetsim.errors import ModelError
 from hetsim.ir import GraphBuilder, Op
 from hetsim.kernels import OPS, Cost, Meta, execute, propagate_costs
-from hetsim.kernels.qlinear import EXACT_FLOAT32_TERMS, accumulator_dtype, requantize
+from hetsim.kernels.integer import EXACT_FLOAT32_TERMS, accumulator_dtype, requantize
 
 F16, F32, F64 = np.dtype("float16"), np.dtype("float32"), np.dtype("float64")
 U8, I8, I16 = np.dtype("uint8"), np.dtype("int8"), np.dtype("int16")

@@ -12,6 +12,7 @@ import pytest
 from hetsim.errors import ModelError
 from hetsim.ir import Op
 from hetsim.kernels import OPS, Meta
+from hetsim.kernels.integer import EXACT_FLOAT32_TERMS
 
 INT8 = np.dtype("int8")
 
@@ -68,6 +69,12 @@ def test_cost_is_the_float_op_s_plus_the_quantization_at_int8_bytes() -> None:
     assert cost.bytes_read == 6 + 3 + 3 * (4 + 1)  # the operands, then 3 scales and zero points
     assert cost.bytes_written == 6
     assert cost.op_class == "elementwise"
+    # the numpy lowering's calls: each DequantizeLinear casts, subtracts its zero point and
+    # multiplies (3 calls, 2 without a zero point); Add 1; QuantizeLinear divides, rounds,
+    # adds the zero point, saturates twice and casts (6): all but the op's first call
+    assert (cost.numpy_calls, cost.numpy_flops) == (3 + 3 + 1 + 6 - 1, 0.0)
+    no_zeros = [None if i in (2, 5) else m for i, m in enumerate(metas)]
+    assert OPS["QLinearAdd"].cost(op, no_zeros, [out]).numpy_calls == 2 + 2 + 1 + 6 - 1
 
 
 def _qgemm_metas(
@@ -119,6 +126,38 @@ def test_qgemm_output_dtype_and_cost() -> None:
     (as_float,) = OPS["QGemm"].infer(QGEMM, 17, floats)
     assert (as_float.shape, as_float.dtype) == ((3, 4), np.dtype("float32"))
     assert OPS["QGemm"].cost(QGEMM, floats, [as_float]).flops == 12 * (10 + 1)
+
+
+def test_qgemm_counts_the_numpy_lowering_s_passes() -> None:
+    # A [3, 5] and B [5, 4] each cast and centered (2 passes); over the 12 outputs the
+    # requantization's 4, one for the zero point and one for C; a float output without C: a
+    # cast and the scaling
+    quantized, floats = _qgemm_metas(), _qgemm_metas(c=False, y=())
+    (out,) = OPS["QGemm"].infer(QGEMM, 17, quantized)
+    cost = OPS["QGemm"].cost(QGEMM, quantized, [out])
+    assert (cost.numpy_calls, cost.numpy_flops) == (2 + 2 + 6, 2.0 * 15 + 2 * 20 + 6 * 12)
+    (as_float,) = OPS["QGemm"].infer(QGEMM, 17, floats)
+    cost = OPS["QGemm"].cost(QGEMM, floats, [as_float])
+    assert (cost.numpy_calls, cost.numpy_flops) == (2 + 2 + 2, 2.0 * 15 + 2 * 20 + 2 * 12)
+
+
+@pytest.mark.parametrize("terms", [EXACT_FLOAT32_TERMS, EXACT_FLOAT32_TERMS + 1])
+def test_qgemm_accumulates_exactly_either_side_of_float32s_limit(terms: int) -> None:
+    # centered A of 0 or -255, centered B of -255 or 0: one output sums `terms` products of
+    # 255 · 255, odd and past 2^24 with one term more, where float32 cannot hold it; C takes
+    # all of it but 1 back, so a float output shows a rounded accumulator as 0 or 2
+    rng = np.random.default_rng(terms)
+    a = rng.choice(np.array([0, 255], np.uint8), (2, terms))
+    b = rng.choice(np.array([-128, 127], np.int8), (terms, 3))
+    a[0], b[:, 0] = 0, -128
+    largest = terms * 255 * 255
+    c = np.array([1 - largest, 0, 0], np.int32)
+    one = np.array(1.0, np.float32)
+    inputs = [a, one, np.array(255, np.uint8), b, one, np.array(127, np.int8), c]
+    (got,) = OPS["QGemm"].compile(QGEMM, 17)(inputs)
+    want = (a.astype(np.int64) - 255) @ (b.astype(np.int64) - 127) + c
+    assert (int(want[0, 0]), got.dtype) == (1, np.float32)
+    assert got.tolist() == want.astype(np.float32).tolist()
 
 
 def _concat_metas(second: Any = INT8, count: int = 2) -> list[Meta | None]:
