@@ -115,8 +115,11 @@ class UnknownValueError(ModelError):
         return type(self), (self.expected, self.tensor, self.got)
 
 
-class PartitionError(HetsimError, ValueError):
-    """A model cannot be placed on a platform: an op no device can run, a rule that cannot apply."""
+class PartitionError(_ProblemsError, ValueError):
+    """A model cannot be placed on a platform: an op no device can run, a rule that cannot apply.
+
+    A rule's error says where in the rules it is (`problems`: ``rules[2].device``), so that a
+    sweep file can name the same place in its own ``rules`` key."""
 
 
 class SimulationError(HetsimError, RuntimeError):

@@ -262,15 +262,8 @@ def _rules(parser: _Parser, policies: tuple[str | None, ...]) -> tuple[tuple[str
         if isinstance(value, str):  # the rules file's own problem, with its file and line
             parser.problems.append(Problem("rules", str(err).removeprefix("rules: ")))
         else:
-            parser.problems.append(_rule_problem(err))
+            parser.problems.extend(err.problems)  # ``rules[i]...``: the key's own list
         return ()
-
-
-def _rule_problem(err: PartitionError) -> Problem:
-    """A rule's error (``rules[i].device: expected ...``) as the problem of that path in the
-    sweep file, where the rules are the ``rules`` key's list."""
-    path, _, expected = str(err).partition(": ")
-    return Problem(path, expected)
 
 
 def _rule_device_problems(spec: SweepSpec, points: tuple[Point, ...]) -> list[Problem]:
@@ -284,7 +277,7 @@ def _rule_device_problems(spec: SweepSpec, points: tuple[Point, ...]) -> list[Pr
     try:
         load_rules(rules, build_platform(first.target))
     except PartitionError as err:
-        return [_rule_problem(err)]
+        return list(err.problems)  # ``rules[i].device``: the sweep's own ``rules`` list
     return []
 
 

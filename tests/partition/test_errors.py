@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hetsim.errors import PartitionError
+from hetsim.errors import PartitionError, Problem
 from hetsim.ir import Graph, GraphBuilder
 from hetsim.models import load_model
 from hetsim.partition import partition
@@ -51,8 +51,17 @@ def test_rule_naming_a_missing_device_suggests_a_close_one() -> None:
         "got 'vdevice0/nup' (did you mean 'vdevice0/npu'?)"
     )
     rules = [{"op": "Relu", "device": "host"}, {"op": "Conv", "device": "vdevice0/nup"}]
-    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$") as caught:
         partition(load_model("cnn"), tag_platform("arm-riscv-soc"), "rules", rules)
+    # where it is, apart from the message: a sweep file names the same place in its own rules
+    assert caught.value.problems == (
+        Problem(
+            "rules[1].device",
+            "expected a processor or level of platform arm-riscv-soc",
+            "'vdevice0/nup'",
+            "vdevice0/npu",
+        ),
+    )
 
 
 def test_rule_naming_a_far_missing_device_has_no_suggestion(host_npu: Platform) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from hetsim.errors import PartitionError
+from hetsim.errors import PartitionError, Problem
 from hetsim.ir import Op
 from hetsim.located import line_of, safe_load
 from hetsim.partition.context import LevelContext, path_refusals
@@ -74,13 +74,13 @@ def _read(rules: str | Path) -> Any:
 def _shape(index: int, item: Any) -> tuple[str, str]:
     where = f"rules[{index}]"
     if not isinstance(item, Mapping) or sorted(item) != sorted(RULE_KEYS):
-        raise PartitionError(
-            f"{where}: expected a mapping with keys 'op' and 'device', got {item!r}"
-        )
+        expected = "expected a mapping with keys 'op' and 'device'"
+        raise PartitionError([Problem(where, expected, repr(item))])
     op, device = item["op"], item["device"]
     for key, value in (("op", op), ("device", device)):
         if not isinstance(value, str) or not value:
-            raise PartitionError(f"{where}.{key}: expected a non-empty string, got {value!r}")
+            expected = "expected a non-empty string"
+            raise PartitionError([Problem(f"{where}.{key}", expected, repr(value))])
     return op, device
 
 
@@ -88,11 +88,9 @@ def _rule(index: int, op: str, device: str, platform: Platform) -> Rule:
     known = [*platform.processors, *(path for path in platform.levels if path)]
     if device not in known:
         close = difflib.get_close_matches(device, known, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise PartitionError(
-            f"rules[{index}].device: expected a processor or level of platform "
-            f"{platform.name}, got {device!r}{hint}"
-        )
+        expected = f"expected a processor or level of platform {platform.name}"
+        problem = Problem(f"rules[{index}].device", expected, repr(device), *close[:1])
+        raise PartitionError([problem])
     return Rule(op, device, index)
 
 
