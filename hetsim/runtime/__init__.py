@@ -1,16 +1,13 @@
 """hetsim.runtime: programs for the simulated runtimes.
 
 `compile_plan` (`hetsim.runtime.program`) turns a `hetsim.partition.Plan` into one program per
-level invocation: VM bytecode (`hetsim.runtime.vm`) or a graph executor's static node list
-(`hetsim.runtime.graph_executor`). `compile_vm` compiles a root level from an op -> processor
-placement alone, and `place` is the simplest such placement (plain root devices only). Durations
-and the execution itself belong to `hetsim.sim`.
+level invocation: VM bytecode (`hetsim.runtime.bytecode`, compiled by `hetsim.runtime.vm`) or a
+graph executor's static node list (`hetsim.runtime.graph_executor`). `compile_vm` compiles a root
+level from an op -> processor placement alone, and `place` is the simplest such placement (plain
+root devices only). Durations and the execution itself belong to `hetsim.sim`.
 """
 
-from hetsim.runtime.graph_executor import GraphProgram, check_static, compile_graph
-from hetsim.runtime.placement import ANY_OP, can_run, place
-from hetsim.runtime.program import COMPILERS, LevelProgram, PlanProgram, compile_plan
-from hetsim.runtime.vm import (
+from hetsim.runtime.bytecode import (
     MNEMONICS,
     TESTS,
     Alloc,
@@ -21,14 +18,15 @@ from hetsim.runtime.vm import (
     Instruction,
     Invoke,
     Launch,
-    LevelCompiler,
     Ret,
     Slot,
     Sync,
-    Unit,
     VmProgram,
-    compile_vm,
 )
+from hetsim.runtime.graph_executor import GraphProgram, check_static, compile_graph
+from hetsim.runtime.placement import ANY_OP, can_run, place
+from hetsim.runtime.program import COMPILERS, LevelProgram, PlanProgram, compile_plan
+from hetsim.runtime.vm import LevelCompiler, Unit, compile_vm
 
 __all__ = [
     "ANY_OP",

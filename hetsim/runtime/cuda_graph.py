@@ -23,8 +23,7 @@ from typing import NamedTuple
 
 from hetsim.errors import Problem, SimulationError
 from hetsim.platform import Platform
-from hetsim.runtime.program import PlanProgram
-from hetsim.runtime.vm import (
+from hetsim.runtime.bytecode import (
     Alloc,
     BranchShape,
     Call,
@@ -36,6 +35,7 @@ from hetsim.runtime.vm import (
     Sync,
     VmProgram,
 )
+from hetsim.runtime.program import PlanProgram
 
 __all__ = [
     "DEFAULT_BUCKETS",

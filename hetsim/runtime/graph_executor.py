@@ -16,7 +16,7 @@ time:
   (a plan built by hand), and a run whose dims differ from the compiled ones is rejected when
   it is bound (`hetsim.sim.bind`).
 
-The nodes are the VM's instruction tuples (`hetsim.runtime.vm`) minus ALLOC, FREE and
+The nodes are the VM's instruction tuples (`hetsim.runtime.bytecode`) minus ALLOC, FREE and
 BRANCH_SHAPE; the engine runs them with the same handlers.
 """
 
@@ -27,15 +27,8 @@ from dataclasses import dataclass
 
 from hetsim.errors import SimulationError
 from hetsim.ir import Graph, Op
-from hetsim.runtime.vm import (
-    MNEMONICS,
-    Alloc,
-    Free,
-    Instruction,
-    LevelCompiler,
-    Slot,
-    VmProgram,
-)
+from hetsim.runtime.bytecode import MNEMONICS, Alloc, Free, Instruction, Slot, VmProgram
+from hetsim.runtime.vm import LevelCompiler
 
 __all__ = ["GraphProgram", "check_static", "compile_graph"]
 

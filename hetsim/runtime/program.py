@@ -19,8 +19,9 @@ from hetsim.errors import SimulationError
 from hetsim.ir import Graph
 from hetsim.partition import Plan, Segment, fold
 from hetsim.platform import Platform
+from hetsim.runtime.bytecode import VmProgram
 from hetsim.runtime.graph_executor import GraphProgram, check_static, compile_graph
-from hetsim.runtime.vm import LevelCompiler, Unit, VmProgram, _new
+from hetsim.runtime.vm import LevelCompiler, Unit, _new
 
 __all__ = ["COMPILERS", "LevelProgram", "PlanProgram", "compile_plan"]
 

@@ -1,145 +1,41 @@
-"""VM bytecode: a level's placed ops (and nested invocations) compiled to the instructions its
-host interprets. `LevelCompiler` compiles any level's units; `compile_vm` a root placed by hand;
-`hetsim.runtime.program.compile_plan` a whole plan.
+"""The VM compiler: a level's placed ops (and nested invocations) compiled to the bytecode its
+host interprets (`hetsim.runtime.bytecode`). `LevelCompiler` compiles any level's units;
+`compile_vm` a root placed by hand; `hetsim.runtime.program.compile_plan` a whole plan.
 
-The instruction set (each instruction is a small frozen named tuple; its operands are resolved at
-compile time to tensor slots, processor paths, memory and link names):
-
-============  ===================================================================================
-ALLOC         take the bytes of tensor slot `tensor` in `memory` (an op output, a copy target)
-FREE          give them back after the tensor's last use (stream ordered: see docs/runtime.md)
-CALL          run op `op` on the host itself, on slots `inputs` -> `outputs`
-LAUNCH        launch op `op` on device `processor`'s stream (asynchronous); `waits` are input
-              slots made on another stream, which the kernel waits for on the device
-COPY          copy slot `src` to slot `dst` over the links of `route`, queued on the stream of
-              `processor` (the source memory's device, else the destination's)
-SYNC          block the host until `processor`'s stream has finished all work queued so far
-INVOKE        queue one invocation of nested level `level` (its program number `program`) on the
-              stream of that level's host; arguments in, result buffers filled (docs/runtime.md)
-BRANCH_SHAPE  jump to `target` when symbolic dim `dim` compares true (`test`, `value`)
-RET           end the program; `outputs` maps each graph output to its slot (in host memory)
-============  ===================================================================================
-
-Shapes may be symbolic: the program is compiled once, and `hetsim.sim.bind` resolves sizes and
-durations for the dims of each run. Compilation rules: graph inputs arrive in the host's memory;
-constants (initializers and ops computed from constants only, folded at load time) are resident
-in the memory of each processor that reads them; a tensor needed in another memory is copied once
-per memory, at its first use there; a host op that reads a tensor made on a stream is preceded by
-a SYNC of that stream; the outputs are copied to the host's memory and every stream with work
-left is synchronized before RET.
+Shapes may be symbolic: a level is compiled once, and `hetsim.sim.bind` binds each run's dims.
+Compilation rules: graph inputs arrive in the host's memory; constants (initializers and ops
+computed from constants only, folded at load time) are resident in the memory of each processor
+that reads them; a tensor needed in another memory is copied once per memory, at its first use
+there; a host op that reads a tensor made on a stream is preceded by a SYNC of that stream; the
+outputs are copied to the host's memory and every stream with work left is synchronized before RET.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from hetsim.errors import SimulationError
 from hetsim.ir import Graph, Op
 from hetsim.partition import fold
 from hetsim.platform import Platform
+from hetsim.runtime.bytecode import (
+    Alloc,
+    Call,
+    Copy,
+    Free,
+    Instruction,
+    Invoke,
+    Launch,
+    Ret,
+    Slot,
+    Sync,
+    VmProgram,
+)
 
-__all__ = [
-    "TESTS",
-    "Alloc",
-    "BranchShape",
-    "Call",
-    "Copy",
-    "Free",
-    "Instruction",
-    "Invoke",
-    "Launch",
-    "Ret",
-    "Slot",
-    "Sync",
-    "VmProgram",
-    "compile_vm",
-]
-
-
-class Alloc(NamedTuple):
-    """ALLOC `tensor` in `memory`; `processor` and `op` say who needs it (for messages)."""
-
-    tensor: int
-    memory: str
-    processor: str
-    op: str
-
-
-class Free(NamedTuple):
-    """FREE `tensor` from `memory`."""
-
-    tensor: int
-    memory: str
-
-
-class Call(NamedTuple):
-    """CALL op number `op` on the host."""
-
-    op: int
-    inputs: tuple[int | None, ...]
-    outputs: tuple[int, ...]
-
-
-class Launch(NamedTuple):
-    """LAUNCH op number `op` on `processor`'s stream."""
-
-    op: int
-    processor: str
-    inputs: tuple[int | None, ...]
-    outputs: tuple[int, ...]
-    waits: tuple[int, ...]
-
-
-class Copy(NamedTuple):
-    """COPY `src` to `dst` along `route` (link names), on `processor`'s stream."""
-
-    src: int
-    dst: int
-    route: tuple[str, ...]
-    processor: str
-    waits: tuple[int, ...]
-
-
-class Sync(NamedTuple):
-    """SYNC with `processor`'s stream."""
-
-    processor: str
-
-
-class Invoke(NamedTuple):
-    """INVOKE nested level `level`: run its program number `program` once.
-
-    Queued on the stream `processor` (the nested level's host, as its parent sees it) after the
-    slots in `waits`; `inputs` are the invocation's arguments in that host's memory, `outputs`
-    the result buffers there, which the nested code fills; `segment` is the plan's segment id.
-    """
-
-    level: str
-    program: int = 0
-    inputs: tuple[int | None, ...] = ()
-    outputs: tuple[int, ...] = ()
-    processor: str = ""
-    waits: tuple[int, ...] = ()
-    segment: str = ""
-
-
-class BranchShape(NamedTuple):
-    """BRANCH_SHAPE: jump to instruction `target` when ``dim <test> value``."""
-
-    dim: str
-    test: str
-    value: int
-    target: int
-
-
-class Ret(NamedTuple):
-    """RET with the graph outputs, name -> slot."""
-
-    outputs: tuple[tuple[str, int], ...]
+__all__ = ["LevelCompiler", "Unit", "compile_vm"]
 
 
 _new = tuple.__new__
@@ -147,107 +43,6 @@ _new = tuple.__new__
 ``Alloc(slot, memory, user, op)`` does, without the Python-level ``__new__`` a named tuple runs:
 for speed, where the compiler makes one per op (with the binder's steps made the same way,
 compiling a 1e5-op chain went from 4.7-5.9 to 3.6-4.5 µs per op: docs/runtime.md)."""
-
-Instruction = Alloc | Free | Call | Launch | Copy | Sync | Invoke | BranchShape | Ret
-
-MNEMONICS: Mapping[type, str] = {
-    Alloc: "ALLOC",
-    Free: "FREE",
-    Call: "CALL",
-    Launch: "LAUNCH",
-    Copy: "COPY",
-    Sync: "SYNC",
-    Invoke: "INVOKE",
-    BranchShape: "BRANCH_SHAPE",
-    Ret: "RET",
-}
-"""Instruction type -> its name in listings and docs."""
-
-
-class Slot(NamedTuple):
-    """A tensor in one memory: `name` is the tensor, or ``tensor@memory`` for a copy."""
-
-    name: str
-    tensor: str
-    memory: str
-
-
-@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)  # bound programs: bind.bound_for
-class VmProgram:
-    """The bytecode of one level, with its tensor slots.
-
-    Parameters
-    ----------
-    level, host
-        The level's path and its host processor.
-    graph
-        The model the ops come from; `ops` are the ops the program runs, by number.
-    slots
-        Every tensor slot the code names.
-    code
-        The instructions; execution starts at 0 and ends at a RET.
-    inputs
-        Graph input name -> its slot (host memory).
-    constants
-        Slots resident before the run: constants in each memory that reads them.
-    folded
-        Ops computed from constants only, at load time (their outputs are constants).
-    placement
-        Op name -> processor path.
-    """
-
-    level: str
-    host: str
-    graph: Graph
-    ops: tuple[Op, ...]
-    slots: tuple[Slot, ...]
-    code: tuple[Instruction, ...]
-    inputs: Mapping[str, int]
-    constants: tuple[int, ...]
-    folded: tuple[Op, ...]
-    placement: Mapping[str, str]
-
-    def __repr__(self) -> str:
-        return (
-            f"<VmProgram {self.graph.name} level={self.level or '(root)'} host={self.host} "
-            f"instructions={len(self.code)} slots={len(self.slots)}>"
-        )
-
-    def listing(self) -> str:
-        """The code as text, one instruction a line, slots and ops by name."""
-        return "\n".join(
-            f"{pc:4d}  {MNEMONICS[type(ins)]:<12} {_operands(self, ins)}"
-            for pc, ins in enumerate(self.code)
-        )
-
-
-def _operands(program: VmProgram, ins: Instruction) -> str:
-    def name(slot: int | None) -> str:
-        return "-" if slot is None else program.slots[slot].name
-
-    def names(slots: tuple[int | None, ...]) -> str:
-        return ", ".join(name(s) for s in slots)
-
-    match ins:
-        case Alloc(tensor, memory, _, _) | Free(tensor, memory):
-            return f"{name(tensor)} in {memory}"
-        case Call(op, inputs, outputs):
-            return f"{program.ops[op].name}({names(inputs)}) -> {names(outputs)}"
-        case Launch(op, processor, inputs, outputs, waits):
-            after = f" after {names(waits)}" if waits else ""
-            return f"{program.ops[op].name}@{processor}({names(inputs)}) -> {names(outputs)}{after}"
-        case Copy(src, dst, route, processor, _):
-            return f"{name(src)} -> {name(dst)} on {processor} via {', '.join(route)}"
-        case Sync(processor):
-            return processor
-        case Invoke(level, number, inputs, outputs, processor, waits, _):
-            after = f" after {names(waits)}" if waits else ""
-            return f"{level}#{number}({names(inputs)}) -> {names(outputs)} on {processor}{after}"
-        case BranchShape(dim, test, value, target):
-            return f"if {dim} {test} {value} goto {target}"
-        case Ret(outputs):
-            return ", ".join(f"{out}={name(slot)}" for out, slot in outputs)
-    raise AssertionError(f"unknown instruction {ins!r}")
 
 
 def compile_vm(graph: Graph, platform: Platform, placement: Mapping[str, str]) -> VmProgram:
@@ -611,14 +406,3 @@ class LevelCompiler:
     def _sync(self, stream: str) -> None:
         self.code.append(Sync(stream))
         self.synced[stream] = self.queued[stream]
-
-
-TESTS: Mapping[str, Callable[[int, int], bool]] = {
-    "==": lambda dim, value: dim == value,
-    "!=": lambda dim, value: dim != value,
-    "<": lambda dim, value: dim < value,
-    "<=": lambda dim, value: dim <= value,
-    ">": lambda dim, value: dim > value,
-    ">=": lambda dim, value: dim >= value,
-}
-"""BRANCH_SHAPE comparisons by the string an instruction carries."""
