@@ -1,6 +1,10 @@
 """The SimPy engine: one `Simulation` holds all mutable state of a run.
 
-It owns the SimPy environment (``env.now`` is simulated µs) and the simulated resources:
+`Simulation` sets that state up, runs it to the end and turns it into a `RunRecord` (or the
+`SimulationError` of a deadlock or an overflow); what each step does is the `Interpreter` it
+extends (`hetsim.sim.interpreter`: the executors, one handler per step type, the copy and
+invocation processes). It owns the SimPy environment (``env.now`` is simulated µs) and the
+simulated resources:
 
 - each **executor** (the root program's, and one per nested invocation: `Executor`) runs as a
   SimPy process on its level's host; INVOKE queues an invocation on the nested level host's
@@ -43,13 +47,13 @@ from typing import Any
 
 import numpy as np
 import simpy
-from simpy.events import Event, Timeout
+from simpy.events import Event
 
 from hetsim.errors import SimulationError
-from hetsim.platform import empty_memory_note
 from hetsim.sim.graphs import GraphStep, run_graph
+from hetsim.sim.interpreter import Executor, Interpreter, where
 from hetsim.sim.records import RunRecord, Spans
-from hetsim.sim.resources import EXEC, LINK, STREAM, MemoryState, Row, Stream
+from hetsim.sim.resources import MemoryState, Row, Stream
 from hetsim.sim.steps import (
     AllocStep,
     BranchStep,
@@ -62,24 +66,8 @@ from hetsim.sim.steps import (
     Step,
     SyncStep,
 )
-from hetsim.units import format_bytes
 
-__all__ = ["Executor", "Simulation"]
-
-
-def _where(now: float) -> str:
-    return f"sim at {round(now, 3)} us"
-
-
-def _out_of_memory(step: AllocStep, memory: MemoryState, t: float) -> SimulationError:
-    """The error of an ALLOC whose bytes do not fit `memory`: the memory, tensor and op."""
-    free = memory.capacity_bytes - memory.used_bytes
-    why = empty_memory_note(memory.name, memory.capacity_bytes)
-    return SimulationError(
-        f"{_where(t)}, {step.processor}: out of memory in {memory.name} "
-        f"(need {format_bytes(step.size_bytes)}, {format_bytes(free)} free) "
-        f"for tensor {step.tensor} of op {step.op}{why}"
-    )
+__all__ = ["Simulation"]
 
 
 class _Totals:
@@ -95,30 +83,7 @@ class _Totals:
         self.record: Callable[[Row], None] = record
 
 
-class Executor:
-    """The interpreter state of one level's program: its host, code, program counter and clock.
-
-    The root program and every nested invocation each get one; `Simulation` loads the running
-    one's state into its own attributes (``host``, ``t``, ``pc``, ...) so that step handlers read
-    and write plain attributes (see `Simulation.run`).
-    """
-
-    __slots__ = ("code", "host", "is_done", "outputs", "pc", "sync_wait", "t")
-
-    def __init__(self, host: str, code: Sequence[Step], t: float = 0.0) -> None:
-        self.host = host
-        self.code = code
-        self.pc = 0
-        self.t = t
-        self.is_done = False
-        self.outputs: Mapping[str, int] = {}
-        self.sync_wait: str | None = None
-
-    def __repr__(self) -> str:
-        return f"<Executor {self.host} pc={self.pc} t={round(self.t, 3)}>"
-
-
-class Simulation:
+class Simulation(Interpreter):
     """All the mutable state of one simulated run: SimPy env, streams, links, memories.
 
     Parameters
@@ -288,233 +253,6 @@ class Simulation:
             executor.code = ()
         self._rows.clear()
 
-    def _load(self, executor: Executor) -> None:
-        self.host, self._code, self.pc, self.t = (
-            executor.host, executor.code, executor.pc, executor.t,
-        )  # fmt: skip
-        self._is_done, self._outputs, self._sync_wait = (
-            executor.is_done, executor.outputs, executor.sync_wait,
-        )  # fmt: skip
-
-    def _save(self, executor: Executor) -> None:
-        executor.pc, executor.t, executor.is_done = self.pc, self.t, self._is_done
-        executor.outputs, executor.sync_wait = self._outputs, self._sync_wait
-
-    def _interpret(self, executor: Executor) -> Generator[Event, Any, None]:
-        self._load(executor)
-        code = self._code
-        handlers = self._handlers
-        while not self._is_done:
-            step = code[self.pc]
-            self.pc += 1
-            wait = handlers[step.__class__](step)
-            if wait is not None:
-                self._save(executor)
-                # first callback: the handler's own callbacks then see this executor's state
-                wait.callbacks.insert(0, lambda _: self._load(executor))
-                yield wait
-        self._save(executor)
-
-    def _dispatch(self, step: Any, flow: int | None = None) -> float:
-        """Record the host time of the instruction itself and advance the host clock past it."""
-        t = self.t
-        end: float = t + step.cost_us
-        self.record((self.host, EXEC, step.name, "dispatch", t, end, flow, None, step.args))
-        self.t = end
-        return end
-
-    # -- for step handlers outside this module (hetsim.sim.graphs) ---------------------------
-
-    def dispatch(self, step: Any) -> float:
-        """Pay `step`'s own host time (``cost_us``) as a dispatch span; return the new host time."""
-        return self._dispatch(step)
-
-    def execute(self, step: Any) -> Event | None:
-        """Run `step` through its handler, as the interpreter does."""
-        return self._handlers[step.__class__](step)
-
-    def take(self, step: AllocStep) -> None:
-        """Take `step`'s bytes at the host's time, without its instruction cost (or fail: OOM)."""
-        self._take(step, self.t)
-
-    def give(self, step: FreeStep) -> None:
-        """Give `step`'s bytes back and drop its value, without its instruction cost."""
-        self.memories[step.memory].used_bytes -= step.size_bytes
-        self.values[step.slot] = None
-
-    def new_flow(self) -> int:
-        """A fresh flow id: an arrow from a host dispatch to the device work it started."""
-        self._flows += 1
-        return self._flows
-
-    def _take(self, step: AllocStep, t: float) -> None:
-        memory = self.memories[step.memory]
-        used = memory.used_bytes + step.size_bytes
-        if used > memory.capacity_bytes:
-            raise _out_of_memory(step, memory, t)
-        memory.used_bytes = used
-        if used > memory.peak_bytes:
-            memory.peak_bytes = used
-
-    def _alloc(self, step: AllocStep) -> None:
-        t = self.t
-        # inlined for speed: what _take does
-        memory = self.memories[step.memory]
-        used = memory.used_bytes + step.size_bytes
-        if used > memory.capacity_bytes:
-            raise _out_of_memory(step, memory, t)
-        memory.used_bytes = used
-        if used > memory.peak_bytes:
-            memory.peak_bytes = used
-        # inlined for speed (here and in _free): what _dispatch does
-        end = t + step.cost_us
-        if self.is_tracing:
-            self.record((self.host, EXEC, step.name, "dispatch", t, end, None, None, step.args))
-        else:
-            self.busy_us[self.host, "dispatch"] += end - t
-        self.t = end
-
-    def _free(self, step: FreeStep) -> None:
-        self.memories[step.memory].used_bytes -= step.size_bytes
-        self.values[step.slot] = None
-        t = self.t
-        end = t + step.cost_us
-        if self.is_tracing:
-            self.record((self.host, EXEC, step.name, "dispatch", t, end, None, None, step.args))
-        else:
-            self.busy_us[self.host, "dispatch"] += end - t
-        self.t = end
-
-    def _call(self, step: CallStep) -> None:
-        start = self._dispatch(step)
-        end = start + step.compute_us
-        step.run(self.values)
-        self.record((self.host, EXEC, step.op, "compute", start, end, None, None, step.args))
-        self.t = end
-        for slot in step.produces:
-            self.ready[slot] = end
-
-    def _launch(self, step: LaunchStep | CopyStep) -> None:
-        self._flows += 1
-        flow = self._flows
-        host, record, name, args = self.host, self.record, step.name, step.args
-        # inlined for speed: what _dispatch does
-        t = self.t
-        start = t + step.cost_us
-        end = start + step.launch_us
-        if self.is_tracing:
-            record((host, EXEC, name, "dispatch", t, start, flow, None, args))
-            record((host, EXEC, name, "launch", start, end, None, None, args))
-        else:
-            busy = self.busy_us
-            busy[host, "dispatch"] += start - t
-            busy[host, "launch"] += end - start
-        self.t = end
-        step.run(self.values)
-        self.streams[step.stream].push((step, end, flow))
-
-    def _sync(self, step: SyncStep) -> Event | None:
-        start = self._dispatch(step)
-        stream = self.streams[step.stream]
-        drained_us = stream.drain_us()
-        if drained_us is None:
-            self._sync_wait = f"{stream.processor}/{stream.name}"
-            event = stream.drained()
-            event.callbacks.append(lambda _: self._synced(step, start, self.env.now))
-            return event
-        self._synced(step, start, drained_us)
-        return None
-
-    def _synced(self, step: SyncStep, start: float, drained_us: float) -> None:
-        self._sync_wait = None
-        t = start
-        if drained_us > t:
-            self.record((self.host, EXEC, step.name, "sync_wait", t, drained_us, None, None, {}))
-            t = drained_us
-        end = t + step.sync_us
-        self.record((self.host, EXEC, step.name, "sync_wait", t, end, None, None, step.args))
-        self.t = end
-
-    def _branch(self, step: BranchStep) -> None:
-        self._dispatch(step)
-        if step.test(step.value):
-            self.pc = step.target
-
-    def _invoke(self, step: InvokeStep) -> None:
-        self._flows += 1
-        flow = self._flows
-        self._dispatch(step, flow)
-        step.run(self.values)
-        self.streams[step.stream].push((step, self.t, flow))
-
-    def invoke(
-        self, stream: Stream, item: tuple[InvokeStep, float, int | None], start: float
-    ) -> Generator[Event, Any, None]:
-        """The SimPy process of one INVOKE: request, the nested executor's run, completion."""
-        step, _, flow = item
-        env = self.env
-        if start > env.now:
-            yield env.timeout(start - env.now)
-        request_end = start + step.request_us
-        self.record((step.level_host, EXEC, step.name, "invoke", start, request_end, None, flow,
-                     step.args))  # fmt: skip
-        yield env.timeout(step.request_us)
-        ready = self.ready
-        for _, target in step.arguments:
-            ready[target] = request_end
-        host, code = self.programs[step.program]
-        nested = Executor(host, code, request_end)
-        self.executors.append(nested)
-        yield env.process(self._interpret(nested))
-        done = env.now
-        end = done + step.return_us
-        self.record(
-            (step.level_host, EXEC, f"return {step.op}", "invoke", done, end, None, None, {})
-        )
-        yield env.timeout(step.return_us)
-        self.mark_ready(step.produces, end)
-        stream.advance()
-
-    def _ret(self, step: RetStep) -> Event | None:
-        end = self._dispatch(step)
-        self._outputs = step.outputs
-        self._is_done = True
-        now = self.env.now
-        return Timeout(self.env, end - now) if end > now else None
-
-    def transfer(
-        self, stream: Stream, item: tuple[CopyStep, float, int | None], start: float
-    ) -> Generator[Event, Any, None]:
-        """The SimPy process of one copy: hold each link of the route in turn."""
-        step, _, flow = item
-        env = self.env
-        if start > env.now:
-            yield env.timeout(start - env.now)
-        for link, duration_us in step.hops:
-            resource = self.links[link]
-            with resource.request() as request:
-                yield request
-                begin = env.now
-                yield env.timeout(duration_us)
-            self.record((link, LINK, step.name, "transfer", begin, env.now, None, None, step.args))
-            self.link_bytes[link] += step.size_bytes
-        now = env.now
-        self.record(
-            (stream.processor, STREAM, step.name, "transfer", start, now, None, flow, step.args)
-        )
-        self.mark_ready(step.produces, now)
-        stream.advance()
-
-    def mark_ready(self, slots: tuple[int, ...], now: float) -> None:
-        """Tensors in `slots` are ready at `now`; wake the streams that wait for them."""
-        ready = self.ready
-        waiters = self.waiters
-        for slot in slots:
-            ready[slot] = now
-            if waiters:  # usually empty: skip the lookup
-                for stream in waiters.pop(slot, ()):
-                    stream.resume()
-
     # -- results ----------------------------------------------------------------------------
 
     def _deadlock_message(self) -> str:
@@ -529,7 +267,7 @@ class Simulation:
             if reason is not None:
                 waits.append(f"{stream.processor}/{stream.name} waits for {reason}")
         now = max(self.env.now, *(e.t for e in self.executors))
-        return f"{_where(now)}: deadlock: " + "; ".join(waits)
+        return f"{where(now)}: deadlock: " + "; ".join(waits)
 
     def _overflow_message(self, rows: Sequence[Row]) -> str:
         """What made the run's time infinite: every parameter is finite, but sums of ones near
@@ -542,7 +280,7 @@ class Simulation:
                        if not us < math.inf]  # fmt: skip
             what = f"the times of {', '.join(spoiled) or 'the run'} overflow"
         return (
-            f"{_where(self.env.now)}: expected a finite makespan, got inf: {what} (a time "
+            f"{where(self.env.now)}: expected a finite makespan, got inf: {what} (a time "
             "parameter of the platform near 1e308 µs?)"
         )
 

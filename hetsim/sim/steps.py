@@ -1,10 +1,10 @@
 """Bound VM steps: the instructions the engine executes, with every number already resolved.
 
-`hetsim.runtime.vm` compiles a level to symbolic instructions (tensors and processors by name,
-shapes possibly symbolic). `hetsim.sim.bind` turns them into these steps once the run's dims are
-known: byte sizes, durations from `hetsim.cost`, the names of the streams, memories and links
-they use, and (in functional mode) the kernel closures. The interpreter in `hetsim.sim.engine`
-only reads them.
+`hetsim.runtime.vm` compiles a level to symbolic instructions (`hetsim.runtime.bytecode`:
+tensors and processors by name, shapes possibly symbolic). `hetsim.sim.bind` turns them into
+these steps once the run's dims are known: byte sizes, durations from `hetsim.cost`, the names
+of the streams, memories and links they use, and (in functional mode) the kernel closures. The
+interpreter (`hetsim.sim.interpreter`) only reads them.
 
 Steps are plain data: they name the engine state they touch (a stream by its processor's path, a
 memory by its name) and a `Run` takes the run's value table as its argument, so one bound program

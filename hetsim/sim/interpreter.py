@@ -1,0 +1,346 @@
+"""The VM interpreter: the executors, and what each bound step does in simulated time.
+
+`Interpreter` is the part of `hetsim.sim.engine.Simulation` that runs programs; the simulation
+sets up the state it reads and writes (SimPy env, streams, memories, links, value and readiness
+tables) and turns the run into a record. Here:
+
+- `Executor`: the interpreter state of one level's program. Each executor runs as a SimPy process
+  (`Interpreter._interpret`) that executes one step after another through the handler of the
+  step's type (``_alloc``, ``_launch``, ``_sync``, ...; the table is built with the simulation).
+- the SimPy processes of the work a stream runs as a process: a copy (`Interpreter.transfer`) and
+  a nested invocation (`Interpreter.invoke`). Kernels are scheduled by the stream itself
+  (`hetsim.sim.resources.Stream`).
+- `dispatch`, `execute`, `take`, `give` and `new_flow`, for step handlers defined outside the
+  engine (`hetsim.sim.graphs`).
+
+The rules the handlers follow are in `hetsim.sim.engine`'s docstring and docs/runtime.md. The
+handlers and the loop are tuned (local aliases, bound methods, spans added to the totals in
+place): `benchmarks/sim_speed.py` times them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Generator, Mapping, Sequence
+from typing import Any
+
+import simpy
+from simpy.events import Event, Timeout
+
+from hetsim.errors import SimulationError
+from hetsim.platform import empty_memory_note
+from hetsim.sim.resources import EXEC, LINK, STREAM, MemoryState, Row, Stream
+from hetsim.sim.steps import (
+    AllocStep,
+    BranchStep,
+    CallStep,
+    CopyStep,
+    FreeStep,
+    InvokeStep,
+    LaunchStep,
+    RetStep,
+    Step,
+    SyncStep,
+)
+from hetsim.units import format_bytes
+
+__all__ = ["Executor", "Interpreter", "where"]
+
+
+def where(now: float) -> str:
+    """The *where* of an engine error: the simulated time."""
+    return f"sim at {round(now, 3)} us"
+
+
+def _out_of_memory(step: AllocStep, memory: MemoryState, t: float) -> SimulationError:
+    """The error of an ALLOC whose bytes do not fit `memory`: the memory, tensor and op."""
+    free = memory.capacity_bytes - memory.used_bytes
+    why = empty_memory_note(memory.name, memory.capacity_bytes)
+    return SimulationError(
+        f"{where(t)}, {step.processor}: out of memory in {memory.name} "
+        f"(need {format_bytes(step.size_bytes)}, {format_bytes(free)} free) "
+        f"for tensor {step.tensor} of op {step.op}{why}"
+    )
+
+
+class Executor:
+    """The interpreter state of one level's program: its host, code, program counter and clock.
+
+    The root program and every nested invocation each get one; `Simulation` loads the running
+    one's state into its own attributes (``host``, ``t``, ``pc``, ...) so that step handlers read
+    and write plain attributes (see `Simulation.run`).
+    """
+
+    __slots__ = ("code", "host", "is_done", "outputs", "pc", "sync_wait", "t")
+
+    def __init__(self, host: str, code: Sequence[Step], t: float = 0.0) -> None:
+        self.host = host
+        self.code = code
+        self.pc = 0
+        self.t = t
+        self.is_done = False
+        self.outputs: Mapping[str, int] = {}
+        self.sync_wait: str | None = None
+
+    def __repr__(self) -> str:
+        return f"<Executor {self.host} pc={self.pc} t={round(self.t, 3)}>"
+
+
+class Interpreter:
+    """The executors and step handlers of a `Simulation`, which sets the state they use.
+
+    Only one executor runs at a time, so the running one's state (``host``, ``t``, ``pc``, ...)
+    lives in the simulation's own attributes: step handlers read and write plain attributes, and
+    the executor's are loaded when its process (re)starts and saved when it yields.
+    """
+
+    # Set by `Simulation.__init__` and `Simulation.run`; declared here for the type checker.
+    env: simpy.Environment
+    host: str
+    streams: dict[str, Stream]
+    memories: dict[str, MemoryState]
+    links: dict[str, simpy.Resource]
+    link_bytes: dict[str, int]
+    ready: list[float | None]
+    values: list[Any]
+    waiters: defaultdict[int, list[Stream]]
+    record: Callable[[Row], None]
+    busy_us: defaultdict[tuple[str, str], float]
+    is_tracing: bool
+    t: float
+    pc: int
+    executors: list[Executor]
+    programs: Sequence[tuple[str, Sequence[Step]]]
+    _code: Sequence[Step]
+    _outputs: Mapping[str, int]
+    _is_done: bool
+    _flows: int
+    _sync_wait: str | None
+    _handlers: dict[type, Callable[[Any], Event | None]]
+
+    def _load(self, executor: Executor) -> None:
+        self.host, self._code, self.pc, self.t = (
+            executor.host, executor.code, executor.pc, executor.t,
+        )  # fmt: skip
+        self._is_done, self._outputs, self._sync_wait = (
+            executor.is_done, executor.outputs, executor.sync_wait,
+        )  # fmt: skip
+
+    def _save(self, executor: Executor) -> None:
+        executor.pc, executor.t, executor.is_done = self.pc, self.t, self._is_done
+        executor.outputs, executor.sync_wait = self._outputs, self._sync_wait
+
+    def _interpret(self, executor: Executor) -> Generator[Event, Any, None]:
+        self._load(executor)
+        code = self._code
+        handlers = self._handlers
+        while not self._is_done:
+            step = code[self.pc]
+            self.pc += 1
+            wait = handlers[step.__class__](step)
+            if wait is not None:
+                self._save(executor)
+                # first callback: the handler's own callbacks then see this executor's state
+                wait.callbacks.insert(0, lambda _: self._load(executor))
+                yield wait
+        self._save(executor)
+
+    def _dispatch(self, step: Any, flow: int | None = None) -> float:
+        """Record the host time of the instruction itself and advance the host clock past it."""
+        t = self.t
+        end: float = t + step.cost_us
+        self.record((self.host, EXEC, step.name, "dispatch", t, end, flow, None, step.args))
+        self.t = end
+        return end
+
+    # -- for step handlers outside this module (hetsim.sim.graphs) ---------------------------
+
+    def dispatch(self, step: Any) -> float:
+        """Pay `step`'s own host time (``cost_us``) as a dispatch span; return the new host time."""
+        return self._dispatch(step)
+
+    def execute(self, step: Any) -> Event | None:
+        """Run `step` through its handler, as the interpreter does."""
+        return self._handlers[step.__class__](step)
+
+    def take(self, step: AllocStep) -> None:
+        """Take `step`'s bytes at the host's time, without its instruction cost (or fail: OOM)."""
+        self._take(step, self.t)
+
+    def give(self, step: FreeStep) -> None:
+        """Give `step`'s bytes back and drop its value, without its instruction cost."""
+        self.memories[step.memory].used_bytes -= step.size_bytes
+        self.values[step.slot] = None
+
+    def new_flow(self) -> int:
+        """A fresh flow id: an arrow from a host dispatch to the device work it started."""
+        self._flows += 1
+        return self._flows
+
+    def _take(self, step: AllocStep, t: float) -> None:
+        memory = self.memories[step.memory]
+        used = memory.used_bytes + step.size_bytes
+        if used > memory.capacity_bytes:
+            raise _out_of_memory(step, memory, t)
+        memory.used_bytes = used
+        if used > memory.peak_bytes:
+            memory.peak_bytes = used
+
+    def _alloc(self, step: AllocStep) -> None:
+        t = self.t
+        # inlined for speed: what _take does
+        memory = self.memories[step.memory]
+        used = memory.used_bytes + step.size_bytes
+        if used > memory.capacity_bytes:
+            raise _out_of_memory(step, memory, t)
+        memory.used_bytes = used
+        if used > memory.peak_bytes:
+            memory.peak_bytes = used
+        # inlined for speed (here and in _free): what _dispatch does
+        end = t + step.cost_us
+        if self.is_tracing:
+            self.record((self.host, EXEC, step.name, "dispatch", t, end, None, None, step.args))
+        else:
+            self.busy_us[self.host, "dispatch"] += end - t
+        self.t = end
+
+    def _free(self, step: FreeStep) -> None:
+        self.memories[step.memory].used_bytes -= step.size_bytes
+        self.values[step.slot] = None
+        t = self.t
+        end = t + step.cost_us
+        if self.is_tracing:
+            self.record((self.host, EXEC, step.name, "dispatch", t, end, None, None, step.args))
+        else:
+            self.busy_us[self.host, "dispatch"] += end - t
+        self.t = end
+
+    def _call(self, step: CallStep) -> None:
+        start = self._dispatch(step)
+        end = start + step.compute_us
+        step.run(self.values)
+        self.record((self.host, EXEC, step.op, "compute", start, end, None, None, step.args))
+        self.t = end
+        for slot in step.produces:
+            self.ready[slot] = end
+
+    def _launch(self, step: LaunchStep | CopyStep) -> None:
+        self._flows += 1
+        flow = self._flows
+        host, record, name, args = self.host, self.record, step.name, step.args
+        # inlined for speed: what _dispatch does
+        t = self.t
+        start = t + step.cost_us
+        end = start + step.launch_us
+        if self.is_tracing:
+            record((host, EXEC, name, "dispatch", t, start, flow, None, args))
+            record((host, EXEC, name, "launch", start, end, None, None, args))
+        else:
+            busy = self.busy_us
+            busy[host, "dispatch"] += start - t
+            busy[host, "launch"] += end - start
+        self.t = end
+        step.run(self.values)
+        self.streams[step.stream].push((step, end, flow))
+
+    def _sync(self, step: SyncStep) -> Event | None:
+        start = self._dispatch(step)
+        stream = self.streams[step.stream]
+        drained_us = stream.drain_us()
+        if drained_us is None:
+            self._sync_wait = f"{stream.processor}/{stream.name}"
+            event = stream.drained()
+            event.callbacks.append(lambda _: self._synced(step, start, self.env.now))
+            return event
+        self._synced(step, start, drained_us)
+        return None
+
+    def _synced(self, step: SyncStep, start: float, drained_us: float) -> None:
+        self._sync_wait = None
+        t = start
+        if drained_us > t:
+            self.record((self.host, EXEC, step.name, "sync_wait", t, drained_us, None, None, {}))
+            t = drained_us
+        end = t + step.sync_us
+        self.record((self.host, EXEC, step.name, "sync_wait", t, end, None, None, step.args))
+        self.t = end
+
+    def _branch(self, step: BranchStep) -> None:
+        self._dispatch(step)
+        if step.test(step.value):
+            self.pc = step.target
+
+    def _invoke(self, step: InvokeStep) -> None:
+        self._flows += 1
+        flow = self._flows
+        self._dispatch(step, flow)
+        step.run(self.values)
+        self.streams[step.stream].push((step, self.t, flow))
+
+    def invoke(
+        self, stream: Stream, item: tuple[InvokeStep, float, int | None], start: float
+    ) -> Generator[Event, Any, None]:
+        """The SimPy process of one INVOKE: request, the nested executor's run, completion."""
+        step, _, flow = item
+        env = self.env
+        if start > env.now:
+            yield env.timeout(start - env.now)
+        request_end = start + step.request_us
+        self.record((step.level_host, EXEC, step.name, "invoke", start, request_end, None, flow,
+                     step.args))  # fmt: skip
+        yield env.timeout(step.request_us)
+        ready = self.ready
+        for _, target in step.arguments:
+            ready[target] = request_end
+        host, code = self.programs[step.program]
+        nested = Executor(host, code, request_end)
+        self.executors.append(nested)
+        yield env.process(self._interpret(nested))
+        done = env.now
+        end = done + step.return_us
+        self.record(
+            (step.level_host, EXEC, f"return {step.op}", "invoke", done, end, None, None, {})
+        )
+        yield env.timeout(step.return_us)
+        self.mark_ready(step.produces, end)
+        stream.advance()
+
+    def _ret(self, step: RetStep) -> Event | None:
+        end = self._dispatch(step)
+        self._outputs = step.outputs
+        self._is_done = True
+        now = self.env.now
+        return Timeout(self.env, end - now) if end > now else None
+
+    def transfer(
+        self, stream: Stream, item: tuple[CopyStep, float, int | None], start: float
+    ) -> Generator[Event, Any, None]:
+        """The SimPy process of one copy: hold each link of the route in turn."""
+        step, _, flow = item
+        env = self.env
+        if start > env.now:
+            yield env.timeout(start - env.now)
+        for link, duration_us in step.hops:
+            resource = self.links[link]
+            with resource.request() as request:
+                yield request
+                begin = env.now
+                yield env.timeout(duration_us)
+            self.record((link, LINK, step.name, "transfer", begin, env.now, None, None, step.args))
+            self.link_bytes[link] += step.size_bytes
+        now = env.now
+        self.record(
+            (stream.processor, STREAM, step.name, "transfer", start, now, None, flow, step.args)
+        )
+        self.mark_ready(step.produces, now)
+        stream.advance()
+
+    def mark_ready(self, slots: tuple[int, ...], now: float) -> None:
+        """Tensors in `slots` are ready at `now`; wake the streams that wait for them."""
+        ready = self.ready
+        waiters = self.waiters
+        for slot in slots:
+            ready[slot] = now
+            if waiters:  # usually empty: skip the lookup
+                for stream in waiters.pop(slot, ()):
+                    stream.resume()
