@@ -4,8 +4,9 @@ dominates.
 Owns the benchmark graphs (a chain and a fan-out of tiny kernels), the runtime variants it
 compares on every shipped platform tag (`VARIANTS`: the VM, the graph executor, a nested level,
 CUDA-graph replay), the fit of makespan over op count (slope: per-op overhead; intercept: fixed
-cost) and the crossover with the kernel time of a typical op. A variant whose runtime is not in
-this build is reported as not available, with the reason; its numbers are never made up.
+cost; a fan-out's over its branches, its Sum in the fixed cost) and the crossover with the kernel
+time of a typical op. A variant whose runtime is not in this build is reported as not available,
+with the reason; its numbers are never made up.
 """
 
 from __future__ import annotations
@@ -286,12 +287,14 @@ def bench_row(tag: str, variant: Variant, shape: str, ops: Sequence[int]) -> Ben
         runs = [_run(SHAPES[shape](n, dtype), chosen, options) for n in ops]
     except HetsimError as err:
         return BenchRow(tag, variant.name, shape, note=f"not available: {err}")
-    counts = [n + (shape == "fanout") for n in ops]
+    counts = [n + (shape == "fanout") for n in ops]  # the graph's ops: a fan-out's Sum too
     makespans = tuple(m for m, _, _ in runs)
     captures = tuple(c for _, c, _ in runs)
-    # capture is paid once per new shape; the rest is what every later run pays (a replay)
-    line = fit_line(counts, [m - c for m, c in zip(makespans, captures, strict=True)])
-    capture_line = fit_line(counts, captures)
+    # capture is paid once per new shape; the rest is what every later run pays (a replay).
+    # Fitted over N, what grows: a fan-out's Sum, paid once, is part of the fixed cost (over
+    # its op count, a Sum cheaper than a branch made the intercept negative).
+    line = fit_line(ops, [m - c for m, c in zip(makespans, captures, strict=True)])
+    capture_line = fit_line(ops, captures)
     processor = platform_of(chosen).processors.get(runs[-1][2])
     typical = crossover = None
     if processor is not None:

@@ -38,14 +38,20 @@ def test_vm_per_op_slope_matches_the_cost_model(host_only: str) -> None:
     row = bench_row(host_only, VARIANTS["vm"], "chain", (1, 10, 100))
     assert row.ops == (1, 10, 100)
     assert row.per_op_us == pytest.approx(PER_OP_US, rel=1e-6)
+    # beyond N ops: the RET (1.0), less the FREE the last op's output never gets (1.0 + 0.25)
+    assert row.fixed_us == pytest.approx(1.0 - 1.25, abs=1e-6)
     assert row.processor == "host"
     assert row.capture_per_op_us == 0.0
 
 
-def test_fanout_counts_the_final_sum(host_only: str) -> None:
+def test_fanout_counts_the_final_sum_and_fits_over_its_branches(host_only: str) -> None:
     row = bench_row(host_only, VARIANTS["vm"], "fanout", (1, 10))
     assert row.ops == (2, 11)
     assert [op.type for op in fanout_graph(2).ops] == ["Relu", "Relu", "Sum"]
+    # each branch costs what a chain op does; the Sum is paid once, in the fixed cost: its
+    # ALLOC (1.0 + 0.5) and CALL (1.0 + 2.0), and the RET (1.0)
+    assert row.per_op_us == pytest.approx(PER_OP_US, rel=1e-6)
+    assert row.fixed_us == pytest.approx(1.5 + 3.0 + 1.0, rel=1e-6)
 
 
 def test_levels_the_tag_lacks_are_not_applicable(host_only: str) -> None:
