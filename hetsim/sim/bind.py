@@ -49,18 +49,11 @@ from hetsim.runtime import (
     LevelProgram,
     PlanProgram,
 )
-from hetsim.sim.binders import (
-    BINDERS,
-    Binder,
-    SlotSpace,
-    compiled_kernel,
-    new_tuple,
-    programs_of,
-    relocated,
-)
+from hetsim.sim.binders import BINDERS, Binder, compiled_kernel
 from hetsim.sim.engine import Simulation
 from hetsim.sim.fusion import constant_values, fused_runs
 from hetsim.sim.records import RunRecord
+from hetsim.sim.slots import SlotSpace, new_tuple, programs_of, relocated
 from hetsim.sim.steps import (
     AllocStep,
     Step,
