@@ -33,13 +33,8 @@ from hetsim.errors import SimulationError
 from hetsim.kernels import Cost, Meta, propagate
 from hetsim.platform import Platform
 from hetsim.runtime import Alloc, Free, GraphProgram, Launch, PlanProgram, VmProgram
-from hetsim.runtime.cuda_graph import (
-    CapturedProgram,
-    CudaGraph,
-    Region,
-    bucket_dims,
-    capture_program,
-)
+from hetsim.runtime.capture_regions import Region
+from hetsim.runtime.cuda_graph import CapturedProgram, CudaGraph, bucket_dims, capture_program
 from hetsim.sim.bind import (
     BoundProgram,
     bind,

@@ -26,7 +26,8 @@ from hetsim.kernels import execute, propagate
 from hetsim.models import load_model
 from hetsim.report import Result, check_invariants
 from hetsim.runtime import compile_vm, place
-from hetsim.runtime.cuda_graph import capture_program, find_regions
+from hetsim.runtime.capture_regions import find_regions
+from hetsim.runtime.cuda_graph import capture_program
 from hetsim.sim.capture import run_graph_program
 from hetsim.sim.graphs import GraphCache
 from tests.sim.tiny import device, graph, target
