@@ -129,8 +129,8 @@ def kernel_us(processor: Processor, cost: Cost) -> float:
     bytes_written [+ scratch_bytes]) /
     (mem_bandwidth_gbps·1e3 · mem_efficiency[op_class]))``; on a processor with ``lowering:
     numpy`` the scratch bytes count, and so do the lowering's further passes: ``+ numpy_calls ·
-    kernel_latency_us + numpy_flops / (peak_gflops·1e3 · efficiency[elementwise])``. The same as
-    ``kernel_timer(processor)(cost)``.
+    kernel_latency_us + numpy_bytes / (mem_bandwidth_gbps·1e3 · mem_efficiency[elementwise])``.
+    The same as ``kernel_timer(processor)(cost)``.
 
     >>> npu = Processor("npu", "accelerator", "accel", "", {"cores": 1, "freq_ghz": 1.0,
     ...     "flops_per_cycle": 2000, "efficiency": {"matmul": 0.5, "other": 0.25},
@@ -153,10 +153,10 @@ def kernel_us(processor: Processor, cost: Cost) -> float:
     >>> numpy = Processor("host", "host", "x86", "", {**npu.attrs, "lowering": "numpy"}, "h.mem")
     >>> kernel_us(numpy, im2col)  # hetsim's numpy Conv writes and reads its columns too
     10.0
-    >>> passes = Cost(4e6, 8000, 8000, "matmul", numpy_calls=3, numpy_flops=5e5)
+    >>> passes = Cost(4e6, 8000, 8000, "matmul", numpy_calls=3, numpy_bytes=16000)
     >>> kernel_us(npu, passes)  # fused in a vendor kernel: 2 + 4e6 / (2e6 · 0.5)
     6.0
-    >>> kernel_us(numpy, passes)  # 6 + 3 calls · 2 + 5e5 / (2e6 · 0.25), elementwise's rate
+    >>> kernel_us(numpy, passes)  # 6 + 3 calls · 2 + 16000 / 16000, the elementwise stream
     13.0
     >>> thin = Processor("npu", "accelerator", "accel", "", {**npu.attrs,
     ...     "gemm_half_dim": {"matmul": 16.0}}, "host.mem")
@@ -180,9 +180,10 @@ def kernel_timer(processor: Processor) -> Callable[[Cost], float]:
     is_numpy = processor.attrs.get("lowering", "native") == "numpy"
     peak_per_us = gflops_to_flops_per_us(peak_gflops(processor))
     bytes_per_us = gbps_to_bytes_per_us(processor.attrs["mem_bandwidth_gbps"])
-    passes_rate = peak_per_us * efficiency(processor, "elementwise")  # the numpy passes' rate
+    passes_rate = bytes_per_us * mem_efficiency(processor, "elementwise")  # numpy passes' stream
     if is_numpy:
-        _check_rates(processor, "elementwise", passes_rate, bytes_per_us)
+        elementwise = peak_per_us * efficiency(processor, "elementwise")
+        _check_rates(processor, "elementwise", elementwise, passes_rate)
     # op class → (flops per µs, bytes per µs, kernel_latency_us + op_latency_us, n½), on first use
     per_class: dict[str, tuple[float, float, float, float]] = {}
 
@@ -205,7 +206,7 @@ def kernel_timer(processor: Processor) -> Callable[[Cost], float]:
         memory = moved / stream
         total = fixed_us + (compute if compute > memory else memory)  # max(), inlined for speed
         if is_numpy and cost.numpy_calls:
-            total += cost.numpy_calls * latency_us + cost.numpy_flops / passes_rate
+            total += cost.numpy_calls * latency_us + cost.numpy_bytes / passes_rate
         if total < math.inf:
             return total
         raise SimulationError(  # a rate of 1e-320 is positive, and a time over 1e308 µs

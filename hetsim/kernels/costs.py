@@ -39,12 +39,13 @@ class Cost:
     an op that is not one. A BLAS GEMM with a small dimension reaches a smaller share of peak
     (`hetsim.cost.kernel_us`, ``gemm_half_dim``).
 
-    `numpy_calls` and `numpy_flops` are the rest of what the numpy lowering does apart from the
+    `numpy_calls` and `numpy_bytes` are the rest of what the numpy lowering does apart from the
     op's own computation: further numpy calls (a quantized op centers its operands, then scales,
-    rounds, shifts, saturates and casts its accumulator, one whole-array pass each) and the
-    flops of those passes, which run at the elementwise rate whatever the op's class. Like
-    `scratch_bytes`, they count only on ``lowering: numpy`` processors, where each call costs
-    ``kernel_latency_us`` (`hetsim.cost.kernel_us`); a vendor kernel fuses them.
+    rounds, shifts, saturates and casts its accumulator, one whole-array pass each, and forms
+    its multiplier from the scales) and the bytes those passes read and write, which stream at
+    the elementwise memory rate whatever the op's class. Like `scratch_bytes`, they count only
+    on ``lowering: numpy`` processors, where each call costs ``kernel_latency_us``
+    (`hetsim.cost.kernel_us`); a vendor kernel fuses them.
     """
 
     flops: float
@@ -54,7 +55,7 @@ class Cost:
     scratch_bytes: int = 0
     gemm_dim: int = 0
     numpy_calls: int = 0
-    numpy_flops: float = 0.0
+    numpy_bytes: int = 0
 
     @property
     def bytes_total(self) -> int:
@@ -69,7 +70,7 @@ class Cost:
         scratch = f", scratch_bytes={self.scratch_bytes}" if self.scratch_bytes else ""
         gemm = f", gemm_dim={self.gemm_dim}" if self.gemm_dim else ""
         passes = (
-            f", numpy_calls={self.numpy_calls}, numpy_flops={self.numpy_flops!r}"
+            f", numpy_calls={self.numpy_calls}, numpy_bytes={self.numpy_bytes}"
             if self.numpy_calls
             else ""
         )

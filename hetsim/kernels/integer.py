@@ -6,15 +6,17 @@ a float GEMM (BLAS) that gives the exact integer accumulator: in float32 when ev
 most `EXACT_FLOAT32_TERMS` products, in float64 beyond (`accumulator_dtype`, `centered`). The
 QLinear ops then requantize it (`requantize`).
 
-Owns, too, the count of the whole-array numpy passes these kernels make beside their GEMM
-(`Passes`: `centering`, `requantizing`), which the cost rules give as `Cost.numpy_calls` and
-`Cost.numpy_flops` (`with_passes`); docs/cost-model.md has the formulas.
+Owns, too, the whole-array numpy passes these kernels make beside their GEMM (`Pass`:
+`centering`, `requantizing`, and the multiplier's `MULTIPLIER_CALLS`), which the cost rules give
+as `Cost.numpy_calls` and `Cost.numpy_bytes` (`with_passes`); docs/cost-model.md has the
+formulas.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -23,8 +25,9 @@ from hetsim.kernels.meta import Meta
 
 __all__ = [
     "EXACT_FLOAT32_TERMS",
+    "MULTIPLIER_CALLS",
     "REQUANTIZE_PASSES",
-    "Passes",
+    "Pass",
     "accumulator_dtype",
     "centered",
     "centering",
@@ -95,25 +98,47 @@ def centered(q: np.ndarray, zero_point: np.ndarray | None, dtype: np.dtype[Any])
     return centered
 
 
-Passes = tuple[tuple[int, int], ...]
-"""Whole-array numpy passes of a kernel beside its GEMM: (calls, elements each call)."""
+class Pass(NamedTuple):
+    """One whole-array numpy pass of a kernel beside its GEMM: over `elements`, reading `read`
+    and writing `written` bytes of each (its input's and its output's itemsize)."""
+
+    elements: int
+    read: int
+    written: int
 
 
-def centering(operand: Meta | None, zero_point: Meta | None) -> tuple[int, int]:
-    """`centered`'s passes over `operand`: a cast, and a subtraction with a zero point."""
+MULTIPLIER_CALLS = 3
+"""The numpy calls that form a requantization multiplier from the (one- or per-channel-element)
+scales: ``first · second / output``, and `requantize`'s cast of it to float64. Their arrays are
+too small to count bytes."""
+
+_F64 = 8  # bytes of the float64 the requantization computes in
+
+
+def centering(operand: Meta | None, zero_point: Meta | None, acc: np.dtype[Any]) -> list[Pass]:
+    """`centered`'s passes over `operand`: a cast to the accumulator dtype `acc`, and a
+    subtraction in place with a zero point."""
     assert operand is not None, "operands checked present by the shape rule"
-    return (1 if zero_point is None else 2), operand.size
+    cast = Pass(operand.size, operand.dtype.itemsize, acc.itemsize)
+    return [cast] if zero_point is None else [cast, Pass(operand.size, acc.itemsize, acc.itemsize)]
 
 
-def requantizing(output: Meta, zero_point: Meta | None, bias: Meta | None) -> tuple[int, int]:
-    """`requantize`'s passes over `output`: `REQUANTIZE_PASSES`, one more each for a bias and a
-    zero point."""
-    return REQUANTIZE_PASSES + (bias is not None) + (zero_point is not None), output.size
+def requantizing(
+    output: Meta, zero_point: Meta | None, bias: Meta | None, acc: np.dtype[Any]
+) -> list[Pass]:
+    """`requantize`'s passes over `output` from an accumulator of dtype `acc`: the product into
+    float64 (the sum with a bias, then the product in place), the rounding, the zero point's
+    addition, the saturation and the cast (`REQUANTIZE_PASSES`, one more each for a bias and a
+    zero point)."""
+    n = output.size
+    first = Pass(n, acc.itemsize, _F64)  # the product into float64, or the sum with the bias
+    # in place in float64: the product after a bias, the rounding, the zero point, the clip
+    in_place = (bias is not None) + 1 + (zero_point is not None) + 1
+    return [first, *[Pass(n, _F64, _F64)] * in_place, Pass(n, _F64, output.dtype.itemsize)]
 
 
-def with_passes(cost: Cost, passes: Passes) -> Cost:
-    """`cost` with `passes` counted in `Cost.numpy_calls` and `Cost.numpy_flops` (one flop per
-    element per pass)."""
-    calls = sum(count for count, _ in passes)
-    flops = float(sum(count * elements for count, elements in passes))
-    return dataclasses.replace(cost, numpy_calls=calls, numpy_flops=flops)
+def with_passes(cost: Cost, passes: Sequence[Pass], calls: int = 0) -> Cost:
+    """`cost` with `passes` counted in `Cost.numpy_calls` (one each, plus `calls` on small
+    arrays) and `Cost.numpy_bytes` (what each reads and writes)."""
+    moved = sum(p.elements * (p.read + p.written) for p in passes)
+    return dataclasses.replace(cost, numpy_calls=len(passes) + calls, numpy_bytes=moved)

@@ -32,10 +32,11 @@ of one shape.
 
 Cost (op class ``matmul``): Gemm's ``2·M·N·K`` flops, plus ``M·N`` for C and 3 per output
 element to requantize (1 to scale a float output); bytes read every input's; `Cost.gemm_dim`
-the smallest of M, N and K. The numpy lowering's passes (`Cost.numpy_calls`, `numpy_flops`): A
+the smallest of M, N and K. The numpy lowering's passes (`Cost.numpy_calls`, `numpy_bytes`): A
 and B each cast and centered (2 passes over each), then over the output the requantization's
 (`REQUANTIZE_PASSES`, one more for the zero point and one for C) or, for a float output, a cast
-and the scaling (one more for C).
+and the scaling (one more for C), each over the bytes it reads and writes; and the multiplier's
+calls (`FLOAT_MULTIPLIER_CALLS`, 2 more for an 8-bit output).
 """
 
 from __future__ import annotations
@@ -49,8 +50,10 @@ from hetsim.ir import Op
 from hetsim.kernels.checks import attr, broadcast_shape, op_error
 from hetsim.kernels.costs import Cost, nbytes
 from hetsim.kernels.integer import (
+    Pass,
     accumulator_dtype,
     centered,
+    centering,
     requantize,
     requantizing,
     with_passes,
@@ -202,11 +205,16 @@ def _infer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     return [Meta((m, n), y_zero.dtype)]
 
 
+FLOAT_MULTIPLIER_CALLS = 2
+"""The numpy calls that form a float output's multiplier ``alpha · a_scale · b_scale``; an
+8-bit output's divides it by ``y_scale`` and casts it to float64 too (2 more)."""
+
+
 def _cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """Gemm's ``2·M·N·K``, plus ``M·N`` for C and 3 per output to requantize (1 to scale); the
     numpy lowering's passes: A and B centered, then the requantization's (a float output: C
-    added, a cast and the scaling)."""
-    a, _, _, b, _, _ = _required(op, inputs)
+    added, a cast and the scaling), and the multiplier's calls."""
+    a, _, a_zero, b, _, b_zero = _required(op, inputs)
     c, _, y_zero = _optional(inputs)
     _, trans_a, _ = _flags(op)
     k = a.shape[0] if trans_a else a.shape[1]
@@ -214,8 +222,6 @@ def _cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cos
     m, n = out.shape
     is_float = out.dtype == _FLOAT32
     per_output = 2 * k + (c is not None) + (1 if is_float else 3)
-    # A and B: a cast and their zero point's subtraction each (both zero points are required)
-    output_passes = (2 + (c is not None), out.size) if is_float else requantizing(out, y_zero, c)
     cost = Cost(
         float(per_output * out.size),
         nbytes(inputs),
@@ -223,7 +229,16 @@ def _cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cos
         "matmul",
         gemm_dim=min(m, n, k),
     )
-    return with_passes(cost, ((2, a.size), (2, b.size), output_passes))
+    acc = accumulator_dtype(k)
+    passes = [*centering(a, a_zero, acc), *centering(b, b_zero, acc)]
+    if not is_float:  # the multiplier divided by y_scale and cast to float64: 2 more calls
+        passes += requantizing(out, y_zero, c, acc)
+        return with_passes(cost, passes, FLOAT_MULTIPLIER_CALLS + 2)
+    if c is not None:  # C added in float64, then cast
+        passes += [Pass(out.size, acc.itemsize, 8), Pass(out.size, 8, 4)]
+    else:
+        passes.append(Pass(out.size, acc.itemsize, 4))
+    return with_passes(cost, [*passes, Pass(out.size, 4, 4)], FLOAT_MULTIPLIER_CALLS)
 
 
 register(

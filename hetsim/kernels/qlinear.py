@@ -32,9 +32,10 @@ MatMulInteger MatMul's ``2·prod(batch)·M·N·K``; QLinearConv adds ``N·M·pro
 bias when it has one, and both QLinear ops 3 flops per output element for the requantization
 (multiply, round, add the zero point; the saturation is free). Conv's im2col scratch and
 `Cost.gemm_dim` are Conv's and MatMul's, the columns in the accumulator's dtype as these kernels
-build them. The numpy lowering's further passes (`Cost.numpy_calls`, `Cost.numpy_flops`): each
+build them. The numpy lowering's further passes (`Cost.numpy_calls`, `Cost.numpy_bytes`): each
 operand's cast and centering, then the requantization's (`REQUANTIZE_PASSES`, one more each for a
-bias and a zero point) or the integer ops' two casts to int32 (`WRAP_PASSES`).
+bias and a zero point) or the integer ops' two casts to int32 (`_wrapping`), each over the
+bytes it reads and writes; the requantization multiplier's `MULTIPLIER_CALLS`.
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ from hetsim.kernels.checks import op_error
 from hetsim.kernels.conv import compile_conv, cost_conv, infer_conv
 from hetsim.kernels.costs import Cost, nbytes
 from hetsim.kernels.integer import (
-    Passes,
+    MULTIPLIER_CALLS,
+    Pass,
     accumulator_dtype,
     centered,
     centering,
@@ -80,8 +82,10 @@ def _conv_terms(w: tuple[int, ...]) -> int:
     return math.prod(w[1:])
 
 
-WRAP_PASSES = 2
-"""`_wrapped`'s passes: the accumulator to int64, then to int32."""
+def _wrapping(output: Meta, acc: np.dtype[Any]) -> list[Pass]:
+    """`_wrapped`'s passes over `output`: the accumulator (of dtype `acc`) to int64, then to
+    int32."""
+    return [Pass(output.size, acc.itemsize, 8), Pass(output.size, 8, 4)]
 
 
 def _along(value: np.ndarray | None, shape: tuple[int, ...], axis: int) -> np.ndarray | None:
@@ -246,12 +250,15 @@ def _cost_qlinear_conv(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[
     x, _, x_zero, w, _, w_zero, _, y_zero, bias = _operands(
         op, inputs, _QLINEAR_CONV_INPUTS, optional=1
     )
-    passes = (
-        centering(x, x_zero),
-        centering(w, w_zero),
-        requantizing(outputs[0], y_zero, bias),
-    )
-    return _integer_conv_cost(op, inputs, outputs, [x, w, bias], 3, passes)
+    assert w is not None, f"{op!r}: w checked present"
+    acc = accumulator_dtype(_conv_terms(w.shape))
+    passes = [
+        *centering(x, x_zero, acc),
+        *centering(w, w_zero, acc),
+        *requantizing(outputs[0], y_zero, bias, acc),
+    ]
+    cost = _integer_conv_cost(op, inputs, outputs, [x, w, bias], 3)
+    return with_passes(cost, passes, MULTIPLIER_CALLS)
 
 
 # ConvInteger
@@ -290,8 +297,10 @@ def _infer_conv_integer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> li
 def _cost_conv_integer(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """Conv's cost of x and w."""
     x, w, x_zero, w_zero = _operands(op, inputs, _CONV_INTEGER_INPUTS)
-    passes = (centering(x, x_zero), centering(w, w_zero), (WRAP_PASSES, outputs[0].size))
-    return _integer_conv_cost(op, inputs, outputs, [x, w], 0, passes)
+    assert w is not None, f"{op!r}: w checked present"
+    acc = accumulator_dtype(_conv_terms(w.shape))
+    passes = [*centering(x, x_zero, acc), *centering(w, w_zero, acc), *_wrapping(outputs[0], acc)]
+    return with_passes(_integer_conv_cost(op, inputs, outputs, [x, w], 0), passes)
 
 
 def _integer_conv_cost(
@@ -300,18 +309,16 @@ def _integer_conv_cost(
     outputs: Sequence[Meta],
     conv_inputs: list[Meta | None],
     flops_per_output: int,
-    passes: Passes,
 ) -> Cost:
     """`cost_conv` of `conv_inputs` (x, w and maybe B), its im2col columns in the kernel's
-    `accumulator_dtype`, plus `flops_per_output` and the lowering's `passes`; bytes read: every
-    input's."""
+    `accumulator_dtype`, plus `flops_per_output`; bytes read: every input's."""
     x, w = conv_inputs[0], conv_inputs[1]
     assert x is not None, f"{op!r}: input x is required"
     assert w is not None, f"{op!r}: input w is required"
     conv_inputs[0] = Meta(x.shape, accumulator_dtype(_conv_terms(w.shape)))
     cost = cost_conv(op, conv_inputs, outputs)
     flops = cost.flops + flops_per_output * outputs[0].size
-    return with_passes(dataclasses.replace(cost, flops=flops, bytes_read=nbytes(inputs)), passes)
+    return dataclasses.replace(cost, flops=flops, bytes_read=nbytes(inputs))
 
 
 # QLinearMatMul
@@ -383,12 +390,14 @@ def _infer_qlinear_matmul(op: Op, opset: int, inputs: Sequence[Meta | None]) -> 
 def _cost_qlinear_matmul(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """MatMul's cost of a and b, plus 3 flops per output element to requantize."""
     a, _, a_zero, b, _, b_zero, _, y_zero = _operands(op, inputs, _QLINEAR_MATMUL_INPUTS)
-    passes = (
-        centering(a, a_zero),
-        centering(b, b_zero),
-        requantizing(outputs[0], y_zero, None),
-    )
-    return _integer_matmul_cost(op, inputs, outputs, [a, b], 3, passes)
+    acc = _matmul_accumulator(a)
+    passes = [
+        *centering(a, a_zero, acc),
+        *centering(b, b_zero, acc),
+        *requantizing(outputs[0], y_zero, None, acc),
+    ]
+    cost = _integer_matmul_cost(op, inputs, outputs, [a, b], 3)
+    return with_passes(cost, passes, MULTIPLIER_CALLS)
 
 
 # MatMulInteger
@@ -426,8 +435,9 @@ def _infer_matmul_integer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> 
 def _cost_matmul_integer(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """MatMul's cost of A and B."""
     a, b, a_zero, b_zero = _operands(op, inputs, _MATMUL_INTEGER_INPUTS)
-    passes = (centering(a, a_zero), centering(b, b_zero), (WRAP_PASSES, outputs[0].size))
-    return _integer_matmul_cost(op, inputs, outputs, [a, b], 0, passes)
+    acc = _matmul_accumulator(a)
+    passes = [*centering(a, a_zero, acc), *centering(b, b_zero, acc), *_wrapping(outputs[0], acc)]
+    return with_passes(_integer_matmul_cost(op, inputs, outputs, [a, b], 0), passes)
 
 
 def _integer_matmul_cost(
@@ -436,13 +446,17 @@ def _integer_matmul_cost(
     outputs: Sequence[Meta],
     matmul_inputs: list[Meta | None],
     flops_per_output: int,
-    passes: Passes,
 ) -> Cost:
-    """`cost_matmul` of the two matrices, plus `flops_per_output` and the lowering's `passes`;
-    bytes read: every input's."""
+    """`cost_matmul` of the two matrices, plus `flops_per_output`; bytes read: every input's."""
     cost = cost_matmul(op, matmul_inputs, outputs)
     flops = cost.flops + flops_per_output * outputs[0].size
-    return with_passes(dataclasses.replace(cost, flops=flops, bytes_read=nbytes(inputs)), passes)
+    return dataclasses.replace(cost, flops=flops, bytes_read=nbytes(inputs))
+
+
+def _matmul_accumulator(a: Meta | None) -> np.dtype[Any]:
+    """The `accumulator_dtype` of a (batched) product of `a`: K is its last dim."""
+    assert a is not None, "a checked present by the shape rule"
+    return accumulator_dtype(a.shape[-1])
 
 
 # x and its zero point are one T1, w (a, b) and its zero point one T2, the scales one float

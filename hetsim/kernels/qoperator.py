@@ -211,7 +211,7 @@ def _cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cos
         scratch_bytes=0,
         # every part's kernel makes 1 + its numpy_calls calls; the op's first is its own
         numpy_calls=sum(1 + part.numpy_calls for part in parts) - 1,
-        numpy_flops=sum(part.numpy_flops for part in parts),
+        numpy_bytes=sum(part.numpy_bytes for part in parts),
     )
 
 

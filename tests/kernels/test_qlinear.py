@@ -160,10 +160,15 @@ def test_qlinear_conv_costs_conv_flops_plus_three_per_output() -> None:
     metas += [Meta((), F32), Meta((), U8), Meta((), F32), Meta((), U8), Meta((4,), I32)]
     cost = _costs("QLinearConv", metas, pads=[1, 1, 1, 1])
     # 256 outputs of 27 MACs, the bias, 3 to requantize; im2col columns of 1728 float32 values
-    # (27 terms: float32 is exact); numpy passes: x and w cast and centered (2 each over 192
-    # and 108 elements), the bias, scale, round, zero point, saturate and cast over 256
+    # (27 terms: float32 is exact); numpy passes: x and w cast to float32 (1 byte read, 4
+    # written per element) and centered in place (4 and 4), over 192 and 108 elements; over
+    # the 256 outputs the bias's sum into float64 (4 and 8), the product, rounding, zero point
+    # and saturation in place (8 and 8 each), the cast to uint8 (8 and 1); and the 3 calls
+    # that form the multiplier
     flops = 2 * 256 * 27 + 256 + 3 * 256
-    passes = {"numpy_calls": 2 + 2 + 6, "numpy_flops": 2.0 * 192 + 2 * 108 + 6 * 256}
+    centering = 192 * (1 + 4) + 192 * (4 + 4) + 108 * (1 + 4) + 108 * (4 + 4)
+    requantizing = 256 * (4 + 8) + 4 * 256 * (8 + 8) + 256 * (8 + 1)
+    passes = {"numpy_calls": 2 + 2 + 6 + 3, "numpy_bytes": centering + requantizing}
     read = 192 + 4 + 1 + 108 + 4 + 1 + 4 + 1 + 16
     assert cost == Cost(float(flops), read, 256, "conv", 2 * 1728 * 4, 4, **passes)
 
@@ -171,7 +176,9 @@ def test_qlinear_conv_costs_conv_flops_plus_three_per_output() -> None:
 def test_conv_integer_costs_conv_flops() -> None:
     metas = [Meta((1, 3, 8, 8), U8), Meta((4, 3, 3, 3), U8), Meta((), U8), Meta((4,), U8)]
     cost = _costs("ConvInteger", metas, pads=[1, 1, 1, 1])
-    passes = {"numpy_calls": 2 + 2 + 2, "numpy_flops": 2.0 * 192 + 2 * 108 + 2 * 256}
+    # x and w centered as above; the float32 accumulator to int64 (4 and 8), then to int32
+    centering = 192 * (1 + 4) + 192 * (4 + 4) + 108 * (1 + 4) + 108 * (4 + 4)
+    passes = {"numpy_calls": 2 + 2 + 2, "numpy_bytes": centering + 256 * (4 + 8) + 256 * (8 + 4)}
     assert cost == Cost(2.0 * 256 * 27, 192 + 108 + 1 + 4, 256 * 4, "conv", 13824, 4, **passes)
 
 
@@ -183,7 +190,9 @@ def test_conv_integer_counts_float64_columns_past_float32s_exact_sums() -> None:
 
 def test_pointwise_conv_integer_has_no_scratch() -> None:
     cost = _costs("ConvInteger", [Meta((1, 8, 5, 5), I8), Meta((2, 8, 1, 1), I8)])
-    passes = {"numpy_calls": 1 + 1 + 2, "numpy_flops": 200.0 + 16 + 2 * 50}
+    # no zero points: x and w only cast (1 byte read, 4 written), then the two wrapping casts
+    moved = 200 * (1 + 4) + 16 * (1 + 4) + 50 * (4 + 8) + 50 * (8 + 4)
+    passes = {"numpy_calls": 1 + 1 + 2, "numpy_bytes": moved}
     assert cost == Cost(2.0 * 50 * 8, 200 + 16, 50 * 4, "conv", 0, 2, **passes)
 
 
@@ -191,14 +200,19 @@ def test_qlinear_matmul_costs_matmul_flops_plus_three_per_output() -> None:
     metas = [Meta((2, 4, 6), I8), Meta((), F32), Meta((), I8), Meta((6, 5), I8)]
     metas += [Meta((5,), F32), Meta((5,), I8), Meta((), F32), Meta((), U8)]
     cost = _costs("QLinearMatMul", metas)
-    passes = {"numpy_calls": 2 + 2 + 5, "numpy_flops": 2.0 * 48 + 2 * 30 + 5 * 40}
+    # K = 6: float32; a and b cast and centered; over 40 outputs the product into float64, the
+    # rounding, the zero point and the saturation in place, the cast; the multiplier's 3 calls
+    centering = 48 * (1 + 4) + 48 * (4 + 4) + 30 * (1 + 4) + 30 * (4 + 4)
+    requantizing = 40 * (4 + 8) + 3 * 40 * (8 + 8) + 40 * (8 + 1)
+    passes = {"numpy_calls": 2 + 2 + 5 + 3, "numpy_bytes": centering + requantizing}
     read = 48 + 4 + 1 + 30 + 20 + 5 + 4 + 1
     assert cost == Cost(2.0 * 40 * 6 + 3 * 40, read, 40, "matmul", 0, 4, **passes)
 
 
 def test_matmul_integer_costs_matmul_flops() -> None:
     metas = [Meta((3, 7), U8), Meta((7, 2), U8), Meta((), U8), Meta((1,), U8)]
-    passes = {"numpy_calls": 2 + 2 + 2, "numpy_flops": 2.0 * 21 + 2 * 14 + 2 * 6}
+    centering = 21 * (1 + 4) + 21 * (4 + 4) + 14 * (1 + 4) + 14 * (4 + 4)
+    passes = {"numpy_calls": 2 + 2 + 2, "numpy_bytes": centering + 6 * (4 + 8) + 6 * (8 + 4)}
     want = Cost(2.0 * 6 * 7, 21 + 14 + 1 + 1, 24, "matmul", 0, 2, **passes)
     assert _costs("MatMulInteger", metas) == want
 

@@ -72,7 +72,7 @@ def test_cost_is_the_float_op_s_plus_the_quantization_at_int8_bytes() -> None:
     # the numpy lowering's calls: each DequantizeLinear casts, subtracts its zero point and
     # multiplies (3 calls, 2 without a zero point); Add 1; QuantizeLinear divides, rounds,
     # adds the zero point, saturates twice and casts (6): all but the op's first call
-    assert (cost.numpy_calls, cost.numpy_flops) == (3 + 3 + 1 + 6 - 1, 0.0)
+    assert (cost.numpy_calls, cost.numpy_bytes) == (3 + 3 + 1 + 6 - 1, 0)
     no_zeros = [None if i in (2, 5) else m for i, m in enumerate(metas)]
     assert OPS["QLinearAdd"].cost(op, no_zeros, [out]).numpy_calls == 2 + 2 + 1 + 6 - 1
 
@@ -129,16 +129,20 @@ def test_qgemm_output_dtype_and_cost() -> None:
 
 
 def test_qgemm_counts_the_numpy_lowering_s_passes() -> None:
-    # A [3, 5] and B [5, 4] each cast and centered (2 passes); over the 12 outputs the
-    # requantization's 4, one for the zero point and one for C; a float output without C: a
-    # cast and the scaling
+    # A [3, 5] and B [5, 4] (K = 5: float32) each cast (1 byte read, 4 written per element)
+    # and centered in place (4 and 4); over the 12 int8 outputs C's sum into float64 (4 and
+    # 8), the product, rounding, zero point and saturation in place (8 and 8), the cast (8 and
+    # 1), and 4 calls for the multiplier; a float output without C: a cast (4 and 4) and the
+    # scaling (4 and 4), and 2 calls for the multiplier
     quantized, floats = _qgemm_metas(), _qgemm_metas(c=False, y=())
+    centering = 15 * (1 + 4) + 15 * (4 + 4) + 20 * (1 + 4) + 20 * (4 + 4)
     (out,) = OPS["QGemm"].infer(QGEMM, 17, quantized)
     cost = OPS["QGemm"].cost(QGEMM, quantized, [out])
-    assert (cost.numpy_calls, cost.numpy_flops) == (2 + 2 + 6, 2.0 * 15 + 2 * 20 + 6 * 12)
+    requantizing = 12 * (4 + 8) + 4 * 12 * (8 + 8) + 12 * (8 + 1)
+    assert (cost.numpy_calls, cost.numpy_bytes) == (2 + 2 + 6 + 4, centering + requantizing)
     (as_float,) = OPS["QGemm"].infer(QGEMM, 17, floats)
     cost = OPS["QGemm"].cost(QGEMM, floats, [as_float])
-    assert (cost.numpy_calls, cost.numpy_flops) == (2 + 2 + 2, 2.0 * 15 + 2 * 20 + 2 * 12)
+    assert (cost.numpy_calls, cost.numpy_bytes) == (2 + 2 + 2 + 2, centering + 2 * 12 * (4 + 4))
 
 
 @pytest.mark.parametrize("terms", [EXACT_FLOAT32_TERMS, EXACT_FLOAT32_TERMS + 1])
