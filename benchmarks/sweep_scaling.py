@@ -2,13 +2,14 @@
 
 For each model (a ResNet-50 timing point takes about 4-5 ms in-process, a SqueezeNet one about
 1: 202-276 and 999-1199 points per second in two runs), prints points per second for each, the
-speedup of 2 workers over 1, and the overhead per point of running on Dask (1 worker) over
-calling `simulate_point` in-process; writes ``benchmarks/results/sweep_scaling.json``, with the
-interpreter, library versions and BLAS thread pools (`sim_speed.environment`; timing mode calls
-no BLAS). Each cluster is started and warmed up (hetsim imported
-and the model loaded on every worker) before the clock starts; the start time is reported apart.
-Each figure is the fastest of ``--repeat`` runs: other processes on a shared machine only ever
-slow a run down.
+speedup of 2 workers over 1, the overhead per point of running on Dask (1 worker) over calling
+`simulate_point` in-process, and the time per point the client spends loading the sweep and
+checking every point's target before any runs (part of the Dask runs' time); writes
+``benchmarks/results/sweep_scaling.json``, with the interpreter, library versions and BLAS
+thread pools (`sim_speed.environment`; timing mode calls no BLAS). Each cluster is started and
+warmed up (hetsim imported and the model loaded on every worker) before the clock starts; the
+start time is reported apart. Each figure is the fastest of ``--repeat`` runs: other processes
+on a shared machine only ever slow a run down.
 
     python benchmarks/sweep_scaling.py [--points 200] [--models resnet50 squeezenet] [--repeat 2]
 """
@@ -58,6 +59,17 @@ def in_process(spec: Any, repeat: int) -> float:
     return min(times)
 
 
+def validation(spec: Any, repeat: int) -> float:
+    """Least seconds, of `repeat` runs, to load the sweep and build (so check) every point's
+    target: what `run_sweep` does in the client before any point runs."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        load_sweep(spec).points()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
 def on_dask(spec: Any, workers: int, repeat: int) -> tuple[float, float]:
     """(seconds to start and warm a local cluster, least seconds of `repeat` `run_sweep`s on it)."""
     from distributed import Client
@@ -80,6 +92,7 @@ def measure(points: int, model: str, repeat: int) -> dict[str, Any]:
     spec = sweep_of(points, model)
     load = os.getloadavg()[0]  # other processes on these cores slow every measurement
     local_s = in_process(spec, repeat)
+    validate_s = validation(spec, repeat)
     start1_s, one_s = on_dask(spec, 1, repeat)
     start2_s, two_s = on_dask(spec, 2, repeat)
     report = {
@@ -92,6 +105,7 @@ def measure(points: int, model: str, repeat: int) -> dict[str, Any]:
         "workers_2_points_per_s": round(points / two_s, 2),
         "speedup_2_over_1": round(one_s / two_s, 3),
         "overhead_per_point_ms": round((one_s - local_s) / points * 1e3, 3),
+        "validation_per_point_ms": round(validate_s / points * 1e3, 3),
         "cluster_start_s": {"workers_1": round(start1_s, 2), "workers_2": round(start2_s, 2)},
     }
     print(f"{model}, {points} timing-mode points (load average before: {load:.2f})")
@@ -100,6 +114,7 @@ def measure(points: int, model: str, repeat: int) -> dict[str, Any]:
     print(f"  2 workers  : {report['workers_2_points_per_s']:8.1f} points/s")
     print(f"  speedup    : {report['speedup_2_over_1']:8.3f}x (goal 1.7x)")
     print(f"  overhead   : {report['overhead_per_point_ms']:8.3f} ms per point on Dask (1 worker)")
+    print(f"  validation : {report['validation_per_point_ms']:8.3f} ms per point (client, first)")
     print(f"  cluster start (warm): {start1_s:.1f} s (1 worker), {start2_s:.1f} s (2 workers)")
     return report
 

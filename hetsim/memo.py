@@ -2,7 +2,8 @@
 
 For the values that are pure functions of a hashable key and never change once made: the
 `Target` of a tag name (`hetsim.target.tree`), the `Platform` of a target tree
-(`hetsim.api.platform_of`), the `Graph` a sweep's process loaded (`hetsim.sweep.loaded`).
+(`hetsim.api.platform_of`), the `Graph` a sweep's process loaded (`hetsim.sweep.loaded`), a
+target node's checked attributes (`hetsim.target.schema.check_attrs`, keyed by `plain_key`).
 Graphs and what is compiled from them are keyed by identity instead (`hetsim.ir.cache`).
 Threads of one process (a Dask worker's tasks) share these: the table changes under a lock,
 never held while a value is made.
@@ -13,9 +14,9 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-__all__ = ["Recent"]
+__all__ = ["Recent", "copy_plain", "plain_key"]
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -62,3 +63,46 @@ class Recent(Generic[K, V]):
         """Forget every value."""
         with self._lock:
             self._values.clear()
+
+
+_PLAIN_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
+def plain_key(value: object) -> Hashable:
+    """A hashable key of plain data (str, int, float, bool, None, and dicts and lists of them),
+    equal only for data of the same types: unlike ``==``, it tells ``1``, ``1.0`` and ``True``
+    apart, a list from a tuple, and dicts whose keys come in another order (a check's problems
+    follow that order).
+
+    Raises
+    ------
+    TypeError
+        A value of another type (a numpy scalar, a set, an object): the caller does without.
+
+    Examples
+    --------
+    >>> plain_key({"cores": 1}) == plain_key({"cores": True}), plain_key([1]) == plain_key([1])
+    (False, True)
+    """
+    kind = value.__class__
+    if kind in _PLAIN_ATOMS:
+        return kind, value
+    if kind is dict and isinstance(value, dict):  # a subclass may compare otherwise
+        return dict, tuple((k, plain_key(v)) for k, v in value.items())
+    if (kind is list or kind is tuple) and isinstance(value, list | tuple):
+        return kind, tuple(plain_key(v) for v in value)
+    raise TypeError(f"plain_key: expected plain data, got {kind.__name__}")
+
+
+def copy_plain(value: Any) -> Any:
+    """A copy of plain data whose dicts and lists are new, so a caller may change it.
+
+    >>> kept = {"ops": ["Conv"]}
+    >>> mine = copy_plain(kept); mine["ops"].append("Relu"); kept
+    {'ops': ['Conv']}
+    """
+    if isinstance(value, dict):
+        return {k: copy_plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_plain(v) for v in value]
+    return value

@@ -11,13 +11,14 @@ from __future__ import annotations
 import difflib
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hetsim.errors import Problem
+from hetsim.memo import Recent, copy_plain, plain_key
 from hetsim.units import BYTES_PER_GIB, BYTES_PER_KIB, BYTES_PER_MIB
 
 if TYPE_CHECKING:
@@ -401,12 +402,22 @@ class Kind:
         return f"<Kind {self.name} category={self.category} keys={list(self.keys)}>"
 
 
+CHECKED_NODES = 1024
+"""Nodes whose checked attributes `check_attrs` keeps (the least recently asked for goes)."""
+
+_checked: Recent[Hashable, tuple[Kind, dict[str, Any], tuple[Problem, ...]]] = Recent(CHECKED_NODES)
+
+
 def check_attrs(
     kind: Kind, values: Mapping[Any, Any], path: str
 ) -> tuple[dict[str, Any], list[Problem]]:
     """Check a node's attribute `values` against `kind`; return them with defaults filled.
 
     Structural attributes (``target``, ``executor``, ...) are skipped: the tree builder owns them.
+    The result is kept for the same kind, path and values (`hetsim.memo.plain_key`: ``1`` and
+    ``True`` are different values) and each call gets its own copy: a sweep's points rebuild
+    every node, and share all those their overrides leave alone (checking them was about 40% of
+    making a point's target).
 
     Examples
     --------
@@ -416,6 +427,25 @@ def check_attrs(
     >>> [p.message for p in check_attrs(k, {"core": 2}, "host")[1]]
     ["host.core: unknown attribute (did you mean 'cores'?)"]
     """
+    try:
+        key = (id(kind), path, plain_key(values))
+    except TypeError:  # not plain data (a numpy scalar from a sweep's range): checked each time
+        return _check_attrs(kind, values, path)
+    # the kept kind holds its id: no other kind can take it while the entry lives
+    _, result, problems = _checked.get(key, lambda: _kept(kind, values, path))
+    return copy_plain(result), list(problems)
+
+
+def _kept(
+    kind: Kind, values: Mapping[Any, Any], path: str
+) -> tuple[Kind, dict[str, Any], tuple[Problem, ...]]:
+    result, problems = _check_attrs(kind, values, path)
+    return kind, result, tuple(problems)
+
+
+def _check_attrs(
+    kind: Kind, values: Mapping[Any, Any], path: str
+) -> tuple[dict[str, Any], list[Problem]]:
     plain = {a.name: a for a in kind.attrs if a.type not in STRUCTURAL_TYPES}
     result = {name: attr.default_value() for name, attr in plain.items()}
     problems: list[Problem] = []

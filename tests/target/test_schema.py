@@ -260,3 +260,24 @@ def test_rules_describe_themselves_for_the_docs() -> None:
         "the runtime runs the executor (a runtime's `executors`, empty = all)",
         "a device with `cuda_graph: true` needs an executor with `can_capture`",
     ]
+
+
+def test_kept_checks_tell_one_from_true_and_hand_out_copies() -> None:
+    kind = Kind(
+        "dsp",
+        "target",
+        "a DSP",
+        (
+            Attr("cores", "int", "cores", 1, minimum=1),
+            Attr("ops", "list", "ops", [], items=Attr("op", "str", "op", "")),
+        ),
+    )
+    assert check_attrs(kind, {"cores": 1}, "host") == ({"cores": 1, "ops": []}, [])
+    # equal to 1 under ==, but not an integer: a kept check of 1 must not answer for it
+    problem = Problem("host.cores", "expected an integer >= 1", "True")
+    assert check_attrs(kind, {"cores": True}, "host") == ({"cores": None, "ops": []}, [problem])
+    first, _ = check_attrs(kind, {"ops": ["Conv"]}, "host")
+    first["ops"].append("Relu")  # the caller's copy: the next call gets the checked value
+    assert check_attrs(kind, {"ops": ["Conv"]}, "host")[0]["ops"] == ["Conv"]
+    # not plain data: checked each time, as before
+    assert check_attrs(kind, {"cores": np.int64(2)}, "dev")[0]["cores"] == 2
