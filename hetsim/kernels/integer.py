@@ -112,7 +112,7 @@ MULTIPLIER_CALLS = 3
 scales: ``first · second / output``, and `requantize`'s cast of it to float64. Their arrays are
 too small to count bytes."""
 
-_F64 = 8  # bytes of the float64 the requantization computes in
+_F64 = _FLOAT64.itemsize  # bytes of the float64 the requantization computes in
 
 
 def centering(operand: Meta | None, zero_point: Meta | None, acc: np.dtype[Any]) -> list[Pass]:
