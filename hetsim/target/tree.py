@@ -58,6 +58,10 @@ class FrozenMap(Mapping[str, Any]):
     def __repr__(self) -> str:
         return f"FrozenMap({self._data!r})"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # without the cached hash: a string's hash differs from one process to the next
+        return (FrozenMap, (self._data,))
+
 
 def freeze(value: Any) -> Any:
     """A hashable copy: mappings become `FrozenMap`, lists become tuples.
@@ -326,7 +330,11 @@ class Target:
         raise AttributeError(f"Target is immutable: cannot set {name!r}")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_build, (self.export(), self.spec))
+        # the frozen fields as they are (a sweep sends every point's tree to a worker: exporting
+        # and building it again thawed and froze every value); the hash is made anew where the
+        # tree is loaded, as a string's differs from one process to the next
+        fields = (*self._values(), self.is_composite, self.keys, self.spec)
+        return (_restore, fields)
 
     def __str__(self) -> str:
         return describe(self)
@@ -369,6 +377,31 @@ def _check_devices_change(spec: Mapping[str, Any], devices: Any) -> None:
             )
         ]
     )
+
+
+def _restore(
+    kind: str,
+    name: str,
+    tag: str | None,
+    attrs: FrozenMap,
+    host: Target | None,
+    executor: Config | None,
+    runtime: Config | None,
+    devices: tuple[Target, ...],
+    is_composite: bool,
+    keys: tuple[str, ...],
+    spec: Any,
+) -> Target:
+    """A pickled `Target`: its fields as they were, no kind looked up, its hash made here."""
+    node = object.__new__(Target)
+    for field, value in (
+        ("kind", kind), ("name", name), ("tag", tag), ("attrs", attrs), ("host", host),
+        ("executor", executor), ("runtime", runtime), ("devices", devices),
+        ("is_composite", is_composite), ("keys", keys), ("spec", spec),
+    ):  # fmt: skip
+        object.__setattr__(node, field, value)
+    object.__setattr__(node, "_hash", hash(node._values()))
+    return node
 
 
 def _build(data: Mapping[str, Any], spec: Any) -> Target:

@@ -10,7 +10,7 @@ import pytest
 
 from hetsim.errors import TargetError
 from hetsim.target import Target, canonicalize
-from hetsim.target.tree import Config
+from hetsim.target.tree import Config, FrozenMap
 
 SEED = {
     "kind": "hetero",
@@ -166,7 +166,13 @@ def test_targets_are_immutable_and_pickle() -> None:
     t = Target(SEED)
     with pytest.raises(AttributeError, match=r"^Target is immutable: cannot set 'kind'$"):
         t.kind = "cuda"  # type: ignore[misc]
-    assert pickle.loads(pickle.dumps(t)) == t
+    loaded = pickle.loads(pickle.dumps(t))
+    assert loaded == t
+    assert hash(loaded) == hash(t)
+    assert (loaded.devices[0].keys, loaded.spec) == (t.devices[0].keys, t.spec)
+    # a hash is made where a tree is loaded, never carried: a string's differs between processes
+    assert FrozenMap({"a": 1}).__reduce__() == (FrozenMap, ({"a": 1},))
+    assert b"_hash" not in pickle.dumps(t)
 
 
 def test_str_and_repr_are_readable() -> None:
