@@ -29,7 +29,8 @@ from hetsim.sim import MODES
 from hetsim.sweep.loaded import point_model
 from hetsim.sweep.points import EXPANDERS, Axis, Point, SweepSpec, digest, parse_path
 from hetsim.sweep.results import METRIC_ROOTS, metric_problem
-from hetsim.target.schema import closest, yaml_number_hint
+from hetsim.target.schema import closest
+from hetsim.target.values import yaml_number_hint
 
 __all__ = ["KEYS", "METRIC_ROOTS", "load_sweep", "parse_sweep"]
 

@@ -19,8 +19,9 @@ from hetsim.errors import Problem, TargetError
 from hetsim.located import locate
 from hetsim.target.kinds import REGISTRIES, category_of, find_kind
 from hetsim.target.resolve import Resolver, article, device_name, written_device
-from hetsim.target.schema import Kind, check_attrs, closest, item_path, join_path, show_value
+from hetsim.target.schema import Kind, check_attrs, closest, item_path, join_path
 from hetsim.target.tags import TAGS, TagRegistry
+from hetsim.target.values import show_value
 
 __all__ = [
     "DEVICE_NAME_PATTERN",

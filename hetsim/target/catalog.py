@@ -25,18 +25,10 @@ from hetsim.target.kinds import (
     find_kind,
 )
 from hetsim.target.resolve import Resolver
-from hetsim.target.schema import (
-    ATTR_TYPES,
-    CATEGORIES,
-    STRUCTURAL_TYPES,
-    Attr,
-    Kind,
-    closest,
-    item_path,
-    join_path,
-)
+from hetsim.target.schema import CATEGORIES, Attr, Kind, closest, item_path, join_path
 from hetsim.target.sources import SUFFIXES, load_file
 from hetsim.target.tags import TAG_PATTERN, TAGS, Tag, TagRegistry, read_tag_dir, valid_tag_name
+from hetsim.target.values import ATTR_TYPES, STRUCTURAL_TYPES
 
 __all__ = [
     "add_tag_dir",

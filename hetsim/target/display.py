@@ -9,7 +9,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from hetsim.target.kinds import REGISTRIES
-from hetsim.target.schema import STRUCTURAL_TYPES, Attr, Kind
+from hetsim.target.schema import Attr, Kind
+from hetsim.target.values import STRUCTURAL_TYPES
 
 if TYPE_CHECKING:
     from hetsim.target.tree import Config, Target

@@ -14,8 +14,8 @@ from hetsim.target import EXECUTORS, KINDS, RUNTIMES, Attr, Kind, Target, load_k
 from hetsim.target.catalog import check_kind, kind_from_data
 from hetsim.target.kinds import DTYPES
 from hetsim.target.kinds import OP_CLASSES as TARGET_OP_CLASSES
-from hetsim.target.schema import STRUCTURAL_TYPES
 from hetsim.target.tags import TAGS
+from hetsim.target.values import STRUCTURAL_TYPES
 
 # docs/architecture.md, "Shared contracts / Targets"
 PROCESSOR_ATTRS = {

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from hetsim.errors import TargetError
 from hetsim.target import KINDS, Target
-from hetsim.target.schema import STRUCTURAL_TYPES, Attr
+from hetsim.target.schema import Attr
+from hetsim.target.values import STRUCTURAL_TYPES
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 PROCESSORS = ["arm-cpu", "riscv-cpu", "x86-cpu", "cuda", "npu"]
