@@ -12,6 +12,7 @@ from hetsim.kernels import llm as _llm
 from hetsim.kernels import nn as _nn
 from hetsim.kernels import qgemm as _qgemm
 from hetsim.kernels import qlinear as _qlinear
+from hetsim.kernels import qmatmul as _qmatmul
 from hetsim.kernels import qoperator as _qoperator
 from hetsim.kernels import quant as _quant
 from hetsim.kernels import reduce as _reduce
@@ -57,6 +58,7 @@ del (
     _nn,
     _qgemm,
     _qlinear,
+    _qmatmul,
     _qoperator,
     _quant,
     _reduce,

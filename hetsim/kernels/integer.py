@@ -1,10 +1,10 @@
 """Integer GEMMs computed in floating point: exact accumulation and requantization.
 
-The quantized ops (`qlinear.py`'s QLinearConv, QLinearMatMul, ConvInteger and MatMulInteger,
-`qgemm.py`'s QGemm) subtract their operands' zero points and multiply the centered operands with
-a float GEMM (BLAS) that gives the exact integer accumulator: in float32 when every sum has at
-most `EXACT_FLOAT32_TERMS` products, in float64 beyond (`accumulator_dtype`, `centered`). The
-QLinear ops then requantize it (`requantize`).
+The quantized ops (`qlinear.py`'s QLinearConv and ConvInteger, `qmatmul.py`'s QLinearMatMul and
+MatMulInteger, `qgemm.py`'s QGemm) subtract their operands' zero points and multiply the
+centered operands with a float GEMM (BLAS) that gives the exact integer accumulator: in float32
+when every sum has at most `EXACT_FLOAT32_TERMS` products, in float64 beyond
+(`accumulator_dtype`, `centered`). The QLinear ops then requantize it (`requantize`).
 
 Owns, too, the whole-array numpy passes these kernels make beside their GEMM (`Pass`:
 `centering`, `requantizing`, and the multiplier's `MULTIPLIER_CALLS`), which the cost rules give

@@ -1,41 +1,42 @@
-"""Quantized linear ops: QLinearConv, QLinearMatMul, ConvInteger and MatMulInteger (int8 models).
+"""Quantized convolutions: QLinearConv and ConvInteger (int8 models), and the checks and helpers
+they share with `qmatmul.py`'s QLinearMatMul and MatMulInteger.
 
 Each takes int8 or uint8 operands, subtracts their zero points and accumulates exactly: the
 centered operands are float32 when every sum has at most `EXACT_FLOAT32_TERMS` products (at
 most 255·255 in size each, so every partial sum is an integer below 2^24) and float64 beyond
 (exact below 2^53), so ``conv.py``'s Conv kernel (its per-shape plans, im2col and one BLAS GEMM)
-and ``np.matmul`` give the exact integer accumulator with no second convolution and no integer
-GEMM (`hetsim.kernels.integer`). Shapes follow Conv (pads, strides, dilations, group, auto_pad) and
-MatMul (batches broadcast, a 1-D operand's dim dropped); their rules are `conv.py`'s and
-`nn.py`'s.
+gives the exact integer accumulator with no second convolution and no integer GEMM
+(`hetsim.kernels.integer`). Shapes follow Conv (pads, strides, dilations, group, auto_pad); the
+rule is `conv.py`'s.
 
-ConvInteger and MatMulInteger give the accumulator as int32, wrapping past its range as ONNX
-lets an int32 accumulation overflow. QLinearConv adds its optional int32 bias ``B`` to the
-accumulator (in float64), and both QLinear ops requantize it (`requantize`):
+ConvInteger gives the accumulator as int32, wrapping past its range as ONNX lets an int32
+accumulation overflow. QLinearConv adds its optional int32 bias ``B`` to the accumulator (in
+float64) and requantizes it (`requantize`):
 ``y = saturate(round_half_even(acc · multiplier) + y_zero_point)``, the multiplier
-``x_scale · w_scale / y_scale`` (``a_scale · b_scale / y_scale``) formed in the scales' own
-dtype, as onnx's reference forms it, and the product taken in float64. ONNX's formula rounds
-before adding the zero point (so do QuantizeLinear and onnxruntime); onnx's reference adds it
-first, which differs only on an exact tie with an odd zero point. The accumulator is not
-wrapped: a sum past int32 saturates. The output dtype is y_zero_point's (x's without one).
+``x_scale · w_scale / y_scale`` formed in the scales' own dtype, as onnx's reference forms it,
+and the product taken in float64. ONNX's formula rounds before adding the zero point (so do
+QuantizeLinear and onnxruntime); onnx's reference adds it first, which differs only on an exact
+tie with an odd zero point. The accumulator is not wrapped: a sum past int32 saturates. The
+output dtype is y_zero_point's (x's without one).
 
 Granularity: a scale and its zero point have one shape. One element (shape ``()`` or ``(1,)``)
-is per tensor; QLinearConv's and ConvInteger's weight may be per output channel (1-D, M
-elements); QLinearMatMul's and MatMulInteger's ``a`` may be per row (``[M]``, or a's shape with
-its last dim 1) and ``b`` per column (``[N]``, or b's shape with its next-to-last dim 1); the
-others are per tensor. onnx's reference reads a 1-D ``[M]`` zero point of ``a`` along K, not
-per row, as ONNX describes it.
+is per tensor; the weight may be per output channel (1-D, M elements); the others are per
+tensor.
 
-Cost (op class ``conv`` or ``matmul``; bytes read are every input's, bytes written the
-output's): ConvInteger is Conv's ``2·N·M·prod(out)·(C/group)·prod(kernel)`` flops and
-MatMulInteger MatMul's ``2·prod(batch)·M·N·K``; QLinearConv adds ``N·M·prod(out)`` for the
-bias when it has one, and both QLinear ops 3 flops per output element for the requantization
-(multiply, round, add the zero point; the saturation is free). Conv's im2col scratch and
-`Cost.gemm_dim` are Conv's and MatMul's, the columns in the accumulator's dtype as these kernels
-build them. The numpy lowering's further passes (`Cost.numpy_calls`, `Cost.numpy_bytes`): each
-operand's cast and centering, then the requantization's (`REQUANTIZE_PASSES`, one more each for a
-bias and a zero point) or the integer ops' two casts to int32 (`_wrapping`), each over the
-bytes it reads and writes; the requantization multiplier's `MULTIPLIER_CALLS`.
+Cost (op class ``conv``; bytes read are every input's, bytes written the output's): ConvInteger
+is Conv's ``2·N·M·prod(out)·(C/group)·prod(kernel)`` flops; QLinearConv adds ``N·M·prod(out)``
+for the bias when it has one, and 3 flops per output element for the requantization (multiply,
+round, add the zero point; the saturation is free). Conv's im2col scratch and `Cost.gemm_dim`
+are Conv's, the columns in the accumulator's dtype as these kernels build them. The numpy
+lowering's further passes (`Cost.numpy_calls`, `Cost.numpy_bytes`): each operand's cast and
+centering, then the requantization's (`REQUANTIZE_PASSES`, one more each for a bias and a zero
+point) or ConvInteger's two casts to int32 (`wrapping`), each over the bytes it reads and
+writes; the requantization multiplier's `MULTIPLIER_CALLS`.
+
+Shared with `qmatmul.py`: the input checks (`operands`, `check_integer`, `check_scale`,
+`check_granularity`), a scale or zero point laid along an axis (`along`), the multiplier
+(`product`), the int32 wrap (`wrapped`, `wrapping`) and the one-type groups (`QLINEAR_TYPES`,
+`INTEGER_TYPES`).
 """
 
 from __future__ import annotations
@@ -62,19 +63,32 @@ from hetsim.kernels.integer import (
     with_passes,
 )
 from hetsim.kernels.meta import Meta
-from hetsim.kernels.nn import cost_matmul, infer_matmul
 from hetsim.kernels.quant import article, either_of, is_per_tensor, spread
 from hetsim.kernels.registry import Kernel, register
 
-__all__: list[str] = []
+__all__ = [
+    "INTEGER_TYPES",
+    "QLINEAR_TYPES",
+    "Shapes",
+    "along",
+    "check_granularity",
+    "check_integer",
+    "check_scale",
+    "operands",
+    "product",
+    "wrapped",
+    "wrapping",
+]
 
 _INTEGER_DTYPES = (np.dtype("int8"), np.dtype("uint8"))
 _FLOAT32 = np.dtype("float32")
 _INT32 = np.dtype("int32")
-_SCALE_DTYPES = {10: (_FLOAT32,), 21: (_FLOAT32, np.dtype("float16"))}
-"""The scale dtypes of QLinearMatMul, by the opset they hold from (QLinearConv's: float32)."""
 
 Shapes = tuple[tuple[int, ...], ...]
+
+# x and its zero point are one T1, w (a, b) and its zero point one T2, the scales one float
+QLINEAR_TYPES = ((0, 2), (3, 5), (1, 4, 6))
+INTEGER_TYPES = ((0, 2), (1, 3))
 
 
 def _conv_terms(w: tuple[int, ...]) -> int:
@@ -82,13 +96,13 @@ def _conv_terms(w: tuple[int, ...]) -> int:
     return math.prod(w[1:])
 
 
-def _wrapping(output: Meta, acc: np.dtype[Any]) -> list[Pass]:
-    """`_wrapped`'s passes over `output`: the accumulator (of dtype `acc`) to int64, then to
+def wrapping(output: Meta, acc: np.dtype[Any]) -> list[Pass]:
+    """`wrapped`'s passes over `output`: the accumulator (of dtype `acc`) to int64, then to
     int32."""
     return [Pass(output.size, acc.itemsize, 8), Pass(output.size, 8, 4)]
 
 
-def _along(value: np.ndarray | None, shape: tuple[int, ...], axis: int) -> np.ndarray | None:
+def along(value: np.ndarray | None, shape: tuple[int, ...], axis: int) -> np.ndarray | None:
     """A scale or zero point, 0-d when per tensor, 1-D laid along `axis` of `shape`, and an
     N-D one as it is (it has the operand's rank)."""
     if value is None or value.ndim > 1:
@@ -96,18 +110,18 @@ def _along(value: np.ndarray | None, shape: tuple[int, ...], axis: int) -> np.nd
     return spread(value, shape, axis, 0)
 
 
-def _product(first: Any, second: Any, output: Any) -> Any:
+def product(first: Any, second: Any, output: Any) -> Any:
     """The requantization multiplier ``first · second / output``, in the scales' dtype and in
     that order, as onnx's reference forms it (float32 or float16 rounding at each step)."""
     return first * second / output
 
 
-def _wrapped(acc: np.ndarray) -> np.ndarray:
+def wrapped(acc: np.ndarray) -> np.ndarray:
     """The exact accumulator as int32, wrapping past its range as an int32 accumulator does."""
     return acc.astype(np.int64).astype(_INT32)
 
 
-def _operands(
+def operands(
     op: Op, inputs: Sequence[Meta | None], names: Sequence[str], optional: int = 0
 ) -> list[Meta | None]:
     """`inputs` padded with None to `names`; all but the zero points and the last `optional`
@@ -121,12 +135,14 @@ def _operands(
     return metas
 
 
-def _check_integer(op: Op, meta: Meta | None, name: str) -> None:
+def check_integer(op: Op, meta: Meta | None, name: str) -> None:
+    """Raise unless `meta`, input `name`, is absent or int8 or uint8."""
     if meta is not None and meta.dtype not in _INTEGER_DTYPES:
         raise op_error(op, f"expected {article(name)} of {either_of(_INTEGER_DTYPES)}", meta.dtype)
 
 
-def _check_scale(op: Op, meta: Meta, name: str, allowed: Sequence[np.dtype[Any]]) -> None:
+def check_scale(op: Op, meta: Meta, name: str, allowed: Sequence[np.dtype[Any]]) -> None:
+    """Raise unless `meta`, scale `name`, is of a dtype in `allowed`."""
     if meta.dtype not in allowed:
         expected = (
             f"expected {article(name)} of {either_of(allowed) if len(allowed) > 1 else allowed[0]}"
@@ -134,7 +150,7 @@ def _check_scale(op: Op, meta: Meta, name: str, allowed: Sequence[np.dtype[Any]]
         raise op_error(op, expected, meta.dtype)
 
 
-def _check_granularity(
+def check_granularity(
     op: Op, prefix: str, scale: Meta | None, zero_point: Meta | None, per: Shapes, what: str
 ) -> None:
     """Raise unless `scale` (without one, `zero_point`) is one element or of a shape in `per`
@@ -171,24 +187,9 @@ def _check_bias(op: Op, bias: Meta | None, channels: int) -> None:
         )
 
 
-def _per_row(a: tuple[int, ...]) -> Shapes:
-    """The per-row shapes of a scale or zero point of a matrix `a` (none of a vector)."""
-    return ((a[-2],), (*a[:-1], 1)) if len(a) > 1 else ()
-
-
-def _per_column(b: tuple[int, ...]) -> Shapes:
-    """The per-column shapes of a scale or zero point of a matrix `b` (none of a vector)."""
-    return ((b[-1],), (*b[:-2], 1, b[-1])) if len(b) > 1 else ()
-
-
 def _conv_out(op: Op, opset: int, x: Meta, w: Meta) -> tuple[int, ...]:
     """Conv's output shape (`conv.py`'s shape rule: geometry, group and channels checked)."""
     return infer_conv(op, opset, [x, w])[0].shape
-
-
-def _matmul_out(op: Op, opset: int, a: Meta, b: Meta) -> tuple[int, ...]:
-    """MatMul's output shape (`nn.py`'s shape rule)."""
-    return infer_matmul(op, opset, [a, b])[0].shape
 
 
 # QLinearConv
@@ -215,39 +216,39 @@ def _compile_qlinear_conv(op: Op, opset: int) -> Kernel:
         assert x is not None, f"{op!r}: input x is required"
         assert w is not None, f"{op!r}: input w is required"
         exact = accumulator_dtype(_conv_terms(w.shape))
-        centered_w = centered(w, _along(w_zero, w.shape, 0), exact)
-        acc = run_conv([centered(x, _along(x_zero, x.shape, 1), exact), centered_w])[0]
-        scales = (_along(s, acc.shape, 1) for s in (x_scale, w_scale, y_scale))
-        multiplier = _product(*scales)
+        centered_w = centered(w, along(w_zero, w.shape, 0), exact)
+        acc = run_conv([centered(x, along(x_zero, x.shape, 1), exact), centered_w])[0]
+        scales = (along(s, acc.shape, 1) for s in (x_scale, w_scale, y_scale))
+        multiplier = product(*scales)
         dtype = (x if y_zero is None else y_zero).dtype
-        y_zero, bias = _along(y_zero, acc.shape, 1), _along(bias, acc.shape, 1)
+        y_zero, bias = along(y_zero, acc.shape, 1), along(bias, acc.shape, 1)
         return [requantize(acc, multiplier, y_zero, dtype, bias)]
 
     return kernel
 
 
 def _infer_qlinear_conv(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    metas = _operands(op, inputs, _QLINEAR_CONV_INPUTS, optional=1)
+    metas = operands(op, inputs, _QLINEAR_CONV_INPUTS, optional=1)
     x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero, bias = metas
     assert x is not None, f"{op!r}: x checked present"
     assert w is not None, f"{op!r}: w checked present"
     for meta, name in zip(metas[:8], _QLINEAR_CONV_INPUTS, strict=False):
         if name.endswith("_scale"):
             assert meta is not None, f"{op!r}: {name} checked present"
-            _check_scale(op, meta, name, (_FLOAT32,))
+            check_scale(op, meta, name, (_FLOAT32,))
         else:
-            _check_integer(op, meta, name)
+            check_integer(op, meta, name)
     shape = _conv_out(op, opset, x, w)
-    _check_granularity(op, "x", x_scale, x_zero, (), "")
-    _check_granularity(op, "w", w_scale, w_zero, ((w.shape[0],),), "per output channel")
-    _check_granularity(op, "y", y_scale, y_zero, (), "")
+    check_granularity(op, "x", x_scale, x_zero, (), "")
+    check_granularity(op, "w", w_scale, w_zero, ((w.shape[0],),), "per output channel")
+    check_granularity(op, "y", y_scale, y_zero, (), "")
     _check_bias(op, bias, w.shape[0])
     return [Meta(shape, (x if y_zero is None else y_zero).dtype)]
 
 
 def _cost_qlinear_conv(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """Conv's cost of x, w and B, plus 3 flops per output element to requantize."""
-    x, _, x_zero, w, _, w_zero, _, y_zero, bias = _operands(
+    x, _, x_zero, w, _, w_zero, _, y_zero, bias = operands(
         op, inputs, _QLINEAR_CONV_INPUTS, optional=1
     )
     assert w is not None, f"{op!r}: w checked present"
@@ -275,31 +276,31 @@ def _compile_conv_integer(op: Op, opset: int) -> Kernel:
         assert x is not None, f"{op!r}: input x is required"
         assert w is not None, f"{op!r}: input w is required"
         exact = accumulator_dtype(_conv_terms(w.shape))
-        centered_x = centered(x, _along(x_zero, x.shape, 1), exact)
-        acc = run_conv([centered_x, centered(w, _along(w_zero, w.shape, 0), exact)])[0]
-        return [_wrapped(acc)]
+        centered_x = centered(x, along(x_zero, x.shape, 1), exact)
+        acc = run_conv([centered_x, centered(w, along(w_zero, w.shape, 0), exact)])[0]
+        return [wrapped(acc)]
 
     return kernel
 
 
 def _infer_conv_integer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    x, w, x_zero, w_zero = _operands(op, inputs, _CONV_INTEGER_INPUTS)
+    x, w, x_zero, w_zero = operands(op, inputs, _CONV_INTEGER_INPUTS)
     assert x is not None, f"{op!r}: x checked present"
     assert w is not None, f"{op!r}: w checked present"
     for meta, name in zip((x, w, x_zero, w_zero), _CONV_INTEGER_INPUTS, strict=True):
-        _check_integer(op, meta, name)
+        check_integer(op, meta, name)
     shape = _conv_out(op, opset, x, w)
-    _check_granularity(op, "x", None, x_zero, (), "")
-    _check_granularity(op, "w", None, w_zero, ((w.shape[0],),), "per output channel")
+    check_granularity(op, "x", None, x_zero, (), "")
+    check_granularity(op, "w", None, w_zero, ((w.shape[0],),), "per output channel")
     return [Meta(shape, _INT32)]
 
 
 def _cost_conv_integer(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """Conv's cost of x and w."""
-    x, w, x_zero, w_zero = _operands(op, inputs, _CONV_INTEGER_INPUTS)
+    x, w, x_zero, w_zero = operands(op, inputs, _CONV_INTEGER_INPUTS)
     assert w is not None, f"{op!r}: w checked present"
     acc = accumulator_dtype(_conv_terms(w.shape))
-    passes = [*centering(x, x_zero, acc), *centering(w, w_zero, acc), *_wrapping(outputs[0], acc)]
+    passes = [*centering(x, x_zero, acc), *centering(w, w_zero, acc), *wrapping(outputs[0], acc)]
     return with_passes(_integer_conv_cost(op, inputs, outputs, [x, w], 0), passes)
 
 
@@ -321,155 +322,13 @@ def _integer_conv_cost(
     return dataclasses.replace(cost, flops=flops, bytes_read=nbytes(inputs))
 
 
-# QLinearMatMul
-
-
-_QLINEAR_MATMUL_INPUTS = (
-    "a",
-    "a_scale",
-    "a_zero_point",
-    "b",
-    "b_scale",
-    "b_zero_point",
-    "y_scale",
-    "y_zero_point",
-)
-
-
-def _matrices(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`a` and `b` with a vector made a matrix (a row, b a column), as MatMul reads them."""
-    return (a if a.ndim > 1 else a.reshape(1, -1)), (b if b.ndim > 1 else b.reshape(-1, 1))
-
-
-def _matmul_shape(acc: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[int, ...]:
-    """The shape of the product of `a` and `b`, whose matrix form gave `acc`."""
-    rows = acc.shape[-2:-1] if a.ndim > 1 else ()
-    cols = acc.shape[-1:] if b.ndim > 1 else ()
-    return (*acc.shape[:-2], *rows, *cols)
-
-
-def _compile_qlinear_matmul(op: Op, opset: int) -> Kernel:
-    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
-        a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero = (*inputs, None)[:8]
-        assert a is not None, f"{op!r}: input a is required"
-        assert b is not None, f"{op!r}: input b is required"
-        a2, b2 = _matrices(a, b)
-        rows, cols = a2.ndim - 2, b2.ndim - 1
-        exact = accumulator_dtype(a2.shape[-1])
-        centered_a = centered(a2, _along(a_zero, a2.shape, rows), exact)
-        acc = np.matmul(centered_a, centered(b2, _along(b_zero, b2.shape, cols), exact))
-        multiplier = _product(
-            _along(a_scale, a2.shape, rows), _along(b_scale, b2.shape, cols), _along(y_scale, (), 0)
-        )
-        dtype = (a if y_zero is None else y_zero).dtype
-        y = requantize(acc, multiplier, _along(y_zero, (), 0), dtype)
-        return [y.reshape(_matmul_shape(acc, a, b))]
-
-    return kernel
-
-
-def _infer_qlinear_matmul(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    metas = _operands(op, inputs, _QLINEAR_MATMUL_INPUTS)
-    a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero = metas
-    assert a is not None, f"{op!r}: a checked present"
-    assert b is not None, f"{op!r}: b checked present"
-    allowed = _SCALE_DTYPES[21 if opset >= 21 else 10]
-    for meta, name in zip(metas, _QLINEAR_MATMUL_INPUTS, strict=True):
-        if name.endswith("_scale"):
-            assert meta is not None, f"{op!r}: {name} checked present"
-            _check_scale(op, meta, name, allowed)
-        else:
-            _check_integer(op, meta, name)
-    shape = _matmul_out(op, opset, a, b)
-    _check_granularity(op, "a", a_scale, a_zero, _per_row(a.shape), "per row of a")
-    _check_granularity(op, "b", b_scale, b_zero, _per_column(b.shape), "per column of b")
-    _check_granularity(op, "y", y_scale, y_zero, (), "")
-    return [Meta(shape, (a if y_zero is None else y_zero).dtype)]
-
-
-def _cost_qlinear_matmul(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
-    """MatMul's cost of a and b, plus 3 flops per output element to requantize."""
-    a, _, a_zero, b, _, b_zero, _, y_zero = _operands(op, inputs, _QLINEAR_MATMUL_INPUTS)
-    acc = _matmul_accumulator(a)
-    passes = [
-        *centering(a, a_zero, acc),
-        *centering(b, b_zero, acc),
-        *requantizing(outputs[0], y_zero, None, acc),
-    ]
-    cost = _integer_matmul_cost(op, inputs, outputs, [a, b], 3)
-    return with_passes(cost, passes, MULTIPLIER_CALLS)
-
-
-# MatMulInteger
-
-
-_MATMUL_INTEGER_INPUTS = ("A", "B", "a_zero_point", "b_zero_point")
-
-
-def _compile_matmul_integer(op: Op, opset: int) -> Kernel:
-    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
-        a, b, a_zero, b_zero = (*inputs, None, None)[:4]
-        assert a is not None, f"{op!r}: input A is required"
-        assert b is not None, f"{op!r}: input B is required"
-        a2, b2 = _matrices(a, b)
-        exact = accumulator_dtype(a2.shape[-1])
-        centered_a = centered(a2, _along(a_zero, a2.shape, a2.ndim - 2), exact)
-        acc = np.matmul(centered_a, centered(b2, _along(b_zero, b2.shape, b2.ndim - 1), exact))
-        return [_wrapped(acc).reshape(_matmul_shape(acc, a, b))]
-
-    return kernel
-
-
-def _infer_matmul_integer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    a, b, a_zero, b_zero = _operands(op, inputs, _MATMUL_INTEGER_INPUTS)
-    assert a is not None, f"{op!r}: A checked present"
-    assert b is not None, f"{op!r}: B checked present"
-    for meta, name in zip((a, b, a_zero, b_zero), _MATMUL_INTEGER_INPUTS, strict=True):
-        _check_integer(op, meta, name)
-    shape = _matmul_out(op, opset, a, b)
-    _check_granularity(op, "a", None, a_zero, _per_row(a.shape), "per row of A")
-    _check_granularity(op, "b", None, b_zero, _per_column(b.shape), "per column of B")
-    return [Meta(shape, _INT32)]
-
-
-def _cost_matmul_integer(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
-    """MatMul's cost of A and B."""
-    a, b, a_zero, b_zero = _operands(op, inputs, _MATMUL_INTEGER_INPUTS)
-    acc = _matmul_accumulator(a)
-    passes = [*centering(a, a_zero, acc), *centering(b, b_zero, acc), *_wrapping(outputs[0], acc)]
-    return with_passes(_integer_matmul_cost(op, inputs, outputs, [a, b], 0), passes)
-
-
-def _integer_matmul_cost(
-    op: Op,
-    inputs: Sequence[Meta | None],
-    outputs: Sequence[Meta],
-    matmul_inputs: list[Meta | None],
-    flops_per_output: int,
-) -> Cost:
-    """`cost_matmul` of the two matrices, plus `flops_per_output`; bytes read: every input's."""
-    cost = cost_matmul(op, matmul_inputs, outputs)
-    flops = cost.flops + flops_per_output * outputs[0].size
-    return dataclasses.replace(cost, flops=flops, bytes_read=nbytes(inputs))
-
-
-def _matmul_accumulator(a: Meta | None) -> np.dtype[Any]:
-    """The `accumulator_dtype` of a (batched) product of `a`: K is its last dim."""
-    assert a is not None, "a checked present by the shape rule"
-    return accumulator_dtype(a.shape[-1])
-
-
-# x and its zero point are one T1, w (a, b) and its zero point one T2, the scales one float
-_QLINEAR_TYPES = ((0, 2), (3, 5), (1, 4, 6))
-_INTEGER_TYPES = ((0, 2), (1, 3))
-
 register(
     "QLinearConv",
     "conv",
     compile=_compile_qlinear_conv,
     infer=_infer_qlinear_conv,
     cost=_cost_qlinear_conv,
-    one_type=_QLINEAR_TYPES,
+    one_type=QLINEAR_TYPES,
 )
 register(
     "ConvInteger",
@@ -477,21 +336,5 @@ register(
     compile=_compile_conv_integer,
     infer=_infer_conv_integer,
     cost=_cost_conv_integer,
-    one_type=_INTEGER_TYPES,
-)
-register(
-    "QLinearMatMul",
-    "matmul",
-    compile=_compile_qlinear_matmul,
-    infer=_infer_qlinear_matmul,
-    cost=_cost_qlinear_matmul,
-    one_type=_QLINEAR_TYPES,
-)
-register(
-    "MatMulInteger",
-    "matmul",
-    compile=_compile_matmul_integer,
-    infer=_infer_matmul_integer,
-    cost=_cost_matmul_integer,
-    one_type=_INTEGER_TYPES,
+    one_type=INTEGER_TYPES,
 )

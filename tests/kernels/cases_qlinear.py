@@ -1,4 +1,4 @@
-"""Single-op cases for the quantized linear ops of `qlinear.py` (see `case.py`).
+"""Single-op cases for the quantized linear ops of `qlinear.py` and `qmatmul.py` (see `case.py`).
 
 Each op gets int8 and uint8 operands in mixed pairs, per-tensor and per-channel (per-row,
 per-column) zero points and scales, the Conv attributes (pads, strides, dilations, group,
