@@ -10,7 +10,8 @@ import pytest
 
 from hetsim.errors import TargetError
 from hetsim.target import Target, canonicalize
-from hetsim.target.tree import Config, FrozenMap
+from hetsim.target.frozen import FrozenMap
+from hetsim.target.tree import Config
 
 SEED = {
     "kind": "hetero",
