@@ -1,13 +1,13 @@
 """hetsim.target: config -> canonical `Target` tree (kinds, schemas, tags, canonical form).
 
-`Target(x)` accepts every config form: a kind name (``"cuda"``), a tag name (``"arm-riscv-soc"``),
-a mapping, a JSON string, a YAML/JSON/TOML file path, a tag with overrides, or a TVM target (via
-`Target.from_tvm`). The modules, in the order a spec flows through them: `sources` (read
-text), `tags` (the tag registry), `resolve` (tag references, overrides, wrapping), `canonical`
-(checks and defaults, with `schema`, `values`, `rules` and `kinds`), `tree` (the frozen
-`Target`, of `frozen` values), `display` (text forms) and `catalog` (registering tags and kinds,
-all or nothing). TVM interop is `tvm_reader` (from TVM) and `tvm_writer` (to TVM), sharing the
-tables in `tvm_names`.
+`Target(x)` accepts every config form: a kind name (``"cuda"``), a tag name (``"arm-riscv-soc"``), a
+mapping, a JSON string, a YAML/JSON/TOML file path, a tag with overrides, or a TVM target (via
+`Target.from_tvm`). The modules, in the order a spec flows through them: `sources` (read text),
+`tags` (the tag registry), `resolve` (tag references, overrides, wrapping), `canonical` (checks and
+defaults, with `schema`, `values`, `rules` and `kinds`, built of `kind_attrs`), `tree` (the frozen
+`Target`, of `frozen` values), `display` (text forms) and `catalog` (registering tags and kinds, all
+or nothing). TVM interop is `tvm_reader` (from TVM) and `tvm_writer` (to TVM), sharing the tables in
+`tvm_names`.
 """
 
 from __future__ import annotations

@@ -4,14 +4,16 @@
 the schema-checked configs a level runs. Each is keyed by the name a user writes. Defaults are
 plain numbers, never read from the machine hetsim runs on; where a default comes from a public
 figure, the comment names it (see REFERENCE-NUMBERS.md of the project's shared notes).
-Registering kinds (from Python or a data file, checked first) is `hetsim.target.catalog`.
+The attributes the kinds are built of (op classes, dtypes, the shared processor attributes) are
+`hetsim.target.kind_attrs`; registering kinds (from Python or a data file, checked first) is
+`hetsim.target.catalog`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
+from hetsim.target.kind_attrs import link_attr, non_negative, processor_attrs
 from hetsim.target.rules import (
     AtMost,
     DevicesNeedExecutorFlag,
@@ -28,7 +30,6 @@ __all__ = [
     "EXECUTORS",
     "KINDS",
     "NAME_PATTERN",
-    "OP_CLASSES",
     "REGISTRIES",
     "RUNTIMES",
     "category_of",
@@ -39,143 +40,6 @@ NAME_PATTERN = r"[a-z][a-z0-9_-]*"
 DEFAULT_HOST = "x86-cpu"
 DEFAULT_EXECUTOR = "vm"
 DEFAULT_RUNTIME = "cpp"
-# The op classes of docs/architecture.md (the same tuple as hetsim.kernels.OP_CLASSES; the target
-# layer may not import kernels, and tests/target/test_kinds.py checks that the two agree).
-OP_CLASSES = (
-    "matmul",
-    "conv",
-    "elementwise",
-    "reduction",
-    "normalization",
-    "data_movement",
-    "other",
-)
-DTYPES = (
-    "float64",
-    "float32",
-    "float16",
-    "bfloat16",
-    "int64",
-    "int32",
-    "int16",
-    "int8",
-    "uint8",
-    "bool",
-)
-
-
-def _positive(name: str, doc: str, default: float) -> Attr:
-    return Attr(name, "float", doc, default, minimum=0, exclusive_minimum=True)
-
-
-def _non_negative(name: str, doc: str, default: float) -> Attr:
-    return Attr(name, "float", doc, default, minimum=0)
-
-
-def _link(bandwidth_gbps: float, latency_us: float, doc: str) -> Attr:
-    fields = (
-        _positive("bandwidth_gbps", "bandwidth of the link (GB/s)", bandwidth_gbps),
-        _non_negative("latency_us", "fixed time of one transfer", latency_us),
-    )
-    return Attr("link", "mapping", doc, fields=fields)
-
-
-def _per_class(name: str, doc: str, field: Callable[[str], Attr]) -> Attr:
-    """A mapping attribute with one field per op class (`OP_CLASSES`), made by `field`."""
-    return Attr(name, "mapping", doc, fields=tuple(field(c) for c in OP_CLASSES))
-
-
-def _fraction(name: str, doc: str, default: float) -> Attr:
-    return Attr(name, "float", doc, default, minimum=0, maximum=1, exclusive_minimum=True)
-
-
-def _efficiency(values: tuple[float, ...]) -> Attr:
-    default = dict(zip(OP_CLASSES, values, strict=True))
-    return _per_class(
-        "efficiency",
-        "fraction of peak reached, per op class",
-        lambda c: _fraction(c, f"fraction of peak on {c} ops", default[c]),
-    )
-
-
-# The per-class tables below default to no effect, so every shipped tag's kernels cost
-# kernel_latency_us plus the plain roofline; `hetsim calibrate` fits them for the local target
-# (docs/cost-model.md, "Kernel time").
-_MEM_EFFICIENCY = _per_class(
-    "mem_efficiency",
-    "fraction of mem_bandwidth_gbps reached, per op class",
-    lambda c: _fraction(c, f"fraction of mem_bandwidth_gbps that {c} ops stream at", 1.0),
-)
-_OP_LATENCY = _per_class(
-    "op_latency_us",
-    "fixed time per kernel of each op class, on top of kernel_latency_us",
-    lambda c: _non_negative(c, f"fixed time added to each {c} kernel (µs)", 0.0),
-)
-_GEMM_HALF_DIM = _per_class(
-    "gemm_half_dim",
-    "Hockney's n½ per op class: rate · d / (d + n½) for a GEMM whose smallest dimension is d",
-    lambda c: _non_negative(
-        c, f"smallest GEMM dimension at which {c} kernels reach half their rate", 0.0
-    ),
-)
-
-
-def _processor(
-    *,
-    cores: int,
-    freq_ghz: float,
-    flops_per_cycle: float,
-    mem_bandwidth_gbps: float,
-    memory_gib: float,
-    kernel_latency_us: float,
-    launch_us: float,
-    sync_us: float,
-    efficiency: tuple[float, ...],
-    link: tuple[float, float],
-    ops: tuple[str, ...] = ("*",),
-    dtypes: tuple[str, ...] = DTYPES,
-) -> tuple[Attr, ...]:
-    """The attributes every processor kind has (docs/architecture.md, shared contracts)."""
-    item = Attr("op", "str", "an ONNX op type, or '*'", pattern=r"\*|[A-Za-z][A-Za-z0-9_]*")
-    return (
-        Attr("cores", "int", "cores (a GPU's SMs; an NPU's MAC array is one)", cores, minimum=1),
-        _positive("freq_ghz", "clock frequency", freq_ghz),
-        _positive("flops_per_cycle", "FP32 flops per core per cycle", flops_per_cycle),
-        _positive(
-            "mem_bandwidth_gbps", "bandwidth of the memory it computes from", mem_bandwidth_gbps
-        ),
-        _non_negative(
-            "memory_gib", "capacity of its memory; 0: its level host's memory", memory_gib
-        ),
-        _non_negative(
-            "kernel_latency_us", "fixed device-side time of one kernel", kernel_latency_us
-        ),
-        _non_negative("launch_us", "host-side time to launch one kernel here", launch_us),
-        _non_negative("sync_us", "host-side time to observe a completion", sync_us),
-        _efficiency(efficiency),
-        _MEM_EFFICIENCY,
-        _OP_LATENCY,
-        _GEMM_HALF_DIM,
-        Attr(
-            "lowering",
-            "enum",
-            "how its kernels are implemented: 'native' (a vendor library) or 'numpy' (hetsim's "
-            "own kernels, which also move their scratch: im2col columns, erf's temporaries)",
-            "native",
-            choices=("native", "numpy"),
-        ),
-        Attr("ops", "list", "op types it can run; ['*'] means all", list(ops), items=item),
-        Attr(
-            "dtypes",
-            "list",
-            "element types it computes in",
-            list(dtypes),
-            items=Attr("dtype", "enum", "a dtype", choices=DTYPES),
-        ),
-        _link(*link, "data link from its memory to its level host's memory"),
-        Attr("vendor", "str", "vendor, for people", ""),
-        Attr("model", "str", "model name, for people", ""),
-    )
 
 
 def _cpu(name: str, isa: str, triple: str, doc: str, default_host: str, **numbers: Any) -> Kind:
@@ -194,7 +58,7 @@ def _cpu(name: str, isa: str, triple: str, doc: str, default_host: str, **number
         name,
         "target",
         doc,
-        _processor(**numbers) + extra,
+        processor_attrs(**numbers) + extra,
         keys=("cpu", isa),
         can_host=True,
         default_host=default_host,
@@ -256,20 +120,20 @@ X86_CPU = _cpu(
 )
 
 CUDA_GRAPH_ATTRS = (
-    _non_negative("graph_launch_us", "host-side time to launch an instantiated graph", 0.94),
-    _non_negative("graph_node_us", "device-side time per replayed graph node", 0.86),
+    non_negative("graph_launch_us", "host-side time to launch an instantiated graph", 0.94),
+    non_negative("graph_node_us", "device-side time per replayed graph node", 0.86),
     # 0.94 and 0.86 solve two REFERENCE-NUMBERS.md rows together: 80 tiny kernels replayed in
     # ~70 us (CUDA.jl "Graphs") and one 24 us kernel replayed in 25.8 us (B200, driver API):
     # 0.94 + 80 x 0.86 = 69.7 us; 0.94 + 0.86 + 24 = 25.8 us (derivation: targets/nvidia/h100.yaml)
-    _non_negative("capture_node_us", "host-side time to record one kernel into a capture", 3.24),
+    non_negative("capture_node_us", "host-side time to record one kernel into a capture", 3.24),
     # 3.24 = launch_us: stream capture records each launch through the same runtime API path
-    _non_negative("instantiate_us", "fixed time of cudaGraphInstantiate", 10.0),
-    _non_negative("instantiate_node_us", "time of cudaGraphInstantiate per node", 1.0),
+    non_negative("instantiate_us", "fixed time of cudaGraphInstantiate", 10.0),
+    non_negative("instantiate_node_us", "time of cudaGraphInstantiate per node", 1.0),
     # instantiate grows linearly with the node count of a chain (CUDA programming guide); the
     # two figures are estimates to calibrate (REFERENCE-NUMBERS.md "Instantiate")
     Attr("graph_node_bytes", "int", "device memory per instantiated graph node", 40960, minimum=0),
     # vLLM: 0.21 GiB for 35 graphs of ~150 nodes = ~40 KiB a node (REFERENCE-NUMBERS.md)
-    _non_negative("update_us", "time of cudaGraphExecUpdate (same topology)", 5.0),
+    non_negative("update_us", "time of cudaGraphExecUpdate (same topology)", 5.0),
     # assumed: an in-place update of an unchanged topology, cheaper than re-instantiating
     Attr("cuda_graph", "bool", "replay this device's kernels as captured CUDA graphs", False),
     Attr("arch", "str", "CUDA compute capability, as TVM's -arch", "sm_90", pattern=r"sm_\d+a?"),
@@ -278,7 +142,7 @@ CUDA = Kind(
     "cuda",
     "target",
     "an NVIDIA GPU driven through CUDA",
-    _processor(
+    processor_attrs(
         cores=132,  # H100 SXM5: 132 SMs (NVIDIA H100 datasheet)
         freq_ghz=1.98,  # H100 SXM5 boost clock
         flops_per_cycle=256,  # derived: 66.9 TFLOP/s FP32 / (132 SMs x 1.98 GHz)
@@ -330,7 +194,7 @@ NPU = Kind(
     "npu",
     "target",
     "a neural accelerator (MAC array) programmed by its level host",
-    _processor(
+    processor_attrs(
         cores=1,  # docs/architecture.md: an NPU's MAC array is one core
         freq_ghz=1.0,  # assumed SoC clock
         flops_per_cycle=2048,  # NVDLA nv_full: 1024 FP16 MACs x 2 (nvdla.org)
@@ -358,9 +222,9 @@ HETERO = Kind(
         Attr("executor", "executor", "the executor the host runs", DEFAULT_EXECUTOR),
         Attr("runtime", "runtime", "the runtime the executor calls", DEFAULT_RUNTIME),
         Attr("devices", "list[target]", "the devices this level drives (at least one)"),
-        _link(16.0, 1.0, "data link from this level's memory to its parent level host"),
+        link_attr(16.0, 1.0, "data link from this level's memory to its parent level host"),
         # 16 GB/s: AXI4 128 bit at 1 GHz (REFERENCE-NUMBERS.md); 1 us: assumed
-        _non_negative(
+        non_negative(
             "control_latency_us", "control link latency: the parent host invokes it", 2.0
         ),  # assumed: a mailbox write plus an interrupt
     ),
@@ -379,7 +243,7 @@ VM = Kind(
     "executor",
     "a bytecode VM: dynamic shapes, a dispatch cost per instruction",
     (
-        _non_negative("dispatch_us", "host time to dispatch one instruction", 0.27),
+        non_negative("dispatch_us", "host time to dispatch one instruction", 0.27),
         # 0.27: measured TVM Relax VM per-op dispatch (REFERENCE-NUMBERS.md)
         Attr("is_static", "bool", "needs static shapes", False),
     ),
@@ -390,7 +254,7 @@ GRAPH = Kind(
     "executor",
     "a graph executor: a static node list, static shapes only",
     (
-        _non_negative("node_us", "host time to run one node", 0.1),
+        non_negative("node_us", "host time to run one node", 0.1),
         # 0.1: assumed, below the VM's 0.27 us (a node list has no decode or branch)
         Attr("is_static", "bool", "needs static shapes (always true)", True, choices=(True,)),
     ),
@@ -405,9 +269,9 @@ def _runtime(
         "runtime",
         doc,
         (
-            _non_negative("alloc_us", "time to allocate one buffer", alloc),
-            _non_negative("free_us", "time to free one buffer", free),
-            _non_negative("call_us", "time of one packed-function call", call),
+            non_negative("alloc_us", "time to allocate one buffer", alloc),
+            non_negative("free_us", "time to free one buffer", free),
+            non_negative("call_us", "time of one packed-function call", call),
         ),
         executors=executors,
     )

@@ -12,8 +12,8 @@ from hetsim.errors import TargetError
 from hetsim.kernels import OP_CLASSES, OPS
 from hetsim.target import EXECUTORS, KINDS, RUNTIMES, Attr, Kind, Target, load_kinds, register_kind
 from hetsim.target.catalog import check_kind, kind_from_data
-from hetsim.target.kinds import DTYPES
-from hetsim.target.kinds import OP_CLASSES as TARGET_OP_CLASSES
+from hetsim.target.kind_attrs import DTYPES
+from hetsim.target.kind_attrs import OP_CLASSES as TARGET_OP_CLASSES
 from hetsim.target.tags import TAGS
 from hetsim.target.values import STRUCTURAL_TYPES
 
