@@ -22,6 +22,7 @@ from hetsim.kernels import sampling as _sampling
 from hetsim.kernels import shape as _shape
 from hetsim.kernels import tensor as _tensor
 from hetsim.kernels import unary as _unary
+from hetsim.kernels import unpool as _unpool
 from hetsim.kernels import vision as _vision
 from hetsim.kernels.arrays import read_only
 from hetsim.kernels.costs import Cost
@@ -68,5 +69,6 @@ del (
     _shape,
     _tensor,
     _unary,
+    _unpool,
     _vision,
 )

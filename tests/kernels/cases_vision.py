@@ -1,4 +1,4 @@
-"""Cases of vision.py (see case.py): RoiAlign, MaxUnpool and Col2Im."""
+"""Cases of vision.py and unpool.py (see case.py): RoiAlign, MaxUnpool and Col2Im."""
 
 from __future__ import annotations
 

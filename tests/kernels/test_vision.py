@@ -1,4 +1,4 @@
-"""Focused tests of vision.py: shape-rule errors with their messages, costs, corners."""
+"""Focused tests of vision.py and unpool.py: shape-rule errors with their messages, costs, edges."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from hetsim.errors import ModelError
 from hetsim.ir import Op
 from hetsim.kernels import OPS
 from hetsim.kernels.meta import Meta
-from hetsim.kernels.vision import col2im, max_unpool, roi_align
+from hetsim.kernels.unpool import col2im, max_unpool
+from hetsim.kernels.vision import roi_align
 
 
 def _op(op_type: str, n_inputs: int, **attrs: Any) -> Op:
