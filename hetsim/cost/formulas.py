@@ -180,24 +180,26 @@ def kernel_timer(processor: Processor) -> Callable[[Cost], float]:
     is_numpy = processor.attrs.get("lowering", "native") == "numpy"
     peak_per_us = gflops_to_flops_per_us(peak_gflops(processor))
     bytes_per_us = gbps_to_bytes_per_us(processor.attrs["mem_bandwidth_gbps"])
-    passes_rate = bytes_per_us * mem_efficiency(processor, "elementwise")  # numpy passes' stream
-    if is_numpy:
-        elementwise = peak_per_us * efficiency(processor, "elementwise")
-        _check_rates(processor, "elementwise", elementwise, passes_rate)
     # op class → (flops per µs, bytes per µs, kernel_latency_us + op_latency_us, n½), on first use
     per_class: dict[str, tuple[float, float, float, float]] = {}
+
+    def rates(op_class: str) -> tuple[float, float, float, float]:
+        found = (
+            peak_per_us * efficiency(processor, op_class),
+            bytes_per_us * mem_efficiency(processor, op_class),
+            latency_us + op_latency_us(processor, op_class),
+            gemm_half_dim(processor, op_class),
+        )
+        _check_rates(processor, op_class, found[0], found[1])
+        per_class[op_class] = found
+        return found
+
+    passes_rate = rates("elementwise")[1] if is_numpy else 0.0  # the numpy passes stream so
 
     def timer(cost: Cost) -> float:
         found = per_class.get(cost.op_class)
         if found is None:
-            found = (
-                peak_per_us * efficiency(processor, cost.op_class),
-                bytes_per_us * mem_efficiency(processor, cost.op_class),
-                latency_us + op_latency_us(processor, cost.op_class),
-                gemm_half_dim(processor, cost.op_class),
-            )
-            _check_rates(processor, cost.op_class, found[0], found[1])
-            per_class[cost.op_class] = found
+            found = rates(cost.op_class)
         rate, stream, fixed_us, half = found
         compute = cost.flops / rate if cost.flops else 0.0
         if half and cost.gemm_dim:
