@@ -132,8 +132,9 @@ def requantizing(
     zero point)."""
     n = output.size
     first = Pass(n, acc.itemsize, _F64)  # the product into float64, or the sum with the bias
-    # in place in float64: the product after a bias, the rounding, the zero point, the clip
-    in_place = (bias is not None) + 1 + (zero_point is not None) + 1
+    # in place in float64, between the first and the cast: the rounding and the saturation, the
+    # product after a bias, the zero point's addition
+    in_place = REQUANTIZE_PASSES - 2 + (bias is not None) + (zero_point is not None)
     return [first, *[Pass(n, _F64, _F64)] * in_place, Pass(n, _F64, output.dtype.itemsize)]
 
 
