@@ -14,9 +14,9 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
-__all__ = ["Recent", "copy_plain", "plain_key"]
+__all__ = ["Recent", "plain_key"]
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -92,17 +92,3 @@ def plain_key(value: object) -> Hashable:
     if (kind is list or kind is tuple) and isinstance(value, list | tuple):
         return kind, tuple(plain_key(v) for v in value)
     raise TypeError(f"plain_key: expected plain data, got {kind.__name__}")
-
-
-def copy_plain(value: Any) -> Any:
-    """A copy of plain data whose dicts and lists are new, so a caller may change it.
-
-    >>> kept = {"ops": ["Conv"]}
-    >>> mine = copy_plain(kept); mine["ops"].append("Relu"); kept
-    {'ops': ['Conv']}
-    """
-    if isinstance(value, dict):
-        return {k: copy_plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [copy_plain(v) for v in value]
-    return value

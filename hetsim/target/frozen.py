@@ -75,6 +75,11 @@ def thaw(value: Any) -> Any:
     >>> thaw(freeze({"ops": ["Conv"]}))
     {'ops': ['Conv']}
     """
+    kind = value.__class__
+    if kind in _ATOMS:  # most values, as in `freeze`
+        return value
+    if kind is FrozenMap:  # its dict, not `Mapping.items`'s lookup per key
+        return {k: thaw(v) for k, v in value._data.items()}
     if isinstance(value, Mapping):
         return {k: thaw(v) for k, v in value.items()}
     if isinstance(value, tuple):

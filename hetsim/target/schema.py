@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hetsim.errors import Problem
-from hetsim.memo import Recent, copy_plain, plain_key
+from hetsim.memo import Recent, plain_key
+from hetsim.target.frozen import FrozenMap, freeze, thaw
 from hetsim.target.values import (
     ATTR_TYPES,
     BYTES_PER_UNIT,
@@ -253,7 +254,7 @@ class Kind:
 CHECKED_NODES = 1024
 """Nodes whose checked attributes `check_attrs` keeps (the least recently asked for goes)."""
 
-_checked: Recent[Hashable, tuple[Kind, dict[str, Any], tuple[Problem, ...]]] = Recent(CHECKED_NODES)
+_checked: Recent[Hashable, tuple[Kind, FrozenMap, tuple[Problem, ...]]] = Recent(CHECKED_NODES)
 
 
 def check_attrs(
@@ -281,14 +282,15 @@ def check_attrs(
         return _check_attrs(kind, values, path)
     # the kept kind holds its id: no other kind can take it while the entry lives
     _, result, problems = _checked.get(key, lambda: _kept(kind, values, path))
-    return copy_plain(result), list(problems)
+    return thaw(result), list(problems)
 
 
 def _kept(
     kind: Kind, values: Mapping[Any, Any], path: str
-) -> tuple[Kind, dict[str, Any], tuple[Problem, ...]]:
+) -> tuple[Kind, FrozenMap, tuple[Problem, ...]]:
+    """What `check_attrs` keeps: the result frozen, so no caller's copy can change it."""
     result, problems = _check_attrs(kind, values, path)
-    return kind, result, tuple(problems)
+    return kind, freeze(result), tuple(problems)
 
 
 def _check_attrs(
