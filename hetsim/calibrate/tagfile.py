@@ -14,6 +14,7 @@ from pathlib import Path
 
 from hetsim.calibrate.parameters import Fitted
 from hetsim.calibrate.run import Calibration
+from hetsim.kernels import OP_CLASSES
 
 __all__ = ["LOCAL_TAG", "tag_text", "write_tag"]
 
@@ -27,16 +28,6 @@ HOST_ATTRIBUTES = (
     "mem_bandwidth_gbps",
     "kernel_latency_us",
 )
-OP_CLASSES = (
-    "matmul",
-    "conv",
-    "elementwise",
-    "reduction",
-    "normalization",
-    "data_movement",
-    "other",
-)
-"""The op classes of an ``efficiency`` table (``hetsim.kernels.OP_CLASSES``), in its order."""
 
 
 def _line(indent: int, key: str, value: object, how: str) -> str:
