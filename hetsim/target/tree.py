@@ -324,7 +324,8 @@ def _restore(
     keys: tuple[str, ...],
     spec: Any,
 ) -> Target:
-    """A pickled `Target`: its fields as they were, no kind looked up, its hash made here."""
+    """The `Target` of these fields, its hash made here: `_build`'s, or a pickled one's as it was
+    (no kind looked up)."""
     node = object.__new__(Target)
     for field, value in (
         ("kind", kind), ("name", name), ("tag", tag), ("attrs", attrs), ("host", host),
@@ -341,21 +342,16 @@ def _build(data: Mapping[str, Any], spec: Any) -> Target:
     kind = find_kind("target", data["kind"])
     assert kind is not None, f"canonical kind {data['kind']!r} is registered"
     structure = {"kind", "name", "tag", "host", "executor", "runtime", "devices"}
-    fields = {
-        "kind": kind.name,
-        "name": data["name"],
-        "tag": data.get("tag"),
-        "attrs": freeze({k: v for k, v in data.items() if k not in structure}),
-        "host": _build(data["host"], data["host"]) if data.get("host") else None,
-        "executor": _config(data.get("executor")),
-        "runtime": _config(data.get("runtime")),
-        "devices": tuple(_build(d, d) for d in data.get("devices", ())),
-        "is_composite": kind.is_composite,
-        "keys": kind.keys,
-        "spec": spec,
-    }
-    node = object.__new__(Target)
-    for name, value in fields.items():
-        object.__setattr__(node, name, value)
-    object.__setattr__(node, "_hash", hash(node._values()))
-    return node
+    return _restore(
+        kind.name,
+        data["name"],
+        data.get("tag"),
+        freeze({k: v for k, v in data.items() if k not in structure}),
+        _build(data["host"], data["host"]) if data.get("host") else None,
+        _config(data.get("executor")),
+        _config(data.get("runtime")),
+        tuple(_build(d, d) for d in data.get("devices", ())),
+        kind.is_composite,
+        kind.keys,
+        spec,
+    )
