@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import pickle
 import re
 import sys
 from collections.abc import Iterator
@@ -22,6 +23,8 @@ from hetsim.errors import SweepError
 from hetsim.sweep import (
     Point,
     SweepProgress,
+    execute_batch,
+    execute_points,
     load_sweep,
     local_cluster,
     read_results,
@@ -88,6 +91,16 @@ def test_in_process_sweep_matches_simulate_point_by_point() -> None:
         }
         expected = simulate(point.model, target, mode="timing", trace=False).to_dict()
         assert (record["status"], record["result"], record["worker"]) == ("ok", expected, "local")
+
+
+def test_a_task_runs_the_points_its_client_pickled() -> None:
+    """What a Dask task is given: its batch as bytes (the scheduler passes them on unread)."""
+    points = load_sweep(SWEEP).points()[2:5]  # mlp, then cnn at 0.25 and 0.5 us
+    batch = pickle.dumps(points)
+    assert _stable(execute_batch(batch)) == _stable(execute_points(points))
+    records = execute_batch(batch, _failing_on_cnn)
+    assert _stable(records) == _stable(execute_points(points, _failing_on_cnn))
+    assert [r["status"] for r in records] == ["ok", "ok", "failed"]
 
 
 def test_dask_sweep_gives_the_results_of_points_one_by_one(scheduler: str, tmp_path: Path) -> None:
