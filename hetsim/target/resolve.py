@@ -110,6 +110,11 @@ def article(noun: str) -> str:
     return f"{'an' if noun[0] in 'aeiou' else 'a'} {noun}"
 
 
+def _only_attrs(value: object) -> bool:
+    """Whether an override sets attributes only: a mapping that names no kind or tag."""
+    return isinstance(value, Mapping) and "kind" not in value and "tag" not in value
+
+
 def _same_kind(old: object, new: object) -> bool:
     """Whether an override mapping refines `old` rather than replacing it."""
     if not (isinstance(old, dict) and isinstance(new, Mapping)) or "tag" in new:
@@ -227,9 +232,10 @@ class Resolver:
             if key in ("tag", "kind") and "tag" in base:
                 continue
             if category == "target" and key in STRUCTURE:
-                node[key] = self._merge_child(
-                    node.get(key), value, where, STRUCTURE[key], stack, depth + 1
-                )
+                old = node.get(key)
+                if old is None and _only_attrs(value):  # into the part the level gets anyway
+                    old = self._default_part(base, over, key, where, stack, depth + 1)
+                node[key] = self._merge_child(old, value, where, STRUCTURE[key], stack, depth + 1)
             elif category == "target" and key == "devices":
                 node[key] = self._merge_devices(node.get(key), value, where, stack, depth)
             else:
@@ -237,6 +243,24 @@ class Resolver:
             if value is None:
                 node.pop(key, None)  # null removes a value; a part that failed stays, as None
         return self._wrap_device(node, path, stack, depth) if category == "target" else node
+
+    def _default_part(
+        self,
+        base: Mapping[str, Any],
+        over: Mapping[str, Any],
+        key: str,
+        path: str,
+        stack: tuple[str, ...],
+        depth: int,
+    ) -> dict[str, Any] | None:
+        """The host, executor or runtime a node gets when it names none (`_complete`, `wrap`):
+        attributes given for it merge into that. None when the node's kind is unknown."""
+        if key != "host":
+            return self.expand(DEFAULTS[key], path, STRUCTURE[key], stack, depth)
+        kind = find_kind("target", base.get("kind") if "tag" in base else over.get("kind"))
+        if kind is None:
+            return None
+        return self.expand(kind.default_host or DEFAULT_HOST, path, "target", stack, depth)
 
     def _merge_child(
         self,

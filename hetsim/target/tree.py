@@ -21,7 +21,8 @@ from hetsim.target.canonical import canonicalize, locate_in_file
 from hetsim.target.display import describe
 from hetsim.target.frozen import FrozenMap, freeze, thaw
 from hetsim.target.kinds import category_of, find_kind
-from hetsim.target.resolve import merge_values, written_device
+from hetsim.target.override import merge_spec
+from hetsim.target.resolve import written_device
 from hetsim.target.sources import is_file_name, load_file, parse_json
 from hetsim.target.tags import TAGS, split_description
 
@@ -232,7 +233,7 @@ class Target:
             spec = {"kind": self.spec}
         if "devices" in changes:
             _check_devices_change(spec, changes["devices"])
-        return Target(merge_values(spec, dict(changes)))
+        return Target(merge_spec(spec, dict(changes)))
 
     def walk(self) -> Iterator[tuple[str, Target]]:
         """Every target node with its path, depth first, host first (``host``, ``a/host``, ...)."""

@@ -256,3 +256,33 @@ def test_walk_visits_hosts_first_depth_first() -> None:
         ("vdevice0/host", "riscv-cpu"),
         ("vdevice0/npu", "npu"),
     ]
+
+
+def test_attributes_of_a_default_part_merge_into_it() -> None:
+    """A level that names no host, executor or runtime gets the default: attributes given for
+    one set that default's, as they would a tag's part (they were a 'kind or tag' error)."""
+    spec = {"kind": "hetero", "devices": ["cuda"]}
+    t = Target({**spec, "host": {"cores": 2}, "executor": {"dispatch_us": 1.5}})
+    plain = Target(spec)
+    assert (t.host.kind, t.host.attrs["cores"]) == (plain.host.kind, 2)  # type: ignore[union-attr]
+    assert (t.executor.kind, t.executor.attrs["dispatch_us"]) == ("vm", 1.5)  # type: ignore[union-attr]
+    assert t.runtime == plain.runtime
+    device = Target({"kind": "npu", "host": {"freq_ghz": 1.0}})  # wrapped with its default host
+    assert (device.host.kind, device.host.attrs["freq_ghz"]) == ("riscv-cpu", 1.0)  # type: ignore[union-attr]
+
+
+def test_written_devices_and_parts_by_name_take_overrides_by_name() -> None:
+    spec = {
+        "kind": "hetero",
+        "executor": "graph",
+        "devices": ["cuda", {"kind": "npu", "name": "npu"}],
+    }
+    t = Target(spec).override(
+        {"executor": {"node_us": 0.5}, "devices": {"dev0": {"sync_us": 2}, "npu": {"cores": 2}}}
+    )
+    assert (t.executor.kind, t.executor.attrs["node_us"]) == ("graph", 0.5)  # type: ignore[union-attr]
+    assert [d.attrs["sync_us" if d.kind == "cuda" else "cores"] for d in t.devices] == [2.0, 2]
+    with pytest.raises(TargetError) as err:
+        Target(spec).override({"devices": {"npv": {"cores": 2}}})
+    assert str(err.value) == "devices[npv]: unknown device (did you mean 'npu'?)"
+    assert [d.name for d in Target(spec).override({"devices": {"dev0": None}}).devices] == ["npu"]
