@@ -21,7 +21,7 @@ from hetsim.target.canonical import canonicalize, locate_in_file
 from hetsim.target.display import describe
 from hetsim.target.frozen import FrozenMap, freeze, thaw
 from hetsim.target.kinds import category_of, find_kind
-from hetsim.target.override import merge_spec
+from hetsim.target.override import is_level_spec, merge_spec, set_attrs
 from hetsim.target.resolve import written_device
 from hetsim.target.sources import is_file_name, load_file, parse_json
 from hetsim.target.tags import TAGS, split_description
@@ -130,6 +130,7 @@ class Target:
 
     __slots__ = (
         "_hash",
+        "_version",
         "attrs",
         "devices",
         "executor",
@@ -154,6 +155,7 @@ class Target:
     keys: tuple[str, ...]
     spec: Any
     _hash: int
+    _version: int  # the tag registry's version it was resolved at; -1: unknown (unpickled)
 
     def __new__(cls, spec: object) -> Target:
         if isinstance(spec, Target):
@@ -224,16 +226,36 @@ class Target:
     def override(self, changes: Mapping[str, Any]) -> Target:
         """A new tree from this tree's spec with `changes` merged in, resolved again.
 
+        Changes that only set attribute values of nodes the tree has give the same tree without
+        resolving it again: the changed nodes are checked as resolving checks them, and the
+        others are shared (`hetsim.target.override`).
+
         >>> t = Target({"kind": "cuda", "launch_us": 4.0})
         >>> t.override({"launch_us": None}).devices[0].attrs["launch_us"]
         3.24
+        >>> soc = Target("arm-riscv-soc")
+        >>> faster = soc.override({"executor": {"dispatch_us": 0.1}})
+        >>> faster.executor.attrs["dispatch_us"], faster.devices[0] is soc.devices[0]
+        (0.1, True)
         """
         spec = self.spec if isinstance(self.spec, Mapping) else {"tag": self.spec}
         if isinstance(self.spec, str) and find_kind("target", self.spec) is not None:
             spec = {"kind": self.spec}
         if "devices" in changes:
             _check_devices_change(spec, changes["devices"])
-        return Target(merge_spec(spec, dict(changes)))
+        merged = merge_spec(spec, dict(changes))
+        if self._version == TAGS.version and is_level_spec(spec):
+            found = set_attrs(self, changes, merged)
+            if found is not None:
+                return found
+        return Target(merged)
+
+    def _replace(self, **fields: Any) -> Target:
+        """This node with `fields` (``attrs``, ``devices``, ``spec``, ...) replaced, unchecked:
+        for `hetsim.target.override`, which checks what it changes."""
+        now = (*self._values(), self.is_composite, self.keys, self.spec)
+        values = dict(zip(_FIELDS, now, strict=True))
+        return _restore(**(values | fields), version=self._version)
 
     def walk(self) -> Iterator[tuple[str, Target]]:
         """Every target node with its path, depth first, host first (``host``, ``a/host``, ...)."""
@@ -265,7 +287,8 @@ class Target:
     def __reduce__(self) -> tuple[Any, ...]:
         # the frozen fields as they are (a sweep sends every point's tree to a worker: exporting
         # and building it again thawed and froze every value); the hash is made anew where the
-        # tree is loaded, as a string's differs from one process to the next
+        # tree is loaded, as a string's differs from one process to the next, and so is the tag
+        # registry's version (another process's registry: unknown)
         fields = (*self._values(), self.is_composite, self.keys, self.spec)
         return (_restore, fields)
 
@@ -324,18 +347,26 @@ def _restore(
     is_composite: bool,
     keys: tuple[str, ...],
     spec: Any,
+    version: int = -1,
 ) -> Target:
     """The `Target` of these fields, its hash made here: `_build`'s, or a pickled one's as it was
-    (no kind looked up)."""
+    (no kind looked up). `version`: the tag registry's version the tree was resolved at."""
     node = object.__new__(Target)
     for field, value in (
         ("kind", kind), ("name", name), ("tag", tag), ("attrs", attrs), ("host", host),
         ("executor", executor), ("runtime", runtime), ("devices", devices),
-        ("is_composite", is_composite), ("keys", keys), ("spec", spec),
+        ("is_composite", is_composite), ("keys", keys), ("spec", spec), ("_version", version),
     ):  # fmt: skip
         object.__setattr__(node, field, value)
     object.__setattr__(node, "_hash", hash(node._values()))
     return node
+
+
+_FIELDS = (
+    "kind", "name", "tag", "attrs", "host", "executor", "runtime", "devices", "is_composite",
+    "keys", "spec",
+)  # fmt: skip
+"""`_restore`'s parameters before ``version``, in order."""
 
 
 def _build(data: Mapping[str, Any], spec: Any) -> Target:
@@ -355,4 +386,5 @@ def _build(data: Mapping[str, Any], spec: Any) -> Target:
         kind.is_composite,
         kind.keys,
         spec,
+        TAGS.version,
     )

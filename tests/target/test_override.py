@@ -1,0 +1,174 @@
+"""`Target.override` without resolving again (`hetsim.target.override`) gives the tree that
+resolving the edited spec gives: for every attribute of every node of every shipped tag, for
+values the schemas accept and values they reject, and for the changes it leaves to resolution."""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterator, Mapping
+from typing import Any
+from unittest.mock import patch
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hetsim.errors import TargetError
+from hetsim.target import TAGS, Target
+from hetsim.target.kinds import find_kind
+from hetsim.target.override import is_level_spec, set_attrs
+from hetsim.target.values import STRUCTURAL_TYPES
+from tests.target.test_properties import TREES, _value
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+LEVEL_TAGS = sorted(name for name in TAGS if is_level_spec(name))
+
+
+def resolved_again(target: Target, changes: Mapping[str, Any]) -> Target | str:
+    """What `override` is defined as: the edited spec resolved again (or its error), as
+    `override` did before it could set attributes in place."""
+    with patch("hetsim.target.tree.set_attrs", return_value=None):
+        return overridden(target, changes)
+
+
+def overridden(target: Target, changes: Mapping[str, Any]) -> Target | str:
+    try:
+        return target.override(changes)
+    except TargetError as err:
+        return str(err)
+
+
+def _places(target: Target) -> Iterator[tuple[tuple[str, ...], str, str]]:
+    """(path of keys in a spec, category, kind) of every node and config of the tree."""
+
+    def walk(node: Target, keys: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], str, str]]:
+        yield keys, "target", node.kind
+        if node.is_composite:
+            assert node.host is not None
+            assert node.executor is not None
+            assert node.runtime is not None
+            yield from walk(node.host, (*keys, "host"))
+            yield (*keys, "executor"), "executor", node.executor.kind
+            yield (*keys, "runtime"), "runtime", node.runtime.kind
+            for device in node.devices:
+                yield from walk(device, (*keys, "devices", device.name))
+
+    yield from walk(target, ())
+
+
+def _nested(keys: tuple[str, ...], value: Any) -> dict[str, Any]:
+    for key in reversed(keys):
+        value = {key: value}
+    assert isinstance(value, dict)
+    return value
+
+
+def _attribute_changes() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
+    """A shipped level tag and one attribute of one of its nodes set to a value its schema
+    accepts (or, one time in four, anything)."""
+
+    @st.composite
+    def draw_change(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+        tag = draw(st.sampled_from(LEVEL_TAGS))
+        keys, category, kind_name = draw(st.sampled_from(list(_places(Target(tag)))))
+        kind = find_kind(category, kind_name)
+        assert kind is not None
+        attrs = [a for a in kind.attrs if a.type not in STRUCTURAL_TYPES]
+        attr = draw(st.sampled_from(attrs))
+        junk = st.sampled_from([-1, 0, 2.5, "fast", True, [1], {"bandwidth_gbps": -1}])
+        value = draw(_value(attr) | junk)
+        return tag, _nested((*keys, attr.name), value)
+
+    return draw_change()
+
+
+@SETTINGS
+@given(_attribute_changes())
+def test_setting_an_attribute_equals_resolving_the_edited_spec(
+    change: tuple[str, dict[str, Any]],
+) -> None:
+    tag, changes = change
+    target = Target(tag)
+    fast, slow = overridden(target, changes), resolved_again(target, changes)
+    assert fast == slow
+    if isinstance(fast, Target):
+        assert isinstance(slow, Target)
+        assert fast.spec == slow.spec
+        assert hash(fast) == hash(slow)
+        assert [(p, n.spec) for p, n in fast.walk()] == [(p, n.spec) for p, n in slow.walk()]
+
+
+@SETTINGS
+@given(TREES, st.data())
+def test_generated_trees_override_as_they_resolve(spec: Any, data: st.DataObject) -> None:
+    target = Target(spec)
+    keys, category, kind_name = data.draw(st.sampled_from(list(_places(target))))
+    kind = find_kind(category, kind_name)
+    assert kind is not None
+    attr = data.draw(st.sampled_from([a for a in kind.attrs if a.type not in STRUCTURAL_TYPES]))
+    changes = _nested((*keys, attr.name), data.draw(_value(attr)))
+    assert overridden(target, changes) == resolved_again(target, changes)
+
+
+def test_unchanged_nodes_are_shared_and_changed_ones_checked() -> None:
+    soc = Target("arm-riscv-soc")
+    changes = {"devices": {"vdevice0": {"link": {"bandwidth_gbps": 4}}}}
+    faster = soc.override(changes)
+    assert faster == resolved_again(soc, changes)
+    assert faster.host is soc.host
+    assert faster.executor is soc.executor
+    vdevice = faster.devices[0]
+    assert vdevice.attrs["link"]["bandwidth_gbps"] == 4.0  # checked: the schema's float
+    assert vdevice.host is soc.devices[0].host
+    assert vdevice.spec == vdevice.export()  # a node below the root: its canonical mapping
+    # the shared nodes pickle once for a batch of points
+    points = [soc.override({"executor": {"dispatch_us": 0.1 * i}}) for i in range(1, 13)]
+    one = len(pickle.dumps(points[0]))
+    assert len(pickle.dumps(points)) < 2 * one
+    assert pickle.loads(pickle.dumps(points)) == points
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"executor": {"dispatch_us": None}},  # restores the tag's value
+        {"executor": {"kind": "graph"}},  # another kind: its defaults
+        {"executor": "graph"},
+        {"devices": {"vdevice0": {"npu": None}}},
+        {"devices": {"vdevice9": {"link": {"bandwidth_gbps": 4}}}},  # unknown device
+        {"devices": ["cuda"]},  # a list replaces the devices
+        {"host": {"freq_ghz": 0}},  # rejected by the schema: resolution words it
+        {"host": "x86-cpu"},
+        {"name": "soc"},
+        {"tag": "x86-h100"},
+        {"bandwith_gbps": 1},
+    ],
+)
+def test_changes_it_leaves_to_resolution_give_what_resolution_gives(
+    changes: dict[str, Any],
+) -> None:
+    soc = Target("arm-riscv-soc")
+    assert set_attrs(soc, changes, {}) is None
+    assert overridden(soc, changes) == resolved_again(soc, changes)
+
+
+def test_a_target_written_as_one_device_is_resolved_again() -> None:
+    """Its top-level attributes are its device's, not the level's (which has a ``link`` too)."""
+    npu = Target({"kind": "npu", "name": "npu"})
+    changed = npu.override({"link": {"bandwidth_gbps": 4}})
+    assert changed.devices[0].attrs["link"]["bandwidth_gbps"] == 4.0
+    assert changed.attrs["link"] == npu.attrs["link"]
+    assert not is_level_spec(npu.spec)
+    assert is_level_spec("arm-riscv-soc")
+
+
+def test_a_tree_from_another_registry_version_or_process_is_resolved_again() -> None:
+    soc = Target("arm-riscv-soc")
+    changes = {"executor": {"dispatch_us": 0.5}}
+    loaded = pickle.loads(pickle.dumps(soc))
+    assert set_attrs(loaded, changes, {}) is not None  # it could...
+    assert loaded.override(changes).devices[0] is not loaded.devices[0]  # ...but may be stale
+    assert soc.override(changes).devices[0] is soc.devices[0]
+    TAGS.changed()
+    assert soc.override(changes).devices[0] is not soc.devices[0]
+    assert soc.override(changes) == resolved_again(soc, changes)
