@@ -257,7 +257,8 @@ class Resolver:
         attributes given for it merge into that. None when the node's kind is unknown."""
         if key != "host":
             return self.expand(DEFAULTS[key], path, STRUCTURE[key], stack, depth)
-        kind = find_kind("target", base.get("kind") if "tag" in base else over.get("kind"))
+        named = base.get("kind") if "tag" in base else over.get("kind", base.get("kind"))
+        kind = find_kind("target", named)
         if kind is None:
             return None
         return self.expand(kind.default_host or DEFAULT_HOST, path, "target", stack, depth)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pickle
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -269,6 +270,23 @@ def test_attributes_of_a_default_part_merge_into_it() -> None:
     assert t.runtime == plain.runtime
     device = Target({"kind": "npu", "host": {"freq_ghz": 1.0}})  # wrapped with its default host
     assert (device.host.kind, device.host.attrs["freq_ghz"]) == ("riscv-cpu", 1.0)  # type: ignore[union-attr]
+
+
+def test_attributes_of_a_default_part_merge_into_it_below_a_tag(
+    tag_folder: Callable[[dict[str, str]], Path],
+) -> None:
+    """A tag's own level that names no host: its attributes merge into the default host."""
+    bare = (
+        "description: a bare level\nkind: hetero\n"
+        "devices:\n  - {name: lvl, kind: hetero, devices: [npu]}\n"
+    )
+    tag_folder({"test/bare.yaml": bare})
+    changes = {"devices": {"lvl": {"host": {"cores": 2}, "runtime": {"alloc_us": 2}}}}
+    t = Target({"tag": "test/bare", **changes})
+    level, plain = t.devices[0], Target("test/bare").devices[0]
+    assert (level.host.kind, level.host.attrs["cores"]) == (plain.host.kind, 2)  # type: ignore[union-attr]
+    assert level.runtime.attrs["alloc_us"] == 2.0  # type: ignore[union-attr]
+    assert Target("test/bare").override(changes) == t
 
 
 def test_written_devices_and_parts_by_name_take_overrides_by_name() -> None:
