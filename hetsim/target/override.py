@@ -40,6 +40,8 @@ _NOT_ATTRS = frozenset({"kind", "name", "tag", "host", "executor", "runtime", "d
 """Keys that are a node's identity or structure, never one of its attributes."""
 _NAMING = frozenset({"kind", "tag"})
 """Keys that name what a part is: attributes given with one replace the part."""
+_PARTS = frozenset({"host", "executor", "runtime"})
+"""A level's parts, each of which a spec may write by its kind or tag name."""
 _TAG_CHAIN = 16
 """The most tag references `is_level_spec` follows (a registered tag chain is far shorter)."""
 
@@ -65,8 +67,6 @@ def merge_spec(spec: Any, changes: Any, path: str = "") -> Any:
     >>> merge_spec(spec, {"devices": {"dev0": {"sync_us": 2}, "npu": {"cores": 2}}})["devices"]
     [{'kind': 'cuda', 'sync_us': 2}, {'kind': 'npu', 'name': 'npu', 'cores': 2}]
     """
-    if isinstance(spec, str) and isinstance(changes, Mapping) and not changes.keys() & _NAMING:
-        spec = {"kind" if category_of(spec) else "tag": spec}  # attributes of a part by name
     if not (isinstance(spec, Mapping) and isinstance(changes, Mapping)):
         return merge_values(spec, changes)
     merged = dict(spec)
@@ -76,9 +76,18 @@ def merge_spec(spec: Any, changes: Any, path: str = "") -> Any:
             merged.pop(key, None)
         elif key == "devices" and isinstance(merged.get(key), list) and isinstance(value, Mapping):
             merged[key] = _merge_device_list(merged[key], value, where)
+        elif key in _PARTS:
+            merged[key] = merge_spec(_by_name(merged.get(key), value), value, where)
         else:
             merged[key] = merge_spec(merged.get(key), value, where)
     return merged
+
+
+def _by_name(part: Any, changes: Any) -> Any:
+    """A part written by its kind or tag name as a mapping, when `changes` sets attributes of it."""
+    if isinstance(part, str) and isinstance(changes, Mapping) and not changes.keys() & _NAMING:
+        return {"kind" if category_of(part) else "tag": part}
+    return part
 
 
 def _merge_device_list(devices: list[Any], changes: Mapping[Any, Any], path: str) -> list[Any]:
@@ -89,7 +98,7 @@ def _merge_device_list(devices: list[Any], changes: Mapping[Any, Any], path: str
             where = item_path(path, name)
             raise TargetError([Problem(where, "unknown device", hint=closest(name, names))])
         index = names.index(name)
-        merged[index] = merge_spec(merged[index], value, item_path(path, name))
+        merged[index] = merge_spec(_by_name(merged[index], value), value, item_path(path, name))
     return [d for d in merged if d is not None]
 
 

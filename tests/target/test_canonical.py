@@ -304,3 +304,10 @@ def test_written_devices_and_parts_by_name_take_overrides_by_name() -> None:
         Target(spec).override({"devices": {"npv": {"cores": 2}}})
     assert str(err.value) == "devices[npv]: unknown device (did you mean 'npu'?)"
     assert [d.name for d in Target(spec).override({"devices": {"dev0": None}}).devices] == ["npu"]
+    gpu = Target({"kind": "hetero", "devices": [{"kind": "cuda", "arch": "sm_90"}]})
+    with pytest.raises(TargetError) as err:  # an attribute's string is not a part by name
+        gpu.override({"devices": {"dev0": {"arch": {"x": 1}}}})
+    assert (
+        str(err.value)
+        == r"devices[dev0].arch: expected a string matching 'sm_\\d+a?', got {'x': 1}"
+    )
