@@ -246,16 +246,19 @@ def execute_points(
     return [execute_point(point, run_point) for point in points]
 
 
-def execute_batch(batch: bytes, run_point: PointFn = simulate_point) -> list[dict[str, Any]]:
-    """`execute_points` of the points pickled in `batch`: what a Dask task runs.
+def execute_batch(batch: bytes, run_point: PointFn = simulate_point) -> bytes:
+    """`execute_points` of the points pickled in `batch`, their records pickled: a Dask task.
 
-    The client pickles each batch itself, so a task's argument is bytes that the scheduler
-    passes on as they are. Given the points as objects, the scheduler unpickled every point's
-    target tree too (it loads a task's arguments), on the cores the workers use: a 200-point
-    sweep of ``len`` over the points took the client and scheduler 74-139 ms of CPU, and 30-35
-    ms with the same batches sent as bytes (``docs/sweeps.md``, "Tasks and batching").
+    Both cross Dask as bytes, which the scheduler and the worker pass on as they are. Given the
+    points as objects, the scheduler unpickled every point's target tree too (it loads a task's
+    arguments): a 200-point sweep of ``len`` over the points took the client and scheduler
+    74-139 ms of CPU, and 30-35 ms with the same batches as bytes. Given the records as objects,
+    the worker's event loop walked each to estimate its size (`dask.sizeof`) and pickled it,
+    holding the interpreter's lock that the next points' simulation was waiting for
+    (``docs/sweeps.md``, "Tasks and batching").
     """
-    return execute_points(pickle.loads(batch), run_point)
+    records = execute_points(pickle.loads(batch), run_point)
+    return pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def batch_size(points: int, workers: int) -> int:
@@ -334,6 +337,6 @@ def _on_dask(
 def _finished(future: Any, points: Sequence[Point]) -> list[dict[str, Any]]:
     """The records of a finished task; a task that erred (its worker kept dying) fails them."""
     if future.status == "finished":
-        return future.result()  # type: ignore[no-any-return]
+        return pickle.loads(future.result())  # type: ignore[no-any-return]
     err = future.exception()
     return [_record(point, None, f"{type(err).__name__}: {err}", 0.0, "none") for point in points]

@@ -94,11 +94,11 @@ def test_in_process_sweep_matches_simulate_point_by_point() -> None:
 
 
 def test_a_task_runs_the_points_its_client_pickled() -> None:
-    """What a Dask task is given: its batch as bytes (the scheduler passes them on unread)."""
+    """What a Dask task is given and gives back: bytes, which Dask passes on unread."""
     points = load_sweep(SWEEP).points()[2:5]  # mlp, then cnn at 0.25 and 0.5 us
     batch = pickle.dumps(points)
-    assert _stable(execute_batch(batch)) == _stable(execute_points(points))
-    records = execute_batch(batch, _failing_on_cnn)
+    assert _stable(pickle.loads(execute_batch(batch))) == _stable(execute_points(points))
+    records = pickle.loads(execute_batch(batch, _failing_on_cnn))
     assert _stable(records) == _stable(execute_points(points, _failing_on_cnn))
     assert [r["status"] for r in records] == ["ok", "ok", "failed"]
 
