@@ -42,14 +42,19 @@ __all__ = [
     "simulate_point",
 ]
 
-TASKS_PER_WORKER = 8
-"""`batch_size` aims at this many Dask tasks per worker."""
+TASKS_PER_WORKER = 4
+"""`batch_size` aims at this many Dask tasks per worker: each task costs the client's process
+(which runs a local cluster's scheduler too) about 2 ms of CPU on the cores the workers use, and
+with 8 tasks per worker a 200-point SqueezeNet sweep on 2 workers spent 50 ms of it in 160
+(docs/sweeps.md, "Scaling")."""
 MAX_BATCH = 32
 """The most points in one Dask task."""
 CLUSTER_CONFIG = {
-    # Hand every task to a worker at once: with the default queueing on the scheduler, a worker
-    # idles for one round trip between tasks. A dead worker's tasks still move to another one.
-    "distributed.scheduler.worker-saturation": "inf",
+    # Each worker holds two tasks, the one it runs and the next, and the scheduler keeps the
+    # rest: with the default (one per thread) a worker idles a round trip between tasks, and
+    # with every task handed out at once (inf) one worker could sit idle while the other still
+    # held several. A dead worker's tasks still move to another one.
+    "distributed.scheduler.worker-saturation": 2.0,
     # The sampling profiler feeds the dashboard, which a sweep does not start; on busy cores
     # its thread also holds up the simulation thread.
     "distributed.worker.profile.enabled": False,
@@ -268,7 +273,7 @@ def batch_size(points: int, workers: int) -> int:
     few tasks per worker keep that cost small and the workers' finishing times close.
 
     >>> batch_size(200, 2), batch_size(10, 2), batch_size(100_000, 8)
-    (12, 1, 32)
+    (25, 1, 32)
     """
     return max(1, min(MAX_BATCH, points // (max(workers, 1) * TASKS_PER_WORKER)))
 
@@ -313,19 +318,18 @@ def _on_dask(
             workers = len(client.scheduler_info()["workers"])
         size = options["batch"] or batch_size(len(points), workers)
         token = uuid4().hex[:8]  # keys unique to this run: a shared scheduler may hold old ones
-        futures = {}
-        for start in range(0, len(points), size):
-            batch = tuple(points[start : start + size])
-            key = f"hetsim-points-{batch[0].id}-{len(batch)}-{token}"
-            future = client.submit(
-                execute_batch,
-                pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL),
-                run_point,
-                key=key,
-                retries=options["retries"],
-                pure=False,
-            )
-            futures[future] = batch
+        batches = [tuple(points[i : i + size]) for i in range(0, len(points), size)]
+        keys = [f"hetsim-points-{b[0].id}-{len(b)}-{token}" for b in batches]
+        payloads = [pickle.dumps(b, protocol=pickle.HIGHEST_PROTOCOL) for b in batches]
+        submitted = client.map(
+            execute_batch,
+            payloads,
+            run_point=run_point,
+            key=keys,
+            retries=options["retries"],
+            pure=False,
+        )
+        futures = dict(zip(submitted, batches, strict=True))
         try:
             for future in as_completed(futures):  # type: ignore[no-untyped-call]
                 yield from _finished(future, futures[future])
