@@ -1,18 +1,16 @@
 """Comparing CUDA-graph strategies over many iterations: the driver behind ``hetsim compare``.
 
 A comparison runs one model for N iterations under each strategy (`hetsim.runtime.cuda_graph`
-`STRATEGIES`), one graph cache per strategy that lives across the iterations, so the first
-iteration of a shape pays the capture and later ones replay. The shapes of the iterations come
-from a *trace*: a list of dims, one per iteration, read from a file (`load_shapes`) or drawn from
-a spec (`dims_trace`: ``fixed:N``, ``uniform:LO:HI``, ``decode:START[:STEP]``). Each iteration is
-one simulated run (the VM ends it with a SYNC, as a decode loop waits for its token); the
-strategy's time is the sum. The result is a frozen `Comparison`: one table row per strategy.
+`STRATEGIES`), one graph cache per strategy that lives across the iterations, so the first iteration
+of a shape pays the capture and later ones replay. The shapes of the iterations come from a *trace*
+(`hetsim.compare.traces`). Each iteration is one simulated run (the VM ends it with a SYNC, as a
+decode loop waits for its token); the strategy's time is the sum. The result is a frozen
+`Comparison`: one table row per strategy.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +18,13 @@ from typing import Any
 import numpy as np
 
 from hetsim.api import make_inputs, platform_of
-from hetsim.errors import HetsimError, ModelError, Problem, SimulationError, is_count
+from hetsim.compare.traces import (
+    DEFAULT_ITERATIONS,
+    DEFAULT_SEQ_DIST,
+    check_iterations,
+    dims_trace,
+)
+from hetsim.errors import HetsimError, ModelError, Problem, SimulationError
 from hetsim.ir import check_graph_dims
 from hetsim.kernels import Meta, propagate
 from hetsim.models import load_model
@@ -38,133 +42,7 @@ from hetsim.sim import MODES
 from hetsim.sim.capture import run_graph_program
 from hetsim.sim.graphs import GraphCache, GraphStats
 
-__all__ = [
-    "DEFAULT_ITERATIONS",
-    "DEFAULT_SEQ_DIST",
-    "DISTRIBUTIONS",
-    "Comparison",
-    "StrategyRun",
-    "compare",
-    "dims_trace",
-    "load_shapes",
-]
-
-DEFAULT_ITERATIONS = 20
-"""Iterations of a comparison when neither a count nor a shapes file says."""
-DEFAULT_SEQ_DIST = "decode:32"
-"""The trace of a model with symbolic dims when none is given: a decode, 32, 33, 34, ..."""
-
-
-def _fixed(args: list[int], iterations: int, rng: np.random.Generator) -> list[int]:
-    return [args[0]] * iterations
-
-
-def _uniform(args: list[int], iterations: int, rng: np.random.Generator) -> list[int]:
-    return [int(v) for v in rng.integers(args[0], args[1] + 1, iterations)]
-
-
-def _decode(args: list[int], iterations: int, rng: np.random.Generator) -> list[int]:
-    step = args[1] if len(args) > 1 else 1
-    return [args[0] + i * step for i in range(iterations)]
-
-
-DISTRIBUTIONS: Mapping[str, tuple[Callable[..., list[int]], tuple[int, int], str]] = {
-    "fixed": (_fixed, (1, 1), "fixed:N, every iteration N"),
-    "uniform": (_uniform, (2, 2), "uniform:LO:HI, drawn from the seed, LO..HI inclusive"),
-    "decode": (_decode, (1, 2), "decode:START[:STEP], START, START+STEP, ... (a growing context)"),
-}
-"""``--seq-dist`` kinds: name -> (draw, (least, most) arguments, syntax)."""
-
-
-def dims_trace(
-    spec: str, iterations: int, *, seed: int = 0, dims: Sequence[str] = ("seq",)
-) -> tuple[dict[str, int], ...]:
-    """One dims mapping per iteration from a spec; every dim in `dims` takes the drawn value.
-
-    Raises
-    ------
-    HetsimError
-        An unknown kind, wrong arguments, or iterations below 1.
-
-    Examples
-    --------
-    >>> dims_trace("decode:30:2", 3)
-    ({'seq': 30}, {'seq': 32}, {'seq': 34})
-    >>> [d["seq"] for d in dims_trace("uniform:1:100", 4, seed=0)]
-    [86, 64, 52, 27]
-    >>> dims_trace("normal:3", 2)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    hetsim.errors.HetsimError: --seq-dist: expected fixed:N, uniform:LO:HI or ..., got 'normal:3'
-    """
-    _check_iterations(iterations)
-    kind, _, rest = spec.partition(":")
-    found = DISTRIBUTIONS.get(kind)
-    parts = rest.split(":") if rest else []
-    if found is None or not all(p.isdigit() and int(p) > 0 for p in parts):
-        raise HetsimError(_spec_problem(spec).message)
-    draw, (least, most), _ = found
-    if not least <= len(parts) <= most:
-        raise HetsimError(_spec_problem(spec).message)
-    if kind == "uniform" and int(parts[0]) > int(parts[1]):
-        raise HetsimError(f"--seq-dist: expected uniform:LO:HI with LO <= HI, got {spec!r}")
-    values = draw([int(p) for p in parts], iterations, np.random.default_rng(seed))
-    return tuple(dict.fromkeys(dims, value) for value in values)
-
-
-def _spec_problem(spec: str) -> Problem:
-    syntax = [text.split(",")[0] for _, _, text in DISTRIBUTIONS.values()]
-    return Problem("--seq-dist", f"expected {', '.join(syntax[:-1])} or {syntax[-1]}", repr(spec))
-
-
-def load_shapes(path: str | Path, *, dims: Sequence[str] = ("seq",)) -> tuple[dict[str, int], ...]:
-    """The dims of each iteration from a file: a JSON list (of ints or of ``{dim: size}``) or
-    whitespace-separated ints; an int sets every dim in `dims` (none, for a static model: it
-    counts an iteration).
-
-    Raises
-    ------
-    HetsimError
-        A file that is neither (one that starts as JSON does, ``[`` or ``{``, and is not, says
-        where), or a size that is not a positive integer.
-    """
-    text = Path(path).read_text()
-    try:
-        items = json.loads(text)
-    except json.JSONDecodeError as err:
-        if text.lstrip()[:1] in ("[", "{"):  # meant as JSON: its ints would read as '[4'
-            got = f"invalid JSON ({err.msg} at line {err.lineno}, column {err.colno})"
-            expected = "expected a JSON list or whitespace-separated integers"
-            raise HetsimError(Problem(f"--shapes {path}", expected, got).message) from err
-        items = text.split()
-    trace = []
-    for item in items if isinstance(items, list) else [items]:
-        entry = _entry(item, dims)
-        if entry is None:
-            raise HetsimError(
-                Problem(f"--shapes {path}", "expected positive integer sizes", repr(item)).message
-            )
-        trace.append(entry)
-    return tuple(trace)
-
-
-def _entry(item: Any, dims: Sequence[str]) -> dict[str, int] | None:
-    """One iteration's dims from an item of a shapes file, or ``None`` if it is not a size or a
-    non-empty mapping of sizes."""
-    if not isinstance(item, dict):
-        size = _size(item)
-        return None if size is None else dict.fromkeys(dims, size)
-    sizes = {str(k): _size(v) for k, v in item.items()}
-    found = {k: v for k, v in sizes.items() if v is not None}
-    return found if found and len(found) == len(sizes) else None
-
-
-def _size(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int) or (isinstance(value, str) and value.isdigit()):
-        return int(value) if int(value) > 0 else None
-    return None
+__all__ = ["Comparison", "StrategyRun", "compare"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -407,17 +285,11 @@ def _strategies(strategies: object) -> tuple[str, ...]:
     return names
 
 
-def _check_iterations(iterations: Any) -> None:
-    if not is_count(iterations, 1):
-        problem = Problem("iterations", "expected an integer >= 1", repr(iterations))
-        raise HetsimError(problem.message)
-
-
 def _trace(
     symbols: Sequence[str], trace: Sequence[Mapping[str, int]] | None, iterations: int | None
 ) -> list[dict[str, int]]:
     if iterations is not None:  # 0 used to mean the default
-        _check_iterations(iterations)
+        check_iterations(iterations)
     if trace is None:
         count = iterations or DEFAULT_ITERATIONS
         trace = dims_trace(DEFAULT_SEQ_DIST, count, dims=symbols) if symbols else [{}] * count

@@ -1,0 +1,150 @@
+"""Traces of shapes: the dims of each iteration of a comparison (`hetsim.compare.compare`).
+
+A trace is a list of dims, one mapping per iteration, read from a file (`load_shapes`: a JSON
+list or whitespace-separated sizes) or drawn from a spec (`dims_trace`: ``fixed:N``,
+``uniform:LO:HI``, ``decode:START[:STEP]``, the ``--seq-dist`` of ``hetsim compare``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hetsim.errors import HetsimError, Problem, is_count
+
+__all__ = [
+    "DEFAULT_ITERATIONS",
+    "DEFAULT_SEQ_DIST",
+    "DISTRIBUTIONS",
+    "check_iterations",
+    "dims_trace",
+    "load_shapes",
+]
+
+DEFAULT_ITERATIONS = 20
+"""Iterations of a comparison when neither a count nor a shapes file says."""
+DEFAULT_SEQ_DIST = "decode:32"
+"""The trace of a model with symbolic dims when none is given: a decode, 32, 33, 34, ..."""
+
+
+def _fixed(args: list[int], iterations: int, rng: np.random.Generator) -> list[int]:
+    return [args[0]] * iterations
+
+
+def _uniform(args: list[int], iterations: int, rng: np.random.Generator) -> list[int]:
+    return [int(v) for v in rng.integers(args[0], args[1] + 1, iterations)]
+
+
+def _decode(args: list[int], iterations: int, rng: np.random.Generator) -> list[int]:
+    step = args[1] if len(args) > 1 else 1
+    return [args[0] + i * step for i in range(iterations)]
+
+
+DISTRIBUTIONS: Mapping[str, tuple[Callable[..., list[int]], tuple[int, int], str]] = {
+    "fixed": (_fixed, (1, 1), "fixed:N, every iteration N"),
+    "uniform": (_uniform, (2, 2), "uniform:LO:HI, drawn from the seed, LO..HI inclusive"),
+    "decode": (_decode, (1, 2), "decode:START[:STEP], START, START+STEP, ... (a growing context)"),
+}
+"""``--seq-dist`` kinds: name -> (draw, (least, most) arguments, syntax)."""
+
+
+def dims_trace(
+    spec: str, iterations: int, *, seed: int = 0, dims: Sequence[str] = ("seq",)
+) -> tuple[dict[str, int], ...]:
+    """One dims mapping per iteration from a spec; every dim in `dims` takes the drawn value.
+
+    Raises
+    ------
+    HetsimError
+        An unknown kind, wrong arguments, or iterations below 1.
+
+    Examples
+    --------
+    >>> dims_trace("decode:30:2", 3)
+    ({'seq': 30}, {'seq': 32}, {'seq': 34})
+    >>> [d["seq"] for d in dims_trace("uniform:1:100", 4, seed=0)]
+    [86, 64, 52, 27]
+    >>> dims_trace("normal:3", 2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.HetsimError: --seq-dist: expected fixed:N, uniform:LO:HI or ..., got 'normal:3'
+    """
+    check_iterations(iterations)
+    kind, _, rest = spec.partition(":")
+    found = DISTRIBUTIONS.get(kind)
+    parts = rest.split(":") if rest else []
+    if found is None or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise HetsimError(_spec_problem(spec).message)
+    draw, (least, most), _ = found
+    if not least <= len(parts) <= most:
+        raise HetsimError(_spec_problem(spec).message)
+    if kind == "uniform" and int(parts[0]) > int(parts[1]):
+        raise HetsimError(f"--seq-dist: expected uniform:LO:HI with LO <= HI, got {spec!r}")
+    values = draw([int(p) for p in parts], iterations, np.random.default_rng(seed))
+    return tuple(dict.fromkeys(dims, value) for value in values)
+
+
+def _spec_problem(spec: str) -> Problem:
+    syntax = [text.split(",")[0] for _, _, text in DISTRIBUTIONS.values()]
+    return Problem("--seq-dist", f"expected {', '.join(syntax[:-1])} or {syntax[-1]}", repr(spec))
+
+
+def load_shapes(path: str | Path, *, dims: Sequence[str] = ("seq",)) -> tuple[dict[str, int], ...]:
+    """The dims of each iteration from a file: a JSON list (of ints or of ``{dim: size}``) or
+    whitespace-separated ints; an int sets every dim in `dims` (none, for a static model: it
+    counts an iteration).
+
+    Raises
+    ------
+    HetsimError
+        A file that is neither (one that starts as JSON does, ``[`` or ``{``, and is not, says
+        where), or a size that is not a positive integer.
+    """
+    text = Path(path).read_text()
+    try:
+        items = json.loads(text)
+    except json.JSONDecodeError as err:
+        if text.lstrip()[:1] in ("[", "{"):  # meant as JSON: its ints would read as '[4'
+            got = f"invalid JSON ({err.msg} at line {err.lineno}, column {err.colno})"
+            expected = "expected a JSON list or whitespace-separated integers"
+            raise HetsimError(Problem(f"--shapes {path}", expected, got).message) from err
+        items = text.split()
+    trace = []
+    for item in items if isinstance(items, list) else [items]:
+        entry = _entry(item, dims)
+        if entry is None:
+            raise HetsimError(
+                Problem(f"--shapes {path}", "expected positive integer sizes", repr(item)).message
+            )
+        trace.append(entry)
+    return tuple(trace)
+
+
+def _entry(item: Any, dims: Sequence[str]) -> dict[str, int] | None:
+    """One iteration's dims from an item of a shapes file, or ``None`` if it is not a size or a
+    non-empty mapping of sizes."""
+    if not isinstance(item, dict):
+        size = _size(item)
+        return None if size is None else dict.fromkeys(dims, size)
+    sizes = {str(k): _size(v) for k, v in item.items()}
+    found = {k: v for k, v in sizes.items() if v is not None}
+    return found if found and len(found) == len(sizes) else None
+
+
+def _size(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) or (isinstance(value, str) and value.isdigit()):
+        return int(value) if int(value) > 0 else None
+    return None
+
+
+def check_iterations(iterations: Any) -> None:
+    """Raise a `HetsimError` unless `iterations` is an integer >= 1."""
+    if not is_count(iterations, 1):
+        problem = Problem("iterations", "expected an integer >= 1", repr(iterations))
+        raise HetsimError(problem.message)
