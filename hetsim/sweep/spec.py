@@ -1,18 +1,16 @@
 """Sweep files: read a sweep (YAML, or its contents as a mapping), check it, make its `SweepSpec`.
 
-A sweep names a base target, the override paths it varies (each with a list or a range of
-values), the models, and optionally partition policies (with the rules of ``rules``) and
-CUDA-graph strategies; ``grid`` crosses the varied values, ``list`` zips them. Everything is
+A sweep names a base target, the override paths it varies (each with a list or a range of values:
+`hetsim.sweep.vary`), the models, and optionally partition policies (with the rules of ``rules``)
+and CUDA-graph strategies; ``grid`` crosses the varied values, ``list`` zips them. Everything is
 checked here, before anything runs: the file's keys and values (every problem at once, as a
-`SweepError` naming the key's path in the file), the metric (one of
-`hetsim.sweep.results.METRICS`), every model and its symbolic dims, the rules, and, through
-`SweepSpec.points`, the target of every point. The points themselves are
-`hetsim.sweep.points`; running them is `hetsim.sweep.runner`.
+`SweepError` naming the key's path in the file), the metric (one of `hetsim.sweep.results.METRICS`),
+every model and its symbolic dims, the rules, and, through `SweepSpec.points`, the target of every
+point. The points themselves are `hetsim.sweep.points`; running them is `hetsim.sweep.runner`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,10 +25,10 @@ from hetsim.platform import build_platform
 from hetsim.runtime.cuda_graph import STRATEGIES
 from hetsim.sim import MODES
 from hetsim.sweep.loaded import point_model
-from hetsim.sweep.points import EXPANDERS, Axis, Point, SweepSpec, digest, parse_path
+from hetsim.sweep.points import EXPANDERS, Axis, Point, SweepSpec
 from hetsim.sweep.results import METRIC_ROOTS, metric_problem
+from hetsim.sweep.vary import read_axes
 from hetsim.target.schema import closest
-from hetsim.target.values import yaml_number_hint
 
 __all__ = ["KEYS", "METRIC_ROOTS", "load_sweep", "parse_sweep"]
 
@@ -50,8 +48,6 @@ KEYS = (
     "rules",
 )
 """Every key a sweep file may have; ``target`` and ``models`` are required."""
-
-_DIGITS = 12  # range values are rounded so that 0.1 + 0.2 reads 0.3
 
 
 def load_sweep(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
@@ -283,93 +279,10 @@ def _rule_device_problems(spec: SweepSpec, points: tuple[Point, ...]) -> list[Pr
 
 
 def _axes(parser: _Parser, expand: str) -> tuple[Axis, ...]:
-    vary = parser.data.get("vary", {})
-    if not isinstance(vary, Mapping):
-        parser.add("vary", "expected a mapping of override path -> values", vary)
-        parser.expandable = False
-        return ()
-    axes = []
-    for path, spec in vary.items():
-        where = f"vary.{path}"
-        try:
-            parse_path(str(path))
-        except ValueError as err:
-            parser.problems.append(Problem(where, str(err)))
-            continue
-        values = _values(parser, where, spec)
-        if values:
-            axes.append(Axis(str(path), values))
-    _check_overlaps(parser, [a.path for a in axes])
-    lengths = {len(a.values) for a in axes}
-    if expand == "list" and len(lengths) > 1:
-        counts = ", ".join(f"{a.path}: {len(a.values)}" for a in axes)
-        expected = "expected lists of one length (expand: list zips them)"
-        parser.problems.append(Problem("vary", expected, f"lengths {counts}"))
-        parser.expandable = False
-    return tuple(axes)
-
-
-def _values(parser: _Parser, where: str, spec: Any) -> tuple[Any, ...]:
-    if isinstance(spec, Mapping):
-        return _range(parser, where, spec)
-    if not isinstance(spec, list) or not spec:
-        expected = "expected a non-empty list of values or {start, stop, step|num}"
-        parser.add(where, expected, spec)
-        return ()
-    if len({digest(v) for v in spec}) != len(spec):
-        parser.add(where, "expected distinct values", spec)
-        return ()
-    return tuple(spec)
-
-
-def _range(parser: _Parser, where: str, spec: Mapping[str, Any]) -> tuple[Any, ...]:
-    """``{start, stop, step}`` (stop included when a step lands on it) or ``{start, stop, num}``.
-
-    >>> _range(_Parser({}, None), "x", {"start": 0.1, "stop": 0.5, "step": 0.2})
-    (0.1, 0.3, 0.5)
-    >>> _range(_Parser({}, None), "x", {"start": 1, "stop": 4, "num": 3})
-    (1.0, 2.5, 4.0)
-    """
-    keys = set(spec)
-    if keys not in ({"start", "stop", "step"}, {"start", "stop", "num"}):
-        parser.add(where, "expected a range {start, stop, step} or {start, stop, num}", dict(spec))
-        return ()
-    start, stop = spec["start"], spec["stop"]
-    for key, value in (("start", start), ("stop", stop)):
-        if not _is_number(value):
-            parser.add(f"{where}.{key}", "expected a number", value, yaml_number_hint(value))
-    if not all(_is_number(v) for v in (start, stop)):
-        return ()
-    if "num" in spec:
-        num = spec["num"]
-        if isinstance(num, bool) or not isinstance(num, int) or num < 1:
-            parser.add(f"{where}.num", "expected an integer >= 1", num)
-            return ()
-        width = (stop - start) / (num - 1) if num > 1 else 0.0
-        return tuple(round(start + i * width, _DIGITS) for i in range(num))
-    step = spec["step"]
-    if not _is_number(step) or step == 0 or (stop - start) * step < 0:
-        expected = "expected a number that walks from start to stop"
-        parser.add(f"{where}.step", expected, step, yaml_number_hint(step))
-        return ()
-    count = math.floor((stop - start) / step + 1e-9) + 1
-    is_int = all(isinstance(v, int) for v in (start, stop, step))
-    values = (start + i * step for i in range(count))
-    return tuple(v if is_int else round(v, _DIGITS) for v in values)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _check_overlaps(parser: _Parser, paths: list[str]) -> None:
-    keys = {path: parse_path(path) for path in paths}
-    for path, inner in keys.items():
-        for other, outer in keys.items():
-            if other != path and inner[: len(outer)] == outer:
-                got = f"a path inside {other!r}"
-                parser.problems.append(Problem(f"vary.{path}", "expected separate paths", got))
-                parser.expandable = False
+    axes, problems, expandable = read_axes(parser.data.get("vary", {}), expand)
+    parser.problems.extend(problems)
+    parser.expandable &= expandable
+    return axes
 
 
 def _dims(parser: _Parser) -> tuple[tuple[str, int], ...]:

@@ -1,0 +1,131 @@
+"""A sweep's ``vary`` key: the override paths it varies, each with a list or a range of values.
+
+`read_axes` checks the mapping and makes one `hetsim.sweep.points.Axis` per path: a list of
+distinct values as written, or a range, ``{start, stop, step}`` (stop included when a step lands
+on it) or ``{start, stop, num}`` (evenly spaced), its values rounded to `DIGITS` decimals so that
+``0.1 + 0.2`` reads ``0.3``. Paths must be apart (one inside another would set it twice), and
+zipped (``expand: list``) lists must be of one length. The rest of the file is
+`hetsim.sweep.spec`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from hetsim.errors import Problem
+from hetsim.sweep.points import Axis, digest, parse_path
+from hetsim.target.values import yaml_number_hint
+
+__all__ = ["DIGITS", "read_axes"]
+
+DIGITS = 12
+"""Decimals a range's values are rounded to, so that 0.1 + 0.2 reads 0.3."""
+
+
+def read_axes(vary: Any, expand: str) -> tuple[tuple[Axis, ...], list[Problem], bool]:
+    """The axes of the ``vary`` value `vary`, every problem of it, and whether they can be
+    crossed (``expand: grid``) or zipped (``list``) as they are.
+
+    >>> axes, problems, _ = read_axes({"executor.dispatch_us": [1, 2], "seed": [1, 1]}, "grid")
+    >>> axes
+    (Axis(path='executor.dispatch_us', values=(1, 2)),)
+    >>> print(problems[0].message)
+    vary.seed: expected distinct values, got [1, 1]
+    """
+    problems: list[Problem] = []
+    if not isinstance(vary, Mapping):
+        problems.append(_problem("vary", "expected a mapping of override path -> values", vary))
+        return (), problems, False
+    axes = []
+    for path, spec in vary.items():
+        where = f"vary.{path}"
+        try:
+            parse_path(str(path))
+        except ValueError as err:
+            problems.append(Problem(where, str(err)))
+            continue
+        values = _values(problems, where, spec)
+        if values:
+            axes.append(Axis(str(path), values))
+    expandable = _apart(problems, [a.path for a in axes])
+    lengths = {len(a.values) for a in axes}
+    if expand == "list" and len(lengths) > 1:
+        counts = ", ".join(f"{a.path}: {len(a.values)}" for a in axes)
+        expected = "expected lists of one length (expand: list zips them)"
+        problems.append(Problem("vary", expected, f"lengths {counts}"))
+        expandable = False
+    return tuple(axes), problems, expandable
+
+
+def _problem(where: str, expected: str, got: Any, hint: str | None = None) -> Problem:
+    return Problem(where, expected, repr(got), hint)
+
+
+def _values(problems: list[Problem], where: str, spec: Any) -> tuple[Any, ...]:
+    if isinstance(spec, Mapping):
+        return _range(problems, where, spec)
+    if not isinstance(spec, list) or not spec:
+        expected = "expected a non-empty list of values or {start, stop, step|num}"
+        problems.append(_problem(where, expected, spec))
+        return ()
+    if len({digest(v) for v in spec}) != len(spec):
+        problems.append(_problem(where, "expected distinct values", spec))
+        return ()
+    return tuple(spec)
+
+
+def _range(problems: list[Problem], where: str, spec: Mapping[str, Any]) -> tuple[Any, ...]:
+    """``{start, stop, step}`` (stop included when a step lands on it) or ``{start, stop, num}``.
+
+    >>> _range([], "x", {"start": 0.1, "stop": 0.5, "step": 0.2})
+    (0.1, 0.3, 0.5)
+    >>> _range([], "x", {"start": 1, "stop": 4, "num": 3})
+    (1.0, 2.5, 4.0)
+    """
+    keys = set(spec)
+    if keys not in ({"start", "stop", "step"}, {"start", "stop", "num"}):
+        expected = "expected a range {start, stop, step} or {start, stop, num}"
+        problems.append(_problem(where, expected, dict(spec)))
+        return ()
+    start, stop = spec["start"], spec["stop"]
+    for key, value in (("start", start), ("stop", stop)):
+        if not _is_number(value):
+            hint = yaml_number_hint(value)
+            problems.append(_problem(f"{where}.{key}", "expected a number", value, hint))
+    if not all(_is_number(v) for v in (start, stop)):
+        return ()
+    if "num" in spec:
+        num = spec["num"]
+        if isinstance(num, bool) or not isinstance(num, int) or num < 1:
+            problems.append(_problem(f"{where}.num", "expected an integer >= 1", num))
+            return ()
+        width = (stop - start) / (num - 1) if num > 1 else 0.0
+        return tuple(round(start + i * width, DIGITS) for i in range(num))
+    step = spec["step"]
+    if not _is_number(step) or step == 0 or (stop - start) * step < 0:
+        expected = "expected a number that walks from start to stop"
+        problems.append(_problem(f"{where}.step", expected, step, yaml_number_hint(step)))
+        return ()
+    count = math.floor((stop - start) / step + 1e-9) + 1
+    is_int = all(isinstance(v, int) for v in (start, stop, step))
+    values = (start + i * step for i in range(count))
+    return tuple(v if is_int else round(v, DIGITS) for v in values)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _apart(problems: list[Problem], paths: list[str]) -> bool:
+    """Whether no path of `paths` lies inside another; a problem for each that does."""
+    keys = {path: parse_path(path) for path in paths}
+    apart = True
+    for path, inner in keys.items():
+        for other, outer in keys.items():
+            if other != path and inner[: len(outer)] == outer:
+                got = f"a path inside {other!r}"
+                problems.append(Problem(f"vary.{path}", "expected separate paths", got))
+                apart = False
+    return apart
