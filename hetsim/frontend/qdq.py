@@ -44,9 +44,9 @@ initializer; scales are float32):
   onnxruntime's QLinearAdd, QLinearMul..., QLinearConcat, QLinearSoftmax (domain
   ``com.microsoft``, `hetsim.kernels.qoperator`), which compute what the group states.
 
-Blocked quantization (``block_size``), DQ's ``output_dtype`` and Q's ``precision`` (opset 21
-and 23 attributes) keep a group as written. A group that does not qualify runs as the float
-ops it is: never a silently different computation.
+Which DQ and Q ops are read at all, and what each states, is `hetsim.frontend.qdq_tensors`'s.
+A group that does not qualify runs as the float ops it is: never a silently different
+computation.
 
 The integer op accumulates exactly and requantizes once (``round(acc · x_scale · w_scale /
 y_scale) + y_zero_point``); the float path rounds each product and the division in float32
@@ -58,136 +58,33 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
 import numpy as np
 
+from hetsim.frontend.qdq_tensors import INT8_DTYPES, QdqReader, Quantized
 from hetsim.ir import Graph, Op
-from hetsim.kernels.checks import ONNX_DTYPES
 from hetsim.kernels.qoperator import SPECS
 from hetsim.kernels.quant import is_per_tensor
 
 __all__ = ["DATA_MOVERS", "fuse_qdq"]
 
-_INT8 = (np.dtype("int8"), np.dtype("uint8"))
 _SIGNED = np.dtype("int8")
-_FLOAT32 = np.dtype("float32")
 _INT32 = np.dtype("int32")
-_UINT8 = np.dtype("uint8")
 _BIAS_RTOL = 1e-5
 """How close a bias scale must be to ``x_scale · w_scale`` (float32 rounding of the product)."""
-_OUTPUT_ZERO = {
-    "QuantizeLinear": 2,
-    "QLinearConv": 7,
-    "QLinearMatMul": 7,
-    "QGemm": 8,
-    **{name: spec.output + 1 for name, spec in SPECS.items()},
-}
-"""Op type -> the input index of its output's zero point, which sets its output dtype."""
 _CONV_ATTRS = ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides")
 
 
-@dataclass(frozen=True, slots=True)
-class _Quantized:
-    """A quantized tensor as one DQ (or Q) states it: the integer tensor, its scale and zero
-    point (initializer names; ``zero`` is ``None`` where the op omits it) and their values."""
-
-    tensor: str
-    scale: str
-    zero: str | None
-    scale_value: np.ndarray
-    dtype: np.dtype[Any]
-    axis: int
-
-
-class _Fuser:
+class _Fuser(QdqReader):
     """One pass over a graph's ops: the groups found, the zero points the fused ops need."""
 
     def __init__(self, graph: Graph) -> None:
-        self.graph = graph
-        self.constants = graph.initializers
-        self.producer = {name: op for op in graph.ops for name in op.outputs if name}
-        self.outputs = frozenset(graph.outputs)
-        self.readers: dict[str, list[Op]] = {}  # tensor -> its readers, once per read
-        for op in graph.ops:
-            for name in op.inputs:
-                if name:
-                    self.readers.setdefault(name, []).append(op)
+        super().__init__(graph)
         self.new_constants: dict[str, np.ndarray] = {}
         self.zeros: dict[str, str] = {}  # tensor -> the zero point made for it
 
-    def dtype_of(self, name: str) -> np.dtype[Any] | None:
-        """The dtype of tensor `name` where the graph states it without running anything."""
-        if name in self.constants:
-            return self.constants[name].dtype
-        for types in (self.graph.inputs, self.graph.value_types):
-            if name in types:
-                return np.dtype(types[name].dtype)
-        op = self.producer.get(name)
-        if op is not None and op.type in _OUTPUT_ZERO:
-            return self.quantized_output(op)
-        return None
-
-    def quantized_output(self, op: Op) -> np.dtype[Any] | None:
-        """The dtype a Q or a quantized op gives: its output zero point's; without one, a Q's
-        ``output_dtype`` or uint8, a QGemm's float32, another's its first operand's."""
-        index = _OUTPUT_ZERO[op.type]
-        zero = op.inputs[index] if len(op.inputs) > index else ""
-        if zero:
-            return self.dtype_of(zero)
-        if op.type == "QuantizeLinear":
-            code = int(op.attrs.get("output_dtype", 0))
-            return ONNX_DTYPES.get(code) if code else _UINT8
-        if op.type == "QGemm":
-            return _FLOAT32
-        first = SPECS[op.type].operands[0] if op.type in SPECS else 0  # QLinearConcat's: 2
-        return self.dtype_of(op.inputs[first])
-
-    def dequantized(self, name: str) -> _Quantized | None:
-        """What DQ makes `name`, when a DQ does and its scale and zero point are constants."""
-        op = self.producer.get(name)
-        if op is None or op.type != "DequantizeLinear":
-            return None
-        if op.attrs.get("block_size", 0) or "output_dtype" in op.attrs:
-            return None
-        return self._quantized(op, op.inputs[0], op.inputs[1:])
-
-    def _quantized(self, op: Op, tensor: str, params: tuple[str, ...]) -> _Quantized | None:
-        scale = params[0]
-        zero = params[1] if len(params) > 1 and params[1] else None
-        if scale not in self.constants or (zero is not None and zero not in self.constants):
-            return None
-        scale_value = self.constants[scale]
-        if scale_value.dtype != _FLOAT32:
-            return None
-        dtype: np.dtype[Any] | None
-        if zero is not None:
-            dtype = self.constants[zero].dtype
-        elif op.type == "QuantizeLinear":
-            dtype = self.quantized_output(op)
-        else:
-            dtype = self.dtype_of(tensor)
-        if dtype is None:
-            return None
-        return _Quantized(tensor, scale, zero, scale_value, dtype, int(op.attrs.get("axis", 1)))
-
-    def quantized_by(self, name: str) -> tuple[Op, _Quantized] | None:
-        """The one Q that reads `name`, when nothing else does and it is per tensor to 8 bits."""
-        readers = self.readers.get(name, [])
-        if len(readers) != 1 or name in self.outputs:
-            return None
-        (op,) = readers
-        if op.type != "QuantizeLinear" or "precision" in op.attrs or op.inputs[0] != name:
-            return None
-        found = self._quantized(op, op.outputs[0], op.inputs[1:])
-        if found is None or found.dtype not in _INT8 or not is_per_tensor(found.scale_value.shape):
-            return None
-        return op, found
-
-    def operands(
-        self, first: _Quantized, second: _Quantized, output: _Quantized
-    ) -> tuple[str, ...]:
+    def operands(self, first: Quantized, second: Quantized, output: Quantized) -> tuple[str, ...]:
         """A QLinear op's eight inputs: each operand's tensor, scale and zero point, then the
         output's scale and zero point."""
         return (
@@ -196,7 +93,7 @@ class _Fuser:
             output.scale, self.zero_point(output),
         )  # fmt: skip
 
-    def zero_point(self, found: _Quantized) -> str:
+    def zero_point(self, found: Quantized) -> str:
         """The zero point's name: the DQ's or Q's own, else a zero initializer of the scale's
         shape in the tensor's dtype, made once per tensor."""
         if found.zero is not None:
@@ -217,10 +114,14 @@ class _Fuser:
         out = self.quantized_by(op.outputs[0])
         if x is None or w is None or out is None:
             return None
-        if x.dtype not in _INT8 or not is_per_tensor(x.scale_value.shape):
+        if x.dtype not in INT8_DTYPES or not is_per_tensor(x.scale_value.shape):
             return None
         weight = self.constants.get(w.tensor)
-        if weight is None or w.dtype not in _INT8 or not _per_channel(w, weight.shape, axis=0):
+        if (
+            weight is None
+            or w.dtype not in INT8_DTYPES
+            or not _per_channel(w, weight.shape, axis=0)
+        ):
             return None
         bias = ""
         if len(op.inputs) > 2 and op.inputs[2]:
@@ -264,7 +165,11 @@ class _Fuser:
         out = self.quantized_by(op.outputs[0])
         if a is None or b is None or out is None:
             return None
-        if a.dtype not in _INT8 or b.dtype not in _INT8 or not is_per_tensor(a.scale_value.shape):
+        if (
+            a.dtype not in INT8_DTYPES
+            or b.dtype not in INT8_DTYPES
+            or not is_per_tensor(a.scale_value.shape)
+        ):
             return None
         if not is_per_tensor(b.scale_value.shape):
             weight = self.constants.get(b.tensor)
@@ -277,7 +182,7 @@ class _Fuser:
         """onnxruntime's QGemm of a qualifying Gemm group, and the Q it absorbs (``None``: the
         Gemm's output stays float, and so does QGemm's)."""
         a, b = self.dequantized(op.inputs[0]), self.dequantized(op.inputs[1])
-        if a is None or b is None or a.dtype not in _INT8 or b.dtype not in _INT8:
+        if a is None or b is None or a.dtype not in INT8_DTYPES or b.dtype not in INT8_DTYPES:
             return None
         if a.dtype == _SIGNED and b.dtype != _SIGNED:
             return None  # onnxruntime has int8 x int8, uint8 x uint8 and uint8 x int8 kernels
@@ -342,7 +247,7 @@ class _Fuser:
         if out is None or (not spec.variadic and len(operands) != len(spec.operands)):
             return None
         q, y = out
-        found: list[_Quantized] = []
+        found: list[Quantized] = []
         for operand in operands:
             if operand is None or operand.dtype != y.dtype:
                 return None
@@ -354,12 +259,8 @@ class _Fuser:
         ordered = (*output, *inputs) if spec.variadic else (*inputs, *output)
         return Op(kind, op.name, ordered, (y.tensor,), op.attrs), q
 
-    def zero_value(self, found: _Quantized) -> np.ndarray:
-        """The zero point's value (0 where the op omits it)."""
-        return self.constants[found.zero] if found.zero is not None else np.zeros((), found.dtype)
 
-
-def _per_channel(found: _Quantized, shape: tuple[int, ...], *, axis: int) -> bool:
+def _per_channel(found: Quantized, shape: tuple[int, ...], *, axis: int) -> bool:
     """Per tensor, or one scale per index of `shape`'s `axis` as the DQ's own axis states."""
     scale = found.scale_value
     if is_per_tensor(scale.shape):
@@ -438,16 +339,16 @@ def _without_clipped_relus(graph: Graph) -> Graph:
     zero point, the Q reading the Relu's input instead (onnxruntime's ReluQuantFusion): the Q
     clips everything below 0 to that minimum already, so the two give the same values, and a
     Conv or MatMul before the Relu (PyTorch exports a fused Conv-ReLU so) can then fuse."""
-    fuser = _Fuser(graph)
+    reader = QdqReader(graph)
     through: dict[str, str] = {}  # a dropped Relu's output -> its input
     for op in graph.ops:
         if op.type != "Relu" or not op.inputs[0]:
             continue
-        found = fuser.quantized_by(op.outputs[0])
+        found = reader.quantized_by(op.outputs[0])
         if found is None:
             continue
         _, y = found
-        if np.all(fuser.zero_value(y) == np.iinfo(y.dtype).min):
+        if np.all(reader.zero_value(y) == np.iinfo(y.dtype).min):
             through[op.outputs[0]] = op.inputs[0]
     if not through:
         return graph
