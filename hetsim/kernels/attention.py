@@ -14,7 +14,8 @@ repeated (`np.repeat` in the reference), which copies nothing and computes the s
 ``qk_matmul_output`` is the reference's: the softcapped scores for modes 0 and 1, the biased
 ones for 2, the probabilities for 3, in Q's dtype. 3-D inputs are split into
 ``q_num_heads``/``kv_num_heads`` heads and Y merged back. The shape rule checks what the
-kernel trusts. The present key and value are the past ones with K and V appended.
+kernel trusts (`hetsim.kernels.attention_spec`, with the attributes). The present key and value are
+the past ones with K and V appended.
 
 Cost (op class ``matmul``), with B the batch, Hq the query heads, Sq the query length, T the
 key length (past plus new), Dqk and Dv the head sizes of Q and K and of V:
@@ -29,78 +30,27 @@ subtract, exp, sum and divide; the PV matmul).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from math import prod
 from typing import Any
 
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.checks import attr, op_error
+from hetsim.kernels.attention_spec import (
+    AttentionSettings,
+    as_4d,
+    check_shapes,
+    read_settings,
+    seven_inputs,
+)
 from hetsim.kernels.costs import Cost, nbytes
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import Kernel, register
 
 __all__ = ["attention"]
 
-NONPAD_OPSET = 24
-"""``nonpad_kv_seqlen`` (input 6) exists from this opset."""
-NO_HEADS_ON_4D_OPSET = 25
-"""From this opset, q_num_heads and kv_num_heads on 4-D inputs are an error (the reference)."""
-
-_PRECISIONS: dict[int, np.dtype[Any]] = {
-    1: np.dtype("float32"),
-    10: np.dtype("float16"),
-    11: np.dtype("float64"),
-}
 _SCRATCH_PASSES = 10  # the scores written 4 times and read 6 times (see above)
 _FLOPS_PER_SCORE = 7
-
-
-@dataclass(frozen=True, slots=True)
-class _Settings:
-    """An Attention's attributes, read and checked once."""
-
-    scale: float | None
-    is_causal: bool
-    q_heads: int | None
-    kv_heads: int | None
-    softcap: float
-    mode: int
-    precision: np.dtype[Any] | None
-    left: int
-    right: int
-
-    @property
-    def is_windowed(self) -> bool:
-        return self.left >= 0 or self.right >= 0
-
-
-def _settings(op: Op) -> _Settings:
-    mode = int(attr(op, "qk_matmul_output_mode", 0))
-    if mode not in (0, 1, 2, 3):
-        raise op_error(op, "expected qk_matmul_output_mode 0, 1, 2 or 3", mode)
-    code = attr(op, "softmax_precision", None)
-    if code is not None and int(code) not in _PRECISIONS:
-        raise op_error(op, f"expected softmax_precision one of {sorted(_PRECISIONS)}", code)
-    left, right = int(attr(op, "left_window_size", -1)), int(attr(op, "right_window_size", -1))
-    if min(left, right) < -1:
-        raise op_error(op, "expected window sizes of -1 or more", f"{left} and {right}")
-    heads = [attr(op, name, None) for name in ("q_num_heads", "kv_num_heads")]
-    if any(h is not None and int(h) < 1 for h in heads):
-        raise op_error(op, "expected q_num_heads and kv_num_heads of 1 or more", heads)
-    scale = attr(op, "scale", None)
-    return _Settings(
-        scale=None if scale is None else float(scale),
-        is_causal=bool(int(attr(op, "is_causal", 0))),
-        q_heads=None if heads[0] is None else int(heads[0]),
-        kv_heads=None if heads[1] is None else int(heads[1]),
-        softcap=float(attr(op, "softcap", 0.0)),
-        mode=mode,
-        precision=None if code is None else _PRECISIONS[int(code)],
-        left=left,
-        right=right,
-    )
 
 
 def _split_heads(x: np.ndarray, heads: int) -> np.ndarray:
@@ -138,7 +88,11 @@ def _softmax(x: np.ndarray) -> np.ndarray:
 
 
 def _hidden(
-    q_len: int, total: int, offset: int | np.ndarray, s: _Settings, nonpad: np.ndarray | None
+    q_len: int,
+    total: int,
+    offset: int | np.ndarray,
+    s: AttentionSettings,
+    nonpad: np.ndarray | None,
 ) -> np.ndarray | None:
     """Where the causal limit, the window and ``nonpad_kv_seqlen`` hide a key: (Sq, T), or
     (B, 1, Sq, T) for a per-batch offset or length; None when nothing is hidden."""
@@ -169,7 +123,7 @@ def _bias(
     mask: np.ndarray | None,
     past: int,
     nonpad: np.ndarray | None,
-    s: _Settings,
+    s: AttentionSettings,
 ) -> np.ndarray | None:
     """The additive bias of the scores (the mask, and -inf where a key is hidden), or None.
 
@@ -237,7 +191,7 @@ def attention(
 
 
 def _compile(op: Op, opset: int) -> Kernel:
-    s = _settings(op)
+    s = read_settings(op)
     count = len(op.outputs)
     mode = s.mode if count > 3 and op.outputs[3] else None
 
@@ -268,129 +222,13 @@ def _compile(op: Op, opset: int) -> Kernel:
     return kernel
 
 
-def _as_4d(shape: tuple[int, ...], heads: int | None) -> tuple[int, ...]:
-    """A Q, K or V shape as the kernel sees it: (B, S, H·D) is (B, H, S, D)."""
-    if len(shape) == 4:
-        return shape
-    assert heads is not None, f"3-D shape {shape}: heads are required"
-    batch, length, hidden = shape
-    return (batch, heads, length, hidden // heads)
-
-
-def _inputs(inputs: Sequence[Meta | None]) -> tuple[Meta | None, ...]:
-    """The seven inputs, None for each omitted one."""
-    return (*inputs, *(None,) * 7)[:7]
-
-
-def _check_3d(op: Op, s: _Settings, q: Meta, k: Meta, v: Meta) -> None:
-    if s.q_heads is None or s.kv_heads is None:
-        got = f"q_num_heads={s.q_heads}, kv_num_heads={s.kv_heads}"
-        raise op_error(op, "expected q_num_heads and kv_num_heads for 3-D inputs", got)
-    for name, meta, heads, which in (
-        ("Q", q, s.q_heads, "q_num_heads"),
-        ("K", k, s.kv_heads, "kv_num_heads"),
-        ("V", v, s.kv_heads, "kv_num_heads"),
-    ):
-        if meta.shape[2] % heads:
-            expected = f"expected a hidden size of {name} divisible by {which} {heads}"
-            raise op_error(op, expected, meta.shape[2])
-
-
-def _check_4d(op: Op, opset: int, s: _Settings, q: Meta, k: Meta) -> None:
-    given = {"q_num_heads": s.q_heads, "kv_num_heads": s.kv_heads}
-    given = {name: heads for name, heads in given.items() if heads is not None}
-    if given and opset >= NO_HEADS_ON_4D_OPSET:
-        expected = f"expected no q_num_heads or kv_num_heads for 4-D inputs at opset {opset}"
-        raise op_error(op, expected, ", ".join(f"{n}={h}" for n, h in given.items()))
-    for name, meta in (("q_num_heads", q), ("kv_num_heads", k)):
-        if given.get(name, meta.shape[1]) != meta.shape[1]:
-            expected = f"expected {name} equal to the {meta.shape[1]} heads of the input"
-            raise op_error(op, expected, given[name])
-
-
-def _check_qkv(op: Op, q: tuple[int, ...], k: tuple[int, ...], v: tuple[int, ...]) -> None:
-    """Q, K and V as (B, H, S, D): one batch, K and V alike, Q's heads a multiple of K's."""
-    shown = f"{list(q)}, {list(k)} and {list(v)} (as [B, heads, S, head size])"
-    if not q[0] == k[0] == v[0]:
-        raise op_error(op, "expected Q, K and V of one batch size", shown)
-    if k[1:3] != v[1:3]:
-        raise op_error(op, "expected K and V of one number of heads and sequence length", shown)
-    if q[3] != k[3]:
-        raise op_error(op, "expected Q and K of one head size", shown)
-    if q[1] % k[1]:
-        raise op_error(op, "expected Q's heads a multiple of K's and V's", shown)
-
-
-def _check_past(
-    op: Op, k: tuple[int, ...], v: tuple[int, ...], past_key: Meta | None, past_value: Meta | None
-) -> int:
-    """The past length, after checking past_key and past_value against K and V."""
-    if past_key is None and past_value is None:
-        return 0
-    if past_key is None or past_value is None:
-        got = "only past_key" if past_value is None else "only past_value"
-        raise op_error(op, "expected past_key and past_value together", got)
-    shapes = f"{list(past_key.shape)} and {list(past_value.shape)}"
-    if len(past_key.shape) != 4 or len(past_value.shape) != 4:
-        raise op_error(op, "expected a 4-D past_key and past_value", shapes)
-    length = past_key.shape[2]
-    if past_key.shape != (*k[:2], length, k[3]) or past_value.shape != (*v[:2], length, v[3]):
-        expected = f"expected past_key [{k[0]}, {k[1]}, P, {k[3]}] and past_value [{v[0]}, "
-        raise op_error(op, f"{expected}{v[1]}, P, {v[3]}]", shapes)
-    return length
-
-
-def _check_nonpad(op: Op, opset: int, batch: int, nonpad: Meta, has_past: bool) -> None:
-    if opset < NONPAD_OPSET:
-        raise op_error(op, f"expected no nonpad_kv_seqlen before opset {NONPAD_OPSET}", opset)
-    if has_past:
-        raise op_error(op, "expected nonpad_kv_seqlen without past_key and past_value", "both")
-    if nonpad.shape != (batch,) or nonpad.dtype != np.int64:
-        got = f"{nonpad.dtype}{list(nonpad.shape)}"
-        raise op_error(op, f"expected an int64 nonpad_kv_seqlen of shape [{batch}]", got)
-
-
-def _check_mask(op: Op, mask: Meta, scores: tuple[int, ...]) -> None:
-    """The mask broadcasts to the scores (B, Hq, Sq, T), its last dim at most T (padded)."""
-    shape = mask.shape
-    leading = zip(shape[-2::-1], scores[-2::-1], strict=False)
-    if (
-        not 1 <= len(shape) <= 4
-        or shape[-1] > scores[-1]
-        or any(m not in (1, s) for m, s in leading)
-    ):
-        expected = (
-            f"expected an attn_mask broadcastable to {list(scores)} (its last dim may be shorter)"
-        )
-        raise op_error(op, expected, f"shape {list(shape)}")
-
-
 def _infer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    s = _settings(op)
-    q, k, v, mask, past_key, past_value, nonpad = _inputs(inputs)
+    q4, k4, v4, total = check_shapes(op, opset, read_settings(op), inputs)
+    q, k, v = inputs[:3]
     assert q is not None, f"{op!r}: Q is required"
     assert k is not None, f"{op!r}: K is required"
     assert v is not None, f"{op!r}: V is required"
-    ranks = {len(q.shape), len(k.shape), len(v.shape)}
-    if len(ranks) > 1 or ranks - {3, 4}:
-        shapes = f"{list(q.shape)}, {list(k.shape)} and {list(v.shape)}"
-        raise op_error(op, "expected Q, K and V all 3-D or all 4-D", shapes)
-    if len(q.shape) == 3:
-        _check_3d(op, s, q, k, v)
-    else:
-        _check_4d(op, opset, s, q, k)
-    q4, k4, v4 = (
-        _as_4d(q.shape, s.q_heads),
-        _as_4d(k.shape, s.kv_heads),
-        _as_4d(v.shape, s.kv_heads),
-    )
-    _check_qkv(op, q4, k4, v4)
     batch, q_heads, q_len, qk_size = q4
-    total = k4[2] + _check_past(op, k4, v4, past_key, past_value)
-    if nonpad is not None:
-        _check_nonpad(op, opset, batch, nonpad, past_key is not None)
-    if mask is not None:
-        _check_mask(op, mask, (batch, q_heads, q_len, total))
     y = (batch, q_len, q_heads * v4[3]) if len(q.shape) == 3 else (batch, q_heads, q_len, v4[3])
     metas = [
         Meta(y, q.dtype),
@@ -403,14 +241,14 @@ def _infer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
 
 def _cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """The two matmuls and 7 flops per score (see the module docstring)."""
-    s = _settings(op)
-    q, k, v, _, past_key, _, _ = _inputs(inputs)
+    s = read_settings(op)
+    q, k, v, _, past_key, _, _ = seven_inputs(inputs)
     assert q is not None, f"{op!r}: Q is required"
     assert k is not None, f"{op!r}: K is required"
     assert v is not None, f"{op!r}: V is required"
-    batch, q_heads, q_len, qk_size = _as_4d(q.shape, s.q_heads)
-    total = _as_4d(k.shape, s.kv_heads)[2] + (0 if past_key is None else past_key.shape[2])
-    v_size = _as_4d(v.shape, s.kv_heads)[3]
+    batch, q_heads, q_len, qk_size = as_4d(q.shape, s.q_heads)
+    total = as_4d(k.shape, s.kv_heads)[2] + (0 if past_key is None else past_key.shape[2])
+    v_size = as_4d(v.shape, s.kv_heads)[3]
     scores = prod((batch, q_heads, q_len, total))
     flops = 2 * scores * (qk_size + v_size) + _FLOPS_PER_SCORE * scores
     scratch = _SCRATCH_PASSES * scores * q.dtype.itemsize
