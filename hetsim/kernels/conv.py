@@ -1,16 +1,15 @@
-"""Conv and ConvTranspose: 1-D, 2-D and 3-D, grouped (incl. depthwise), dilated, strided, padded.
+"""Conv: 1-D, 2-D and 3-D, grouped (incl. depthwise), dilated, strided, padded.
 
-Both run on BLAS. Conv gathers every window of the padded input into columns with one strided
+It runs on BLAS: Conv gathers every window of the padded input into columns with one strided
 view (im2col) and multiplies them by the weight in one batched ``np.matmul`` over (batch,
 group); a large output goes by bands of output rows so the column buffer stays small
 (`COLUMN_BYTES`), and a pointwise conv multiplies the input itself. A depthwise conv is the
 same call with one-row weights, which measured about twice as fast as summing one scaled,
 shifted view per tap. A compiled Conv runs a per-shape plan (`conv_plan.py`: the same math with
 the layout worked out once, and flat columns for depthwise convs); `conv` is what runs when there
-is no plan (a column buffer over `COLUMN_BYTES`: bands of rows). ConvTranspose multiplies
-the weight's transpose by the input, then adds each kernel tap's columns into the strided
-output (col2im), one vectorized add per tap. No Python loop runs over pixels. Window
-arithmetic lives in `window.py`.
+is no plan (a column buffer over `COLUMN_BYTES`: bands of rows). No Python loop runs over
+pixels. Window arithmetic lives in `window.py`; ConvTranspose, which shares `tap_slices` and
+`group_of`, in `conv_transpose.py`.
 """
 
 from __future__ import annotations
@@ -38,8 +37,8 @@ __all__ = [
     "COLUMN_BYTES",
     "compile_conv",
     "conv",
-    "conv_transpose",
     "cost_conv",
+    "group_of",
     "infer_conv",
     "pad_spatial",
     "tap_slices",
@@ -178,36 +177,6 @@ def _conv_by_rows(view: np.ndarray, weights: np.ndarray, rows: int) -> np.ndarra
     return y
 
 
-def conv_transpose(
-    x: np.ndarray, w: np.ndarray, geometry: Geometry, group: int, full: tuple[int, ...]
-) -> np.ndarray:
-    """The transposed convolution of `x` ``(N, C, *in)`` by `w` ``(C, M/group, *kernel)``.
-
-    `geometry.out` is the input size here (the windows the taps write through), and `full` the
-    uncropped output size; the result is `full` cropped by the geometry's pads (a negative end
-    pad adds zeros instead: an ``output_shape`` larger than `full`).
-    """
-    n, channels = x.shape[:2]
-    cg, mg, taps = channels // group, w.shape[1], prod(geometry.kernel)
-    m = mg * group
-    weights = w.reshape(group, cg, mg * taps).transpose(0, 2, 1)
-    cols = np.matmul(weights, x.reshape(n, group, cg, -1))
-    cols = cols.reshape(n, group, mg, taps, -1).transpose(3, 0, 1, 2, 4)
-    out = np.zeros((n, m, *full), x.dtype)
-    for index, region in enumerate(tap_slices(geometry)):
-        out[region] += cols[index].reshape(n, m, *geometry.out)
-    begin, end = geometry.pads_begin, geometry.pads_end
-    if not any(begin) and not any(end):
-        return out
-    if min(end) < 0:  # an output_shape past `full`: zeros at the end
-        out = np.pad(out, [(0, 0), (0, 0), *((0, max(-e, 0)) for e in end)])
-        full = tuple(f + max(-e, 0) for f, e in zip(full, end, strict=True))
-        end = tuple(max(e, 0) for e in end)
-    ends = (f - e for f, e in zip(full, end, strict=True))
-    crop = tuple(slice(b, e) for b, e in zip(begin, ends, strict=True))
-    return np.ascontiguousarray(out[(slice(None), slice(None), *crop)])
-
-
 @dataclass(frozen=True, slots=True)
 class _ConvSpec:
     window: WindowAttrs
@@ -224,7 +193,8 @@ class _ConvSpec:
         return self.window.resolve(x[2:], w[2:])
 
 
-def _group(op: Op) -> int:
+def group_of(op: Op) -> int:
+    """The ``group`` attribute of a Conv or ConvTranspose, checked."""
     group = int(attr(op, "group", 1))
     if group < 1:
         raise op_error(op, "expected group >= 1", group)
@@ -234,7 +204,7 @@ def _group(op: Op) -> int:
 def _conv_spec(op: Op) -> _ConvSpec:
     if len(op.outputs) != 1:
         raise op_error(op, "expected 1 output", len(op.outputs))
-    return _ConvSpec(read_window_attrs(op, kernel_required=False), _group(op))
+    return _ConvSpec(read_window_attrs(op, kernel_required=False), group_of(op))
 
 
 def _plan(spec: _ConvSpec, x: np.ndarray, w: np.ndarray) -> Runner | None:
@@ -296,126 +266,4 @@ def cost_conv(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) ->
     return Cost(float(flops), nbytes(inputs), nbytes(outputs), "conv", scratch, gemm_dim)
 
 
-@dataclass(frozen=True, slots=True)
-class _TransposeSpec:
-    window: WindowAttrs
-    group: int
-    output_padding: tuple[int, ...] | None
-    output_shape: tuple[int, ...] | None
-
-    def geometry(self, x: tuple[int, ...], w: tuple[int, ...]) -> tuple[Geometry, tuple[int, ...]]:
-        """The tap geometry over the input, and the uncropped output size."""
-        op, window = self.window.op, self.window
-        if len(x) < 3 or len(w) != len(x) or x[1] != w[0] or w[0] % self.group:
-            expected = f"expected weight (C, M/group, ...) with group {self.group} and C={x[1]}"
-            raise op_error(op, expected, f"weight {list(w)}")
-        rank = len(x) - 2
-        spatial, kernel = x[2:], w[2:]
-        kernel = window.check_kernel(kernel, rank)
-        strides, dilations = window.steps(rank)
-        spans = [(k - 1) * d + 1 for k, d in zip(kernel, dilations, strict=True)]
-        adjust = self.output_padding or (0,) * rank
-        if len(adjust) != rank:
-            raise op_error(op, f"expected {rank} values in 'output_padding'", list(adjust))
-        base = [
-            s * (n - 1) + a + k for s, n, a, k in zip(strides, spatial, adjust, spans, strict=True)
-        ]
-        wanted = self._wanted(spatial, strides)
-        if wanted is not None:
-            # past the uncropped output by less than a stride (what an output_padding adds):
-            # zeros at the end (a negative end pad), as onnxruntime adds them in every auto_pad
-            # mode (ONNX's reference puts some at the beginning for SAME_UPPER and SAME_LOWER)
-            largest = [b - a + s - 1 for b, a, s in zip(base, adjust, strides, strict=True)]
-            if min(wanted) < 1 or any(o > m for o, m in zip(wanted, largest, strict=True)):
-                raise op_error(op, f"expected output_shape from 1 to {largest}", list(wanted))
-            total = [f - o for f, o in zip(base, wanted, strict=True)]
-            upper = window.auto_pad == "SAME_UPPER"
-            begin = [0 if t < 0 else t // 2 if upper else t - t // 2 for t in total]
-            full = base
-            end = [t - b for t, b in zip(total, begin, strict=True)]
-        else:
-            pads = window.pads or (0,) * 2 * rank
-            if window.auto_pad == "VALID":
-                pads = (0,) * 2 * rank
-            if len(pads) != 2 * rank:
-                raise op_error(op, f"expected {2 * rank} values in 'pads'", list(pads))
-            begin, end, full = list(pads[:rank]), list(pads[rank:]), base
-            if any(f - b - e < 1 for f, b, e in zip(full, begin, end, strict=True)):
-                raise op_error(op, "expected pads smaller than the output", list(pads))
-        zeros = (0,) * rank
-        geometry = Geometry(
-            kernel, strides, dilations, tuple(begin), tuple(end), tuple(spatial), zeros
-        )
-        return geometry, tuple(full)
-
-    def _wanted(self, spatial: tuple[int, ...], strides: tuple[int, ...]) -> list[int] | None:
-        if self.output_shape is not None:
-            return list(self.output_shape[-len(spatial) :])
-        if self.window.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-            return [n * s for n, s in zip(spatial, strides, strict=True)]
-        return None
-
-
-def _transpose_spec(op: Op) -> _TransposeSpec:
-    if len(op.outputs) != 1:
-        raise op_error(op, "expected 1 output", len(op.outputs))
-    window = read_window_attrs(op, kernel_required=False)
-    padding = attr(op, "output_padding", None)
-    shape = attr(op, "output_shape", None)
-    return _TransposeSpec(
-        window,
-        _group(op),
-        None if padding is None else tuple(int(v) for v in padding),
-        None if shape is None else tuple(int(v) for v in shape),
-    )
-
-
-def _compile_conv_transpose(op: Op, opset: int) -> Kernel:
-    spec = _transpose_spec(op)
-    geometry = memoize(spec.geometry)
-
-    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
-        x, w = inputs[0], inputs[1]
-        assert x is not None, f"{op!r}: input x is required"
-        assert w is not None, f"{op!r}: input w is required"
-        taps, full = geometry((x.shape, w.shape), x.shape, w.shape)
-        y = conv_transpose(x, w, taps, spec.group, full)
-        bias = inputs[2] if len(inputs) > 2 else None
-        if bias is not None:
-            y += bias.reshape(bias_shape(x.ndim - 2))
-        return [y]
-
-    return kernel
-
-
-def _infer_conv_transpose(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    x, w = inputs[0], inputs[1]
-    assert x is not None, f"{op!r}: input x is required"
-    assert w is not None, f"{op!r}: input w is required"
-    taps, full = _transpose_spec(op).geometry(x.shape, w.shape)
-    out = tuple(f - b - e for f, b, e in zip(full, taps.pads_begin, taps.pads_end, strict=True))
-    group = _transpose_spec(op).group
-    return [Meta((x.shape[0], w.shape[1] * group, *out), x.dtype)]
-
-
-def _cost_conv_transpose(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
-    """``2·N·C·prod(in)·(M/group)·prod(kernel)`` flops (2 per MAC: each input element meets
-    every tap of its group's filters), plus one add per output element for the bias."""
-    x, w = inputs[0], inputs[1]
-    assert x is not None, f"{op!r}: input x is required"
-    assert w is not None, f"{op!r}: input w is required"
-    flops = 2 * x.size * w.size // w.shape[0]
-    if len(inputs) > 2 and inputs[2] is not None:
-        flops += outputs[0].size
-    return Cost(float(flops), nbytes(inputs), nbytes(outputs), "conv")
-
-
 register("Conv", "conv", compile=compile_conv, infer=infer_conv, cost=cost_conv, one_type=(0, 1, 2))
-register(
-    "ConvTranspose",
-    "conv",
-    compile=_compile_conv_transpose,
-    infer=_infer_conv_transpose,
-    cost=_cost_conv_transpose,
-    one_type=(0, 1, 2),
-)

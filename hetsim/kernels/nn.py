@@ -1,10 +1,10 @@
 """Neural-network ops: Gemm, MatMul, Einsum, Softmax, LogSoftmax and Hardmax here; importing it
 registers the rest.
 
-`conv.py` (Conv, ConvTranspose), `pool.py` (MaxPool, AveragePool, the global pools) and
-`norm.py` (BatchNormalization, InstanceNormalization, LayerNormalization, LRN) are imported
-below, so ``import hetsim.kernels.nn`` registers every NN op. Element-wise, reduction and tensor
-ops live in their own modules.
+`conv.py` (Conv), `conv_transpose.py` (ConvTranspose), `pool.py` (MaxPool, AveragePool, the
+global pools) and `norm.py` (BatchNormalization, InstanceNormalization, LayerNormalization, LRN)
+are imported below, so ``import hetsim.kernels.nn`` registers every NN op. Element-wise,
+reduction and tensor ops live in their own modules.
 
 Softmax, LogSoftmax and Hardmax follow the op's version: before opset 13 the input is flattened
 to 2-D at ``axis`` (default 1) and normalized along the second dim, which is what opset-9 models
@@ -21,7 +21,7 @@ from math import prod
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels import conv, norm, pool
+from hetsim.kernels import conv, conv_transpose, norm, pool
 from hetsim.kernels.checks import attr, broadcast_shape, normalize_axis, op_error
 from hetsim.kernels.costs import Cost, elementwise_cost, nbytes
 from hetsim.kernels.meta import Meta
@@ -29,7 +29,7 @@ from hetsim.kernels.registry import ALL_INPUTS, Kernel, register
 
 __all__ = ["NN_MODULES", "cost_matmul", "gemm", "infer_matmul", "log_softmax", "softmax"]
 
-NN_MODULES = (conv, pool, norm)
+NN_MODULES = (conv, conv_transpose, pool, norm)
 """The modules whose ops this one registers by importing them."""
 
 
