@@ -12,13 +12,8 @@ anyway, and discarded).
 past its length a batch entry keeps its state and writes zeros to Y; a reverse direction reads
 each sequence backwards from its own last step; Y_h and Y_c of an empty sequence are zeros.
 
-Activations (names case-insensitive, as onnxruntime reads them): Relu, Tanh, Sigmoid, Affine,
-LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign and Softplus, one list for the
-forward direction, then the reverse one. ``activation_alpha`` and ``activation_beta`` are consumed
-in order by the activations that take one, as onnxruntime does; a missing value is the ONNX op's
-default (LeakyRelu 0.01, ThresholdedRelu 1, HardSigmoid 0.2 and 0.5, Elu 1), Affine's 1 and 0
-and ScaledTanh's 1 and 1. ``clip`` bounds the input of each gate's activation, not the cell
-state that LSTM's h reads (onnxruntime's reading of "the input of activations").
+The gates' activations, with ``activation_alpha``, ``activation_beta`` and ``clip`` (checked
+positive here), are read as `rnn_activations.py` says.
 
 Cost: op class ``matmul``. With S steps, B batch, D directions, G gates (RNN 1, GRU 3, LSTM 4),
 I input and H hidden size, ``2·S·B·D·G·H·(I + H)`` flops for the input and recurrent
@@ -29,7 +24,6 @@ outputs written once; `Cost.gemm_dim` is the smallest dimension of the per-step 
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -41,12 +35,11 @@ from hetsim.kernels.checks import attr, op_error
 from hetsim.kernels.costs import Cost, nbytes
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import Kernel, register
-from hetsim.kernels.unary import relu, sigmoid, softplus, softsign
+from hetsim.kernels.rnn_activations import Unary, read_activations
 
-__all__ = ["ACTIVATIONS", "Activation"]
+__all__: list[str] = []
 
 Operand = TypeVar("Operand", np.ndarray, Meta)
-Unary = Callable[[np.ndarray], np.ndarray]
 State = np.ndarray | None
 Step = Callable[[np.ndarray, np.ndarray, State], tuple[np.ndarray, State]]
 """``step(x_t, h, c) -> (h, c)``: one time step of every direction, x_t its projected input."""
@@ -56,36 +49,6 @@ DIRECTIONS = {"forward": (False,), "reverse": (True,), "bidirectional": (False, 
 
 ELEMENTWISE_FLOPS_PER_GATE = 10
 """Flops per gate element per step for its activation and the state update."""
-
-
-@dataclass(frozen=True, slots=True)
-class Activation:
-    """One activation an RNN gate may use: ``make(alpha, beta)`` builds it; `alpha` and `beta`
-    are the defaults of the parameters it takes (None: it takes none)."""
-
-    make: Callable[[float, float], Unary]
-    alpha: float | None = None
-    beta: float | None = None
-
-
-ACTIVATIONS: dict[str, Activation] = {
-    "Relu": Activation(lambda a, b: relu),
-    "Tanh": Activation(lambda a, b: np.tanh),
-    "Sigmoid": Activation(lambda a, b: sigmoid),
-    "Affine": Activation(lambda a, b: lambda x: a * x + b, 1.0, 0.0),
-    "LeakyRelu": Activation(lambda a, b: lambda x: np.where(x < 0, a * x, x), 0.01),
-    "ThresholdedRelu": Activation(lambda a, b: lambda x: np.where(x > a, x, x.dtype.type(0)), 1.0),
-    "ScaledTanh": Activation(lambda a, b: lambda x: a * np.tanh(b * x), 1.0, 1.0),
-    "HardSigmoid": Activation(lambda a, b: lambda x: np.clip(a * x + b, 0, 1), 0.2, 0.5),
-    "Elu": Activation(
-        lambda a, b: lambda x: np.where(x < 0, a * np.expm1(np.minimum(x, 0)), x), 1.0
-    ),
-    "Softsign": Activation(lambda a, b: softsign),
-    "Softplus": Activation(lambda a, b: softplus),
-}
-"""The activations ONNX's recurrent ops name, by their ONNX names."""
-
-_BY_LOWER = {name.lower(): name for name in ACTIVATIONS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,58 +103,12 @@ def _spec(op: Op) -> _Spec:
         reverse,
         None if hidden is None else int(hidden),
         layout,
-        _activations(op, cell, len(reverse), None if clip is None else float(clip)),
+        read_activations(
+            op, cell.defaults, cell.clipped, len(reverse), None if clip is None else float(clip)
+        ),
         bool(attr(op, "linear_before_reset", 0)),
         bool(attr(op, "input_forget", 0)),
     )
-
-
-def _activations(op: Op, cell: _Cell, directions: int, clip: float | None) -> tuple[Unary, ...]:
-    """One function per activation of the cell, applying each direction's to its slice."""
-    per_direction = len(cell.defaults)
-    names = [_known(op, str(n)) for n in attr(op, "activations", cell.defaults * directions)]
-    if op.type == "RNN" and directions == 1 and len(names) == 2:
-        names = names[:1]  # the schema's default lists two; onnxruntime takes the first
-    if len(names) != per_direction * directions:
-        expected = f"expected {per_direction * directions} activations"
-        raise op_error(op, f"{expected} ({per_direction} per direction)", len(names))
-    alphas = iter(float(a) for a in attr(op, "activation_alpha", ()))
-    betas = iter(float(b) for b in attr(op, "activation_beta", ()))
-    keyed = []  # (name, alpha, beta, clip) of each, in order: each takes the next alpha, beta
-    for index, name in enumerate(names):
-        found = ACTIVATIONS[name]
-        alpha = 0.0 if found.alpha is None else next(alphas, found.alpha)
-        beta = 0.0 if found.beta is None else next(betas, found.beta)
-        keyed.append((name, alpha, beta, clip if index % per_direction < cell.clipped else None))
-    return tuple(
-        _build(*keyed[slot])
-        if len(set(keyed[slot::per_direction])) == 1
-        else _per_direction([_build(*keyed[d * per_direction + slot]) for d in range(directions)])
-        for slot in range(per_direction)
-    )
-
-
-def _known(op: Op, name: str) -> str:
-    """The ONNX name of activation `name`, given in any case."""
-    known = _BY_LOWER.get(name.lower())
-    if known is None:
-        close = difflib.get_close_matches(name.lower(), _BY_LOWER, n=1)
-        hint = f" (did you mean {_BY_LOWER[close[0]]!r}?)" if close else ""
-        expected = f"expected an activation of {', '.join(ACTIVATIONS)}"
-        raise op_error(op, expected, f"{name!r}{hint}")
-    return known
-
-
-def _build(name: str, alpha: float, beta: float, clip: float | None) -> Unary:
-    function = ACTIVATIONS[name].make(alpha, beta)
-    if clip is None:
-        return function
-    return lambda x: function(np.clip(x, -clip, clip))
-
-
-def _per_direction(functions: list[Unary]) -> Unary:
-    """One function over ``[D, ...]`` arrays applying direction d's function to slice d."""
-    return lambda x: np.stack([f(x[d]) for d, f in enumerate(functions)])
 
 
 def _biases(r: np.ndarray, b: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
