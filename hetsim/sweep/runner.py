@@ -199,7 +199,7 @@ def run_sweep(
         todo = [p for p in points if p.id not in log]
         tracker = _Tracker(len(points), len(points) - len(todo), progress)
         tracker.report(None)
-        if workers == 0 and scheduler is None:
+        if (workers == 0 and scheduler is None) or not todo:  # nothing for a cluster to do
             runs = _in_process(todo, run_point)
         else:
             options = {"batch": batch, "retries": retries}

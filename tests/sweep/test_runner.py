@@ -29,6 +29,7 @@ from hetsim.sweep import (
     local_cluster,
     read_results,
     run_sweep,
+    runner,
     simulate_point,
 )
 
@@ -155,6 +156,21 @@ def test_interrupted_sweep_resumed_equals_uninterrupted(scheduler: str, tmp_path
     first, rest = whole.read_text().split("\n", 1), part.read_text().split("\n", 1)
     assert first[0] == rest[0]
     assert _stable(read_results(whole)[1]) == _stable(read_results(part)[1])
+
+
+def test_resuming_a_complete_sweep_starts_no_cluster(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "done.jsonl"
+    records = run_sweep(SWEEP, out=out, workers=0)
+    before = out.read_text()
+
+    def no_cluster(workers: int) -> None:
+        raise AssertionError(f"a cluster of {workers} workers started with nothing to run")
+
+    monkeypatch.setattr(runner, "local_cluster", no_cluster)
+    assert run_sweep(SWEEP, out=out, workers=2, resume=True) == records
+    assert out.read_text() == before
 
 
 def test_resume_drops_a_line_cut_short(tmp_path: Path) -> None:
