@@ -26,6 +26,7 @@ import networkx as nx
 
 from hetsim.platform.elements import Level, Link, Memory, Processor, memory_name
 from hetsim.platform.graph import Platform, route_weight
+from hetsim.target import Target
 from hetsim.units import gib_to_bytes
 
 __all__ = ["build_platform"]
@@ -37,14 +38,21 @@ def build_platform(target: Any) -> Platform:
     Parameters
     ----------
     target
-        A canonical tree: its root is ``hetero`` with ``host``, ``executor``, ``runtime`` and
-        ``devices``.
+        A canonical tree (its root is ``hetero`` with ``host``, ``executor``, ``runtime`` and
+        ``devices``), or anything `Target` takes: a tag, a kind, a mapping, a file.
+
+    Raises
+    ------
+    TargetError
+        A `target` that `Target` refuses.
 
     Returns
     -------
     Platform
         Processors, memories, links and levels in tree order, and their networkx graph.
     """
+    if not hasattr(target, "devices"):  # not a tree (the tests' fakes are trees too)
+        target = Target(target)
     builder = _Builder()
     builder.add_level(target, path="", parent=None, parent_memory=None)
     return Platform(

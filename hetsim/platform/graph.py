@@ -11,7 +11,6 @@ a transfer or on contention. Routes are computed once per source memory, on firs
 
 from __future__ import annotations
 
-import difflib
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ import networkx as nx
 
 from hetsim.errors import Problem, TargetError
 from hetsim.platform.elements import Level, Link, Memory, Processor
+from hetsim.target.schema import closest
 from hetsim.units import BYTES_PER_MIB, transfer_us
 
 __all__ = ["ROUTE_REFERENCE_BYTES", "Platform", "route_weight"]
@@ -120,8 +120,19 @@ class Platform:
         )
 
     def memory_of(self, processor: str) -> Memory:
-        """The memory processor `processor` computes from."""
-        return self.memories[self.processors[processor].memory]
+        """The memory processor `processor` computes from.
+
+        Raises
+        ------
+        TargetError
+            If `processor` is not a processor path of the platform.
+        """
+        found = self.processors.get(processor) if isinstance(processor, str) else None
+        if found is None:
+            expected = f"expected a processor of platform {self.name!r}"
+            hint = closest(processor, self.processors)
+            raise TargetError([Problem("memory_of", expected, repr(processor), hint)])
+        return self.memories[found.memory]
 
     def route(self, src_memory: str, dst_memory: str) -> tuple[Link, ...]:
         """The links a transfer from `src_memory` to `dst_memory` crosses, in order.
@@ -152,19 +163,11 @@ class Platform:
     def _hops(self, path: list[str]) -> tuple[Link, ...]:
         return tuple(self._memory_graph[a][b]["link"] for a, b in itertools.pairwise(path))
 
-    def _check_memory(self, name: str) -> None:
-        if name not in self.memories:
-            close = difflib.get_close_matches(name, list(self.memories), n=1)
-            raise TargetError(
-                [
-                    Problem(
-                        "route",
-                        f"expected a memory of platform {self.name!r}",
-                        repr(name),
-                        close[0] if close else None,
-                    )
-                ]
-            )
+    def _check_memory(self, name: object) -> None:
+        if not isinstance(name, str) or name not in self.memories:
+            expected = f"expected a memory of platform {self.name!r}"
+            hint = closest(name, self.memories)
+            raise TargetError([Problem("route", expected, repr(name), hint)])
 
     def to_dict(self) -> dict[str, Any]:
         """A plain, JSON-ready description: processors, memories, links, levels, control edges."""

@@ -25,6 +25,7 @@ from hetsim.target.override import is_level_spec, merge_spec, set_attrs
 from hetsim.target.resolve import written_device
 from hetsim.target.sources import is_file_name, load_file, parse_json
 from hetsim.target.tags import TAGS, split_description
+from hetsim.target.values import show_value
 
 __all__ = ["Config", "Target", "read_spec"]
 
@@ -187,6 +188,8 @@ class Target:
     @classmethod
     def load(cls, path: str | Path) -> Target:
         """The target in a YAML, JSON or TOML file (a tag file keeps its tag name)."""
+        if not isinstance(path, str | Path):
+            raise TargetError([Problem("load", "expected a file path", show_value(path))])
         return cls(Path(path))
 
     @classmethod
@@ -238,6 +241,9 @@ class Target:
         >>> faster.executor.attrs["dispatch_us"], faster.devices[0] is soc.devices[0]
         (0.1, True)
         """
+        if not isinstance(changes, Mapping):
+            got = show_value(changes)
+            raise TargetError([Problem("override", "expected a mapping of changes", got)])
         spec = self.spec if isinstance(self.spec, Mapping) else {"tag": self.spec}
         if isinstance(self.spec, str) and find_kind("target", self.spec) is not None:
             spec = {"kind": self.spec}

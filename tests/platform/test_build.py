@@ -7,7 +7,9 @@ import dataclasses
 import networkx as nx
 import pytest
 
+from hetsim.errors import TargetError
 from hetsim.platform import Link, Memory, build_platform
+from hetsim.target import Target
 from tests.platform.fakes import CRT, GRAPH, deep, host_gpu, seed_soc
 
 GIB = 1024**3
@@ -207,3 +209,9 @@ def test_to_dict_describes_every_part() -> None:
         },
         "control": [["host", "vdevice0/host", 5.0], ["vdevice0/host", "vdevice0/npu", 0.0]],
     }
+
+
+def test_build_platform_takes_what_target_takes() -> None:
+    assert build_platform("arm-riscv-soc").layout == build_platform(Target("arm-riscv-soc")).layout
+    with pytest.raises(TargetError, match=r"^devices: expected a list of targets, got 3$"):
+        build_platform({"kind": "hetero", "devices": 3})

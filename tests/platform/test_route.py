@@ -130,3 +130,19 @@ def test_route_takes_the_cheaper_of_a_direct_link_and_the_tree(
         platform.levels,
     )
     assert _names(rebuilt.route("gpu0.mem", "vdevice0/npu.mem")) == expected
+
+
+def test_route_from_a_memory_that_is_not_a_name_names_it() -> None:
+    platform = build_platform(host_gpu())
+    with pytest.raises(TargetError, match=r"^route: expected a memory of .*, got 3$"):
+        platform.route(3, "host.mem")  # type: ignore[arg-type]
+
+
+def test_memory_of_an_unknown_processor_names_it_and_suggests() -> None:
+    platform = build_platform("arm-riscv-soc")
+    with pytest.raises(
+        TargetError,
+        match=r"^memory_of: expected a processor of platform 'arm-riscv-soc', "
+        r"got 'vdevice0/np' \(did you mean 'vdevice0/npu'\?\)$",
+    ):
+        platform.memory_of("vdevice0/np")

@@ -172,3 +172,14 @@ def test_a_tree_from_another_registry_version_or_process_is_resolved_again() -> 
     TAGS.changed()
     assert soc.override(changes).devices[0] is not soc.devices[0]
     assert soc.override(changes) == resolved_again(soc, changes)
+
+
+@pytest.mark.parametrize("changes", [None, [1], "x86-h100", 3])
+def test_changes_that_are_not_a_mapping_are_refused(changes: Any) -> None:
+    with pytest.raises(TargetError, match=r"^override: expected a mapping of changes, got "):
+        Target("arm-riscv-soc").override(changes)
+
+
+def test_load_refuses_what_is_not_a_path() -> None:
+    with pytest.raises(TargetError, match=r"^load: expected a file path, got 3$"):
+        Target.load(3)  # type: ignore[arg-type]
