@@ -31,7 +31,13 @@ from hetsim.kernels.fuse import clear_fused
 from hetsim.kernels.propagate import check_inputs_mapping
 from hetsim.memo import Recent
 from hetsim.models import load_model
-from hetsim.models.inputs import INT_INPUT_HIGH, input_label, input_types, make_inputs
+from hetsim.models.inputs import (
+    INT_INPUT_HIGH,
+    check_seed,
+    input_label,
+    input_types,
+    make_inputs,
+)
 from hetsim.partition import POLICIES, Plan, idle_notes
 from hetsim.partition import partition as partition_graph
 from hetsim.platform import Platform, build_platform, empty_memory_note
@@ -294,6 +300,7 @@ def simulate(
     ['fc3']
     """
     opts = SimOptions.of(mode=mode, **options)
+    check_seed(seed)  # in every mode: a bad one would pass unseen until a functional run
     if not isinstance(partition, str):  # None failed in difflib, a list as unhashable
         raise PartitionError(
             f"partition: expected a policy in {sorted(POLICIES)}, got {partition!r}"

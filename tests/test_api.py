@@ -672,3 +672,10 @@ def test_an_accelerator_left_idle_is_noted_with_why(capsys: pytest.CaptureFixtur
     assert "placement_notes" not in busy.to_dict()["extra"]
     assert main(["run", "cnn", "--target", "arm/ethos-u65", "--mode", "timing"]) == 0
     assert capsys.readouterr().err.splitlines() == [f"note: {note}"]
+
+
+@pytest.mark.parametrize("mode", ["timing", "functional"])
+def test_a_bad_seed_is_refused_in_every_mode(mode: str) -> None:
+    # timing mode made no inputs and never looked at it
+    with pytest.raises(ModelError, match=r"^seed: expected a non-negative integer, got 'a'$"):
+        simulate("mlp", CPU_ONLY, seed="a", mode=mode)  # type: ignore[arg-type]

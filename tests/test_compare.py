@@ -6,6 +6,7 @@ import argparse
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -218,6 +219,29 @@ def test_a_strategy_that_falls_back_is_noted_once_by_name() -> None:
     found = compare("cnn", "arm-riscv-soc", ("none", "whole"), iterations=1)
     notes = [line for line in found.format_table().splitlines() if line.startswith("note:")]
     assert notes == ["note: whole: no kernel launches to capture"]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"trace": [{}]}, "trace[0]: expected a size for each symbolic dim of model transformer, "
+         "got none for 'seq'"),
+        ({"trace": {"seq": 4}}, "trace: expected a sequence of dims, one mapping per iteration, "
+         "got {'seq': 4}"),
+        ({"seed": "a"}, "seed: expected a non-negative integer, got 'a'"),
+        ({"buckets": None}, "buckets: expected increasing positive integers, got None"),
+    ],
+)  # fmt: skip
+def test_bad_arguments_are_named(options: dict[str, Any], message: str) -> None:
+    # they failed with a TypeError, or a message that did not name the iteration
+    with pytest.raises(HetsimError, match=f"^{re.escape(message)}$"):
+        compare("transformer", "x86-h100", **options)
+
+
+def test_a_trace_may_be_any_iterable_of_dims() -> None:
+    lengths = (d for d in [{"seq": 8}, {"seq": 12}])
+    found = compare("transformer", "x86-h100", ("none",), trace=lengths)
+    assert found.trace == ({"seq": 8}, {"seq": 12})
 
 
 # -- the command ------------------------------------------------------------------------------

@@ -25,9 +25,10 @@ from hetsim.compare.traces import (
     dims_trace,
 )
 from hetsim.errors import HetsimError, ModelError, Problem, SimulationError
-from hetsim.ir import check_graph_dims
+from hetsim.ir import Graph, check_graph_dims
 from hetsim.kernels import Meta, propagate
 from hetsim.models import load_model
+from hetsim.models.inputs import check_seed
 from hetsim.partition import partition
 from hetsim.platform import png_path
 from hetsim.runtime import compile_plan
@@ -230,15 +231,13 @@ def compare(
     if mode not in MODES:
         raise SimulationError(Problem("compare", "expected mode 'functional' or 'timing'",
                                       repr(mode)).message)  # fmt: skip
+    check_seed(seed)
     graph = load_model(model)
     platform = platform_of(target)
-    bucket_sizes = check_buckets(list(buckets))
+    bucket_sizes = check_buckets(buckets)
     strategies = _strategies(strategies)
-    for index, dims in enumerate(trace or ()):
-        try:
-            check_graph_dims(graph, dims)
-        except ModelError as err:
-            raise ModelError(f"trace[{index}]: {err}") from err
+    if trace is not None:
+        trace = _checked_trace(graph, trace)
     shapes = _trace(graph.symbols, trace, iterations)
     # compiled once for every iteration: symbolic dims stay dynamic, their ops on VM levels
     program = compile_plan(graph, platform, partition(graph, platform))
@@ -264,6 +263,25 @@ def compare(
     return Comparison(
         graph.name, _target_name(target), tuple(shapes), bucket_sizes, tuple(runs), mode, outputs
     )
+
+
+def _checked_trace(graph: Graph, trace: object) -> tuple[Mapping[str, int], ...]:
+    """`trace` as a tuple of dims, each checked for `graph`: its symbolic dims, every one sized."""
+    if isinstance(trace, str | bytes | Mapping) or not isinstance(trace, Iterable):
+        expected = "expected a sequence of dims, one mapping per iteration"
+        raise ModelError(Problem("trace", expected, repr(trace)).message)
+    found = tuple(trace)
+    for index, dims in enumerate(found):
+        try:
+            check_graph_dims(graph, dims)
+        except ModelError as err:
+            raise ModelError(f"trace[{index}]: {err}") from err
+        unsized = [name for name in graph.symbols if name not in dims]
+        if unsized:
+            expected = f"expected a size for each symbolic dim of model {graph.name}"
+            got = f"none for {', '.join(map(repr, unsized))}"
+            raise ModelError(Problem(f"trace[{index}]", expected, got).message)
+    return found
 
 
 def _strategies(strategies: object) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ from hetsim.ir import Graph, bind_shape, check_graph_dims
 from hetsim.kernels import bind_dims
 from hetsim.units import format_bytes
 
-__all__ = ["INT_INPUT_HIGH", "input_label", "input_types", "make_inputs"]
+__all__ = ["INT_INPUT_HIGH", "check_seed", "input_label", "input_types", "make_inputs"]
 
 INT_INPUT_HIGH = 4
 """Made-up integer inputs are drawn from ``[0, INT_INPUT_HIGH)``: valid indices of small tables."""
@@ -34,6 +34,18 @@ def input_types(graph: Graph, dims: Mapping[str, int]) -> dict[str, tuple[tuple[
 def input_label(name: str, shape: tuple[int, ...], dtype: Any) -> str:
     """How a message names an input: ``input 'x' (float32[1, 8, 64])``."""
     return f"input {name!r} ({dtype}[{', '.join(map(str, shape))}])"
+
+
+def check_seed(seed: object) -> None:
+    """Raise a `ModelError` unless `seed` is a non-negative integer.
+
+    >>> check_seed("a")
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.ModelError: seed: expected a non-negative integer, got 'a'
+    """
+    if not is_count(seed):
+        raise ModelError(f"seed: expected a non-negative integer, got {seed!r}")
 
 
 def make_inputs(
@@ -62,8 +74,7 @@ def make_inputs(
     >>> made["x"].shape, made["x"].dtype, made["i"].tolist()
     ((2, 3), dtype('float32'), [2, 2, 3])
     """
-    if not is_count(seed):
-        raise ModelError(f"seed: expected a non-negative integer, got {seed!r}")
+    check_seed(seed)
     rng = np.random.default_rng(seed)
     made = {}
     for name, (shape, dtype) in input_types(graph, check_graph_dims(graph, dims)).items():

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -323,7 +323,9 @@ def check_buckets(buckets: object) -> tuple[int, ...]:
     ...
     hetsim.errors.SimulationError: buckets: expected increasing positive integers, got (32, 16)
     """
-    items = tuple(buckets) if isinstance(buckets, list | tuple) else (buckets,)
+    items: tuple[object, ...] = (buckets,)
+    if isinstance(buckets, Iterable) and not isinstance(buckets, str | bytes | Mapping):
+        items = tuple(buckets)
     found = tuple(b for b in items if isinstance(b, int) and not isinstance(b, bool) and b > 0)
     if not found or len(found) != len(items) or any(a >= b for a, b in itertools.pairwise(found)):
         expected = "expected increasing positive integers"
