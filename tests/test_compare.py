@@ -354,3 +354,12 @@ def test_cli_shapes_of_a_static_model_count_iterations(
     argv = ["mlp", "--target", "x86-h100", "--cuda-graph", "none", "--shapes", str(shapes)]
     assert run_cli([*argv, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["trace"] == [{}, {}]
+
+
+def test_a_shapes_file_that_is_not_text_is_named(tmp_path: Path) -> None:
+    # it raised UnicodeDecodeError
+    path = tmp_path / "garbage.json"
+    path.write_bytes(b"\x8d\xff")
+    message = f"--shapes {path}: expected a shapes file, got bytes that are not UTF-8 (at byte 0)"
+    with pytest.raises(HetsimError, match=f"^{re.escape(message)}$"):
+        load_shapes(path)

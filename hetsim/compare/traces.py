@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hetsim.errors import HetsimError, Problem, is_count
+from hetsim.located import text_of
 
 __all__ = [
     "DEFAULT_ITERATIONS",
@@ -104,7 +106,9 @@ def load_shapes(path: str | Path, *, dims: Sequence[str] = ("seq",)) -> tuple[di
         A file that is neither (one that starts as JSON does, ``[`` or ``{``, and is not, says
         where), or a size that is not a positive integer.
     """
-    text = Path(path).read_text()
+    text = text_of(Path(path), "a shapes file")
+    if isinstance(text, Problem):
+        raise HetsimError(replace(text, path=f"--shapes {path}").message)
     try:
         items = json.loads(text)
     except json.JSONDecodeError as err:

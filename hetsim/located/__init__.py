@@ -30,7 +30,36 @@ import yaml
 from hetsim.errors import Problem
 from hetsim.located.tomlscan import compose_toml
 
-__all__ = ["DuplicateKeyError", "line_of", "load_json", "locate", "safe_load", "yaml_error_at"]
+__all__ = [
+    "DuplicateKeyError",
+    "line_of",
+    "load_json",
+    "locate",
+    "safe_load",
+    "text_of",
+    "yaml_error_at",
+]
+
+
+def text_of(path: Path, what: str = "a text file") -> str | Problem:
+    """The UTF-8 text of the file at `path`, or the `Problem` that says why it cannot be read
+    (missing, a directory, not UTF-8 text, unreadable), for the caller to raise as its error.
+
+    >>> print(text_of(Path("no-such-file.yaml"), "a rules file").message)
+    no-such-file.yaml: expected a rules file, got no such file
+    """
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Problem(str(path), f"expected {what}", "no such file")
+    except IsADirectoryError:
+        return Problem(str(path), f"expected {what}", "a directory")
+    except UnicodeDecodeError as err:
+        return Problem(
+            str(path), f"expected {what}", f"bytes that are not UTF-8 (at byte {err.start})"
+        )
+    except OSError as err:
+        return Problem(str(path), f"expected {what}", repr(err.strerror or str(err)))
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

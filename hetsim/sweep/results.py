@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from hetsim.errors import Problem, SweepError
+from hetsim.located import text_of
 from hetsim.report import BREAKDOWN_KEYS, LinkStats, ProcessorStats
 from hetsim.sweep.points import SweepSpec
 from hetsim.target.schema import closest
@@ -63,16 +64,35 @@ def read_results(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]
     Raises
     ------
     SweepError
-        A file whose first line is not a sweep header.
+        A file that is not text, whose first line is not a sweep header, or with a line before
+        the last that is not a point's record (named by ``file:line``).
     """
     path = Path(path)
-    lines = path.read_text().split("\n")
+    text = text_of(path, f"a {FORMAT} results file")
+    if isinstance(text, Problem):
+        raise SweepError([text])
+    lines = text.split("\n")
     header = _header(path, lines[0])
     records: dict[str, dict[str, Any]] = {}
-    for line in lines[1:-1]:  # split() leaves "" after the last newline, or the cut-short line
-        record = json.loads(line)
+    for number, line in enumerate(lines[1:-1], start=2):  # split() leaves "" after the last
+        record = _record(line)  # newline, or the line cut short
+        if record is None:
+            where = f"{path}:{number}"
+            expected = "expected a point's record (a JSON object with an id and a status)"
+            raise SweepError([Problem(where, expected, repr(line[:60]))])
         records.setdefault(record["id"], record)
     return header, list(records.values())
+
+
+def _record(line: str) -> dict[str, Any] | None:
+    """The record a results file's line holds, or None if it is not one."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+        return None
+    return record if record.get("status") in ("ok", "failed") else None
 
 
 def _header(path: Path, line: str) -> dict[str, Any]:
@@ -83,6 +103,18 @@ def _header(path: Path, line: str) -> dict[str, Any]:
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise SweepError([Problem(str(path), f"expected a {FORMAT} results file", repr(line[:60]))])
     return header
+
+
+def _open_new(path: Path) -> TextIO:
+    """A new results file at `path`, opened for writing; a `SweepError` that says why not."""
+    if not path.parent.is_dir():
+        expected, got = "expected a file in an existing folder", f"no folder {str(path.parent)!r}"
+        raise SweepError([Problem(str(path), expected, got)])
+    try:
+        return path.open("w")
+    except OSError as err:
+        got = repr(err.strerror or str(err))
+        raise SweepError([Problem(str(path), "expected a writable results file", got)]) from err
 
 
 class ResultsLog:
@@ -101,20 +133,25 @@ class ResultsLog:
     Raises
     ------
     SweepError
-        An existing file without `resume`, or a resumed file written by another sweep.
+        An existing file without `resume`, a resumed file written by another sweep, or a path
+        that cannot be written (a directory, a missing folder).
     """
 
     def __init__(self, path: str | Path | None, spec: SweepSpec, *, resume: bool = False) -> None:
+        if path is not None and not isinstance(path, str | Path):
+            raise SweepError([Problem("out", "expected a file path", repr(path))])
         self.path = None if path is None else Path(path)
         self.spec = spec
         self.records: dict[str, dict[str, Any]] = {}
         self._file: TextIO | None = None
         if self.path is None:
             return
+        if self.path.is_dir():
+            raise SweepError([Problem(str(self.path), "expected a results file", "a directory")])
         if self.path.exists() and self.path.stat().st_size > 0:
             self._reopen(resume)
         else:
-            self._file = self.path.open("w")
+            self._file = _open_new(self.path)
             header = {"format": FORMAT, "sweep": spec.hash, "name": spec.name}
             self._write(header | {"varied": list(spec.varied), "metric": spec.metric})
 

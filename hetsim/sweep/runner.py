@@ -193,6 +193,12 @@ def run_sweep(
         raise SweepError([Problem("workers", "expected an integer >= 0", repr(workers))])
     if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
         raise SweepError([Problem("batch", "expected an integer >= 1 or None", repr(batch))])
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise SweepError([Problem("retries", "expected an integer >= 0", repr(retries))])
+    if not isinstance(resume, bool):
+        raise SweepError([Problem("resume", "expected true or false", repr(resume))])
+    if progress is not None and not callable(progress):
+        raise SweepError([Problem("progress", "expected a callable or None", repr(progress))])
     points = spec.points()
     log = ResultsLog(out, spec, resume=resume)
     try:

@@ -11,6 +11,7 @@ point. The points themselves are `hetsim.sweep.points`; running them is `hetsim.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any
 import yaml
 
 from hetsim.errors import HetsimError, PartitionError, Problem, SweepError
-from hetsim.located import locate, safe_load, yaml_error_at
+from hetsim.located import locate, safe_load, text_of, yaml_error_at
 from hetsim.partition import POLICIES, load_rules, read_rules
 from hetsim.platform import build_platform
 from hetsim.runtime.cuda_graph import STRATEGIES
@@ -27,7 +28,7 @@ from hetsim.sim import MODES
 from hetsim.sweep.loaded import point_model
 from hetsim.sweep.points import EXPANDERS, Axis, Point, SweepSpec
 from hetsim.sweep.results import METRIC_ROOTS, metric_problem
-from hetsim.sweep.vary import read_axes
+from hetsim.sweep.vary import MAX_POINTS, read_axes
 from hetsim.target.schema import closest
 
 __all__ = ["KEYS", "METRIC_ROOTS", "load_sweep", "parse_sweep"]
@@ -130,15 +131,9 @@ def _raise(problems: list[Problem], file: Path | None) -> None:
 
 
 def _read_file(path: Path) -> Any:
-    try:
-        text = path.read_text()
-    except FileNotFoundError as err:
-        raise SweepError([Problem(str(path), "no such file")]) from err
-    except IsADirectoryError as err:
-        raise SweepError([Problem(str(path), "expected a sweep file", "a directory")]) from err
-    except OSError as err:
-        got = repr(err.strerror or str(err))
-        raise SweepError([Problem(str(path), "expected a readable sweep file", got)]) from err
+    text = text_of(path, "a sweep file")
+    if isinstance(text, Problem):
+        raise SweepError([text])
     try:
         return safe_load(text)  # a key given twice is an error, not the last one kept
     except yaml.YAMLError as err:
@@ -228,8 +223,20 @@ def _parse(
         rules=_rules(parser, policies),
         source=file,
     )
+    count = _point_count(spec)
+    if count > MAX_POINTS:
+        expected = f"expected at most {MAX_POINTS} points"
+        parser.problems.append(Problem("sweep", expected, f"{count} (models x policies x ...)"))
+        parser.expandable = False
     problems = [*parser.problems, *_model_problems(spec.models, spec.dims)]
     return spec, problems, parser.expandable and "target" in data
+
+
+def _point_count(spec: SweepSpec) -> int:
+    """How many points `spec` makes, counted without making them."""
+    lengths = [len(axis.values) for axis in spec.axes]
+    combos = math.prod(lengths) if spec.expand == "grid" else max(lengths, default=1)
+    return len(spec.models) * len(spec.policies) * len(spec.strategies) * combos
 
 
 def _local_file(value: Any, folder: Path | None) -> Any:
@@ -322,6 +329,8 @@ def _model_problems(models: tuple[str, ...], dims: tuple[tuple[str, int], ...]) 
     sized = dict(dims)
     loaded = 0
     for i, model in enumerate(models):
+        if not isinstance(model, str):
+            continue  # reported by the parser as not a name
         try:
             graph = point_model(model)  # kept for the points this process runs
         except (HetsimError, OSError) as err:

@@ -18,10 +18,13 @@ from hetsim.errors import Problem
 from hetsim.sweep.points import Axis, digest, parse_path
 from hetsim.target.values import yaml_number_hint
 
-__all__ = ["DIGITS", "read_axes"]
+__all__ = ["DIGITS", "MAX_POINTS", "read_axes"]
 
 DIGITS = 12
 """Decimals a range's values are rounded to, so that 0.1 + 0.2 reads 0.3."""
+MAX_POINTS = 1_000_000
+"""The most values an axis, and the most points a sweep, may have: a range's ``num`` or a tiny
+``step`` is refused before its values are made (a typo of 1e9 filled the memory, silently)."""
 
 
 def read_axes(vary: Any, expand: str) -> tuple[tuple[Axis, ...], list[Problem], bool]:
@@ -101,17 +104,40 @@ def _range(problems: list[Problem], where: str, spec: Mapping[str, Any]) -> tupl
         if isinstance(num, bool) or not isinstance(num, int) or num < 1:
             problems.append(_problem(f"{where}.num", "expected an integer >= 1", num))
             return ()
+        if num > MAX_POINTS:
+            problems.append(_problem(f"{where}.num", f"expected at most {MAX_POINTS}", num))
+            return ()
+        if num > 1 and start == stop:
+            problems.append(_problem(where, "expected distinct values (start equals stop)", spec))
+            return ()
+        if all(isinstance(v, int) for v in (start, stop)):
+            step, left = divmod(stop - start, max(num - 1, 1))
+            if not left:  # integers evenly apart: as written, not as floats
+                return tuple(start + i * step for i in range(num))
         width = (stop - start) / (num - 1) if num > 1 else 0.0
-        return tuple(round(start + i * width, DIGITS) for i in range(num))
+        return _distinct(problems, where, [round(start + i * width, DIGITS) for i in range(num)])
     step = spec["step"]
     if not _is_number(step) or step == 0 or (stop - start) * step < 0:
         expected = "expected a number that walks from start to stop"
         problems.append(_problem(f"{where}.step", expected, step, yaml_number_hint(step)))
         return ()
     count = math.floor((stop - start) / step + 1e-9) + 1
+    if count > MAX_POINTS:
+        expected = f"expected a step that makes at most {MAX_POINTS} values"
+        problems.append(_problem(f"{where}.step", expected, step))
+        return ()
     is_int = all(isinstance(v, int) for v in (start, stop, step))
     values = (start + i * step for i in range(count))
-    return tuple(v if is_int else round(v, DIGITS) for v in values)
+    return _distinct(problems, where, [v if is_int else round(v, DIGITS) for v in values])
+
+
+def _distinct(problems: list[Problem], where: str, values: list[Any]) -> tuple[Any, ...]:
+    """`values` as a tuple when they are distinct; else a problem (a step below `DIGITS`)."""
+    if len(set(values)) == len(values):
+        return tuple(values)
+    expected = f"expected distinct values (a range's values are rounded to {DIGITS} decimals)"
+    problems.append(Problem(where, expected, f"{len(set(values))} distinct of {len(values)}"))
+    return ()
 
 
 def _is_number(value: Any) -> bool:

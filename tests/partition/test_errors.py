@@ -156,6 +156,22 @@ def test_rules_file_that_does_not_exist(tmp_path: Path, host_npu: Platform) -> N
         partition(_neg(), host_npu, "rules", missing)
 
 
+def test_a_rules_file_that_is_a_folder_or_not_text_is_named(
+    tmp_path: Path, host_npu: Platform
+) -> None:
+    # a folder read as "no such file"; bytes that are not UTF-8 raised UnicodeDecodeError
+    expected = "rules: expected a YAML file or a list of rules, got"
+    with pytest.raises(
+        PartitionError, match=f"^{re.escape(f'{expected} {str(tmp_path)!r} (a directory)')}$"
+    ):
+        partition(_neg(), host_npu, "rules", str(tmp_path))
+    garbage = tmp_path / "garbage.yaml"
+    garbage.write_bytes(b"\x8d\xff")
+    message = f"{expected} {str(garbage)!r} (bytes that are not UTF-8 (at byte 0))"
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(_neg(), host_npu, "rules", str(garbage))
+
+
 @pytest.mark.parametrize(
     ("rules", "message"),
     [

@@ -151,7 +151,7 @@ def test_a_missing_sweep_file_exits_1_saying_no_such_file(
 ) -> None:
     path = tmp_path / "nonexist.yaml"
     assert cli.main(["sweep", str(path), "--workers", "0"]) == 1
-    assert capsys.readouterr().err == f"error: {path}: no such file\n"
+    assert capsys.readouterr().err == f"error: {path}: expected a sweep file, got no such file\n"
 
 
 def test_a_bad_metric_fails_with_its_line_before_any_point_runs(

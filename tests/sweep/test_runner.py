@@ -234,3 +234,60 @@ def test_local_cluster_workers_keep_glibc_heap_trimming_default(scheduler: str) 
         found = client.run(os.environ.get, "MALLOC_TRIM_THRESHOLD_")
     assert found, "a worker is up (a restarted one may not be back yet)"
     assert set(found.values()) == {None}
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"retries": -1}, "retries: expected an integer >= 0, got -1"),
+        ({"resume": "no"}, "resume: expected true or false, got 'no'"),
+        ({"progress": 3}, "progress: expected a callable or None, got 3"),
+        ({"out": 3}, "out: expected a file path, got 3"),
+    ],
+)
+def test_bad_run_options_are_named(options: dict[str, Any], message: str) -> None:
+    # they raised TypeError when used, or ("no") resumed
+    with pytest.raises(SweepError, match=f"^{re.escape(message)}$"):
+        run_sweep(SWEEP, workers=0, **options)
+
+
+def test_a_results_path_that_cannot_be_written_is_named(tmp_path: Path) -> None:
+    missing = tmp_path / "none" / "r.jsonl"
+    message = f"{missing}: expected a file in an existing folder, got no folder '{missing.parent}'"
+    with pytest.raises(SweepError, match=f"^{re.escape(message)}$"):
+        run_sweep(SWEEP, out=missing, workers=0)
+    with pytest.raises(
+        SweepError, match=f"^{re.escape(f'{tmp_path}: expected a results file, got a directory')}$"
+    ):
+        run_sweep(SWEEP, out=tmp_path, workers=0)
+
+
+@pytest.mark.parametrize(
+    ("line", "got"),
+    [
+        ("not json", "'not json'"),
+        ("[1, 2]", "'[1, 2]'"),
+        ('{"index": 1}', """'{"index": 1}'"""),
+        ('{"id": "42f5c2eb98db", "index": 1}', """'{"id": "42f5c2eb98db", "index": 1}'"""),
+    ],
+)
+def test_resuming_a_damaged_results_file_names_the_line(
+    tmp_path: Path, line: str, got: str
+) -> None:
+    # each raised JSONDecodeError, TypeError or KeyError without the file
+    out = tmp_path / "r.jsonl"
+    run_sweep(SWEEP, out=out, workers=0)
+    header, first, *rest = out.read_text().splitlines()
+    out.write_text("\n".join([header, first, line, *rest]) + "\n")
+    expected = "expected a point's record (a JSON object with an id and a status)"
+    with pytest.raises(SweepError, match=f"^{re.escape(f'{out}:3: {expected}, got {got}')}$"):
+        run_sweep(SWEEP, out=out, workers=0, resume=True)
+
+
+def test_resuming_a_file_that_is_not_text_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "r.jsonl"
+    out.write_bytes(b'{"format": "x"}\n\x8d\xff\n')
+    with pytest.raises(
+        SweepError, match=r"expected a .* results file, got bytes that are not UTF-8"
+    ):
+        run_sweep(SWEEP, out=out, workers=0, resume=True)

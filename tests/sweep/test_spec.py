@@ -133,6 +133,36 @@ BAD_SWEEPS = [
         "got '1e-1' (did you mean '1.0e-1'?)",
     ),
     ([1, 2], "sweep: expected a mapping of keys, got [1, 2]"),
+    ({**BASE, "models": [3]}, "models[0]: expected a name, got 3"),
+    (
+        {**BASE, "vary": {DISPATCH: {"start": 0, "stop": 1, "num": 10**8}}},
+        "vary.executor.dispatch_us.num: expected at most 1000000, got 100000000",
+    ),
+    (
+        {**BASE, "vary": {DISPATCH: {"start": 0, "stop": 1, "step": 1e-9}}},
+        "vary.executor.dispatch_us.step: expected a step that makes at most 1000000 values, "
+        "got 1e-09",
+    ),
+    (
+        {**BASE, "vary": {DISPATCH: {"start": 0.5, "stop": 0.5, "num": 3}}},
+        "vary.executor.dispatch_us: expected distinct values (start equals stop), "
+        "got {'start': 0.5, 'stop': 0.5, 'num': 3}",
+    ),
+    (
+        {**BASE, "vary": {DISPATCH: {"start": 0, "stop": 1e-11, "step": 1e-13}}},
+        "vary.executor.dispatch_us: expected distinct values (a range's values are rounded to "
+        "12 decimals), got 11 distinct of 101",
+    ),
+    (
+        {
+            **BASE,
+            "vary": {
+                DISPATCH: {"start": 0.1, "stop": 1, "num": 1000},
+                BANDWIDTH: {"start": 1, "stop": 2, "num": 1001},
+            },
+        },
+        "sweep: expected at most 1000000 points, got 1001000 (models x policies x ...)",
+    ),
 ]
 
 
@@ -277,7 +307,7 @@ def test_a_yaml_1_1_exponent_in_a_range_suggests_the_number(tmp_path: Path) -> N
 
 def test_a_missing_file_says_no_such_file(tmp_path: Path) -> None:
     path = tmp_path / "nonexist.yaml"
-    with pytest.raises(SweepError, match=_full(f"{path}: no such file")):
+    with pytest.raises(SweepError, match=_full(f"{path}: expected a sweep file, got no such file")):
         load_sweep(path)
 
 
@@ -490,3 +520,25 @@ def test_a_bad_rule_in_a_rules_file_names_both_files(tmp_path: Path) -> None:
     )
     with pytest.raises(SweepError, match=_full(message)):
         load_sweep(tmp_path / "s.yaml")
+
+
+def test_an_integer_range_evenly_apart_gives_integers() -> None:
+    # 1.0, 2.0, ... failed an integer attribute's check, though the file wrote integers
+    spec = load_sweep(
+        {
+            **BASE,
+            "vary": {"devices[vdevice0].devices[npu].cores": {"start": 1, "stop": 4, "num": 4}},
+        }
+    )
+    assert spec.axes[0].values == (1, 2, 3, 4)
+    spec = load_sweep({**BASE, "vary": {DISPATCH: {"start": 1, "stop": 4, "num": 3}}})
+    assert spec.axes[0].values == (1.0, 2.5, 4.0)
+
+
+def test_a_sweep_file_that_is_not_text_is_named(tmp_path: Path) -> None:
+    # it raised UnicodeDecodeError
+    path = tmp_path / "garbage.yaml"
+    path.write_bytes(b"name: x\n\x8d\xff")
+    message = f"{path}: expected a sweep file, got bytes that are not UTF-8 (at byte 8)"
+    with pytest.raises(SweepError, match=_full(message)):
+        load_sweep(path)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ import yaml
 
 from hetsim.errors import PartitionError, Problem
 from hetsim.ir import Op
-from hetsim.located import line_of, safe_load
+from hetsim.located import line_of, safe_load, text_of
 from hetsim.partition.context import LevelContext, path_refusals
 from hetsim.platform import Platform
 
@@ -57,12 +57,11 @@ class Rule:
 
 def _read(rules: str | Path) -> Any:
     path = Path(rules)
-    if not path.is_file():
-        raise PartitionError(
-            f"rules: expected a YAML file or a list of rules, got {str(rules)!r} (no such file)"
-        )
+    text = text_of(path, "a YAML file or a list of rules")
+    if isinstance(text, Problem):
+        raise PartitionError([replace(text, path="rules", got=f"{str(rules)!r} ({text.got})")])
     try:
-        loaded = safe_load(path.read_text())
+        loaded = safe_load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
