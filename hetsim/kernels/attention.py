@@ -270,4 +270,5 @@ register(
     cost=_cost,
     # ONNX's T1 (Q, K, past_key) and T2 (V, past_value), the same at opsets 23 to 25
     one_type=((0, 1, 4), (2, 5)),
+    required=3,
 )

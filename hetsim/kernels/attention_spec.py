@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.checks import attr, op_error
+from hetsim.kernels.checks import flag_attr, float_attr, int_attr, op_error
 from hetsim.kernels.meta import Meta
 
 __all__ = [
@@ -70,27 +70,26 @@ def read_settings(op: Op) -> AttentionSettings:
     OpError
         A bad mode, softmax precision, window size or head count.
     """
-    mode = int(attr(op, "qk_matmul_output_mode", 0))
+    mode = int_attr(op, "qk_matmul_output_mode", 0)
     if mode not in (0, 1, 2, 3):
         raise op_error(op, "expected qk_matmul_output_mode 0, 1, 2 or 3", mode)
-    code = attr(op, "softmax_precision", None)
-    if code is not None and int(code) not in _PRECISIONS:
+    code = int_attr(op, "softmax_precision", None)
+    if code is not None and code not in _PRECISIONS:
         raise op_error(op, f"expected softmax_precision one of {sorted(_PRECISIONS)}", code)
-    left, right = int(attr(op, "left_window_size", -1)), int(attr(op, "right_window_size", -1))
+    left, right = int_attr(op, "left_window_size", -1), int_attr(op, "right_window_size", -1)
     if min(left, right) < -1:
         raise op_error(op, "expected window sizes of -1 or more", f"{left} and {right}")
-    heads = [attr(op, name, None) for name in ("q_num_heads", "kv_num_heads")]
-    if any(h is not None and int(h) < 1 for h in heads):
+    heads = [int_attr(op, name, None) for name in ("q_num_heads", "kv_num_heads")]
+    if any(h is not None and h < 1 for h in heads):
         raise op_error(op, "expected q_num_heads and kv_num_heads of 1 or more", heads)
-    scale = attr(op, "scale", None)
     return AttentionSettings(
-        scale=None if scale is None else float(scale),
-        is_causal=bool(int(attr(op, "is_causal", 0))),
-        q_heads=None if heads[0] is None else int(heads[0]),
-        kv_heads=None if heads[1] is None else int(heads[1]),
-        softcap=float(attr(op, "softcap", 0.0)),
+        scale=float_attr(op, "scale", None),
+        is_causal=flag_attr(op, "is_causal", 0),
+        q_heads=heads[0],
+        kv_heads=heads[1],
+        softcap=float_attr(op, "softcap", 0.0),
         mode=mode,
-        precision=None if code is None else _PRECISIONS[int(code)],
+        precision=None if code is None else _PRECISIONS[code],
         left=left,
         right=right,
     )

@@ -1,16 +1,20 @@
 """The checks that op modules share, on attributes, inputs, dtypes and axes, and their errors.
 
 Every failure is a ModelError naming the op, in one shape: ``op <name> (<type>): <expected>, got
-<got>`` (`op_error`; `raise_kernel_error` for a kernel's own failure). Also here: the ONNX dtype
-codes (`ONNX_DTYPES`), numpy's broadcast rule and the shape rule `same_as_input`. Each op module
-checks what is particular to its ops; `registry` uses these to wrap what `register` is given.
+<got>`` (`op_error`; `raise_kernel_error` for a kernel's own failure). Attributes are read with
+the reader of their ONNX type (`int_attr`, `flag_attr`, `float_attr`, `str_attr`, `ints_attr`,
+`floats_attr`), which refuses a value of another type rather than converting it; inputs ONNX
+types as integers (a shape, axes, pads) with `integer_input` and `check_integer_input`. Also here:
+the ONNX dtype codes (`ONNX_DTYPES`), numpy's broadcast rule and the shape rule `same_as_input`.
+Each op module checks what is particular to its ops; `registry` uses these to wrap what
+`register` is given (`check_required_inputs`, `check_output_count`).
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
-from typing import Any, NoReturn, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TypeVar, overload
 
 import numpy as np
 
@@ -22,15 +26,26 @@ __all__ = [
     "ONNX_DTYPES",
     "attr",
     "broadcast_shape",
+    "check_integer_input",
+    "check_output_count",
+    "check_required_inputs",
     "choice",
     "constant_input",
     "dtype_of",
+    "flag_attr",
+    "float_attr",
+    "floats_attr",
+    "int_attr",
+    "integer_input",
+    "ints_attr",
+    "named_outputs",
     "normalize_axes",
     "normalize_axis",
     "op_error",
     "present",
     "raise_kernel_error",
     "same_as_input",
+    "str_attr",
 ]
 
 T = TypeVar("T")
@@ -44,6 +59,104 @@ def attr(op: Op, name: str, default: Any = _MISSING) -> Any:
     if value is _MISSING:
         raise ModelError(f"{op_label(op)}: missing required attribute {name!r}")
     return value
+
+
+_INTEGER_TYPES = (int, np.integer)  # a bool is an int: 0 or 1
+_REAL_TYPES = (int, float, np.integer, np.floating)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, _INTEGER_TYPES)
+
+
+def _is_real(value: object) -> bool:
+    return isinstance(value, _REAL_TYPES) and value.__class__ is not bool
+
+
+def _is_sequence_of(is_item: Callable[[object], bool]) -> Callable[[object], bool]:
+    def is_sequence(value: object) -> bool:
+        if isinstance(value, np.ndarray):
+            return value.ndim == 1 and all(map(is_item, value))
+        return isinstance(value, list | tuple) and all(map(is_item, value))
+
+    return is_sequence
+
+
+_is_ints = _is_sequence_of(_is_int)
+_is_reals = _is_sequence_of(_is_real)
+
+
+def _typed_attr(
+    op: Op, name: str, default: Any, expected: str, is_expected: Callable[[object], bool]
+) -> Any:
+    """Attribute `name` of `op` (or `default`, trusted), of the ONNX attribute type `expected`
+    names: another type is a ModelError rather than converted (``int("0")`` is 0, but
+    ``bool("0")`` is True, and ``int(2.7)`` is 2)."""
+    value = attr(op, name, default)
+    if value is default or is_expected(value):
+        return value
+    raise op_error(op, f"expected attribute {name!r} to be {expected}", repr(value))
+
+
+@overload
+def int_attr(op: Op, name: str, default: int = ...) -> int: ...
+@overload
+def int_attr(op: Op, name: str, default: None) -> int | None: ...
+def int_attr(op: Op, name: str, default: Any = _MISSING) -> Any:
+    """INT attribute `name` of `op` (a bool or numpy integer too), or `default`; checked.
+
+    Examples
+    --------
+    >>> op = Op("ReduceSum", "r", ("x",), ("y",), {"keepdims": "0"})
+    >>> int_attr(op, "keepdims", 1)
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.ModelError: op r (ReduceSum): expected attribute 'keepdims' to be an integer, \
+got '0'
+    """
+    value = _typed_attr(op, name, default, "an integer", _is_int)
+    return None if value is None else int(value)
+
+
+def flag_attr(op: Op, name: str, default: int) -> bool:
+    """INT attribute `name` of `op` read as a flag (``keepdims``, ``transB``): nonzero is set."""
+    return int_attr(op, name, default) != 0
+
+
+@overload
+def float_attr(op: Op, name: str, default: float = ...) -> float: ...
+@overload
+def float_attr(op: Op, name: str, default: None) -> float | None: ...
+def float_attr(op: Op, name: str, default: Any = _MISSING) -> Any:
+    """FLOAT attribute `name` of `op` (an int or numpy number too, not a bool), or `default`."""
+    value = _typed_attr(op, name, default, "a number", _is_real)
+    return None if value is None else float(value)
+
+
+def str_attr(op: Op, name: str, default: Any = _MISSING) -> str:
+    """STRING attribute `name` of `op`, or `default`; checked."""
+    value: str = _typed_attr(op, name, default, "a string", lambda v: isinstance(v, str))
+    return value
+
+
+@overload
+def ints_attr(op: Op, name: str, default: Sequence[int] = ...) -> tuple[int, ...]: ...
+@overload
+def ints_attr(op: Op, name: str, default: None) -> tuple[int, ...] | None: ...
+def ints_attr(op: Op, name: str, default: Any = _MISSING) -> Any:
+    """INTS attribute `name` of `op` as a tuple (`default` when absent, None stays None)."""
+    value = _typed_attr(op, name, default, "a list of integers", _is_ints)
+    return None if value is None else tuple(map(int, value))
+
+
+@overload
+def floats_attr(op: Op, name: str, default: Sequence[float] = ...) -> tuple[float, ...]: ...
+@overload
+def floats_attr(op: Op, name: str, default: None) -> tuple[float, ...] | None: ...
+def floats_attr(op: Op, name: str, default: Any = _MISSING) -> Any:
+    """FLOATS attribute `name` of `op` as a tuple (`default` when absent, None stays None)."""
+    value = _typed_attr(op, name, default, "a list of numbers", _is_reals)
+    return None if value is None else tuple(map(float, value))
 
 
 ONNX_DTYPES: dict[int, np.dtype[Any]] = {
@@ -64,6 +177,50 @@ ONNX_DTYPES: dict[int, np.dtype[Any]] = {
     }.items()
 }
 """ONNX `TensorProto.DataType` codes of the dtypes hetsim supports, to numpy dtypes."""
+
+
+def check_required_inputs(op: Op, count: int) -> None:
+    """The first `count` inputs of `op` are named: ONNX requires them (a Relu's X, a Reshape's
+    shape); one omitted, or too few inputs, is a ModelError naming the op and the position.
+
+    Examples
+    --------
+    >>> check_required_inputs(Op("Relu", "r", ("",), ("y",)), 1)
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.ModelError: op r (Relu): expected input 0 (a tensor), got none (an omitted input)
+    """
+    named = op.inputs[:count]
+    if len(named) == count and all(named):  # inlined for speed: every infer and compile
+        return
+    if len(named) < count:
+        raise op_error(op, f"expected at least {count} inputs", len(op.inputs))
+    raise op_error(op, f"expected input {named.index('')} (a tensor)", "none (an omitted input)")
+
+
+def named_outputs(op: Op) -> int:
+    """How many outputs `op` names, trailing omitted ones aside: ``("y", "", "z", "")`` is 3."""
+    named = len(op.outputs)
+    while named and not op.outputs[named - 1]:
+        named -= 1
+    return named
+
+
+def check_output_count(op: Op, count: int) -> None:
+    """`op` names no more outputs than the `count` its rule or kernel gives (trailing omitted
+    ones aside): an extra one would be left without a value.
+
+    Examples
+    --------
+    >>> check_output_count(Op("Relu", "r", ("x",), ("y", "z")), 1)
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.ModelError: op r (Relu): expected at most 1 output, got 2
+    """
+    named = named_outputs(op)
+    if named > count:
+        noun = "output" if count == 1 else "outputs"
+        raise op_error(op, f"expected at most {count} {noun}", named)
 
 
 def present(op: Op, values: Sequence[T | None], count: int) -> list[T]:
@@ -180,6 +337,32 @@ def same_as_input(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Met
     first = inputs[0]
     assert first is not None, f"{op!r}: first input missing"
     return [Meta(first.shape, first.dtype)]
+
+
+def check_integer_input(op: Op, index: int, what: str, value: object) -> None:
+    """Input `index` of `op` (`what`: a shape, axes, pads), which ONNX types as integers, is of
+    an integer dtype: float values would be truncated. `value` is the input's array or `Meta`;
+    an attribute's ints (before the opset that made it an input), or None, pass.
+
+    Examples
+    --------
+    >>> op = Op("Reshape", "r", ("x", "s"), ("y",))
+    >>> check_integer_input(op, 1, "shape", np.array([2.7, 4.2], np.float32))
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.ModelError: op r (Reshape): expected input 1 (shape) of an integer dtype, got \
+float32
+    """
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and dtype.kind not in "iu":
+        raise op_error(op, f"expected input {index} ({what}) of an integer dtype", dtype)
+
+
+def integer_input(op: Op, inputs: Sequence[Meta | None], index: int, what: str) -> np.ndarray:
+    """`constant_input` of an input ONNX types as integers (`check_integer_input`), checked
+    first: a float graph input has no value to read, but a dtype to refuse."""
+    check_integer_input(op, index, what, inputs[index] if index < len(inputs) else None)
+    return constant_input(op, inputs, index, what)
 
 
 def constant_input(op: Op, inputs: Sequence[Meta | None], index: int, what: str) -> np.ndarray:

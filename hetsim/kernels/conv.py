@@ -26,7 +26,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from hetsim.ir import Op
 from hetsim.kernels.arrays import memoize
-from hetsim.kernels.checks import attr, op_error
+from hetsim.kernels.checks import attr, int_attr, op_error
 from hetsim.kernels.conv_plan import COLUMN_BYTES, Runner, bias_shape, plan_conv
 from hetsim.kernels.costs import Cost, nbytes
 from hetsim.kernels.meta import Meta
@@ -195,7 +195,7 @@ class _ConvSpec:
 
 def group_of(op: Op) -> int:
     """The ``group`` attribute of a Conv or ConvTranspose, checked."""
-    group = int(attr(op, "group", 1))
+    group = int_attr(op, "group", 1)
     if group < 1:
         raise op_error(op, "expected group >= 1", group)
     return group
@@ -261,9 +261,17 @@ def cost_conv(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) ->
     )
     columns = 0 if is_pointwise else x.shape[0] * x.shape[1] * taps * prod(y.shape[2:])
     scratch = 2 * columns * x.dtype.itemsize  # written once, read once by the GEMM
-    per_group = w.shape[0] // int(attr(op, "group", 1))
+    per_group = w.shape[0] // int_attr(op, "group", 1)
     gemm_dim = min(per_group, prod(y.shape[2:]), w.shape[1] * taps)
     return Cost(float(flops), nbytes(inputs), nbytes(outputs), "conv", scratch, gemm_dim)
 
 
-register("Conv", "conv", compile=compile_conv, infer=infer_conv, cost=cost_conv, one_type=(0, 1, 2))
+register(
+    "Conv",
+    "conv",
+    compile=compile_conv,
+    infer=infer_conv,
+    cost=cost_conv,
+    one_type=(0, 1, 2),
+    required=2,
+)

@@ -19,7 +19,7 @@ import numpy as np
 
 from hetsim.ir import Op
 from hetsim.kernels.arrays import memoize
-from hetsim.kernels.checks import attr, op_error
+from hetsim.kernels.checks import ints_attr, op_error
 from hetsim.kernels.conv import group_of, tap_slices
 from hetsim.kernels.conv_plan import bias_shape
 from hetsim.kernels.costs import Cost, nbytes
@@ -124,13 +124,11 @@ def _transpose_spec(op: Op) -> _TransposeSpec:
     if len(op.outputs) != 1:
         raise op_error(op, "expected 1 output", len(op.outputs))
     window = read_window_attrs(op, kernel_required=False)
-    padding = attr(op, "output_padding", None)
-    shape = attr(op, "output_shape", None)
     return _TransposeSpec(
         window,
         group_of(op),
-        None if padding is None else tuple(int(v) for v in padding),
-        None if shape is None else tuple(int(v) for v in shape),
+        ints_attr(op, "output_padding", None),
+        ints_attr(op, "output_shape", None),
     )
 
 
@@ -181,4 +179,5 @@ register(
     infer=_infer_conv_transpose,
     cost=_cost_conv_transpose,
     one_type=(0, 1, 2),
+    required=2,
 )

@@ -15,7 +15,17 @@ from typing import Any, cast
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.checks import attr, broadcast_shape, dtype_of, op_error, present, same_as_input
+from hetsim.kernels.checks import (
+    attr,
+    broadcast_shape,
+    dtype_of,
+    flag_attr,
+    float_attr,
+    int_attr,
+    op_error,
+    present,
+    same_as_input,
+)
 from hetsim.kernels.costs import Cost, CostRule, elementwise_cost, movement_cost, view_cost
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import ALL_INPUTS, Kernel, register
@@ -91,6 +101,7 @@ for _type, (_fn, _is_bool) in _BINARY.items():
         compile=_compile_binary(_fn),
         infer=_infer_binary(_is_bool),
         one_type=() if _type == "Pow" else (0, 1),  # Pow's exponent may be another type (T1)
+        required=2,
     )
 
 
@@ -101,7 +112,7 @@ def _compile_mod(op: Op, opset: int) -> Kernel:
 
 
 def _fmod(op: Op) -> bool:
-    fmod = attr(op, "fmod", 0)
+    fmod = int_attr(op, "fmod", 0)
     if fmod not in (0, 1):
         raise op_error(op, "expected fmod 0 or 1", fmod)
     return bool(fmod)
@@ -120,7 +131,7 @@ def _infer_mod(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     return [Meta(broadcast_shape(op, a.shape, b.shape), a.dtype)]
 
 
-register("Mod", "elementwise", compile=_compile_mod, infer=_infer_mod, one_type=(0, 1))
+register("Mod", "elementwise", compile=_compile_mod, infer=_infer_mod, one_type=(0, 1), required=2)
 
 
 SIGNED_BIT_SHIFT_OPSET = 28
@@ -175,6 +186,7 @@ register(
     compile=_compile_bit_shift,
     infer=_infer_bit_shift,
     one_type=(0, 1),
+    required=2,
 )
 
 
@@ -183,8 +195,8 @@ def _compile_is_nan(op: Op, opset: int) -> Kernel:
 
 
 def _compile_is_inf(op: Op, opset: int) -> Kernel:
-    negative = bool(attr(op, "detect_negative", 1))
-    positive = bool(attr(op, "detect_positive", 1))
+    negative = flag_attr(op, "detect_negative", 1)
+    positive = flag_attr(op, "detect_positive", 1)
     if negative and positive:
         return lambda inputs: [np.isinf(inputs[0])]
     if positive:
@@ -238,7 +250,9 @@ def _infer_prelu(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta
     return [Meta(x.shape, x.dtype)]
 
 
-register("PRelu", "elementwise", compile=_compile_prelu, infer=_infer_prelu, one_type=(0, 1))
+register(
+    "PRelu", "elementwise", compile=_compile_prelu, infer=_infer_prelu, one_type=(0, 1), required=2
+)
 
 # op type -> (the pairwise combination, whether the total is divided by the count: Mean)
 _VARIADIC: dict[str, tuple[Binary, bool]] = {
@@ -301,14 +315,16 @@ def _infer_where(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta
     return [Meta(broadcast_shape(op, cond.shape, x.shape, y.shape), x.dtype)]
 
 
-register("Where", "elementwise", compile=_compile_where, infer=_infer_where, one_type=(1, 2))
+register(
+    "Where", "elementwise", compile=_compile_where, infer=_infer_where, one_type=(1, 2), required=3
+)
 
 
 def _compile_clip(op: Op, opset: int) -> Kernel:
     if opset < 11:
         # Clip-6 defaults are the float32 extremes, so an infinite input clips to a finite one
-        low = float(attr(op, "min", -_FLOAT32_MAX))
-        high = float(attr(op, "max", _FLOAT32_MAX))
+        low = float_attr(op, "min", -_FLOAT32_MAX)
+        high = float_attr(op, "max", _FLOAT32_MAX)
         return lambda inputs: [np.minimum(np.maximum(inputs[0], low), high)]
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
@@ -361,6 +377,7 @@ register(
     compile=_compile_cast_like,
     infer=_infer_cast_like,
     cost=_cast_like_cost,
+    required=2,
 )
 
 

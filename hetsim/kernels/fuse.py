@@ -28,6 +28,7 @@ import numpy as np
 from hetsim.ir import Graph, Op
 from hetsim.ir.cache import GraphCache
 from hetsim.kernels.arrays import zeros
+from hetsim.kernels.checks import flag_attr, float_attr
 from hetsim.kernels.registry import Kernel
 
 __all__ = [
@@ -202,15 +203,15 @@ def _affine(
     """
     channels, rank = weight.shape[0], weight.ndim
     if op.type == "BatchNormalization":
-        if op.inputs[0] != name or any(op.outputs[1:]) or int(op.attrs.get("training_mode", 0)):
+        if op.inputs[0] != name or any(op.outputs[1:]) or flag_attr(op, "training_mode", 0):
             return None
         params = [inits.get(n) for n in op.inputs[1:5]]
-        if not int(op.attrs.get("spatial", 1)) or len(params) != 4:
+        if not flag_attr(op, "spatial", 1) or len(params) != 4:
             return None
         if any(p is None or p.shape != (channels,) for p in params):
             return None
         gamma, beta, mean, var = (np.asarray(p, np.float64) for p in params)
-        scale = gamma / np.sqrt(var + float(op.attrs.get("epsilon", 1e-5)))
+        scale = gamma / np.sqrt(var + float_attr(op, "epsilon", 1e-5))
         return scale, beta - mean * scale
     if op.type not in ("Mul", "Add") or len(op.inputs) != 2 or name not in op.inputs:
         return None

@@ -16,7 +16,16 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.checks import attr, constant_input, normalize_axis, op_error, present
+from hetsim.kernels.checks import (
+    attr,
+    check_integer_input,
+    constant_input,
+    int_attr,
+    integer_input,
+    normalize_axis,
+    op_error,
+    present,
+)
 from hetsim.kernels.costs import Cost, elementwise_cost, movement_cost, nbytes
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import Kernel, register
@@ -26,7 +35,7 @@ __all__: list[str] = []
 
 
 def _compile_gather_elements(op: Op, opset: int) -> Kernel:
-    axis = int(attr(op, "axis", 0))
+    axis = int_attr(op, "axis", 0)
     return lambda inputs: [np.take_along_axis(inputs[0], inputs[1], axis=axis)]
 
 
@@ -35,7 +44,7 @@ def _infer_gather_elements(op: Op, opset: int, inputs: Sequence[Meta | None]) ->
     assert indices is not None, f"{op!r}: indices missing"
     if len(indices.shape) != len(x.shape):
         raise op_error(op, f"expected indices of rank {len(x.shape)}", len(indices.shape))
-    normalize_axis(op, int(attr(op, "axis", 0)), len(x.shape))
+    normalize_axis(op, int_attr(op, "axis", 0), len(x.shape))
     return [Meta(indices.shape, x.dtype)]
 
 
@@ -45,11 +54,12 @@ register(
     compile=_compile_gather_elements,
     infer=_infer_gather_elements,
     cost=movement_cost,
+    required=2,
 )
 
 
 def _batch_dims(op: Op, data_rank: int, indices_rank: int) -> int:
-    batch = int(attr(op, "batch_dims", 0))
+    batch = int_attr(op, "batch_dims", 0)
     if not 0 <= batch < min(data_rank, indices_rank):
         expected = f"expected batch_dims in [0, {min(data_rank, indices_rank) - 1}]"
         raise op_error(op, expected, batch)
@@ -89,7 +99,7 @@ def _infer_gather_nd(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[
 
 register(
     "GatherND", "data_movement", compile=_compile_gather_nd, infer=_infer_gather_nd,
-    cost=movement_cost,
+    cost=movement_cost, required=2,
 )  # fmt: skip
 
 _SCATTER_REDUCTIONS: dict[str, np.ufunc | None] = {
@@ -142,7 +152,7 @@ def _infer_scatter_nd(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list
 
 def _compile_scatter_elements(op: Op, opset: int) -> Kernel:
     ufunc = _scatter_reduction(op)
-    axis = int(attr(op, "axis", 0))
+    axis = int_attr(op, "axis", 0)
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         data, indices, updates = present(op, inputs, 3)
@@ -157,7 +167,7 @@ def _compile_scatter_elements(op: Op, opset: int) -> Kernel:
 def _infer_scatter_elements(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     data, indices, updates = present(op, inputs, 3)
     _scatter_reduction(op)
-    normalize_axis(op, int(attr(op, "axis", 0)), len(data.shape))
+    normalize_axis(op, int_attr(op, "axis", 0), len(data.shape))
     if updates.shape != indices.shape or len(indices.shape) != len(data.shape):
         expected = f"expected indices and updates of one shape, of rank {len(data.shape)}"
         raise op_error(op, expected, f"{list(indices.shape)} and {list(updates.shape)}")
@@ -166,16 +176,16 @@ def _infer_scatter_elements(op: Op, opset: int, inputs: Sequence[Meta | None]) -
 
 register(
     "ScatterND", "data_movement", compile=_compile_scatter_nd, infer=_infer_scatter_nd,
-    cost=movement_cost, one_type=(0, 2),
+    cost=movement_cost, one_type=(0, 2), required=3,
 )  # fmt: skip
 register(
     "ScatterElements", "data_movement", compile=_compile_scatter_elements,
-    infer=_infer_scatter_elements, cost=movement_cost, one_type=(0, 2),
+    infer=_infer_scatter_elements, cost=movement_cost, one_type=(0, 2), required=3,
 )  # fmt: skip
 
 
 def _one_hot_axis(op: Op, rank: int) -> int:
-    return normalize_axis(op, int(attr(op, "axis", -1)), rank + 1)
+    return normalize_axis(op, int_attr(op, "axis", -1), rank + 1)
 
 
 def _compile_one_hot(op: Op, opset: int) -> Kernel:
@@ -208,21 +218,23 @@ def _infer_one_hot(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Me
 register(
     "OneHot", "data_movement", compile=_compile_one_hot, infer=_infer_one_hot,
     cost=elementwise_cost("data_movement", 2),  # a compare and a select per output element
+    required=3,
 )  # fmt: skip
 
 
 def _top_k_params(op: Op, opset: int) -> tuple[int, bool]:
-    largest = attr(op, "largest", 1)
+    largest = int_attr(op, "largest", 1)
     if largest not in (0, 1):
         raise op_error(op, "expected largest 0 or 1", largest)
-    return int(attr(op, "axis", -1)), bool(largest)
+    return int_attr(op, "axis", -1), bool(largest)
 
 
 def _top_k_count(op: Op, opset: int, k: np.ndarray | None) -> int:
     """K: an attribute to opset 9, then a one-element input."""
     if opset < 10:
-        return int(attr(op, "k"))
+        return int_attr(op, "k")
     assert k is not None, f"{op!r}: K missing"
+    check_integer_input(op, 1, "K", k)
     return int(k.reshape(-1)[0])
 
 
@@ -252,7 +264,7 @@ def _infer_top_k(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta
     x = first_input(op, inputs)
     axis, _ = _top_k_params(op, opset)
     at = normalize_axis(op, axis, len(x.shape))
-    k = None if opset < 10 else constant_input(op, inputs, 1, "K")
+    k = None if opset < 10 else integer_input(op, inputs, 1, "K")
     count = _top_k_count(op, opset, k)
     if not 0 <= count <= x.shape[at]:
         raise op_error(op, f"expected K from 0 to {x.shape[at]} (axis {at})", count)
@@ -263,9 +275,16 @@ def _infer_top_k(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta
 def _top_k_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """A sort along the axis: ``n·ceil(log2 n)`` compares per row of ``n``, as flops."""
     x = first_input(op, inputs)
-    n = x.shape[normalize_axis(op, int(attr(op, "axis", -1)), len(x.shape))] if x.shape else 1
+    n = x.shape[normalize_axis(op, int_attr(op, "axis", -1), len(x.shape))] if x.shape else 1
     flops = x.size * max(math.ceil(math.log2(n)), 1) if n else 0
     return Cost(float(flops), nbytes(inputs), nbytes(outputs), "reduction")
 
 
-register("TopK", "reduction", compile=_compile_top_k, infer=_infer_top_k, cost=_top_k_cost)
+register(
+    "TopK",
+    "reduction",
+    compile=_compile_top_k,
+    infer=_infer_top_k,
+    cost=_top_k_cost,
+    required={1: 1, 10: 2},
+)

@@ -15,8 +15,12 @@ import numpy as np
 from hetsim.ir import Op
 from hetsim.kernels.checks import (
     attr,
-    constant_input,
+    check_integer_input,
     dtype_of,
+    flag_attr,
+    int_attr,
+    integer_input,
+    ints_attr,
     normalize_axes,
     normalize_axis,
     op_error,
@@ -33,11 +37,12 @@ __all__: list[str] = []
 
 
 def _compile_trilu(op: Op, opset: int) -> Kernel:
-    keep = np.triu if attr(op, "upper", 1) else np.tril
+    keep = np.triu if flag_attr(op, "upper", 1) else np.tril
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x, k = inputs[0], inputs[1] if len(inputs) > 1 else None
         assert x is not None, f"{op!r}: input missing"
+        check_integer_input(op, 1, "k", k)
         return [keep(x, 0 if k is None else int(k))]
 
     return kernel
@@ -58,11 +63,12 @@ def _compile_cumulative(ufunc: np.ufunc) -> Callable[[Op, int], Kernel]:
     identity = ufunc.identity
 
     def compile(op: Op, opset: int) -> Kernel:
-        exclusive = bool(attr(op, "exclusive", 0))
-        reverse = bool(attr(op, "reverse", 0))
+        exclusive = flag_attr(op, "exclusive", 0)
+        reverse = flag_attr(op, "reverse", 0)
 
         def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
             x, axis_value = present(op, inputs, 2)
+            check_integer_input(op, 1, "axis", axis_value)
             axis = normalize_axis(op, int(axis_value), x.ndim)
             y = np.flip(x, axis) if reverse else x
             total = ufunc.accumulate(y, axis=axis, dtype=x.dtype)
@@ -75,12 +81,14 @@ def _compile_cumulative(ufunc: np.ufunc) -> Callable[[Op, int], Kernel]:
     return compile
 
 
-register("CumSum", "elementwise", compile=_compile_cumulative(np.add), infer=same_as_input)
-register("CumProd", "elementwise", compile=_compile_cumulative(np.multiply), infer=same_as_input)
+for _type, _ufunc in (("CumSum", np.add), ("CumProd", np.multiply)):
+    register(
+        _type, "elementwise", compile=_compile_cumulative(_ufunc), infer=same_as_input, required=2
+    )
 
 
 def _block(op: Op) -> int:
-    size = int(attr(op, "blocksize"))
+    size = int_attr(op, "blocksize")
     if size < 1:
         raise op_error(op, "expected a positive blocksize", size)
     return size
@@ -168,7 +176,7 @@ def _eye_dtype(op: Op, x: Meta | np.ndarray) -> np.dtype[Any]:
 
 
 def _compile_eye_like(op: Op, opset: int) -> Kernel:
-    k = int(attr(op, "k", 0))
+    k = int_attr(op, "k", 0)
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x = inputs[0]
@@ -191,7 +199,7 @@ register(
 
 
 def _sequence_axes(op: Op, rank: int) -> tuple[int, int]:
-    time, batch = int(attr(op, "time_axis", 0)), int(attr(op, "batch_axis", 1))
+    time, batch = int_attr(op, "time_axis", 0), int_attr(op, "batch_axis", 1)
     if sorted((time, batch)) != [0, 1]:
         raise op_error(op, "expected time_axis and batch_axis 0 and 1", [time, batch])
     if rank < 2:
@@ -226,7 +234,7 @@ def _infer_reverse_sequence(op: Op, opset: int, inputs: Sequence[Meta | None]) -
 
 register(
     "ReverseSequence", "data_movement", compile=_compile_reverse_sequence,
-    infer=_infer_reverse_sequence, cost=movement_cost,
+    infer=_infer_reverse_sequence, cost=movement_cost, required=2,
 )  # fmt: skip
 
 
@@ -235,7 +243,7 @@ def _crop_pad_plan(
 ) -> tuple[tuple[int, ...], tuple[slice, ...], tuple[slice, ...]]:
     """The output shape, the input's centered crop and where it lands in the output: each
     named axis cropped or zero-padded to its target, the odd element at the end."""
-    axes = attr(op, "axes", None)
+    axes = ints_attr(op, "axes", None)
     at = list(range(len(shape))) if axes is None else normalize_axes(op, axes, len(shape))
     if len(target) != len(at):
         raise op_error(op, f"expected a shape of {len(at)} values (one per axis)", list(target))
@@ -257,6 +265,7 @@ def _crop_pad_plan(
 def _compile_center_crop_pad(op: Op, opset: int) -> Kernel:
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x, target = present(op, inputs, 2)
+        check_integer_input(op, 1, "shape", target)
         shape, crop, place = _crop_pad_plan(op, x.shape, [int(v) for v in target])
         y = np.zeros(shape, x.dtype)
         y[place] = x[crop]
@@ -267,11 +276,11 @@ def _compile_center_crop_pad(op: Op, opset: int) -> Kernel:
 
 def _infer_center_crop_pad(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x = first_input(op, inputs)
-    target = [int(v) for v in constant_input(op, inputs, 1, "shape")]
+    target = [int(v) for v in integer_input(op, inputs, 1, "shape")]
     return [Meta(_crop_pad_plan(op, x.shape, target)[0], x.dtype)]
 
 
 register(
     "CenterCropPad", "data_movement", compile=_compile_center_crop_pad,
-    infer=_infer_center_crop_pad, cost=movement_cost,
+    infer=_infer_center_crop_pad, cost=movement_cost, required=2,
 )  # fmt: skip

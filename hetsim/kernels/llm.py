@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.checks import attr, normalize_axis, op_error
+from hetsim.kernels.checks import attr, flag_attr, float_attr, int_attr, normalize_axis, op_error
 from hetsim.kernels.costs import Cost, elementwise_cost, movement_cost, nbytes
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import Kernel, register
@@ -68,16 +68,16 @@ class _Rotary:
 
 
 def _rotary(op: Op) -> _Rotary:
-    heads = attr(op, "num_heads", None)
-    if heads is not None and int(heads) < 1:
+    heads = int_attr(op, "num_heads", None)
+    if heads is not None and heads < 1:
         raise op_error(op, "expected num_heads of 1 or more", heads)
-    rotary_dim = int(attr(op, "rotary_embedding_dim", 0))
+    rotary_dim = int_attr(op, "rotary_embedding_dim", 0)
     if rotary_dim < 0 or rotary_dim % 2:
         raise op_error(op, "expected an even rotary_embedding_dim of 0 or more", rotary_dim)
     return _Rotary(
-        None if heads is None else int(heads),
+        heads,
         rotary_dim,
-        bool(int(attr(op, "interleaved", 0))),
+        flag_attr(op, "interleaved", 0),
     )
 
 
@@ -221,7 +221,7 @@ def _scatter_settings(op: Op) -> tuple[str, int]:
     mode = mode.decode() if isinstance(mode, bytes) else str(mode)
     if mode not in _MODES:
         raise op_error(op, "expected mode 'linear' or 'circular'", repr(mode))
-    return mode, int(attr(op, "axis", -2))
+    return mode, int_attr(op, "axis", -2)
 
 
 def tensor_scatter(
@@ -310,7 +310,7 @@ def swiglu(a: np.ndarray, b: np.ndarray, alpha: float = 1.0) -> np.ndarray:
 
 
 def _compile_swiglu(op: Op, opset: int) -> Kernel:
-    alpha = float(attr(op, "alpha", 1.0))
+    alpha = float_attr(op, "alpha", 1.0)
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         a, b = inputs
@@ -340,6 +340,7 @@ register(
     infer=_infer_rotary,
     cost=_cost_rotary,
     one_type=(0, 1, 2),  # X, cos_cache and sin_cache: T; position_ids: int64
+    required=3,
 )
 register(
     "TensorScatter",
@@ -348,6 +349,7 @@ register(
     infer=_infer_tensor_scatter,
     cost=movement_cost,
     one_type=(0, 1),  # past_cache and update: T; write_indices: int64
+    required=2,
 )
 register(
     "SwiGLU",
@@ -356,4 +358,5 @@ register(
     infer=_infer_swiglu,
     cost=elementwise_cost("elementwise", _SWIGLU_FLOPS),
     one_type=(0, 1),
+    required=2,
 )

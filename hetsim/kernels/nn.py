@@ -22,7 +22,15 @@ import numpy as np
 
 from hetsim.ir import Op
 from hetsim.kernels import conv, conv_transpose, norm, pool
-from hetsim.kernels.checks import attr, broadcast_shape, normalize_axis, op_error
+from hetsim.kernels.checks import (
+    broadcast_shape,
+    flag_attr,
+    float_attr,
+    int_attr,
+    normalize_axis,
+    op_error,
+    str_attr,
+)
 from hetsim.kernels.costs import Cost, elementwise_cost, nbytes
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import ALL_INPUTS, Kernel, register
@@ -60,10 +68,10 @@ def gemm(
 
 def _gemm_flags(op: Op) -> tuple[float, float, bool, bool]:
     return (
-        float(attr(op, "alpha", 1.0)),
-        float(attr(op, "beta", 1.0)),
-        bool(attr(op, "transA", 0)),
-        bool(attr(op, "transB", 0)),
+        float_attr(op, "alpha", 1.0),
+        float_attr(op, "beta", 1.0),
+        flag_attr(op, "transA", 0),
+        flag_attr(op, "transB", 0),
     )
 
 
@@ -159,7 +167,7 @@ ELLIPSIS = "..."
 
 def _einsum_terms(op: Op, count: int) -> tuple[list[str], str | None]:
     """The equation's input terms and its output term (None when implicit), checked."""
-    equation = str(attr(op, "equation")).replace(" ", "")
+    equation = str_attr(op, "equation").replace(" ", "")
     left, arrow, right = equation.partition("->")
     terms = left.split(",")
     if len(terms) != count:
@@ -237,7 +245,7 @@ def einsum_shape(op: Op, shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
 
 
 def _compile_einsum(op: Op, opset: int) -> Kernel:
-    equation = str(attr(op, "equation")).replace(" ", "")
+    equation = str_attr(op, "equation").replace(" ", "")
     return lambda inputs: [np.asarray(np.einsum(equation, *inputs, optimize=len(inputs) > 2))]
 
 
@@ -297,14 +305,14 @@ def hardmax(x: np.ndarray, axis: int) -> np.ndarray:
 
 def _softmax_axis(op: Op, opset: int, rank: int) -> int:
     default = 1 if opset < 13 else -1
-    return normalize_axis(op, int(attr(op, "axis", default)), max(rank, 1))
+    return normalize_axis(op, int_attr(op, "axis", default), max(rank, 1))
 
 
 def _compile_softmax(function: Callable[[np.ndarray, int], np.ndarray]) -> Callable[..., Kernel]:
     """The compile rule of Softmax or LogSoftmax, with `function` as the normalization."""
 
     def compile_op(op: Op, opset: int) -> Kernel:
-        axis = int(attr(op, "axis", 1 if opset < 13 else -1))
+        axis = int_attr(op, "axis", 1 if opset < 13 else -1)
         flatten = opset < 13
 
         def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
@@ -329,11 +337,17 @@ def _infer_softmax(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Me
 
 
 register(
-    "Gemm", "matmul", compile=_compile_gemm, infer=_infer_gemm, cost=_cost_gemm, one_type=(0, 1, 2)
+    "Gemm",
+    "matmul",
+    compile=_compile_gemm,
+    infer=_infer_gemm,
+    cost=_cost_gemm,
+    one_type=(0, 1, 2),
+    required=2,
 )
 register(
     "MatMul", "matmul", compile=_compile_matmul, infer=infer_matmul, cost=cost_matmul,
-    one_type=(0, 1),
+    one_type=(0, 1), required=2,
 )  # fmt: skip
 # Softmax and LogSoftmax: max, subtract, exp, sum and divide (or log-subtract): 5 flops per element.
 register(

@@ -16,7 +16,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.checks import attr, normalize_axis, op_error, same_as_input
+from hetsim.kernels.checks import (
+    flag_attr,
+    float_attr,
+    int_attr,
+    ints_attr,
+    normalize_axis,
+    op_error,
+    same_as_input,
+)
 from hetsim.kernels.costs import Cost, CostRule, nbytes
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import ALL_INPUTS, Kernel, register
@@ -51,12 +59,18 @@ def batch_norm(
     return y
 
 
-def _compile_batch_norm(op: Op, opset: int) -> Kernel:
-    epsilon = float(attr(op, "epsilon", 1e-5))
-    if int(attr(op, "training_mode", 0)) or any(op.outputs[1:]):
+def _check_batch_norm_mode(op: Op) -> None:
+    """Inference mode, spatial: the only BatchNormalization hetsim runs (its kernel and its shape
+    rule both refuse the rest, so `simulate` says what `execute` does)."""
+    if flag_attr(op, "training_mode", 0) or any(op.outputs[1:]):
         raise op_error(op, "expected inference mode (one output)", f"{len(op.outputs)} outputs")
-    if not int(attr(op, "spatial", 1)):
+    if not flag_attr(op, "spatial", 1):
         raise op_error(op, "expected spatial=1", "spatial=0")
+
+
+def _compile_batch_norm(op: Op, opset: int) -> Kernel:
+    epsilon = float_attr(op, "epsilon", 1e-5)
+    _check_batch_norm_mode(op)
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x, scale, bias, mean, var = inputs[:5]
@@ -71,6 +85,7 @@ def _compile_batch_norm(op: Op, opset: int) -> Kernel:
 
 
 def _infer_batch_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    _check_batch_norm_mode(op)
     x = inputs[0]
     assert x is not None, f"{op!r}: X is required"
     channels = x.shape[1] if len(x.shape) > 1 else 1
@@ -92,7 +107,7 @@ def _normalize(x: np.ndarray, axes: tuple[int, ...], epsilon: float) -> tuple[np
 
 
 def _compile_instance_norm(op: Op, opset: int) -> Kernel:
-    epsilon = float(attr(op, "epsilon", 1e-5))
+    epsilon = float_attr(op, "epsilon", 1e-5)
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x, scale, bias = inputs[:3]
@@ -136,8 +151,8 @@ def layer_norm(
 
 
 def _compile_layer_norm(op: Op, opset: int) -> Kernel:
-    epsilon = float(attr(op, "epsilon", 1e-5))
-    axis = int(attr(op, "axis", -1))
+    epsilon = float_attr(op, "epsilon", 1e-5)
+    axis = int_attr(op, "axis", -1)
     count = len(op.outputs)  # results by position, an omitted output's too, as every kernel's
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
@@ -154,7 +169,7 @@ def _compile_layer_norm(op: Op, opset: int) -> Kernel:
 def _infer_layer_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x = inputs[0]
     assert x is not None, f"{op!r}: X is required"
-    axis = normalize_axis(op, int(attr(op, "axis", -1)), len(x.shape))
+    axis = normalize_axis(op, int_attr(op, "axis", -1), len(x.shape))
     reduced = (*x.shape[:axis], *(1,) * (len(x.shape) - axis))
     metas = [Meta(x.shape, x.dtype), Meta(reduced, x.dtype), Meta(reduced, x.dtype)]
     return metas[: len(op.outputs)]
@@ -163,15 +178,15 @@ def _infer_layer_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list
 def _stash(op: Op, x: np.ndarray) -> np.ndarray:
     """`x` in the precision its statistics are computed in: float32 for a float16 input (the
     default ``stash_type`` 1), the input's own precision for float32 and float64."""
-    stash = int(attr(op, "stash_type", 1))
+    stash = int_attr(op, "stash_type", 1)
     if stash != 1:
         raise op_error(op, "expected stash_type 1 (float32)", stash)
     return x.astype(np.float32) if x.dtype == np.float16 else x
 
 
 def _compile_rms_norm(op: Op, opset: int) -> Kernel:
-    epsilon = float(attr(op, "epsilon", 1e-5))
-    axis = int(attr(op, "axis", -1))
+    epsilon = float_attr(op, "epsilon", 1e-5)
+    axis = int_attr(op, "axis", -1)
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x, scale = inputs[0], inputs[1]
@@ -192,14 +207,14 @@ it, one per group."""
 
 
 def _num_groups(op: Op, channels: int) -> int:
-    groups = int(attr(op, "num_groups"))
+    groups = int_attr(op, "num_groups")
     if groups < 1 or channels % groups:
         raise op_error(op, f"expected a num_groups that divides the {channels} channels", groups)
     return groups
 
 
 def _compile_group_norm(op: Op, opset: int) -> Kernel:
-    epsilon = float(attr(op, "epsilon", 1e-5))
+    epsilon = float_attr(op, "epsilon", 1e-5)
     per_channel = opset >= GROUP_SCALE_PER_CHANNEL_OPSET
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
@@ -236,7 +251,7 @@ def _infer_group_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list
 
 
 def _compile_mean_variance_norm(op: Op, opset: int) -> Kernel:
-    axes = tuple(int(a) for a in attr(op, "axes", (0, 2, 3)))
+    axes = ints_attr(op, "axes", (0, 2, 3))
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x = inputs[0]
@@ -250,8 +265,8 @@ def _compile_mean_variance_norm(op: Op, opset: int) -> Kernel:
 
 
 def _compile_lp_norm(op: Op, opset: int) -> Kernel:
-    axis = int(attr(op, "axis", -1))
-    p = int(attr(op, "p", 2))
+    axis = int_attr(op, "axis", -1)
+    p = int_attr(op, "p", 2)
     if p not in (1, 2):
         raise op_error(op, "expected p 1 or 2", p)
 
@@ -274,7 +289,7 @@ def _infer_axis_kept(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[
     """The shape rule of an op normalizing along `axis`: X's shape, the axis checked."""
     x = inputs[0]
     assert x is not None, f"{op!r}: X is required"
-    normalize_axis(op, int(attr(op, "axis", -1)), len(x.shape))
+    normalize_axis(op, int_attr(op, "axis", -1), len(x.shape))
     return [Meta(x.shape, x.dtype)]
 
 
@@ -304,12 +319,12 @@ def lrn(x: np.ndarray, size: int, alpha: float, beta: float, bias: float) -> np.
 
 
 def _compile_lrn(op: Op, opset: int) -> Kernel:
-    size = int(attr(op, "size"))
+    size = int_attr(op, "size")
     if size < 1:
         raise op_error(op, "expected size >= 1", size)
-    alpha = float(attr(op, "alpha", 1e-4))
-    beta = float(attr(op, "beta", 0.75))
-    bias = float(attr(op, "bias", 1.0))
+    alpha = float_attr(op, "alpha", 1e-4)
+    beta = float_attr(op, "beta", 0.75)
+    bias = float_attr(op, "bias", 1.0)
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x = inputs[0]
@@ -332,7 +347,7 @@ def _per_element(flops: float) -> CostRule:
 
 def _cost_lrn(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """Per element: a square, ``size`` window adds, scale, bias, power and multiply: size + 5."""
-    flops = outputs[0].size * (int(attr(op, "size")) + 5)
+    flops = outputs[0].size * (int_attr(op, "size") + 5)
     return Cost(float(flops), nbytes(inputs), nbytes(outputs), "normalization")
 
 
@@ -348,6 +363,7 @@ register(
     # ONNX's types: one T (to opset 13); T for X, scale and B and U for mean and var (14); X's
     # T apart from scale and B's T1 and mean and var's T2 (15 on)
     one_type={1: ALL_INPUTS, 14: ((0, 1, 2), (3, 4)), 15: ((1, 2), (3, 4))},
+    required=5,
 )
 register(
     "InstanceNormalization",
@@ -356,6 +372,7 @@ register(
     infer=_infer_instance_norm,
     cost=_per_element(8.0),
     one_type=(0, 1, 2),
+    required=3,
 )
 register(
     "LayerNormalization",
@@ -364,6 +381,7 @@ register(
     infer=_infer_layer_norm,
     cost=_per_element(8.0),
     one_type=(0, 1, 2),
+    required=2,
 )
 register("LRN", "normalization", compile=_compile_lrn, infer=same_as_input, cost=_cost_lrn)
 # RMSNormalization: square, mean (1 add), reciprocal square root, multiply, scale: 4 flops per
@@ -375,6 +393,7 @@ register(
     compile=_compile_rms_norm,
     infer=_infer_axis_kept,
     cost=_per_element(4.0),
+    required=2,
 )
 register(
     "GroupNormalization",
@@ -383,6 +402,7 @@ register(
     infer=_infer_group_norm,
     cost=_per_element(8.0),
     one_type=ALL_INPUTS,
+    required=3,
 )
 register(
     "MeanVarianceNormalization",

@@ -21,7 +21,7 @@ import numpy as np
 
 from hetsim.ir import Op
 from hetsim.kernels.arrays import memoize
-from hetsim.kernels.checks import attr, op_error
+from hetsim.kernels.checks import flag_attr, int_attr, ints_attr, op_error
 from hetsim.kernels.conv import pad_spatial
 from hetsim.kernels.costs import Cost, nbytes
 from hetsim.kernels.meta import Meta
@@ -170,7 +170,7 @@ def _average_plan(
 
 
 def _compile_average_pool(op: Op, opset: int) -> Kernel:
-    include_pad = bool(attr(op, "count_include_pad", 0))
+    include_pad = flag_attr(op, "count_include_pad", 0)
     plan = memoize(partial(_average_plan, _window_of(op), include_pad))
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
@@ -182,7 +182,7 @@ def _compile_average_pool(op: Op, opset: int) -> Kernel:
 
 
 def _lp_order(op: Op) -> int:
-    p = int(attr(op, "p", 2))
+    p = int_attr(op, "p", 2)
     if p < 1:
         raise op_error(op, "expected p >= 1", p)
     return p
@@ -224,7 +224,7 @@ def _cost_lp_pool(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]
     """An abs and a power per input element, ``prod(kernel)`` adds and a root per output."""
     x = inputs[0]
     assert x is not None, f"{op!r}: X is required"
-    taps = prod(int(k) for k in attr(op, "kernel_shape"))
+    taps = prod(ints_attr(op, "kernel_shape"))
     flops = 2 * x.size + outputs[0].size * (taps + 1)
     return Cost(float(flops), nbytes(inputs), nbytes(outputs), "reduction")
 
@@ -246,13 +246,13 @@ def _infer_pool(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]
 
 def _cost_max_pool(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """``prod(kernel)`` comparisons per output element."""
-    taps = prod(int(k) for k in attr(op, "kernel_shape"))
+    taps = prod(ints_attr(op, "kernel_shape"))
     return Cost(float(outputs[0].size * taps), nbytes(inputs), nbytes(outputs), "reduction")
 
 
 def _cost_average_pool(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """``prod(kernel)`` adds and one divide per output element."""
-    taps = prod(int(k) for k in attr(op, "kernel_shape"))
+    taps = prod(ints_attr(op, "kernel_shape"))
     flops = outputs[0].size * (taps + 1)
     return Cost(float(flops), nbytes(inputs), nbytes(outputs), "reduction")
 

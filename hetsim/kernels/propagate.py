@@ -294,7 +294,8 @@ def _walk(
             out_metas, cost = found
         if costs is not None:
             costs[op.name] = cost  # type: ignore[assignment]
-        # strict=False: an omitted trailing output ("") has no meta
+        # strict=False: an omitted trailing output ("") may have no meta (an op naming more
+        # outputs than its rule gives is refused by the rule's wrapper, `register`)
         for name, meta in zip(outputs, out_metas, strict=False):
             if name:
                 metas[name] = meta

@@ -47,7 +47,7 @@ from typing import TypeVar
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.checks import attr, broadcast_shape, op_error
+from hetsim.kernels.checks import broadcast_shape, flag_attr, float_attr, op_error
 from hetsim.kernels.costs import Cost, nbytes
 from hetsim.kernels.integer import (
     Pass,
@@ -85,9 +85,9 @@ _INPUTS = (
 
 def _flags(op: Op) -> tuple[float, bool, bool]:
     return (
-        float(attr(op, "alpha", 1.0)),
-        bool(attr(op, "transA", 0)),
-        bool(attr(op, "transB", 0)),
+        float_attr(op, "alpha", 1.0),
+        flag_attr(op, "transA", 0),
+        flag_attr(op, "transB", 0),
     )
 
 

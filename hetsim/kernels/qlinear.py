@@ -329,6 +329,7 @@ register(
     infer=_infer_qlinear_conv,
     cost=_cost_qlinear_conv,
     one_type=QLINEAR_TYPES,
+    required=2,  # x and its scale: hetsim reads omitted zero points as 0
 )
 register(
     "ConvInteger",
@@ -337,4 +338,5 @@ register(
     infer=_infer_conv_integer,
     cost=_cost_conv_integer,
     one_type=INTEGER_TYPES,
+    required=2,
 )

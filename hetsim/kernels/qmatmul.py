@@ -232,6 +232,7 @@ register(
     infer=_infer_qlinear_matmul,
     cost=_cost_qlinear_matmul,
     one_type=QLINEAR_TYPES,
+    required=2,  # a and its scale: hetsim reads omitted zero points as 0
 )
 register(
     "MatMulInteger",
@@ -240,4 +241,5 @@ register(
     infer=_infer_matmul_integer,
     cost=_cost_matmul_integer,
     one_type=INTEGER_TYPES,
+    required=2,
 )

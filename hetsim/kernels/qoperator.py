@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.checks import attr, op_error
+from hetsim.kernels.checks import int_attr, op_error
 from hetsim.kernels.costs import Cost, nbytes
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.quant import article, either_of, is_per_tensor
@@ -103,14 +103,14 @@ def _inner_opset(op: Op, opset: int) -> int:
     """The opset the float op follows: QLinearSoftmax's ``opset`` attribute (the Softmax
     version whose semantics it has: before 13, the input is read as 2-D at ``axis``), else the
     model's."""
-    given = int(attr(op, "opset", 0))
+    given = int_attr(op, "opset", 0)
     if given < 0:
         raise op_error(op, "expected an opset >= 1", given)
     return given or opset
 
 
 def _check_channels_first(op: Op) -> None:
-    channels_last = int(attr(op, "channels_last", 0))
+    channels_last = int_attr(op, "channels_last", 0)
     if channels_last:
         raise op_error(op, "expected channels_last 0 (NCHW)", channels_last)
 

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.checks import attr, dtype_of, normalize_axis, op_error
+from hetsim.kernels.checks import dtype_of, int_attr, normalize_axis, op_error
 from hetsim.kernels.costs import Cost, elementwise_cost, nbytes
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import Kernel, register
@@ -64,7 +64,7 @@ def article(name: str) -> str:
 
 def _dtype_attr(op: Op, name: str, allowed: Sequence[np.dtype[Any]]) -> np.dtype[Any] | None:
     """The dtype attribute `name` (an ONNX code; 0 or absent: unset), one of `allowed`."""
-    code = int(attr(op, name, 0))
+    code = int_attr(op, name, 0)
     if code == 0:
         return None
     dtype = dtype_of(op, code)
@@ -74,7 +74,7 @@ def _dtype_attr(op: Op, name: str, allowed: Sequence[np.dtype[Any]]) -> np.dtype
 
 
 def _block_size(op: Op) -> int:
-    block_size = int(attr(op, "block_size", 0))
+    block_size = int_attr(op, "block_size", 0)
     if block_size < 0:
         raise op_error(op, "expected a non-negative block_size", block_size)
     return block_size
@@ -109,7 +109,7 @@ def _check_granularity(
     if zero_point is not None and zero_point.shape != scale.shape:
         expected = f"expected {article(zero_name)} of {scale_name}'s shape {list(scale.shape)}"
         raise op_error(op, expected, list(zero_point.shape))
-    axis = normalize_axis(op, int(attr(op, "axis", 1)), len(x.shape))
+    axis = normalize_axis(op, int_attr(op, "axis", 1), len(x.shape))
     if not block_size:
         if len(scale.shape) != 1:
             expected = f"expected a scalar or 1-D {scale_name} (no block_size)"
@@ -139,7 +139,7 @@ def _inputs(op: Op, inputs: Sequence[Meta | None]) -> tuple[Meta, Meta, Meta | N
 
 
 def _compile_quantize(op: Op, opset: int) -> Kernel:
-    axis = int(attr(op, "axis", 1))
+    axis = int_attr(op, "axis", 1)
     block_size = _block_size(op)
     default = _dtype_attr(op, "output_dtype", QUANTIZED_DTYPES) or _UINT8
     precision = _dtype_attr(op, "precision", _FLOAT_DTYPES)
@@ -206,11 +206,12 @@ register(
     cost=_cost_quantize,
     # x and y_scale are one T1 in opsets 19 to 22 only; a group of one checks nothing
     one_type={1: (1,), 19: (0, 1), 23: (1,)},
+    required=2,
 )
 
 
 def _compile_dequantize(op: Op, opset: int) -> Kernel:
-    axis = int(attr(op, "axis", 1))
+    axis = int_attr(op, "axis", 1)
     block_size = _block_size(op)
     output_dtype = _dtype_attr(op, "output_dtype", _FLOAT_DTYPES)
 
@@ -254,6 +255,7 @@ register(
     infer=_infer_dequantize,
     cost=_cost_dequantize,
     one_type=(0, 2),
+    required=2,
 )
 
 

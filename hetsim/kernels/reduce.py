@@ -20,7 +20,15 @@ import numpy as np
 
 from hetsim.ir import Op
 from hetsim.kernels.arrays import memoize
-from hetsim.kernels.checks import attr, constant_input, normalize_axes, op_error
+from hetsim.kernels.checks import (
+    check_integer_input,
+    flag_attr,
+    int_attr,
+    integer_input,
+    ints_attr,
+    normalize_axes,
+    op_error,
+)
 from hetsim.kernels.costs import Cost, nbytes
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import Kernel, register
@@ -120,6 +128,7 @@ def _axes(
     op: Op, rank: int, axes: Sequence[int] | np.ndarray | None, is_noop: bool
 ) -> tuple[int, ...] | None:
     """Normalized axes; None means the op is an identity (empty axes with noop set)."""
+    check_integer_input(op, 1, "axes", axes)
     if axes is None or len(axes) == 0:
         return None if is_noop else tuple(range(rank))
     return normalize_axes(op, axes, rank)
@@ -127,8 +136,8 @@ def _axes(
 
 def _compile(reducer: Reducer, since: int) -> Callable[[Op, int], Kernel]:
     def compile(op: Op, opset: int) -> Kernel:
-        keepdims = bool(attr(op, "keepdims", 1))
-        is_noop = bool(attr(op, "noop_with_empty_axes", 0))
+        keepdims = flag_attr(op, "keepdims", 1)
+        is_noop = flag_attr(op, "noop_with_empty_axes", 0)
         normalized = memoize(lambda rank, axes: _axes(op, rank, axes, is_noop))  # for speed
 
         def reduce(x: np.ndarray, axes: tuple[int, ...] | None) -> np.ndarray:
@@ -137,7 +146,7 @@ def _compile(reducer: Reducer, since: int) -> Callable[[Op, int], Kernel]:
             return np.asarray(reducer(x, axes, keepdims)).astype(x.dtype, copy=False)
 
         if opset < since:
-            fixed = attr(op, "axes", None)
+            fixed = ints_attr(op, "axes", None)
             return lambda inputs: [
                 reduce(inputs[0], normalized(inputs[0].ndim, inputs[0].ndim, fixed))
             ]
@@ -159,15 +168,15 @@ def _infer(since: int) -> Callable[[Op, int, Sequence[Meta | None]], list[Meta]]
         x = inputs[0]
         assert x is not None, f"{op!r}: input missing"
         if opset < since:
-            axes = attr(op, "axes", None)
+            axes: Sequence[int] | np.ndarray | None = ints_attr(op, "axes", None)
         elif len(inputs) > 1 and inputs[1] is not None:
-            axes = constant_input(op, inputs, 1, "axes")
+            axes = integer_input(op, inputs, 1, "axes")
         else:
             axes = None
-        normalized = _axes(op, len(x.shape), axes, bool(attr(op, "noop_with_empty_axes", 0)))
+        normalized = _axes(op, len(x.shape), axes, flag_attr(op, "noop_with_empty_axes", 0))
         if normalized is None:
             return [Meta(x.shape, x.dtype)]
-        keepdims = bool(attr(op, "keepdims", 1))
+        keepdims = flag_attr(op, "keepdims", 1)
         shape = tuple(
             1 if i in normalized else d
             for i, d in enumerate(x.shape)
@@ -210,9 +219,9 @@ def _compile_arg(is_max: bool) -> Callable[[Op, int], Kernel]:
     find = np.argmax if is_max else np.argmin
 
     def compile(op: Op, opset: int) -> Kernel:
-        axis = int(attr(op, "axis", 0))
-        keepdims = bool(attr(op, "keepdims", 1))
-        is_last = bool(attr(op, "select_last_index", 0))
+        axis = int_attr(op, "axis", 0)
+        keepdims = flag_attr(op, "keepdims", 1)
+        is_last = flag_attr(op, "select_last_index", 0)
 
         def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
             x = inputs[0]
@@ -232,10 +241,10 @@ def _compile_arg(is_max: bool) -> Callable[[Op, int], Kernel]:
 def _infer_arg(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x = inputs[0]
     assert x is not None, f"{op!r}: input missing"
-    (axis,) = normalize_axes(op, [int(attr(op, "axis", 0))], len(x.shape))
+    (axis,) = normalize_axes(op, [int_attr(op, "axis", 0)], len(x.shape))
     if x.shape[axis] == 0:
         raise op_error(op, f"expected a non-empty axis {axis}", list(x.shape))
-    keepdims = bool(attr(op, "keepdims", 1))
+    keepdims = flag_attr(op, "keepdims", 1)
     shape = tuple(1 if i == axis else d for i, d in enumerate(x.shape) if keepdims or i != axis)
     return [Meta(shape, np.dtype(np.int64))]
 

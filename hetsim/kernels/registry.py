@@ -13,14 +13,20 @@ import difflib
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 
 from hetsim.errors import ModelError
 from hetsim.ir import Op
-from hetsim.kernels.checks import op_error, raise_kernel_error
+from hetsim.kernels.checks import (
+    check_output_count,
+    check_required_inputs,
+    named_outputs,
+    op_error,
+    raise_kernel_error,
+)
 from hetsim.kernels.costs import CostRule, elementwise_cost
 from hetsim.kernels.meta import Meta
 
@@ -70,6 +76,9 @@ class OpDef:
     domain
         The ONNX domain that defines it: ``""``, the default one, or another (onnxruntime's
         ``"com.microsoft"``); the frontend reads the op in that domain only.
+    required
+        How many leading inputs ONNX requires, by the opset each count holds from (Reshape:
+        ``{1: 1, 5: 2}``, its shape became an input at 5); `register` checks them.
     """
 
     type: str
@@ -78,6 +87,7 @@ class OpDef:
     infer: Infer
     cost: CostRule
     domain: str = ""
+    required: Mapping[int, int] = field(default_factory=lambda: {1: 1})
 
     def __repr__(self) -> str:
         return f"<OpDef {self.type} class={self.op_class}>"
@@ -96,6 +106,8 @@ OneType = Grouping | Mapping[int, Grouping]
 """`register`'s ``one_type``: a `Grouping`; or, for an op whose schema regrouped its types, a
 mapping from the opset each grouping holds from."""
 
+T = TypeVar("T")
+
 
 def register(
     op_type: str,
@@ -105,6 +117,7 @@ def register(
     infer: Infer,
     cost: CostRule | None = None,
     one_type: OneType = (),
+    required: int | Mapping[int, int] = 1,
     domain: str = "",
 ) -> OpDef:
     """Add `op_type` (of ONNX `domain`, the default one unless given) to `OPS`; the default
@@ -117,35 +130,69 @@ def register(
     inputs of a group must be of one dtype, checked before the shape rule: numpy would promote a
     float32 and a float64 to float64 in the kernel, where the rule (and so every size and cost)
     kept float32.
+
+    `required`: how many leading inputs ONNX requires (1 unless given: every op but a Constant
+    reads its first), or that count by the opset it holds from (Reshape: ``{1: 1, 5: 2}``). An
+    op that omits one is a ModelError before its compile or shape rule runs, and a shape rule
+    that gives fewer outputs than the op names is one after it.
     """
     assert op_class in OP_CLASSES, f"{op_type}: unknown op class {op_class!r}"
     existing = OPS.get(op_type)
     again = existing is not None and _source(existing.compile) == _source(compile) is not None
     assert existing is None or again, f"{op_type} registered twice"
+    by_opset = required if isinstance(required, Mapping) else {1: required}
+    required_at = _at_opset(by_opset)
     if one_type:
         infer = _of_one_type(infer, one_type)
-    compile = _naming_the_op(compile)
     definition = OpDef(
-        op_type, op_class, compile, infer, cost or elementwise_cost(op_class), domain
+        op_type,
+        op_class,
+        _naming_the_op(compile, required_at),
+        _with_inputs_and_outputs_checked(infer, required_at),
+        cost or elementwise_cost(op_class),
+        domain,
+        by_opset,
     )
     OPS[op_type] = definition
     return definition
+
+
+def _at_opset(by_opset: Mapping[int, T]) -> Callable[[int], T]:
+    """The value of `by_opset` (opset -> the value from that opset on) at an opset, cached."""
+    since = sorted(by_opset, reverse=True)
+    assert since[-1:] == [1], f"{dict(by_opset)!r}: expected a value from opset 1"
+    found: dict[int, T] = {}
+
+    def at(opset: int) -> T:
+        if opset not in found:
+            found[opset] = by_opset[next((v for v in since if v <= opset), 1)]
+        return found[opset]
+
+    return at
+
+
+def _with_inputs_and_outputs_checked(infer: Infer, required_at: Callable[[int], int]) -> Infer:
+    """`infer`, run once the op's required inputs are found present; an op naming more outputs
+    than it gives (a Relu with two) is a ModelError rather than an output without a meta."""
+
+    def checked(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+        check_required_inputs(op, required_at(opset))
+        outputs = infer(op, opset, inputs)
+        if len(op.outputs) > len(outputs):
+            check_output_count(op, len(outputs))
+        return outputs
+
+    return checked
 
 
 def _of_one_type(infer: Infer, one_type: OneType) -> Infer:
     """`infer`, after checking that the inputs of each group of `one_type` (at the op's opset)
     are of one dtype."""
     by_opset = one_type if isinstance(one_type, Mapping) else {1: one_type}
-    since = sorted(by_opset, reverse=True)
-    assert since[-1:] == [1], f"one_type {one_type!r}: expected a grouping from opset 1"
-    at_opset: dict[int, tuple[tuple[int, ...], ...]] = {}  # opset -> its grouping, once found
+    groups_at = _at_opset({v: _groups(form) for v, form in by_opset.items()})
 
     def checked(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-        groups = at_opset.get(opset)
-        if groups is None:
-            version = next((v for v in since if v <= opset), 1)
-            groups = at_opset[opset] = _groups(by_opset[version])
-        for group in groups or (range(len(inputs)),):
+        for group in groups_at(opset) or (range(len(inputs)),):
             present = [inputs[i] for i in group if i < len(inputs)]
             dtypes = list(dict.fromkeys(m.dtype for m in present if m is not None))
             if len(dtypes) > 1:
@@ -164,20 +211,39 @@ def _groups(form: Grouping) -> tuple[tuple[int, ...], ...]:
     return form if isinstance(form[0], tuple) else (form,)
 
 
-def _naming_the_op(compile: Compile) -> Compile:
-    """`compile`, whose failure on an op's attributes (a Softmax ``axis`` of ``"last"``: int()
-    fails) raises a ModelError naming the op rather than the bare ValueError, and whose kernel
-    gives arrays (`_giving_arrays`)."""
+def _naming_the_op(compile: Compile, required_at: Callable[[int], int]) -> Compile:
+    """`compile`, run once the op's required inputs are found present, whose failure on an op's
+    attributes (a Softmax ``axis`` of ``"last"``) raises a ModelError naming the op rather than
+    the bare ValueError, and whose kernel gives arrays (`_giving_arrays`), one per output the op
+    names (`_giving_outputs`)."""
 
     @functools.wraps(compile)
     def checked(op: Op, opset: int) -> Kernel:
+        check_required_inputs(op, required_at(opset))
         try:
             kernel = compile(op, opset)
         except Exception as err:
             raise_kernel_error(op, err, "expected attributes its kernel can use")
-        return _giving_arrays(kernel)
+        return _giving_arrays(_giving_outputs(kernel, op))
 
     return checked
+
+
+def _giving_outputs(kernel: Kernel, op: Op) -> Kernel:
+    """`kernel`, whose giving fewer results than `op` names outputs (a Relu with two) is a
+    ModelError rather than an output left None; a kernel of one named output is left as it
+    is (every kernel gives at least one)."""
+    named = named_outputs(op)
+    if named <= 1:
+        return kernel
+
+    def giving_outputs(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        results = kernel(inputs)
+        if len(results) < named:
+            check_output_count(op, len(results))
+        return results
+
+    return giving_outputs
 
 
 def _giving_arrays(kernel: Kernel) -> Kernel:

@@ -34,7 +34,7 @@ import numpy as np
 
 from hetsim.ir import Op
 from hetsim.kernels.arrays import memoize
-from hetsim.kernels.checks import attr, constant_input, op_error
+from hetsim.kernels.checks import attr, constant_input, flag_attr, integer_input, op_error
 from hetsim.kernels.costs import Cost, nbytes
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import Kernel, register
@@ -270,7 +270,7 @@ def _infer_resize(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Met
         scales = constant_input(op, inputs, spec.scales_at, "scales")
     if isinstance(sizes, Meta) and scales is None:
         assert spec.sizes_at is not None, "sizes given at a position"
-        sizes = constant_input(op, inputs, spec.sizes_at, "sizes")
+        sizes = integer_input(op, inputs, spec.sizes_at, "sizes")
     return [Meta(resize_shape(spec, x.shape, scales, sizes)[0], x.dtype)]
 
 
@@ -282,7 +282,7 @@ def _cost_resize(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta])
         return Cost(0.0, nbytes(inputs), nbytes(outputs), "data_movement")
     x, y = inputs[0], outputs[0]
     assert x is not None, f"{op!r}: X is required"
-    antialias = bool(attr(op, "antialias", 0))
+    antialias = flag_attr(op, "antialias", 0)
     taps = 0
     for in_dim, out_dim in zip(x.shape, y.shape, strict=True):
         if in_dim != out_dim and out_dim > 0:
@@ -291,11 +291,14 @@ def _cost_resize(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta])
     return Cost(float(2 * taps * y.size), nbytes(inputs), nbytes(outputs), "elementwise")
 
 
-for _op_type in ("Resize", "Upsample"):
+# Upsample's scales became an input at 9; Resize's roi and scales, required at 10 and 11, are
+# optional from 13 on, and left to its spec before that
+for _op_type, _required in (("Resize", 1), ("Upsample", {1: 1, 9: 2})):
     register(
         _op_type,
         "data_movement",  # nearest's; linear and cubic cost as elementwise
         compile=_compile_resize,
         infer=_infer_resize,
         cost=_cost_resize,
+        required=_required,
     )

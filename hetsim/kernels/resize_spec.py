@@ -23,7 +23,17 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.checks import attr, choice, normalize_axes, op_error
+from hetsim.kernels.checks import (
+    attr,
+    check_integer_input,
+    choice,
+    flag_attr,
+    float_attr,
+    floats_attr,
+    ints_attr,
+    normalize_axes,
+    op_error,
+)
 
 __all__ = [
     "LEGACY_NEAREST",
@@ -131,10 +141,9 @@ def read_spec(op: Op, opset: int) -> ResizeSpec:
     if op.type == "Upsample" or opset < 11:
         mode = choice(op, "mode", attr(op, "mode", "nearest"), MODES[:2])
         if op.type == "Upsample" and opset < 9:
-            fixed = tuple(float(s) for s in attr(op, "scales"))
+            fixed = floats_attr(op, "scales")
             return ResizeSpec(op, mode, scales_at=None, fixed_scales=fixed)
         return ResizeSpec(op, mode)
-    axes = attr(op, "axes", None) if opset >= 18 else None
     return ResizeSpec(
         op,
         choice(op, "mode", attr(op, "mode", "nearest"), MODES),
@@ -145,17 +154,17 @@ def read_spec(op: Op, opset: int) -> ResizeSpec:
             tuple(TRANSFORMS),
         ),
         choice(op, "nearest_mode", attr(op, "nearest_mode", "round_prefer_floor"), NEAREST_MODES),
-        float(attr(op, "cubic_coeff_a", -0.75)),
-        bool(attr(op, "exclude_outside", 0)),
-        float(attr(op, "extrapolation_value", 0.0)),
+        float_attr(op, "cubic_coeff_a", -0.75),
+        flag_attr(op, "exclude_outside", 0),
+        float_attr(op, "extrapolation_value", 0.0),
         choice(
             op,
             "keep_aspect_ratio_policy",
             attr(op, "keep_aspect_ratio_policy", "stretch") if opset >= 18 else "stretch",
             POLICIES,
         ),
-        bool(attr(op, "antialias", 0)) if opset >= 18 else False,
-        None if axes is None else tuple(int(a) for a in axes),
+        flag_attr(op, "antialias", 0) if opset >= 18 else False,
+        ints_attr(op, "axes", None) if opset >= 18 else None,
         roi_at=1,
         scales_at=2,
         sizes_at=3,
@@ -181,6 +190,8 @@ def resize_shape(
         raise op_error(
             op, "expected one of scales and sizes", "neither" if scales is None else "both"
         )
+    if sizes is not None and spec.sizes_at is not None:
+        check_integer_input(op, spec.sizes_at, "sizes", sizes)
     given, what = (scales, "scales") if sizes is None else (sizes, "sizes")
     values = np.asarray(given).reshape(-1).tolist()
     if len(values) != len(axes):

@@ -31,7 +31,7 @@ from typing import TypeVar
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.checks import attr, op_error
+from hetsim.kernels.checks import flag_attr, float_attr, int_attr, op_error, str_attr
 from hetsim.kernels.costs import Cost, nbytes
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import Kernel, register
@@ -82,32 +82,30 @@ _Prepared = tuple[np.ndarray, Step]
 
 def _spec(op: Op) -> _Spec:
     cell = CELLS[op.type]
-    direction = str(attr(op, "direction", "forward"))
+    direction = str_attr(op, "direction", "forward")
     if direction not in DIRECTIONS:
         expected = "expected direction 'forward', 'reverse' or 'bidirectional'"
         raise op_error(op, expected, repr(direction))
     reverse = DIRECTIONS[direction]
-    hidden = attr(op, "hidden_size", None)
-    if hidden is not None and int(hidden) < 1:
+    hidden = int_attr(op, "hidden_size", None)
+    if hidden is not None and hidden < 1:
         raise op_error(op, "expected hidden_size >= 1", hidden)
-    layout = int(attr(op, "layout", 0))
+    layout = int_attr(op, "layout", 0)
     if layout not in (0, 1):
         raise op_error(op, "expected layout 0 or 1", layout)
-    clip = attr(op, "clip", None)
-    if clip is not None and not float(clip) > 0:
+    clip = float_attr(op, "clip", None)
+    if clip is not None and not clip > 0:
         raise op_error(op, "expected a positive clip", clip)
     if len(op.outputs) > cell.outputs:
         raise op_error(op, f"expected at most {cell.outputs} outputs", len(op.outputs))
     return _Spec(
         cell,
         reverse,
-        None if hidden is None else int(hidden),
+        hidden,
         layout,
-        read_activations(
-            op, cell.defaults, cell.clipped, len(reverse), None if clip is None else float(clip)
-        ),
-        bool(attr(op, "linear_before_reset", 0)),
-        bool(attr(op, "input_forget", 0)),
+        read_activations(op, cell.defaults, cell.clipped, len(reverse), clip),
+        flag_attr(op, "linear_before_reset", 0),
+        flag_attr(op, "input_forget", 0),
     )
 
 
@@ -345,7 +343,7 @@ def _cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cos
     `ELEMENTWISE_FLOPS_PER_GATE` per gate element and step."""
     x, _, r, _ = _operands(op, inputs)
     seq, batch, size = x.shape
-    if int(attr(op, "layout", 0)):
+    if int_attr(op, "layout", 0):
         seq, batch = batch, seq
     dirs, width, hidden = r.shape  # width: G·H
     elements = seq * batch * dirs * width
@@ -361,4 +359,12 @@ for _op_type, _one_type in (
     ("GRU", (0, 1, 2, 3, 5)),
     ("LSTM", (0, 1, 2, 3, 5, 6, 7)),
 ):
-    register(_op_type, "matmul", compile=_compile, infer=_infer, cost=_cost, one_type=_one_type)
+    register(
+        _op_type,
+        "matmul",
+        compile=_compile,
+        infer=_infer,
+        cost=_cost,
+        one_type=_one_type,
+        required=3,
+    )

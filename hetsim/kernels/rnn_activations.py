@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.checks import attr, op_error
+from hetsim.kernels.checks import attr, floats_attr, op_error
 from hetsim.kernels.unary import relu, sigmoid, softplus, softsign
 
 __all__ = ["ACTIVATIONS", "Activation", "Unary", "read_activations"]
@@ -78,8 +78,8 @@ def read_activations(
     if len(names) != per_direction * directions:
         expected = f"expected {per_direction * directions} activations"
         raise op_error(op, f"{expected} ({per_direction} per direction)", len(names))
-    alphas = iter(float(a) for a in attr(op, "activation_alpha", ()))
-    betas = iter(float(b) for b in attr(op, "activation_beta", ()))
+    alphas = iter(floats_attr(op, "activation_alpha", ()))
+    betas = iter(floats_attr(op, "activation_beta", ()))
     keyed = []  # (name, alpha, beta, clip) of each, in order: each takes the next alpha, beta
     for index, name in enumerate(names):
         found = ACTIVATIONS[name]

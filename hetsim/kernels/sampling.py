@@ -30,7 +30,15 @@ from itertools import product
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.checks import attr, choice, constant_input, op_error
+from hetsim.kernels.checks import (
+    attr,
+    check_integer_input,
+    choice,
+    flag_attr,
+    integer_input,
+    op_error,
+    str_attr,
+)
 from hetsim.kernels.costs import Cost, nbytes
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import Kernel, register
@@ -55,7 +63,7 @@ def _read_attrs(op: Op, opset: int) -> tuple[str, str, bool]:
     mode = choice(op, "mode", attr(op, "mode", modes[0]), modes)
     padding = choice(op, "padding_mode", attr(op, "padding_mode", "zeros"), PADDING_MODES)
     mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
-    return mode, padding, bool(attr(op, "align_corners", 0))
+    return mode, padding, flag_attr(op, "align_corners", 0)
 
 
 def _reflect(x: np.ndarray, low: float, high: float) -> np.ndarray:
@@ -190,7 +198,7 @@ def _cost_grid_sample(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[M
     """``2 * taps + 10`` flops per output element (see the module docstring)."""
     x, y = inputs[0], outputs[0]
     assert x is not None, f"{op!r}: X is required"
-    mode = str(attr(op, "mode", "linear"))
+    mode = str_attr(op, "mode", "linear")
     taps = _TAPS.get(mode, 2) ** (len(x.shape) - 2)
     return Cost(float((2 * taps + 10) * y.size), nbytes(inputs), nbytes(outputs), "elementwise")
 
@@ -201,6 +209,7 @@ register(
     compile=_compile_grid_sample,
     infer=_infer_grid_sample,
     cost=_cost_grid_sample,
+    required=2,
 )
 
 
@@ -232,6 +241,7 @@ def affine_grid(theta: np.ndarray, spatial: Sequence[int], align_corners: bool) 
 
 
 def _spatial_size(op: Op, theta: tuple[int, ...], size: np.ndarray) -> list[int]:
+    check_integer_input(op, 1, "size", size)
     values = [int(v) for v in np.asarray(size).reshape(-1)]
     if len(values) not in (4, 5):
         raise op_error(op, "expected size [N, C, H, W] or [N, C, D, H, W]", values)
@@ -243,7 +253,7 @@ def _spatial_size(op: Op, theta: tuple[int, ...], size: np.ndarray) -> list[int]
 
 
 def _compile_affine_grid(op: Op, opset: int) -> Kernel:
-    align_corners = bool(attr(op, "align_corners", 0))
+    align_corners = flag_attr(op, "align_corners", 0)
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         theta, size = inputs[0], inputs[1]
@@ -257,7 +267,7 @@ def _compile_affine_grid(op: Op, opset: int) -> Kernel:
 def _infer_affine_grid(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     theta = inputs[0]
     assert theta is not None, f"{op!r}: theta is required"
-    spatial = _spatial_size(op, theta.shape, constant_input(op, inputs, 1, "size"))
+    spatial = _spatial_size(op, theta.shape, integer_input(op, inputs, 1, "size"))
     return [Meta((theta.shape[0], *spatial, len(spatial)), theta.dtype)]
 
 
@@ -275,4 +285,5 @@ register(
     compile=_compile_affine_grid,
     infer=_infer_affine_grid,
     cost=_cost_affine_grid,
+    required=2,
 )

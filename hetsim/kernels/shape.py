@@ -17,7 +17,18 @@ import numpy as np
 
 from hetsim.ir import Op
 from hetsim.kernels.arrays import memoize
-from hetsim.kernels.checks import attr, broadcast_shape, constant_input, normalize_axes, op_error
+from hetsim.kernels.checks import (
+    attr,
+    broadcast_shape,
+    check_integer_input,
+    constant_input,
+    flag_attr,
+    int_attr,
+    integer_input,
+    ints_attr,
+    normalize_axes,
+    op_error,
+)
 from hetsim.kernels.costs import Cost, view_cost
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import ALL_INPUTS, Kernel, register
@@ -28,23 +39,25 @@ __all__ = ["reshape_target", "versioned", "write_cost"]
 def versioned(
     op: Op, opset: int, since: int, name: str, index: int, inputs: Sequence[Meta | None]
 ) -> Any:
-    """A parameter that is attribute `name` before opset `since` and input `index` from it on.
+    """An integer parameter (axes, a shape, pads) that is attribute `name` before opset `since`
+    and input `index` from it on.
 
-    Returns the attribute's value (None when absent), or the input's known value (None when the
-    optional input is omitted); a present input of unknown value is a ModelError.
+    Returns the attribute's ints (None when absent), or the input's known value (None when the
+    optional input is omitted); an attribute that is not a list of ints, an input of another
+    dtype than an integer one, or a present input of unknown value is a ModelError.
 
     Examples
     --------
     >>> op = Op("Squeeze", "sq", ("x", "axes"), ("y",), {"axes": [0]})
     >>> x, axes = Meta((1, 3), np.dtype("float32")), Meta.of(np.array([-2]))
     >>> versioned(op, 11, 13, "axes", 1, [x, axes]), versioned(op, 13, 13, "axes", 1, [x, axes])
-    ([0], array([-2]))
+    ((0,), array([-2]))
     """
     if opset < since:
-        return attr(op, name, None)
+        return ints_attr(op, name, None)
     if index >= len(inputs) or inputs[index] is None:
         return None
-    return constant_input(op, inputs, index, name)
+    return integer_input(op, inputs, index, name)
 
 
 def _constant_value(op: Op) -> np.ndarray:
@@ -71,7 +84,14 @@ def _infer_constant(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[M
     return [Meta.of(_constant_value(op))]
 
 
-register("Constant", "other", compile=_compile_constant, infer=_infer_constant, cost=view_cost)
+register(
+    "Constant",
+    "other",
+    compile=_compile_constant,
+    infer=_infer_constant,
+    cost=view_cost,
+    required=0,
+)
 
 
 def _fill_value(op: Op) -> np.ndarray:
@@ -83,11 +103,18 @@ def _fill_value(op: Op) -> np.ndarray:
 
 def _compile_constant_of_shape(op: Op, opset: int) -> Kernel:
     value = _fill_value(op)
-    return lambda inputs: [np.full(tuple(inputs[0].tolist()), value, value.dtype)]
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        shape = inputs[0]
+        assert shape is not None, f"{op!r}: input missing"
+        check_integer_input(op, 0, "shape", shape)
+        return [np.full(tuple(shape.tolist()), value, value.dtype)]
+
+    return kernel
 
 
 def _infer_constant_of_shape(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    shape = constant_input(op, inputs, 0, "shape")
+    shape = integer_input(op, inputs, 0, "shape")
     return [Meta(tuple(int(d) for d in shape), _fill_value(op).dtype)]
 
 
@@ -107,7 +134,7 @@ register(
 
 def _shape_slice(op: Op) -> slice:
     # python slicing clamps out-of-range bounds exactly as ONNX Shape's start/end do
-    return slice(attr(op, "start", 0), attr(op, "end", None))
+    return slice(int_attr(op, "start", 0), int_attr(op, "end", None))
 
 
 def _compile_shape(op: Op, opset: int) -> Kernel:
@@ -158,7 +185,14 @@ def _infer_range(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta
 
 
 _RANGE_NAMES = ("start", "limit", "delta")
-register("Range", "elementwise", compile=_compile_range, infer=_infer_range, one_type=ALL_INPUTS)
+register(
+    "Range",
+    "elementwise",
+    compile=_compile_range,
+    infer=_infer_range,
+    one_type=ALL_INPUTS,
+    required=3,
+)
 
 
 def reshape_target(
@@ -186,17 +220,23 @@ def reshape_target(
 
 
 def _compile_reshape(op: Op, opset: int) -> Kernel:
-    allowzero = bool(attr(op, "allowzero", 0))
-    target = memoize(lambda shape, dims: reshape_target(op, shape, dims, allowzero))  # for speed
+    allowzero = flag_attr(op, "allowzero", 0)
     if opset < 5:
-        fixed = [int(d) for d in attr(op, "shape")]
-        return lambda inputs: [inputs[0].reshape(target(inputs[0].shape, inputs[0].shape, fixed))]
+        fixed = ints_attr(op, "shape")
+        fixed_target = memoize(lambda x_shape: reshape_target(op, x_shape, fixed, allowzero))
+        return lambda inputs: [inputs[0].reshape(fixed_target(inputs[0].shape, inputs[0].shape))]
+
+    def target_of(x_shape: tuple[int, ...], shape: np.ndarray) -> tuple[int, ...]:
+        check_integer_input(op, 1, "shape", shape)
+        return reshape_target(op, x_shape, shape.tolist(), allowzero)
+
+    target = memoize(target_of)  # for speed; an op's shape input has one dtype in every run
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x, shape = inputs[0], inputs[1]
         assert x is not None, "Reshape: input missing"
         assert shape is not None, "Reshape: shape missing"
-        return [x.reshape(target((x.shape, shape.tobytes()), x.shape, shape.tolist()))]
+        return [x.reshape(target((x.shape, shape.tobytes()), x.shape, shape))]
 
     return kernel
 
@@ -207,15 +247,22 @@ def _infer_reshape(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Me
     shape = versioned(op, opset, 5, "shape", 1, inputs)
     if shape is None:
         raise op_error(op, "expected a shape", "none")
-    allowzero = bool(attr(op, "allowzero", 0))
+    allowzero = flag_attr(op, "allowzero", 0)
     return [Meta(reshape_target(op, x.shape, [int(d) for d in shape], allowzero), x.dtype)]
 
 
-register("Reshape", "data_movement", compile=_compile_reshape, infer=_infer_reshape, cost=view_cost)
+register(
+    "Reshape",
+    "data_movement",
+    compile=_compile_reshape,
+    infer=_infer_reshape,
+    cost=view_cost,
+    required={1: 1, 5: 2},
+)
 
 
 def _flat_shape(op: Op, shape: tuple[int, ...]) -> tuple[int, int]:
-    axis = int(attr(op, "axis", 1))
+    axis = int_attr(op, "axis", 1)
     if not -len(shape) <= axis <= len(shape):
         raise op_error(op, f"expected an axis in [{-len(shape)}, {len(shape)}]", axis)
     return math.prod(shape[:axis]), math.prod(shape[axis:])
@@ -255,13 +302,22 @@ def _unsqueezed(op: Op, shape: tuple[int, ...], axes: Any) -> tuple[int, ...]:
 
 
 _SQUEEZE = {"Squeeze": _squeezed, "Unsqueeze": _unsqueezed}
+_SQUEEZE_REQUIRED: dict[str, int | dict[int, int]] = {
+    "Squeeze": 1,
+    "Unsqueeze": {1: 1, 13: 2},
+}  # Squeeze's axes stay optional
 
 
 def _compile_squeeze(op: Op, opset: int) -> Kernel:
     rule = _SQUEEZE[op.type]
-    target = memoize(lambda shape, axes: rule(op, shape, axes))  # for speed
+
+    def target_of(shape: tuple[int, ...], axes: Any) -> tuple[int, ...]:
+        check_integer_input(op, 1, "axes", axes)
+        return rule(op, shape, axes)
+
+    target = memoize(target_of)  # for speed; an op's axes input has one dtype in every run
     if opset < 13:
-        fixed = attr(op, "axes", None)
+        fixed = ints_attr(op, "axes", None)
         return lambda inputs: [inputs[0].reshape(target(inputs[0].shape, inputs[0].shape, fixed))]
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
@@ -282,11 +338,22 @@ def _infer_squeeze(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Me
 
 
 for _type in _SQUEEZE:
-    register(_type, "data_movement", compile=_compile_squeeze, infer=_infer_squeeze, cost=view_cost)
+    register(
+        _type,
+        "data_movement",
+        compile=_compile_squeeze,
+        infer=_infer_squeeze,
+        cost=view_cost,
+        required=_SQUEEZE_REQUIRED[_type],
+    )
 
 
 def _compile_expand(op: Op, opset: int) -> Kernel:
-    broadcast = memoize(lambda a, b: broadcast_shape(op, a, tuple(b.tolist())))  # for speed
+    def target_of(x_shape: tuple[int, ...], shape: np.ndarray) -> tuple[int, ...]:
+        check_integer_input(op, 1, "shape", shape)
+        return broadcast_shape(op, x_shape, tuple(shape.tolist()))
+
+    broadcast = memoize(target_of)  # for speed; an op's shape input has one dtype in every run
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x, shape = inputs[0], inputs[1]
@@ -302,7 +369,7 @@ def _compile_expand(op: Op, opset: int) -> Kernel:
 def _infer_expand(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x = inputs[0]
     assert x is not None, f"{op!r}: input missing"
-    shape = tuple(int(d) for d in constant_input(op, inputs, 1, "shape"))
+    shape = tuple(int(d) for d in integer_input(op, inputs, 1, "shape"))
     return [Meta(broadcast_shape(op, x.shape, shape), x.dtype)]
 
 
@@ -312,4 +379,11 @@ def _expand_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta])
     return Cost(0.0, x.nbytes, sum(m.nbytes for m in outputs), "data_movement")
 
 
-register("Expand", "data_movement", compile=_compile_expand, infer=_infer_expand, cost=_expand_cost)
+register(
+    "Expand",
+    "data_movement",
+    compile=_compile_expand,
+    infer=_infer_expand,
+    cost=_expand_cost,
+    required=2,
+)

@@ -17,7 +17,17 @@ import numpy as np
 
 from hetsim.ir import Op
 from hetsim.kernels.arrays import memoize
-from hetsim.kernels.checks import attr, constant_input, normalize_axes, normalize_axis, op_error
+from hetsim.kernels.checks import (
+    check_integer_input,
+    float_attr,
+    int_attr,
+    integer_input,
+    ints_attr,
+    normalize_axes,
+    normalize_axis,
+    op_error,
+    str_attr,
+)
 from hetsim.kernels.costs import movement_cost
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import ALL_INPUTS, Kernel, register
@@ -33,16 +43,16 @@ def first_input(op: Op, inputs: Sequence[Meta | None]) -> Meta:
 
 
 def _perm(op: Op, rank: int) -> tuple[int, ...]:
-    perm = attr(op, "perm", None)
+    perm = ints_attr(op, "perm", None)
     if perm is None:
         return tuple(range(rank - 1, -1, -1))
     if sorted(perm) != list(range(rank)):
         raise op_error(op, f"expected a permutation of range({rank})", list(perm))
-    return tuple(int(p) for p in perm)
+    return perm
 
 
 def _compile_transpose(op: Op, opset: int) -> Kernel:
-    perm = attr(op, "perm", None)
+    perm = ints_attr(op, "perm", None)
     return lambda inputs: [np.transpose(inputs[0], perm)]
 
 
@@ -61,14 +71,14 @@ register(
 
 
 def _compile_concat(op: Op, opset: int) -> Kernel:
-    axis = int(attr(op, "axis"))
+    axis = int_attr(op, "axis")
     return lambda inputs: [np.concatenate(inputs, axis=axis)]
 
 
 def _infer_concat(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     metas = [m for m in inputs if m is not None]
     rank = len(metas[0].shape)
-    axis = normalize_axis(op, int(attr(op, "axis")), rank)
+    axis = normalize_axis(op, int_attr(op, "axis"), rank)
     for m in metas[1:]:
         same = len(m.shape) == rank and all(
             a == b
@@ -97,12 +107,15 @@ def split_sizes(op: Op, dim: int, split: Any, outputs: int) -> list[int]:
     >>> split_sizes(Op("Split", "s", ("x",), ("a", "b", "c"), {"num_outputs": 3}), 7, None, 3)
     [3, 3, 1]
     """
+    check_integer_input(op, 1, "split", split)
     if split is not None and len(split) > 0:
         sizes = [int(s) for s in split]
         if sum(sizes) != dim or len(sizes) != outputs:
             raise op_error(op, f"expected {outputs} sizes summing to {dim}", sizes)
         return sizes
-    count = int(attr(op, "num_outputs", outputs))
+    count = int_attr(op, "num_outputs", outputs)
+    if count != outputs:  # ONNX: an output per part; fewer would drop the rest of the data
+        raise op_error(op, f"expected num_outputs {outputs} (the number of outputs)", count)
     # num_outputs (opset 18): ceil-sized chunks, the last one smaller; older: equal parts
     chunk = math.ceil(dim / count)
     if "num_outputs" not in op.attrs and chunk * count != dim:
@@ -111,8 +124,8 @@ def split_sizes(op: Op, dim: int, split: Any, outputs: int) -> list[int]:
 
 
 def _compile_split(op: Op, opset: int) -> Kernel:
-    axis = int(attr(op, "axis", 0))
-    fixed = attr(op, "split", None) if opset < 13 else None
+    axis = int_attr(op, "axis", 0)
+    fixed = ints_attr(op, "split", None) if opset < 13 else None
     outputs = len(op.outputs)
 
     def cuts(dim: int, split: Any) -> list[int]:
@@ -134,7 +147,7 @@ def _compile_split(op: Op, opset: int) -> Kernel:
 
 def _infer_split(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x = first_input(op, inputs)
-    axis = normalize_axis(op, int(attr(op, "axis", 0)), len(x.shape))
+    axis = normalize_axis(op, int_attr(op, "axis", 0), len(x.shape))
     split = versioned(op, opset, 13, "split", 1, inputs)
     sizes = split_sizes(op, x.shape[axis], split, len(op.outputs))
     return [Meta((*x.shape[:axis], s, *x.shape[axis + 1 :]), x.dtype) for s in sizes]
@@ -153,6 +166,9 @@ def slices(
     >>> slices(Op("Slice", "s", ("x",), ("y",)), (5, 4), [-1], [-9], [0], [-2])
     (slice(4, None, -2), slice(None, None, None))
     """
+    params = (starts, ends, axes, steps)
+    for position, (name, values) in enumerate(zip(_SLICE_PARAMS, params, strict=True), start=1):
+        check_integer_input(op, position, name, values)
     rank = len(shape)
     axes = range(len(starts)) if axes is None else normalize_axes(op, axes, rank)
     steps = [1] * len(starts) if steps is None else steps
@@ -177,7 +193,7 @@ _SLICE_PARAMS = ("starts", "ends", "axes", "steps")
 def _compile_slice(op: Op, opset: int) -> Kernel:
     index = memoize(lambda shape, *params: slices(op, shape, *params))  # for speed
     if opset < 10:
-        fixed = [attr(op, name, None) for name in _SLICE_PARAMS[:3]]
+        fixed = [ints_attr(op, name, None) for name in _SLICE_PARAMS[:3]]
         return lambda inputs: [inputs[0][index(inputs[0].shape, inputs[0].shape, *fixed, None)]]
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
@@ -207,39 +223,59 @@ register(
     infer=_infer_slice,
     cost=movement_cost,
     one_type=(1, 2, 3, 4),  # starts, ends, axes, steps: ONNX's one index type Tind
+    required={1: 1, 10: 3},
 )
 
 
 def _compile_gather(op: Op, opset: int) -> Kernel:
-    axis = int(attr(op, "axis", 0))
+    axis = int_attr(op, "axis", 0)
     return lambda inputs: [np.take(inputs[0], inputs[1], axis=axis)]
 
 
 def _infer_gather(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x, indices = first_input(op, inputs), inputs[1]
     assert indices is not None, f"{op!r}: indices missing"
-    axis = normalize_axis(op, int(attr(op, "axis", 0)), len(x.shape))
+    axis = normalize_axis(op, int_attr(op, "axis", 0), len(x.shape))
     return [Meta((*x.shape[:axis], *indices.shape, *x.shape[axis + 1 :]), x.dtype)]
 
 
 register(
-    "Gather", "data_movement", compile=_compile_gather, infer=_infer_gather, cost=movement_cost
+    "Gather",
+    "data_movement",
+    compile=_compile_gather,
+    infer=_infer_gather,
+    cost=movement_cost,
+    required=2,
 )
 
 
 def _compile_tile(op: Op, opset: int) -> Kernel:
-    return lambda inputs: [np.tile(inputs[0], inputs[1].tolist())]
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x, repeats = inputs[0], inputs[1]
+        assert x is not None, f"{op!r}: input missing"
+        assert repeats is not None, f"{op!r}: repeats missing"
+        check_integer_input(op, 1, "repeats", repeats)
+        return [np.tile(x, repeats.tolist())]
+
+    return kernel
 
 
 def _infer_tile(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x = first_input(op, inputs)
-    repeats = [int(r) for r in constant_input(op, inputs, 1, "repeats")]
+    repeats = [int(r) for r in integer_input(op, inputs, 1, "repeats")]
     if len(repeats) != len(x.shape) or min(repeats, default=0) < 0:
         raise op_error(op, f"expected {len(x.shape)} non-negative repeats", repeats)
     return [Meta(tuple(d * r for d, r in zip(x.shape, repeats, strict=True)), x.dtype)]
 
 
-register("Tile", "data_movement", compile=_compile_tile, infer=_infer_tile, cost=movement_cost)
+register(
+    "Tile",
+    "data_movement",
+    compile=_compile_tile,
+    infer=_infer_tile,
+    cost=movement_cost,
+    required=2,
+)
 
 _PAD_MODES = ("constant", "edge", "reflect", "wrap")
 
@@ -252,6 +288,8 @@ def pad_widths(op: Op, rank: int, pads: Any, axes: Any) -> list[tuple[int, int]]
     >>> pad_widths(Op("Pad", "p", ("x",), ("y",)), 3, [1, -1, 2, 0], [-1, 0])
     [(-1, 0), (0, 0), (1, 2)]
     """
+    check_integer_input(op, 1, "pads", pads)
+    check_integer_input(op, 3, "axes", axes)
     axes = range(rank) if axes is None else normalize_axes(op, axes, rank)
     pads = [int(p) for p in pads]
     if len(pads) != 2 * len(axes):
@@ -263,10 +301,10 @@ def pad_widths(op: Op, rank: int, pads: Any, axes: Any) -> list[tuple[int, int]]
 
 
 def _pad_params(op: Op, opset: int) -> tuple[str, float]:
-    mode = attr(op, "mode", "constant")
+    mode = str_attr(op, "mode", "constant")
     if mode not in _PAD_MODES:
         raise op_error(op, f"expected a mode in {list(_PAD_MODES)}", repr(mode))
-    return mode, float(attr(op, "value", 0.0)) if opset < 11 else 0.0
+    return mode, float_attr(op, "value", 0.0) if opset < 11 else 0.0
 
 
 def _pad(x: np.ndarray, widths: list[tuple[int, int]], mode: Any, value: Any) -> np.ndarray:
@@ -287,7 +325,7 @@ def _pad(x: np.ndarray, widths: list[tuple[int, int]], mode: Any, value: Any) ->
 def _compile_pad(op: Op, opset: int) -> Kernel:
     mode, attr_value = _pad_params(op, opset)
     if opset < 11:
-        pads = attr(op, "pads", None) if opset >= 2 else attr(op, "paddings", None)
+        pads = ints_attr(op, "pads" if opset >= 2 else "paddings", None)
         if pads is None:
             raise op_error(op, "expected a pads attribute", "none")
         return lambda inputs: [
@@ -308,11 +346,12 @@ def _compile_pad(op: Op, opset: int) -> Kernel:
 def _infer_pad(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x = first_input(op, inputs)
     _pad_params(op, opset)
+    pads: Sequence[int] | np.ndarray | None
     if opset < 11:
-        pads = attr(op, "pads", None) if opset >= 2 else attr(op, "paddings", None)
+        pads = ints_attr(op, "pads" if opset >= 2 else "paddings", None)
         axes = None
     else:
-        pads = constant_input(op, inputs, 1, "pads")
+        pads = integer_input(op, inputs, 1, "pads")
         axes = versioned(op, opset, 18, "axes", 3, inputs)
     widths = pad_widths(op, len(x.shape), pads, axes)
     shape = tuple(d + b + e for d, (b, e) in zip(x.shape, widths, strict=True))
@@ -324,4 +363,5 @@ def _infer_pad(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
 register(
     "Pad", "data_movement", compile=_compile_pad, infer=_infer_pad, cost=movement_cost,
     one_type=(0, 2),  # the data and the constant value; pads and axes are int64
+    required={1: 1, 11: 2},
 )  # fmt: skip

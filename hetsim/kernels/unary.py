@@ -15,7 +15,7 @@ import numpy as np
 
 from hetsim.ir import Op
 from hetsim.kernels.arrays import zeros
-from hetsim.kernels.checks import attr, op_error, same_as_input
+from hetsim.kernels.checks import attr, float_attr, op_error, same_as_input
 from hetsim.kernels.costs import Cost, CostRule, elementwise_cost
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import Kernel, register
@@ -108,7 +108,7 @@ def _mish(x: np.ndarray) -> np.ndarray:
 
 
 def _swish(op: Op) -> Unary:
-    alpha = float(attr(op, "alpha", 1.0))
+    alpha = float_attr(op, "alpha", 1.0)
 
     def swish(x: np.ndarray) -> np.ndarray:
         wide = x.astype(np.float32) if x.dtype == np.float16 else x  # one rounding, at the end
@@ -119,7 +119,7 @@ def _swish(op: Op) -> Unary:
 
 
 def _celu(op: Op) -> Unary:
-    alpha = float(attr(op, "alpha", 1.0))
+    alpha = float_attr(op, "alpha", 1.0)
     if alpha == 0:
         raise op_error(op, "expected a non-zero alpha", alpha)
 
@@ -132,35 +132,35 @@ def _celu(op: Op) -> Unary:
 
 
 def _thresholded_relu(op: Op) -> Unary:
-    alpha = float(attr(op, "alpha", 1.0))
+    alpha = float_attr(op, "alpha", 1.0)
     return lambda x: np.where(x > alpha, x, 0).astype(x.dtype, copy=False)
 
 
 def _leaky_relu(op: Op) -> Unary:
-    alpha = float(attr(op, "alpha", 0.01))
+    alpha = float_attr(op, "alpha", 0.01)
     return lambda x: np.where(x < 0, alpha * x, x)
 
 
 def _elu(op: Op) -> Unary:
-    alpha = float(attr(op, "alpha", 1.0))
+    alpha = float_attr(op, "alpha", 1.0)
     return lambda x: np.where(x < 0, alpha * np.expm1(np.minimum(x, 0)), x)
 
 
 def _selu(op: Op) -> Unary:
-    alpha = float(attr(op, "alpha", 1.67326319217681884765625))
-    gamma = float(attr(op, "gamma", 1.05070102214813232421875))
+    alpha = float_attr(op, "alpha", 1.67326319217681884765625)
+    gamma = float_attr(op, "gamma", 1.05070102214813232421875)
     return lambda x: np.where(x <= 0, gamma * alpha * np.expm1(np.minimum(x, 0)), gamma * x)
 
 
 def _hard_sigmoid(op: Op) -> Unary:
-    alpha = float(attr(op, "alpha", 0.2))
-    beta = float(attr(op, "beta", 0.5))
+    alpha = float_attr(op, "alpha", 0.2)
+    beta = float_attr(op, "beta", 0.5)
     return lambda x: np.clip(alpha * x + beta, 0, 1)
 
 
 def _shrink(op: Op) -> Unary:
-    bias = float(attr(op, "bias", 0.0))
-    lambd = float(attr(op, "lambd", 0.5))
+    bias = float_attr(op, "bias", 0.0)
+    lambd = float_attr(op, "lambd", 0.5)
 
     def shrink(x: np.ndarray) -> np.ndarray:
         shrunk = np.where(x < -lambd, x + bias, np.where(x > lambd, x - bias, 0))

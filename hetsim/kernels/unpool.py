@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.checks import attr, constant_input, op_error
+from hetsim.kernels.checks import check_integer_input, integer_input, ints_attr, op_error
 from hetsim.kernels.costs import Cost, nbytes
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import Kernel, register
@@ -37,8 +37,7 @@ __all__ = ["col2im", "max_unpool"]
 
 def _ints(op: Op, name: str, default: Sequence[int] | None, count: int) -> tuple[int, ...]:
     """Attribute `name`: `count` ints (`default` when absent), checked."""
-    value = attr(op, name) if default is None else attr(op, name, default)
-    value = tuple(int(v) for v in value)
+    value = ints_attr(op, name) if default is None else ints_attr(op, name, default)
     if len(value) != count:
         raise op_error(op, f"expected {count} values of {name}", list(value))
     return value
@@ -46,7 +45,7 @@ def _ints(op: Op, name: str, default: Sequence[int] | None, count: int) -> tuple
 
 def _unpool_attrs(op: Op) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     """``(kernel_shape, strides, pads)``, checked; pads are begins then ends."""
-    kernel = tuple(int(k) for k in attr(op, "kernel_shape"))
+    kernel = ints_attr(op, "kernel_shape")
     dims = len(kernel)
     strides = _ints(op, "strides", (1,) * dims, dims)
     pads = _ints(op, "pads", (0,) * 2 * dims, 2 * dims)
@@ -90,6 +89,7 @@ def _compile_max_unpool(op: Op, opset: int) -> Kernel:
         assert indices is not None
         y = max_unpool(x, indices, _unpooled_shape(x.shape, kernel_shape, strides, pads))
         wanted = inputs[2] if len(inputs) > 2 else None
+        check_integer_input(op, 2, "output_shape", wanted)
         if wanted is None or tuple(int(n) for n in wanted) == y.shape:
             return [y]
         out = np.zeros(tuple(int(n) for n in wanted), x.dtype)
@@ -114,7 +114,7 @@ def _infer_max_unpool(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list
     if min(shape[2:], default=1) < 1:
         raise op_error(op, "expected a positive unpooled shape", list(shape))
     if len(inputs) > 2 and inputs[2] is not None:
-        wanted = tuple(int(n) for n in constant_input(op, inputs, 2, "output_shape"))
+        wanted = tuple(int(n) for n in integer_input(op, inputs, 2, "output_shape"))
         is_larger = len(wanted) == len(shape) and all(
             w >= n for w, n in zip(wanted, shape, strict=True)
         )
@@ -137,6 +137,7 @@ register(
     infer=_infer_max_unpool,
     cost=_cost_max_unpool,
     one_type=(1, 2),
+    required=2,
 )
 
 
@@ -208,6 +209,8 @@ def _compile_col2im(op: Op, opset: int) -> Kernel:
         assert data is not None
         assert image is not None
         assert block is not None
+        check_integer_input(op, 1, "image_shape", image)
+        check_integer_input(op, 2, "block_shape", block)
         image_shape, block_shape = tuple(map(int, image)), tuple(map(int, block))
         dilations, pads, strides = _col2im_attrs(op, len(image_shape))
         return [col2im(data, image_shape, block_shape, dilations, pads, strides)]
@@ -218,8 +221,8 @@ def _compile_col2im(op: Op, opset: int) -> Kernel:
 def _infer_col2im(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     data = inputs[0]
     assert data is not None, f"{op!r}: input is required"
-    image = tuple(int(v) for v in constant_input(op, inputs, 1, "image_shape").reshape(-1))
-    block = tuple(int(v) for v in constant_input(op, inputs, 2, "block_shape").reshape(-1))
+    image = tuple(int(v) for v in integer_input(op, inputs, 1, "image_shape").reshape(-1))
+    block = tuple(int(v) for v in integer_input(op, inputs, 2, "block_shape").reshape(-1))
     if len(block) != len(image) or not image:
         expected = "expected image_shape and block_shape of one length"
         raise op_error(op, expected, f"{list(image)} and {list(block)}")
@@ -253,4 +256,5 @@ register(
     infer=_infer_col2im,
     cost=_cost_col2im,
     one_type=(1, 2),  # image_shape and block_shape: both tensor(int64)
+    required=3,
 )

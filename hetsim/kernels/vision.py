@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.checks import attr, op_error
+from hetsim.kernels.checks import attr, float_attr, int_attr, op_error
 from hetsim.kernels.costs import Cost, nbytes
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import Kernel, register
@@ -40,10 +40,10 @@ _TRANSFORMS = ("half_pixel", "output_half_pixel")
 
 def _roi_attrs(op: Op, opset: int) -> tuple[int, int, int, float, str, bool]:
     """``(out_h, out_w, sampling_ratio, spatial_scale, mode, is_half_pixel)``, checked."""
-    out_h, out_w = int(attr(op, "output_height", 1)), int(attr(op, "output_width", 1))
+    out_h, out_w = int_attr(op, "output_height", 1), int_attr(op, "output_width", 1)
     if out_h < 1 or out_w < 1:
         raise op_error(op, "expected output_height and output_width >= 1", f"{out_h}, {out_w}")
-    ratio = int(attr(op, "sampling_ratio", 0))
+    ratio = int_attr(op, "sampling_ratio", 0)
     if ratio < 0:
         raise op_error(op, "expected sampling_ratio >= 0", ratio)
     mode = _text(attr(op, "mode", "avg"))
@@ -54,7 +54,7 @@ def _roi_attrs(op: Op, opset: int) -> tuple[int, int, int, float, str, bool]:
     if transform not in _TRANSFORMS:
         expected = f"expected coordinate_transformation_mode in {list(_TRANSFORMS)}"
         raise op_error(op, expected, repr(transform))
-    scale = float(attr(op, "spatial_scale", 1.0))
+    scale = float_attr(op, "spatial_scale", 1.0)
     return out_h, out_w, ratio, scale, mode, transform == "half_pixel"
 
 
@@ -188,15 +188,15 @@ def _cost_roi_align(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Met
     x, rois = inputs[0], inputs[1]
     assert x is not None
     assert rois is not None
-    out_h, out_w = int(attr(op, "output_height", 1)), int(attr(op, "output_width", 1))
-    ratio = int(attr(op, "sampling_ratio", 0))
+    out_h, out_w = int_attr(op, "output_height", 1), int_attr(op, "output_width", 1)
+    ratio = int_attr(op, "sampling_ratio", 0)
     if ratio > 0:
         points = float(ratio * ratio)
     elif rois.value is not None and rois.size:
         is_half_pixel = _text(attr(op, "coordinate_transformation_mode", "half_pixel")) == (
             "half_pixel"
         )
-        scale = float(attr(op, "spatial_scale", 1.0))
+        scale = float_attr(op, "spatial_scale", 1.0)
         *_, grid_h, grid_w = _roi_grids(rois.value, out_h, out_w, 0, scale, is_half_pixel)
         points = float(np.mean(grid_h * grid_w))
     else:
@@ -212,4 +212,5 @@ register(
     infer=_infer_roi_align,
     cost=_cost_roi_align,
     one_type=(0, 1),
+    required=3,
 )

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from hetsim.errors import ModelError
 from hetsim.ir import Op
-from hetsim.kernels.checks import attr, op_error
+from hetsim.kernels.checks import attr, flag_attr, ints_attr, op_error
 
 __all__ = ["AUTO_PADS", "Geometry", "WindowAttrs", "read_window_attrs"]
 
@@ -146,10 +146,9 @@ class WindowAttrs:
 
 
 def _ints(op: Op, name: str, *, minimum: int) -> tuple[int, ...] | None:
-    value = attr(op, name, None)
-    if value is None:
+    values = ints_attr(op, name, None)
+    if values is None:
         return None
-    values = tuple(int(v) for v in value)
     if any(v < minimum for v in values):
         raise op_error(op, f"expected {name!r} to hold ints >= {minimum}", list(values))
     return values
@@ -181,7 +180,7 @@ SAME_LOWER, VALID, got 'SAME'
     kernel_shape = _ints(op, "kernel_shape", minimum=1)
     if kernel_required and kernel_shape is None:
         raise ModelError(f"op {op.name} ({op.type}): missing required attribute 'kernel_shape'")
-    ceil_mode = bool(attr(op, "ceil_mode", 0))
+    ceil_mode = flag_attr(op, "ceil_mode", 0)
     if ceil_mode and auto_pad != "NOTSET":
         raise op_error(op, "expected ceil_mode 0 with auto_pad", f"auto_pad {auto_pad!r}")
     return WindowAttrs(

@@ -7,6 +7,7 @@ within a plausible bound of the tensor sizes.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import re
 from pathlib import Path
@@ -184,3 +185,53 @@ def test_the_docs_list_every_registered_op() -> None:
     listed = re.search(r"<!-- ops: [^\n]*-->\n(.*?)\n<!-- /ops -->", text, re.S)
     assert listed is not None, "docs/architecture.md: the ops list markers are missing"
     assert listed.group(1).replace("\n", " ").split(", ") == sorted(OPS)
+
+
+def _required_at(op_type: str, opset: int) -> int:
+    """How many leading inputs hetsim requires of `op_type` at `opset` (`OpDef.required`)."""
+    required = OPS[op_type].required
+    return required[max(since for since in required if since <= opset)]
+
+
+def _onnx_required(op_type: str, opset: int) -> int | None:
+    """How many leading inputs ONNX's schema of `op_type` at `opset` requires (a variadic one
+    counts once); None for an op outside onnx."""
+    defs = pytest.importorskip("onnx.defs")
+    try:
+        schema = defs.get_schema(op_type, opset)
+    except defs.SchemaError:
+        return None
+    option = defs.OpSchema.FormalParameterOption
+    count = 0
+    for formal in schema.inputs:
+        if formal.option == option.Optional:
+            break
+        count += 1
+        if formal.option == option.Variadic:
+            break
+    return count
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_required_inputs_are_at_most_what_onnx_requires(case: Case) -> None:
+    # never refuse a model ONNX accepts; a few ask less than their schema, on purpose: Gemm
+    # before opset 11 (its C), Resize at opsets 10 to 12 (left to its spec), QLinearConv and
+    # QLinearMatMul (zero points read as 0)
+    onnx_required = _onnx_required(case.op_type, case.opset)
+    if onnx_required is None:
+        pytest.skip(f"{case.op_type} is not an onnx op")
+    assert _required_at(case.op_type, case.opset) <= onnx_required
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_each_required_input_omitted_is_refused_by_rule_and_kernel(case: Case) -> None:
+    op, definition = case_op(case), OPS[case.op_type]
+    for position in range(_required_at(case.op_type, case.opset)):
+        names = tuple("" if i == position else n for i, n in enumerate(op.inputs))
+        omitted = dataclasses.replace(op, inputs=names)
+        metas = [None if i == position else m for i, m in enumerate(case_metas(case))]
+        message = f"op {op.name} ({op.type}): expected input {position} (a tensor), got none "
+        with pytest.raises(ModelError, match=f"^{re.escape(message)}"):
+            definition.infer(omitted, case.opset, metas)
+        with pytest.raises(ModelError, match=f"^{re.escape(message)}"):
+            definition.compile(omitted, case.opset)

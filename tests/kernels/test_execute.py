@@ -203,21 +203,18 @@ def test_a_kernel_that_fails_names_its_op(folded: bool, fuse: bool) -> None:
 
 
 def softmax_axis_last() -> Graph:
-    """A Softmax whose axis is ``"last"``: int() of it fails in its kernel and its shape rule."""
+    """A Softmax whose axis is ``"last"``: its kernel and its shape rule both refuse it."""
     op = Op("Softmax", "s", ("x",), ("y",), {"axis": "last"})
     return Graph("g", (op,), {"x": TensorType((1, 4), "float32")}, ("y",))
 
 
-def axis_last_failed(what: str) -> str:
-    """The message of `softmax_axis_last` failing in `what` (its kernel, its shape rule)."""
-    return (
-        f"op s (Softmax): expected attributes {what} can use, got ValueError: invalid literal "
-        "for int() with base 10: 'last'"
-    )
+AXIS_LAST_FAILED = "op s (Softmax): expected attribute 'axis' to be an integer, got 'last'"
+"""`softmax_axis_last`'s error, from its kernel and its shape rule alike: both read the attribute
+with the one typed reader (`int_attr`)."""
 
 
 def test_an_attribute_the_kernel_cannot_read_names_its_op() -> None:
-    message = axis_last_failed("its kernel")
+    message = AXIS_LAST_FAILED
     with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
         execute(softmax_axis_last(), {"x": np.ones((1, 4), np.float32)})
 
@@ -278,3 +275,53 @@ def test_an_omitted_output_before_a_named_one_keeps_the_positions() -> None:
     ):
         np.testing.assert_allclose(outputs["inv"], inv, rtol=1e-6)
         np.testing.assert_allclose(outputs["y"], 2 * centered * inv, rtol=1e-6)
+
+
+def _relu(inputs: tuple[str, ...], outputs: tuple[str, ...]) -> Graph:
+    op = Op("Relu", "r", inputs, outputs)
+    return Graph("g", (op,), {"x": TensorType((2, 4), "float32")}, tuple(filter(None, outputs)))
+
+
+def _refused_by_every_run(graph: Graph, message: str) -> None:
+    """`execute`, a functional and a timing simulation all give `message`."""
+    x = np.ones((2, 4), np.float32)
+    runs = [
+        lambda: execute(graph, {"x": x}),
+        lambda: simulate(graph, "x86-cpu", inputs={"x": x}),
+        lambda: simulate(graph, "x86-cpu", mode="timing"),
+    ]
+    for run in runs:
+        with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+            run()
+
+
+def test_an_op_naming_more_outputs_than_it_gives_is_refused() -> None:
+    # execute gave z None, and a simulation raised a bare KeyError: 'z' from its slots
+    message = "op r (Relu): expected at most 1 output, got 2"
+    _refused_by_every_run(_relu(("x",), ("y", "z")), message)
+
+
+def test_a_batch_normalization_with_training_outputs_is_refused_in_every_mode() -> None:
+    ops = (Op("BatchNormalization", "bn", ("x", "s", "b", "m", "v"), ("y", "rm", "rv")),)
+    params = {k: np.ones(4, np.float32) for k in "sbmv"}
+    graph = Graph("g", ops, {"x": TensorType((2, 4), "float32")}, ("y",), params)
+    _refused_by_every_run(graph, "op bn (BatchNormalization): expected inference mode (one "
+                                 "output), got 3 outputs")  # fmt: skip
+
+
+def test_an_omitted_trailing_output_is_still_allowed() -> None:
+    x = -np.ones((2, 4), np.float32)
+    assert execute(_relu(("x",), ("y", "")), {"x": x})["y"].tolist() == [[0.0] * 4] * 2
+
+
+def test_an_omitted_required_input_is_refused_before_the_rules_run() -> None:
+    # the shape rule's assert said "expected attributes its shape rule can use, got
+    # AssertionError", and under python -O the rule raised an AttributeError
+    message = "op r (Relu): expected input 0 (a tensor), got none (an omitted input)"
+    _refused_by_every_run(_relu(("",), ("y",)), message)
+
+
+def test_too_few_inputs_are_refused_before_the_rules_run() -> None:
+    op = Op("Add", "a", ("x",), ("y",))
+    graph = Graph("g", (op,), {"x": TensorType((2, 4), "float32")}, ("y",))
+    _refused_by_every_run(graph, "op a (Add): expected at least 2 inputs, got 1")

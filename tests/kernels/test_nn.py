@@ -604,7 +604,8 @@ COMPILE_ERRORS = [
 def test_bad_attributes_fail_at_compile(
     op_type: str, attrs: dict[str, Any], outputs: tuple[str, ...], message: str
 ) -> None:
-    op = Op(op_type, "bad", ("x", "w"), outputs, attrs)
+    inputs = ("x", "w", "b", "mean", "var") if op_type == "BatchNormalization" else ("x", "w")
+    op = Op(op_type, "bad", inputs, outputs, attrs)
     with pytest.raises(ModelError, match=message):
         OPS[op_type].compile(op, 15)
 

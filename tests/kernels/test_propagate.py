@@ -84,6 +84,22 @@ def test_omitted_optional_input_and_output() -> None:
     assert "" not in metas
 
 
+def test_an_op_naming_more_outputs_than_its_rule_gives_is_an_error() -> None:
+    # the outputs were paired with the rule's metas with zip(strict=False): z got no meta
+    g = Graph(
+        "g", (Op("Relu", "r", ("x",), ("y", "z")),), {"x": TensorType((3,), "float32")}, ("z",)
+    )
+    with pytest.raises(ModelError, match=r"^op r \(Relu\): expected at most 1 output, got 2$"):
+        propagate(g)
+
+
+def test_an_omitted_required_input_is_an_error_before_the_rule() -> None:
+    g = Graph("g", (Op("Relu", "r", ("",), ("y",)),), {"x": TensorType((3,), "float32")}, ("y",))
+    message = r"^op r \(Relu\): expected input 0 \(a tensor\), got none \(an omitted input\)$"
+    with pytest.raises(ModelError, match=message):
+        propagate(g)
+
+
 def test_unbound_dim_is_an_error() -> None:
     with pytest.raises(
         ModelError,

@@ -510,7 +510,7 @@ ERRORS = [
         [A_MATMUL],
         {},
         10,
-        "expected inputs A and B, got no B",
+        "expected at least 2 inputs, got 1",
         id="matmulinteger-missing-b",
     ),
 ]

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from hetsim.errors import ModelError
 from hetsim.ir import Graph, Op, TensorType
-from hetsim.kernels import OPS, Meta, execute
+from hetsim.kernels import OPS, Meta, execute, propagate
 from hetsim.kernels.registry import lookup
 from hetsim.kernels.shape import reshape_target
 from hetsim.kernels.tensor import pad_widths, slices, split_sizes
@@ -129,6 +129,19 @@ def test_equal_split_needs_a_divisible_dim() -> None:
         ModelError, match=r"^op n0 \(Split\): expected a dim divisible by 2 outputs, got 5$"
     ):
         split_sizes(_op("Split", 1, 2), 5, None, 2)
+
+
+def test_split_num_outputs_must_be_the_number_of_outputs() -> None:
+    # four parts into two outputs gave the first two parts and dropped the rest
+    op = Op("Split", "s", ("x",), ("y", "z"), {"axis": 1, "num_outputs": 4})
+    graph = Graph("g", (op,), {"x": TensorType((1, 4), "float32")}, ("y", "z"), {}, 18)
+    message = "op s (Split): expected num_outputs 2 (the number of outputs), got 4"
+    for run in (
+        lambda: execute(graph, {"x": np.zeros((1, 4), np.float32)}),
+        lambda: propagate(graph),
+    ):
+        with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+            run()
 
 
 def test_slice_rejects_a_zero_step() -> None:
@@ -403,3 +416,72 @@ def test_gather_elements_index_out_of_range_names_the_op() -> None:
     inputs = {"x": np.zeros((2, 2), np.float32), "i": np.array([[0, 2]], np.int64)}
     with pytest.raises(ModelError, match=r"^op ge \(GatherElements\): .*IndexError: index 2"):
         execute(graph, inputs)
+
+
+def _floats(*values: float) -> np.ndarray:
+    return np.array(values, np.float32)
+
+
+INTEGER_INPUTS_OF_FLOATS = [
+    pytest.param(
+        Op("Reshape", "r", ("x", "s"), ("y",)), {"s": _floats(2.7, 4.2)}, "1 (shape)", id="reshape"
+    ),
+    pytest.param(
+        Op("Expand", "r", ("x", "s"), ("y",)), {"s": _floats(2, 4)}, "1 (shape)", id="expand"
+    ),
+    pytest.param(
+        Op("Tile", "r", ("x", "s"), ("y",)), {"s": _floats(1, 2)}, "1 (repeats)", id="tile"
+    ),
+    pytest.param(
+        Op("Slice", "r", ("x", "a", "b"), ("y",)),
+        {"a": _floats(0), "b": _floats(1.5)},
+        "1 (starts)",
+        id="slice",
+    ),
+    pytest.param(
+        Op("Unsqueeze", "r", ("x", "a"), ("y",)), {"a": _floats(0)}, "1 (axes)", id="unsqueeze"
+    ),
+    pytest.param(
+        Op("Pad", "r", ("x", "p"), ("y",)), {"p": _floats(0, 1, 0, 1)}, "1 (pads)", id="pad"
+    ),
+    pytest.param(
+        Op("ReduceSum", "r", ("x", "a"), ("y",)), {"a": _floats(1)}, "1 (axes)", id="reduce"
+    ),
+    pytest.param(Op("TopK", "r", ("x", "k"), ("y", "i")), {"k": _floats(2)}, "1 (K)", id="top-k"),
+    pytest.param(
+        Op("ConstantOfShape", "r", ("s",), ("y",)),
+        {"s": _floats(2, 3)},
+        "0 (shape)",
+        id="constant-of-shape",
+    ),
+    pytest.param(
+        Op("Resize", "r", ("x", "", "", "s"), ("y",)),
+        {"s": _floats(4, 8)},
+        "3 (sizes)",
+        id="resize",
+    ),
+]
+
+
+@pytest.mark.parametrize(("op", "initializers", "which"), INTEGER_INPUTS_OF_FLOATS)
+def test_an_integer_input_of_floats_is_refused_not_truncated(
+    op: Op, initializers: dict[str, np.ndarray], which: str
+) -> None:
+    # a float Reshape shape [2.7, 4.2] was read as [2, 4]
+    graph = Graph("g", (op,), {"x": TensorType((2, 4), "float32")}, ("y",), initializers)
+    message = f"op r ({op.type}): expected input {which} of an integer dtype, got float32"
+    for run in (
+        lambda: execute(graph, {"x": np.zeros((2, 4), np.float32)}),
+        lambda: propagate(graph),
+    ):
+        with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+            run()
+
+
+def test_a_float_shape_input_without_a_value_is_refused_for_its_dtype() -> None:
+    # timing mode knows no value of a graph input, but its dtype is enough to refuse it
+    inputs = {"x": TensorType((2, 4), "float32"), "s": TensorType((2,), "float32")}
+    graph = Graph("g", (Op("Reshape", "r", ("x", "s"), ("y",)),), inputs, ("y",))
+    message = "op r (Reshape): expected input 1 (shape) of an integer dtype, got float32"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        propagate(graph)
