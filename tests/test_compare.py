@@ -363,3 +363,10 @@ def test_a_shapes_file_that_is_not_text_is_named(tmp_path: Path) -> None:
     message = f"--shapes {path}: expected a shapes file, got bytes that are not UTF-8 (at byte 0)"
     with pytest.raises(HetsimError, match=f"^{re.escape(message)}$"):
         load_shapes(path)
+
+
+def test_a_trace_drawn_from_a_negative_seed_is_refused() -> None:
+    # numpy raised ValueError from the --seq-dist draw
+    message = "seed: expected a non-negative integer, got -1"
+    with pytest.raises(HetsimError, match=f"^{re.escape(message)}$"):
+        dims_trace("fixed:4", 2, seed=-1)

@@ -17,6 +17,7 @@ import numpy as np
 
 from hetsim.errors import HetsimError, Problem, is_count
 from hetsim.located import text_of
+from hetsim.models.inputs import check_seed
 
 __all__ = [
     "DEFAULT_ITERATIONS",
@@ -76,6 +77,7 @@ def dims_trace(
     hetsim.errors.HetsimError: --seq-dist: expected fixed:N, uniform:LO:HI or ..., got 'normal:3'
     """
     check_iterations(iterations)
+    check_seed(seed)
     kind, _, rest = spec.partition(":")
     found = DISTRIBUTIONS.get(kind)
     parts = rest.split(":") if rest else []
