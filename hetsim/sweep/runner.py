@@ -21,7 +21,7 @@ from typing import Any
 from uuid import uuid4
 
 from hetsim.api import simulate
-from hetsim.errors import Problem, SweepError
+from hetsim.errors import Problem, SweepError, is_count
 from hetsim.sweep.loaded import point_model
 from hetsim.sweep.points import Point, SweepSpec
 from hetsim.sweep.results import ResultsLog
@@ -193,7 +193,7 @@ def run_sweep(
         raise SweepError([Problem("workers", "expected an integer >= 0", repr(workers))])
     if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
         raise SweepError([Problem("batch", "expected an integer >= 1 or None", repr(batch))])
-    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+    if not is_count(retries):
         raise SweepError([Problem("retries", "expected an integer >= 0", repr(retries))])
     if not isinstance(resume, bool):
         raise SweepError([Problem("resume", "expected true or false", repr(resume))])
