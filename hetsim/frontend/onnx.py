@@ -238,7 +238,7 @@ def _dtype_name(elem_type: int, where: str) -> str:
 
 
 def _array(tensor: onnx.TensorProto, where: str) -> np.ndarray:
-    return onnx_proto.to_array(tensor, np.dtype(_dtype_name(tensor.data_type, where)))
+    return onnx_proto.to_array(tensor, np.dtype(_dtype_name(tensor.data_type, where)), where)
 
 
 def _tensor_type(info: onnx.ValueInfoProto, where: str) -> TensorType:

@@ -13,6 +13,7 @@ hetsim supports); converting messages into the IR is `hetsim.frontend.onnx`'s.
 from __future__ import annotations
 
 import importlib.util
+import math
 import sys
 from functools import cache
 from pathlib import Path
@@ -102,24 +103,51 @@ def has_external_data(model: Any) -> bool:
     return any(t.data_location == EXTERNAL for t in model.graph.initializer)
 
 
-def to_array(tensor: Any, dtype: np.dtype[Any]) -> np.ndarray:
+def to_array(tensor: Any, dtype: np.dtype[Any], where: str = "tensor") -> np.ndarray:
     """The values of a ``TensorProto`` of numpy `dtype`, shaped by its dims.
 
     ``raw_data`` is read as little-endian bytes (a read-only view, as onnx's numpy_helper gives);
     otherwise the typed field the ONNX spec names for the dtype is (float16 values are stored as
     their bit patterns in ``int32_data``).
 
+    Raises
+    ------
+    ModelError
+        Naming `where`, when a dim is negative or the stored values are not as many as the dims
+        say (a truncated file, or a writer's bug): numpy would raise from deep inside a reshape.
+
     Examples
     --------
     >>> t = messages("doctest").TensorProto(dims=[2], data_type=10, int32_data=[15360, 16384])
     >>> to_array(t, np.dtype("float16")).tolist()
     [1.0, 2.0]
+    >>> to_array(messages("doctest").TensorProto(dims=[3], data_type=1, raw_data=b"\\0" * 8),
+    ...          np.dtype("float32"), "initializer w")
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.ModelError: initializer w: expected 3 values (dims [3]) of float32, got \
+8 bytes of raw_data (2 values)
     """
     shape = tuple(tensor.dims)
+    if any(dim < 0 for dim in shape):
+        raise ModelError(f"{where}: expected dims >= 0, got {list(shape)}")
+    count = math.prod(shape)
     if tensor.HasField("raw_data"):
-        stored = np.frombuffer(tensor.raw_data, dtype.newbyteorder("<"))
+        raw = tensor.raw_data
+        if len(raw) != count * dtype.itemsize:
+            raise ModelError(
+                f"{where}: expected {count} values (dims {list(shape)}) of {dtype.name}, got "
+                f"{len(raw)} bytes of raw_data ({len(raw) / dtype.itemsize:g} values)"
+            )
+        stored = np.frombuffer(raw, dtype.newbyteorder("<"))
         return stored.astype(dtype, copy=False).reshape(shape)
-    values = getattr(tensor, _TYPED_FIELDS.get(dtype.name, _INT32_FIELD))
+    field = _TYPED_FIELDS.get(dtype.name, _INT32_FIELD)
+    values = getattr(tensor, field)
+    if len(values) != count:
+        raise ModelError(
+            f"{where}: expected {count} values (dims {list(shape)}) of {dtype.name}, got "
+            f"{len(values)} in {field}"
+        )
     if dtype == np.float16:
         return np.array(values, np.uint16).view(np.float16).reshape(shape)
     return np.array(values).astype(dtype).reshape(shape)

@@ -216,6 +216,46 @@ def test_unsupported_initializer_dtype_is_an_error() -> None:
         load_onnx(_model([node], [], [_vi("y", [1])], [weight]))
 
 
+def _matmul_with(weight: onnx.TensorProto) -> onnx.ModelProto:
+    node = helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")
+    return _model([node], [_vi("x", [1, 4])], [_vi("y", [1, 4])], [weight])
+
+
+def test_an_initializer_with_fewer_raw_bytes_than_its_dims_is_an_error() -> None:
+    weight = numpy_helper.from_array(np.ones((4, 4), np.float32), "w")
+    weight.raw_data = weight.raw_data[:10]  # a truncated file
+    with pytest.raises(
+        ModelError,
+        match=r"^model g: initializer w: expected 16 values \(dims \[4, 4\]\) of float32, got 10 "
+        r"bytes of raw_data \(2\.5 values\)$",
+    ):
+        load_onnx(_matmul_with(weight))
+
+
+def test_an_initializer_whose_dims_disagree_with_its_values_is_an_error() -> None:
+    weight = numpy_helper.from_array(np.ones((4, 4), np.float32), "w")
+    weight.dims[:] = [4, 5]
+    with pytest.raises(ModelError, match=r"^model g: initializer w: expected 20 values"):
+        load_onnx(_matmul_with(weight))
+    typed = helper.make_tensor("w", FLOAT, [4, 4], np.ones(16, np.float32))
+    del typed.float_data[5:]
+    with pytest.raises(
+        ModelError,
+        match=r"^model g: initializer w: expected 16 values \(dims \[4, 4\]\) of float32, got 5 "
+        r"in float_data$",
+    ):
+        load_onnx(_matmul_with(typed))
+
+
+def test_an_initializer_with_a_negative_dim_is_an_error() -> None:
+    weight = helper.make_tensor("w", FLOAT, [4, 4], np.ones(16, np.float32))
+    weight.dims[:] = [-4, -4]
+    with pytest.raises(
+        ModelError, match=r"^model g: initializer w: expected dims >= 0, got \[-4, -4\]$"
+    ):
+        load_onnx(_matmul_with(weight))
+
+
 def test_unsupported_dtype_in_a_tensor_attribute_names_the_op() -> None:
     value = helper.make_tensor("value", TensorProto.BFLOAT16, [1], [1.0])
     node = helper.make_node("ConstantOfShape", ["s"], ["y"], name="fill", value=value)
