@@ -235,3 +235,29 @@ def test_load_json_names_the_first_key_given_twice_in_the_text() -> None:
 def test_a_merged_key_may_be_overridden() -> None:
     text = "base: &b {cores: 4, freq_ghz: 2.0}\nhost:\n  <<: *b\n  cores: 8\n"
     assert safe_load(text)["host"] == {"cores": 8, "freq_ghz": 2.0}
+
+
+def _laughs(levels: int, *, target: bool = True) -> str:
+    """A "billion laughs": each level an alias list of ten of the one before (10**levels)."""
+    lines = ["kind: hetero"] if target else []
+    lines.append("a0: &a0 [x, x, x, x, x, x, x, x, x, x]")
+    for level in range(1, levels):
+        lines.append(f"a{level}: &a{level} [" + ", ".join([f"*a{level - 1}"] * 10) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def test_aliases_that_expand_past_the_limit_are_refused_at_their_line(tmp_path: Path) -> None:
+    file = tmp_path / "soc.yaml"
+    file.write_text(_laughs(9) + "devices: *a8\n")
+    with pytest.raises(TargetError) as caught:
+        Target(str(file))  # without the limit, this walked 10**9 values
+    assert caught.value.problems[0].message == (
+        f"{file}:7: expected valid yaml, got found 1,111,111 values here with aliases expanded "
+        "(at most 1,000,000)"
+    )
+
+
+def test_aliases_within_the_limit_load_as_shared_values() -> None:
+    loaded = safe_load(_laughs(5, target=False))  # 11,111 values expanded
+    assert loaded["a4"][9][9][9][9] == ["x"] * 10
+    assert loaded["a4"][0] is loaded["a3"]

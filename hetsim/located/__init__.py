@@ -78,6 +78,50 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                 seen.add((key.tag, key.value))
         return super().construct_mapping(node, deep)
 
+    def construct_document(self, node: yaml.Node) -> Any:
+        _check_expanded_size(node)
+        return super().construct_document(node)
+
+
+MAX_YAML_NODES = 1_000_000
+"""The most values a YAML file may hold with its aliases expanded. PyYAML builds an alias as a
+second reference to one object, so a file of nine nested ten-fold aliases (a "billion laughs")
+loads in a moment, but whatever then walks the data (a schema, a sweep's grid) walks 10^9
+values: `hetsim targets show` of such a file ran for minutes. Hand-written files are far
+smaller (the largest shipped target file holds a few hundred)."""
+
+
+def _check_expanded_size(root: yaml.Node) -> None:
+    """Refuse a node tree whose aliases expand to more than `MAX_YAML_NODES` values: a
+    `yaml.YAMLError` marked at the tree's start (`yaml_error_at` reads its line)."""
+    sizes: dict[int, int] = {}  # id(node) -> its expanded size; an alias is the same node again
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in sizes:
+            continue
+        if isinstance(node, yaml.ScalarNode):
+            sizes[id(node)] = 1
+            continue
+        children = (
+            [part for pair in node.value for part in pair]
+            if isinstance(node, yaml.MappingNode)
+            else list(node.value)
+        )
+        if children_done:
+            size = 1 + sum(sizes.get(id(child), 0) for child in children)
+            if size > MAX_YAML_NODES:
+                raise yaml.constructor.ConstructorError(
+                    None, None,
+                    f"found {size:,} values here with aliases expanded (at most "
+                    f"{MAX_YAML_NODES:,})",
+                    node.start_mark,
+                )  # fmt: skip
+            sizes[id(node)] = size
+        else:
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+
 
 def safe_load(text: str) -> Any:
     """`yaml.safe_load`, refusing a key given twice in one mapping: a `yaml.YAMLError` whose
