@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.errors import PartitionError
-from hetsim.ir import Graph, Op
+from hetsim.ir import Graph, Op, check_graph_dims
 from hetsim.kernels import Cost, Meta, propagate_costs
 from hetsim.partition.context import LevelContext, check_op_lists, home_memory, is_static
 from hetsim.partition.costs import op_costs
@@ -357,8 +357,10 @@ def partition(
     Raises
     ------
     PartitionError
-        An unknown policy, bad rules, an op no device can run, a rule sending an op where it
-        cannot run, or weights that do not fit a memory.
+        A `graph` or `platform` of the wrong type, an unknown policy, bad rules, an op no device
+        can run, a rule sending an op where it cannot run, or weights that do not fit a memory.
+    ModelError
+        Bad `dims` (`hetsim.ir.check_graph_dims`: a size below 1, a name the graph lacks).
 
     Examples
     --------
@@ -369,7 +371,22 @@ def partition(
     >>> [(s.id, s.device, len(s.ops)) for s in plan.segments]
     [('s0', 'vdevice0', 11), ('s1', 'host', 1), ('vdevice0:s0', 'vdevice0/npu', 11)]
     """
-    bound = dict(dims or {})
+    if not isinstance(graph, Graph):
+        raise PartitionError(
+            f"partition: expected graph a hetsim Graph (hetsim.load_model gives one), got "
+            f"{type(graph).__name__}"
+        )
+    if not isinstance(platform, Platform):
+        raise PartitionError(
+            f"partition: expected platform a Platform (hetsim.platform.build_platform gives "
+            f"one), got {type(platform).__name__}"
+        )
+    bound = dict(check_graph_dims(graph, dims))  # as simulate checks them: sizes >= 1, names
+    if inputs is not None and not isinstance(inputs, Mapping):
+        raise PartitionError(
+            f"partition: expected inputs a mapping of input name -> array, got "
+            f"{type(inputs).__name__}"
+        )
     check_op_lists(platform)
     rule_list = _policy(policy, rules, platform)
     if metas is None:

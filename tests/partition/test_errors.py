@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hetsim.errors import PartitionError, Problem
+from hetsim.errors import ModelError, PartitionError, Problem
 from hetsim.ir import Graph, GraphBuilder
 from hetsim.models import load_model
 from hetsim.partition import partition
@@ -270,3 +270,36 @@ def test_a_rule_for_ops_the_model_does_not_have_is_allowed(
     # one rules file may serve several models: a rule for Conv does nothing to this chain
     rules = [{"op": "Conv", "device": "npu"}, {"op": "Relu", "device": "host"}]
     assert partition(chain, host_npu, "rules", rules).placement["relu0"] == "host"
+
+
+def test_arguments_of_the_wrong_type_are_named(host_npu: Platform, chain: Graph) -> None:
+    with pytest.raises(
+        PartitionError,
+        match=r"^partition: expected graph a hetsim Graph \(hetsim.load_model gives one\), "
+        r"got str$",
+    ):
+        partition("chain", host_npu)  # type: ignore[arg-type]
+    with pytest.raises(
+        PartitionError,
+        match=r"^partition: expected platform a Platform \(hetsim.platform.build_platform "
+        r"gives one\), got str$",
+    ):
+        partition(chain, "arm-riscv-soc")  # type: ignore[arg-type]
+    with pytest.raises(
+        PartitionError, match=r"^partition: expected inputs a mapping of input name -> array"
+    ):
+        partition(chain, host_npu, inputs=[np.ones(1000)])  # type: ignore[arg-type]
+
+
+def test_dims_are_checked_as_simulate_checks_them(host_npu: Platform) -> None:
+    b = GraphBuilder("g")
+    graph = b.build(b.op("Relu", b.input("x", ("seq", 4))))
+    with pytest.raises(ModelError, match=r"^dims.seq: expected an integer >= 1, got 0$"):
+        partition(graph, host_npu, dims={"seq": 0})
+    with pytest.raises(
+        ModelError,
+        match=r"^model g: expected one of its symbolic dims \(seq\), got 'sq' "
+        r"\(did you mean 'seq'\?\)$",
+    ):
+        partition(graph, host_npu, dims={"sq": 8})
+    assert partition(graph, host_npu, dims={"seq": 8}).dims == {"seq": 8}
