@@ -303,3 +303,28 @@ def test_dims_are_checked_as_simulate_checks_them(host_npu: Platform) -> None:
     ):
         partition(graph, host_npu, dims={"sq": 8})
     assert partition(graph, host_npu, dims={"seq": 8}).dims == {"seq": 8}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "rule:\n  - {op: Neg, device: host}\n",
+            "{path}:1: rule: expected only the key 'rules' (or a list of rules) in a rules file "
+            "(did you mean 'rules'?)",
+        ),
+        (
+            "rules:\n  - {op: Neg, device: host}\nextra: 1\n",
+            "{path}:3: extra: expected only the key 'rules' (or a list of rules) in a rules file",
+        ),
+        ("rules:\n", "{path}:1: rules: expected a list of rules, got None"),
+        ("", "{path}: rules: expected a list of rules, got None"),
+    ],
+)
+def test_a_rules_file_holds_a_list_or_the_one_key_rules(
+    text: str, message: str, tmp_path: Path, host_npu: Platform
+) -> None:
+    path = tmp_path / "rules.yaml"
+    path.write_text(text)  # a misspelt key read as "no rules", an extra one was ignored
+    with pytest.raises(PartitionError, match=f"^{re.escape(message.format(path=path))}$"):
+        partition(_neg(), host_npu, "rules", path)

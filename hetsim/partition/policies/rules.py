@@ -67,7 +67,21 @@ def _read(rules: str | Path) -> Any:
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(err, "problem", None) or "a parse error"
         raise PartitionError(f"rules {path}: expected YAML, got {problem}{at}") from err
-    return loaded.get("rules") if isinstance(loaded, Mapping) else loaded
+    return loaded
+
+
+def _items(loaded: Any, *, from_file: bool) -> Any:
+    """The list of rules in `loaded`: itself, or a file's ``rules:`` key (its only key)."""
+    if from_file and isinstance(loaded, Mapping) and loaded:
+        for key in loaded:
+            if key != "rules":
+                close = difflib.get_close_matches(str(key), ["rules"], n=1)
+                expected = "expected only the key 'rules' (or a list of rules) in a rules file"
+                raise PartitionError([Problem(str(key), expected, None, *close)])
+        loaded = loaded["rules"]
+    if not isinstance(loaded, Sequence) or isinstance(loaded, str | bytes):
+        raise PartitionError(f"rules: expected a list of rules, got {loaded!r}")
+    return loaded
 
 
 def _shape(index: int, item: Any) -> tuple[str, str]:
@@ -111,10 +125,10 @@ def read_rules(rules: Sequence[Mapping[str, Any]] | str | Path) -> tuple[tuple[s
     hetsim.errors.PartitionError: rules[0]: expected a mapping with keys 'op' and 'device',
     got {'op': 'Conv'}
     """
-    items = _read(rules) if isinstance(rules, str | Path) else rules
-    if not isinstance(items, Sequence) or isinstance(items, str | bytes):
-        raise PartitionError(f"rules: expected a list of rules, got {items!r}")
+    from_file = isinstance(rules, str | Path)
+    loaded = _read(rules) if isinstance(rules, str | Path) else rules
     try:
+        items = _items(loaded, from_file=from_file)
         return tuple(_shape(i, item) for i, item in enumerate(items))
     except PartitionError as err:
         if not isinstance(rules, str | Path):
