@@ -12,6 +12,7 @@ from hetsim.partition.context import (
     ANY_OP,
     LevelContext,
     check_op_lists,
+    closest_op_type,
     idle_notes,
     refusals,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "Segment",
     "Transfer",
     "check_op_lists",
+    "closest_op_type",
     "fold",
     "format_plan",
     "group_ops",

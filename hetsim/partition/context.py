@@ -79,13 +79,25 @@ def check_op_lists(platform: Platform) -> None:
         for name in processor.attrs.get("ops", (ANY_OP,)):
             if name == ANY_OP or name in OPS:
                 continue
-            by_case = {known.lower(): known for known in OPS}
-            close = [by_case[name.lower()]] if name.lower() in by_case else []
-            close = close or difflib.get_close_matches(name, list(OPS), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            close = closest_op_type(name)
+            hint = f" (did you mean {close!r}?)" if close else ""
             raise PartitionError(
                 f"processor {path}: ops: expected op types hetsim runs, got {name!r}{hint}"
             )
+
+
+def closest_op_type(name: str) -> str | None:
+    """The op type hetsim runs that `name` likely means: the same letters in another case
+    (``relu``), else the closest spelling (``Matmul``), else None.
+
+    >>> closest_op_type("relu"), closest_op_type("Convv"), closest_op_type("xyzzy")
+    ('Relu', 'Conv', None)
+    """
+    by_case = {known.lower(): known for known in OPS}
+    if name.lower() in by_case:
+        return by_case[name.lower()]
+    close = difflib.get_close_matches(name, list(OPS), n=1)
+    return close[0] if close else None
 
 
 def is_static(level: Level) -> bool:

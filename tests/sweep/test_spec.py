@@ -245,6 +245,36 @@ def test_a_bad_target_in_a_file_names_the_file_and_line(tmp_path: Path) -> None:
     ]
 
 
+def test_a_misspelt_op_type_in_a_varied_ops_list_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "ops.yaml"
+    path.write_text(
+        "target: x86-h100\nmodels: [mlp]\nvary:\n"
+        "  devices[gpu0].ops: [[Gemm, Relux], [Gemm, relu, Relux], ['*']]\n"
+    )
+    with pytest.raises(SweepError) as caught:
+        load_sweep(path)  # every point that took one failed in its run, once the cluster was up
+    expected = "vary.devices[gpu0].ops: expected lists of op types hetsim runs, got"
+    assert [p.message for p in caught.value.problems] == [
+        f"{path}:4: {expected} 'Relux' (did you mean 'Relu'?)",
+        f"{path}:4: {expected} 'relu' (did you mean 'Relu'?)",
+    ]
+
+
+def test_a_misspelt_op_type_in_the_target_is_reported_at_the_target_key(tmp_path: Path) -> None:
+    (tmp_path / "soc.yaml").write_text(
+        "kind: hetero\nhost: x86/xeon-8480c\ndevices:\n"
+        "  - {name: gpu0, kind: cuda, ops: [Gemm, Relux]}\n"
+    )
+    path = tmp_path / "sweep.yaml"
+    path.write_text(f"models: [mlp]\ntarget: soc.yaml\nvary:\n  {DISPATCH}: [1, 2]\n")
+    with pytest.raises(SweepError) as caught:
+        load_sweep(path)
+    assert [p.message for p in caught.value.problems] == [
+        f"{path}:2: target: processor gpu0: ops: expected op types hetsim runs, got 'Relux' "
+        "(did you mean 'Relu'?)"
+    ]
+
+
 def test_axes_that_cannot_be_expanded_are_reported_without_the_points() -> None:
     data = {**BASE, "expand": "list", "vary": {DISPATCH: [1, 2], BANDWIDTH: [4, 8, 16]}}
     with pytest.raises(SweepError) as caught:
