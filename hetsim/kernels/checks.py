@@ -18,7 +18,7 @@ from typing import Any, NoReturn, TypeVar, overload
 
 import numpy as np
 
-from hetsim.errors import HetsimError, ModelError, UnknownValueError
+from hetsim.errors import HetsimError, ModelError, SimulationError, UnknownValueError
 from hetsim.ir import Op, op_label
 from hetsim.kernels.meta import Meta
 
@@ -258,10 +258,13 @@ def raise_kernel_error(
     op: Op, err: Exception, expected: str = "expected its kernel to compute"
 ) -> NoReturn:
     """Raise what a failure of `op`'s kernel (or of its compile or shape rule: `expected` says
-    which) is: `err` itself when it is already a `HetsimError` (it says what and where) or a
-    `MemoryError`, else a ModelError naming the op (an out-of-range Gather index, a reduction
-    over an empty axis: numpy's message alone would not say which of thousands of ops it was),
-    chained to `err` for whoever debugs a kernel. Call it in an ``except`` block.
+    which) is: `err` itself when it is already a `HetsimError` (it says what and where); a
+    SimulationError naming the op when this machine has no room for its arrays (a functional
+    run of a model at sizes only a timing-mode run can take: numpy's ``_ArrayMemoryError``
+    came out of ``hetsim run`` as a traceback); else a ModelError naming the op (an
+    out-of-range Gather index, a reduction over an empty axis: numpy's message alone would not
+    say which of thousands of ops it was). Chained to `err` for whoever debugs a kernel. Call
+    it in an ``except`` block.
 
     Examples
     --------
@@ -271,9 +274,19 @@ def raise_kernel_error(
     ...
     hetsim.errors.ModelError: op g0 (Gather): expected its kernel to compute, got IndexError: \
 index 10 is out of bounds for axis 1 with size 4
+    >>> raise_kernel_error(op, MemoryError("Unable to allocate 149. GiB for an array"))
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.SimulationError: op g0 (Gather): expected arrays this machine can allocate, \
+got MemoryError: Unable to allocate 149. GiB for an array (timing mode computes no values)
     """
-    if isinstance(err, HetsimError | MemoryError):
+    if isinstance(err, HetsimError):
         raise err
+    if isinstance(err, MemoryError):
+        got = f"MemoryError: {err} (timing mode computes no values)"
+        raise SimulationError(
+            f"{op_label(op)}: expected arrays this machine can allocate, got {got}"
+        ) from err
     raise op_error(op, expected, f"{type(err).__name__}: {err}") from err
 
 

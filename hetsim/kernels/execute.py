@@ -240,7 +240,10 @@ def execute(
     ------
     ModelError
         A missing or unknown input name, a wrong dtype, rank or dim (the message names the input),
-        a `graph` that is not a `Graph`, or `inputs` that are not a mapping.
+        a `graph` that is not a `Graph`, or `inputs` that are not a mapping; a kernel that fails
+        on its inputs (naming its op).
+    SimulationError
+        A kernel whose arrays this machine has no room for (naming its op).
 
     Examples
     --------

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hetsim.api import simulate
-from hetsim.errors import ModelError
+from hetsim.errors import ModelError, SimulationError
 from hetsim.ir import Graph, Op, TensorType
 from hetsim.kernels import compile_program, execute
 
@@ -200,6 +200,21 @@ def test_a_kernel_that_fails_names_its_op(folded: bool, fuse: bool) -> None:
     with pytest.raises(ModelError, match=f"^{re.escape(GATHER_FAILED)}$") as caught:
         execute(graph, {"x": np.ones((1, 4), np.float32)}, fuse=fuse)
     assert isinstance(caught.value.__cause__, IndexError)  # kept for whoever debugs a kernel
+
+
+@pytest.mark.parametrize("fuse", [True, False])
+def test_a_kernel_this_machine_has_no_room_for_names_its_op(fuse: bool) -> None:
+    # numpy's _ArrayMemoryError came out of `hetsim run` at sizes only timing mode can take
+    ops = (Op("Expand", "grow", ("x", "shape"), ("y",)),)
+    huge = np.array([10**8, 10**8], np.int64)  # 40 PB of float32: no machine allocates it
+    graph = Graph("g", ops, {"x": TensorType((1,), "float32")}, ("y",), {"shape": huge})
+    message = (
+        r"^op grow \(Expand\): expected arrays this machine can allocate, got MemoryError: "
+        r"Unable to allocate .* \(timing mode computes no values\)$"
+    )
+    with pytest.raises(SimulationError, match=message) as caught:
+        execute(graph, {"x": np.ones(1, np.float32)}, fuse=fuse)
+    assert isinstance(caught.value.__cause__, MemoryError)
 
 
 def softmax_axis_last() -> Graph:
