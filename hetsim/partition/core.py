@@ -38,6 +38,7 @@ from hetsim.ir import Graph, Op, check_graph_dims
 from hetsim.kernels import Cost, Meta, propagate_costs
 from hetsim.partition.context import LevelContext, check_op_lists, home_memory, is_static
 from hetsim.partition.costs import op_costs
+from hetsim.partition.folding import dynamic_ops, fold
 from hetsim.partition.plan import LevelPlan, Plan, Segment, Transfer
 from hetsim.partition.policies import POLICIES, Rule, check_case, load_rules
 from hetsim.partition.segments import group_ops
@@ -48,44 +49,6 @@ __all__ = ["ESTIMATE_DIM", "fold", "partition"]
 
 ESTIMATE_DIM = 1
 """Size assumed for a symbolic dim left unbound, to estimate costs and bytes."""
-
-
-def fold(graph: Graph) -> tuple[frozenset[str], tuple[Op, ...], tuple[Op, ...]]:
-    """Constants, folded ops (constants only in) and the ops that remain, in graph order.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from hetsim.ir import TensorType
-    >>> g = Graph("g", (Op("Neg", "n", ("w",), ("v",)), Op("Add", "a", ("x", "v"), ("y",))),
-    ...     {"x": TensorType((2,), "float32")}, ("y",), {"w": np.ones(2, "float32")})
-    >>> constants, folded, kept = fold(g)
-    >>> sorted(constants), [o.name for o in folded], [o.name for o in kept]
-    (['v', 'w'], ['n'], ['a'])
-    """
-    constants = {name for name in graph.initializers if name not in graph.inputs}
-    known = {*constants, ""}  # an omitted input ("") does not stop folding
-    folded, kept = [], []
-    for op in graph.ops:
-        if known.issuperset(op.inputs):
-            folded.append(op)
-            constants.update(name for name in op.outputs if name)
-            known.update(op.outputs)
-        else:
-            kept.append(op)
-    return frozenset(constants), tuple(folded), tuple(kept)
-
-
-def _dynamic_ops(graph: Graph, ops: Sequence[Op], dims: Mapping[str, int]) -> frozenset[str]:
-    shaped = {n for n, t in graph.inputs.items() if any(s not in dims for s in t.symbols)}
-    if not shaped:
-        return frozenset()
-    dynamic = set()
-    for op in ops:
-        if any(name in shaped for name in op.inputs):
-            dynamic.add(op.name)
-            shaped.update(op.outputs)
-    return frozenset(dynamic)
 
 
 @dataclass
@@ -402,7 +365,7 @@ def partition(
         policy,
         metas,
         costs if costs is not None else op_costs(ops, metas),
-        _dynamic_ops(graph, ops, bound),
+        dynamic_ops(graph, ops, bound),
         constants,
         rule_list,
         bound,

@@ -1,0 +1,59 @@
+"""What partitioning reads of a graph before placing anything: its constants and the ops folded
+from them (`fold`), and the ops whose shapes are unknown at compile time (`dynamic_ops`): steps
+1 and 2 of `hetsim.partition.core`'s rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from hetsim.ir import Graph, Op
+
+__all__ = ["dynamic_ops", "fold"]
+
+
+def fold(graph: Graph) -> tuple[frozenset[str], tuple[Op, ...], tuple[Op, ...]]:
+    """Constants, folded ops (constants only in) and the ops that remain, in graph order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hetsim.ir import TensorType
+    >>> g = Graph("g", (Op("Neg", "n", ("w",), ("v",)), Op("Add", "a", ("x", "v"), ("y",))),
+    ...     {"x": TensorType((2,), "float32")}, ("y",), {"w": np.ones(2, "float32")})
+    >>> constants, folded, kept = fold(g)
+    >>> sorted(constants), [o.name for o in folded], [o.name for o in kept]
+    (['v', 'w'], ['n'], ['a'])
+    """
+    constants = {name for name in graph.initializers if name not in graph.inputs}
+    known = {*constants, ""}  # an omitted input ("") does not stop folding
+    folded, kept = [], []
+    for op in graph.ops:
+        if known.issuperset(op.inputs):
+            folded.append(op)
+            constants.update(name for name in op.outputs if name)
+            known.update(op.outputs)
+        else:
+            kept.append(op)
+    return frozenset(constants), tuple(folded), tuple(kept)
+
+
+def dynamic_ops(graph: Graph, ops: Sequence[Op], dims: Mapping[str, int]) -> frozenset[str]:
+    """The names of the ops among `ops` that read a tensor whose shape depends on a symbolic dim
+    not bound in `dims` (tracked by dependence from the graph inputs).
+
+    >>> from hetsim.ir import TensorType
+    >>> g = Graph("g", (Op("Relu", "r", ("x",), ("y",)), Op("Neg", "n", ("w",), ("v",))),
+    ...     {"x": TensorType(("seq",), "float32"), "w": TensorType((2,), "float32")}, ("y", "v"))
+    >>> sorted(dynamic_ops(g, g.ops, {})), sorted(dynamic_ops(g, g.ops, {"seq": 8}))
+    (['r'], [])
+    """
+    shaped = {n for n, t in graph.inputs.items() if any(s not in dims for s in t.symbols)}
+    if not shaped:
+        return frozenset()
+    dynamic = set()
+    for op in ops:
+        if any(name in shaped for name in op.inputs):
+            dynamic.add(op.name)
+            shaped.update(op.outputs)
+    return frozenset(dynamic)
