@@ -94,26 +94,32 @@ def gib_to_bytes(gib: float) -> int:
     return int(gib * BYTES_PER_GIB)
 
 
-def format_bytes(size_bytes: float) -> str:
-    """A size for people: the largest binary unit that keeps the number at or above 1.
+_BYTE_UNITS = tuple((unit, 1024**power) for power, unit in enumerate("KMGTPE", 1))[::-1]
+_FLOP_UNITS = tuple((unit, 1000.0**power) for power, unit in enumerate("kMGTPE", 1))[::-1]
 
-    >>> format_bytes(64 * 1024**2), format_bytes(512), format_bytes(1536)
-    ('64.0 MiB', '512 B', '1.5 KiB')
+
+def format_bytes(size_bytes: float) -> str:
+    """A size for people: the largest binary unit (up to EiB) that keeps the number at or above
+    1 (a model at a huge symbolic dim read "44703496694.6 GiB", which ran its table's columns
+    together).
+
+    >>> format_bytes(64 * 1024**2), format_bytes(512), format_bytes(1536), format_bytes(3 * 2**50)
+    ('64.0 MiB', '512 B', '1.5 KiB', '3.0 PiB')
     """
-    for unit, scale in (("GiB", BYTES_PER_GIB), ("MiB", BYTES_PER_MIB), ("KiB", BYTES_PER_KIB)):
+    for unit, scale in _BYTE_UNITS:
         if abs(size_bytes) >= scale:
-            return f"{size_bytes / scale:.1f} {unit}"
+            return f"{size_bytes / scale:.1f} {unit}iB"
     return f"{int(size_bytes)} B"
 
 
 def format_flops(flops: float) -> str:
-    """Work for people: the largest decimal unit (SI: k, M, G) that keeps the number at or
-    above 1.
+    """Work for people: the largest decimal unit (SI: k, M, G, T, P, E) that keeps the number at
+    or above 1.
 
-    >>> format_flops(2.5e9), format_flops(1536), format_flops(20)
-    ('2.50 GFLOP', '1.54 kFLOP', '20 FLOP')
+    >>> format_flops(2.5e9), format_flops(1536), format_flops(20), format_flops(2.8e20)
+    ('2.50 GFLOP', '1.54 kFLOP', '20 FLOP', '280.00 EFLOP')
     """
-    for unit, scale in (("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3)):
+    for unit, scale in _FLOP_UNITS:
         if flops >= scale:
-            return f"{flops / scale:.2f} {unit}"
+            return f"{flops / scale:.2f} {unit}FLOP"
     return f"{flops:.0f} FLOP"

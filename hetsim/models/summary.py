@@ -7,7 +7,7 @@ adds them up.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,14 +104,32 @@ class Summary:
             f"work:       {format_flops(self.flops)}, read {format_bytes(self.bytes_read)}, "
             f"written {format_bytes(self.bytes_written)}"
         )
-        header = f"{'op type':<22}{'count':>6}{'flops':>14}{'read':>12}{'written':>12}"
-        lines += ["", header, "-" * len(header)]
-        lines += [
-            f"{t.type:<22}{t.count:>6}{format_flops(t.flops):>14}"
-            f"{format_bytes(t.bytes_read):>12}{format_bytes(t.bytes_written):>12}"
+        rows = [
+            (t.type, str(t.count), format_flops(t.flops), format_bytes(t.bytes_read),
+             format_bytes(t.bytes_written))
             for t in self.op_types
-        ]
-        return "\n".join(lines)
+        ]  # fmt: skip
+        return "\n".join(
+            [*lines, "", *_columns(("op type", "count", "flops", "read", "written"), rows)]
+        )
+
+
+def _columns(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
+    """`header`, a rule and `rows`, the first column left-aligned and the others right, each as
+    wide as its widest cell (at least as the table's fixed widths were), two blanks apart, so
+    that long numbers never run into each other."""
+    least = (22, 4, 12, 10, 10)
+    columns = zip(header, *rows, strict=True)
+    widths = [max(floor, *map(len, cells)) for floor, cells in zip(least, columns, strict=True)]
+
+    def line(cells: tuple[str, ...]) -> str:
+        first, *rest = cells
+        return first.ljust(widths[0]) + "".join(
+            "  " + cell.rjust(width) for cell, width in zip(rest, widths[1:], strict=True)
+        )
+
+    head = line(header)
+    return [head, "-" * len(head), *map(line, rows)]
 
 
 def _type_dict(t: TensorType) -> dict[str, Any]:

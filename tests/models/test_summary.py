@@ -106,6 +106,16 @@ def test_show_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert out[-1].split() == ["Relu", "2", "192", "FLOP", "768", "B", "768", "B"]
 
 
+def test_huge_dims_keep_the_columns_apart(capsys: pytest.CaptureFixture[str]) -> None:
+    # "MatMul  8256000098304.00 GFLOP14901164054.9 GiB...": units stopped at G, widths were fixed
+    assert main(["model", "show", "transformer", "--dims", "seq=1000000000"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[5] == "work:       280.00 EFLOP, read 41.6 EiB, written 41.6 EiB"
+    header, rule, matmul = out[7], out[8], out[9]
+    assert matmul.split() == ["MatMul", "8", "256.00", "EFLOP", "13.9", "EiB", "13.9", "EiB"]
+    assert len(matmul) == len(header) == len(rule)  # every column as wide as its widest cell
+
+
 def test_show_json_with_dims(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["model", "show", "transformer", "--dims", "seq=128", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
