@@ -22,7 +22,12 @@ from hetsim.ir.cache import GraphCache
 from hetsim.kernels.arrays import read_only
 from hetsim.kernels.checks import raise_kernel_error
 from hetsim.kernels.fuse import Fused, fused_of, with_epilogue
-from hetsim.kernels.propagate import bind_dims, check_inputs_mapping, input_dtype_error
+from hetsim.kernels.propagate import (
+    bind_dims,
+    check_inputs_mapping,
+    initializer_note,
+    input_dtype_error,
+)
 from hetsim.kernels.registry import Kernel, lookup
 
 __all__ = ["Program", "compile_program", "execute"]
@@ -102,7 +107,8 @@ class Program:
                     *([f"unknown {extra}"] if extra else []),
                 ]
             )
-            raise ModelError(f"inputs: expected {sorted(names)}, got {got}")
+            note = initializer_note(self.graph, extra)
+            raise ModelError(f"inputs: expected {sorted(names)}, got {got}{note}")
         for spec in self.inputs:
             given = inputs[spec.name]
             if not isinstance(given, np.ndarray) or given.dtype != spec.dtype:

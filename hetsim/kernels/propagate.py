@@ -25,6 +25,7 @@ from hetsim.kernels.registry import lookup
 __all__ = [
     "SMALL_VALUE_SIZE",
     "bind_dims",
+    "initializer_note",
     "input_dtype_error",
     "keeps_value",
     "propagate",
@@ -145,6 +146,23 @@ def input_dtype_error(name: str, declared: Any, found: Any) -> ModelError:
     return ModelError(f"input {name!r}: expected {np.dtype(declared)} array, got {found}")
 
 
+def initializer_note(graph: Graph, names: list[str]) -> str:
+    """What an input error adds when one of `names`, given as inputs, is a weight of `graph`:
+    an ONNX file may list its initializers among its inputs, and the frontend keeps them as
+    constants (folded, placed with the ops that read them), so they take no value at run time.
+
+    >>> from hetsim.ir import TensorType
+    >>> g = Graph("g", (Op("Add", "a", ("x", "w"), ("y",)),), {"x": TensorType((2,), "float32")},
+    ...     ("y",), {"w": np.ones(2, np.float32)})
+    >>> initializer_note(g, ["w", "z"]), initializer_note(g, ["z"])
+    (" ('w' is an initializer of the model: a constant, not an input)", '')
+    """
+    weights = [name for name in names if name in graph.initializers]
+    if not weights:
+        return ""
+    return f" ({weights[0]!r} is an initializer of the model: a constant, not an input)"
+
+
 def keeps_value(array: np.ndarray) -> bool:
     """Whether propagation keeps an input array's value, not just its shape: a small integer
     array (at most `SMALL_VALUE_SIZE` elements) may feed shape arithmetic (an Expand's shape);
@@ -257,7 +275,10 @@ def _walk(
     given = dict(inputs or {})
     unknown = sorted(set(given) - set(graph.inputs))
     if unknown:
-        raise ModelError(f"inputs: expected names from {sorted(graph.inputs)}, got {unknown}")
+        raise ModelError(
+            f"inputs: expected names from {sorted(graph.inputs)}, got {unknown}"
+            + initializer_note(graph, unknown)
+        )
     for name, value in given.items():
         _check_dtype(name, value, graph.inputs[name].dtype)
     bound = bind_dims(graph, dims, {k: np.shape(v) for k, v in given.items()})

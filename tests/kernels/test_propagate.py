@@ -9,7 +9,7 @@ import pytest
 
 from hetsim.errors import ModelError
 from hetsim.ir import Graph, Op, TensorType
-from hetsim.kernels import OPS, propagate
+from hetsim.kernels import OPS, execute, propagate
 from hetsim.kernels.propagate import SMALL_VALUE_SIZE, bind_dims
 
 
@@ -167,6 +167,22 @@ def test_input_of_another_dtype_than_declared_is_an_error() -> None:
 def test_unknown_input_name_is_an_error() -> None:
     with pytest.raises(ModelError, match=r"^inputs: expected names from \['x'\], got \['y'\]$"):
         propagate(_heads_graph(), {"seq": 2}, {"y": np.zeros(2)})
+
+
+def test_a_weight_given_as_an_input_is_named_as_an_initializer() -> None:
+    # an ONNX file may list its initializers among its inputs; the message said only "unknown"
+    add = Op("Add", "a", ("x", "w"), ("y",))
+    graph = Graph("g", (add,), {"x": TensorType((2,), "float32")}, ("y",), {"w": np.ones(2)})
+    given = {"x": np.ones(2, np.float32), "w": np.zeros(2)}
+    note = "('w' is an initializer of the model: a constant, not an input)"
+    with pytest.raises(
+        ModelError, match=rf"^inputs: expected names from \['x'\], got \['w'\] {re.escape(note)}$"
+    ):
+        propagate(graph, inputs=given)
+    with pytest.raises(
+        ModelError, match=rf"^inputs: expected \['x'\], got unknown \['w'\] {re.escape(note)}$"
+    ):
+        execute(graph, given)
 
 
 def test_unsupported_op_is_an_error() -> None:
