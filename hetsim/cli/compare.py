@@ -13,13 +13,29 @@ import json
 import sys
 from pathlib import Path
 
+from hetsim.cli.counts import count_type
 from hetsim.cli.files import png_file, writing
 
-__all__ = ["DEFAULT_STRATEGIES", "parse_list", "parse_strategies", "register", "run"]
+__all__ = [
+    "DEFAULT_STRATEGIES",
+    "MAX_ITERATIONS",
+    "parse_buckets",
+    "parse_list",
+    "parse_strategies",
+    "register",
+    "run",
+]
 
 DEFAULT_STRATEGIES = ("none", "whole", "regions", "buckets")
 """``--cuda-graph``'s default: every strategy of `hetsim.runtime.cuda_graph.STRATEGIES`, in its
 order (written out: the engine's imports are not needed to build the parser)."""
+
+MAX_ITERATIONS = 1_000_000
+"""``--iterations``' most. A comparison keeps, per iteration, its dims (a dict) and one simulated
+time per strategy, about 0.2 KB, and runs one simulation per strategy (about 0.4 ms each for
+SqueezeNet on x86-h100): a million iterations of the four strategies take some 250 MB and half an
+hour. Far larger counts are typos, and past 2**63 Python cannot even make the list (an
+`OverflowError` deep in `hetsim.compare`)."""
 
 
 def parse_list(text: str) -> list[str]:
@@ -58,7 +74,7 @@ def parse_strategies(text: str) -> list[str]:
 
 
 def parse_buckets(text: str) -> list[int]:
-    """Comma-separated bucket sizes.
+    """Comma-separated bucket sizes, at least one (an empty value ran the default buckets).
 
     >>> parse_buckets("16,32,64")
     [16, 32, 64]
@@ -66,9 +82,18 @@ def parse_buckets(text: str) -> list[int]:
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: expected comma-separated positive integers, got 'big'
+    >>> parse_buckets("")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected one or more comma-separated positive integers, got ''
     """
+    parts = parse_list(text)
+    if not parts:
+        raise argparse.ArgumentTypeError(
+            f"expected one or more comma-separated positive integers, got {text!r}"
+        )
     sizes = []
-    for part in parse_list(text):
+    for part in parts:
         if not part.isdigit() or int(part) == 0:
             raise argparse.ArgumentTypeError(
                 f"expected comma-separated positive integers, got {part!r}"  # argparse names it
@@ -96,7 +121,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="S[,S...]",
         help="strategies to compare (default: none,whole,regions,buckets)",
     )
-    parser.add_argument("--iterations", type=int, metavar="N", help="iterations (default 20)")
+    parser.add_argument(
+        "--iterations",
+        type=count_type(1, MAX_ITERATIONS),
+        metavar="N",
+        help=f"iterations, 1 to {MAX_ITERATIONS} (default 20)",
+    )
     shapes = parser.add_mutually_exclusive_group()
     shapes.add_argument(
         "--shapes", type=Path, metavar="FILE", help="dims per iteration: JSON list or ints"

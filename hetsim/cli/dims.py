@@ -4,8 +4,9 @@ takes them (``run``, ``plan show``, ``model show``).
 A pair is read when the command line is (`parse_dims`, argparse's ``type``); the occurrences are
 merged by `merged_dims`. A dim given twice is an error, in one ``--dims`` or across several: a
 silent last value would run a model at a size the user did not mean. So is a size below 1, as in a
-sweep file's ``dims``. Whether the names are the model's symbolic dims is checked by the command
-once the model is loaded (`hetsim.ir.check_graph_dims`).
+sweep file's ``dims``, and a ``--dims`` with no pair at all (``--dims ''``, from an unset shell
+variable), which ran the model at its default sizes. Whether the names are the model's symbolic
+dims is checked by the command once the model is loaded (`hetsim.ir.check_graph_dims`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterable, Mapping
 
+from hetsim.cli.counts import integer
 from hetsim.errors import HetsimError
 
 __all__ = ["add_dims_option", "merged_dims", "parse_dims"]
@@ -38,12 +40,21 @@ def parse_dims(text: str) -> dict[str, int]:
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: seq: expected an integer >= 1, got -1
+    >>> parse_dims(" , ")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected one or more name=value pairs such as seq=128, got ' , '
     """
+    pairs = [part.strip() for part in text.split(",") if part.strip()]
+    if not pairs:
+        raise argparse.ArgumentTypeError(
+            f"expected one or more name=value pairs such as seq=128, got {text!r}"
+        )
     dims: dict[str, int] = {}
-    for pair in filter(None, (part.strip() for part in text.split(","))):
+    for pair in pairs:
         name, sep, value = pair.partition("=")
         name = name.strip()
-        size = _integer(value)
+        size = integer(value)  # a negative one too, to say it is below 1
         if not sep or not name or size is None:
             raise argparse.ArgumentTypeError(
                 f"expected name=value pairs such as seq=128, got {pair!r}"
@@ -54,14 +65,6 @@ def parse_dims(text: str) -> dict[str, int]:
             raise argparse.ArgumentTypeError(f"expected each dim once, got {name!r} twice")
         dims[name] = size
     return dims
-
-
-def _integer(text: str) -> int | None:
-    """`text` as an integer (a negative one too, to say it is below 1), else ``None``."""
-    try:
-        return int(text)
-    except ValueError:
-        return None
 
 
 def merged_dims(groups: Iterable[Mapping[str, int]]) -> dict[str, int]:

@@ -3,21 +3,23 @@
 `output_file` is the argparse ``type`` of every option that names a file to write (``--trace``,
 ``--png``, ``--out``, ...): a path that cannot be written is a usage error that names the option,
 before the command spends any time, rather than a traceback, or a file written elsewhere, after
-a simulation. What only writing finds out (a read-only folder, a full disk) is an error that
-names the option too: each write runs under `writing`.
+a simulation. An option that writes one format checks the suffix too (`png_file`,
+`suffixed_file`): JSON under ``t.png`` would mislead whatever opens the file. What only writing
+finds out (a read-only folder, a full disk) is an error that names the option too: each write
+runs under `writing`.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from hetsim.errors import HetsimError
 from hetsim.platform import png_path
 
-__all__ = ["output_file", "png_file", "writing"]
+__all__ = ["output_file", "png_file", "suffixed_file", "writing"]
 
 
 def output_file(text: str) -> Path:
@@ -62,6 +64,30 @@ def png_file(text: str) -> Path:
         return png_path(path, "")
     except HetsimError:
         raise argparse.ArgumentTypeError(f"expected a .png path (or none), got {text!r}") from None
+
+
+def suffixed_file(suffix: str) -> Callable[[str], Path]:
+    """The argparse ``type`` of an option that writes one format: `output_file`, with no suffix
+    or `suffix` (any case), as `png_file` has for charts.
+
+    Examples
+    --------
+    >>> json_file = suffixed_file(".json")
+    >>> str(json_file("trace.json")), str(json_file("trace"))
+    ('trace.json', 'trace')
+    >>> json_file("trace.png")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a .json path (or none), got 'trace.png'
+    """
+
+    def check(text: str) -> Path:
+        path = output_file(text)
+        if path.suffix.lower() not in ("", suffix):
+            raise argparse.ArgumentTypeError(f"expected a {suffix} path (or none), got {text!r}")
+        return path
+
+    return check
 
 
 @contextmanager

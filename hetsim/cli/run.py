@@ -15,6 +15,7 @@ import argparse
 import json
 import sys
 import zipfile
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,13 +23,24 @@ from typing import Any
 import numpy as np
 
 from hetsim.cli.dims import add_dims_option, merged_dims
-from hetsim.cli.files import output_file, png_file, writing
+from hetsim.cli.files import png_file, suffixed_file, writing
 from hetsim.errors import HetsimError
 from hetsim.report import Result, print_summary
 
 __all__ = ["register", "run"]
 
 MODES = ("functional", "timing")
+
+ENTRY_ERRORS = (
+    ValueError,  # an object array (pickles refused), a header claiming more bytes than stored
+    zipfile.BadZipFile,  # a bad CRC
+    zlib.error,  # a compressed entry cut short or damaged
+    MemoryError,  # a damaged header claiming a huge shape
+    RuntimeError,  # an encrypted entry, an unknown compression method (NotImplementedError)
+    EOFError,
+    OSError,
+)
+"""What reading one entry of an ``.npz`` raises on a damaged or foreign archive."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -74,10 +86,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--rules", type=Path, metavar="RULES.yaml", help="placement rules for --partition rules"
     )
     parser.add_argument(
-        "--save-outputs", type=output_file, metavar="OUT.npz", help="write the outputs"
+        "--save-outputs",
+        type=suffixed_file(".npz"),
+        metavar="OUT.npz",
+        help="write the outputs (.npz)",
     )
     parser.add_argument(
-        "--trace", type=output_file, metavar="TRACE.json", help="write a Chrome trace"
+        "--trace",
+        type=suffixed_file(".json"),
+        metavar="TRACE.json",
+        help="write a Chrome trace (.json)",
     )
     parser.add_argument("--gantt", type=png_file, metavar="GANTT.png", help="write a Gantt chart")
     parser.add_argument("--json", action="store_true", help="print the run as JSON")
@@ -92,25 +110,44 @@ def _simulate(model: str, target: str, **options: Any) -> Result:
 
 
 def _load_inputs(path: Path) -> dict[str, np.ndarray]:
+    """The arrays of the ``--inputs`` file: whatever numpy or zipfile raise on a file that is not
+    a readable ``.npz`` is a `HetsimError` that names the option and the path."""
     expected = f"--inputs {path}: expected an .npz file of named arrays"
     try:
         loaded = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise  # "no such file", as for every file a command reads
     except IsADirectoryError:
         raise HetsimError(f"{expected}, got a directory") from None
-    except (ValueError, zipfile.BadZipFile) as err:
+    except OSError as err:  # no permission
+        raise HetsimError(
+            f"--inputs {path}: expected a file it can read, got {err.strerror or err}"
+        ) from err
+    except EOFError:  # numpy's word for a file of zero bytes
+        raise HetsimError(f"{expected}, got an empty file") from None
+    except zipfile.BadZipFile as err:  # a zip's first bytes, then no directory: a partial copy
+        raise HetsimError(f"{expected}, got a truncated or damaged zip archive") from err
+    except ValueError as err:  # neither a zip nor an array: numpy refused it as a pickle
         raise HetsimError(f"{expected}, got an unreadable file") from err
+    except MemoryError as err:  # an .npy whose damaged header claims a huge shape
+        raise HetsimError(f"{expected}, got one array it cannot read: {err}") from err
     if not isinstance(loaded, np.lib.npyio.NpzFile):
         raise HetsimError(f"{expected}, got one array")
     with loaded:
-        arrays = {}
-        for name in loaded.files:
-            try:
-                arrays[name] = loaded[name]
-            except (ValueError, OSError, zipfile.BadZipFile) as err:  # object arrays, damage
-                raise HetsimError(
-                    f"{expected}, got an entry {name!r} it cannot read: {err}"
-                ) from err
-        return arrays
+        if not loaded.files:  # a timing run took it for no --inputs at all
+            raise HetsimError(f"{expected}, got an archive with no arrays")
+        return {name: _entry(loaded, name, expected) for name in loaded.files}
+
+
+def _entry(loaded: np.lib.npyio.NpzFile, name: str, expected: str) -> np.ndarray:
+    """One array of an ``--inputs`` file, or a `HetsimError` saying why it cannot be read."""
+    try:
+        value = loaded[name]
+    except ENTRY_ERRORS as err:
+        raise HetsimError(f"{expected}, got an entry {name!r} it cannot read: {err}") from err
+    if not isinstance(value, np.ndarray):  # a zip member that is not an .npy: its raw bytes
+        raise HetsimError(f"{expected}, got an entry {name!r} that is not an array")
+    return value
 
 
 def _save_outputs(outputs: Mapping[str, np.ndarray], path: Path) -> None:

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from hetsim.cli.counts import count_type, integer
 from hetsim.cli.files import output_file, png_file, writing
 from hetsim.report.tables import rich_console
 from hetsim.sweep import (
@@ -30,10 +31,31 @@ from hetsim.sweep import (
     run_sweep,
 )
 
-__all__ = ["best_rows", "failures_line", "format_eta", "register", "sweep"]
+__all__ = [
+    "MAX_WORKERS",
+    "SCHEDULER_SCHEMES",
+    "best_rows",
+    "failures_line",
+    "format_eta",
+    "register",
+    "scheduler_address",
+    "sweep",
+]
 
 INTERRUPTED = 130  # the shell's status for a run stopped by SIGINT
 ALL_FAILED = 1  # as an error a user caused: nothing to rank
+
+MAX_WORKERS = 256
+"""``--workers``' most. Each worker of the local cluster is a process of its own (an interpreter
+with numpy and hetsim loaded, about 100 MB once it runs points) with one thread: past the
+machine's cores, more workers only cost memory and start-up time, and a count far past any
+machine's cores kept Dask starting processes until the memory ran out. A larger cluster runs its
+own scheduler (``--scheduler``)."""
+
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss")
+"""The schemes of a ``--scheduler`` address that `distributed` connects to (``inproc`` is a
+scheduler inside this process; ``ucx`` needs a package of its own, without which `distributed`
+fails with a `TypeError`)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -53,13 +75,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument(
         "--workers",
-        type=int,
+        type=count_type(0, MAX_WORKERS),
         default=2,
         metavar="N",
-        help="worker processes of the local cluster (default 2; 0 runs in this process)",
+        help=f"worker processes of the local cluster, 0 to {MAX_WORKERS} (default 2; 0 runs in "
+        "this process)",
     )
     parser.add_argument(
-        "--scheduler", metavar="ADDRESS", help="a running Dask scheduler (tcp://host:8786)"
+        "--scheduler",
+        type=scheduler_address,
+        metavar="ADDRESS",
+        help="a running Dask scheduler, [SCHEME://]HOST:PORT (tcp://10.0.0.5:8786); SCHEME is "
+        f"{', '.join(SCHEDULER_SCHEMES)} (default tcp)",
     )
     parser.add_argument(
         "--resume", action="store_true", help="complete --out, skipping the points it holds"
@@ -67,6 +94,53 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--json", action="store_true", help="print the counts and best points")
     parser.add_argument("--plot", type=png_file, metavar="FILE", help="plot the metric to a PNG")
     parser.set_defaults(func=sweep)
+
+
+def scheduler_address(text: str) -> str:
+    """``--scheduler``: `text`, checked to be a Dask address ``[SCHEME://]HOST:PORT``, so that a
+    typo is a usage error, not a `ValueError` from `distributed` after the sweep is loaded.
+
+    Whether a scheduler answers there is for the connection to find out.
+
+    Examples
+    --------
+    >>> scheduler_address("tcp://10.0.0.5:8786"), scheduler_address("[::1]:8786")
+    ('tcp://10.0.0.5:8786', '[::1]:8786')
+    >>> scheduler_address("tcp://host:notaport")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a port from 1 to 65535, got 'notaport' in \
+'tcp://host:notaport'
+    >>> scheduler_address("http://host:8786")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a scheme among tcp, tls, ws, wss, got 'http' in \
+'http://host:8786'
+    """
+    scheme, sep, rest = text.rpartition("://")
+    host, colon, port = rest.rpartition(":")
+    if sep and scheme not in SCHEDULER_SCHEMES:
+        raise argparse.ArgumentTypeError(
+            f"expected a scheme among {', '.join(SCHEDULER_SCHEMES)}, got {scheme!r} in {text!r}"
+        )
+    if not colon or not host or not _is_host(host):
+        raise argparse.ArgumentTypeError(
+            "expected an address [SCHEME://]HOST:PORT such as tcp://10.0.0.5:8786 (an IPv6 "
+            f"host in brackets: [::1]:8786), got {text!r}"
+        )
+    number = integer(port) if port.isascii() and port.isdigit() else None  # not ' 1', '+1'
+    if number is None or not 1 <= number <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"expected a port from 1 to 65535, got {port!r} in {text!r}"
+        )
+    return text
+
+
+def _is_host(host: str) -> bool:
+    """Whether `host` reads as a host name or IPv4 address, or an IPv6 one in brackets."""
+    if host.startswith("[") and host.endswith("]"):
+        return len(host) > 2 and all(c in "0123456789abcdefABCDEF:." for c in host[1:-1])
+    return not any(c in ":/[]@" or c.isspace() for c in host)
 
 
 def format_eta(seconds: float | None) -> str:

@@ -57,6 +57,21 @@ def test_a_zero_dim_is_refused_when_the_command_line_is_read(
     )
 
 
+@pytest.mark.parametrize("command", ["run", "plan"])
+@pytest.mark.parametrize("value", ["", " , "])
+def test_a_dims_option_without_a_pair_is_refused(
+    command: str, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # ran at the model's default sizes, as if --dims were not given (an unset shell variable)
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "transformer", "--target", "x86-h100", "--dims", value])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"hetsim {command}: error: argument --dims: expected one or more name=value pairs such "
+        f"as seq=128, got {value!r}"
+    )
+
+
 def test_plan_without_dims_says_which_size_it_estimated(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -96,7 +111,7 @@ def test_functional_inputs_too_big_for_the_host_memory_are_an_error(
     assert main(argv) == 1
     assert capsys.readouterr().err == (
         "error: input 'x' (float32[1, 99999999999, 64]): out of memory in host.mem "
-        "(need 23841.9 GiB, 1024.0 GiB free)\n"
+        "(need 23.3 TiB, 1.0 TiB free)\n"
     )
 
 

@@ -82,3 +82,36 @@ def test_a_chart_path_must_end_in_png(
     path = tmp_path / "chart.jpg"
     error = _usage_error([*argv, option, str(path)], capsys)
     assert error.endswith(f"error: argument {option}: expected a .png path (or none), got '{path}'")
+
+
+ONE_FORMAT_WRITERS = [
+    (["run", "mlp", "--target", "x86-h100"], "--trace", ".json"),
+    (["run", "mlp", "--target", "x86-h100"], "--save-outputs", ".npz"),
+]
+"""The options typed `suffixed_file`: the file they write has one format."""
+
+
+@pytest.mark.parametrize(
+    ("argv", "option", "suffix"), ONE_FORMAT_WRITERS, ids=[w[1] for w in ONE_FORMAT_WRITERS]
+)
+def test_a_file_of_one_format_must_end_in_its_suffix(
+    argv: list[str], option: str, suffix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --trace t.png wrote the Chrome trace's JSON into t.png
+    path = tmp_path / "out.png"
+    error = _usage_error([*argv, option, str(path)], capsys)
+    assert error.endswith(
+        f"error: argument {option}: expected a {suffix} path (or none), got '{path}'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "option", "suffix"), ONE_FORMAT_WRITERS, ids=[w[1] for w in ONE_FORMAT_WRITERS]
+)
+@pytest.mark.parametrize("name", ["out{suffix}", "OUT{upper}", "out"])
+def test_a_file_of_one_format_takes_its_suffix_in_any_case_or_none(
+    argv: list[str], option: str, suffix: str, name: str, tmp_path: Path
+) -> None:
+    path = tmp_path / name.format(suffix=suffix, upper=suffix.upper())
+    args = build_parser().parse_args([*argv, option, str(path)])
+    assert getattr(args, option.lstrip("-").replace("-", "_")) == path

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -192,14 +194,147 @@ def test_inputs_that_are_one_array_are_an_error(
     )
 
 
-def test_inputs_that_numpy_cannot_read_are_an_error(
-    calls: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def _npz_bytes(compress: bool = False) -> bytes:
+    """An .npz of one float32 array 'x' of 1,000 elements, as bytes."""
+    buffer = io.BytesIO()
+    (np.savez_compressed if compress else np.savez)(buffer, x=np.arange(1000, dtype=np.float32))
+    return buffer.getvalue()
+
+
+def _npy_header(shape: tuple[int, ...]) -> bytes:
+    buffer = io.BytesIO()
+    header = {"descr": "<f4", "fortran_order": False, "shape": shape}
+    np.lib.format.write_array_header_1_0(buffer, header)
+    return buffer.getvalue()
+
+
+def _zip_of(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _flipped(data: bytes, start: int, stop: int) -> bytes:
+    """`data` with the bytes from `start` to `stop` inverted: damage a copy would take."""
+    damaged = bytearray(data)
+    for i in range(start, stop):
+        damaged[i] ^= 0xFF
+    return bytes(damaged)
+
+
+def _with_entry_flags(data: bytes, *, method: int | None = None, flags: int = 0) -> bytes:
+    """`data`, a zip of one entry, with the entry's compression method or flag bits changed in
+    both its local header and the central directory."""
+    damaged = bytearray(data)
+    for offset in (0, data.index(b"PK\x01\x02") + 2):  # the central entry's fields sit 2 later
+        damaged[offset + 6] |= flags
+        if method is not None:
+            damaged[offset + 8 : offset + 10] = method.to_bytes(2, "little")
+    return bytes(damaged)
+
+
+NPZ_HEADER = 30 + len("x.npy")  # a zip's local header, then the first entry's bytes
+
+BAD_INPUTS = {
+    # np.load raised EOFError: No data left in file
+    "empty": (b"", "got an empty file"),
+    "text": (b"x = 1\n", "got an unreadable file"),
+    "truncated": (_npz_bytes()[:2000], "got a truncated or damaged zip archive"),
+    "only-zip-magic": (b"PK\x03\x04", "got a truncated or damaged zip archive"),
+    "damaged-entry": (
+        _flipped(_npz_bytes(), NPZ_HEADER + 200, NPZ_HEADER + 260),
+        "got an entry 'x' it cannot read: Bad CRC-32 for file 'x.npy'",
+    ),
+    "entry-cut-short": (
+        _zip_of({"x.npy": _npy_header((1000,)) + bytes(100)}),
+        "got an entry 'x' it cannot read: EOF: reading array data, expected 4000 bytes got 100",
+    ),
+    # numpy's _ArrayMemoryError: Unable to allocate 36.4 TiB
+    "entry-claiming-a-huge-shape": (
+        _zip_of({"x.npy": _npy_header((10**13,)) + bytes(64)}),
+        "got an entry 'x' it cannot read: Unable to allocate 36.4 TiB for an array with shape "
+        "(10000000000000,) and data type float32",
+    ),
+    # RuntimeError: File 'x.npy' is encrypted, password required for extraction
+    "encrypted-entry": (
+        _with_entry_flags(_npz_bytes(), flags=1),
+        "got an entry 'x' it cannot read: File 'x.npy' is encrypted, password required for "
+        "extraction",
+    ),
+    # NotImplementedError: That compression method is not supported
+    "unknown-compression": (
+        _with_entry_flags(_npz_bytes(), method=99),
+        "got an entry 'x' it cannot read: That compression method is not supported",
+    ),
+    # its raw bytes went to the simulator as an input
+    "entry-not-an-array": (_zip_of({"x": b"hello"}), "got an entry 'x' that is not an array"),
+    # a timing run took it for no --inputs at all
+    "no-arrays": (_zip_of({}), "got an archive with no arrays"),
+}
+
+
+@pytest.mark.parametrize(("data", "got"), BAD_INPUTS.values(), ids=BAD_INPUTS)
+def test_inputs_that_are_not_a_readable_npz_are_an_error(
+    data: bytes,
+    got: str,
+    calls: list[dict[str, Any]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     path = tmp_path / "in.npz"
-    path.write_text("x = 1\n")
+    path.write_bytes(data)
+    argv = ["run", "mlp", "--target", "cuda", "--mode", "timing", "--inputs", str(path)]
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (
+        f"error: --inputs {path}: expected an .npz file of named arrays, {got}\n"
+    )
+    assert calls == []
+
+
+def test_inputs_with_a_damaged_compressed_entry_are_an_error(
+    calls: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # zlib.error as a traceback; what zlib says after "Error -3" depends on the bytes and zlib
+    path = tmp_path / "in.npz"
+    path.write_bytes(_flipped(_npz_bytes(compress=True), NPZ_HEADER + 5, NPZ_HEADER + 60))
+    assert main(["run", "mlp", "--target", "cuda", "--inputs", str(path)]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(
+        f"error: --inputs {path}: expected an .npz file of named arrays, got an entry 'x' it "
+        "cannot read: Error -3 while decompressing data: "
+    )
+
+
+def test_inputs_of_one_array_claiming_a_huge_shape_are_an_error(
+    calls: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # numpy's _ArrayMemoryError: np.load reads an .npy whole before it says it is one array
+    path = tmp_path / "in.npy"
+    path.write_bytes(_npy_header((10**13,)) + bytes(64))
     assert main(["run", "mlp", "--target", "cuda", "--inputs", str(path)]) == 1
     assert capsys.readouterr().err == (
-        f"error: --inputs {path}: expected an .npz file of named arrays, got an unreadable file\n"
+        f"error: --inputs {path}: expected an .npz file of named arrays, got one array it cannot "
+        "read: Unable to allocate 36.4 TiB for an array with shape (10000000000000,) and data "
+        "type float32\n"
+    )
+
+
+def test_inputs_that_cannot_be_opened_are_an_error(
+    calls: list[dict[str, Any]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refuse(path: Path, **kwargs: Any) -> None:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(np, "load", refuse)  # tests may run as root, whom chmod does not stop
+    path = tmp_path / "in.npz"
+    assert main(["run", "mlp", "--target", "cuda", "--inputs", str(path)]) == 1
+    assert capsys.readouterr().err == (
+        f"error: --inputs {path}: expected a file it can read, got Permission denied\n"
     )
 
 
