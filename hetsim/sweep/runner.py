@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import pickle
+import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,11 +30,13 @@ from hetsim.sweep.spec import load_sweep
 
 __all__ = [
     "CLUSTER_CONFIG",
+    "CONNECT_TIMEOUT_S",
     "MAX_BATCH",
     "RETRIES",
     "TASKS_PER_WORKER",
     "SweepProgress",
     "batch_size",
+    "connect",
     "execute_batch",
     "execute_point",
     "execute_points",
@@ -66,6 +69,12 @@ CLUSTER_CONFIG = {
 RETRIES = 2
 """Times Dask reruns a point whose task raised outside the point (a worker's death is retried by
 the scheduler itself, up to ``distributed.scheduler.allowed-failures`` times)."""
+
+CONNECT_TIMEOUT_S = 30.0
+"""How long `run_sweep` waits for a scheduler given by address to answer (Dask's own default
+connect timeout). A server there that is not a Dask scheduler (its dashboard's HTTP port, 8787,
+for the scheduler's 8786) never completes Dask's handshake: the client waited forever, or read
+an HTTP reply as a message length and ran out of memory."""
 
 PointFn = Callable[[Point], Mapping[str, Any]]
 
@@ -306,6 +315,41 @@ def local_cluster(workers: int) -> Iterator[Any]:
         yield cluster
 
 
+def connect(address: str) -> Any:
+    """A `distributed.Client` of the scheduler at `address`, or, when none answers there within
+    `CONNECT_TIMEOUT_S`, a SweepError that says so.
+
+    The client is made on a thread of its own, watched with a deadline: `distributed`'s own
+    timeout covers reaching the address, not a server there that never answers its handshake.
+    A thread still stuck after the deadline is a daemon and is left behind.
+    """
+    from distributed import Client
+
+    made: dict[str, Any] = {}
+
+    def make() -> None:
+        try:
+            made["client"] = Client(address, timeout=CONNECT_TIMEOUT_S)  # type: ignore[no-untyped-call]
+        except Exception as err:  # a MemoryError too (an HTTP reply read as a length)
+            made["error"] = err
+
+    thread = threading.Thread(target=make, name="hetsim-connect", daemon=True)
+    thread.start()
+    thread.join(CONNECT_TIMEOUT_S + 1.0)
+    expected = f"expected a Dask scheduler at {address}"
+    if "client" in made:
+        return made["client"]
+    if "error" in made:
+        err = made["error"]
+        got = f"{type(err).__name__}: {err}"
+    else:
+        got = (
+            f"no answer to Dask's handshake in {CONNECT_TIMEOUT_S:g} s (not a Dask scheduler: "
+            "a dashboard's port?)"
+        )
+    raise SweepError([Problem("scheduler", expected, got)])
+
+
 def _on_dask(
     points: Sequence[Point],
     run_point: PointFn,
@@ -320,7 +364,7 @@ def _on_dask(
             cluster = stack.enter_context(local_cluster(workers))
             client = stack.enter_context(Client(cluster))  # type: ignore[no-untyped-call]
         else:
-            client = stack.enter_context(Client(scheduler))  # type: ignore[no-untyped-call]
+            client = stack.enter_context(connect(scheduler))
             workers = len(client.scheduler_info()["workers"])
         size = options["batch"] or batch_size(len(points), workers)
         token = uuid4().hex[:8]  # keys unique to this run: a shared scheduler may hold old ones
