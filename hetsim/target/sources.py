@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from hetsim.errors import Problem, TargetError
-from hetsim.located import load_json, safe_load, yaml_error_at
+from hetsim.located import load_json, safe_load, text_of, yaml_error_at
 
 __all__ = ["SUFFIXES", "is_file_name", "load_file", "parse_json"]
 
@@ -59,12 +59,9 @@ def load_file(path: str | Path, what: str = "a target file") -> Any:
     if parser is None:
         expected = "expected a file ending in " + ", ".join(SUFFIXES)
         raise TargetError([Problem(str(path), expected, repr(path.suffix))])
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as err:
-        raise TargetError([Problem(str(path), "expected an existing file", "none")]) from err
-    except (OSError, UnicodeDecodeError) as err:
-        raise TargetError([Problem(str(path), "expected a readable text file", str(err))]) from err
+    text = text_of(path, what)  # missing, unreadable, not UTF-8: as every reader says it
+    if isinstance(text, Problem):
+        raise TargetError([text])
     try:
         return parser(text)
     except PARSE_ERRORS as err:

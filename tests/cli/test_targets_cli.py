@@ -156,7 +156,7 @@ def test_validate_reports_a_missing_file(
 ) -> None:
     missing = tmp_path / "none.yaml"
     status, out, _ = _run(capsys, "validate", str(missing))
-    assert (status, out) == (1, f"{missing}: expected an existing file, got none\n")
+    assert (status, out) == (1, f"{missing}: expected a target file, got no such file\n")
 
 
 def test_kinds_lists_every_kind(capsys: pytest.CaptureFixture[str]) -> None:

@@ -287,11 +287,25 @@ def test_a_tree_too_large_is_an_error(tag_folder: Callable[..., Path]) -> None:
         Target({"kind": "hetero", "devices": ["grow/l9"] * 10})
 
 
+def test_a_target_file_is_read_as_every_reader_reads_a_file(tmp_path: Path) -> None:
+    # its own wording ("expected a readable text file, got 'utf-8' codec can't decode ...")
+    # went with its own reading, beside hetsim.located.text_of's
+    latin = tmp_path / "soc.yaml"
+    latin.write_bytes(b"kind: cuda\nname: caf\xe9\n")
+    with pytest.raises(TargetError) as caught:
+        Target.load(latin)
+    assert str(caught.value) == (
+        f"{latin}: expected a target file, got bytes that are not UTF-8 (at byte 20)"
+    )
+
+
 def test_invalid_json_and_missing_files_are_target_errors(tmp_path: Path) -> None:
     with pytest.raises(TargetError, match=r"^spec: expected valid JSON, got Expecting"):
         Target('{"kind": cuda}')
     missing = tmp_path / "none.yaml"
-    with pytest.raises(TargetError, match=rf"^{missing}: expected an existing file, got none$"):
+    with pytest.raises(
+        TargetError, match=rf"^{missing}: expected a target file, got no such file$"
+    ):
         Target.load(missing)
     bad = tmp_path / "t.txt"
     bad.write_text("kind: cuda")
