@@ -25,8 +25,8 @@ from hetsim.runtime.bytecode import (
 )
 from hetsim.runtime.graph_executor import GraphProgram, check_static, compile_graph
 from hetsim.runtime.placement import ANY_OP, can_run, place
-from hetsim.runtime.program import COMPILERS, LevelProgram, PlanProgram, compile_plan
-from hetsim.runtime.vm import LevelCompiler, Unit, compile_vm
+from hetsim.runtime.program import COMPILERS, LevelProgram, PlanProgram, compile_plan, compile_vm
+from hetsim.runtime.vm import LevelCompiler, Unit
 
 __all__ = [
     "ANY_OP",

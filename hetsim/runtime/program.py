@@ -23,7 +23,7 @@ from hetsim.runtime.bytecode import VmProgram
 from hetsim.runtime.graph_executor import GraphProgram, check_static, compile_graph
 from hetsim.runtime.vm import LevelCompiler, Unit, _new
 
-__all__ = ["COMPILERS", "LevelProgram", "PlanProgram", "compile_plan"]
+__all__ = ["COMPILERS", "LevelProgram", "PlanProgram", "compile_plan", "compile_vm"]
 
 LevelProgram = VmProgram | GraphProgram
 """The program of one invocation of one level."""
@@ -198,3 +198,30 @@ def compile_plan(graph: Graph, platform: Platform, plan: Plan) -> PlanProgram:
     programs = tuple(p for p in ctx.programs if p is not None)
     assert len(programs) == len(ctx.programs), "a program was not compiled"
     return PlanProgram(plan, programs)
+
+
+def compile_vm(graph: Graph, platform: Platform, placement: Mapping[str, str]) -> VmProgram:
+    """Compile the root level's placed ops to VM bytecode (the rules: `hetsim.runtime.vm`).
+
+    Parameters
+    ----------
+    graph
+        The model, ops in topological order.
+    platform
+        The platform the placement refers to.
+    placement
+        Op name -> processor path: the root host or a plain device of the root level. A plan
+        with nested levels compiles with `hetsim.runtime.compile_plan`.
+
+    Raises
+    ------
+    SimulationError
+        A placement on a processor the root level does not drive, or a copy between memories no
+        device stream can carry.
+    """
+    constants, folded, ops = fold(graph)
+    units = tuple(Unit.of_op(number, op, placement[op.name]) for number, op in enumerate(ops))
+    level = platform.levels[""]
+    return LevelCompiler(
+        graph, platform, level.path, tuple(ops), constants, units, placement
+    ).compile(tuple(graph.inputs), graph.outputs, folded=tuple(folded))

@@ -1,6 +1,6 @@
 """The VM compiler: a level's placed ops (and nested invocations) compiled to the bytecode its
 host interprets (`hetsim.runtime.bytecode`). `LevelCompiler` compiles any level's units;
-`compile_vm` a root placed by hand; `hetsim.runtime.program.compile_plan` a whole plan.
+`hetsim.runtime.program.compile_vm` a root placed by hand, and `compile_plan` a whole plan.
 
 Shapes may be symbolic: a level is compiled once, and `hetsim.sim.bind` binds each run's dims.
 Compilation rules: graph inputs arrive in the host's memory; constants (initializers and ops
@@ -19,7 +19,6 @@ from typing import NamedTuple
 
 from hetsim.errors import SimulationError
 from hetsim.ir import Graph, Op
-from hetsim.partition import fold
 from hetsim.platform import Platform
 from hetsim.runtime.bytecode import (
     Alloc,
@@ -35,7 +34,7 @@ from hetsim.runtime.bytecode import (
     VmProgram,
 )
 
-__all__ = ["LevelCompiler", "Unit", "compile_vm"]
+__all__ = ["LevelCompiler", "Unit"]
 
 
 _new = tuple.__new__
@@ -43,33 +42,6 @@ _new = tuple.__new__
 ``Alloc(slot, memory, user, op)`` does, without the Python-level ``__new__`` a named tuple runs:
 for speed, where the compiler makes one per op (with the binder's steps made the same way,
 compiling a 1e5-op chain went from 4.7-5.9 to 3.6-4.5 µs per op: docs/runtime.md)."""
-
-
-def compile_vm(graph: Graph, platform: Platform, placement: Mapping[str, str]) -> VmProgram:
-    """Compile the root level's placed ops to VM bytecode (rules in the module docstring).
-
-    Parameters
-    ----------
-    graph
-        The model, ops in topological order.
-    platform
-        The platform the placement refers to.
-    placement
-        Op name -> processor path: the root host or a plain device of the root level. A plan
-        with nested levels compiles with `hetsim.runtime.compile_plan`.
-
-    Raises
-    ------
-    SimulationError
-        A placement on a processor the root level does not drive, or a copy between memories no
-        device stream can carry.
-    """
-    constants, folded, ops = fold(graph)
-    units = tuple(Unit.of_op(number, op, placement[op.name]) for number, op in enumerate(ops))
-    level = platform.levels[""]
-    return LevelCompiler(
-        graph, platform, level.path, tuple(ops), constants, units, placement
-    ).compile(tuple(graph.inputs), graph.outputs, folded=tuple(folded))
 
 
 class Unit(NamedTuple):
