@@ -5,6 +5,7 @@ Importing this package registers every op: the op modules fill `OPS` as they loa
 """
 
 from hetsim.kernels import attention as _attention
+from hetsim.kernels import casts as _casts
 from hetsim.kernels import elementwise as _elementwise
 from hetsim.kernels import indexing as _indexing
 from hetsim.kernels import layout as _layout
@@ -52,6 +53,7 @@ __all__ = [
 
 del (
     _attention,
+    _casts,
     _elementwise,
     _indexing,
     _layout,

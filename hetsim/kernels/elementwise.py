@@ -1,11 +1,11 @@
 """Elementwise ops of several operands: broadcasting binaries, comparisons, Mod, BitShift,
-PRelu, the variadic Sum/Max/Min/Mean, Where, Clip, Cast, and IsNaN/IsInf.
+PRelu, the variadic Sum/Max/Min/Mean, Where, Clip, and IsNaN/IsInf.
 
 Each op is one numpy expression applied to whole arrays (never a Python loop over elements);
 attributes are read once, when the op compiles. Outputs keep their input's dtype (float32 stays
-float32), as ONNX requires. Ops that only pass data through (Identity, Dropout at inference)
-live here too. Unary math and activations are in `unary.py`, reductions in `reduce.py`, tensor
-manipulation in `tensor.py`.
+float32), as ONNX requires. Unary math and activations are in `unary.py`, ops that copy data as
+it is or in another dtype (Cast, Identity, Dropout at inference) in `casts.py`, reductions in
+`reduce.py`, tensor manipulation in `tensor.py`.
 """
 
 import functools
@@ -18,7 +18,6 @@ from hetsim.ir import Op
 from hetsim.kernels.checks import (
     attr,
     broadcast_shape,
-    dtype_of,
     flag_attr,
     float_attr,
     int_attr,
@@ -26,7 +25,7 @@ from hetsim.kernels.checks import (
     present,
     same_as_input,
 )
-from hetsim.kernels.costs import Cost, CostRule, elementwise_cost, movement_cost, view_cost
+from hetsim.kernels.costs import Cost, CostRule, elementwise_cost
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import ALL_INPUTS, Kernel, register
 
@@ -342,81 +341,3 @@ def _compile_clip(op: Op, opset: int) -> Kernel:
 
 
 register("Clip", "elementwise", compile=_compile_clip, infer=same_as_input, one_type=(0, 1, 2))
-
-
-def _compile_cast(op: Op, opset: int) -> Kernel:
-    dtype = dtype_of(op, attr(op, "to"))
-    return lambda inputs: [inputs[0].astype(dtype)]
-
-
-def _infer_cast(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    x = present(op, inputs, 1)[0]
-    return [Meta(x.shape, dtype_of(op, attr(op, "to")))]
-
-
-register("Cast", "data_movement", compile=_compile_cast, infer=_infer_cast, cost=movement_cost)
-
-
-def _compile_cast_like(op: Op, opset: int) -> Kernel:
-    return lambda inputs: [inputs[0].astype(inputs[1].dtype)]
-
-
-def _infer_cast_like(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    x, like = present(op, inputs, 2)
-    return [Meta(x.shape, like.dtype)]
-
-
-def _cast_like_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
-    """Cast's: the data read and written; `target_type` is only read for its dtype."""
-    return movement_cost(op, inputs[:1], outputs)
-
-
-register(
-    "CastLike",
-    "data_movement",
-    compile=_compile_cast_like,
-    infer=_infer_cast_like,
-    cost=_cast_like_cost,
-    required=2,
-)
-
-
-def _compile_identity(op: Op, opset: int) -> Kernel:
-    return lambda inputs: [inputs[0]]
-
-
-register(
-    "Identity", "data_movement", compile=_compile_identity, infer=same_as_input, cost=view_cost
-)
-
-
-def _mask_dtype(x: Meta | np.ndarray, opset: int) -> np.dtype[Any]:
-    return np.dtype(bool) if opset >= 10 else x.dtype
-
-
-def _compile_dropout(op: Op, opset: int) -> Kernel:
-    # hetsim runs inference only: the opset-1..6 `is_test` flag is ignored, as onnxruntime does
-    has_training_input = len(op.inputs) > 2 and op.inputs[2] != ""
-    has_mask = len(op.outputs) > 1 and op.outputs[1] != ""
-
-    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
-        x = inputs[0]
-        assert x is not None, "Dropout: input missing"
-        if has_training_input and bool(inputs[2]):
-            raise op_error(op, "expected training_mode false (inference)", True)
-        if has_mask:
-            return [x, np.ones(x.shape, _mask_dtype(x, opset))]
-        return [x]
-
-    return kernel
-
-
-def _infer_dropout(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    x = present(op, inputs, 1)[0]
-    out = [Meta(x.shape, x.dtype)]
-    if len(op.outputs) > 1 and op.outputs[1] != "":
-        out.append(Meta(x.shape, _mask_dtype(x, opset)))
-    return out
-
-
-register("Dropout", "data_movement", compile=_compile_dropout, infer=_infer_dropout, cost=view_cost)
