@@ -2,9 +2,9 @@
 registers the rest.
 
 `conv.py` (Conv), `conv_transpose.py` (ConvTranspose), `pool.py` (MaxPool, AveragePool, the
-global pools) and `norm.py` (BatchNormalization, InstanceNormalization, LayerNormalization, LRN)
-are imported below, so ``import hetsim.kernels.nn`` registers every NN op. Element-wise,
-reduction and tensor ops live in their own modules.
+global pools), `norm.py` (BatchNormalization, InstanceNormalization, LayerNormalization, ...) and
+`lrn.py` (LRN) are imported below, so ``import hetsim.kernels.nn`` registers every NN op.
+Element-wise, reduction and tensor ops live in their own modules.
 
 Softmax, LogSoftmax and Hardmax follow the op's version: before opset 13 the input is flattened
 to 2-D at ``axis`` (default 1) and normalized along the second dim, which is what opset-9 models
@@ -21,7 +21,7 @@ from math import prod
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels import conv, conv_transpose, norm, pool
+from hetsim.kernels import conv, conv_transpose, lrn, norm, pool
 from hetsim.kernels.checks import (
     broadcast_shape,
     flag_attr,
@@ -37,7 +37,7 @@ from hetsim.kernels.registry import ALL_INPUTS, Kernel, register
 
 __all__ = ["NN_MODULES", "cost_matmul", "gemm", "infer_matmul", "log_softmax", "softmax"]
 
-NN_MODULES = (conv, conv_transpose, pool, norm)
+NN_MODULES = (conv, conv_transpose, pool, norm, lrn)
 """The modules whose ops this one registers by importing them."""
 
 

@@ -1,12 +1,12 @@
-"""BatchNormalization (inference), InstanceNormalization, LayerNormalization, LRN,
-RMSNormalization, GroupNormalization, MeanVarianceNormalization and LpNormalization.
+"""BatchNormalization (inference), InstanceNormalization, LayerNormalization,
+RMSNormalization, GroupNormalization, MeanVarianceNormalization and LpNormalization (LRN, a
+window across channels, is in `lrn.py`).
 
 BatchNormalization folds its four per-channel vectors into one scale and one shift per call
 (``scale / sqrt(var + eps)`` and ``B - mean * that``), so the activation is touched by one
 multiply and one add. The statistics of Instance- and LayerNormalization are computed in the
 input's dtype (float32 stays float32); RMS- and GroupNormalization (opset 21) compute a float16
-input's in float32, their ``stash_type`` 1. LRN sums the squares of its channel window with one
-shifted add per window element.
+input's in float32, their ``stash_type`` 1.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from hetsim.kernels.costs import Cost, CostRule, nbytes
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import ALL_INPUTS, Kernel, register
 
-__all__ = ["batch_norm", "layer_norm", "lrn"]
+__all__ = ["batch_norm", "layer_norm"]
 
 
 def batch_norm(
@@ -293,47 +293,6 @@ def _infer_axis_kept(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[
     return [Meta(x.shape, x.dtype)]
 
 
-def lrn(x: np.ndarray, size: int, alpha: float, beta: float, bias: float) -> np.ndarray:
-    """Local response normalization across channels (axis 1), ONNX formula.
-
-    ``y = x / (bias + alpha / size * sum(x[c'] ** 2)) ** beta`` over the channels
-    ``c - floor((size - 1) / 2) <= c' <= c + ceil((size - 1) / 2)``.
-
-    Examples
-    --------
-    >>> lrn(np.array([[[1.0], [2.0]]]), 3, 3.0, 1.0, 0.0).ravel().round(3).tolist()
-    [0.2, 0.4]
-    """
-    channels = x.shape[1]
-    before = (size - 1) // 2
-    squares = np.zeros((x.shape[0], channels + size - 1, *x.shape[2:]), x.dtype)
-    np.square(x, out=squares[:, before : before + channels])
-    total = squares[:, :channels].copy()
-    for shift in range(1, size):
-        total += squares[:, shift : shift + channels]
-    total *= x.dtype.type(alpha / size)
-    total += x.dtype.type(bias)
-    np.power(total, x.dtype.type(-beta), out=total)
-    total *= x
-    return total
-
-
-def _compile_lrn(op: Op, opset: int) -> Kernel:
-    size = int_attr(op, "size")
-    if size < 1:
-        raise op_error(op, "expected size >= 1", size)
-    alpha = float_attr(op, "alpha", 1e-4)
-    beta = float_attr(op, "beta", 0.75)
-    bias = float_attr(op, "bias", 1.0)
-
-    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
-        x = inputs[0]
-        assert x is not None, f"{op!r}: X is required"
-        return [lrn(x, size, alpha, beta, bias)]
-
-    return kernel
-
-
 def _per_element(flops: float) -> CostRule:
     """A cost rule: `flops` per element of the first input (one per element of X)."""
 
@@ -343,12 +302,6 @@ def _per_element(flops: float) -> CostRule:
         return Cost(flops * x.size, nbytes(inputs), nbytes(outputs), "normalization")
 
     return cost
-
-
-def _cost_lrn(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
-    """Per element: a square, ``size`` window adds, scale, bias, power and multiply: size + 5."""
-    flops = outputs[0].size * (int_attr(op, "size") + 5)
-    return Cost(float(flops), nbytes(inputs), nbytes(outputs), "normalization")
 
 
 # BatchNormalization: a multiply and an add per element (the per-channel fold is negligible).
@@ -383,7 +336,6 @@ register(
     one_type=(0, 1, 2),
     required=2,
 )
-register("LRN", "normalization", compile=_compile_lrn, infer=same_as_input, cost=_cost_lrn)
 # RMSNormalization: square, mean (1 add), reciprocal square root, multiply, scale: 4 flops per
 # element. MeanVarianceNormalization: Instance's without scale and bias: 6. LpNormalization:
 # a transform and an add for the norm, a divide: 3.
