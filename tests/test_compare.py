@@ -188,10 +188,11 @@ def test_an_empty_trace_is_an_error() -> None:
         compare("cnn", "x86-h100", trace=[])
 
 
-@pytest.mark.parametrize("iterations", [0, -3, 1.5, True])
-def test_iterations_below_one_are_an_error(iterations: object) -> None:
-    # 0 used to run the default 20 iterations, and -3 with a uniform trace failed inside numpy
-    message = f"iterations: expected an integer >= 1, got {iterations!r}"
+@pytest.mark.parametrize("iterations", [0, -3, 1.5, True, 1_000_001, 2**64])
+def test_iterations_outside_one_to_a_million_are_an_error(iterations: object) -> None:
+    # 0 used to run the default 20 iterations, -3 with a uniform trace failed inside numpy, and
+    # 2**64 raised an OverflowError making the trace (a MemoryError for 10**12 in dims_trace)
+    message = f"iterations: expected an integer from 1 to 1000000, got {iterations!r}"
     with pytest.raises(HetsimError, match=f"^{re.escape(message)}$"):
         compare("cnn", "x86-h100", ("none",), iterations=iterations)  # type: ignore[arg-type]
     with pytest.raises(HetsimError, match=f"^{re.escape(message)}$"):

@@ -34,8 +34,8 @@ MAX_ITERATIONS = 1_000_000
 """``--iterations``' most. A comparison keeps, per iteration, its dims (a dict) and one simulated
 time per strategy, about 0.2 KB, and runs one simulation per strategy (about 0.4 ms each for
 SqueezeNet on x86-h100): a million iterations of the four strategies take some 250 MB and half an
-hour. Far larger counts are typos, and past 2**63 Python cannot even make the list (an
-`OverflowError` deep in `hetsim.compare`)."""
+hour. Far larger counts are typos. `hetsim.compare.MAX_ITERATIONS`, the API's own cap, is the same
+number (written out here: the parser is built without importing the engine)."""
 
 
 def parse_list(text: str) -> list[str]:

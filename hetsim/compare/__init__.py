@@ -10,6 +10,7 @@ from hetsim.compare.traces import (
     DEFAULT_ITERATIONS,
     DEFAULT_SEQ_DIST,
     DISTRIBUTIONS,
+    MAX_ITERATIONS,
     dims_trace,
     load_shapes,
 )
@@ -18,6 +19,7 @@ __all__ = [
     "DEFAULT_ITERATIONS",
     "DEFAULT_SEQ_DIST",
     "DISTRIBUTIONS",
+    "MAX_ITERATIONS",
     "Comparison",
     "StrategyRun",
     "compare",

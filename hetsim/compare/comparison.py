@@ -30,7 +30,7 @@ from hetsim.kernels import Meta, propagate
 from hetsim.models import load_model
 from hetsim.models.inputs import check_seed
 from hetsim.partition import partition
-from hetsim.platform import png_path
+from hetsim.report.arguments import output_path
 from hetsim.runtime import compile_plan
 from hetsim.runtime.cuda_graph import (
     DEFAULT_BUCKETS,
@@ -153,10 +153,13 @@ class Comparison:
         Raises
         ------
         HetsimError
-            When matplotlib is not installed, or `path` names another format than PNG
-            (`hetsim.platform.png_path`).
+            When matplotlib is not installed, or `path` is not a file it can write: not a path,
+            a suffix other than ``.png``, a directory, a missing directory
+            (`hetsim.report.arguments.output_path`).
+        OSError
+            Writing failed anyway (a read-only folder, a full disk).
         """
-        out = png_path(path, "plot")
+        out = output_path(path, "plot", ".png")
         try:
             from matplotlib.figure import Figure
         except ImportError as err:
@@ -207,8 +210,9 @@ def compare(
     strategies
         Names in `STRATEGIES`, in the table's order, each once.
     iterations
-        How many iterations; by default the trace's length, else `DEFAULT_ITERATIONS`. A trace
-        shorter than `iterations` repeats.
+        How many iterations, at most `MAX_ITERATIONS` (as ``hetsim compare --iterations``); by
+        default the trace's length, else `DEFAULT_ITERATIONS`. A trace shorter than
+        `iterations` repeats.
     trace
         The dims of each iteration (`hetsim.ir.check_graph_dims`: the model's symbolic dims,
         each an integer >= 1); by default `DEFAULT_SEQ_DIST` over the model's symbolic dims
@@ -224,9 +228,9 @@ def compare(
     Raises
     ------
     HetsimError
-        No strategy, an unknown one or one given twice, bad buckets, iterations below 1, dims
-        in `trace` that are not the model's (`ModelError`, naming the iteration), a bad model
-        or target, a failing run.
+        No strategy, an unknown one or one given twice, bad buckets, iterations that are not an
+        integer from 1 to `MAX_ITERATIONS`, dims in `trace` that are not the model's or not a
+        mapping (`ModelError`, naming the iteration), a bad model or target, a failing run.
     """
     if mode not in MODES:
         raise SimulationError(Problem("compare", "expected mode 'functional' or 'timing'",
@@ -272,6 +276,9 @@ def _checked_trace(graph: Graph, trace: object) -> tuple[Mapping[str, int], ...]
         raise ModelError(Problem("trace", expected, repr(trace)).message)
     found = tuple(trace)
     for index, dims in enumerate(found):
+        if dims is None:  # check_dims takes None for no dims; an iteration is one mapping
+            expected = "expected a mapping of dim name -> size"
+            raise ModelError(Problem(f"trace[{index}]: dims", expected, "None").message)
         try:
             check_graph_dims(graph, dims)
         except ModelError as err:

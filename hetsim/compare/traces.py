@@ -8,6 +8,7 @@ list or whitespace-separated sizes) or drawn from a spec (`dims_trace`: ``fixed:
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -23,6 +24,8 @@ __all__ = [
     "DEFAULT_ITERATIONS",
     "DEFAULT_SEQ_DIST",
     "DISTRIBUTIONS",
+    "MAX_ITERATIONS",
+    "MAX_SIZE",
     "check_iterations",
     "dims_trace",
     "load_shapes",
@@ -32,6 +35,12 @@ DEFAULT_ITERATIONS = 20
 """Iterations of a comparison when neither a count nor a shapes file says."""
 DEFAULT_SEQ_DIST = "decode:32"
 """The trace of a model with symbolic dims when none is given: a decode, 32, 33, 34, ..."""
+MAX_ITERATIONS = 1_000_000
+"""The most iterations of a comparison, as ``hetsim compare --iterations`` allows
+(`hetsim.cli.compare.MAX_ITERATIONS` says why): far larger counts are typos, and ran out of memory
+or raised an `OverflowError` while the trace was made."""
+MAX_SIZE = 2**63 - 1
+"""The largest number in a spec: an int64, as numpy draws them (``uniform``) and ONNX holds dims."""
 
 
 def _fixed(args: list[int], iterations: int, rng: np.random.Generator) -> list[int]:
@@ -63,7 +72,9 @@ def dims_trace(
     Raises
     ------
     HetsimError
-        An unknown kind, wrong arguments, or iterations below 1.
+        A spec that is not a str, an unknown kind, wrong arguments (each a positive integer up
+        to `MAX_SIZE`), iterations outside 1 to `MAX_ITERATIONS`, or `dims` that is not a
+        sequence of names.
 
     Examples
     --------
@@ -78,21 +89,27 @@ def dims_trace(
     """
     check_iterations(iterations)
     check_seed(seed)
+    _check_dim_names(dims)
+    if not isinstance(spec, str):
+        raise HetsimError(_spec_problem(spec).message)
     kind, _, rest = spec.partition(":")
     found = DISTRIBUTIONS.get(kind)
     parts = rest.split(":") if rest else []
-    if found is None or not all(p.isdigit() and int(p) > 0 for p in parts):
+    # isdecimal, not isdigit: int() refuses the digits that are not decimal ('²')
+    if found is None or not all(p.isdecimal() and int(p) > 0 for p in parts):
         raise HetsimError(_spec_problem(spec).message)
     draw, (least, most), _ = found
     if not least <= len(parts) <= most:
         raise HetsimError(_spec_problem(spec).message)
+    if any(int(p) > MAX_SIZE for p in parts):
+        raise HetsimError(f"--seq-dist: expected numbers up to 2**63 - 1, got {spec!r}")
     if kind == "uniform" and int(parts[0]) > int(parts[1]):
         raise HetsimError(f"--seq-dist: expected uniform:LO:HI with LO <= HI, got {spec!r}")
     values = draw([int(p) for p in parts], iterations, np.random.default_rng(seed))
     return tuple(dict.fromkeys(dims, value) for value in values)
 
 
-def _spec_problem(spec: str) -> Problem:
+def _spec_problem(spec: object) -> Problem:
     syntax = [text.split(",")[0] for _, _, text in DISTRIBUTIONS.values()]
     return Problem("--seq-dist", f"expected {', '.join(syntax[:-1])} or {syntax[-1]}", repr(spec))
 
@@ -106,8 +123,13 @@ def load_shapes(path: str | Path, *, dims: Sequence[str] = ("seq",)) -> tuple[di
     ------
     HetsimError
         A file that is neither (one that starts as JSON does, ``[`` or ``{``, and is not, says
-        where), or a size that is not a positive integer.
+        where), a size that is not a positive integer, `path` that is not a str or an
+        `os.PathLike`, or `dims` that is not a sequence of names.
     """
+    if not isinstance(path, str | os.PathLike):
+        expected = "expected a path to a shapes file (a str or an os.PathLike)"
+        raise HetsimError(Problem("--shapes", expected, repr(path)).message)
+    _check_dim_names(dims)
     text = text_of(Path(path), "a shapes file")
     if isinstance(text, Problem):
         raise HetsimError(replace(text, path=f"--shapes {path}").message)
@@ -144,13 +166,21 @@ def _entry(item: Any, dims: Sequence[str]) -> dict[str, int] | None:
 def _size(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
-    if isinstance(value, int) or (isinstance(value, str) and value.isdigit()):
+    if isinstance(value, int) or (isinstance(value, str) and value.isdecimal()):
         return int(value) if int(value) > 0 else None
     return None
 
 
+def _check_dim_names(dims: object) -> None:
+    """Raise a `HetsimError` unless `dims` is a sequence of names (a str would be its letters)."""
+    if isinstance(dims, str) or not (
+        isinstance(dims, Sequence) and all(isinstance(name, str) for name in dims)
+    ):
+        raise HetsimError(Problem("dims", "expected a sequence of dim names", repr(dims)).message)
+
+
 def check_iterations(iterations: Any) -> None:
-    """Raise a `HetsimError` unless `iterations` is an integer >= 1."""
-    if not is_count(iterations, 1):
-        problem = Problem("iterations", "expected an integer >= 1", repr(iterations))
-        raise HetsimError(problem.message)
+    """Raise a `HetsimError` unless `iterations` is an integer from 1 to `MAX_ITERATIONS`."""
+    if not is_count(iterations, 1) or iterations > MAX_ITERATIONS:
+        expected = f"expected an integer from 1 to {MAX_ITERATIONS}"
+        raise HetsimError(Problem("iterations", expected, repr(iterations)).message)

@@ -34,6 +34,7 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
+from hetsim.report.arguments import check_record
 from hetsim.sim.records import CATEGORIES, RunRecord, Span, Spans
 
 __all__ = [
@@ -91,6 +92,11 @@ def totals(record: RunRecord) -> Totals:
 
     Read from the spans, or from ``extra["busy_us"]`` when the record has no spans.
 
+    Raises
+    ------
+    HetsimError
+        `record` is neither a `RunRecord` nor a `Result` (whose record it reads).
+
     Examples
     --------
     >>> record = RunRecord(
@@ -108,6 +114,7 @@ def totals(record: RunRecord) -> Totals:
     >>> totals(untraced)
     ({'host': {}, 'gpu0': {'compute': 2.0, 'transfer': 1.0}}, {'host': 0.0, 'gpu0': 3.0})
     """
+    record = check_record(record, "totals")
     resources = (*record.processors, *record.links)
     by_category: dict[str, dict[str, float]] = {name: {} for name in resources}
     if not record.spans and TOTALS_KEY in record.extra:

@@ -12,8 +12,8 @@ from pathlib import Path
 from types import MappingProxyType
 
 from hetsim.errors import HetsimError
-from hetsim.platform import png_path
-from hetsim.report.lanes import lanes
+from hetsim.report.arguments import check_record, output_path
+from hetsim.report.lanes import check_traced, lanes
 from hetsim.sim.records import CATEGORIES, RunRecord, Span
 
 __all__ = ["CATEGORY_COLORS", "plot_gantt"]
@@ -53,9 +53,17 @@ def plot_gantt(record: RunRecord, path: str | Path) -> Path:
     Raises
     ------
     HetsimError
-        When matplotlib is not installed, or `path` does not end in ``.png``.
+        When matplotlib is not installed, `record` is neither a `RunRecord` nor a `Result`, or
+        `path` is not a file it can write: not a path, a suffix other than ``.png``, a
+        directory, a missing directory (`hetsim.report.arguments.output_path`).
+    SimulationError
+        The run kept no spans (``simulate(..., trace=False)``).
+    OSError
+        Writing failed anyway (a read-only folder, a full disk).
     """
-    out = png_path(path, "plot_gantt")
+    record = check_record(record, "plot_gantt")
+    check_traced(record, "plot_gantt")
+    out = output_path(path, "plot_gantt", ".png")
     try:
         from matplotlib.figure import Figure
         from matplotlib.patches import Patch

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from numbers import Integral
 
 from hetsim.errors import Problem, SimulationError, is_count
+from hetsim.report.arguments import check_record
 from hetsim.report.breakdown import TOTALS_KEY
 from hetsim.report.result import Result
 from hetsim.sim.records import CATEGORIES, RunRecord, Span
@@ -146,6 +147,11 @@ def check_invariants(run: RunRecord | Result, *, exclusive_links: bool = False) 
         Also require that spans on one link never overlap (for an engine that queues transfers
         on a link instead of sharing its bandwidth).
 
+    Raises
+    ------
+    HetsimError
+        `run` is neither a `RunRecord` nor a `Result`.
+
     Examples
     --------
     >>> record = RunRecord(
@@ -159,7 +165,7 @@ def check_invariants(run: RunRecord | Result, *, exclusive_links: bool = False) 
     flow 0 ('launch k' -> 'k'): expected the target to start at or after the source ends \
 (2 us), got a start at 1 us
     """
-    record = run.record if isinstance(run, Result) else run
+    record = check_record(run, "check_invariants")
     tol = TOLERANCE * max(1.0, abs(record.makespan_us))
     return [
         *_check_names(record),
@@ -177,7 +183,10 @@ def assert_invariants(run: RunRecord | Result, *, exclusive_links: bool = False)
     ------
     SimulationError
         Naming every broken invariant, one per line.
+    HetsimError
+        `run` is neither a `RunRecord` nor a `Result`.
     """
-    problems = check_invariants(run, exclusive_links=exclusive_links)
+    record = check_record(run, "assert_invariants")
+    problems = check_invariants(record, exclusive_links=exclusive_links)
     if problems:
         raise SimulationError("\n".join(problem.message for problem in problems))

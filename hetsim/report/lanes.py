@@ -2,14 +2,27 @@
 
 Resources come in platform order (processors, then links); a resource that has spans but is not
 listed by the record comes last, so no span is ever dropped from a display. Streams of a
-resource come in the order of their first span.
+resource come in the order of their first span. A run recorded without spans has nothing to
+display (`check_traced`).
 """
 
 from __future__ import annotations
 
+from hetsim.errors import SimulationError
+from hetsim.report.breakdown import TOTALS_KEY
 from hetsim.sim.records import RunRecord
 
-__all__ = ["lanes"]
+__all__ = ["check_traced", "lanes"]
+
+
+def check_traced(record: RunRecord, what: str) -> None:
+    """Raise a `SimulationError` if `record` kept totals only (``simulate(..., trace=False)``):
+    its trace or chart would be empty, not the run."""
+    if not record.spans and TOTALS_KEY in record.extra:
+        raise SimulationError(
+            f"{what}: expected a run with spans, got one made with trace=False (it keeps "
+            "totals only): simulate again with trace=True"
+        )
 
 
 def lanes(record: RunRecord) -> dict[str, tuple[str, ...]]:

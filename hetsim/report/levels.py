@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hetsim.report.arguments import check_record
 from hetsim.report.breakdown import totals
 from hetsim.sim.records import RunRecord
 
@@ -45,6 +46,11 @@ class LevelStats:
 def level_stats(record: RunRecord) -> dict[str, LevelStats]:
     """Level path -> its figures, in the platform's tree order; empty without level data.
 
+    Raises
+    ------
+    HetsimError
+        `record` is neither a `RunRecord` nor a `Result` (whose record it reads).
+
     Examples
     --------
     >>> from hetsim.sim.records import Span
@@ -66,6 +72,7 @@ def level_stats(record: RunRecord) -> dict[str, LevelStats]:
     '' 1.0 1.0 0
     'v' 5.0 2.5 64
     """
+    record = check_record(record, "level_stats")
     levels: Mapping[str, Mapping[str, Any]] = record.extra.get("levels", {})
     if not levels:
         return {}

@@ -18,8 +18,10 @@ from typing import Any
 import numpy as np
 
 from hetsim.errors import SimulationError
-from hetsim.report.breakdown import TOTALS_KEY, breakdown_us, totals
+from hetsim.report.arguments import check_record, output_path
+from hetsim.report.breakdown import breakdown_us, totals
 from hetsim.report.gantt import plot_gantt
+from hetsim.report.lanes import check_traced
 from hetsim.report.plain import JsonValue, to_plain
 from hetsim.report.trace import write_chrome_trace
 from hetsim.sim.records import RunRecord, Span
@@ -108,7 +110,16 @@ class Result:
 
     @classmethod
     def from_record(cls, record: RunRecord) -> Result:
-        """Compute every total of `record` (see `hetsim.report.breakdown` for the rules)."""
+        """Compute every total of `record` (see `hetsim.report.breakdown` for the rules).
+
+        Raises
+        ------
+        HetsimError
+            `record` is not a `RunRecord` (a `Result` gives its own record).
+        SimulationError
+            The totals overflow to infinity.
+        """
+        record = check_record(record, "Result.from_record")
         makespan = float(record.makespan_us)
         run_totals = totals(record)
         busy = run_totals[1]
@@ -180,9 +191,14 @@ class Result:
         ------
         SimulationError
             The run kept no spans (``simulate(..., trace=False)``).
+        HetsimError
+            `path` is not a file it can write: not a path, a suffix other than ``.json``, a
+            directory, a missing directory (`hetsim.report.arguments.output_path`).
+        OSError
+            Writing failed anyway (a read-only folder, a full disk).
         """
-        self._require_spans("to_chrome_trace")
-        return write_chrome_trace(self.record, path)
+        check_traced(self.record, "to_chrome_trace")
+        return write_chrome_trace(self.record, output_path(path, "to_chrome_trace", ".json"))
 
     def plot_gantt(self, path: str | Path) -> Path:
         """Draw the run as a PNG timeline, one row per processor or link stream; return the path.
@@ -193,16 +209,15 @@ class Result:
         ------
         SimulationError
             The run kept no spans (``simulate(..., trace=False)``).
+        HetsimError
+            matplotlib is not installed, or `path` is not a file it can write: not a path, a
+            suffix other than ``.png``, a directory, a missing directory
+            (`hetsim.report.arguments.output_path`).
+        OSError
+            Writing failed anyway (a read-only folder, a full disk).
         """
-        self._require_spans("plot_gantt")
-        return plot_gantt(self.record, path)
-
-    def _require_spans(self, what: str) -> None:
-        if not self.record.spans and TOTALS_KEY in self.record.extra:  # an untraced run
-            raise SimulationError(
-                f"{what}: expected a run with spans, got one made with trace=False (it keeps "
-                "totals only): simulate again with trace=True"
-            )
+        check_traced(self.record, "plot_gantt")
+        return plot_gantt(self.record, output_path(path, "plot_gantt", ".png"))
 
     def __repr__(self) -> str:
         return (

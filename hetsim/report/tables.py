@@ -11,8 +11,10 @@ import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from hetsim.errors import HetsimError, Problem
 from hetsim.report.levels import level_stats
 from hetsim.report.result import Result
+from hetsim.sim.records import RunRecord
 from hetsim.units import format_bytes
 
 __all__ = ["Table", "format_summary", "print_summary", "rich_console", "summary_tables"]
@@ -36,11 +38,25 @@ def _percent(fraction: float) -> str:
     return f"{100 * fraction:.1f}%"
 
 
+def _check_result(result: object, what: str) -> None:
+    if not isinstance(result, Result):
+        got = type(result).__name__
+        if isinstance(result, RunRecord):
+            got += " (Result.from_record makes one)"
+        raise HetsimError(Problem(what, "expected a Result", got).message)
+
+
 def summary_tables(result: Result) -> tuple[Table, ...]:
     """The tables of the summary; tables with no rows (a run without links) are left out.
 
     The breakdown's share is of the total processor time (processors × makespan).
+
+    Raises
+    ------
+    HetsimError
+        `result` is not a `Result`.
     """
+    _check_result(result, "summary_tables")
     makespan = result.makespan_us
     total = makespan * len(result.processors)
     tables = [
@@ -116,6 +132,11 @@ def _format_table(table: Table) -> str:
 def format_summary(result: Result) -> str:
     """The summary as plain text: one aligned table per figure, separated by blank lines.
 
+    Raises
+    ------
+    HetsimError
+        `result` is not a `Result`.
+
     Examples
     --------
     >>> from hetsim.sim.records import RunRecord, Span
@@ -153,6 +174,7 @@ def format_summary(result: Result) -> str:
     --------  -------
     gpu0.mem  4.0 KiB
     """
+    _check_result(result, "format_summary")
     return "\n\n".join(_format_table(table) for table in summary_tables(result))
 
 
@@ -175,7 +197,18 @@ def rich_console(file: TextIO | None = None) -> Any:
 
 def print_summary(result: Result, file: TextIO | None = None) -> None:
     """Print the summary to `file` (stdout by default): rich tables if rich is installed, else
-    the plain text of `format_summary`."""
+    the plain text of `format_summary`.
+
+    Raises
+    ------
+    HetsimError
+        `result` is not a `Result`, or `file` is neither ``None`` nor a text file (with a
+        ``write`` method).
+    """
+    _check_result(result, "print_summary")
+    if file is not None and not callable(getattr(file, "write", None)):
+        expected = "expected a text file (with a write method) or None"
+        raise HetsimError(Problem("print_summary", expected, repr(file)).message)
     file = sys.stdout if file is None else file
     try:
         from rich.table import Table as RichTable

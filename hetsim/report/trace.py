@@ -16,7 +16,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hetsim.report.lanes import lanes
+from hetsim.report.arguments import check_record, output_path
+from hetsim.report.lanes import check_traced, lanes
 from hetsim.report.plain import to_plain
 from hetsim.sim.collector import paused
 from hetsim.sim.records import RunRecord, Span
@@ -78,6 +79,13 @@ def chrome_trace(record: RunRecord) -> dict[str, Any]:
     Events whose spans share an args mapping share its plain copy: read the object, or write it
     out (`write_chrome_trace`), rather than edit one event's args in place.
 
+    Raises
+    ------
+    HetsimError
+        `record` is neither a `RunRecord` nor a `Result` (`hetsim.report.arguments`).
+    SimulationError
+        The run kept no spans (``simulate(..., trace=False)``).
+
     Examples
     --------
     >>> record = RunRecord(
@@ -90,6 +98,8 @@ def chrome_trace(record: RunRecord) -> dict[str, Any]:
     >>> [(e["ph"], e["pid"], e.get("tid"), e["name"]) for e in events if e["ph"] != "M"]
     [('X', 1, 1, 'launch k'), ('X', 2, 1, 'k'), ('s', 1, 1, 'launch'), ('f', 2, 1, 'launch')]
     """
+    record = check_record(record, "chrome_trace")
+    check_traced(record, "chrome_trace")
     resource_streams = lanes(record)
     events, ids = _metadata(resource_streams)
     spans = tuple(record.spans)  # indexed below: a tuple's items, not a sequence's method
@@ -135,8 +145,21 @@ def write_chrome_trace(record: RunRecord, path: str | Path) -> Path:
 
     The collector is paused meanwhile (`hetsim.sim.collector`): a 1e5-op chain's trace is 5e5
     event dicts, which took 2.5-3.2 s to make and dump with it on and 2.0 off.
+
+    Raises
+    ------
+    HetsimError
+        `record` is neither a `RunRecord` nor a `Result`, or `path` is not a file it can write:
+        not a path, a suffix other than ``.json``, a directory, a missing directory
+        (`hetsim.report.arguments.output_path`; checked before the trace is built).
+    SimulationError
+        The run kept no spans (``simulate(..., trace=False)``).
+    OSError
+        Writing failed anyway (a read-only folder, a full disk).
     """
-    path = Path(path)
+    record = check_record(record, "write_chrome_trace")
+    check_traced(record, "write_chrome_trace")
+    out = output_path(path, "write_chrome_trace", ".json")
     with paused():
-        path.write_text(json.dumps(chrome_trace(record), separators=(",", ":")) + "\n")
-    return path
+        out.write_text(json.dumps(chrome_trace(record), separators=(",", ":")) + "\n")
+    return out
