@@ -94,7 +94,7 @@ def parse_buckets(text: str) -> list[int]:
         )
     sizes = []
     for part in parts:
-        if not part.isdigit() or int(part) == 0:
+        if not (part.isascii() and part.isdigit()) or int(part) == 0:  # not "²": int() refuses it
             raise argparse.ArgumentTypeError(
                 f"expected comma-separated positive integers, got {part!r}"  # argparse names it
             )

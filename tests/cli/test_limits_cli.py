@@ -48,6 +48,18 @@ def test_empty_buckets_are_a_usage_error(value: str, capsys: pytest.CaptureFixtu
     )
 
 
+@pytest.mark.parametrize("value", ["\u00b2", "16,\u0663"])
+def test_buckets_in_digits_int_cannot_read_are_named(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "²" passed str.isdigit, then int() refused it: argparse's "invalid parse_buckets value"
+    bad = value.split(",")[-1]
+    assert _usage_error([*COMPARE, "--buckets", value], capsys) == (
+        "hetsim compare: error: argument --buckets: expected comma-separated positive "
+        f"integers, got {bad!r}"
+    )
+
+
 def test_an_op_count_past_the_cap_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     # built a graph of that many ops until the memory ran out
     argv = ["bench", "dispatch", "--ops", "1,99999999999999999999999"]
