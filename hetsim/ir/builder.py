@@ -8,7 +8,7 @@ checked here: the kernels registry does that when the graph is compiled or propa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -71,8 +71,14 @@ class GraphBuilder:
                 return f"{prefix}{count}"
 
     def input(self, name: str, shape: Sequence[Dim], dtype: str = "float32") -> str:
-        """Declare a graph input; a `str` dimension is symbolic. Returns the tensor name."""
-        self._inputs[self._claim(name)] = TensorType(tuple(shape), str(np.dtype(dtype)))
+        """Declare a graph input; a `str` dimension is symbolic. Returns the tensor name.
+
+        `build` checks the shape and the dtype (a numpy dtype name), as `Graph` does."""
+        # Passed on as given, for `Graph` to refuse: a str shape made a tuple would be symbolic
+        # dims, one per char, and np.dtype(None) is float64.
+        is_dims = isinstance(shape, Sequence) and not isinstance(shape, str)
+        dims = tuple(shape) if is_dims else cast(tuple[Dim, ...], shape)
+        self._inputs[self._claim(name)] = TensorType(dims, dtype)
         return name
 
     def initializer(self, array: np.ndarray, name: str | None = None) -> str:

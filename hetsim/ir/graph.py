@@ -1,6 +1,6 @@
-"""The model IR: tensors with (possibly symbolic) shapes, ops, and the graph that holds them.
+"""The model IR's graph: the ops and tensors of a model (`hetsim.ir.nodes`), in a `Graph`.
 
-Owns the data structures and their structural rules: every op input is produced somewhere,
+Owns the graph's structural rules: every op input is produced somewhere,
 every tensor is produced once, the ops form no cycle, and `Graph.ops` is in topological order.
 Op semantics (kernels, shape and cost rules) live in `hetsim.kernels`, reading ONNX lives in
 `hetsim.frontend`, and writing graphs by hand lives in `hetsim.ir.builder`.
@@ -11,103 +11,14 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
-from hetsim.errors import ModelError
+from hetsim.errors import ModelError, is_count
+from hetsim.ir.fields import checked_input_type, checked_mapping, checked_names, checked_ops
+from hetsim.ir.nodes import Dim, Op, TensorType, bind_shape, op_label, shown
 
 __all__ = ["Dim", "Graph", "Op", "TensorType", "bind_shape", "op_label", "topological_order"]
-
-Dim = int | str
-"""A dimension: an int, or a str naming a symbolic dimension (``"seq"``)."""
-
-
-def bind_shape(shape: tuple[Dim, ...], dims: Mapping[str, int], where: str = "") -> tuple[int, ...]:
-    """Replace each symbolic dimension of `shape` with its value in `dims`.
-
-    Raises
-    ------
-    ModelError
-        When a symbolic dimension has no value in `dims`.
-
-    Examples
-    --------
-    >>> bind_shape((1, "seq", 64), {"seq": 128})
-    (1, 128, 64)
-    >>> bind_shape((1, "seq"), {}, where="input x")
-    Traceback (most recent call last):
-    ...
-    hetsim.errors.ModelError: input x: expected a value for symbolic dim 'seq', got none
-    """
-    bound = []
-    for dim in shape:
-        if isinstance(dim, str):
-            if dim not in dims:
-                prefix = f"{where}: " if where else ""
-                raise ModelError(f"{prefix}expected a value for symbolic dim {dim!r}, got none")
-            bound.append(int(dims[dim]))
-        else:
-            bound.append(dim)
-    return tuple(bound)
-
-
-@dataclass(frozen=True, slots=True)
-class TensorType:
-    """Shape and dtype of a tensor; a `str` dimension is symbolic.
-
-    Examples
-    --------
-    >>> t = TensorType((1, "seq", 64), "float32")
-    >>> t.is_static, t.symbols
-    (False, ('seq',))
-    >>> t.bind({"seq": 8})
-    TensorType(shape=(1, 8, 64), dtype='float32')
-    """
-
-    shape: tuple[Dim, ...]
-    dtype: str
-
-    @property
-    def is_static(self) -> bool:
-        """True when no dimension is symbolic."""
-        return all(isinstance(d, int) for d in self.shape)
-
-    @property
-    def symbols(self) -> tuple[str, ...]:
-        """The symbolic dimension names, in order of first appearance."""
-        return tuple(dict.fromkeys(d for d in self.shape if isinstance(d, str)))
-
-    def bind(self, dims: Mapping[str, int]) -> TensorType:
-        """This type with every symbolic dimension replaced by its value in `dims`."""
-        return TensorType(bind_shape(self.shape, dims), self.dtype)
-
-
-@dataclass(frozen=True, slots=True)
-class Op:
-    """One node of the graph: an op type applied to named input tensors, giving named outputs.
-
-    ``""`` in `inputs` marks an omitted optional input.
-
-    Examples
-    --------
-    >>> Op("Relu", "relu1", ("x",), ("y",))
-    <Op relu1 (Relu)>
-    """
-
-    type: str
-    name: str
-    inputs: tuple[str, ...]
-    outputs: tuple[str, ...]
-    attrs: Mapping[str, Any] = field(default_factory=dict)
-
-    def __repr__(self) -> str:
-        return f"<Op {self.name} ({self.type})>"
-
-
-def op_label(op: Op) -> str:
-    """How a message names `op`: ``op <name> (<type>)``."""
-    return f"op {op.name} ({op.type})"
 
 
 def _producers(
@@ -219,51 +130,32 @@ an initializer or an op output, got 'w'
     return tuple(order)
 
 
-def _check_input_type(graph: str, name: str, declared: Any) -> None:
-    """A graph input's declared type: a `TensorType` whose dims are sizes >= 0 (ONNX allows
-    empty tensors) or names, and whose dtype numpy knows (a negative size or an unknown dtype
-    would only fail deep in a kernel or the engine)."""
-    where = f"graph {graph}: input {name!r}"
-    if not isinstance(declared, TensorType):
-        raise ModelError(f"{where}: expected a TensorType, got {type(declared).__name__}")
-    for dim in declared.shape:
-        is_size = isinstance(dim, int | np.integer) and not isinstance(dim, bool) and dim >= 0
-        if not (is_size or (isinstance(dim, str) and dim)):
-            raise ModelError(
-                f"{where}: expected each dim an integer >= 0 or a symbolic name, got {dim!r} "
-                f"in shape {list(declared.shape)}"
-            )
-    try:
-        np.dtype(declared.dtype)
-    except TypeError:
-        raise ModelError(
-            f"{where}: expected a numpy dtype name (float32, int64, ...), got {declared.dtype!r}"
-        ) from None
-
-
-def _check_op_names(graph: str, ops: Iterable[Op]) -> None:
-    """Op names are unique: placements, plans and spans are keyed by them."""
-    seen: set[str] = set()
-    for op in ops:
-        if op.name in seen:
-            raise ModelError(f"graph {graph}: expected distinct op names, got {op.name!r} twice")
-        seen.add(op.name)
-
-
 @dataclass(frozen=True, slots=True, eq=False)
 class Graph:
     """A model: ops in topological order, graph inputs and outputs, initializers (weights).
 
-    Building a Graph checks its structure and puts `ops` in topological order (stable: an
-    ordered list stays as it is). Mappings are copied, so the caller's dicts stay its own;
-    treat them as read-only (plain dicts keep a Graph picklable for a distributed sweep).
+    Building a Graph checks its fields and structure and puts `ops` in topological order
+    (stable: an ordered list stays as it is). Mappings are copied, so the caller's dicts stay
+    its own; treat them as read-only (plain dicts keep a Graph picklable for a distributed
+    sweep). Lists become tuples (of outputs, of an op's inputs or outputs, of an input's shape:
+    such an op or type is replaced by a copy), an input's numpy integer dims become ints and its
+    dtype numpy's own name (``"f4"`` becomes ``"float32"``). `value_types` (declared types of
+    inner tensors, where known) are not checked past being `TensorType`.
 
     Raises
     ------
     ModelError
-        On a dangling input, a tensor produced twice, a cycle, an output nothing produces, two
-        ops of one name, an input dim that is not a size >= 0 or a name, an unknown dtype, or an
-        initializer that is not a numpy array.
+        On a field of the wrong type: a `name` that is not a str; `ops` not an iterable of `Op`
+        (a str, a single Op); `inputs`, `initializers` or `value_types` not a mapping with str
+        keys; `outputs` not a tuple or list of non-empty str; `opset` not an integer >= 1 (a
+        bool neither); an op whose type or name is not a non-empty str, whose inputs or outputs
+        are not a tuple or list of str, or whose attrs are not a mapping with str keys (the
+        message names the graph and the op); a graph input that is not a `TensorType`, or
+        whose shape is not a tuple or list of sizes >= 0 and names, or whose dtype is not a
+        numpy dtype name of a bool or number; an initializer that is not a numpy array; a
+        `value_types` entry that is not a `TensorType`. On a dangling input, a tensor produced
+        twice, a cycle (the message names the op), an output nothing produces, or two ops of
+        one name.
 
     Examples
     --------
@@ -288,36 +180,48 @@ class Graph:
     value_types: Mapping[str, TensorType] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for name, declared in self.inputs.items():
-            _check_input_type(self.name, name, declared)
-        for name, value in self.initializers.items():
+        if not isinstance(self.name, str):
+            raise ModelError(f"graph: expected a str name, got {shown(self.name)}")
+        where = f"graph {self.name}"
+        inputs = checked_mapping(f"{where}: inputs", self.inputs, "TensorType")
+        initializers = checked_mapping(f"{where}: initializers", self.initializers, "array")
+        value_types = checked_mapping(f"{where}: value_types", self.value_types, "TensorType")
+        outputs = checked_names(f"{where}: outputs", self.outputs, can_be_empty=False)
+        if not is_count(self.opset, 1):
+            raise ModelError(f"{where}: opset: expected an integer >= 1, got {shown(self.opset)}")
+        for name, declared in inputs.items():
+            inputs[name] = checked_input_type(self.name, name, declared)
+        for name, value in initializers.items():
             if not isinstance(value, np.ndarray):
                 raise ModelError(
-                    f"graph {self.name}: initializer {name!r}: expected a numpy array, "
+                    f"{where}: initializer {name!r}: expected a numpy array, "
                     f"got {type(value).__name__}"
                 )
-        _check_op_names(self.name, self.ops)
-        kind = dict.fromkeys(self.initializers, "an initializer")
-        for name in self.inputs:
+        for name, declared in value_types.items():
+            if not isinstance(declared, TensorType):
+                raise ModelError(
+                    f"{where}: value_types[{name!r}]: expected a TensorType, got {shown(declared)}"
+                )
+        ops = checked_ops(self.name, self.ops)
+        kind = dict.fromkeys(initializers, "an initializer")
+        for name in inputs:
             if name in kind:
                 raise ModelError(
-                    f"graph {self.name}: expected distinct input and initializer names, "
-                    f"got {name!r} as both"
+                    f"{where}: expected distinct input and initializer names, got {name!r} as both"
                 )
             kind[name] = "a graph input"
-        ops = topological_order(self.ops, kind, source_kind=kind)
+        ops = topological_order(ops, kind, source_kind=kind)
         produced = set(kind).union(*(op.outputs for op in ops))
-        missing = [name for name in self.outputs if name not in produced]
+        missing = [name for name in outputs if name not in produced]
         if missing:
-            raise ModelError(
-                f"graph {self.name}: expected each output to be produced, got {missing[0]!r}"
-            )
+            raise ModelError(f"{where}: expected each output to be produced, got {missing[0]!r}")
         # Frozen: the normalized fields are set once, here, and never again.
         object.__setattr__(self, "ops", ops)
-        object.__setattr__(self, "outputs", tuple(self.outputs))
-        object.__setattr__(self, "inputs", dict(self.inputs))
-        object.__setattr__(self, "initializers", dict(self.initializers))
-        object.__setattr__(self, "value_types", dict(self.value_types))
+        object.__setattr__(self, "outputs", outputs)
+        object.__setattr__(self, "inputs", inputs)
+        object.__setattr__(self, "initializers", initializers)
+        object.__setattr__(self, "opset", int(self.opset))
+        object.__setattr__(self, "value_types", value_types)
 
     @property
     def symbols(self) -> tuple[str, ...]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -84,3 +86,23 @@ def test_output_name_can_differ_from_the_op_name() -> None:
     y = b.op("Relu", x, name="act", output="y")
     graph = b.build(y)
     assert graph.ops == (Op("Relu", "act", ("x",), ("y",)),)
+
+
+@pytest.mark.parametrize(
+    ("shape", "dtype", "message"),
+    [
+        ("23", "float32", "expected a shape (a tuple of dims), got str '23'"),
+        ((2, 3), None, "expected a numpy dtype name (float32, int64, ...), got None"),
+    ],
+)
+def test_build_refuses_an_ill_typed_input(shape: object, dtype: object, message: str) -> None:
+    b = GraphBuilder("g")
+    b.input("x", shape, dtype)  # type: ignore[arg-type]
+    with pytest.raises(ModelError, match=f"^graph g: input 'x': {re.escape(message)}$"):
+        b.build("x")
+
+
+def test_an_input_dtype_alias_becomes_numpy_s_name() -> None:
+    b = GraphBuilder("g")
+    b.input("x", [2, "n"], "f4")
+    assert b.build("x").inputs["x"] == TensorType((2, "n"), "float32")
