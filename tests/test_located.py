@@ -261,3 +261,22 @@ def test_aliases_within_the_limit_load_as_shared_values() -> None:
     loaded = safe_load(_laughs(5, target=False))  # 11,111 values expanded
     assert loaded["a4"][9][9][9][9] == ["x"] * 10
     assert loaded["a4"][0] is loaded["a3"]
+
+
+@pytest.mark.parametrize(
+    "text", ["kind: hetero\nops: &a [*a]\n", "kind: hetero\nx: &a {k: [1, *a]}\n"]
+)
+def test_an_alias_inside_its_own_anchor_is_refused(text: str, tmp_path: Path) -> None:
+    file = tmp_path / "soc.yaml"
+    file.write_text(text)
+    with pytest.raises(TargetError) as caught:
+        Target(str(file))  # the size check looped, growing until the process was killed
+    assert caught.value.problems[0].message == (
+        f"{file}:2: expected valid yaml, got found an alias inside its own anchor (a value that "
+        "holds itself)"
+    )
+
+
+def test_an_alias_used_twice_is_no_cycle() -> None:
+    text = "b: &b [1, 2]\nboth: [*b, {k: *b}]\n"
+    assert safe_load(text)["both"] == [[1, 2], {"k": [1, 2]}]

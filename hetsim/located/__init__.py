@@ -92,14 +92,14 @@ smaller (the largest shipped target file holds a few hundred)."""
 
 
 def _check_expanded_size(root: yaml.Node) -> None:
-    """Refuse a node tree whose aliases expand to more than `MAX_YAML_NODES` values: a
-    `yaml.YAMLError` marked at the tree's start (`yaml_error_at` reads its line)."""
+    """Refuse a node tree whose aliases expand to more than `MAX_YAML_NODES` values, or that
+    holds an alias inside its own anchor (``ops: &a [*a]``, which no walk of the data would
+    finish): a `yaml.YAMLError` marked at the node (`yaml_error_at` reads its line)."""
     sizes: dict[int, int] = {}  # id(node) -> its expanded size; an alias is the same node again
+    open_nodes: set[int] = set()  # nodes whose children are being sized: an ancestor of the top
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
         node, children_done = stack.pop()
-        if id(node) in sizes:
-            continue
         if isinstance(node, yaml.ScalarNode):
             sizes[id(node)] = 1
             continue
@@ -109,18 +109,25 @@ def _check_expanded_size(root: yaml.Node) -> None:
             else list(node.value)
         )
         if children_done:
-            size = 1 + sum(sizes.get(id(child), 0) for child in children)
+            open_nodes.discard(id(node))
+            size = 1 + sum(sizes[id(child)] for child in children)
             if size > MAX_YAML_NODES:
-                raise yaml.constructor.ConstructorError(
-                    None, None,
-                    f"found {size:,} values here with aliases expanded (at most "
-                    f"{MAX_YAML_NODES:,})",
-                    node.start_mark,
-                )  # fmt: skip
+                problem = (
+                    f"found {size:,} values here with aliases expanded (at most {MAX_YAML_NODES:,})"
+                )
+                raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
             sizes[id(node)] = size
-        else:
-            stack.append((node, True))
-            stack.extend((child, False) for child in children if id(child) not in sizes)
+            continue
+        if id(node) in sizes:
+            continue
+        open_nodes.add(id(node))
+        stack.append((node, True))
+        for child in children:
+            if id(child) in open_nodes:
+                problem = "found an alias inside its own anchor (a value that holds itself)"
+                raise yaml.constructor.ConstructorError(None, None, problem, child.start_mark)
+            if id(child) not in sizes:
+                stack.append((child, False))
 
 
 def safe_load(text: str) -> Any:
