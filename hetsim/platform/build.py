@@ -39,7 +39,8 @@ def build_platform(target: Any) -> Platform:
     ----------
     target
         A canonical tree (its root is ``hetero`` with ``host``, ``executor``, ``runtime`` and
-        ``devices``), or anything `Target` takes: a tag, a kind, a mapping, a file.
+        ``devices``), or anything `Target` takes: a tag, a kind, a mapping, a file, a node of a
+        tree (a device becomes the one device of a level, as `Target` makes it).
 
     Raises
     ------
@@ -51,8 +52,8 @@ def build_platform(target: Any) -> Platform:
     Platform
         Processors, memories, links and levels in tree order, and their networkx graph.
     """
-    if not hasattr(target, "devices"):  # not a tree (the tests' fakes are trees too)
-        target = Target(target)
+    if isinstance(target, Target) or not hasattr(target, "devices"):  # fakes are trees too
+        target = Target(target)  # a root as it is; a device below one becomes a root
     builder = _Builder()
     builder.add_level(target, path="", parent=None, parent_memory=None)
     return Platform(

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from hetsim.target.canonical import MEMORY_SUFFIX
 from hetsim.units import format_bytes
 
 __all__ = [
@@ -44,7 +45,7 @@ def memory_name(processor_path: str) -> str:
     >>> memory_name("vdevice0/host")
     'vdevice0/host.mem'
     """
-    return f"{processor_path}.mem"
+    return f"{processor_path}{MEMORY_SUFFIX}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -144,10 +144,10 @@ class Platform:
         TargetError
             If a name is not a memory of the platform, or no route joins the two.
         """
-        routes = self._routes.get(src_memory)
+        routes = self._routes.get(src_memory) if isinstance(src_memory, str) else None
         if routes is None:
             routes = self._routes[src_memory] = self._routes_from(src_memory)
-        found = routes.get(dst_memory)
+        found = routes.get(dst_memory) if isinstance(dst_memory, str) else None
         if found is None:
             self._check_memory(dst_memory)
             raise TargetError(

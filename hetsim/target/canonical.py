@@ -20,12 +20,14 @@ from hetsim.located import locate
 from hetsim.target.kinds import REGISTRIES, category_of, find_kind
 from hetsim.target.resolve import Resolver, article, device_name, written_device
 from hetsim.target.schema import Kind, check_attrs, closest, item_path, join_path
+from hetsim.target.sources import nesting_problem
 from hetsim.target.tags import TAGS, TagRegistry
 from hetsim.target.values import show_value
 
 __all__ = [
     "DEVICE_NAME_PATTERN",
     "HOST_NAME",
+    "MEMORY_SUFFIX",
     "canonicalize",
     "canonicalize_config",
     "locate_in_file",
@@ -33,6 +35,9 @@ __all__ = [
 
 DEVICE_NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_.-]*"
 HOST_NAME = "host"
+MEMORY_SUFFIX = ".mem"
+"""What follows a processor's path in the name of the memory it owns (``gpu0.mem``,
+`hetsim.platform.memory_name`): a device may not be named so, or it would share that name."""
 META_KEYS = ("kind", "name", "tag")
 
 
@@ -57,6 +62,9 @@ def canonicalize(spec: object, tags: TagRegistry | None = None) -> dict[str, Any
     >>> tree["kind"], tree["host"]["kind"], tree["executor"]["kind"], tree["devices"][0]["name"]
     ('hetero', 'x86-cpu', 'vm', 'dev0')
     """
+    too_deep = nesting_problem(spec)
+    if too_deep is not None:
+        raise TargetError([too_deep])
     resolver = Resolver(TAGS if tags is None else tags)
     tree = resolver.resolve(spec)
     problems = resolver.problems
@@ -74,6 +82,9 @@ def canonicalize_config(
     >>> canonicalize_config({"kind": "vm", "dispatch_us": 1}, "executor")
     {'kind': 'vm', 'dispatch_us': 1.0, 'is_static': False}
     """
+    too_deep = nesting_problem(spec)
+    if too_deep is not None:
+        raise TargetError([too_deep])
     resolver = Resolver(TAGS if tags is None else tags)
     node = resolver.expand(spec, "", category, (), 0)
     problems = resolver.problems
@@ -187,6 +198,11 @@ def _name(node: dict[str, Any], path: str, role: str, problems: list[Problem]) -
         # processors are named by path: a device 'host' would be its level's host ('host',
         # 'vdevice0/host'), and the platform would keep one of the two
         expected = f"expected a name other than {HOST_NAME!r} (the level's host is named so)"
+        problems.append(Problem(where, expected, repr(name)))
+    elif role == "device" and name.endswith(MEMORY_SUFFIX):
+        # processors and memories share one namespace (the platform graph, traces, reports):
+        # a device 'gpu0.mem' next to a device 'gpu0' would be that device's memory
+        expected = f"expected a name not ending in {MEMORY_SUFFIX!r} (memories are named so)"
         problems.append(Problem(where, expected, repr(name)))
     return name if isinstance(name, str) else ""
 

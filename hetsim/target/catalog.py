@@ -4,12 +4,12 @@
 of the registry, and commits them only when all are valid; `register_tag` does the same for one
 tag given as data. `register_kind` adds a kind from Python and `load_kinds` from a data file
 (`kind_from_data` builds one). Reading files is `tags` and `sources`; what a valid tag is, is
-`canonical`; the registries themselves are `kinds` and `tags`.
+`canonical`, and what a valid kind is, `kind_check`; the registries themselves are `kinds` and
+`tags`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,18 +17,13 @@ from typing import Any
 from hetsim.errors import Problem, TargetError
 from hetsim.located import locate
 from hetsim.target.canonical import canonicalize, canonicalize_config, locate_in_file
-from hetsim.target.kinds import (
-    DEFAULT_HOST,
-    NAME_PATTERN,
-    REGISTRIES,
-    category_of,
-    find_kind,
-)
+from hetsim.target.kind_check import check_kind
+from hetsim.target.kinds import DEFAULT_HOST, REGISTRIES, category_of, find_kind
 from hetsim.target.resolve import Resolver
 from hetsim.target.schema import CATEGORIES, Attr, Kind, closest, item_path, join_path
-from hetsim.target.sources import SUFFIXES, load_file
+from hetsim.target.sources import SUFFIXES, load_file, nesting_problem
 from hetsim.target.tags import TAG_PATTERN, TAGS, Tag, TagRegistry, read_tag_dir, valid_tag_name
-from hetsim.target.values import ATTR_TYPES, STRUCTURAL_TYPES
+from hetsim.target.values import ATTR_TYPES, show_value
 
 __all__ = [
     "add_tag_dir",
@@ -101,7 +96,8 @@ def _name_problems(tags: list[Tag], registry: TagRegistry) -> tuple[list[Problem
         if problem is not None:
             problems.append(_in_source(problem, tag))
             misnamed.add(tag.name)
-        seen.setdefault(tag.name.lower(), tag)
+        if isinstance(tag.name, str):  # else misnamed, and said so
+            seen.setdefault(tag.name.lower(), tag)
         problems += tag.problems
     return problems, misnamed
 
@@ -178,7 +174,17 @@ def register_tag(name: str, data: Mapping[str, Any], description: str = "") -> s
     'doc/fast-gpu'
     >>> unregister_tag("doc/fast-gpu")
     """
-    _register([Tag(name, dict(data), description)], None)
+    where = item_path("tags", name)
+    if not isinstance(data, Mapping):
+        expected = "expected a mapping (a tag holds one target or config)"
+        raise TargetError([Problem(where, expected, show_value(data))])
+    if not isinstance(description, str):
+        got = show_value(description)
+        raise TargetError([Problem(join_path(where, "description"), "expected a string", got)])
+    too_deep = nesting_problem(data, where)
+    if too_deep is not None:
+        raise TargetError([too_deep])
+    _register([Tag(name, dict(data), " ".join(description.split()))], None)
     return name
 
 
@@ -206,13 +212,18 @@ def load_kinds(path: str | Path) -> tuple[Kind, ...]:
     kinds: list[Kind] = []
     problems: list[Problem] = []
     for i, entry in enumerate(entries):
+        if not isinstance(entry, Mapping):
+            expected = "expected a mapping (a kind definition)"
+            problems.append(Problem(item_path("kinds", i), expected, show_value(entry)))
+            continue
+        if not isinstance(entry.get("name"), str):
+            where = join_path(item_path("kinds", i), "name")
+            problems.append(Problem(where, "expected a string", show_value(entry.get("name"))))
+            continue
         try:
-            kind = kind_from_data(entry if isinstance(entry, Mapping) else {}, "kinds")
+            kind = kind_from_data(entry, "kinds")
         except TargetError as err:
             problems += err.problems
-            continue
-        except (TypeError, ValueError, AttributeError) as err:
-            problems.append(Problem(item_path("kinds", i), "expected a kind definition", str(err)))
             continue
         problems += check_kind(kind)
         if kind.name in TAGS:
@@ -245,41 +256,10 @@ def register_kind(kind: Kind, *, replace: bool = False) -> Kind:
     return kind
 
 
-def check_kind(kind: Kind, *, replace: bool = False) -> list[Problem]:
-    """Problems with a kind definition: its name, category, flags and every attribute default."""
-    path = item_path("kinds", kind.name)
-    if kind.category not in CATEGORIES:
-        return [
-            Problem(
-                join_path(path, "category"),
-                "expected one of " + ", ".join(CATEGORIES),
-                repr(kind.category),
-            )
-        ]
-    problems = []
-    if not re.fullmatch(NAME_PATTERN, kind.name):
-        problems.append(
-            Problem(path, f"expected a name matching {NAME_PATTERN!r}", repr(kind.name))
-        )
-    taken = category_of(kind.name)
-    if taken is not None and not (replace and taken == kind.category):
-        problems.append(Problem(path, "expected a new kind name", f"a registered {taken} kind"))
-    if kind.is_composite and kind.name != "hetero":
-        problems.append(
-            Problem(
-                join_path(path, "is_composite"),
-                "expected false (hetero is the one composite kind)",
-                "True",
-            )
-        )
-    for attr in kind.attrs:
-        if attr.type in STRUCTURAL_TYPES or (attr.default is None and attr.type != "mapping"):
-            continue
-        problems += attr.check(attr.default_value(), join_path(path, attr.name))[1]
-    return problems
-
-
-def _attr_from_data(name: str, data: Mapping[str, Any], base: Attr | None, path: str) -> Attr:
+def _attr_from_data(name: str, data: object, base: Attr | None, path: str) -> Attr:
+    if not isinstance(data, Mapping):
+        expected = "expected a mapping (an attribute definition)"
+        raise TargetError([Problem(path, expected, show_value(data))])
     known = {
         "type",
         "doc",
@@ -299,11 +279,12 @@ def _attr_from_data(name: str, data: Mapping[str, Any], base: Attr | None, path:
                 for k in unknown
             ]
         )
+    values = {k: _as_tuple(v) if k == "choices" else v for k, v in data.items()}
     if base is not None:
-        fields = {f: getattr(base, f) for f in known if f != "items"} | dict(data)
+        fields = {f: getattr(base, f) for f in known if f != "items"} | values
         return Attr(**{**fields, "name": name, "items": base.items, "fields": base.fields})
     kind = data.get("type")
-    if kind not in ATTR_TYPES and kind != "list":
+    if kind not in (*ATTR_TYPES, "list"):
         choices = ", ".join([*ATTR_TYPES, "list"])
         raise TargetError(
             [Problem(join_path(path, "type"), f"expected one of {choices}", repr(kind))]
@@ -313,14 +294,21 @@ def _attr_from_data(name: str, data: Mapping[str, Any], base: Attr | None, path:
         items = _attr_from_data(
             "item", data.get("items", {"type": "str"}), None, join_path(path, "items")
         )
-    args = {k: v for k, v in data.items() if k not in ("items", "choices")}
-    return Attr(
-        name=name, items=items, choices=tuple(data.get("choices", ())), **{"doc": "", **args}
-    )
+    args = {k: v for k, v in values.items() if k != "items"}
+    return Attr(name=name, items=items, **{"doc": "", **args})
+
+
+def _as_tuple(value: Any) -> Any:
+    """A list read from a file as the tuple a `Kind` holds; anything else as it is, for
+    `check_kind` to name (``tuple("accel")`` would split a string into letters)."""
+    return tuple(value) if isinstance(value, list | tuple) else value
 
 
 def kind_from_data(data: Mapping[str, Any], path: str = "kinds") -> Kind:
     """Build a `Kind` from data (a mapping read from YAML/TOML/JSON); ``base`` extends a kind.
+
+    The values are checked by `check_kind`, except what building needs: a known ``category``
+    and ``base``, and ``attrs`` a mapping of attribute definitions.
 
     Examples
     --------
@@ -351,8 +339,13 @@ def kind_from_data(data: Mapping[str, Any], path: str = "kinds") -> Kind:
                 for k in unknown
             ]
         )
+    if not isinstance(name, str):
+        raise TargetError([Problem(join_path(where, "name"), "expected a string", repr(name))])
     category = data.get("category", "target")
-    base = find_kind(category, data["base"]) if "base" in data and category in CATEGORIES else None
+    if category not in CATEGORIES:
+        expected = "expected one of " + ", ".join(CATEGORIES)
+        raise TargetError([Problem(join_path(where, "category"), expected, repr(category))])
+    base = find_kind(category, data["base"]) if "base" in data else None
     if "base" in data and base is None:
         raise TargetError(
             [
@@ -363,22 +356,24 @@ def kind_from_data(data: Mapping[str, Any], path: str = "kinds") -> Kind:
                 )
             ]
         )
+    specs = data.get("attrs", {})
+    if not isinstance(specs, Mapping):
+        expected = "expected a mapping of attribute names to definitions"
+        raise TargetError([Problem(join_path(where, "attrs"), expected, show_value(specs))])
     attrs = {a.name: a for a in (base.attrs if base else ())}
-    for attr_name, spec in dict(data.get("attrs", {})).items():
+    for attr_name, spec in specs.items():
         attrs[attr_name] = _attr_from_data(
             attr_name, spec, attrs.get(attr_name), join_path(join_path(where, "attrs"), attr_name)
         )
-    if not isinstance(name, str):
-        raise TargetError([Problem(join_path(where, "name"), "expected a string", repr(name))])
     return Kind(
         name=name,
         category=category,
         doc=data.get("doc", base.doc if base else ""),
         attrs=tuple(attrs.values()),
-        keys=tuple(data.get("keys", base.keys if base else ())),
+        keys=_as_tuple(data.get("keys", base.keys if base else ())),
         can_host=data.get("can_host", base.can_host if base else False),
         can_capture=data.get("can_capture", base.can_capture if base else False),
-        executors=tuple(data.get("executors", base.executors if base else ())),
+        executors=_as_tuple(data.get("executors", base.executors if base else ())),
         default_host=data.get("default_host", base.default_host if base else DEFAULT_HOST),
         rules=base.rules if base else (),
     )

@@ -32,6 +32,7 @@ __all__ = [
     "NAME_PATTERN",
     "REGISTRIES",
     "RUNTIMES",
+    "SHARED_ATTRS",
     "category_of",
     "find_kind",
 ]
@@ -288,6 +289,12 @@ CRT = _runtime(
     0.05,
     executors=("graph",),
 )
+
+SHARED_ATTRS: dict[str, Kind] = {"target": NPU, "runtime": CPP}
+"""Category -> the kind whose attributes (by name and type) every kind of it has, as the code past
+validation reads them: the platform, the cost model and the simulator read `processor_attrs` of
+every processor (npu has those and no more; ``hetero`` is apart) and every runtime's costs
+(docs/architecture.md, "Shared contracts"). An executor is run by its kind's name."""
 
 KINDS: dict[str, Kind] = {k.name: k for k in (ARM_CPU, RISCV_CPU, X86_CPU, CUDA, NPU, HETERO)}
 EXECUTORS: dict[str, Kind] = {k.name: k for k in (VM, GRAPH)}

@@ -26,6 +26,7 @@ from hetsim.target.kinds import (
     find_kind,
 )
 from hetsim.target.schema import closest, item_path, join_path
+from hetsim.target.sources import nesting_problem
 from hetsim.target.tags import TagRegistry
 
 __all__ = [
@@ -72,7 +73,7 @@ def written_device(spec: object, tags: TagRegistry) -> str | None:
     >>> written_device({"kind": "hetero", "devices": ["cuda"]}, TAGS) is None
     True
     """
-    if not isinstance(spec, Mapping):
+    if not isinstance(spec, Mapping) or nesting_problem(spec) is not None:
         return None
     device = {k: v for k, v in spec.items() if k not in LEVEL_KEYS}
     node = Resolver(tags).expand(device, "", "target", (), 0)

@@ -49,12 +49,15 @@ CATEGORIES = ("target", "executor", "runtime")
 
 
 def join_path(path: str, key: object) -> str:
-    """The config path of `key` inside `path`: ``host`` + ``freq_ghz`` is ``host.freq_ghz``.
+    """The config path of `key` inside `path`: ``host`` + ``freq_ghz`` is ``host.freq_ghz``; a key
+    that is not a string, or is empty, by its ``repr``.
 
     >>> join_path("", "host"), join_path("devices[a].host", "freq_ghz"), join_path("link", 3)
     ('host', 'devices[a].host.freq_ghz', 'link.3')
+    >>> join_path("", ""), join_path("link", "")
+    ("''", "link.''")
     """
-    text = key if isinstance(key, str) else repr(key)
+    text = key if isinstance(key, str) and key else repr(key)
     return f"{path}.{text}" if path else text
 
 

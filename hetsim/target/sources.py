@@ -1,22 +1,33 @@
 """Reading config text: a JSON string, or a YAML, JSON or TOML file, into plain data.
 
 Every reader error becomes a `TargetError` naming the file (or ``spec``) and what was expected.
-What the data means (kinds, tags, overrides) is the business of `resolve` and `canonical`.
+Data that nests lists and mappings deeper than `MAX_NESTING` is refused here, from a file, and by
+`nesting_problem` wherever data comes from Python. What the data means (kinds, tags, overrides)
+is the business of `resolve` and `canonical`.
 """
 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from hetsim.errors import Problem, TargetError
-from hetsim.located import load_json, safe_load, text_of, yaml_error_at
+from hetsim.located import load_json, locate, safe_load, text_of, yaml_error_at
+from hetsim.target.schema import item_path, join_path
 
-__all__ = ["SUFFIXES", "is_file_name", "load_file", "parse_json"]
+__all__ = [
+    "MAX_NESTING",
+    "SUFFIXES",
+    "is_dir",
+    "is_file_name",
+    "load_file",
+    "nesting_problem",
+    "parse_json",
+]
 
 
 def _yaml(text: str) -> Any:
@@ -35,6 +46,71 @@ SUFFIXES: dict[str, Callable[[str], Any]] = {
 PARSE_ERRORS = (yaml.YAMLError, ValueError, RecursionError)
 
 
+MAX_NESTING = 100
+"""The most lists and mappings a spec, a tag or a set of changes may nest: a tree of the most
+nested levels (`hetsim.target.resolve.MAX_DEPTH`) nests about 40; Python's recursion limit
+(1000 frames, of which copying and merging a value take a few per level) is far deeper."""
+
+
+def nesting_problem(data: object, path: str = "") -> Problem | None:
+    """The problem with `data` when its lists and mappings nest deeper than `MAX_NESTING`,
+    found without recursing: what resolving and merging it would do past Python's limit.
+
+    >>> deep = "cuda"
+    >>> for _ in range(101):
+    ...     deep = {"a": deep}
+    >>> nesting_problem({"kind": "cuda"}) is None, nesting_problem(deep).expected
+    (True, 'expected lists and mappings nested at most 100 deep')
+    """
+    # each value with its depth and its trail of keys, (key, parent's trail): the path is
+    # made only for the value that is too deep
+    stack: list[tuple[object, int, tuple[Any, ...]]] = [(data, 0, ())]
+    while stack:
+        value, depth, trail = stack.pop()
+        if isinstance(value, Mapping):
+            items: Any = value.items()
+        elif isinstance(value, list | tuple):
+            items = enumerate(value)
+        else:
+            continue
+        if depth >= MAX_NESTING:
+            expected = f"expected lists and mappings nested at most {MAX_NESTING} deep"
+            return Problem(_trail_path(trail, path), expected, "deeper")
+        is_list = not isinstance(value, Mapping)
+        stack += [
+            (v, depth + 1, ((is_list, k), trail))
+            for k, v in items
+            if v.__class__ not in _ATOMS  # most values: not pushed (an op list has hundreds)
+        ]
+    return None
+
+
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
+def _trail_path(trail: tuple[Any, ...], path: str) -> str:
+    keys = []
+    while trail:
+        keys.append(trail[0])
+        trail = trail[1]
+    for is_list, key in reversed(keys):
+        path = item_path(path, key) if is_list else join_path(path, key)
+    return path
+
+
+def is_dir(path: Path) -> bool:
+    """Whether `path` is a directory; False for a name the system refuses (too long: pathlib
+    raises OSError for that, where it answers False for one that does not exist).
+
+    >>> is_dir(Path(".")), is_dir(Path("x" * 5000))
+    (True, False)
+    """
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 def is_file_name(text: str) -> bool:
     """Whether `text` names a config file by its suffix.
 
@@ -50,10 +126,13 @@ def load_file(path: str | Path, what: str = "a target file") -> Any:
     Raises
     ------
     TargetError
-        When the file is missing, a directory, has another suffix, or does not parse.
+        When the file is missing, a directory, has another suffix, does not parse, or nests
+        deeper than `MAX_NESTING`.
     """
     path = Path(path)
-    if path.is_dir():
+    if "\0" in str(path):  # no file is named so; open() raises ValueError
+        raise TargetError([Problem(repr(str(path)), f"expected {what}", "a name with a NUL")])
+    if is_dir(path):
         raise TargetError([Problem(str(path), f"expected {what}", "a directory")])
     parser = SUFFIXES.get(path.suffix.lower())
     if parser is None:
@@ -63,12 +142,16 @@ def load_file(path: str | Path, what: str = "a target file") -> Any:
     if isinstance(text, Problem):
         raise TargetError([text])
     try:
-        return parser(text)
+        data = parser(text)
     except PARSE_ERRORS as err:
         where, got = yaml_error_at(path, err)  # YAML's: the file's line and PyYAML's words
         if got is None:  # JSON's, TOML's, or a YAML error without its words: the file, whole
             where, got = str(path), " ".join(str(err).split())
         raise TargetError([Problem(where, f"expected valid {path.suffix[1:]}", got)]) from err
+    too_deep = nesting_problem(data)
+    if too_deep is not None:  # led by the file alone: finding the line recurses as deep
+        raise TargetError(locate([too_deep], path, text=""))
+    return data
 
 
 def parse_json(text: str) -> Any:

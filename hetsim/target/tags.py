@@ -67,7 +67,8 @@ def _read_tag(name: str, path: Path) -> Tag:
         return Tag(name, None, source=str(path), problems=err.problems)
     if not isinstance(data, dict):
         expected = "expected a mapping (a tag file holds one target or config)"
-        problem = Problem(str(path), expected, type(data).__name__)
+        got = "an empty file" if data is None else type(data).__name__  # not 'NoneType'
+        problem = Problem(str(path), expected, got)
         return Tag(name, None, source=str(path), problems=(problem,))
     try:
         data, description = split_description(data, path)

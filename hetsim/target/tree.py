@@ -23,7 +23,7 @@ from hetsim.target.frozen import FrozenMap, freeze, thaw
 from hetsim.target.kinds import category_of, find_kind
 from hetsim.target.override import is_level_spec, merge_spec, set_attrs
 from hetsim.target.resolve import written_device
-from hetsim.target.sources import is_file_name, load_file, parse_json
+from hetsim.target.sources import is_dir, is_file_name, load_file, nesting_problem, parse_json
 from hetsim.target.tags import TAGS, split_description
 from hetsim.target.values import show_value
 
@@ -82,7 +82,7 @@ def _folder_of(spec: object) -> str | None:
     if not isinstance(spec, str) or not spec.strip():
         return None
     name = spec.strip()
-    if category_of(name) is not None or name in TAGS or not Path(name).is_dir():
+    if category_of(name) is not None or name in TAGS or not is_dir(Path(name)):
         return None
     return name
 
@@ -160,7 +160,9 @@ class Target:
 
     def __new__(cls, spec: object) -> Target:
         if isinstance(spec, Target):
-            return spec
+            # a device below a root is no canonical tree (whose root is a level): its export is
+            # wrapped into one, as the same device written as a spec is
+            return spec if spec.is_composite else cls._of(spec.export())
         if isinstance(spec, str) and _is_name(spec):
             return _named.get((spec, TAGS.version), lambda: cls._of(spec))
         return cls._of(spec)
@@ -244,6 +246,9 @@ class Target:
         if not isinstance(changes, Mapping):
             got = show_value(changes)
             raise TargetError([Problem("override", "expected a mapping of changes", got)])
+        too_deep = nesting_problem(changes)
+        if too_deep is not None:
+            raise TargetError([too_deep])
         spec = self.spec if isinstance(self.spec, Mapping) else {"tag": self.spec}
         if isinstance(self.spec, str) and find_kind("target", self.spec) is not None:
             spec = {"kind": self.spec}

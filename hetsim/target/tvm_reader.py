@@ -27,6 +27,7 @@ from typing import Any
 from hetsim.errors import Problem, TargetError
 from hetsim.located import load_json
 from hetsim.target.schema import closest, item_path, join_path
+from hetsim.target.sources import nesting_problem
 from hetsim.target.tvm_names import (
     CPU_FAMILIES,
     CUDA_ARCHS,
@@ -106,6 +107,9 @@ def tvm_to_spec(obj: object) -> dict[str, Any]:
     """
     problems: list[Problem] = []
     config = _config(obj, problems)
+    too_deep = None if problems else nesting_problem(config)
+    if too_deep is not None:
+        problems.append(too_deep)
     spec = {} if problems else _read_node(config, "", problems)
     if problems:
         raise TargetError(problems)
@@ -251,8 +255,9 @@ def _read_llvm(
         spec["mtriple"] = triple
     if mcpu and "kind" in spec:
         spec["mcpu"] = mcpu
-    if config.get("mattr"):
-        spec["mattr"] = list(config["mattr"])
+    mattr = config.get("mattr")
+    if mattr:  # a list (TVM's Array); anything else as it came, for the schema to name
+        spec["mattr"] = list(mattr) if isinstance(mattr, list | tuple) else mattr
     return _with_cores(config, spec)
 
 
@@ -336,7 +341,26 @@ def _read_tvm_tag(config: Mapping[str, Any], path: str, problems: list[Problem])
 def _read_hetsim_tag(
     config: Mapping[str, Any], path: str, problems: list[Problem]
 ) -> dict[str, Any]:
-    """A node written by `spec_to_tvm` from a tag: its ``model`` names the tag."""
+    """A node written by `spec_to_tvm` from a tag: its ``model`` names the tag, and its ``kind``
+    the tag's kind, which resolving checks (a ``cuda`` node naming a whole platform's tag
+    became that platform)."""
     known = {option for kind in _KINDS.values() for option in kind.options}
     _check_options(config, known, path, problems)
-    return _with_cores(config, {"tag": config["model"].removeprefix(MODEL_PREFIX)})
+    spec = {"tag": config["model"].removeprefix(MODEL_PREFIX)}
+    kind = _hetsim_kind(config)
+    if kind is not None:
+        spec["kind"] = kind
+    return _with_cores(config, spec)
+
+
+_HETSIM_KINDS = {"cuda": "cuda", "ext_dev": "npu", "composite": "hetero"}
+"""The hetsim kind of each TVM kind but ``llvm``, whose kind is its mtriple's family."""
+
+
+def _hetsim_kind(config: Mapping[str, Any]) -> str | None:
+    """The hetsim kind a TVM node names, where it names one."""
+    kind, triple = config.get("kind"), config.get("mtriple")
+    if kind == "llvm" and isinstance(triple, str):
+        family = next((f for f in CPU_FAMILIES.values() if f.matches(triple)), None)
+        return family.kind if family is not None else None
+    return _HETSIM_KINDS.get(kind) if isinstance(kind, str) else None

@@ -215,3 +215,15 @@ def test_build_platform_takes_what_target_takes() -> None:
     assert build_platform("arm-riscv-soc").layout == build_platform(Target("arm-riscv-soc")).layout
     with pytest.raises(TargetError, match=r"^devices: expected a list of targets, got 3$"):
         build_platform({"kind": "hetero", "devices": 3})
+
+
+def test_build_platform_of_a_device_node_builds_its_level() -> None:
+    # a device below a root was read as a level: AttributeError: 'NoneType' object has no
+    # attribute 'attrs'
+    device = Target("cuda").devices[0]
+    platform = build_platform(device)
+    assert [(p.path, p.role, p.kind) for p in platform.processors.values()] == [
+        ("host", "host", "x86-cpu"),
+        ("dev0", "accelerator", "cuda"),
+    ]
+    assert platform.processors["dev0"].attrs == device.attrs

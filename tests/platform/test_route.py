@@ -146,3 +146,11 @@ def test_memory_of_an_unknown_processor_names_it_and_suggests() -> None:
         r"got 'vdevice0/np' \(did you mean 'vdevice0/npu'\?\)$",
     ):
         platform.memory_of("vdevice0/np")
+
+
+@pytest.mark.parametrize(("src", "dst"), [(["host.mem"], "gpu0.mem"), ("host.mem", ["gpu0.mem"])])
+def test_route_between_names_that_are_not_strings_names_them(src: object, dst: object) -> None:
+    # a list raised TypeError: unhashable type: 'list' from the route cache
+    platform = build_platform(host_gpu())
+    with pytest.raises(TargetError, match=r"^route: expected a memory of .*, got \['\w+\.mem'\]$"):
+        platform.route(src, dst)  # type: ignore[arg-type]

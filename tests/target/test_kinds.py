@@ -174,7 +174,11 @@ def test_a_kind_replaced_is_what_its_name_resolves_to_next() -> None:
 
 @pytest.mark.usefixtures("scratch_kinds")
 def test_register_kind_rejects_taken_names_and_bad_defaults() -> None:
-    bad = Kind("cuda", "target", "", (Attr("cores", "int", "", -1, minimum=1),))
+    attrs = tuple(
+        Attr("cores", "int", "", -1, minimum=1) if a.name == "cores" else a
+        for a in KINDS["npu"].attrs
+    )
+    bad = Kind("cuda", "target", "", attrs)
     with pytest.raises(TargetError) as err:
         register_kind(bad)
     assert [p.message for p in err.value.problems] == [
@@ -190,7 +194,7 @@ def test_check_kind_rejects_defaults_too_large_to_compute_with() -> None:
         Attr("clock_ghz", "float", "", float("inf"), minimum=0),
         Attr("lanes", "int", "", 10**400, minimum=1),
     )
-    assert [p.message for p in check_kind(Kind("dsp", "target", "", attrs))] == [
+    assert [p.message for p in check_kind(Kind("dsp", "executor", "", attrs))] == [
         "kinds[dsp].memory_gib: expected a finite number <= 8388608 (2^53 bytes), got 1e+300",
         "kinds[dsp].clock_ghz: expected a finite number, got inf",
         "kinds[dsp].lanes: expected an integer <= 1.7976931348623157e+308 (the largest float), "
@@ -273,3 +277,147 @@ def test_kind_from_data_rejects_an_unknown_base() -> None:
         r"kind, got 'nope'$",
     ):
         kind_from_data({"name": "x", "base": "nope"})
+
+
+def _kinds_file_problems(tmp_path: Path, text: str) -> list[str]:
+    path = tmp_path / "kinds.yaml"
+    path.write_text(text)
+    with pytest.raises(TargetError) as err:
+        load_kinds(path)
+    return [p.message for p in err.value.problems]
+
+
+@pytest.mark.usefixtures("scratch_kinds")
+def test_a_processor_kind_needs_the_shared_attributes(tmp_path: Path) -> None:
+    # it registered, and build_platform raised KeyError: 'link' on a device of it
+    text = "kinds:\n  - {name: bare, keys: [accel], attrs: {speed: {type: float, default: 1}}}\n"
+    assert _kinds_file_problems(tmp_path, text) == [
+        "kinds[bare]: expected the attributes every target kind has (base: npu gives them), "
+        "got no cores, freq_ghz, flops_per_cycle, mem_bandwidth_gbps, memory_gib, "
+        "kernel_latency_us, launch_us, sync_us, efficiency, mem_efficiency, op_latency_us, "
+        "gemm_half_dim, lowering, ops, dtypes, link, vendor, model"
+    ]
+
+
+@pytest.mark.usefixtures("scratch_kinds")
+def test_a_runtime_kind_needs_the_runtime_costs(tmp_path: Path) -> None:
+    # it registered, and simulate raised KeyError: 'alloc_us'
+    assert _kinds_file_problems(tmp_path, "kinds:\n  - {name: rt, category: runtime}\n") == [
+        "kinds[rt]: expected the attributes every runtime kind has (base: cpp gives them), "
+        "got no alloc_us, free_us, call_us"
+    ]
+
+
+@pytest.mark.usefixtures("scratch_kinds")
+def test_a_shared_attribute_keeps_its_type() -> None:
+    attrs = tuple(
+        Attr("cores", "float", "", 1.0) if a.name == "cores" else a for a in KINDS["npu"].attrs
+    )
+    assert [p.message for p in check_kind(Kind("dsp", "target", "", attrs))] == [
+        "kinds[dsp].cores: expected an int (every target kind's cores is), got float"
+    ]
+
+
+@pytest.mark.usefixtures("scratch_kinds")
+def test_an_attribute_named_like_a_key_of_every_node_is_rejected(tmp_path: Path) -> None:
+    # an attribute 'devices' made Target raise TypeError: 'int' object is not iterable
+    text = (
+        "kinds:\n"
+        "  - name: dsp\n"
+        "    base: npu\n"
+        "    attrs: {name: {type: str, default: x}, devices: {type: int, default: 3}}\n"
+    )
+    assert _kinds_file_problems(tmp_path, text) == [
+        "kinds[dsp].name: expected an attribute name that is not a key of every node or level, "
+        "got 'name'",
+        "kinds[dsp].devices: expected an attribute name that is not a key of every node or "
+        "level, got 'devices'",
+    ]
+
+
+@pytest.mark.usefixtures("scratch_kinds")
+def test_bad_attribute_definitions_are_named(tmp_path: Path) -> None:
+    # a minimum of 'x' raised TypeError from the default's check; a pattern '[' re.error
+    text = (
+        "kinds:\n"
+        "  - name: dsp\n"
+        "    base: npu\n"
+        "    attrs:\n"
+        "      freq_ghz: {minimum: x}\n"
+        "      width: {type: str, pattern: '[', default: a}\n"
+        "      mode: {type: enum, choices: 3, default: a}\n"
+        "      speed: {type: float, default: .nan}\n"
+        "      lanes: {type: list, items: 3}\n"
+    )
+    assert _kinds_file_problems(tmp_path, text) == [
+        "kinds[dsp].attrs.lanes.items: expected a mapping (an attribute definition), got 3"
+    ]
+    text = text.replace("      lanes: {type: list, items: 3}\n", "")
+    assert _kinds_file_problems(tmp_path, text) == [
+        "kinds[dsp].freq_ghz.minimum: expected a finite number (or none), got 'x'",
+        "kinds[dsp].width.pattern: expected a regular expression, got '[' (unterminated "
+        "character set at position 0)",
+        "kinds[dsp].mode.choices: expected a list of values (at least one), got 3",
+        "kinds[dsp].speed: expected a finite number, got nan",
+    ]
+
+
+@pytest.mark.usefixtures("scratch_kinds")
+def test_kind_fields_of_the_wrong_type_are_named(tmp_path: Path) -> None:
+    # keys: accel became ('a', 'c', 'c', 'e', 'l'), and can_host: 'yes' a host
+    text = "kinds:\n  - {name: dsp, base: npu, keys: accel, can_host: 'yes', doc: 3}\n"
+    assert _kinds_file_problems(tmp_path, text) == [
+        "kinds[dsp].doc: expected a string, got 3",
+        "kinds[dsp].keys: expected a list of strings, got 'accel'",
+        "kinds[dsp].can_host: expected true or false, got 'yes'",
+    ]
+
+
+@pytest.mark.usefixtures("scratch_kinds")
+def test_kind_entries_that_are_not_definitions_are_named(tmp_path: Path) -> None:
+    text = (
+        "kinds:\n"
+        "  - 3\n"
+        "  - {name: 4}\n"
+        "  - {name: dsp, category: [1], base: npu}\n"
+        "  - {name: dsp2, base: npu, attrs: [1, 2]}\n"
+        "  - {name: dsp3, base: npu, attrs: {freq_ghz: 3}}\n"
+    )
+    assert _kinds_file_problems(tmp_path, text) == [
+        "kinds[0]: expected a mapping (a kind definition), got 3",  # was kinds[None].name
+        "kinds[1].name: expected a string, got 4",
+        "kinds[dsp].category: expected one of target, executor, runtime, got [1]",
+        "kinds[dsp2].attrs: expected a mapping of attribute names to definitions, got [1, 2]",
+        "kinds[dsp3].attrs.freq_ghz: expected a mapping (an attribute definition), got 3",
+    ]
+
+
+def test_check_kind_names_a_kind_of_the_wrong_type() -> None:
+    # register_kind("dsp") raised AttributeError: 'str' object has no attribute 'category'
+    with pytest.raises(TargetError, match=r"^kinds: expected a Kind, got 'dsp'$"):
+        register_kind("dsp")  # type: ignore[arg-type]
+    bad = Kind("dsp", "executor", "", (Attr("x", "complex", ""),))
+    assert [p.message for p in check_kind(bad)] == [
+        "kinds[dsp].x.type: expected one of int, float, str, bool, enum, list, mapping, target, "
+        "list[target], executor, runtime, got 'complex'"
+    ]
+
+
+@pytest.mark.usefixtures("scratch_kinds")
+def test_attribute_names_and_types_that_are_not_words_are_named(tmp_path: Path) -> None:
+    # a type [1] raised TypeError (unhashable), an attribute 3 AttributeError ('endswith')
+    text = "kinds:\n  - {name: dsp, base: npu, attrs: {x: {type: [1]}}}\n"
+    assert _kinds_file_problems(tmp_path, text) == [
+        "kinds[dsp].attrs.x.type: expected one of int, float, str, bool, enum, list, got [1]"
+    ]
+    text = (
+        "kinds:\n  - {name: dsp, base: npu, keys: [1], attrs: {3: {type: int}, a.b: {type: int}}}\n"
+    )
+    assert _kinds_file_problems(tmp_path, text) == [
+        "kinds[dsp].keys: expected a list of strings, got [1]"
+    ]
+    text = text.replace("keys: [1], ", "")
+    assert _kinds_file_problems(tmp_path, text) == [
+        "kinds[dsp].3: expected an attribute name matching '[A-Za-z_][A-Za-z0-9_]*', got 3",
+        "kinds[dsp].a.b: expected an attribute name matching '[A-Za-z_][A-Za-z0-9_]*', got 'a.b'",
+    ]

@@ -340,14 +340,16 @@ def test_write_then_read_gives_the_same_tree(name: str) -> None:
 
 def test_nested_spec_round_trips_through_the_tvm_config() -> None:
     target = Target(NESTED)
+    # each tag with the kind its TVM node names, which resolving checks against the tag's
     assert tvm_to_spec(target.to_tvm()) == {
         "kind": "hetero",
-        "host": {"tag": "arm/cortex-a72", "cores": 4},
+        "host": {"tag": "arm/cortex-a72", "kind": "arm-cpu", "cores": 4},
         "devices": [
-            {"kind": "hetero", "host": {"tag": "riscv/sifive-u74", "cores": 4},
-             "devices": [{"tag": "vendor/npu"}, {"tag": "nvidia/nvdla"}]},
-            {"kind": "hetero", "host": {"tag": "arm/cortex-a78", "cores": 8},
-             "devices": [{"tag": "nvidia/h100"}]},
+            {"kind": "hetero", "host": {"tag": "riscv/sifive-u74", "kind": "riscv-cpu", "cores": 4},
+             "devices": [{"tag": "vendor/npu", "kind": "npu"},
+                         {"tag": "nvidia/nvdla", "kind": "npu"}]},
+            {"kind": "hetero", "host": {"tag": "arm/cortex-a78", "kind": "arm-cpu", "cores": 8},
+             "devices": [{"tag": "nvidia/h100", "kind": "cuda"}]},
         ],
     }  # fmt: skip
     assert Target.from_tvm(target.to_tvm()) == target
@@ -459,3 +461,23 @@ def test_any_tree_tvm_can_carry_round_trips_through_real_tvm(
 ) -> None:
     target = Target(spec)
     assert Target.from_tvm(tvm_target(target.to_tvm())) == target
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        (
+            {"kind": "cuda", "model": "hetsim:arm-riscv-soc"},
+            "kind: expected 'hetero' (from tag arm-riscv-soc), got 'cuda'",
+        ),
+        (
+            {"kind": "ext_dev", "model": "hetsim:nvidia/h100"},
+            "kind: expected 'cuda' (from tag nvidia/h100), got 'npu'",
+        ),
+    ],
+)
+def test_a_written_tag_of_another_kind_is_an_error(config: dict[str, str], message: str) -> None:
+    # the cuda node became the whole arm-riscv-soc platform, silently
+    with pytest.raises(TargetError) as err:
+        Target.from_tvm(config)
+    assert [p.message for p in err.value.problems] == [message]
