@@ -160,13 +160,20 @@ def _read(source: str | Path | onnx.ModelProto) -> tuple[onnx.ModelProto, str, s
 
 
 def _check_external_files(model: onnx.ModelProto, path: Path) -> None:
-    """Raise unless every initializer kept in another file names a file beside `path` (onnx's
-    loader would fail with its own validation message)."""
+    """Raise unless every initializer kept in another file names a file beside `path`, in its
+    folder or below (onnx's loader refuses an absolute or a ``../`` location too, with its own
+    `ValidationError`, which is no ModelError)."""
     for tensor in model.graph.initializer:
         if tensor.data_location != onnx_proto.EXTERNAL:
             continue
         entries = {entry.key: entry.value for entry in tensor.external_data}
         location = entries.get("location", "")
+        folder = path.parent.resolve()
+        if location and folder not in (folder / location).resolve().parents:  # /etc/x, ../x
+            raise ModelError(
+                f"{path}: initializer {tensor.name}: expected an external data file in the "
+                f"model's folder, got {location!r}, outside it"
+            )
         if not location or not (path.parent / location).is_file():
             got = "no location" if not location else f"no file {path.parent / location}"
             raise ModelError(

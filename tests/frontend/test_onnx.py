@@ -481,6 +481,31 @@ def test_an_op_folded_at_load_is_checked_by_its_shape_rule_first() -> None:
     )
 
 
+@pytest.mark.parametrize("outside", ["../weights.bin", "ABSOLUTE"])
+def test_external_data_outside_the_model_folder_is_refused(outside: str, tmp_path: Path) -> None:
+    # onnx's loader refused it too, with a ValidationError that came out as a traceback
+    (tmp_path / "weights.bin").write_bytes(np.ones(16, np.float32).tobytes())
+    location = str(tmp_path / "weights.bin") if outside == "ABSOLUTE" else outside
+    weight = helper.make_tensor("W", FLOAT, [4, 4], np.ones(16, np.float32))
+    weight.ClearField("float_data")
+    weight.data_location = TensorProto.EXTERNAL
+    entry = weight.external_data.add()
+    entry.key, entry.value = "location", location
+    model = _model(
+        [helper.make_node("MatMul", ["x", "W"], ["y"])], [_vi("x", [1, 4])], [_vi("y", [1, 4])]
+    )
+    model.graph.initializer.append(weight)
+    (tmp_path / "m").mkdir()
+    path = tmp_path / "m" / "model.onnx"
+    path.write_bytes(model.SerializeToString())
+    message = (
+        f"{path}: initializer W: expected an external data file in the model's folder, got "
+        f"{location!r}, outside it"
+    )
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        load_onnx(path)
+
+
 def test_a_model_with_external_data_loads_it_and_names_a_missing_file(tmp_path: Path) -> None:
     weight = numpy_helper.from_array(np.arange(16, dtype=np.float32).reshape(4, 4), "W")
     model = _model(
