@@ -81,8 +81,13 @@ def load_onnx(
     ModelError
         A file that cannot be read as an ONNX model (the message names the file); an op
         outside the supported set (``op <name> (<OpType>): unsupported op <OpType>; supported
-        ops: ...``); an unsupported dtype; a structural problem (dangling input, cycle,
-        duplicate output), each naming where it is.
+        ops: ...``), a call of a function of the model's own included; an unsupported dtype; a
+        structural problem (dangling input, cycle, duplicate output), each naming where it is.
+        What ONNX forbids and would otherwise be read as a guess: two initializers, or two
+        attributes of a node, of one name; two default-domain opsets; a graph input that is
+        an initializer stating another dtype or shape; an attribute whose value is not in its
+        type's field, that refers to a function's attribute, or whose text is not UTF-8; a
+        sparse initializer; a tensor value outside its dtype's range.
 
     Examples
     --------
@@ -184,12 +189,17 @@ def _check_external_files(model: onnx.ModelProto, path: Path) -> None:
 
 def _convert(model: onnx.ModelProto, where: str, default_name: str) -> Graph:
     proto = model.graph
-    ops = _ops(proto.node, where)  # first: a model of another domain's ops imports no opset
+    functions = frozenset((f.domain, f.name) for f in model.functions)
+    # first: a model of another domain's ops imports no opset
+    ops = _ops(proto.node, where, functions)
     opset = _default_opset(model, where)
-    initializers = {t.name: _array(t, f"{where}: initializer {t.name}") for t in proto.initializer}
+    initializers = _initializers(proto, where)
     twice = sorted(name for name, n in Counter(i.name for i in proto.input).items() if n > 1)
     if twice:
         raise ModelError(f"{where}: input {twice[0]}: expected one graph input of a name, got two")
+    for info in proto.input:
+        if info.name in initializers:
+            _check_initializer_input(info, initializers[info.name], f"{where}: input {info.name}")
     inputs = {
         info.name: _tensor_type(info, f"{where}: input {info.name}")
         for info in proto.input
@@ -218,9 +228,14 @@ version hetsim has never seen, so it is refused rather than run under the old se
 
 
 def _default_opset(model: onnx.ModelProto, where: str) -> int:
-    versions = [o.version for o in model.opset_import if o.domain in _DEFAULT_DOMAINS]
+    versions = list(
+        dict.fromkeys(o.version for o in model.opset_import if o.domain in _DEFAULT_DOMAINS)
+    )
     if not versions:
         raise ModelError(f"{where}: expected an opset for the default ONNX domain, got none")
+    if len(versions) > 1:  # which one the ops follow would be a guess
+        got = " and ".join(str(v) for v in versions)
+        raise ModelError(f"{where}: expected one default-domain opset, got {got}")
     if not 1 <= versions[0] <= NEWEST_OPSET:
         raise ModelError(
             f"{where}: expected a default-domain opset from 1 to {NEWEST_OPSET} (the newest "
@@ -248,6 +263,55 @@ def _array(tensor: onnx.TensorProto, where: str) -> np.ndarray:
     return onnx_proto.to_array(tensor, np.dtype(_dtype_name(tensor.data_type, where)), where)
 
 
+def _initializers(proto: onnx.GraphProto, where: str) -> dict[str, np.ndarray]:
+    """The graph's initializers by name: one of a name, and dense (a sparse one is a
+    ModelError, as is a name given twice, which ONNX forbids: which one wins is a guess)."""
+    if proto.sparse_initializer:
+        name = proto.sparse_initializer[0].values.name
+        raise ModelError(
+            f"{where}: initializer {name}: expected a dense tensor, got a sparse_initializer "
+            "(hetsim reads no sparse tensors)"
+        )
+    arrays: dict[str, np.ndarray] = {}
+    for tensor in proto.initializer:
+        if tensor.name in arrays:
+            raise ModelError(
+                f"{where}: initializer {tensor.name}: expected one initializer of a name, got two"
+            )
+        arrays[tensor.name] = _array(tensor, f"{where}: initializer {tensor.name}")
+    return arrays
+
+
+def _check_initializer_input(info: onnx.ValueInfoProto, array: np.ndarray, where: str) -> None:
+    """Raise unless a graph input that is also an initializer (IR 3 lists every weight so)
+    states the initializer's dtype and shape, where it states them (a named dim fits any
+    size): hetsim reads the initializer, so another stated type is a model at odds with
+    itself."""
+    tensor = info.type.tensor_type
+    if not info.type.HasField("tensor_type") or not tensor.elem_type:
+        return
+    dtype = _dtype_name(tensor.elem_type, where)
+    stated, fits = dtype, dtype == array.dtype.name
+    if tensor.HasField("shape"):
+        dims = [
+            d.dim_value if d.HasField("dim_value") else d.dim_param or "?" for d in tensor.shape.dim
+        ]
+        stated = _type_label(dtype, dims)
+        fits = fits and len(dims) == array.ndim
+        fits = fits and all(
+            isinstance(d, str) or d == n for d, n in zip(dims, array.shape, strict=True)
+        )
+    if not fits:
+        raise ModelError(
+            f"{where}: expected its initializer's type "
+            f"{_type_label(array.dtype.name, array.shape)}, got {stated}"
+        )
+
+
+def _type_label(dtype: str, shape: Iterable[object]) -> str:
+    return f"{dtype}[{', '.join(str(d) for d in shape)}]"
+
+
 def _tensor_type(info: onnx.ValueInfoProto, where: str) -> TensorType:
     kind = info.type.WhichOneof("value")
     if kind != "tensor_type":
@@ -265,30 +329,47 @@ def _tensor_type(info: onnx.ValueInfoProto, where: str) -> TensorType:
     return TensorType(tuple(shape), _dtype_name(tensor.elem_type, where))
 
 
-def _ops(nodes: Iterable[onnx.NodeProto], where: str) -> tuple[Op, ...]:
+def _ops(
+    nodes: Iterable[onnx.NodeProto], where: str, functions: frozenset[tuple[str, str]]
+) -> tuple[Op, ...]:
     ops: list[Op] = []
     names: set[str] = set()
     for index, node in enumerate(nodes):
         name = node.name or (node.output[0] if node.output else "") or f"node{index}"
-        if name in names:
-            name = f"{name}_{index}"
-        names.add(name)
-        _check_supported(node, name)
-        attrs = {
-            a.name: _attribute(a, f"{where}: op {name} ({node.op_type})") for a in node.attribute
-        }
-        ops.append(Op(node.op_type, name, tuple(node.input), tuple(node.output), attrs))
+        unique, suffix = name, index
+        while unique in names:  # ONNX lets nodes share a name; hetsim's ops each have their own
+            unique, suffix = f"{name}_{suffix}", suffix + 1
+        names.add(unique)
+        _check_supported(node, unique, functions)
+        attrs = _attributes(node, f"{where}: op {unique} ({node.op_type})")
+        ops.append(Op(node.op_type, unique, tuple(node.input), tuple(node.output), attrs))
     return tuple(ops)
 
 
-def _check_supported(node: onnx.NodeProto, name: str) -> None:
+def _attributes(node: onnx.NodeProto, where: str) -> dict[str, Any]:
+    """A node's attributes by name; a name given twice is a ModelError (which would win?)."""
+    attrs: dict[str, Any] = {}
+    for proto in node.attribute:
+        if proto.name in attrs:
+            raise ModelError(
+                f"{where} attribute {proto.name}: expected one attribute of a name, got two"
+            )
+        attrs[proto.name] = _attribute(proto, where)
+    return attrs
+
+
+def _check_supported(
+    node: onnx.NodeProto, name: str, functions: frozenset[tuple[str, str]]
+) -> None:
     """The op is registered in the node's domain (`hetsim.kernels.OpDef.domain`)."""
     domain = "" if node.domain in _DEFAULT_DOMAINS else node.domain
     definition = OPS.get(node.op_type)
     if definition is not None and definition.domain == domain:
         return
     where = f" in domain {node.domain!r}" if domain else ""
-    if definition is not None and definition.domain:
+    if (node.domain, node.op_type) in functions:
+        where += " (a function of the model's own, which hetsim does not inline)"
+    elif definition is not None and definition.domain:
         owner = _DOMAIN_OWNERS.get(definition.domain, definition.domain)
         where += f" ({owner}'s {node.op_type} is in domain {definition.domain!r})"
     by_domain: dict[str, list[str]] = {}
@@ -304,17 +385,19 @@ def _check_supported(node: onnx.NodeProto, name: str) -> None:
 
 
 # Keyed by onnx.AttributeProto.AttributeType (values fixed by the ONNX protocol), so that the
-# table exists without importing onnx.
-_ATTRIBUTE_READERS: dict[int, Callable[[onnx.AttributeProto, str], Any]] = {
-    1: lambda a, where: float(a.f),  # FLOAT
-    2: lambda a, where: int(a.i),  # INT
-    3: lambda a, where: a.s.decode("utf-8"),  # STRING
-    4: lambda a, where: _array(a.t, f"{where} attribute {a.name}"),  # TENSOR
-    6: lambda a, where: [float(v) for v in a.floats],  # FLOATS
-    7: lambda a, where: [int(v) for v in a.ints],  # INTS
-    8: lambda a, where: [v.decode("utf-8") for v in a.strings],  # STRINGS
-    9: lambda a, where: [_array(t, f"{where} attribute {a.name}") for t in a.tensors],  # TENSORS
+# table exists without importing onnx: the field that holds the value, and its reader.
+_ATTRIBUTE_READERS: dict[int, tuple[str, Callable[[onnx.AttributeProto, str], Any]]] = {
+    1: ("f", lambda a, where: float(a.f)),  # FLOAT
+    2: ("i", lambda a, where: int(a.i)),  # INT
+    3: ("s", lambda a, where: _text(a.s, where)),  # STRING
+    4: ("t", lambda a, where: _array(a.t, where)),  # TENSOR
+    6: ("floats", lambda a, where: [float(v) for v in a.floats]),  # FLOATS
+    7: ("ints", lambda a, where: [int(v) for v in a.ints]),  # INTS
+    8: ("strings", lambda a, where: [_text(v, where) for v in a.strings]),  # STRINGS
+    9: ("tensors", lambda a, where: [_array(t, where) for t in a.tensors]),  # TENSORS
 }
+_ATTRIBUTE_FIELDS = ("name", "ref_attr_name", "doc_string", "type")
+"""The fields of an AttributeProto that hold no value."""
 
 
 _DTYPE_ATTRIBUTES = ("to", "dtype")
@@ -323,14 +406,34 @@ _DTYPE_ATTRIBUTES = ("to", "dtype")
 
 def _attribute(proto: onnx.AttributeProto, where: str) -> Any:
     """The Python value of an attribute: int, float, str, list, or numpy array for a tensor."""
-    reader = _ATTRIBUTE_READERS.get(proto.type)
-    if reader is None:
+    if proto.ref_attr_name:  # onnx's checker lets it by; read, it would be the type's zero
+        raise ModelError(
+            f"{where} attribute {proto.name}: expected a value, got a reference to attribute "
+            f"{proto.ref_attr_name!r} of a function (only a function's body may refer)"
+        )
+    found = _ATTRIBUTE_READERS.get(proto.type)
+    if found is None:
         kind = onnx_proto.messages(where).AttributeProto.AttributeType.Name(proto.type).lower()
         raise ModelError(f"{where}: expected a plain attribute, got {proto.name!r} of type {kind}")
-    value = reader(proto, where)
+    field, reader = found
+    stray = [f.name for f, _ in proto.ListFields() if f.name not in (field, *_ATTRIBUTE_FIELDS)]
+    if stray:  # type INT with the value in f: the int read would be 0
+        kind = onnx_proto.messages(where).AttributeProto.AttributeType.Name(proto.type).lower()
+        raise ModelError(
+            f"{where} attribute {proto.name}: expected its value in field {field} (type "
+            f"{kind}), got field {stray[0]}"
+        )
+    value = reader(proto, f"{where} attribute {proto.name}")
     if proto.name in _DTYPE_ATTRIBUTES and isinstance(value, int):
         _dtype_name(value, f"{where} attribute {proto.name}")
     return value
+
+
+def _text(data: bytes, where: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ModelError(f"{where}: expected UTF-8 text, got {data!r}") from err
 
 
 def fold_constants(graph: Graph, *, keep: Sequence[str] = ()) -> Graph:

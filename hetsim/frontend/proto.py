@@ -113,8 +113,10 @@ def to_array(tensor: Any, dtype: np.dtype[Any], where: str = "tensor") -> np.nda
     Raises
     ------
     ModelError
-        Naming `where`, when a dim is negative or the stored values are not as many as the dims
-        say (a truncated file, or a writer's bug): numpy would raise from deep inside a reshape.
+        Naming `where`, when a dim is negative, the dims are more than numpy can hold, the
+        stored values are not as many as the dims say (a truncated file, or a writer's bug):
+        numpy would raise from deep inside a reshape; or a value in a wider field (an int8 in
+        ``int32_data``) is outside the dtype's range: numpy would wrap it around silently.
 
     Examples
     --------
@@ -140,7 +142,7 @@ def to_array(tensor: Any, dtype: np.dtype[Any], where: str = "tensor") -> np.nda
                 f"{len(raw)} bytes of raw_data ({len(raw) / dtype.itemsize:g} values)"
             )
         stored = np.frombuffer(raw, dtype.newbyteorder("<"))
-        return stored.astype(dtype, copy=False).reshape(shape)
+        return _shaped(stored.astype(dtype, copy=False), shape, where)
     field = _TYPED_FIELDS.get(dtype.name, _INT32_FIELD)
     values = getattr(tensor, field)
     if len(values) != count:
@@ -148,6 +150,22 @@ def to_array(tensor: Any, dtype: np.dtype[Any], where: str = "tensor") -> np.nda
             f"{where}: expected {count} values (dims {list(shape)}) of {dtype.name}, got "
             f"{len(values)} in {field}"
         )
-    if dtype == np.float16:
-        return np.array(values, np.uint16).view(np.float16).reshape(shape)
-    return np.array(values).astype(dtype).reshape(shape)
+    stored = np.array(values, np.uint64 if field == "uint64_data" else None)
+    # a wider field: int8 in int32_data, float16's bit patterns too; numpy would wrap around
+    narrow = np.dtype(np.uint16) if dtype == np.float16 else dtype
+    if narrow.kind in "iu" and narrow.itemsize < stored.itemsize and stored.size:
+        low, high = np.iinfo(narrow).min, np.iinfo(narrow).max
+        outside = stored[(stored < low) | (stored > high)]
+        if outside.size:
+            kind = "float16 bit patterns" if dtype == np.float16 else dtype.name
+            raise ModelError(
+                f"{where}: expected {field} values from {low} to {high} ({kind}), got {outside[0]}"
+            )
+    return _shaped(stored.astype(narrow).view(dtype), shape, where)
+
+
+def _shaped(values: np.ndarray, shape: tuple[int, ...], where: str) -> np.ndarray:
+    try:
+        return values.reshape(shape)
+    except ValueError as err:  # no values, but dims whose product numpy cannot index
+        raise ModelError(f"{where}: expected dims numpy can hold, got {list(shape)}") from err

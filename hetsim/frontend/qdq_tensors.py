@@ -3,10 +3,11 @@
 
 `QdqReader` indexes one graph's producers and readers and answers, for a tensor: the DQ that
 makes it (`QdqReader.dequantized`), the one Q that alone reads it, per tensor to int8 or uint8
-(`QdqReader.quantized_by`), and its dtype where the graph states it, a Q's or a quantized op's
-output included (`QdqReader.dtype_of`). Each answer is a `Quantized`: the integer tensor, its
-scale and zero point (initializer names) and their values. A DQ or Q is read only when its
-scale is a float32 initializer and its zero point, if it has one, an initializer.
+(`QdqReader.quantized_by`), and its dtype where the graph fixes it, a Q's or a quantized op's
+output included, a ``value_info`` entry not (`QdqReader.dtype_of`). Each answer is a
+`Quantized`: the integer tensor, its scale and zero point (initializer names) and their values.
+A DQ or Q is read only when its scale is a finite float32 initializer and its zero point, if it
+has one, an initializer.
 
 Blocked quantization (``block_size``), DQ's ``output_dtype`` and Q's ``precision`` (opset 21
 and 23 attributes) are not read, so a group with one keeps as written. Which groups fuse, and
@@ -72,12 +73,14 @@ class QdqReader:
         return f"<{type(self).__name__} {self.graph.name} ops={len(self.graph.ops)}>"
 
     def dtype_of(self, name: str) -> np.dtype[Any] | None:
-        """The dtype of tensor `name` where the graph states it without running anything."""
+        """The dtype of tensor `name` where the graph fixes it without running anything: an
+        initializer's, a graph input's, a quantized op's output's. A ``value_info`` entry is no
+        such fact (nothing checks it against the op that makes the tensor): trusted, one that
+        said uint8 of an int8 tensor fused a group the float path computes otherwise."""
         if name in self.constants:
             return self.constants[name].dtype
-        for types in (self.graph.inputs, self.graph.value_types):
-            if name in types:
-                return np.dtype(types[name].dtype)
+        if name in self.graph.inputs:
+            return np.dtype(self.graph.inputs[name].dtype)
         op = self.producer.get(name)
         if op is not None and op.type in _OUTPUT_ZERO:
             return self.quantized_output(op)
@@ -113,8 +116,8 @@ class QdqReader:
         if scale not in self.constants or (zero is not None and zero not in self.constants):
             return None
         scale_value = self.constants[scale]
-        if scale_value.dtype != _FLOAT32:
-            return None
+        if scale_value.dtype != _FLOAT32 or not np.all(np.isfinite(scale_value)):
+            return None  # an inf or NaN scale: the fused op gives other values than the float ops
         dtype: np.dtype[Any] | None
         if zero is not None:
             dtype = self.constants[zero].dtype
