@@ -2,10 +2,11 @@
 
 This is the validation boundary for models: an op, a domain or a dtype that hetsim does not
 support, and a file that is not an ONNX model, are `ModelError`s here, so nothing past it has
-to check again and nothing is silently skipped. After conversion, `fold_constants` replaces
-every constant sub-graph (weights made by ConstantOfShape, shape arithmetic on static shapes)
-with initializers, computed with the kernels of `hetsim.kernels.OPS`.
-Symbolic dimensions (``dim_param``) of the model inputs are kept as `str` dims.
+to check again and nothing is silently skipped. Tensors and value types are read by
+`hetsim.frontend.tensors`. After conversion, `fold_constants` (`hetsim.frontend.folding`)
+replaces every constant sub-graph (weights made by ConstantOfShape, shape arithmetic on static
+shapes) with initializers, computed with the kernels of `hetsim.kernels.OPS`. Symbolic
+dimensions (``dim_param``) of the model inputs are kept as `str` dims.
 
 ``onnx`` is an optional dependency: it is imported inside the functions that read protos.
 """
@@ -13,40 +14,23 @@ Symbolic dimensions (``dim_param``) of the model inputs are kept as `str` dims.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from hetsim.errors import ModelError
 from hetsim.frontend import proto as onnx_proto
-from hetsim.frontend import qdq
-from hetsim.ir import Dim, Graph, Op, TensorType
-from hetsim.kernels import OPS, Meta
-from hetsim.kernels.checks import ONNX_DTYPES
+from hetsim.frontend import qdq, tensors
+from hetsim.frontend.folding import fold_constants
+from hetsim.frontend.tensors import SUPPORTED_DTYPES
+from hetsim.ir import Graph, Op
+from hetsim.kernels import OPS
 
 if TYPE_CHECKING:
     import onnx
 
 __all__ = ["SUPPORTED_DTYPES", "fold_constants", "load_onnx", "require_onnx"]
-
-SUPPORTED_DTYPES = (
-    "bool",
-    "float16",
-    "float32",
-    "float64",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-)
-"""The numpy dtype names a tensor may have; ONNX's others (string, bfloat16, float8...) do not."""
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 _DOMAIN_OWNERS = {"com.microsoft": "onnxruntime"}
@@ -193,20 +177,22 @@ def _convert(model: onnx.ModelProto, where: str, default_name: str) -> Graph:
     # first: a model of another domain's ops imports no opset
     ops = _ops(proto.node, where, functions)
     opset = _default_opset(model, where)
-    initializers = _initializers(proto, where)
+    initializers = tensors.initializers(proto, where)
     twice = sorted(name for name, n in Counter(i.name for i in proto.input).items() if n > 1)
     if twice:
         raise ModelError(f"{where}: input {twice[0]}: expected one graph input of a name, got two")
     for info in proto.input:
         if info.name in initializers:
-            _check_initializer_input(info, initializers[info.name], f"{where}: input {info.name}")
+            tensors.check_initializer_input(
+                info, initializers[info.name], f"{where}: input {info.name}"
+            )
     inputs = {
-        info.name: _tensor_type(info, f"{where}: input {info.name}")
+        info.name: tensors.tensor_type(info, f"{where}: input {info.name}")
         for info in proto.input
         if info.name not in initializers
     }
     value_types = {
-        info.name: _tensor_type(info, f"{where}: tensor {info.name}")
+        info.name: tensors.tensor_type(info, f"{where}: tensor {info.name}")
         for info in (*proto.value_info, *proto.output)
         if info.type.HasField("tensor_type") and info.type.tensor_type.HasField("shape")
     }
@@ -242,91 +228,6 @@ def _default_opset(model: onnx.ModelProto, where: str) -> int:
             f"hetsim's kernels follow), got {versions[0]}"
         )
     return int(versions[0])
-
-
-def _dtype_name(elem_type: int, where: str) -> str:
-    """The numpy dtype name of an ONNX element type, or a ModelError if unsupported."""
-    names = onnx_proto.messages(where).TensorProto.DataType
-    name = names.Name(elem_type).lower() if elem_type in names.values() else "undefined"
-    if name == "float":
-        name = "float32"
-    elif name == "double":
-        name = "float64"
-    if name not in SUPPORTED_DTYPES:
-        supported = ", ".join(SUPPORTED_DTYPES)
-        raise ModelError(f"{where}: expected a supported dtype ({supported}), got {name}")
-    assert ONNX_DTYPES[elem_type].name == name, f"dtype table: {name}"
-    return name
-
-
-def _array(tensor: onnx.TensorProto, where: str) -> np.ndarray:
-    return onnx_proto.to_array(tensor, np.dtype(_dtype_name(tensor.data_type, where)), where)
-
-
-def _initializers(proto: onnx.GraphProto, where: str) -> dict[str, np.ndarray]:
-    """The graph's initializers by name: one of a name, and dense (a sparse one is a
-    ModelError, as is a name given twice, which ONNX forbids: which one wins is a guess)."""
-    if proto.sparse_initializer:
-        name = proto.sparse_initializer[0].values.name
-        raise ModelError(
-            f"{where}: initializer {name}: expected a dense tensor, got a sparse_initializer "
-            "(hetsim reads no sparse tensors)"
-        )
-    arrays: dict[str, np.ndarray] = {}
-    for tensor in proto.initializer:
-        if tensor.name in arrays:
-            raise ModelError(
-                f"{where}: initializer {tensor.name}: expected one initializer of a name, got two"
-            )
-        arrays[tensor.name] = _array(tensor, f"{where}: initializer {tensor.name}")
-    return arrays
-
-
-def _check_initializer_input(info: onnx.ValueInfoProto, array: np.ndarray, where: str) -> None:
-    """Raise unless a graph input that is also an initializer (IR 3 lists every weight so)
-    states the initializer's dtype and shape, where it states them (a named dim fits any
-    size): hetsim reads the initializer, so another stated type is a model at odds with
-    itself."""
-    tensor = info.type.tensor_type
-    if not info.type.HasField("tensor_type") or not tensor.elem_type:
-        return
-    dtype = _dtype_name(tensor.elem_type, where)
-    stated, fits = dtype, dtype == array.dtype.name
-    if tensor.HasField("shape"):
-        dims = [
-            d.dim_value if d.HasField("dim_value") else d.dim_param or "?" for d in tensor.shape.dim
-        ]
-        stated = _type_label(dtype, dims)
-        fits = fits and len(dims) == array.ndim
-        fits = fits and all(
-            isinstance(d, str) or d == n for d, n in zip(dims, array.shape, strict=True)
-        )
-    if not fits:
-        raise ModelError(
-            f"{where}: expected its initializer's type "
-            f"{_type_label(array.dtype.name, array.shape)}, got {stated}"
-        )
-
-
-def _type_label(dtype: str, shape: Iterable[object]) -> str:
-    return f"{dtype}[{', '.join(str(d) for d in shape)}]"
-
-
-def _tensor_type(info: onnx.ValueInfoProto, where: str) -> TensorType:
-    kind = info.type.WhichOneof("value")
-    if kind != "tensor_type":
-        raise ModelError(f"{where}: expected a tensor, got {kind or 'no type'}")
-    tensor = info.type.tensor_type
-    if not tensor.HasField("shape"):
-        raise ModelError(f"{where}: expected a tensor of known rank, got no shape")
-    shape: list[Dim] = []
-    for index, dim in enumerate(tensor.shape.dim):
-        if dim.HasField("dim_value"):
-            shape.append(int(dim.dim_value))
-        else:
-            # An unnamed unknown dim still varies on its own: give it a name of its own.
-            shape.append(dim.dim_param or f"{info.name}_d{index}")
-    return TensorType(tuple(shape), _dtype_name(tensor.elem_type, where))
 
 
 def _ops(
@@ -390,11 +291,11 @@ _ATTRIBUTE_READERS: dict[int, tuple[str, Callable[[onnx.AttributeProto, str], An
     1: ("f", lambda a, where: float(a.f)),  # FLOAT
     2: ("i", lambda a, where: int(a.i)),  # INT
     3: ("s", lambda a, where: _text(a.s, where)),  # STRING
-    4: ("t", lambda a, where: _array(a.t, where)),  # TENSOR
+    4: ("t", lambda a, where: tensors.array(a.t, where)),  # TENSOR
     6: ("floats", lambda a, where: [float(v) for v in a.floats]),  # FLOATS
     7: ("ints", lambda a, where: [int(v) for v in a.ints]),  # INTS
     8: ("strings", lambda a, where: [_text(v, where) for v in a.strings]),  # STRINGS
-    9: ("tensors", lambda a, where: [_array(t, where) for t in a.tensors]),  # TENSORS
+    9: ("tensors", lambda a, where: [tensors.array(t, where) for t in a.tensors]),  # TENSORS
 }
 _ATTRIBUTE_FIELDS = ("name", "ref_attr_name", "doc_string", "type")
 """The fields of an AttributeProto that hold no value."""
@@ -425,7 +326,7 @@ def _attribute(proto: onnx.AttributeProto, where: str) -> Any:
         )
     value = reader(proto, f"{where} attribute {proto.name}")
     if proto.name in _DTYPE_ATTRIBUTES and isinstance(value, int):
-        _dtype_name(value, f"{where} attribute {proto.name}")
+        tensors.dtype_name(value, f"{where} attribute {proto.name}")
     return value
 
 
@@ -434,77 +335,3 @@ def _text(data: bytes, where: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise ModelError(f"{where}: expected UTF-8 text, got {data!r}") from err
-
-
-def fold_constants(graph: Graph, *, keep: Sequence[str] = ()) -> Graph:
-    """Replace every op whose outputs are known before the run with initializers.
-
-    An op is folded when all its inputs are constant (it runs once, here, with its kernel), or
-    when its shape rule knows the value of every output from static input shapes (``Shape`` of
-    a statically shaped tensor, and the arithmetic on it). Initializers that no remaining op
-    reads are dropped (the ``__SHAPE`` tensors of ConstantOfShape weights, for instance). Ops
-    of the types in `keep` stay (and so do the ops that read them).
-
-    Examples
-    --------
-    >>> from hetsim.ir import GraphBuilder
-    >>> b = GraphBuilder("scaled")
-    >>> x = b.input("x", (2,))
-    >>> two = b.op("Add", np.ones(2, np.float32), np.ones(2, np.float32))
-    >>> g = fold_constants(b.build(b.op("Mul", x, two)))
-    >>> [op.type for op in g.ops], g.initializers["add0"].tolist()
-    (['Mul'], [2.0, 2.0])
-    """
-    constants: dict[str, np.ndarray] = dict(graph.initializers)
-    metas: dict[str, Meta] = {n: Meta.of(a) for n, a in constants.items()}
-    metas.update(
-        (n, Meta(t.shape, np.dtype(t.dtype)))  # type: ignore[arg-type]
-        for n, t in graph.inputs.items()
-        if t.is_static
-    )
-    kept: list[Op] = []
-    for op in graph.ops:
-        values = None if op.type in keep else _fold(op, graph.opset, constants, metas)
-        if values is None:
-            kept.append(op)
-            continue
-        for name, value in zip(op.outputs, values, strict=False):
-            if name:
-                constants[name] = value
-                metas[name] = Meta.of(value)
-    used = {n for op in kept for n in op.inputs} | set(graph.outputs)
-    produced = set(graph.inputs).union(*(op.outputs for op in kept))
-    return Graph(
-        name=graph.name,
-        ops=tuple(kept),
-        inputs=graph.inputs,
-        outputs=graph.outputs,
-        initializers={n: a for n, a in constants.items() if n in used and n not in produced},
-        opset=graph.opset,
-        value_types={n: t for n, t in graph.value_types.items() if n in produced | used},
-    )
-
-
-def _fold(
-    op: Op, opset: int, constants: Mapping[str, np.ndarray], metas: dict[str, Meta]
-) -> Sequence[np.ndarray] | None:
-    """The output values of `op` if they are known before the run; its metas when inferable."""
-    definition = OPS[op.type]
-    if all(not n or n in constants for n in op.inputs):
-        # the shape rule checks what the kernel trusts: a malformed op is a ModelError here
-        definition.infer(op, opset, [metas[n] if n else None for n in op.inputs])
-        args = [constants[n] if n else None for n in op.inputs]
-        return definition.compile(op, opset)(args)
-    if not all(not n or n in metas for n in op.inputs):
-        return None
-    try:
-        outputs = definition.infer(op, opset, [metas[n] if n else None for n in op.inputs])
-    except ModelError:
-        # Folding is an optimization: an op whose shape rule needs what only a run knows (a
-        # computed Reshape target) stays, and propagate() or execute() reports any real fault.
-        return None
-    values = [m.value for m in outputs]
-    if all(v is not None for v in values):
-        return values  # type: ignore[return-value]
-    metas.update(zip(op.outputs, outputs, strict=False))
-    return None
