@@ -60,8 +60,16 @@ def versioned(
     return integer_input(op, inputs, index, name)
 
 
+_CONSTANT_VALUES = ("value", "value_float", "value_floats", "value_int", "value_ints")
+"""The attributes a Constant holds its value in, exactly one of them (ONNX's rule): with two,
+which one to read would be a guess."""
+
+
 def _constant_value(op: Op) -> np.ndarray:
     attrs = op.attrs
+    given = [key for key in _CONSTANT_VALUES if key in attrs]
+    if len(given) > 1:
+        raise op_error(op, f"expected exactly one of {', '.join(_CONSTANT_VALUES)}", f"{given}")
     if "value" in attrs:
         return np.asarray(attrs["value"])
     scalars = {"value_float": np.float32, "value_int": np.int64}

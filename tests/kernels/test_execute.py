@@ -340,3 +340,15 @@ def test_too_few_inputs_are_refused_before_the_rules_run() -> None:
     op = Op("Add", "a", ("x",), ("y",))
     graph = Graph("g", (op,), {"x": TensorType((2, 4), "float32")}, ("y",))
     _refused_by_every_run(graph, "op a (Add): expected at least 2 inputs, got 1")
+
+
+def test_a_constant_of_two_values_is_an_error() -> None:
+    # ONNX allows exactly one; the kernel read 'value' and ignored the other
+    attrs = {"value": np.ones(2, np.float32), "value_float": 3.0}
+    graph = Graph("g", (Op("Constant", "c", (), ("y",), attrs),), {}, ("y",))
+    message = (
+        "op c (Constant): expected exactly one of value, value_float, value_floats, value_int, "
+        "value_ints, got ['value', 'value_float']"
+    )
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        execute(graph, {})
