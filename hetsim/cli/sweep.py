@@ -20,6 +20,7 @@ from typing import Any
 
 from hetsim.cli.counts import count_type, integer
 from hetsim.cli.files import output_file, png_file, writing
+from hetsim.errors import HetsimError
 from hetsim.report.tables import rich_console
 from hetsim.sweep import (
     SweepProgress,
@@ -205,6 +206,8 @@ def failures_line(records: list[dict[str, Any]]) -> str:
 
 def sweep(args: argparse.Namespace) -> int:
     """Run the sweep with a progress bar, then print the best points; return the exit status."""
+    if args.resume and args.out is None:  # before the sweep loads: nothing to complete
+        raise HetsimError("--resume: expected --out (the results file to complete), got none")
     spec = load_sweep(args.file)  # every problem at once, before the bar; run_sweep reuses
     # the points it made
     options = {"out": args.out, "workers": args.workers, "scheduler": args.scheduler}

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hetsim.errors import Problem, SweepError
 from hetsim.platform import png_path
 from hetsim.sweep.results import metric_value
 
@@ -55,14 +56,25 @@ def plot_sweep(
     metric: str = "makespan_us",
 ) -> Path:
     """Draw `metric` over the first swept parameter (one line per other combination) to `path`
-    (a PNG: `hetsim.platform.png_path`)."""
+    (a PNG: `hetsim.platform.png_path`).
+
+    Raises
+    ------
+    SweepError
+        No point to draw (every one failed: the plot was an empty frame), or a metric value
+        that is not a finite number (`metric_value`).
+    """
     out = png_path(path, "plot_sweep")
+    records = list(records)
+    lines = plot_lines(records, varied, metric)
+    if not lines:
+        got = f"none of {len(records)} (each failed)" if records else "no records"
+        raise SweepError([Problem("plot", f"expected a point with a value of {metric}", got)])
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    lines = plot_lines(records, varied, metric)
     figure, axes = plt.subplots(figsize=(8, 5))
     for label, points in lines.items():
         xs = [str(x) if not isinstance(x, int | float) else x for x, _ in points]

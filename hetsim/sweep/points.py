@@ -238,7 +238,7 @@ def digest(data: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def parse_path(path: str) -> tuple[str, ...]:
+def parse_path(path: object) -> tuple[str, ...]:
     """The keys of an override path: ``devices[vdevice0].host.freq_ghz`` -> its nested keys.
 
     A bracket names a device and may follow ``devices`` only.
@@ -246,7 +246,7 @@ def parse_path(path: str) -> tuple[str, ...]:
     Raises
     ------
     ValueError
-        A path that is not ``name[.name|devices[device]]...``.
+        A path that is not ``name[.name|devices[device]]...`` (or not a string).
 
     Examples
     --------
@@ -257,7 +257,7 @@ def parse_path(path: str) -> tuple[str, ...]:
     ...
     ValueError: expected brackets only after 'devices', got 'host[0]'
     """
-    if not _PATH.fullmatch(path):
+    if not isinstance(path, str) or not _PATH.fullmatch(path):
         raise ValueError(f"expected a path such as devices[vdevice0].host.freq_ghz, got {path!r}")
     keys: list[str] = []
     for name, device in _TOKEN.findall(path):
@@ -294,11 +294,15 @@ def base_target(spec: Any) -> Target:
     try:
         return Target(spec)
     except TargetError as err:
-        problems = [
-            Problem(_join("target", p.path), p.expected, p.got, p.hint) for p in err.problems
-        ]
+        problems = [_under_target(p, spec) for p in err.problems]
         raise SweepError(problems) from err
 
 
-def _join(where: str, path: str) -> str:
-    return f"{where}.{path}" if path else where
+def _under_target(problem: Problem, spec: Any) -> Problem:
+    """`problem` of the target `spec`, under the sweep's ``target`` key: a problem of the file
+    `spec` names (``soc.yaml:3: kind``) follows ``target: ``, not ``target.``."""
+    path = problem.path
+    if isinstance(spec, str) and (path == spec or path.startswith(f"{spec}:")):
+        return Problem("target", f"{path}: {problem.expected}", problem.got, problem.hint)
+    where = f"target.{path}" if path else "target"
+    return Problem(where, problem.expected, problem.got, problem.hint)

@@ -16,13 +16,14 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
-from hetsim.errors import Problem, SweepError
+from hetsim.errors import Problem, SweepError, is_count
 from hetsim.located import text_of
 from hetsim.report import BREAKDOWN_KEYS, LinkStats, ProcessorStats
 from hetsim.sweep.points import SweepSpec
 from hetsim.target.schema import closest
+from hetsim.target.values import show_value
 
 __all__ = [
     "FORMAT",
@@ -64,35 +65,59 @@ def read_results(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]
     Raises
     ------
     SweepError
-        A file that is not text, whose first line is not a sweep header, or with a line before
-        the last that is not a point's record (named by ``file:line``).
+        A file that is not text, whose first line is not a sweep header (or one of another
+        format version), or with a line before the last that is not a point's record, or
+        holds a point already read (named by ``file:line``).
     """
-    path = Path(path)
+    header, records = _read(Path(path))
+    return header, [record for _, record in records]
+
+
+def _read(path: Path) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any]]]]:
+    """`read_results`, each record with its line number."""
     text = text_of(path, f"a {FORMAT} results file")
     if isinstance(text, Problem):
         raise SweepError([text])
     lines = text.split("\n")
     header = _header(path, lines[0])
-    records: dict[str, dict[str, Any]] = {}
+    records: list[tuple[int, dict[str, Any]]] = []
+    first: dict[str, int] = {}  # point id -> its line
     for number, line in enumerate(lines[1:-1], start=2):  # split() leaves "" after the last
-        record = _record(line)  # newline, or the line cut short
-        if record is None:
-            where = f"{path}:{number}"
-            expected = "expected a point's record (a JSON object with an id and a status)"
-            raise SweepError([Problem(where, expected, repr(line[:60]))])
-        records.setdefault(record["id"], record)
-    return header, list(records.values())
+        record = _record(f"{path}:{number}", line)  # newline, or the line cut short
+        if record["id"] in first:  # hetsim writes a point once: two runs' lines, or an edit
+            got = f"point {record['id']!r} again (line {first[record['id']]})"
+            raise SweepError([Problem(f"{path}:{number}", "expected each point once", got)])
+        first[record["id"]] = number
+        records.append((number, record))
+    return header, records
 
 
-def _record(line: str) -> dict[str, Any] | None:
-    """The record a results file's line holds, or None if it is not one."""
+def _record(where: str, line: str) -> dict[str, Any]:
+    """The record a results file's line holds; a `SweepError` at `where` if it is not one (a
+    bad index, params or result raised deep inside a resumed run or a ranking)."""
     try:
         record = json.loads(line)
     except json.JSONDecodeError:
-        return None
-    if not isinstance(record, dict) or not isinstance(record.get("id"), str):
-        return None
-    return record if record.get("status") in ("ok", "failed") else None
+        record = None
+    if (
+        not isinstance(record, dict)
+        or not isinstance(record.get("id"), str)
+        or record.get("status") not in ("ok", "failed")
+    ):
+        expected = "expected a point's record (a JSON object with an id and a status)"
+        raise SweepError([Problem(where, expected, repr(line[:60]))])
+    if not is_count(record.get("index")):
+        raise SweepError([_field(where, "index", "an integer >= 0", record)])
+    params = record.get("params")
+    if not isinstance(params, dict) or not isinstance(params.get("model"), str):
+        raise SweepError([_field(where, "params", "a mapping that names the model", record)])
+    if record["status"] == "ok" and not isinstance(record.get("result"), dict):
+        raise SweepError([_field(where, "result", "a mapping (the point is ok)", record)])
+    return record
+
+
+def _field(where: str, key: str, expected: str, record: Mapping[str, Any]) -> Problem:
+    return Problem(f"{where}: {key}", f"expected {expected}", show_value(record.get(key)))
 
 
 def _header(path: Path, line: str) -> dict[str, Any]:
@@ -100,18 +125,22 @@ def _header(path: Path, line: str) -> dict[str, Any]:
         header = json.loads(line)
     except json.JSONDecodeError:
         header = None
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
+    found = header.get("format") if isinstance(header, dict) else None
+    if isinstance(found, str) and found != FORMAT and found.startswith("hetsim-sweep/"):
+        got = f"format {found!r} (of another version of hetsim)"
+        raise SweepError([Problem(str(path), f"expected a {FORMAT} results file", got)])
+    if not isinstance(header, dict) or found != FORMAT:
         raise SweepError([Problem(str(path), f"expected a {FORMAT} results file", repr(line[:60]))])
     return header
 
 
-def _open_new(path: Path) -> TextIO:
-    """A new results file at `path`, opened for writing; a `SweepError` that says why not."""
+def _opened(path: Path, mode: Literal["w", "r+"]) -> TextIO:
+    """The results file at `path`, opened in `mode`; a `SweepError` that says why not."""
     if not path.parent.is_dir():
         expected, got = "expected a file in an existing folder", f"no folder {str(path.parent)!r}"
         raise SweepError([Problem(str(path), expected, got)])
     try:
-        return path.open("w")
+        return path.open(mode)
     except OSError as err:
         got = repr(err.strerror or str(err))
         raise SweepError([Problem(str(path), "expected a writable results file", got)]) from err
@@ -133,8 +162,9 @@ class ResultsLog:
     Raises
     ------
     SweepError
-        An existing file without `resume`, a resumed file written by another sweep, or a path
-        that cannot be written (a directory, a missing folder).
+        An existing file without `resume`, a resumed file written by another sweep, or damaged
+        (`read_results`; a point the sweep does not have, or at another index), or a path that
+        cannot be written (a directory, a missing folder, no permission).
     """
 
     def __init__(self, path: str | Path | None, spec: SweepSpec, *, resume: bool = False) -> None:
@@ -151,7 +181,7 @@ class ResultsLog:
         if self.path.exists() and self.path.stat().st_size > 0:
             self._reopen(resume)
         else:
-            self._file = _open_new(self.path)
+            self._file = _opened(self.path, "w")
             header = {"format": FORMAT, "sweep": spec.hash, "name": spec.name}
             self._write(header | {"varied": list(spec.varied), "metric": spec.metric})
 
@@ -160,17 +190,34 @@ class ResultsLog:
         if not resume:
             expected = "expected a new results file (--resume completes an existing one)"
             raise SweepError([Problem(str(self.path), expected, "an existing file")])
-        header, records = read_results(self.path)
+        header, records = _read(self.path)
         if header.get("sweep") != self.spec.hash:
             expected = f"expected results of this sweep (hash {self.spec.hash})"
             got = f"results of another sweep (hash {header.get('sweep')}, {header.get('name')!r})"
             raise SweepError([Problem(str(self.path), expected, got)])
-        self.records = {r["id"]: r for r in records}
-        text = self.path.read_text()
-        self._file = self.path.open("r+")
-        self._file.seek(0)
-        self._file.truncate(text.rfind("\n") + 1)  # drop a line cut short by a kill
+        self._check_points(records)
+        self.records = {r["id"]: r for _, r in records}
+        end = self.path.read_bytes().rfind(b"\n") + 1  # bytes: what truncate() counts
+        self._file = _opened(self.path, "r+")
+        if end:
+            self._file.truncate(end)  # drop a line cut short by a kill
         self._file.seek(0, 2)
+        if not end:  # the header alone, without its newline: truncating erased it
+            self._file.write("\n")
+
+    def _check_points(self, records: list[tuple[int, dict[str, Any]]]) -> None:
+        """Each record is one of this sweep's points, at its index (a line of another sweep
+        was ranked with these, and skipped none)."""
+        indices = {point.id: point.index for point in self.spec.points()}
+        for number, record in records:
+            where = f"{self.path}:{number}"
+            index = indices.get(record["id"])
+            if index is None:
+                got = f"point {record['id']!r}, which it does not have"
+                raise SweepError([Problem(where, "expected a point of this sweep", got)])
+            if record["index"] != index:
+                expected = f"expected {index} (of point {record['id']!r})"
+                raise SweepError([Problem(f"{where}: index", expected, repr(record["index"]))])
 
     def __contains__(self, point_id: object) -> bool:
         return point_id in self.records
@@ -267,7 +314,9 @@ def metric_value(record: Mapping[str, Any], metric: str = "makespan_us") -> floa
     Raises
     ------
     SweepError
-        A `metric` that is not one of `METRICS`, or a name the result does not hold.
+        A `metric` that is not one of `METRICS`, a name the result does not hold, or a value
+        there that is not a finite number (NaN was ranked as a failed point, silently, and
+        -inf won); a record with an index is named by it.
 
     Examples
     --------
@@ -284,25 +333,46 @@ def metric_value(record: Mapping[str, Any], metric: str = "makespan_us") -> floa
     ...
     hetsim.errors.SweepError: metric peak_memory_bytes.host.mme: expected a name in the result's
     peak_memory_bytes ('host.mem'), got 'host.mme' (did you mean 'host.mem'?)
+    >>> metric_value({"index": 3, "status": "ok", "result": {"makespan_us": float("nan")}})
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.SweepError: metric makespan_us of point 3: expected a finite number, got nan
     """
     keys = _metric_keys(metric)
     if keys is None:
         raise SweepError([_not_a_metric(metric)])
     if record.get("status") != "ok":
         return math.nan
+    where = f"metric {metric}"
+    if "index" in record:  # a name or a number some points lack: which one
+        where += f" of point {record['index']}"
     value: Any = record["result"]
     for depth, key in enumerate(keys):
         if not isinstance(value, Mapping) or key not in value:
-            raise SweepError([_missing(metric, keys[:depth], key, value)])
+            raise SweepError([_missing(where, keys[:depth], key, value)])
         value = value[key]
-    return float(value)
+    number = _finite(value)
+    if number is None:
+        raise SweepError([Problem(where, "expected a finite number", show_value(value))])
+    return number
 
 
-def _missing(metric: str, within: tuple[str, ...], key: str, value: object) -> Problem:
+def _finite(value: object) -> float | None:
+    """`value` as a float, if it is a finite int or float (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an int past the largest float
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _missing(where: str, within: tuple[str, ...], key: str, value: object) -> Problem:
     names = list(value) if isinstance(value, Mapping) else []
-    where = f"the result's {'.'.join(within)}" if within else "the result"
-    expected = f"expected a name in {where} ({', '.join(map(repr, names))})"
-    return Problem(f"metric {metric}", expected, repr(key), closest(key, names))
+    inside = f"the result's {'.'.join(within)}" if within else "the result"
+    expected = f"expected a name in {inside} ({', '.join(map(repr, names))})"
+    return Problem(where, expected, repr(key), closest(key, names))
 
 
 def best_points(

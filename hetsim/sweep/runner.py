@@ -125,7 +125,10 @@ def execute_point(point: Point, run_point: PointFn = simulate_point) -> dict[str
     error = None
     try:
         result = run_point(point)
+        if not isinstance(result, Mapping):  # dict() of it raised outside this try
+            raise TypeError(f"run_point: expected a mapping (a result's to_dict()), got {result!r}")
     except Exception as err:  # a failing point is a result of the sweep: record it and go on
+        result = None
         error = f"{type(err).__name__}: {err}"
     return _record(point, result, error, time.perf_counter() - start, _worker_name())
 
@@ -194,8 +197,8 @@ def run_sweep(
     Raises
     ------
     SweepError
-        A bad sweep, a bad `workers`, an existing `out` without `resume`, or a resumed file
-        of another sweep.
+        A bad sweep, a bad `workers`, an existing `out` without `resume`, `resume` without
+        `out`, or a resumed file of another sweep (or one that is damaged).
     """
     spec = load_sweep(spec)  # every problem at once; the spec keeps its points
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
@@ -206,6 +209,8 @@ def run_sweep(
         raise SweepError([Problem("retries", "expected an integer >= 0", repr(retries))])
     if not isinstance(resume, bool):
         raise SweepError([Problem("resume", "expected true or false", repr(resume))])
+    if resume and out is None:  # ran every point again, and kept none
+        raise SweepError([Problem("resume", "expected a results file to complete (out)", "none")])
     if progress is not None and not callable(progress):
         raise SweepError([Problem("progress", "expected a callable or None", repr(progress))])
     points = spec.points()

@@ -38,6 +38,7 @@ from hetsim.sweep.points import EXPANDERS, Axis, Point, SweepSpec
 from hetsim.sweep.results import METRIC_ROOTS, metric_problem
 from hetsim.sweep.vary import MAX_POINTS, read_axes
 from hetsim.target.schema import closest
+from hetsim.target.values import show_value
 
 __all__ = ["KEYS", "METRIC_ROOTS", "load_sweep", "parse_sweep"]
 
@@ -153,6 +154,10 @@ def _read_file(path: Path) -> Any:
         ) from err
 
 
+_NOTHING = object()
+"""`_Parser.add`'s `got` when the problem has no value to show (a required key missing)."""
+
+
 @dataclass
 class _Parser:
     """One pass over a sweep mapping, collecting every problem."""
@@ -162,8 +167,10 @@ class _Parser:
     problems: list[Problem] = field(default_factory=list)
     expandable: bool = True  # False: the axes cannot be crossed or zipped as they are
 
-    def add(self, path: str, expected: str, got: Any = None, hint: str | None = None) -> None:
-        self.problems.append(Problem(path, expected, None if got is None else repr(got), hint))
+    def add(self, path: str, expected: str, got: Any = _NOTHING, hint: str | None = None) -> None:
+        """A problem at `path`; `got` (None too: ``seed: null``) shown as the user wrote it."""
+        shown = None if got is _NOTHING else show_value(got)
+        self.problems.append(Problem(path, expected, shown, hint))
 
     def names(self, key: str, *, allow_none: bool, known: tuple[str, ...] = ()) -> tuple[Any, ...]:
         """The list of names at `key`; with `known`, each must be one of them (a name no run
@@ -219,7 +226,9 @@ def _parse(
     policies = parser.names("policies", allow_none=True, known=tuple(POLICIES))
     spec = SweepSpec(
         target=_local_file(data.get("target"), folder),
-        models=tuple(_local_file(m, folder) for m in parser.names("models", allow_none=False)),
+        models=tuple(
+            _local_file(m, folder, is_file=True) for m in parser.names("models", allow_none=False)
+        ),
         axes=_axes(parser, expand),
         expand=expand,
         policies=policies,
@@ -229,7 +238,7 @@ def _parse(
         seed=parser.integer("seed", 0, 0),
         dims=_dims(parser),
         metric=_metric(parser),
-        name=str(data.get("name", "sweep")),
+        name=_name(parser),
         rules=_rules(parser, policies),
         source=file,
     )
@@ -249,12 +258,19 @@ def _point_count(spec: SweepSpec) -> int:
     return len(spec.models) * len(spec.policies) * len(spec.strategies) * combos
 
 
-def _local_file(value: Any, folder: Path | None) -> Any:
-    """A relative file name found next to the sweep file, as that file's path."""
+def _local_file(value: Any, folder: Path | None, *, is_file: bool = False) -> Any:
+    """A relative file name found next to the sweep file (a directory too: its reader says so,
+    where "no such file" sent the user to look elsewhere), as that file's path; with `is_file`
+    (a model: zoo names hold no dot), also one missing both there and here, so that its error
+    names where it was looked for."""
     if folder is None or not isinstance(value, str) or "." not in Path(value).name:
         return value
     candidate = folder / value
-    return str(candidate) if candidate.is_file() and not Path(value).is_absolute() else value
+    if Path(value).is_absolute():
+        return value
+    if candidate.exists() or (is_file and not Path(value).exists()):
+        return str(candidate)
+    return value
 
 
 def _rules(parser: _Parser, policies: tuple[str | None, ...]) -> tuple[tuple[str, str], ...]:
@@ -337,6 +353,18 @@ def _dims(parser: _Parser) -> tuple[tuple[str, int], ...]:
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             parser.add(f"dims.{name}", "expected an integer >= 1", size)
     return tuple(sorted((str(k), v) for k, v in dims.items()))
+
+
+def _name(parser: _Parser) -> str:
+    """The label: a string, or a number YAML read as one (``name: 2024``); null, a list or a
+    bool became a label such as 'None', silently."""
+    name = parser.data.get("name", "sweep")
+    if isinstance(name, str):
+        return name
+    if isinstance(name, int | float) and not isinstance(name, bool):
+        return str(name)
+    parser.add("name", "expected a string", name)
+    return "sweep"
 
 
 def _iterations(parser: _Parser) -> int:

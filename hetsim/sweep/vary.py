@@ -16,7 +16,7 @@ from typing import Any
 
 from hetsim.errors import Problem
 from hetsim.sweep.points import Axis, digest, parse_path
-from hetsim.target.values import yaml_number_hint
+from hetsim.target.values import LARGEST_FLOAT, show_value, yaml_number_hint
 
 __all__ = ["DIGITS", "MAX_POINTS", "read_axes"]
 
@@ -45,13 +45,13 @@ def read_axes(vary: Any, expand: str) -> tuple[tuple[Axis, ...], list[Problem], 
     for path, spec in vary.items():
         where = f"vary.{path}"
         try:
-            parse_path(str(path))
+            parse_path(path)  # not str(path): that made ``null`` the attribute 'None'
         except ValueError as err:
             problems.append(Problem(where, str(err)))
             continue
         values = _values(problems, where, spec)
         if values:
-            axes.append(Axis(str(path), values))
+            axes.append(Axis(path, values))
     expandable = _apart(problems, [a.path for a in axes])
     lengths = {len(a.values) for a in axes}
     if expand == "list" and len(lengths) > 1:
@@ -63,7 +63,7 @@ def read_axes(vary: Any, expand: str) -> tuple[tuple[Axis, ...], list[Problem], 
 
 
 def _problem(where: str, expected: str, got: Any, hint: str | None = None) -> Problem:
-    return Problem(where, expected, repr(got), hint)
+    return Problem(where, expected, show_value(got), hint)
 
 
 def _values(problems: list[Problem], where: str, spec: Any) -> tuple[Any, ...]:
@@ -73,10 +73,21 @@ def _values(problems: list[Problem], where: str, spec: Any) -> tuple[Any, ...]:
         expected = "expected a non-empty list of values or {start, stop, step|num}"
         problems.append(_problem(where, expected, spec))
         return ()
-    if len({digest(v) for v in spec}) != len(spec):
+    if len({_same(v) for v in spec}) != len(spec):
         problems.append(_problem(where, "expected distinct values", spec))
         return ()
     return tuple(spec)
+
+
+def _same(value: Any) -> Any:
+    """What two values that set the same target share: a number itself (``1`` and ``1.0`` made
+    two points of one target, with two ids), else its digest."""
+    if _is_number(value):
+        return value
+    try:
+        return digest(value)
+    except TypeError:  # a mapping of str and int keys, not sortable: the target schema says so
+        return repr(value)
 
 
 def _range(problems: list[Problem], where: str, spec: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -98,6 +109,10 @@ def _range(problems: list[Problem], where: str, spec: Mapping[str, Any]) -> tupl
             hint = yaml_number_hint(value)
             problems.append(_problem(f"{where}.{key}", "expected a number", value, hint))
     if not all(_is_number(v) for v in (start, stop)):
+        return ()
+    if not _is_number(stop - start):  # -1e308 to 1e308: every value in between was inf or nan
+        expected = "expected a range whose width (stop - start) is a finite number"
+        problems.append(Problem(where, expected, f"{start!r} to {stop!r}"))
         return ()
     if "num" in spec:
         num = spec["num"]
@@ -121,11 +136,12 @@ def _range(problems: list[Problem], where: str, spec: Mapping[str, Any]) -> tupl
         expected = "expected a number that walks from start to stop"
         problems.append(_problem(f"{where}.step", expected, step, yaml_number_hint(step)))
         return ()
-    count = math.floor((stop - start) / step + 1e-9) + 1
-    if count > MAX_POINTS:
+    steps = (stop - start) / step
+    if steps + 1e-9 >= MAX_POINTS:  # before floor(), which raised on a step of 5e-324: inf
         expected = f"expected a step that makes at most {MAX_POINTS} values"
         problems.append(_problem(f"{where}.step", expected, step))
         return ()
+    count = math.floor(steps + 1e-9) + 1
     is_int = all(isinstance(v, int) for v in (start, stop, step))
     values = (start + i * step for i in range(count))
     return _distinct(problems, where, [v if is_int else round(v, DIGITS) for v in values])
@@ -141,7 +157,11 @@ def _distinct(problems: list[Problem], where: str, values: list[Any]) -> tuple[A
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite int or float that a float holds (not a bool): ``math.isfinite(10**400)`` raised
+    `OverflowError`."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return abs(value) <= LARGEST_FLOAT if isinstance(value, int) else math.isfinite(value)
 
 
 def _apart(problems: list[Problem], paths: list[str]) -> bool:
@@ -151,7 +171,9 @@ def _apart(problems: list[Problem], paths: list[str]) -> bool:
     for path, inner in keys.items():
         for other, outer in keys.items():
             if other != path and inner[: len(outer)] == outer:
-                got = f"a path inside {other!r}"
-                problems.append(Problem(f"vary.{path}", "expected separate paths", got))
+                where = "the same path as" if inner == outer else "a path inside"
+                problems.append(
+                    Problem(f"vary.{path}", "expected separate paths", f"{where} {other!r}")
+                )
                 apart = False
     return apart

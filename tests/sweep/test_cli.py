@@ -179,3 +179,13 @@ def test_a_metric_naming_a_memory_ranks_by_it(
     result = simulate("mlp", "arm-riscv-soc", mode="timing", trace=False)
     peak = result.peak_memory_bytes["vdevice0/npu.mem"]  # a name holding a dot
     assert f"{peak:.3f}" in capsys.readouterr().out
+
+
+def test_resume_without_out_is_refused_before_the_sweep_loads(
+    sweep_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # it re-ran every point and kept none
+    assert cli.main(["sweep", str(sweep_file), "--resume", "--workers", "0"]) == 1
+    assert capsys.readouterr().err == (
+        "error: --resume: expected --out (the results file to complete), got none\n"
+    )

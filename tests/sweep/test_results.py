@@ -11,7 +11,7 @@ import pytest
 from hetsim.api import simulate
 from hetsim.errors import SweepError
 from hetsim.report import Result
-from hetsim.sweep import METRICS, metric_value
+from hetsim.sweep import METRICS, best_points, metric_value
 from hetsim.sweep.results import metric_problem
 
 
@@ -74,3 +74,51 @@ def test_a_metric_that_is_not_a_number_is_refused_even_for_a_failed_point() -> N
         SweepError, match=r"^metric: expected a number of the result: .*got 'processors'$"
     ):
         metric_value({"status": "failed", "result": None}, "processors")
+
+
+@pytest.mark.parametrize(
+    ("value", "got"),
+    [
+        (math.nan, "nan"),  # ranked as a failed point, silently
+        (-math.inf, "-inf"),  # won
+        (math.inf, "inf"),
+        ("fast", "'fast'"),  # ValueError from float()
+        (None, "None"),  # TypeError from float()
+        (True, "True"),  # ranked as 1.0
+        (10**400, "a 401-digit integer"),  # OverflowError from float()
+    ],
+    ids=["nan", "-inf", "inf", "str", "None", "bool", "huge-int"],
+)
+def test_a_metric_value_that_is_not_a_finite_number_names_the_point(
+    value: object, got: str
+) -> None:
+    record = {"index": 3, "status": "ok", "result": {"makespan_us": value}}
+    message = f"metric makespan_us of point 3: expected a finite number, got {got}"
+    with pytest.raises(SweepError, match="^" + re.escape(message) + "$"):
+        metric_value(record)
+
+
+def test_a_nan_never_wins_silently() -> None:
+    runs = [
+        {"index": i, "status": "ok", "params": {"model": "mlp"}, "result": {"makespan_us": t}}
+        for i, t in enumerate([2.0, math.nan])
+    ]
+    with pytest.raises(SweepError, match=r"^metric makespan_us of point 1: .* got nan$"):
+        best_points(runs)
+
+
+def test_a_metric_name_some_points_lack_names_the_point() -> None:
+    # the message listed names the other points have, without saying which point lacked one
+    result = _result().to_dict()
+    lacking = {**result, "links": {}}
+    runs = [
+        {"index": i, "status": "ok", "params": {"model": "mlp"}, "result": r}
+        for i, r in enumerate([result, lacking])
+    ]
+    metric = "links.host.mem--vdevice0/host.mem.bytes"
+    message = (
+        f"metric {metric} of point 1: expected a name in the result's links (), "
+        "got 'host.mem--vdevice0/host.mem'"
+    )
+    with pytest.raises(SweepError, match="^" + re.escape(message) + "$"):
+        best_points(runs, metric)

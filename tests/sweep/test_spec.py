@@ -163,6 +163,43 @@ BAD_SWEEPS = [
         },
         "sweep: expected at most 1000000 points, got 1001000 (models x policies x ...)",
     ),
+    # each of these raised a built-in error from deep inside, or made a sweep silently wrong
+    (  # OverflowError from math.isfinite
+        {**BASE, "vary": {DISPATCH: {"start": 0, "stop": 10**400, "num": 2}}},
+        "vary.executor.dispatch_us.stop: expected a number, got a 401-digit integer",
+    ),
+    (  # OverflowError from math.floor(inf)
+        {**BASE, "vary": {DISPATCH: {"start": -1e308, "stop": 1e308, "step": 1e308}}},
+        "vary.executor.dispatch_us: expected a range whose width (stop - start) is a finite "
+        "number, got -1e+308 to 1e+308",
+    ),
+    (  # values nan, inf, inf: "2 distinct of 3 (rounded to 12 decimals)"
+        {**BASE, "vary": {DISPATCH: {"start": -1e308, "stop": 1e308, "num": 3}}},
+        "vary.executor.dispatch_us: expected a range whose width (stop - start) is a finite "
+        "number, got -1e+308 to 1e+308",
+    ),
+    (  # OverflowError: 1 / 5e-324 steps is inf
+        {**BASE, "vary": {DISPATCH: {"start": 0, "stop": 1, "step": 5e-324}}},
+        "vary.executor.dispatch_us.step: expected a step that makes at most 1000000 values, "
+        "got 5e-324",
+    ),
+    (  # two points of one target, with two ids
+        {**BASE, "vary": {DISPATCH: [1, 1.0]}},
+        "vary.executor.dispatch_us: expected distinct values, got [1, 1.0]",
+    ),
+    (  # str(None): the attribute 'None'
+        {**BASE, "vary": {None: [1]}},
+        "vary.None: expected a path such as devices[vdevice0].host.freq_ghz, got None",
+    ),
+    (  # TypeError from sorting the keys to tell the values apart
+        {**BASE, "vary": {"link": [{1: 2, "latency_us": 1}]}},
+        "vary.link.1: unknown attribute",
+    ),
+    ({**BASE, "name": None}, "name: expected a string, got None"),  # the label 'None'
+    ({**BASE, "name": ["a"]}, "name: expected a string, got ['a']"),
+    ({**BASE, "name": True}, "name: expected a string, got True"),  # YAML's 'yes'
+    ({**BASE, "seed": None}, "seed: expected an integer >= 0, got None"),
+    ({**BASE, "models": [None]}, "models[0]: expected a name, got None"),
 ]
 
 
@@ -331,6 +368,61 @@ def test_a_yaml_1_1_exponent_in_a_range_suggests_the_number(tmp_path: Path) -> N
     message = (
         f"{path}:4: vary.host.freq_ghz.stop: expected a number, got '1e9' (did you mean '1.0e+9'?)"
     )
+    with pytest.raises(SweepError, match=_full(message)):
+        load_sweep(path)
+
+
+def test_two_spellings_of_one_path_are_the_same_path() -> None:
+    dotted = "devices.vdevice0.host.freq_ghz"
+    with pytest.raises(SweepError) as caught:
+        load_sweep({**BASE, "vary": {"devices[vdevice0].host.freq_ghz": [1], dotted: [2]}})
+    assert [p.message for p in caught.value.problems] == [
+        "vary.devices[vdevice0].host.freq_ghz: expected separate paths, got the same path as "
+        f"'{dotted}'",
+        f"vary.{dotted}: expected separate paths, got the same path as "
+        "'devices[vdevice0].host.freq_ghz'",
+    ]
+
+
+def test_a_model_that_is_a_directory_next_to_the_sweep_file_is_named(tmp_path: Path) -> None:
+    # it said "m.onnx: ... got no such file", read from the current folder
+    (tmp_path / "m.onnx").mkdir()
+    path = tmp_path / "sweep.yaml"
+    path.write_text("target: arm-riscv-soc\nmodels: [m.onnx]\n")
+    message = (
+        f"{path}:2: models[0]: {tmp_path / 'm.onnx'}: expected an ONNX model file, got a directory"
+    )
+    with pytest.raises(SweepError, match=_full(message)):
+        load_sweep(path)
+
+
+def test_a_missing_model_is_named_where_it_was_looked_for(tmp_path: Path) -> None:
+    path = tmp_path / "sweep.yaml"
+    path.write_text("target: arm-riscv-soc\nmodels: [missing.onnx]\n")
+    missing = tmp_path / "missing.onnx"
+    message = f"{path}:2: models[0]: {missing}: expected an ONNX model file, got no such file"
+    with pytest.raises(SweepError, match=_full(message)):
+        load_sweep(path)
+
+
+def test_a_bad_target_file_follows_the_target_key(tmp_path: Path) -> None:
+    # it read "target./.../soc.yaml:2: host.freq_ghz: ...", the file joined as an attribute
+    soc = tmp_path / "soc.yaml"
+    soc.write_text("kind: arm-cpu\nfreq_ghz: fast\n")
+    path = tmp_path / "sweep.yaml"
+    path.write_text("target: soc.yaml\nmodels: [mlp]\n")
+    with pytest.raises(SweepError) as caught:
+        load_sweep(path)
+    assert [p.message for p in caught.value.problems] == [
+        f"{path}:1: target: {soc}:2: freq_ghz: expected a positive number, got 'fast'"
+    ]
+
+
+def test_a_target_file_that_is_a_directory_is_named(tmp_path: Path) -> None:
+    (tmp_path / "soc.yaml").mkdir()
+    path = tmp_path / "sweep.yaml"
+    path.write_text("target: soc.yaml\nmodels: [mlp]\n")
+    message = f"{path}:1: target: {tmp_path / 'soc.yaml'}: expected a target file, got a directory"
     with pytest.raises(SweepError, match=_full(message)):
         load_sweep(path)
 

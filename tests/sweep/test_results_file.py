@@ -1,0 +1,156 @@
+"""Results files that --resume or a ranking cannot trust: each refused with its file and line.
+
+Every sweep here runs in process (``workers=0``); each case once raised a built-in error from
+deep inside, or was read silently wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hetsim.errors import SweepError
+from hetsim.sweep import Point, best_points, read_results, run_sweep
+
+SWEEP: dict[str, Any] = {
+    "name": "small",
+    "target": "arm-riscv-soc",
+    "models": ["mlp"],
+    "vary": {"executor.dispatch_us": [0.25, 0.5]},
+}
+
+
+def _full(message: str) -> str:
+    return "^" + re.escape(message) + "$"
+
+
+@pytest.fixture
+def out(tmp_path: Path) -> Path:
+    """A complete results file of `SWEEP`: a header and two records."""
+    path = tmp_path / "r.jsonl"
+    run_sweep(SWEEP, out=path, workers=0)
+    return path
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().splitlines()
+
+
+def _write(path: Path, lines: list[str]) -> None:
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_resume_without_a_results_file_is_refused() -> None:
+    # it ran every point again and kept none
+    message = "resume: expected a results file to complete (out), got none"
+    with pytest.raises(SweepError, match=_full(message)):
+        run_sweep(SWEEP, workers=0, resume=True)
+
+
+def test_resume_keeps_a_header_that_lost_its_newline(out: Path) -> None:
+    # the header was taken for a line cut short and truncated away: the file had no header
+    header = _lines(out)[0]
+    out.write_text(header)
+    records = run_sweep(SWEEP, out=out, workers=0, resume=True)
+    assert _lines(out)[0] == header
+    assert read_results(out)[1] == records
+
+
+def test_a_point_written_twice_is_refused(out: Path) -> None:
+    # the first was kept silently, whatever the second said
+    header, first, second = _lines(out)
+    again = json.loads(first) | {"result": {"makespan_us": 1.0}}
+    _write(out, [header, first, second, json.dumps(again)])
+    point = json.loads(first)["id"]
+    message = f"{out}:4: expected each point once, got point {point!r} again (line 2)"
+    with pytest.raises(SweepError, match=_full(message)):
+        read_results(out)
+    with pytest.raises(SweepError, match=_full(message)):
+        run_sweep(SWEEP, out=out, workers=0, resume=True)
+
+
+def test_resume_refuses_a_point_the_sweep_does_not_have(out: Path) -> None:
+    # it was returned, and ranked, with the sweep's own points
+    header, first, _ = _lines(out)
+    foreign = json.loads(first) | {"id": "ffffffffffff", "index": 9}
+    _write(out, [header, first, json.dumps(foreign)])
+    message = (
+        f"{out}:3: expected a point of this sweep, got point 'ffffffffffff', which it does not have"
+    )
+    with pytest.raises(SweepError, match=_full(message)):
+        run_sweep(SWEEP, out=out, workers=0, resume=True)
+
+
+def test_resume_refuses_a_point_at_another_index(out: Path) -> None:
+    header, first, second = _lines(out)
+    moved = json.loads(second) | {"index": 0}
+    _write(out, [header, first, json.dumps(moved)])
+    message = f"{out}:3: index: expected 1 (of point {moved['id']!r}), got 0"
+    with pytest.raises(SweepError, match=_full(message)):
+        run_sweep(SWEEP, out=out, workers=0, resume=True)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        # TypeError from sorting the records by index
+        ({"index": "x"}, "index: expected an integer >= 0, got 'x'"),
+        # KeyError from best_points
+        ({"params": None}, "params: expected a mapping that names the model, got None"),
+        ({"params": {"x": 1}}, "params: expected a mapping that names the model, got {'x': 1}"),
+        # a SweepError that blamed the metric
+        ({"result": None}, "result: expected a mapping (the point is ok), got None"),
+    ],
+)
+def test_a_record_with_a_bad_field_names_its_line_and_key(
+    out: Path, change: dict[str, Any], message: str
+) -> None:
+    header, first, second = _lines(out)
+    _write(out, [header, json.dumps(json.loads(first) | change), second])
+    with pytest.raises(SweepError, match=_full(f"{out}:2: {message}")):
+        run_sweep(SWEEP, out=out, workers=0, resume=True)
+
+
+def test_a_file_of_another_format_version_says_so(out: Path) -> None:
+    header, *records = _lines(out)
+    _write(out, [json.dumps(json.loads(header) | {"format": "hetsim-sweep/2"}), *records])
+    message = (
+        f"{out}: expected a hetsim-sweep/1 results file, got format 'hetsim-sweep/2' "
+        "(of another version of hetsim)"
+    )
+    with pytest.raises(SweepError, match=_full(message)):
+        run_sweep(SWEEP, out=out, workers=0, resume=True)
+
+
+def test_a_results_file_that_cannot_be_reopened_is_named(
+    out: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PermissionError from Path.open("r+"), a traceback (monkeypatched: root may write anything)
+    opened = Path.open
+
+    def read_only(path: Path, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if mode == "r+":
+            raise PermissionError(13, "Permission denied")
+        return opened(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", read_only)
+    message = f"{out}: expected a writable results file, got 'Permission denied'"
+    with pytest.raises(SweepError, match=_full(message)):
+        run_sweep(SWEEP, out=out, workers=0, resume=True)
+
+
+def _not_a_mapping(point: Point) -> Any:
+    return 3.0
+
+
+def test_a_point_function_that_returns_no_mapping_fails_its_point() -> None:
+    # TypeError from dict(3.0), outside the point's try: the sweep stopped
+    records = run_sweep(SWEEP, workers=0, run_point=_not_a_mapping)
+    assert [r["error"] for r in records] == [
+        "TypeError: run_point: expected a mapping (a result's to_dict()), got 3.0"
+    ] * 2
+    assert best_points(records) == {}
