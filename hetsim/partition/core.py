@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.errors import PartitionError
+from hetsim.errors import ModelError, PartitionError, UnknownValueError
 from hetsim.ir import Graph, Op, check_graph_dims
 from hetsim.kernels import Cost, Meta, propagate_costs
 from hetsim.partition.context import LevelContext, check_op_lists, home_memory, is_static
@@ -243,8 +243,8 @@ class _Builder:
 
 
 def _policy(policy: str, rules: Any, platform: Platform) -> tuple[Rule, ...]:
-    if policy not in POLICIES:
-        close = difflib.get_close_matches(policy, POLICIES, n=1)
+    if not isinstance(policy, str) or policy not in POLICIES:  # None, a list: a TypeError
+        close = difflib.get_close_matches(policy, POLICIES, n=1) if isinstance(policy, str) else []
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise PartitionError(
             f"partition: expected a policy in {sorted(POLICIES)}, got {policy!r}{hint}"
@@ -268,11 +268,26 @@ def _estimate(
 ) -> tuple[dict[str, Meta], dict[str, Cost]]:
     """Metas and costs of the plan's estimate: unbound dims at `ESTIMATE_DIM`, except the dims
     of the given `inputs`, which their arrays' shapes bind."""
-    from_arrays = {symbol for name in inputs for symbol in graph.inputs[name].symbols}
+    known = graph.inputs  # a name it lacks is propagate's to refuse, with its message
+    from_arrays = {symbol for name in inputs if name in known for symbol in known[name].symbols}
     estimate = {
         s: bound.get(s, ESTIMATE_DIM) for s in graph.symbols if s in bound or s not in from_arrays
     }
-    return propagate_costs(graph, estimate, inputs)
+    try:
+        return propagate_costs(graph, estimate, inputs)
+    except UnknownValueError:
+        raise
+    except ModelError as err:
+        guessed = [f"{s}={ESTIMATE_DIM}" for s in sorted(estimate) if s not in bound]
+        if not guessed or not str(err).startswith("op "):  # not a shape rule at the guess
+            raise
+        # a shape rule that holds at the run's sizes may not at the guess (a Reshape to
+        # [-1, 2] of [n]): the rule's message alone named sizes the user never gave
+        raise PartitionError(
+            f"partition: expected shapes that hold with the dims not bound at compile time "
+            f"set to {ESTIMATE_DIM} for the plan's estimate ({', '.join(guessed)}), got {err} "
+            "(bind them with dims=, as this run's sizes)"
+        ) from err
 
 
 def partition(

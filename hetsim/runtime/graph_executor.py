@@ -121,6 +121,8 @@ def compile_graph(
     inputs: tuple[str, ...],
     outputs: tuple[str, ...],
     dims: Mapping[str, int],
+    *,
+    folded: tuple[Op, ...] = (),
 ) -> GraphProgram:
     """The node list of `compiler`'s units: its code without ALLOC and FREE, buffers static.
 
@@ -132,8 +134,11 @@ def compile_graph(
         The invocation's arguments and results, in the host's memory.
     dims
         The dims the shapes are compiled for.
+    folded
+        At the root, the ops folded at load time: a functional run computes the constants from
+        the root program's (a root graph executor without them had no value for a folded one).
     """
-    program = compiler.compile(inputs, outputs)
+    program = compiler.compile(inputs, outputs, folded=folded)
     storage = tuple(ins for ins in program.code if isinstance(ins, Alloc))
     nodes = tuple(ins for ins in program.code if not isinstance(ins, Alloc | Free))
     assert all(type(ins) in MNEMONICS for ins in nodes), "unknown node type"
@@ -149,4 +154,5 @@ def compile_graph(
         storage=storage,
         placement=program.placement,
         dims=dict(dims),
+        folded=program.folded,
     )

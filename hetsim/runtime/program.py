@@ -159,11 +159,13 @@ def _compile_graph(
 ) -> LevelProgram:
     ops = tuple(ctx.ops[u.op] for u in units if u.op is not None)
     check_static(level or "(root)", ops, ctx.dynamic, ctx.unbound)
+    is_root = level == ""
     compiler = LevelCompiler(
         ctx.graph, ctx.platform, level, ctx.ops, ctx.constants, units, placement,
-        caller_outputs=level != "",
+        caller_outputs=not is_root,
     )  # fmt: skip
-    return compile_graph(compiler, inputs, outputs, ctx.plan.dims)
+    folded = ctx.folded if is_root else ()
+    return compile_graph(compiler, inputs, outputs, ctx.plan.dims, folded=folded)
 
 
 COMPILERS: Mapping[str, Callable[..., LevelProgram]] = {
@@ -188,13 +190,32 @@ def compile_plan(graph: Graph, platform: Platform, plan: Plan) -> PlanProgram:
     Raises
     ------
     SimulationError
-        An op with dynamic shapes on a graph-executor level (`check_static`), or an executor
-        kind no compiler knows.
+        An argument of the wrong type, a plan made for another graph or platform, an op with
+        dynamic shapes on a graph-executor level (`check_static`), or an executor kind no
+        compiler knows.
     """
+    given = (("graph", graph, Graph), ("platform", platform, Platform), ("plan", plan, Plan))
+    for name, value, kind in given:
+        if not isinstance(value, kind):
+            raise SimulationError(
+                f"compile_plan: expected {name} a {kind.__name__}, got {type(value).__name__}"
+            )
+    if (plan.graph, plan.platform) != (graph.name, platform.name):
+        raise SimulationError(
+            f"compile_plan: expected a plan of graph {graph.name} on platform {platform.name}, "
+            f"got a plan of {plan.graph} on {plan.platform}"
+        )
     ctx = _Context(graph, platform, plan)
     root = plan.levels[""]
     inputs = tuple(name for name in graph.inputs if name not in ctx.constants)
-    ctx.compile_level("", root.segments, inputs, graph.outputs)
+    try:
+        ctx.compile_level("", root.segments, inputs, graph.outputs)
+    except KeyError as err:  # names alike, contents not: an op or a level the plan has
+        raise SimulationError(
+            f"compile_plan: expected a plan of graph {graph.name} on platform {platform.name}, "
+            f"got one that names {err.args[0]!r}, which they lack (a plan of another graph or "
+            "platform of the same name?)"
+        ) from err
     programs = tuple(p for p in ctx.programs if p is not None)
     assert len(programs) == len(ctx.programs), "a program was not compiled"
     return PlanProgram(plan, programs)
@@ -216,11 +237,18 @@ def compile_vm(graph: Graph, platform: Platform, placement: Mapping[str, str]) -
     Raises
     ------
     SimulationError
-        A placement on a processor the root level does not drive, or a copy between memories no
-        device stream can carry.
+        An op with no placement, a placement on a processor the root level does not drive (a
+        nested level included), or a copy between memories no device stream can carry.
     """
     constants, folded, ops = fold(graph)
-    units = tuple(Unit.of_op(number, op, placement[op.name]) for number, op in enumerate(ops))
+    try:
+        units = tuple(Unit.of_op(n, op, placement[op.name]) for n, op in enumerate(ops))
+    except KeyError as err:  # found on failure only: nothing per op when every one is placed
+        op = next(op for op in ops if op.name not in placement)
+        raise SimulationError(
+            f"placement: expected a processor for every op of graph {graph.name}, got none for "
+            f"op {op.name} ({op.type})"
+        ) from err
     level = platform.levels[""]
     return LevelCompiler(
         graph, platform, level.path, tuple(ops), constants, units, placement

@@ -238,6 +238,13 @@ class LevelCompiler:
 
     def _check_memory_of(self, unit: Unit) -> str:
         path = unit.where
+        if path in self.nested and unit.op is not None:  # only invocations go to a nested level
+            raise SimulationError(
+                f"op {unit.name} ({unit.op_type}): expected a placement on a processor of level "
+                f"{self.level.path or '(root)'} {[self.host, *sorted(self.processors)]}, got "
+                f"{path!r}, a nested level (hetsim.partition places ops there, and compile_plan "
+                "compiles them)"
+            )
         if path in self.nested:
             return self.platform.processors[self.nested[path]].memory
         if path != self.host and path not in self.processors:

@@ -48,6 +48,7 @@ from hetsim.runtime import (
     Launch,
     LevelProgram,
     PlanProgram,
+    Ret,
 )
 from hetsim.sim.binders import BINDERS, Binder, compiled_kernel
 from hetsim.sim.engine import Simulation
@@ -166,6 +167,18 @@ def _streams_used(program: LevelProgram | PlanProgram) -> frozenset[str]:
     return found
 
 
+def _check_ends(program: LevelProgram) -> None:
+    """The interpreter runs a program until its RET: code that does not end with one (written
+    by hand: the compilers always end with RET) would run past its end. Once per program."""
+    last = program.code[-1] if program.code else None
+    if type(last) is not Ret:
+        got = type(last).__name__.upper() if last is not None else "no code"
+        raise SimulationError(
+            f"program of level {program.level or '(root)'} of {program.graph.name}: expected "
+            f"code that ends with RET, got {got}"
+        )
+
+
 def _check_dims(program: LevelProgram, dims: Mapping[str, int]) -> None:
     """A graph executor's shapes are compiled: the run must bind its dims to the same sizes."""
     if not isinstance(program, GraphProgram):
@@ -214,12 +227,20 @@ def bind(
     Raises
     ------
     SimulationError
-        A run's dims that differ from those a graph executor's shapes were compiled for.
+        A run's dims that differ from those a graph executor's shapes were compiled for, a
+        tensor without a `Meta` or an op without a `Cost`, or a program that names a processor,
+        link or level `platform` lacks (compiled for another platform).
     """
     programs = programs_of(program)
     root = programs[0]
     run_dims = dict(dims or {})
-    space = SlotSpace(programs, platform, metas, costs)
+    try:
+        space = SlotSpace(programs, platform, metas, costs)
+    except KeyError as err:  # caught, not checked: nothing per slot on the common path
+        raise SimulationError(
+            f"bind: expected a Meta for every tensor of graph {root.graph.name} (as "
+            f"hetsim.kernels.propagate gives them), got none for {err.args[0]!r}"
+        ) from err
     constants: tuple[tuple[int, Any], ...] | None = None
     if is_functional:
         graph = root.graph
@@ -235,8 +256,15 @@ def bind(
     bound: list[tuple[str, tuple[Step, ...]]] = []
     for p, p_code in zip(programs, codes, strict=True):
         _check_dims(p, run_dims)
-        binder = Binder(p, platform, run_dims, space, is_functional=is_functional)
-        code = tuple([BINDERS[type(ins)](ins, binder) for ins in p_code])
+        _check_ends(p)
+        try:
+            binder = Binder(p, platform, run_dims, space, is_functional=is_functional)
+            code = tuple([BINDERS[type(ins)](ins, binder) for ins in p_code])
+        except KeyError as err:  # caught, not checked: nothing per instruction when all is well
+            message = _missing(p, platform, space, err.args[0] if err.args else None)
+            if message is None:
+                raise
+            raise SimulationError(message) from err
         if p is not root and is_functional:
             kernels = tuple(getattr(step, "run", no_run) for step in code)
             code = tuple(
@@ -270,6 +298,24 @@ def bind(
         bound[0][1], names, tuple(resident), tuple(ready), tuple(bound), dict(root.inputs),
         constants,
     )  # fmt: skip
+
+
+def _missing(program: LevelProgram, platform: Platform, space: SlotSpace, key: Any) -> str | None:
+    """The message of a name binding `program` did not find: an op's cost, or a part of the
+    platform (a program compiled for another platform: a processor, a link, a level); None
+    for any other key (an internal error, left as it is)."""
+    where = f"bind: program of level {program.level or '(root)'} of {program.graph.name}"
+    if not isinstance(key, str):
+        return None
+    if key not in space.costs and any(op.name == key for op in program.ops):
+        return f"{where}: expected a Cost for every op (costs=), got none for op {key!r}"
+    named = (platform.processors, platform.links, platform.levels, platform.memories)
+    if any(key in names for names in named):
+        return None
+    return (
+        f"{where}: expected platform {platform.name} to have {key!r}, which the program names, "
+        "got none (a program compiled for another platform?)"
+    )
 
 
 BOUND_PER_PROGRAM = 4

@@ -232,7 +232,24 @@ def _sync(ins: Sync, b: Binder) -> SyncStep:
     return SyncStep(f"sync {ins.processor}", b.dispatch_us, ins.processor, sync_us(device), {})
 
 
+def _branch_problem(ins: BranchShape, b: Binder) -> str | None:
+    """What a BRANCH_SHAPE (written by hand: the compilers emit none) lacks to run, if anything."""
+    length = len(b.program.code)
+    if ins.test not in TESTS:
+        expected, got = f"a test in {sorted(TESTS)}", repr(ins.test)
+    elif ins.dim not in b.dims:
+        expected, got = f"a size for dim {ins.dim!r} (bind it with dims=)", f"dims {sorted(b.dims)}"
+    elif not 0 <= ins.target < length:
+        expected, got = f"a target in the program's code [0, {length})", repr(ins.target)
+    else:
+        return None
+    return f"BRANCH_SHAPE {ins.dim} {ins.test}: expected {expected}, got {got}"
+
+
 def _branch(ins: BranchShape, b: Binder) -> BranchStep:
+    problem = _branch_problem(ins, b)
+    if problem is not None:
+        raise SimulationError(problem)
     name = f"branch {ins.dim} {ins.test} {ins.value}"
     test = TESTS[ins.test]
     value = ins.value

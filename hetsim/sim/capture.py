@@ -29,8 +29,9 @@ from hetsim.cost import (
     graph_node_us,
 )
 from hetsim.cost import instantiate_us as instantiate_cost_us
-from hetsim.errors import SimulationError
-from hetsim.kernels import Cost, Meta, propagate
+from hetsim.errors import ModelError, SimulationError
+from hetsim.ir import Graph
+from hetsim.kernels import Cost, Meta, keeps_value, propagate
 from hetsim.platform import Platform
 from hetsim.runtime import Alloc, Free, GraphProgram, Launch, PlanProgram, VmProgram
 from hetsim.runtime.capture_regions import Region
@@ -142,7 +143,7 @@ def run_graph_program(
             regions = ()
         elif padded != dims:
             _check_static_levels(compiled, dims, padded)
-            padded_metas = propagate(program.graph, padded)
+            padded_metas = _padded_metas(program.graph, dims, padded, given)
             shaped = (bind(compiled, platform, padded_metas, dims=padded), padded_metas)
     code = _Folder(rewritten, regions, platform, bound, shaped, cache).fold()
     resident = bound.resident + _graph_memory(cache, program.host)
@@ -162,6 +163,29 @@ def run_graph_program(
     delta["graph_memory_bytes"] = cache.stats().graph_memory_bytes
     extra = {**record.extra, "levels": levels_of(platform), "cuda_graph": delta}
     return dataclasses.replace(record, extra=extra)
+
+
+def _padded_metas(
+    graph: Graph, dims: Mapping[str, int], padded: Mapping[str, int], inputs: Mapping[str, Any]
+) -> Mapping[str, Meta]:
+    """Every tensor's `Meta` at the padded dims, with the values of the run's small integer
+    inputs (a shape may depend on one: an Expand's), once per padded run.
+
+    Raises
+    ------
+    SimulationError
+        A shape that does not follow the dims when they are padded (a shape given as an input).
+    """
+    values = {name: v for name, v in inputs.items() if keeps_value(np.asarray(v))}
+    try:
+        return propagate(graph, padded, values)
+    except ModelError as err:
+        grown = ", ".join(f"{n}={dims[n]} to {padded[n]}" for n in sorted(padded)
+                          if padded[n] != dims.get(n))  # fmt: skip
+        raise SimulationError(
+            f"cuda_graph buckets: expected shapes that follow the dims padded up to a bucket "
+            f"({grown}), got {err}; use cuda_graph 'regions'"
+        ) from err
 
 
 def _difference(after: Mapping[str, float], before: Mapping[str, float]) -> dict[str, float]:

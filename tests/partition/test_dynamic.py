@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from hetsim.ir import GraphBuilder
+import numpy as np
+import pytest
+
+from hetsim.api import simulate
+from hetsim.errors import ModelError, PartitionError
+from hetsim.ir import Graph, GraphBuilder
 from hetsim.models import load_model
 from hetsim.partition import partition
 from tests.partition.tiny import LINK, level, nested, platform_of, proc, tag_platform
@@ -40,3 +45,29 @@ def test_only_ops_that_depend_on_the_unbound_dim_are_dynamic() -> None:
     plan = partition(graph, platform)
     assert plan.dynamic == ("relu1", "neg0")
     assert dict(plan.placement) == {"relu0": "sub/acc", "relu1": "host", "neg0": "host"}
+
+
+def pairs_graph() -> Graph:
+    """x: float32[n] reshaped to [-1, 2]: it holds for an even n, not at the estimate's n = 1."""
+    b = GraphBuilder("pairs")
+    pairs = b.op("Reshape", b.input("x", ("n",)), np.array([-1, 2], np.int64), name="pairs")
+    return b.build(b.op("Relu", pairs))
+
+
+def test_a_shape_that_fails_only_at_the_estimate_says_to_bind_the_dims() -> None:
+    # the shape rule's message alone named a shape [1] the user never gave
+    with pytest.raises(
+        PartitionError,
+        match=r"^partition: expected shapes that hold with the dims not bound at compile time "
+        r"set to 1 for the plan's estimate \(n=1\), got op pairs \(Reshape\): expected a shape "
+        r"that fits \[1\], got \[-1, 2\] \(bind them with dims=, as this run's sizes\)$",
+    ):
+        simulate(pairs_graph(), "x86-h100", inputs={"x": np.ones(200, np.float32)})
+    bound = simulate(pairs_graph(), "x86-h100", inputs={"x": np.ones(200, np.float32)},
+                     dims={"n": 200})  # fmt: skip
+    assert bound.outputs["relu0"].shape == (100, 2)
+
+
+def test_input_arrays_of_names_the_graph_lacks_are_refused_by_name() -> None:
+    with pytest.raises(ModelError, match=r"^inputs: expected names from \['x'\], got \['y'\]$"):
+        partition(pairs_graph(), tag_platform("x86-h100"), inputs={"y": np.ones(2, np.int64)})

@@ -70,6 +70,17 @@ def test_rule_naming_a_far_missing_device_has_no_suggestion(host_npu: Platform) 
         partition(_neg(), host_npu, "rules", [{"op": "Neg", "device": "gpu7"}])
 
 
+def test_rule_naming_a_device_in_another_case_suggests_it() -> None:
+    # difflib, case-sensitive, found 'VDEVICE0' too far from 'vdevice0' to suggest anything
+    message = (
+        "rules[0].device: expected a processor or level of platform arm-riscv-soc, got "
+        "'VDEVICE0' (did you mean 'vdevice0'?)"
+    )
+    soc = tag_platform("arm-riscv-soc")
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(_neg(), soc, "rules", [{"op": "Neg", "device": "VDEVICE0"}])
+
+
 def test_rule_sending_op_to_device_without_it(host_npu: Platform) -> None:
     message = (
         "op neg0 (Neg): rules[0] places it on npu, which cannot run it; npu (no Neg in its ops)"
@@ -123,6 +134,14 @@ def test_unknown_policy_suggests_a_close_name(host_npu: Platform) -> None:
     )
     with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
         partition(_neg(), host_npu, "costs")
+
+
+@pytest.mark.parametrize("policy", [None, ["cost"], 3])
+def test_a_policy_that_is_not_a_name_is_named(policy: object, host_npu: Platform) -> None:
+    # None and 3 failed in difflib, a list as unhashable: TypeError from inside
+    message = f"partition: expected a policy in ['capability', 'cost', 'rules'], got {policy!r}"
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(_neg(), host_npu, policy)  # type: ignore[arg-type]
 
 
 def test_rules_policy_without_rules(host_npu: Platform) -> None:

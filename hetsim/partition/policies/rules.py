@@ -100,7 +100,10 @@ def _shape(index: int, item: Any) -> tuple[str, str]:
 def _rule(index: int, op: str, device: str, platform: Platform) -> Rule:
     known = [*platform.processors, *(path for path in platform.levels if path)]
     if device not in known:
-        close = difflib.get_close_matches(device, known, n=1)
+        # paths are matched exactly: 'VDEVICE0' is 'vdevice0' in another case, which difflib
+        # (case-sensitive) found too far to suggest
+        close = [path for path in known if path.lower() == device.lower()]
+        close = close or difflib.get_close_matches(device, known, n=1)
         expected = f"expected a processor or level of platform {platform.name}"
         problem = Problem(f"rules[{index}].device", expected, repr(device), *close[:1])
         raise PartitionError([problem])

@@ -1,0 +1,57 @@
+"""A memory holds exactly its capacity: the plan's weight check and the engine's allocations
+agree on the boundary (a byte more is refused, by the one that sees it first).
+
+Tiny-target parameters (tests/sim/tiny.py): x is float32[250] (1000 B); gpu0's memory is set in
+bytes (``memory_gib = bytes / 2**30``, exact for these sizes). On the host, ALLOC x@gpu0.mem
+takes 1 + 0.5 µs and its COPY 1 + 4 µs, so the next ALLOC is at 6.5 µs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hetsim.api import simulate
+from hetsim.errors import PartitionError, SimulationError
+from hetsim.ir import Graph, Op, TensorType
+from tests.sim.tiny import N, device, graph, target
+
+
+def gpu_of(capacity_bytes: int) -> dict[str, object]:
+    return target(device("gpu0", ["Relu", "Add"], memory_gib=capacity_bytes / 2**30))
+
+
+def test_activations_that_fill_a_memory_exactly_fit() -> None:
+    relu = graph(Op("Relu", "r1", ("x",), ("y",)), outputs=("y",))
+    result = simulate(relu, gpu_of(2000), mode="timing")  # x@gpu0.mem and y: 2000 B
+    assert result.peak_memory_bytes["gpu0.mem"] == 2000
+    with pytest.raises(
+        SimulationError,
+        match=r"^sim at 6\.5 us, gpu0: out of memory in gpu0\.mem \(need 1000 B, 999 B free\) "
+        r"for tensor y of op r1$",
+    ):
+        simulate(relu, gpu_of(1999), mode="timing")
+
+
+def weighted() -> Graph:
+    """y = x + w on gpu0, w a 1000 B weight resident there."""
+    inputs = {"x": TensorType((N,), "float32")}
+    add = Op("Add", "a1", ("x", "w"), ("y",))
+    return Graph("w", (add,), inputs, ("y",), {"w": np.ones(N, np.float32)})
+
+
+def test_weights_that_fill_a_memory_exactly_pass_the_plan() -> None:
+    assert simulate(weighted(), gpu_of(3000), mode="timing").peak_memory_bytes["gpu0.mem"] == 3000
+    with pytest.raises(
+        PartitionError,
+        match=r"^memory gpu0\.mem: expected the weights of the ops placed on it to fit in 999 B, "
+        r"got 1000 B \(1 weight tensor\)$",
+    ):
+        simulate(weighted(), gpu_of(999), mode="timing")
+    # the weight fits the plan's check; the input copied next to it does not
+    with pytest.raises(
+        SimulationError,
+        match=r"^sim at 0\.0 us, gpu0: out of memory in gpu0\.mem \(need 1000 B, 0 B free\) "
+        r"for tensor x@gpu0\.mem of op a1$",
+    ):
+        simulate(weighted(), gpu_of(1000), mode="timing")
