@@ -2,18 +2,18 @@
 
 Op modules (`elementwise.py`, `nn.py`, ...) fill `OPS` with `register`; nothing else writes it.
 This module owns the op classes, the signatures of an op's rules (`Kernel`, ...) and how
-`register` wraps them: an op's attribute names (against `attributes.ATTRIBUTES`, at the op's
-opset), its required inputs and its outputs are checked before and after each rule runs; `lookup`
-finds an op's entry. What the rules speak in is left to `meta` (`Meta`) and `costs` (`Cost` and the
-shared cost rules), the checks they share to `checks`, and array helpers for kernels to `arrays`.
+`register` wraps them: an op's attribute names and inputs (against its schema at the op's opset:
+`schema_checks`) and its outputs are checked before and after each rule runs; `lookup` finds an
+op's entry. What the rules speak in is
+left to `meta` (`Meta`) and `costs` (`Cost` and the shared cost rules), the checks they share to
+`checks`, and array helpers for kernels to `arrays`.
 """
 
 from __future__ import annotations
 
-import difflib
 import functools
 import inspect
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -21,16 +21,24 @@ import numpy as np
 
 from hetsim.errors import ModelError
 from hetsim.ir import Op
-from hetsim.kernels.attributes import ATTRIBUTES, STRICT_BY_OPSET
+from hetsim.kernels.arity import MAX_INPUTS
+from hetsim.kernels.attributes import ATTRIBUTES
 from hetsim.kernels.checks import (
     check_output_count,
-    check_required_inputs,
     named_outputs,
     op_error,
     raise_kernel_error,
 )
 from hetsim.kernels.costs import CostRule, elementwise_cost
 from hetsim.kernels.meta import Meta
+from hetsim.kernels.schema_checks import (
+    AttributeCheck,
+    InputCheck,
+    at_opset,
+    attribute_check,
+    close_name,
+    input_check,
+)
 
 __all__ = [
     "ALL_INPUTS",
@@ -135,7 +143,9 @@ def register(
 
     `required`: how many leading inputs ONNX requires (1 unless given: every op but a Constant
     reads its first), or that count by the opset it holds from (Reshape: ``{1: 1, 5: 2}``). An
-    op that omits one is a ModelError before its compile or shape rule runs, and a shape rule
+    op that omits one, or that names more inputs than `op_type` takes at the op's opset (its
+    entry in `hetsim.kernels.arity.MAX_INPUTS`, which every registered type has; trailing
+    omitted ones aside), is a ModelError before its compile or shape rule runs, and a shape rule
     that gives fewer outputs than the op names is one after it.
 
     An op with an attribute that `op_type` does not take at the op's opset (its entry in
@@ -144,19 +154,20 @@ def register(
     """
     assert op_class in OP_CLASSES, f"{op_type}: unknown op class {op_class!r}"
     assert op_type in ATTRIBUTES, f"{op_type}: expected an entry in ATTRIBUTES, got none"
+    assert op_type in MAX_INPUTS, f"{op_type}: expected an entry in MAX_INPUTS, got none"
     existing = OPS.get(op_type)
     again = existing is not None and _source(existing.compile) == _source(compile) is not None
     assert existing is None or again, f"{op_type} registered twice"
     by_opset = required if isinstance(required, Mapping) else {1: required}
-    required_at = _at_opset(by_opset)
-    check_attributes = _attribute_check(op_type)
+    check_inputs = input_check(op_type, at_opset(by_opset))
+    check_attributes = attribute_check(op_type)
     if one_type:
         infer = _of_one_type(infer, one_type)
     definition = OpDef(
         op_type,
         op_class,
-        _naming_the_op(compile, required_at, check_attributes),
-        _with_inputs_and_outputs_checked(infer, required_at, check_attributes),
+        _naming_the_op(compile, check_inputs, check_attributes),
+        _with_inputs_and_outputs_checked(infer, check_inputs, check_attributes),
         cost or elementwise_cost(op_class),
         domain,
         by_opset,
@@ -165,112 +176,18 @@ def register(
     return definition
 
 
-def _at_opset(by_opset: Mapping[int, T]) -> Callable[[int], T]:
-    """The value of `by_opset` (opset -> the value from that opset on) at an opset, cached."""
-    since = sorted(by_opset, reverse=True)
-    assert since[-1:] == [1], f"{dict(by_opset)!r}: expected a value from opset 1"
-    found: dict[int, T] = {}
-
-    def at(opset: int) -> T:
-        if opset not in found:
-            found[opset] = by_opset[next((v for v in since if v <= opset), 1)]
-        return found[opset]
-
-    return at
-
-
-AttributeCheck = Callable[[Op, int], None]
-"""``check(op, opset)``: a ModelError unless every attribute of `op` is one its type takes."""
-
-
-def _attribute_check(op_type: str) -> AttributeCheck:
-    """The check of an op's attribute names against those `op_type` takes at the op's opset:
-    those of its version at that opset and, but for `STRICT_BY_OPSET`, of every later version
-    (`hetsim.kernels.attributes`); below its first version, which hetsim does not refuse, those
-    of the first."""
-    by_opset = ATTRIBUTES[op_type]
-    since = sorted(by_opset)
-    takes_from = {
-        v: by_opset[v]
-        if op_type in STRICT_BY_OPSET
-        else frozenset().union(*(by_opset[w] for w in since if w >= v))
-        for v in since
-    }
-    takes_at = _at_opset({1 if v == since[0] else v: names for v, names in takes_from.items()})
-    varies = len(set(takes_from.values())) > 1
-
-    def check(op: Op, opset: int) -> None:
-        takes = takes_at(opset)
-        if not takes.issuperset(op.attrs):
-            at = f" at opset {opset}" if varies else ""
-            unknown = [_hinted(name, op_type, takes) for name in op.attrs if name not in takes]
-            listed = ", ".join(sorted(takes))
-            expected = (
-                f"expected attributes of {op_type}{at} ({listed})"
-                if takes
-                else f"expected no attributes ({op_type} takes none{at})"
-            )
-            raise op_error(op, expected, ", ".join(unknown))
-
-    return check
-
-
-def _hinted(name: str, op_type: str, takes: frozenset[str]) -> str:
-    """Attribute `name` as an error shows it: with the opsets at which `op_type` takes it, else
-    with the name it may misspell."""
-    opsets = _opsets_taking(name, ATTRIBUTES[op_type])
-    if opsets:
-        return f"{name!r} (an attribute of {op_type} at {opsets})"
-    close = _close(str(name), takes)
-    return f"{name!r} (did you mean {close!r}?)" if close else repr(name)
-
-
-def _opsets_taking(name: str, by_opset: Mapping[int, frozenset[str]]) -> str:
-    """The opsets whose names in `by_opset` include `name`, in words; ``""`` for none.
-
-    >>> _opsets_taking("axes", ATTRIBUTES["ReduceSum"])
-    'opsets 1-12'
-    >>> _opsets_taking("start", ATTRIBUTES["Shape"]), _opsets_taking("axis", ATTRIBUTES["Add"])
-    ('opsets 15 and later', 'opsets 1-6')
-    """
-    since = sorted(by_opset)
-    spans: list[tuple[int, int | None]] = []  # (first, until): until None is open-ended
-    for first, until in zip(since, [*since[1:], None], strict=True):
-        if name not in by_opset[first]:
-            continue
-        if spans and spans[-1][1] == first:  # the name stays while others change
-            spans[-1] = (spans[-1][0], until)
-        else:
-            spans.append((first, until))
-    if not spans:
-        return ""
-    shown = [
-        f"{a} and later" if b is None else str(a) if b == a + 1 else f"{a}-{b - 1}"
-        for a, b in spans
-    ]
-    word = "opset" if shown == [str(spans[0][0])] else "opsets"
-    return f"{word} {', '.join(shown)}"
-
-
-def _close(word: str, names: Collection[str]) -> str | None:
-    """The name of `names` that `word` likely misspells: one that differs only in case
-    (``transb``: ``transB``), else the closest, if one is close enough."""
-    same = [n for n in names if n.lower() == word.lower()]
-    close = same or difflib.get_close_matches(word, names, n=1)
-    return close[0] if close else None
-
-
 def _with_inputs_and_outputs_checked(
-    infer: Infer, required_at: Callable[[int], int], check_attributes: AttributeCheck
+    infer: Infer, check_inputs: InputCheck, check_attributes: AttributeCheck
 ) -> Infer:
     """`infer`, run once the op's attribute names are found among those its type takes at the
-    opset and its required inputs present; an op naming more outputs than it gives (a Relu with
-    two) is a ModelError rather than an output without a meta."""
+    opset, its required inputs present and no more inputs named than it takes; an op naming more
+    outputs than it gives (a Relu with two) is a ModelError rather than an output without a
+    meta."""
 
     def checked(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
         if op.attrs:  # the hot path: an op without attributes pays this test only
             check_attributes(op, opset)
-        check_required_inputs(op, required_at(opset))
+        check_inputs(op, opset)
         outputs = infer(op, opset, inputs)
         if len(op.outputs) > len(outputs):
             check_output_count(op, len(outputs))
@@ -283,7 +200,7 @@ def _of_one_type(infer: Infer, one_type: OneType) -> Infer:
     """`infer`, after checking that the inputs of each group of `one_type` (at the op's opset)
     are of one dtype."""
     by_opset = one_type if isinstance(one_type, Mapping) else {1: one_type}
-    groups_at = _at_opset({v: _groups(form) for v, form in by_opset.items()})
+    groups_at = at_opset({v: _groups(form) for v, form in by_opset.items()})
 
     def checked(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
         for group in groups_at(opset) or (range(len(inputs)),):
@@ -306,19 +223,19 @@ def _groups(form: Grouping) -> tuple[tuple[int, ...], ...]:
 
 
 def _naming_the_op(
-    compile: Compile, required_at: Callable[[int], int], check_attributes: AttributeCheck
+    compile: Compile, check_inputs: InputCheck, check_attributes: AttributeCheck
 ) -> Compile:
     """`compile`, run once the op's attribute names are found among those its type takes at the
-    opset and its required inputs present, whose failure on an op's attributes (a Softmax
-    ``axis`` of ``"last"``) raises a ModelError naming the op rather than the bare ValueError,
-    and whose kernel gives arrays (`_giving_arrays`), one per output the op names
-    (`_giving_outputs`)."""
+    opset, its required inputs present and no more inputs named than it takes, whose failure
+    on an op's attributes (a Softmax ``axis`` of ``"last"``) raises a ModelError naming the op
+    rather than the bare ValueError, and whose kernel gives arrays (`_giving_arrays`), one per
+    output the op names (`_giving_outputs`)."""
 
     @functools.wraps(compile)
     def checked(op: Op, opset: int) -> Kernel:
         if op.attrs:  # the hot path: an op without attributes pays this test only
             check_attributes(op, opset)
-        check_required_inputs(op, required_at(opset))
+        check_inputs(op, opset)
         try:
             kernel = compile(op, opset)
         except Exception as err:
@@ -377,7 +294,7 @@ def lookup(op: Op) -> OpDef:
     """
     definition = OPS.get(op.type)
     if definition is None:
-        close = _close(op.type, OPS)
+        close = close_name(op.type, OPS)
         hint = f" (did you mean {close!r}?)" if close else ""
         raise ModelError(
             f"op {op.name}: unsupported op {op.type}{hint}; supported ops: {', '.join(sorted(OPS))}"

@@ -307,18 +307,11 @@ def _compile_unary(factory: Callable[[Op], Unary]) -> Callable[[Op, int], Kernel
     return compile
 
 
-def _infer_unary(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    """One input, of whose shape and dtype the output is: a second would be ignored silently."""
-    if len(op.inputs) != 1:
-        raise op_error(op, "expected 1 input", len(op.inputs))
-    return same_as_input(op, opset, inputs)
-
-
 for _type, (_factory, _flops) in _UNARY.items():
     register(
         _type,
         "elementwise",
         compile=_compile_unary(_factory),
-        infer=_infer_unary,
+        infer=same_as_input,
         cost=_gelu_cost if _type == "Gelu" else _unary_cost(_type, _flops),
     )

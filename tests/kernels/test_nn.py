@@ -604,7 +604,9 @@ COMPILE_ERRORS = [
 def test_bad_attributes_fail_at_compile(
     op_type: str, attrs: dict[str, Any], outputs: tuple[str, ...], message: str
 ) -> None:
-    inputs = ("x", "w", "b", "mean", "var") if op_type == "BatchNormalization" else ("x", "w")
+    inputs = {"BatchNormalization": ("x", "w", "b", "mean", "var"), "Conv": ("x", "w")}.get(
+        op_type, ("x",)
+    )
     op = Op(op_type, "bad", inputs, outputs, attrs)
     with pytest.raises(ModelError, match=message):
         OPS[op_type].compile(op, 15)
