@@ -194,7 +194,7 @@ def check_required_inputs(op: Op, count: int) -> None:
     if len(named) == count and all(named):  # inlined for speed: every infer and compile
         return
     if len(named) < count:
-        raise op_error(op, f"expected at least {count} inputs", len(op.inputs))
+        raise op_error(op, f"expected at least {count} input{'s' * (count != 1)}", len(op.inputs))
     raise op_error(op, f"expected input {named.index('')} (a tensor)", "none (an omitted input)")
 
 

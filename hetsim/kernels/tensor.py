@@ -137,7 +137,8 @@ def _compile_split(op: Op, opset: int) -> Kernel:
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x = inputs[0]
         assert x is not None, "Split: input missing"
-        split = inputs[1] if opset >= 13 and len(inputs) > 1 else fixed
+        given = inputs[1] if len(inputs) > 1 else None
+        split = given if opset >= 13 or (opset < 2 and given is not None) else fixed
         dim = x.shape[axis]
         key = (dim, split.tobytes() if isinstance(split, np.ndarray) else None)
         return np.split(x, cached_cuts(key, dim, split), axis=axis)
@@ -149,6 +150,8 @@ def _infer_split(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta
     x = first_input(op, inputs)
     axis = normalize_axis(op, int_attr(op, "axis", 0), len(x.shape))
     split = versioned(op, opset, 13, "split", 1, inputs)
+    if opset < 2 and len(inputs) > 1 and inputs[1] is not None:  # Split-1: an input, as at 13
+        split = integer_input(op, inputs, 1, "split")
     sizes = split_sizes(op, x.shape[axis], split, len(op.outputs))
     return [Meta((*x.shape[:axis], s, *x.shape[axis + 1 :]), x.dtype) for s in sizes]
 

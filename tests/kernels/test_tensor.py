@@ -485,3 +485,25 @@ def test_a_float_shape_input_without_a_value_is_refused_for_its_dtype() -> None:
     message = "op r (Reshape): expected input 1 (shape) of an integer dtype, got float32"
     with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
         propagate(graph)
+
+
+@pytest.mark.parametrize("as_weight", [True, False])
+def test_split_1_reads_its_split_input(as_weight: bool) -> None:
+    # Split-1 takes the sizes as an optional second input; it was ignored (equal parts: [3, 3])
+    x = np.arange(6, dtype=np.float32)
+    sizes = np.array([2, 4], np.int64)
+    declared = {"x": TensorType((6,), "float32")}
+    if not as_weight:
+        declared["sp"] = TensorType((2,), "int64")
+    op = Op("Split", "s", ("x", "sp"), ("a", "b"))
+    weights = {"sp": sizes} if as_weight else {}
+    graph = Graph("g", (op,), declared, ("a", "b"), weights, opset=1)
+    given = {"x": x} if as_weight else {"x": x, "sp": sizes}
+    found = execute(graph, given)
+    expected = np.split(x, [2])
+    for name, want in zip(("a", "b"), expected, strict=True):
+        np.testing.assert_array_equal(found[name], want)
+    assert [m.shape for m in (propagate(graph, inputs=given)[n] for n in ("a", "b"))] == [
+        (2,),
+        (4,),
+    ]
