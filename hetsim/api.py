@@ -21,6 +21,7 @@ from hetsim.errors import (
     PartitionError,
     Problem,
     SimulationError,
+    TimeOverflowError,
     UnknownValueError,
     is_count,
 )
@@ -120,14 +121,24 @@ def fastest_plan(
     synchronization, link contention), so `simulate` checks its plan against the capability
     plan this way: ``partition="cost"`` is never slower than ``"capability"`` in simulated time.
     `costs`: the ops' costs for `metas`, when the caller has them (else each run computes them).
+    A plan whose run's time overflows (`TimeOverflowError`: a link latency near 1e308 µs) never
+    finishes, so another wins; when every one overflows, the first one's error is raised.
     """
-    makespans = [
-        run_program(
-            compile_plan(graph, platform, plan), platform, metas, dims=dims,
-            is_functional=False, trace=False, costs=costs,
-        ).makespan_us
-        for plan in plans
-    ]  # fmt: skip
+    makespans: list[float] = []
+    overflows: list[TimeOverflowError] = []
+    for plan in plans:
+        try:
+            record = run_program(
+                compile_plan(graph, platform, plan), platform, metas, dims=dims,
+                is_functional=False, trace=False, costs=costs,
+            )  # fmt: skip
+        except TimeOverflowError as err:
+            overflows.append(err)
+            makespans.append(math.inf)
+        else:
+            makespans.append(record.makespan_us)
+    if len(overflows) == len(plans):
+        raise overflows[0]
     return plans[makespans.index(min(makespans))]
 
 

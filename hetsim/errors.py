@@ -18,6 +18,7 @@ __all__ = [
     "SimulationError",
     "SweepError",
     "TargetError",
+    "TimeOverflowError",
     "UnknownValueError",
     "is_count",
 ]
@@ -124,6 +125,12 @@ class PartitionError(_ProblemsError, ValueError):
 
 class SimulationError(HetsimError, RuntimeError):
     """A simulated run failed: out of memory, a deadlock, a program that cannot run."""
+
+
+class TimeOverflowError(SimulationError):
+    """A run whose simulated time is not finite: its parameters are, but sums of ones near the
+    largest float are not. `hetsim.api.fastest_plan` takes such a candidate plan as never
+    finishing rather than failing the call."""
 
 
 class SweepError(_ProblemsError, ValueError):

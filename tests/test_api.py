@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import math
 import pickle
 import re
 from typing import Any
@@ -12,7 +13,13 @@ import pytest
 
 from hetsim.api import clear_caches, make_inputs, platform_of, set_cache_max_ops, simulate
 from hetsim.cli import main
-from hetsim.errors import ModelError, PartitionError, SimulationError, UnknownValueError
+from hetsim.errors import (
+    ModelError,
+    PartitionError,
+    SimulationError,
+    TimeOverflowError,
+    UnknownValueError,
+)
 from hetsim.ir import Graph, GraphBuilder, Op, TensorType
 from hetsim.ir.cache import CACHE_MAX_OPS
 from hetsim.kernels import execute, propagate
@@ -679,3 +686,15 @@ def test_a_bad_seed_is_refused_in_every_mode(mode: str) -> None:
     # timing mode made no inputs and never looked at it
     with pytest.raises(ModelError, match=r"^seed: expected a non-negative integer, got 'a'$"):
         simulate("mlp", CPU_ONLY, seed="a", mode=mode)  # type: ignore[arg-type]
+
+
+def test_the_cost_policy_runs_when_the_capability_plan_it_is_checked_against_overflows() -> None:
+    # a link latency near the largest float: the capability plan crosses that link twice and its
+    # time overflows; the cost plan keeps the model on the host. fastest_plan raised the
+    # capability plan's error, so partition="cost" failed though its own plan runs
+    target = {"tag": "arm-riscv-soc", "devices": {"vdevice0": {"link": {"latency_us": 1.7e308}}}}
+    with pytest.raises(TimeOverflowError, match="expected a finite makespan, got inf"):
+        simulate("cnn", target, mode="timing")
+    result = simulate("cnn", target, mode="timing", partition="cost")
+    assert math.isfinite(result.makespan_us)
+    assert set(result.placement.values()) == {"host"}

@@ -49,7 +49,7 @@ import numpy as np
 import simpy
 from simpy.events import Event
 
-from hetsim.errors import SimulationError
+from hetsim.errors import SimulationError, TimeOverflowError
 from hetsim.sim.graphs import GraphStep, run_graph
 from hetsim.sim.interpreter import Executor, Interpreter, where
 from hetsim.sim.records import RunRecord, Spans
@@ -299,7 +299,7 @@ class Simulation(Interpreter):
             *(s.tail_us for s in self.streams.values()),
         )
         if not makespan < math.inf:
-            raise SimulationError(self._overflow_message(rows))
+            raise TimeOverflowError(self._overflow_message(rows))
         return RunRecord(
             makespan_us=makespan,
             spans=spans,
