@@ -196,15 +196,18 @@ def _convert(model: onnx.ModelProto, where: str, default_name: str) -> Graph:
         for info in (*proto.value_info, *proto.output)
         if info.type.HasField("tensor_type") and info.type.tensor_type.HasField("shape")
     }
-    return Graph(
-        name=proto.name or default_name,
-        ops=ops,
-        inputs=inputs,
-        outputs=tuple(o.name for o in proto.output),
-        initializers=initializers,
-        opset=opset,
-        value_types={**value_types, **inputs},
-    )
+    try:
+        return Graph(
+            name=proto.name or default_name,
+            ops=ops,
+            inputs=inputs,
+            outputs=tuple(o.name for o in proto.output),
+            initializers=initializers,
+            opset=opset,
+            value_types={**value_types, **inputs},
+        )
+    except ModelError as err:  # the graph's structure (a tensor made twice, a cycle): its file
+        raise ModelError(f"{where}: {err}") from err
 
 
 NEWEST_OPSET = 28

@@ -308,12 +308,17 @@ def test_file_without_a_default_opset_is_an_error(tmp_path: Path) -> None:
         load_onnx(path)
 
 
-def test_dangling_input_names_the_node() -> None:
+def test_dangling_input_names_the_model_and_the_node(tmp_path: Path) -> None:
     node = helper.make_node("Add", ["x", "nowhere"], ["y"], name="add7")
+    model = _model([node], [_vi("x", [2])], [_vi("y", [2])])
     with pytest.raises(
-        ModelError, match=r"^op add7 \(Add\): expected each input to be .*, got 'nowhere'$"
+        ModelError, match=r"^model g: op add7 \(Add\): expected each input to be .*, got 'nowhere'$"
     ):
-        load_onnx(_model([node], [_vi("x", [2])], [_vi("y", [2])]))
+        load_onnx(model)
+    path = tmp_path / "dangling.onnx"
+    onnx.save(model, path)
+    with pytest.raises(ModelError, match=rf"^{re.escape(str(path))}: op add7 \(Add\): expected"):
+        load_onnx(path)  # the graph's own errors named no file
 
 
 def test_constant_of_shape_weights_are_folded_into_initializers() -> None:
