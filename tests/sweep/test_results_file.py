@@ -154,3 +154,22 @@ def test_a_point_function_that_returns_no_mapping_fails_its_point() -> None:
         "TypeError: run_point: expected a mapping (a result's to_dict()), got 3.0"
     ] * 2
     assert best_points(records) == {}
+
+
+def _numpy_result(point: Point) -> Any:
+    import numpy as np
+
+    return {"makespan_us": np.float32(2.5) if point.index == 0 else 3.0}
+
+
+def test_a_result_json_cannot_hold_fails_its_point_and_the_sweep_goes_on(tmp_path: Path) -> None:
+    # json.dumps raised TypeError in the writer: the sweep stopped, the points after it unwritten
+    out = tmp_path / "results.jsonl"
+    records = run_sweep(SWEEP, out=out, workers=0, run_point=_numpy_result)
+    assert [r["status"] for r in records] == ["failed", "ok"]
+    assert records[0]["error"] == (
+        "TypeError: result: expected JSON values (a result's to_dict()), got TypeError: Object "
+        "of type float32 is not JSON serializable"
+    )
+    _, written = read_results(out)
+    assert [r["status"] for r in written] == ["failed", "ok"]
