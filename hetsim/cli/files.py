@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from hetsim.errors import HetsimError
-from hetsim.platform import png_path
+from hetsim.located.paths import suffix_problem, write_problem
 
 __all__ = ["output_file", "png_file", "suffixed_file", "writing"]
 
@@ -39,31 +39,23 @@ def output_file(text: str) -> Path:
     argparse.ArgumentTypeError: expected a file in an existing directory, got \
 'no-such-dir/trace.json' (no directory 'no-such-dir')
     """
-    path = Path(text)
-    if path.is_dir():
-        raise argparse.ArgumentTypeError(f"expected a file to write, got the directory {text!r}")
-    if not path.parent.is_dir():
-        raise argparse.ArgumentTypeError(
-            f"expected a file in an existing directory, got {text!r} "
-            f"(no directory {str(path.parent)!r})"
-        )
-    return path
+    problem = write_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem.message)
+    return Path(text)
 
 
 def png_file(text: str) -> Path:
-    """`output_file`, with no suffix or ``.png`` (`hetsim.platform.png_path`'s rule), checked
-    when the command line is read, so a run does not end in an error about its chart's file.
+    """`output_file`, with no suffix or ``.png`` (the rule `hetsim.platform.png_path` shares),
+    checked when the command line is read, so a run does not end in an error about its chart's
+    file.
 
     >>> png_file("chart.jpg")
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: expected a .png path (or none), got 'chart.jpg'
     """
-    path = output_file(text)
-    try:
-        return png_path(path, "")
-    except HetsimError:
-        raise argparse.ArgumentTypeError(f"expected a .png path (or none), got {text!r}") from None
+    return suffixed_file(".png")(text)
 
 
 def suffixed_file(suffix: str) -> Callable[[str], Path]:
@@ -83,8 +75,9 @@ def suffixed_file(suffix: str) -> Callable[[str], Path]:
 
     def check(text: str) -> Path:
         path = output_file(text)
-        if path.suffix.lower() not in ("", suffix):
-            raise argparse.ArgumentTypeError(f"expected a {suffix} path (or none), got {text!r}")
+        problem = suffix_problem(text, suffix)
+        if problem is not None:
+            raise argparse.ArgumentTypeError(problem.message)
         return path
 
     return check

@@ -6,10 +6,12 @@ This module only reads a platform; `hetsim platform show` (in `hetsim.cli`) prin
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from hetsim.errors import HetsimError
+from hetsim.located.paths import suffix_problem
 from hetsim.platform.elements import Level, Link, Processor
 from hetsim.platform.graph import Platform
 from hetsim.units import format_bytes
@@ -90,10 +92,10 @@ def png_path(path: str | Path, what: str) -> Path:
     Traceback (most recent call last):
     hetsim.errors.HetsimError: draw: expected a .png path (or none), got 'plan.jpg'
     """
-    out = Path(path)
-    if out.suffix.lower() not in ("", ".png"):
-        raise HetsimError(f"{what}: expected a .png path (or none), got {str(path)!r}")
-    return out
+    problem = suffix_problem(path, ".png")
+    if problem is not None:
+        raise HetsimError(replace(problem, path=what).message)
+    return Path(path)
 
 
 def draw(platform: Platform, path: str | Path) -> Path:

@@ -12,9 +12,11 @@ CLI names its option from it (`hetsim.cli.files.writing`).
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from hetsim.errors import HetsimError, Problem
+from hetsim.located.paths import suffix_problem, write_problem
 from hetsim.sim.records import RunRecord
 
 __all__ = ["check_record", "output_path"]
@@ -73,13 +75,7 @@ def output_path(path: object, what: str, suffix: str) -> Path:
     if not isinstance(text, str) or not text:  # Path("") is the current directory
         expected = "expected a path (a str or an os.PathLike)"
         raise HetsimError(Problem(what, expected, repr(path)).message)
-    out = Path(text)
-    if out.suffix.lower() not in ("", suffix):
-        raise HetsimError(Problem(what, f"expected a {suffix} path (or none)", repr(text)).message)
-    if out.is_dir():
-        got = f"the directory {text!r}"
-        raise HetsimError(Problem(what, "expected a file to write", got).message)
-    if not out.parent.is_dir():
-        got = f"{text!r} (no directory {str(out.parent)!r})"
-        raise HetsimError(Problem(what, "expected a file in an existing directory", got).message)
-    return out
+    for problem in (suffix_problem(text, suffix), write_problem(text)):  # in this order
+        if problem is not None:
+            raise HetsimError(replace(problem, path=what).message)
+    return Path(text)

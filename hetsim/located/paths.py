@@ -1,0 +1,46 @@
+"""The file a command or a function writes, checked before any work: a path to a file (not a
+directory) in a directory that exists, and, for a file of one format, with no suffix or that
+format's. Each check gives the `Problem` without a place (``expected ..., got ...``), for its
+caller to raise as its own error: a usage error naming an option (`hetsim.cli.files`), a
+`HetsimError` naming a function (`hetsim.report.arguments`, `hetsim.platform.png_path`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hetsim.errors import Problem
+
+__all__ = ["suffix_problem", "write_problem"]
+
+
+def write_problem(path: str | Path) -> Problem | None:
+    """Why `path` cannot be a file to write (a directory, or in a missing directory), or None;
+    the message shows `path` as given (``./t.json``, not ``t.json``).
+
+    >>> print(write_problem(Path(".")).message)
+    expected a file to write, got the directory '.'
+    >>> write_problem(Path("trace.json")) is None
+    True
+    """
+    text, out = str(path), Path(path)
+    if out.is_dir():
+        return Problem("", "expected a file to write", f"the directory {text!r}")
+    if not out.parent.is_dir():
+        got = f"{text!r} (no directory {str(out.parent)!r})"
+        return Problem("", "expected a file in an existing directory", got)
+    return None
+
+
+def suffix_problem(path: str | Path, suffix: str) -> Problem | None:
+    """Why `path` cannot be a file of the format of `suffix` (``.png``, ``.json``): another
+    suffix (any case passes; no suffix too), or None.
+
+    >>> print(suffix_problem(Path("chart.jpg"), ".png").message)
+    expected a .png path (or none), got 'chart.jpg'
+    >>> suffix_problem(Path("chart.PNG"), ".png") is None, suffix_problem(Path("chart"), ".png")
+    (True, None)
+    """
+    if Path(path).suffix.lower() in ("", suffix):
+        return None
+    return Problem("", f"expected a {suffix} path (or none)", repr(str(path)))
