@@ -10,7 +10,6 @@ here, once.
 
 from __future__ import annotations
 
-import difflib
 import functools
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -22,6 +21,7 @@ import numpy as np
 from hetsim.errors import PartitionError
 from hetsim.ir import Op
 from hetsim.kernels import OPS, Cost, Meta
+from hetsim.kernels.schema_checks import close_name
 from hetsim.platform import Level, Platform
 
 __all__ = [
@@ -93,11 +93,7 @@ def closest_op_type(name: str) -> str | None:
     >>> closest_op_type("relu"), closest_op_type("Convv"), closest_op_type("xyzzy")
     ('Relu', 'Conv', None)
     """
-    by_case = {known.lower(): known for known in OPS}
-    if name.lower() in by_case:
-        return by_case[name.lower()]
-    close = difflib.get_close_matches(name, list(OPS), n=1)
-    return close[0] if close else None
+    return close_name(name, OPS)  # the lookup's own suggestion (`hetsim.kernels.lookup`)
 
 
 def is_static(level: Level) -> bool:
