@@ -31,11 +31,13 @@ DEFAULT_STRATEGIES = ("none", "whole", "regions", "buckets")
 order (written out: the engine's imports are not needed to build the parser)."""
 
 MAX_ITERATIONS = 1_000_000
-"""``--iterations``' most. A comparison keeps, per iteration, its dims (a dict) and one simulated
-time per strategy, about 0.2 KB, and runs one simulation per strategy (about 0.4 ms each for
-SqueezeNet on x86-h100): a million iterations of the four strategies take some 250 MB and half an
-hour. Far larger counts are typos. `hetsim.compare.MAX_ITERATIONS`, the API's own cap, is the same
-number (written out here: the parser is built without importing the engine)."""
+"""``--iterations``' most. A comparison keeps, per iteration, its dims and one simulated time
+per strategy, and runs one simulation per strategy: ``hetsim compare squeezenet --target x86-h100
+--iterations 2000`` took 4.2 s and 65.3 MB at its peak, against 1.0 s and 64.3 MB at 200 (about
+1.8 ms and 0.6 KB per iteration of the four strategies), so a million iterations take about half
+an hour and some 600 MB. Far larger counts are typos. `hetsim.compare.MAX_ITERATIONS`, the API's
+own cap, is the same number (written out here: the parser is built without importing the
+engine)."""
 
 
 def parse_list(text: str) -> list[str]:

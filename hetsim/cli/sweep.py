@@ -48,7 +48,7 @@ ALL_FAILED = 1  # as an error a user caused: nothing to rank
 
 MAX_WORKERS = 256
 """``--workers``' most. Each worker of the local cluster is a process of its own (an interpreter
-with numpy and hetsim loaded, about 100 MB once it runs points) with one thread: past the
+with numpy and hetsim loaded) with one thread: past the
 machine's cores, more workers only cost memory and start-up time, and a count far past any
 machine's cores kept Dask starting processes until the memory ran out. A larger cluster runs its
 own scheduler (``--scheduler``)."""
