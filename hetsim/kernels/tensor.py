@@ -3,8 +3,9 @@
 
 Each kernel is one numpy call over whole arrays (Slice and Split return views). Parameters that
 moved from attributes to inputs across opsets (Slice at 10, Split at 13, Pad at 11) are read with
-`versioned`, and each op's index arithmetic lives in one function shared by its kernel and its
-shape rule, so the two cannot disagree.
+`versioned`; Tile before opset 6 took a count of copies and an axis where it now takes repeats
+per axis (`tile_repeats` reads both). Each op's index arithmetic lives in one function shared by
+its kernel and its shape rule, so the two cannot disagree.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from hetsim.ir import Op
 from hetsim.kernels.arrays import memoize
 from hetsim.kernels.checks import (
     check_integer_input,
+    constant_input,
     float_attr,
     int_attr,
     integer_input,
@@ -33,7 +35,7 @@ from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import ALL_INPUTS, Kernel, register
 from hetsim.kernels.shape import versioned
 
-__all__ = ["first_input", "pad_widths", "slices", "split_sizes"]
+__all__ = ["first_input", "pad_widths", "slices", "split_sizes", "tile_repeats"]
 
 
 def first_input(op: Op, inputs: Sequence[Meta | None]) -> Meta:
@@ -252,22 +254,63 @@ register(
 )
 
 
+def tile_repeats(op: Op, opset: int, rank: int, values: Sequence[Any]) -> list[int]:
+    """The repeats per axis of a Tile with an input of rank `rank`: its ``repeats`` input (one
+    non-negative integer per axis) from opset 6; before it, its ``tiles`` copies along ``axis``
+    (two one-element inputs typed as the data, so floats that must hold integers).
+
+    Examples
+    --------
+    >>> tile1 = Op("Tile", "t", ("x", "n", "a"), ("y",))
+    >>> tile_repeats(tile1, 1, 3, [np.array(4.0), np.array(-1.0)])
+    [1, 1, 4]
+    """
+    if opset < 6:
+        tiles, axis = (_whole_scalar(op, i, what, v) for i, what, v in _tile1_inputs(values))
+        repeats = [1] * rank
+        repeats[normalize_axis(op, axis, rank)] = tiles
+    else:
+        check_integer_input(op, 1, "repeats", values[0])
+        if np.ndim(values[0]) != 1:
+            raise op_error(op, "expected input 1 (repeats) 1-D", f"shape {np.shape(values[0])}")
+        repeats = [int(r) for r in values[0]]
+    if len(repeats) != rank or min(repeats, default=0) < 0:
+        raise op_error(op, f"expected {rank} non-negative repeats", repeats)
+    return repeats
+
+
+def _tile1_inputs(values: Sequence[Any]) -> list[tuple[int, str, Any]]:
+    return [(1, "tiles", values[0]), (2, "axis", values[1] if len(values) > 1 else None)]
+
+
+def _whole_scalar(op: Op, index: int, what: str, value: Any) -> int:
+    """Tile-1's `what` (input `index`): one element holding a whole number."""
+    if value is None:
+        raise op_error(op, f"expected input {index} ({what}) at opset < 6", "none")
+    array = np.asarray(value)
+    number = array.ravel()[0] if array.size == 1 and array.dtype.kind in "iuf" else None
+    if number is None or not np.isfinite(number) or number != int(number):
+        raise op_error(op, f"expected input {index} ({what}) one whole number", array.tolist())
+    return int(number)
+
+
 def _compile_tile(op: Op, opset: int) -> Kernel:
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
-        x, repeats = inputs[0], inputs[1]
+        x = inputs[0]
         assert x is not None, f"{op!r}: input missing"
-        assert repeats is not None, f"{op!r}: repeats missing"
-        check_integer_input(op, 1, "repeats", repeats)
-        return [np.tile(x, repeats.tolist())]
+        assert inputs[1] is not None, f"{op!r}: repeats missing"
+        return [np.tile(x, tile_repeats(op, opset, x.ndim, inputs[1:]))]
 
     return kernel
 
 
 def _infer_tile(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x = first_input(op, inputs)
-    repeats = [int(r) for r in integer_input(op, inputs, 1, "repeats")]
-    if len(repeats) != len(x.shape) or min(repeats, default=0) < 0:
-        raise op_error(op, f"expected {len(x.shape)} non-negative repeats", repeats)
+    if opset < 6:
+        values = [constant_input(op, inputs, i, what) for i, what in ((1, "tiles"), (2, "axis"))]
+    else:
+        values = [integer_input(op, inputs, 1, "repeats")]
+    repeats = tile_repeats(op, opset, len(x.shape), values)
     return [Meta(tuple(d * r for d, r in zip(x.shape, repeats, strict=True)), x.dtype)]
 
 

@@ -201,6 +201,50 @@ def test_tile_rejects_repeats_of_the_wrong_length() -> None:
         OPS["Tile"].infer(_op("Tile", 2), 17, [_meta(2, 3), _const(2)])
 
 
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_tile_before_opset_6_copies_the_input_tiles_times_along_axis(axis: int) -> None:
+    # Tile-1: inputs (input, tiles, axis), tiles and axis typed as the data (floats)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    tiles, along = np.array(3.0, np.float32), np.array(float(axis), np.float32)
+    graph = Graph(
+        "tile1",
+        (Op("Tile", "t", ("x", "n", "a"), ("y",)),),
+        {"x": TensorType((2, 3), "float32")},
+        ("y",),
+        initializers={"n": tiles, "a": along},
+        opset=5,
+    )
+    expected = np.concatenate([x] * 3, axis=axis)
+    (got,) = execute(graph, {"x": x}).values()
+    np.testing.assert_array_equal(got, expected)
+    assert propagate(graph)["y"].shape == expected.shape
+
+
+@pytest.mark.parametrize(
+    ("tiles", "axis", "message"),
+    [
+        (2.5, 0.0, "expected input 1 (tiles) one whole number, got 2.5"),
+        (float("nan"), 0.0, "expected input 1 (tiles) one whole number, got nan"),
+        (2.0, 2.0, "expected an axis in [-2, 2), got 2"),
+        (-1.0, 0.0, "expected 2 non-negative repeats, got [-1, 1]"),
+    ],
+)
+def test_tile_before_opset_6_checks_tiles_and_axis(tiles: float, axis: float, message: str) -> None:
+    inputs = [_meta(2, 3), Meta.of(np.array(tiles), keep_value=True)]
+    inputs.append(Meta.of(np.array(axis), keep_value=True))
+    with pytest.raises(ModelError, match=f"^op n0 \\(Tile\\): {re.escape(message)}$"):
+        OPS["Tile"].infer(_op("Tile", 3), 5, inputs)
+
+
+def test_tile_refuses_repeats_that_are_not_1d() -> None:
+    # a scalar repeats had raised numpy's "iteration over a 0-d array"
+    scalar = Meta.of(np.array(2, np.int64), keep_value=True)
+    with pytest.raises(
+        ModelError, match=r"^op n0 \(Tile\): expected input 1 \(repeats\) 1-D, got shape \(\)$"
+    ):
+        OPS["Tile"].infer(_op("Tile", 2), 17, [_meta(2, 3), scalar])
+
+
 def test_pad_widths_spread_over_the_given_axes() -> None:
     assert pad_widths(_op("Pad"), 3, [1, 2, 3, 4], [0, 2]) == [(1, 3), (0, 0), (2, 4)]
 
