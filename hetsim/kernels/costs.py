@@ -17,6 +17,7 @@ __all__ = [
     "Cost",
     "CostRule",
     "elementwise_cost",
+    "metadata_cost",
     "movement_cost",
     "nbytes",
     "view_cost",
@@ -101,8 +102,14 @@ def elementwise_cost(op_class: str, flops_per_element: float = 1.0) -> CostRule:
 
 
 def view_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
-    """The cost of an op that only relabels memory (Reshape, Identity, Shape): nothing moves."""
+    """The cost of an op that only relabels memory (Reshape, Identity): nothing moves."""
     return Cost(0.0, 0, 0, "data_movement")
+
+
+def metadata_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+    """The cost of an op that reads no data (Shape, Size, Constant: class ``other``): nothing
+    moves, as for a view, but a calibrated ``op_latency_us`` is the class's own."""
+    return Cost(0.0, 0, 0, "other")
 
 
 def movement_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:

@@ -76,7 +76,8 @@ class OpDef:
     type
         The ONNX op type, e.g. ``"Conv"``.
     op_class
-        One of `OP_CLASSES`; the cost model picks the device's efficiency by it.
+        One of `OP_CLASSES`; the cost model picks the device's efficiency by it (its cost
+        rule's `Cost` carries it; Resize's and Upsample's follow their mode instead).
     compile
         ``compile(op, opset) -> kernel``; reads and checks the attributes once.
     infer

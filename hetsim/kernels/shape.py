@@ -29,7 +29,7 @@ from hetsim.kernels.checks import (
     normalize_axes,
     op_error,
 )
-from hetsim.kernels.costs import Cost, view_cost
+from hetsim.kernels.costs import Cost, metadata_cost, view_cost
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import ALL_INPUTS, Kernel, register
 
@@ -97,7 +97,7 @@ register(
     "other",
     compile=_compile_constant,
     infer=_infer_constant,
-    cost=view_cost,
+    cost=metadata_cost,
     required=0,
 )
 
@@ -156,7 +156,7 @@ def _infer_shape(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta
     return [Meta.of(np.array(x.shape[_shape_slice(op)], np.int64))]
 
 
-register("Shape", "other", compile=_compile_shape, infer=_infer_shape, cost=view_cost)
+register("Shape", "other", compile=_compile_shape, infer=_infer_shape, cost=metadata_cost)
 
 
 def _compile_size(op: Op, opset: int) -> Kernel:
@@ -169,7 +169,7 @@ def _infer_size(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]
     return [Meta.of(np.array(math.prod(x.shape), np.int64))]
 
 
-register("Size", "other", compile=_compile_size, infer=_infer_size, cost=view_cost)
+register("Size", "other", compile=_compile_size, infer=_infer_size, cost=metadata_cost)
 
 
 def _compile_range(op: Op, opset: int) -> Kernel:
