@@ -288,7 +288,7 @@ def simulate(
         docs/cuda-graphs.md; without it, the kernels of devices whose ``cuda_graph`` attribute
         is set are captured as ``regions``, and no others), ``buckets=(16, 32)`` (with
         ``cuda_graph="buckets"``; with no CUDA kernel to capture, the run is not padded, and its
-        record notes so).
+        record notes so; with another strategy, they are unused, and noted).
 
     Returns
     -------
@@ -384,10 +384,25 @@ def simulate(
         buckets=opts.buckets,
         graph_devices=graph_devices,
     )
+    if "buckets" in options and cuda_graph != "buckets":  # kept: one option set for each strategy
+        notes = [
+            *record.extra.get("cuda_graph_notes", ()),
+            _unused_buckets(opts.buckets, cuda_graph),
+        ]
+        record = dataclasses.replace(record, extra={**record.extra, "cuda_graph_notes": notes})
     idle = _idle_notes(program, platform, graph, metas)
     if idle:
         record = dataclasses.replace(record, extra={**record.extra, "placement_notes": list(idle)})
     return Result.from_record(record)
+
+
+def _unused_buckets(buckets: tuple[int, ...], cuda_graph: str | None) -> str:
+    """The note of ``buckets=`` given to a run whose strategy does not pad: a loop over the
+    strategies may pass one set of options to each, so this is a note, not an error."""
+    return (
+        f"buckets {list(buckets)} unused: only cuda_graph='buckets' pads dims to buckets, and "
+        f"this run's is {cuda_graph or 'none'!r}"
+    )
 
 
 _idle: weakref.WeakKeyDictionary[PlanProgram, tuple[str, ...]] = weakref.WeakKeyDictionary()

@@ -290,6 +290,39 @@ def test_buckets_without_a_cuda_device_runs_unpadded_with_a_note() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("target", "options", "strategy"),
+    [
+        ("x86-h100", {}, "none"),
+        ("x86-h100", {"cuda_graph": "whole"}, "whole"),
+        ({"tag": "x86-h100", "devices": {"gpu0": {"cuda_graph": True}}}, {}, "regions"),
+    ],
+)
+def test_buckets_given_to_a_strategy_that_does_not_pad_are_noted_and_change_nothing(
+    target: object, options: dict[str, str], strategy: str
+) -> None:
+    # buckets= went unused without a word: a run that meant to pad did not
+    plain = simulate("transformer", target, mode="timing", dims={"seq": 5}, **options)
+    found = simulate(
+        "transformer", target, mode="timing", dims={"seq": 5}, buckets=(8, 16), **options
+    )
+    assert found.makespan_us == plain.makespan_us
+    notes = found.record.extra["cuda_graph_notes"]
+    assert notes[len(plain.record.extra.get("cuda_graph_notes", ())) :] == [
+        f"buckets [8, 16] unused: only cuda_graph='buckets' pads dims to buckets, and this "
+        f"run's is '{strategy}'"
+    ]
+
+
+def test_buckets_given_to_the_buckets_strategy_are_no_note() -> None:
+    found = simulate(
+        "transformer", "x86-h100", mode="timing", dims={"seq": 5}, cuda_graph="buckets",
+        buckets=(8, 16),
+    )  # fmt: skip
+    assert found.record.extra["cuda_graph_notes"] == []
+    assert found.record.extra["cuda_graph"]["padding_waste_us"] > 0  # seq 5 ran as 8
+
+
 def test_buckets_with_a_graph_executor_compiled_for_other_dims_says_why() -> None:
     # one matmul on a graph executor compiled for seq=5; the rest captured on the GPU
     gpu, sub = (
