@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Any
 
 from hetsim.errors import ModelError, Problem
 from hetsim.frontend import load_onnx, require_onnx
 from hetsim.ir import Graph
+from hetsim.kernels.schema_checks import close_name
 from hetsim.models.summary import OpTypeSummary, Summary, summarize
 from hetsim.models.zoo import LIGHT_MODELS, ZOO, light_model_path
 
@@ -49,17 +49,10 @@ got 'resnt50' (did you mean 'resnet50'?)
     if isinstance(source, str) and source in ZOO:
         return ZOO[source]()
     if isinstance(source, str | Path):
-        if Path(source).suffix == ".onnx" or Path(source).exists():
+        # "" is no path: as Path("") it is the current folder, which load_onnx called a directory
+        if str(source).strip() and (Path(source).suffix == ".onnx" or Path(source).exists()):
             return load_onnx(source)
-        close = difflib.get_close_matches(str(source), list(ZOO), n=1)
-        problem = Problem(
-            "load_model",
-            "expected a zoo name or a path to an .onnx file",
-            repr(str(source)),
-            close[0] if close else None,
-        )
-        names = "" if close else f"; zoo names: {', '.join(ZOO)}"
-        raise ModelError(problem.message + names)
+        raise _unknown_model(source)
     onnx = require_onnx("load_model")
     if isinstance(source, onnx.ModelProto):
         return load_onnx(source)
@@ -67,3 +60,12 @@ got 'resnt50' (did you mean 'resnet50'?)
         "load_model: expected a zoo name, a path to an .onnx file or an onnx.ModelProto, "
         f"got {type(source).__name__}"
     )
+
+
+def _unknown_model(source: str | Path) -> ModelError:
+    """The error for a name of no zoo model (with the closest, in any case) or a missing path."""
+    close = close_name(source, ZOO) if isinstance(source, str) else None
+    got = repr(source) if isinstance(source, str) else f"the path {str(source)!r} (no such file)"
+    expected = "expected a zoo name or a path to an .onnx file"
+    names = "" if close else f"; zoo names: {', '.join(ZOO)}"
+    return ModelError(Problem("load_model", expected, got, close).message + names)

@@ -12,6 +12,7 @@ import numpy as np
 
 from hetsim.errors import ModelError, SimulationError, is_count
 from hetsim.ir import Graph, bind_shape, check_graph_dims
+from hetsim.ir.nodes import shown
 from hetsim.kernels import bind_dims
 from hetsim.units import format_bytes
 
@@ -60,8 +61,8 @@ def make_inputs(
     Raises
     ------
     ModelError
-        A seed that is not a non-negative integer, `dims` that `check_graph_dims` refuses, or a
-        symbolic dim without a size in `dims`.
+        `graph` not a `Graph`, a seed that is not a non-negative integer, `dims` that
+        `check_graph_dims` refuses, or a symbolic dim without a size in `dims`.
     SimulationError
         An input too big for this machine's memory (the message names it and its size).
 
@@ -74,6 +75,9 @@ def make_inputs(
     >>> made["x"].shape, made["x"].dtype, made["i"].tolist()
     ((2, 3), dtype('float32'), [2, 2, 3])
     """
+    if not isinstance(graph, Graph):  # a model's name: an AttributeError on .inputs
+        expected = "expected a Graph (hetsim.load_model makes one)"
+        raise ModelError(f"make_inputs: {expected}, got {shown(graph)}")
     check_seed(seed)
     rng = np.random.default_rng(seed)
     made = {}

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hetsim.errors import ModelError
+from hetsim.errors import ModelError, Problem, is_count
 from hetsim.frontend import fuse_qdq, load_onnx
 from hetsim.frontend.proto import onnx_dir
 from hetsim.ir import Graph, GraphBuilder
@@ -181,18 +181,40 @@ def cnn_int8(*, fuse: bool = True) -> Graph:
     return fuse_qdq(graph) if fuse else graph
 
 
+def _check_sizes(d_model: int, heads: int, d_ff: int) -> None:
+    """Refuse `transformer` sizes that built a broken graph (a Reshape into heads of d_model //
+    heads that do not add up to d_model) or failed in numpy (a division by zero)."""
+    for name, size in (("d_model", d_model), ("heads", heads), ("d_ff", d_ff)):
+        if not is_count(size, 1):
+            problem = Problem(f"transformer: {name}", "expected a positive integer", repr(size))
+            raise ModelError(problem.message)
+    if d_model % heads:
+        expected = f"expected a divisor of d_model ({d_model})"
+        raise ModelError(Problem("transformer: heads", expected, repr(heads)).message)
+
+
 def transformer(d_model: int = 64, heads: int = 4, d_ff: int = 256) -> Graph:
     """One pre-norm transformer encoder block on x[1, seq, d_model]; ``seq`` is symbolic.
 
     ``h = x + Attention(LayerNorm(x))``, ``y = h + FFN(LayerNorm(h))``, with multi-head
     self-attention (softmax(q kᵀ / √d_head) v) and an FFN whose GELU is written with Erf.
 
+    Raises
+    ------
+    ModelError
+        A size that is not a positive integer, or `heads` that does not divide `d_model`.
+
     Examples
     --------
     >>> g = transformer()
     >>> g.inputs["x"].shape, g.symbols, len(g.ops)
     ((1, 'seq', 64), ('seq',), 33)
+    >>> transformer(d_model=64, heads=5)
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.ModelError: transformer: heads: expected a divisor of d_model (64), got 5
     """
+    _check_sizes(d_model=d_model, heads=heads, d_ff=d_ff)
     rng = np.random.default_rng(SEED)
     b = GraphBuilder("transformer")
     x = b.input("x", (1, "seq", d_model))
