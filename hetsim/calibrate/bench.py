@@ -15,7 +15,7 @@ import dataclasses
 import inspect
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +24,9 @@ import numpy as np
 from hetsim.api import platform_of, simulate
 from hetsim.calibrate.fit import fit_line
 from hetsim.cost import kernel_us
-from hetsim.errors import HetsimError
+from hetsim.errors import HetsimError, Problem, TargetError, is_count
 from hetsim.ir import Graph, GraphBuilder
+from hetsim.ir.nodes import shown
 from hetsim.kernels import Cost
 from hetsim.platform import Processor
 from hetsim.sim import SimOptions
@@ -40,6 +41,8 @@ __all__ = [
     "BenchRow",
     "Variant",
     "bench_dispatch",
+    "check_ops",
+    "check_tags",
     "crossover_elements",
     "fanout_graph",
     "platform_tags",
@@ -318,6 +321,63 @@ def bench_row(tag: str, variant: Variant, shape: str, ops: Sequence[int]) -> Ben
     )
 
 
+def check_ops(ops: object) -> tuple[int, ...]:
+    """`ops` as op counts: positive integers, at least two distinct (the fit needs a slope).
+
+    A count of 0 or less built a graph of no ops (or of a Sum without inputs) and bent the fit.
+
+    Examples
+    --------
+    >>> check_ops([1, 10])
+    (1, 10)
+    >>> check_ops([0, 10])
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.HetsimError: ops[0]: expected a positive integer (an op count), got 0
+    """
+    if isinstance(ops, str) or not isinstance(ops, Sequence):
+        raise HetsimError(Problem("ops", "expected a sequence of op counts", shown(ops)).message)
+    for index, count in enumerate(ops):
+        if not is_count(count, 1):
+            expected = "expected a positive integer (an op count)"
+            raise HetsimError(Problem(f"ops[{index}]", expected, repr(count)).message)
+    if len(set(ops)) < 2:
+        expected = "expected two or more distinct op counts (a line is fitted through them)"
+        raise HetsimError(Problem("ops", expected, repr(list(ops))).message)
+    return tuple(int(count) for count in ops)
+
+
+def check_tags(tags: object, where: str = "tags") -> list[str]:
+    """`tags` as a list of names that each resolve to a target, checked before any benchmark
+    runs (`where` names them in the message: ``tags``, ``--target``).
+
+    Raises
+    ------
+    TargetError
+        A str (iterated, its letters were tags) or no sequence; every name that does not resolve.
+
+    Examples
+    --------
+    >>> check_tags(["x86-h10"], "--target")
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.TargetError: --target: unknown kind or tag 'x86-h10' (did you mean 'x86-h100'?)
+    """
+    if isinstance(tags, str) or not isinstance(tags, Sequence):
+        raise TargetError([Problem(where, "expected a list of tag names", shown(tags))])
+    problems: list[Problem] = []
+    for tag in tags:
+        try:
+            Target(tag)
+        except TargetError as err:
+            problems += [
+                replace(p, path=f"{where}: {p.path}" if p.path else where) for p in err.problems
+            ]
+    if problems:
+        raise TargetError(problems)
+    return list(tags)
+
+
 def bench_dispatch(
     tags: Sequence[str] | None = None,
     ops: Sequence[int] = DEFAULT_OPS,
@@ -334,12 +394,19 @@ def bench_dispatch(
         Op counts to simulate; the slope over them is the per-op overhead.
     advance
         Called with a label after each row (a progress bar's step).
+
+    Raises
+    ------
+    HetsimError
+        `ops` that `check_ops` refuses; a `TargetError` for `tags` that `check_tags` refuses.
     """
+    counts = check_ops(ops)
     tick = advance or (lambda _label: None)
     rows = []
-    for tag in tags or platform_tags():
+    chosen = [] if tags is None else check_tags(tags)
+    for tag in chosen or platform_tags():
         for variant in VARIANTS.values():
             for shape in SHAPES:
-                rows.append(bench_row(tag, variant, shape, ops))
+                rows.append(bench_row(tag, variant, shape, counts))
                 tick(f"{tag} {variant.name} {shape}")
     return rows

@@ -34,6 +34,8 @@ from hetsim.calibrate.probe import (
     time_cold,
     time_interleaved,
 )
+from hetsim.errors import HetsimError, Problem, is_count
+from hetsim.kernels.schema_checks import close_name
 
 __all__ = ["Calibration", "calibrate", "steps"]
 
@@ -58,6 +60,18 @@ class Calibration:
             "fitted": {k: {"value": f.value, "how": f.how} for k, f in self.fitted.items()},
             "samples": [s.to_dict() for s in self.samples],
         }
+
+
+def _checked_plan(plan: object, threads: object) -> Plan:
+    """`PLANS[plan]`, once `plan` and `threads` (a positive integer) are checked."""
+    if not (isinstance(plan, str) and plan in PLANS):
+        close = close_name(plan, PLANS) if isinstance(plan, str) else None
+        problem = Problem("plan", f"expected one of {', '.join(PLANS)}", repr(plan), close)
+        raise HetsimError(problem.message)
+    if not is_count(threads, 1):  # 0 read as "all"; a float or a str failed in threadpoolctl
+        expected = "expected a positive integer (BLAS threads)"
+        raise HetsimError(Problem("threads", expected, repr(threads)).message)
+    return PLANS[plan]
 
 
 def _jobs(plan: Plan, threads: int) -> list[tuple[str, int, ProbeFactory]]:
@@ -94,10 +108,15 @@ def calibrate(
         measured at 1 thread for the record.
     advance
         Called with a label after each probe (a progress bar's step); `steps` counts them.
+
+    Raises
+    ------
+    HetsimError
+        An unknown `plan`, or `threads` neither None nor a positive integer.
     """
+    chosen = _checked_plan(plan, 1 if threads is None else threads)
     from threadpoolctl import threadpool_limits
 
-    chosen = PLANS[plan]
     machine = dict(describe_machine())
     used = threads or int(machine["threads"])
     machine["blas_threads_modelled"] = used
@@ -142,5 +161,6 @@ def calibrate(
 
 
 def steps(plan: str, threads: int) -> int:
-    """How many times `calibrate` calls `advance` for `plan` at `threads` BLAS threads."""
-    return len(_jobs(PLANS[plan], threads)) + len(TINY_PROBES) + 1
+    """How many times `calibrate` calls `advance` for `plan` at `threads` BLAS threads (checked
+    as `calibrate` checks them)."""
+    return len(_jobs(_checked_plan(plan, threads), threads)) + len(TINY_PROBES) + 1

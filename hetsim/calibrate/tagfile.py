@@ -9,8 +9,11 @@ runs every op on the host, as ``CALL``). Where the file goes by default is the C
 from __future__ import annotations
 
 import datetime
+import math
 from collections.abc import Mapping
 from pathlib import Path
+
+import yaml
 
 from hetsim.calibrate.parameters import Fitted
 from hetsim.calibrate.run import Calibration
@@ -28,6 +31,14 @@ HOST_ATTRIBUTES = (
     "mem_bandwidth_gbps",
     "kernel_latency_us",
 )
+
+
+def _scalar(text: str) -> str:
+    """`text` as one line of YAML that reads back as the same string (yaml quotes what it must)."""
+    dumped = str(yaml.safe_dump(text, width=math.inf, allow_unicode=True)).removesuffix("...\n")
+    if dumped.count("\n") > 1:  # a line break, folded over lines: double quotes escape it
+        dumped = str(yaml.safe_dump(text, default_style='"', width=math.inf, allow_unicode=True))
+    return dumped.rstrip("\n")
 
 
 def _line(indent: int, key: str, value: object, how: str) -> str:
@@ -63,6 +74,11 @@ def tag_text(calibration: Calibration) -> str:
     """
     fitted = calibration.fitted
     machine = calibration.machine
+    # a CPU model name is free text (": ", "#", a leading "*", "yes"): quoted where YAML needs it
+    cpu = _scalar(str(machine.get("cpu", "")))
+    about = _scalar(
+        f"this machine ({machine.get('cpu', '')}), calibrated with hetsim's own kernels"
+    )
     blas = ", ".join(
         f"{b.get('internal_api')} {b.get('version')} ({b.get('num_threads')} threads)"
         for b in machine.get("blas", [])
@@ -70,12 +86,12 @@ def tag_text(calibration: Calibration) -> str:
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         f"# This machine, calibrated by `hetsim calibrate` ({calibration.plan}) on {when}.",
-        f"# CPU: {machine.get('cpu')} ({machine.get('machine')}), {machine.get('threads')} "
+        f"# CPU: {cpu} ({machine.get('machine')}), {machine.get('threads')} "
         f"threads; BLAS: {blas or 'none found'}; numpy {machine.get('numpy')}.",
         f"# Load average while measuring: {machine.get('load_average')}.",
         "# Each value says how it was measured and fitted; the raw samples are in the JSON",
         "# that `hetsim calibrate --json` writes. Models `hetsim.execute` on this machine.",
-        f"description: this machine ({machine.get('cpu')}), calibrated with hetsim's own kernels",
+        f"description: {about}",
         "kind: hetero",
         "executor:",
         "  kind: vm",
@@ -86,7 +102,7 @@ def tag_text(calibration: Calibration) -> str:
         "  free_us: 0.0  # freeing is dropping a reference: part of the dispatch step",
         "host:",
         f"  kind: {machine.get('kind', 'x86-cpu')}",
-        f"  model: {machine.get('cpu')!s}".rstrip(),
+        f"  model: {cpu}",
         "  lowering: numpy  # hetsim's own kernels: their scratch and further numpy calls count",
     ]
     lines += [_line(2, n, fitted[n].value, fitted[n].how) for n in HOST_ATTRIBUTES]

@@ -28,7 +28,8 @@ EXTRA_OF_MODULE = {
     "threadpoolctl": "calibrate",
 }
 
-# Each module defines register(subparsers); a parser it adds sets `func(args) -> int`.
+# Each module defines register(subparsers); a parser it adds sets `func(args) -> int`, and
+# `reads_user_tags=False` if the command must run whatever the user's tag folder holds.
 COMMAND_MODULES = (
     "targets",
     "model",
@@ -57,8 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        # A calibrated `local` tag (and any other user tag) works with every command's --target.
-        register_user_tags()
+        # A calibrated `local` tag (and any other user tag) works with every command's --target;
+        # not before `calibrate`, which rewrites that tag: a corrupt one must not block its fix.
+        if getattr(args, "reads_user_tags", True):
+            register_user_tags()
         return int(args.func(args) or 0)
     except HetsimError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -13,9 +13,10 @@ import sys
 from pathlib import Path
 
 from hetsim.calibrate import bench_dispatch, describe_machine, platform_tags
-from hetsim.calibrate.bench import DEFAULT_OPS, VARIANTS
+from hetsim.calibrate.bench import DEFAULT_OPS, VARIANTS, check_tags
 from hetsim.calibrate.benchreport import bench_table, plot_bench
 from hetsim.cli.calibrate import progress, register_user_tags
+from hetsim.cli.compare import parse_list
 from hetsim.cli.counts import integer
 from hetsim.cli.files import png_file, writing
 from hetsim.target import add_tag_dir
@@ -32,31 +33,40 @@ filled the memory before the first row."""
 
 def parse_ops(text: str) -> tuple[int, ...]:
     """Op counts from a comma-separated list of positive integers (at least two distinct: the
-    benchmark fits a line through them), each at most `MAX_OPS`.
+    benchmark fits a line through them), each at most `MAX_OPS`; argparse names the option.
 
     >>> parse_ops("1,10,100")
     (1, 10, 100)
-    >>> parse_ops("10,10")  # doctest: +ELLIPSIS
+    >>> parse_ops("1,ten")
     Traceback (most recent call last):
     ...
-    argparse.ArgumentTypeError: --ops: expected two or more distinct positive integers ...
+    argparse.ArgumentTypeError: expected comma-separated positive integers, got 'ten' in '1,ten'
+    >>> parse_ops("10,10")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected two or more distinct op counts (1,10,100), got '10,10'
     >>> parse_ops("1,1000000")
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: expected op counts of at most 100000, got 1000000
     """
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    found = [integer(p) if p.isdigit() else None for p in parts]  # int('²') raises, '²' a digit
-    counts = tuple(n for n in found if n)
-    if len(counts) < len(parts) or len(set(counts)) < 2:
+    counts: list[int] = []
+    for part in parse_list(text):
+        count = integer(part) if part.isascii() and part.isdigit() else None  # not '²', not '-1'
+        if not count:
+            raise argparse.ArgumentTypeError(
+                f"expected comma-separated positive integers, got {part!r} in {text!r}"
+            )
+        counts.append(count)
+    if len(set(counts)) < 2:
         raise argparse.ArgumentTypeError(
-            f"--ops: expected two or more distinct positive integers (1,10,100), got {text!r}"
+            f"expected two or more distinct op counts (1,10,100), got {text!r}"
         )
-    if max(counts) > MAX_OPS:  # argparse names the option
+    if max(counts) > MAX_OPS:
         raise argparse.ArgumentTypeError(
             f"expected op counts of at most {MAX_OPS}, got {max(counts)}"
         )
-    return counts
+    return tuple(counts)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -98,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     register_user_tags()
     for folder in args.tags:
         add_tag_dir(folder)
-    tags = args.target or platform_tags()
+    tags = check_tags(args.target, "--target") if args.target else platform_tags()
     total = len(tags) * len(VARIANTS) * 2
     with progress(total, "benchmarking") as advance:
         rows = bench_dispatch(tags, args.ops, advance=advance)

@@ -17,11 +17,19 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from hetsim.calibrate import LOCAL_TAG, calibrate, steps, write_tag
+from hetsim.cli.counts import integer
 from hetsim.cli.files import output_file, writing
 from hetsim.errors import HetsimError, TargetError
 from hetsim.target import TAGS, add_tag_dir
 
-__all__ = ["progress", "register", "register_user_tags", "user_tag_dir"]
+__all__ = [
+    "progress",
+    "register",
+    "register_user_tags",
+    "tag_dir_problem",
+    "thread_count",
+    "user_tag_dir",
+]
 
 TAG_DIR_VARIABLE = "HETSIM_TAG_DIR"
 
@@ -55,6 +63,41 @@ def register_user_tags(environ: Mapping[str, str] | None = None) -> tuple[str, .
         ) from err
 
 
+def tag_dir_problem(environ: Mapping[str, str] | None = None) -> str | None:
+    """Why the user's tag folder cannot take the tag file (it, or a folder above it, is a file),
+    naming the variable that chose it; None when it can (a missing one is made).
+
+    >>> print(tag_dir_problem({"HETSIM_TAG_DIR": "/dev/null"}))
+    HETSIM_TAG_DIR: expected a folder of tag files, got the file '/dev/null'
+    """
+    env = os.environ if environ is None else environ
+    folder = user_tag_dir(env)
+    found = next((p for p in (folder, *folder.parents) if p.exists()), folder)
+    if found.is_dir() or not found.exists():
+        return None
+    where = TAG_DIR_VARIABLE if env.get(TAG_DIR_VARIABLE) else "$XDG_CONFIG_HOME/hetsim/targets"
+    got = f"the file {str(found)!r}"
+    if found != folder:
+        got = f"{str(folder)!r} (under {got})"
+    return f"{where}: expected a folder of tag files, got {got}"
+
+
+def thread_count(text: str) -> int:
+    """``--threads``: a positive integer, checked when the command line is read.
+
+    >>> thread_count("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a positive integer (BLAS threads), got '0'
+    """
+    value = integer(text)
+    if value is None or value < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive integer (BLAS threads), got {text!r}"
+        )
+    return value
+
+
 @contextmanager
 def progress(total: int, label: str) -> Iterator[Callable[[str], None]]:
     """A rich progress bar on stderr with `total` steps; yields the function that advances it."""
@@ -81,26 +124,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--out", type=output_file, metavar="FILE", help="the tag file to write")
     parser.add_argument("--quick", action="store_true", help="fewer probes: under a minute")
     parser.add_argument(
-        "--threads", type=int, metavar="N", help="BLAS threads to model (default: all)"
+        "--threads", type=thread_count, metavar="N", help="BLAS threads to model (default: all)"
     )
     parser.add_argument(
         "--json", type=output_file, metavar="FILE", help="also write the machine and raw samples"
     )
-    parser.set_defaults(func=run)
+    # the command rewrites the local tag: a corrupt one must not stop it (`hetsim.cli.main`)
+    parser.set_defaults(func=run, reads_user_tags=False)
 
 
 def run(args: argparse.Namespace) -> int:
     """Calibrate, write the tag file (and JSON), print the fitted values."""
     plan = "quick" if args.quick else "full"
     threads = args.threads if args.threads is not None else os.cpu_count() or 1
+    problem = None if args.out else tag_dir_problem()
+    if problem:  # else found only when writing, after the whole calibration
+        raise HetsimError(problem)
     out = args.out or user_tag_dir() / f"{LOCAL_TAG}.yaml"
     if args.json and args.json.resolve().parent == out.resolve().parent:
         # every file in a tag folder is read as a tag; the samples are not one
         raise HetsimError(
             f"--json: expected a file outside the tag folder {out.parent}, got {args.json}"
         )
-    if threads < 1:
-        raise HetsimError(f"--threads: expected a positive number, got {threads}")
     with progress(steps(plan, threads), "calibrating") as advance:
         calibration = calibrate(plan, threads=threads, advance=advance)
     with writing("--out", out):

@@ -100,7 +100,7 @@ def test_ops_option_rejects_a_single_count() -> None:
 
     with pytest.raises(
         argparse.ArgumentTypeError,
-        match=r"^--ops: expected two or more distinct positive integers \(1,10,100\), got '0,5'$",
+        match=r"^expected comma-separated positive integers, got '0' in '0,5'$",
     ):
         bench_cli.parse_ops("0,5")
 
@@ -109,6 +109,6 @@ def test_ops_option_rejects_counts_that_are_all_one() -> None:
     # the benchmark fits a line through the counts: one distinct count has no slope
     import argparse
 
-    message = r"^--ops: expected two or more distinct positive integers \(1,10,100\), got '5,05'$"
+    message = r"^expected two or more distinct op counts \(1,10,100\), got '5,05'$"
     with pytest.raises(argparse.ArgumentTypeError, match=message):
         bench_cli.parse_ops("5,05")
