@@ -50,7 +50,17 @@ def user_tag_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def register_user_tags(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """Register the user's tag folder if it exists and is not registered yet; return new names."""
+    """Register the user's tag folder if it exists and is not registered yet; return new names.
+
+    Raises
+    ------
+    HetsimError
+        The folder is a file, or lies under one (`tag_dir_problem`: a calibrated tag there
+        would be unknown to every command, which read nothing from it), or holds a bad tag.
+    """
+    problem = tag_dir_problem(environ)
+    if problem is not None:
+        raise HetsimError(problem)
     folder = user_tag_dir(environ)
     if not folder.is_dir() or folder.resolve() in {f.resolve() for f in TAGS.folders()}:
         return ()

@@ -97,6 +97,21 @@ def test_config_home_that_is_a_file_is_refused_before_calibrating(
     )
 
 
+@pytest.mark.parametrize("argv", [["targets", "list"], ["run", "mlp", "--target", "local"]])
+def test_other_commands_refuse_a_tag_folder_that_is_a_file(
+    argv: list[str],
+    a_file: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # the folder was skipped without a word: --target local then read "unknown kind or tag"
+    monkeypatch.setenv("HETSIM_TAG_DIR", str(a_file))
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (
+        f"error: HETSIM_TAG_DIR: expected a folder of tag files, got the file '{a_file}'\n"
+    )
+
+
 def test_out_elsewhere_does_not_need_the_tag_folder(
     a_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
