@@ -21,6 +21,7 @@ from hetsim.frontend import fuse_qdq, load_onnx
 from hetsim.frontend.proto import onnx_dir
 from hetsim.ir import Graph, GraphBuilder
 from hetsim.kernels import execute
+from hetsim.units import format_bytes
 
 __all__ = [
     "LIGHT_MODELS",
@@ -202,7 +203,8 @@ def transformer(d_model: int = 64, heads: int = 4, d_ff: int = 256) -> Graph:
     Raises
     ------
     ModelError
-        A size that is not a positive integer, or `heads` that does not divide `d_model`.
+        A size that is not a positive integer, `heads` that does not divide `d_model`, or
+        sizes whose weights this machine has no room for.
 
     Examples
     --------
@@ -215,6 +217,17 @@ def transformer(d_model: int = 64, heads: int = 4, d_ff: int = 256) -> Graph:
     hetsim.errors.ModelError: transformer: heads: expected a divisor of d_model (64), got 5
     """
     _check_sizes(d_model=d_model, heads=heads, d_ff=d_ff)
+    try:
+        return _transformer(d_model, heads, d_ff)
+    except MemoryError:  # numpy's error names an array of the weights' making, not the sizes
+        weights = 4 * (4 * d_model * d_model + 2 * d_model * d_ff)  # float32 matrices
+        raise ModelError(
+            f"transformer: expected sizes whose weights this machine can allocate, got "
+            f"d_model={d_model}, d_ff={d_ff} ({format_bytes(weights)} of weights: no room)"
+        ) from None
+
+
+def _transformer(d_model: int, heads: int, d_ff: int) -> Graph:
     rng = np.random.default_rng(SEED)
     b = GraphBuilder("transformer")
     x = b.input("x", (1, "seq", d_model))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hetsim.errors import ModelError
-from hetsim.models import ZOO, load_model
+from hetsim.models import ZOO, load_model, zoo
 from hetsim.models.inputs import make_inputs
 from hetsim.models.zoo import transformer
 
@@ -85,3 +85,19 @@ def test_transformer_refuses_sizes_that_make_no_block(
 def test_transformer_takes_heads_that_divide_d_model() -> None:
     graph = transformer(d_model=64, heads=64, d_ff=1)
     assert graph.initializers["heads.shape"].tolist() == [0, -1, 64, 1]
+
+
+def test_transformer_without_room_for_its_weights_names_the_sizes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # numpy's MemoryError named an array of the weights' making, not the sizes that asked for it
+    def no_room(*_args: object) -> None:
+        raise MemoryError("Unable to allocate 8.00 TiB for an array")
+
+    monkeypatch.setattr(zoo, "_weight", no_room)
+    message = (
+        "transformer: expected sizes whose weights this machine can allocate, got "
+        "d_model=1024, d_ff=4096 (48.0 MiB of weights: no room)"
+    )
+    with pytest.raises(ModelError, match=_exactly(message)):
+        transformer(d_model=1024, heads=8, d_ff=4096)
