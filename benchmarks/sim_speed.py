@@ -449,7 +449,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.cache_ops is not None:
         set_cache_max_ops(args.cache_ops)
-    sizes = [*args.sizes, *([1_000_000] if args.big else [])]
+    # each size once, smallest first: a size given twice (--big with 1000000) was two rows
+    sizes = sorted({*args.sizes, *([1_000_000] if args.big else [])})
     platform = platform_of(TARGET)
     rows = []
     for kind in ("chain", "dag"):
