@@ -232,7 +232,7 @@ class LevelContext:
     rules: tuple[Any, ...] = ()
     # Refusals depend on the op's type, dynamism and output dtypes only: worked out once per
     # combination, not per op.
-    _capable: dict[tuple[Any, ...], tuple[list[str], list[tuple[str, str]]]] = field(
+    _capable: dict[tuple[Any, ...], tuple[tuple[str, ...], list[tuple[str, str]]]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
@@ -241,8 +241,9 @@ class LevelContext:
         """The level's devices in priority order, then its host."""
         return (*self.level.devices, self.level.host)
 
-    def candidates(self, op: Op) -> list[str]:
-        """The choices that can run `op`, in priority order.
+    def candidates(self, op: Op) -> tuple[str, ...]:
+        """The choices that can run `op`, in priority order (one tuple per kind of op, shared
+        by its ops rather than copied for each).
 
         Raises
         ------
@@ -262,10 +263,10 @@ class LevelContext:
                     tried.extend(refused)
                 else:
                     found.append(choice)
-            known = self._capable[key] = (found, tried)
+            known = self._capable[key] = (tuple(found), tried)
         if not known[0]:
             raise no_device_error(op, known[1])
-        return list(known[0])
+        return known[0]
 
     def dtypes_of(self, op: Op) -> frozenset[str]:
         """The element types `op` computes in: its outputs' dtypes' names, and where its one
