@@ -12,12 +12,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from hetsim.errors import (
+    OutOfMemoryError,
     PartitionError,
     Problem,
     SimulationError,
@@ -72,7 +73,7 @@ def _check_inputs_fit(graph: Graph, platform: Platform, dims: Mapping[str, int])
     for name, (shape, dtype) in input_types(graph, dims).items():
         size = math.prod(shape) * dtype.itemsize
         if size > free:
-            raise SimulationError(
+            raise OutOfMemoryError(
                 f"{input_label(name, shape, dtype)}: out of memory in {memory.name} (need "
                 f"{format_bytes(size)}, {format_bytes(free)} free)"
                 f"{empty_memory_note(memory.name, memory.capacity_bytes)}"
@@ -122,23 +123,24 @@ def fastest_plan(
     plan this way: ``partition="cost"`` is never slower than ``"capability"`` in simulated time.
     `costs`: the ops' costs for `metas`, when the caller has them (else each run computes them).
     A plan whose run's time overflows (`TimeOverflowError`: a link latency near 1e308 µs) never
-    finishes, so another wins; when every one overflows, the first one's error is raised.
+    finishes, and one whose tensors do not fit a memory (`OutOfMemoryError`) cannot run, so
+    another wins; when none can run, the first one's error is raised.
     """
     makespans: list[float] = []
-    overflows: list[TimeOverflowError] = []
+    failures: list[SimulationError] = []
     for plan in plans:
         try:
             record = run_program(
                 compile_plan(graph, platform, plan), platform, metas, dims=dims,
                 is_functional=False, trace=False, costs=costs,
             )  # fmt: skip
-        except TimeOverflowError as err:
-            overflows.append(err)
+        except (TimeOverflowError, OutOfMemoryError) as err:
+            failures.append(err)
             makespans.append(math.inf)
         else:
             makespans.append(record.makespan_us)
-    if len(overflows) == len(plans):
-        raise overflows[0]
+    if len(failures) == len(plans):
+        raise failures[0]
     return plans[makespans.index(min(makespans))]
 
 
@@ -344,7 +346,7 @@ def simulate(
 
     def program_of(values: Mapping[str, np.ndarray] | None) -> PlanProgram:
         if partition == "cost":  # its choice depends on the run's shapes: never cached
-            plans = (plan_of(partition, rules, values), plan_of("capability", None, values))
+            plans = (plan_of(partition, rules, values), *_capability_plan(plan_of, values))
             return compile_plan(
                 graph, platform, fastest_plan(plans, graph, platform, metas, dims, costs)
             )
@@ -394,6 +396,19 @@ def simulate(
     if idle:
         record = dataclasses.replace(record, extra={**record.extra, "placement_notes": list(idle)})
     return Result.from_record(record)
+
+
+def _capability_plan(
+    plan_of: Callable[[str, Any, Mapping[str, np.ndarray] | None], Plan],
+    values: Mapping[str, np.ndarray] | None,
+) -> tuple[Plan, ...]:
+    """The capability plan the cost plan is checked against, or none where the capability
+    policy cannot place the model (its weights do not fit a device's memory that the cost
+    plan avoids): the cost plan, which placed it, then runs alone."""
+    try:
+        return (plan_of("capability", None, values),)
+    except PartitionError:
+        return ()
 
 
 def _unused_buckets(buckets: tuple[int, ...], cuda_graph: str | None) -> str:

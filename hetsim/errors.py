@@ -13,6 +13,7 @@ from numbers import Integral
 __all__ = [
     "HetsimError",
     "ModelError",
+    "OutOfMemoryError",
     "PartitionError",
     "Problem",
     "SimulationError",
@@ -125,6 +126,12 @@ class PartitionError(_ProblemsError, ValueError):
 
 class SimulationError(HetsimError, RuntimeError):
     """A simulated run failed: out of memory, a deadlock, a program that cannot run."""
+
+
+class OutOfMemoryError(SimulationError):
+    """A simulated run needs more of a memory than it holds (the message names the memory, the
+    tensor and the op). `hetsim.api.fastest_plan` takes such a candidate plan as one that cannot
+    run rather than failing the call."""
 
 
 class TimeOverflowError(SimulationError):

@@ -15,6 +15,7 @@ from hetsim.api import clear_caches, make_inputs, platform_of, set_cache_max_ops
 from hetsim.cli import main
 from hetsim.errors import (
     ModelError,
+    OutOfMemoryError,
     PartitionError,
     SimulationError,
     TimeOverflowError,
@@ -731,3 +732,42 @@ def test_the_cost_policy_runs_when_the_capability_plan_it_is_checked_against_ove
     result = simulate("cnn", target, mode="timing", partition="cost")
     assert math.isfinite(result.makespan_us)
     assert set(result.placement.values()) == {"host"}
+
+
+SMALL_NPU = 0.00004  # GiB, about 42 KiB: the cnn's weights fit, its activations do not
+TINY_NPU = 0.00001  # about 10.5 KiB: not even its weights
+
+
+@pytest.mark.parametrize(
+    ("memory_gib", "error", "message"),
+    [
+        (
+            SMALL_NPU,
+            OutOfMemoryError,
+            "sim at 3.04 us, small: out of memory in small.mem (need 64.0 KiB, 8.2 KiB free) "
+            "for tensor conv1 of op conv1",
+        ),
+        (
+            TINY_NPU,
+            PartitionError,
+            "memory small.mem: expected the weights of the ops placed on it to fit in 10.5 KiB, "
+            "got 21.7 KiB (12 weight tensors)",
+        ),
+    ],
+    ids=["capability-run-out-of-memory", "capability-weights-do-not-fit"],
+)
+def test_the_cost_policy_runs_when_the_capability_plan_cannot(
+    memory_gib: float, error: type[Exception], message: str
+) -> None:
+    # partition="cost" failed with the capability plan's error, though its own plan fits
+    target = {"kind": "hetero", "host": "x86-cpu", "devices": [
+        {"kind": "npu", "name": "small", "memory_gib": memory_gib},
+    ]}  # fmt: skip
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        simulate("cnn", target, mode="timing")
+    result = simulate("cnn", target, mode="timing", partition="cost")
+    assert set(result.placement.values()) == {"host"}
+    on_host = simulate(
+        "cnn", target, mode="timing", partition="rules", rules=[{"op": "*", "device": "host"}]
+    )
+    assert result.makespan_us == on_host.makespan_us

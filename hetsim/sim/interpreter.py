@@ -27,7 +27,7 @@ from typing import Any
 import simpy
 from simpy.events import Event, Timeout
 
-from hetsim.errors import SimulationError
+from hetsim.errors import OutOfMemoryError
 from hetsim.platform import empty_memory_note
 from hetsim.sim.resources import EXEC, LINK, STREAM, MemoryState, Row, Stream
 from hetsim.sim.steps import (
@@ -52,11 +52,11 @@ def where(now: float) -> str:
     return f"sim at {round(now, 3)} us"
 
 
-def _out_of_memory(step: AllocStep, memory: MemoryState, t: float) -> SimulationError:
+def _out_of_memory(step: AllocStep, memory: MemoryState, t: float) -> OutOfMemoryError:
     """The error of an ALLOC whose bytes do not fit `memory`: the memory, tensor and op."""
     free = memory.capacity_bytes - memory.used_bytes
     why = empty_memory_note(memory.name, memory.capacity_bytes)
-    return SimulationError(
+    return OutOfMemoryError(
         f"{where(t)}, {step.processor}: out of memory in {memory.name} "
         f"(need {format_bytes(step.size_bytes)}, {format_bytes(free)} free) "
         f"for tensor {step.tensor} of op {step.op}{why}"
