@@ -15,7 +15,7 @@ from hetsim.api import simulate
 from hetsim.cli import compare as compare_cli
 from hetsim.cli import main
 from hetsim.compare import Comparison, compare, dims_trace, load_shapes
-from hetsim.errors import HetsimError, ModelError, SimulationError
+from hetsim.errors import HetsimError, ModelError, OutOfMemoryError, SimulationError
 from hetsim.runtime.cuda_graph import STRATEGIES
 
 # -- traces -----------------------------------------------------------------------------------
@@ -371,3 +371,15 @@ def test_a_trace_drawn_from_a_negative_seed_is_refused() -> None:
     message = "seed: expected a non-negative integer, got -1"
     with pytest.raises(HetsimError, match=f"^{re.escape(message)}$"):
         dims_trace("fixed:4", 2, seed=-1)
+
+
+def test_a_run_that_fails_names_its_strategy_and_iteration() -> None:
+    # graph memory grows with each capture, so one iteration of one strategy fails: the error
+    # named neither, and the rows of the strategies that ran were lost with it
+    small_gpu = {"tag": "x86-h100", "devices": {"gpu0": {"memory_gib": 0.01}}}
+    message = (
+        "strategy whole, iteration 7 (seq=39): sim at 204.3 us, gpu0: out of memory in gpu0.mem "
+        "(need 1.3 MiB, 1.0 MiB free) for tensor (graph g0) of op graph g0"
+    )
+    with pytest.raises(OutOfMemoryError, match=f"^{re.escape(message)}$"):
+        compare("transformer", small_gpu, iterations=20)

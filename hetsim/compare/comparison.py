@@ -256,10 +256,13 @@ def compare(
             inputs = make_inputs(graph, seed + index, dims) if mode == "functional" else None
             if key not in metas:
                 metas[key] = propagate(graph, dims)
-            record = run_graph_program(
-                rewritten, platform, metas[key], cache, dims=dims, inputs=inputs,
-                is_functional=mode == "functional", trace=False,
-            )  # fmt: skip
+            try:
+                record = run_graph_program(
+                    rewritten, platform, metas[key], cache, dims=dims, inputs=inputs,
+                    is_functional=mode == "functional", trace=False,
+                )  # fmt: skip
+            except SimulationError as err:  # graphs kept over iterations: which one failed
+                raise type(err)(f"{_iteration_label(name, index, dims)}: {err}") from err
             times.append(record.makespan_us)
             if inputs is not None:
                 outputs[name] = dict(record.outputs)
@@ -267,6 +270,16 @@ def compare(
     return Comparison(
         graph.name, _target_name(target), tuple(shapes), bucket_sizes, tuple(runs), mode, outputs
     )
+
+
+def _iteration_label(strategy: str, index: int, dims: Mapping[str, int]) -> str:
+    """``strategy whole, iteration 3 (seq=40)``: where in a comparison a run failed.
+
+    >>> _iteration_label("whole", 3, {"seq": 40})
+    'strategy whole, iteration 3 (seq=40)'
+    """
+    shown = ", ".join(f"{name}={size}" for name, size in dims.items())
+    return f"strategy {strategy}, iteration {index}" + (f" ({shown})" if shown else "")
 
 
 def _checked_trace(graph: Graph, trace: object) -> tuple[Mapping[str, int], ...]:
