@@ -39,7 +39,7 @@ __all__ = [
 DEFAULT_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
 """Bucket sizes of the ``buckets`` strategy: powers of two, as vLLM's capture sizes grow."""
 NOTHING_TO_CAPTURE = "no CUDA kernels to capture: every kernel runs eagerly"
-"""The note of ``regions`` when the root level launches no capturable kernel."""
+"""The note of ``regions`` and ``whole`` when the root level launches no capturable kernel."""
 NOTHING_TO_PAD = f"{NOTHING_TO_CAPTURE}, without padding"
 """The note of a ``buckets`` run with no region to capture: its dims are not padded."""
 
@@ -181,6 +181,8 @@ def _whole(
         return regions, ()
     if not launches:
         return (), ("no kernel launches to capture",)
+    if not regions:  # launches, none on a CUDA device: as `regions` says it
+        return (), (NOTHING_TO_CAPTURE,)
     captured = sum(r.nodes for r in regions)
     reasons: tuple[str, ...] = (f"{len(regions)} regions hold {captured} of {launches} kernels",)
     reasons = (*reasons, *_breakers(program, regions))

@@ -83,8 +83,14 @@ def run_with_graphs(
     record = run_graph_program(
         rewritten, platform, metas, GraphCache(), is_functional=is_functional, **options
     )
-    extra = {**record.extra, "cuda_graph_notes": list(rewritten.notes)}
-    return dataclasses.replace(record, extra=extra)
+    notes = list(rewritten.notes)
+    if record.extra["cuda_graph"]["eager_runs"]:  # this run's dims fit no bucket
+        shown = ", ".join(f"{name}={size}" for name, size in (dims or {}).items())
+        notes.append(
+            f"{shown}: past the largest bucket ({max(rewritten.buckets)}), so every kernel "
+            "runs eagerly, without padding"
+        )
+    return dataclasses.replace(record, extra={**record.extra, "cuda_graph_notes": notes})
 
 
 def _check_static_levels(

@@ -404,3 +404,28 @@ def test_every_strategy_says_when_it_finds_nothing_to_capture(strategy: str, not
     result = simulate(_two_relus(), "arm-riscv-soc", mode="timing", cuda_graph=strategy)
     assert result.record.extra["cuda_graph_notes"] == [note]
     assert result.makespan_us == eager.makespan_us
+
+
+def test_a_run_past_every_bucket_notes_that_it_ran_eagerly() -> None:
+    # it ran eagerly with no note: a user reading the run saw buckets asked for and no graph
+    model = load_model("transformer")
+    past = simulate(model, "x86-h100", mode="timing", dims={"seq": 300}, cuda_graph="buckets",
+                    buckets=(64, 256))  # fmt: skip
+    eager = simulate(model, "x86-h100", mode="timing", dims={"seq": 300}, cuda_graph="none")
+    assert past.makespan_us == eager.makespan_us
+    assert past.record.extra["cuda_graph_notes"] == [
+        "seq=300: past the largest bucket (256), so every kernel runs eagerly, without padding"
+    ]
+    inside = simulate(model, "x86-h100", mode="timing", dims={"seq": 200}, cuda_graph="buckets",
+                      buckets=(64, 256))  # fmt: skip
+    assert inside.record.extra["cuda_graph_notes"] == []
+
+
+@pytest.mark.parametrize("strategy", ["whole", "regions"])
+def test_kernels_on_no_cuda_device_are_one_note_for_whole_and_regions(strategy: str) -> None:
+    # whole said "expected one capturable region, got 0 regions hold 0 of 4 kernels" where
+    # regions said there was nothing to capture (cnn_int8's convs run on rk3588's NPU)
+    found = simulate("cnn_int8", "rk3588", mode="timing", cuda_graph=strategy)
+    assert found.record.extra["cuda_graph_notes"] == [
+        "no CUDA kernels to capture: every kernel runs eagerly"
+    ]
