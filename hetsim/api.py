@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.errors import (
+    ModelError,
     OutOfMemoryError,
     PartitionError,
     Problem,
@@ -330,11 +331,18 @@ def simulate(
     shared = None
     if inputs is None and not opts.is_functional and set(opts.dims) == set(graph.symbols):
         shared = _propagated(graph, opts.dims, {})
-    if inputs is None and opts.is_functional:
+    made = inputs is None and opts.is_functional
+    if made:
         _check_inputs_fit(graph, platform, opts.dims)
         inputs = make_inputs(graph, seed, opts.dims)
     given = dict(inputs or {})
-    metas, costs = shared if shared is not None else _propagated(graph, opts.dims, given)
+    try:
+        metas, costs = shared if shared is not None else _propagated(graph, opts.dims, given)
+    except ModelError as err:
+        read = [name for name, v in given.items() if keeps_value(np.asarray(v))] if made else []
+        if not read:
+            raise
+        raise ModelError(f"{err} ({_made_up(read, seed)})") from err
     dims = bind_dims(graph, opts.dims, {name: np.shape(v) for name, v in given.items()})
 
     def plan_of(policy: str, given_rules: Any, values: Mapping[str, np.ndarray] | None) -> Plan:
@@ -396,6 +404,25 @@ def simulate(
     if idle:
         record = dataclasses.replace(record, extra={**record.extra, "placement_notes": list(idle)})
     return Result.from_record(record)
+
+
+def _made_up(names: Sequence[str], seed: int) -> str:
+    """The hint for a model that failed on integer inputs `simulate` made from `seed`: a shape
+    read from them (a Reshape's) is made up too.
+
+    >>> _made_up(["s"], 0)
+    "input 's' was made from seed 0, not given: a shape read from it is made up; pass it in inputs"
+    """
+    if len(names) == 1:
+        return (
+            f"input {names[0]!r} was made from seed {seed}, not given: a shape read from it "
+            "is made up; pass it in inputs"
+        )
+    listed = ", ".join(map(repr, names))
+    return (
+        f"inputs {listed} were made from seed {seed}, not given: a shape read from them is "
+        "made up; pass them in inputs"
+    )
 
 
 def _capability_plan(

@@ -771,3 +771,23 @@ def test_the_cost_policy_runs_when_the_capability_plan_cannot(
         "cnn", target, mode="timing", partition="rules", rules=[{"op": "*", "device": "host"}]
     )
     assert result.makespan_us == on_host.makespan_us
+
+
+def test_a_shape_read_from_a_made_up_input_says_the_input_was_made() -> None:
+    # a Reshape's shape given as an int64 graph input: with no inputs, simulate drew it from the
+    # seed and failed with "expected a shape of 6 elements, got [2, 2]", naming no input
+    model = Graph(
+        "reshaped",
+        (Op("Reshape", "y", ("x", "s"), ("out",)),),
+        {"x": TensorType((2, 3), "float32"), "s": TensorType((2,), "int64")},
+        ("out",),
+    )
+    made = make_inputs(model, 0)["s"].tolist()
+    message = (
+        f"op y (Reshape): expected a shape of 6 elements, got {made} (input 's' was made from "
+        "seed 0, not given: a shape read from it is made up; pass it in inputs)"
+    )
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        simulate(model, CPU_ONLY)
+    given = {"x": np.ones((2, 3), np.float32), "s": np.array([3, 2])}
+    assert simulate(model, CPU_ONLY, inputs=given).outputs["out"].shape == (3, 2)
