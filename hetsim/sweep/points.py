@@ -21,6 +21,7 @@ from typing import Any
 
 from hetsim.errors import Problem, SweepError, TargetError
 from hetsim.located import locate
+from hetsim.models import ZOO
 from hetsim.target import TAGS, Target
 
 __all__ = [
@@ -110,19 +111,38 @@ class SweepSpec:
     )
     """`points()` once made, by the tag registry's version they were resolved at: validating
     a sweep builds every point's target (0.4 ms a point), and running it needs them again."""
+    _hashes: dict[int, str] = field(
+        default_factory=dict, init=False, compare=False, hash=False, repr=False
+    )
+    """`hash` once made, by the tag registry's version: it resolves the target and reads every
+    model file (hundreds of megabytes, for some), and a results file asks for it again."""
 
     @property
     def hash(self) -> str:
         """A 16-digit hex hash of everything that decides the points and their results.
 
-        The name and the metric are left out: renaming a sweep or ranking it by another metric
-        does not change its results.
+        The target counts as the canonical tree it resolves to, so an edited target file, tag
+        file or tag folder changes the hash (and a target file moved elsewhere does not); a
+        model file counts by its path and its contents. The name and the metric are left out:
+        renaming a sweep or ranking it by another metric does not change its results.
+
+        Raises
+        ------
+        SweepError
+            The target does not build (`load_sweep` reports it first).
         """
-        keys = ("target", "models", "axes", "expand", "policies", "strategies", "mode")
+        found = self._hashes.get(TAGS.version)
+        if found is None:
+            found = self._hashes.setdefault(TAGS.version, self._digest())
+        return found
+
+    def _digest(self) -> str:
+        keys = ("policies", "strategies", "expand", "mode", "iterations", "seed", "dims")
         data = {key: getattr(self, key) for key in keys}
-        data |= {"iterations": self.iterations, "seed": self.seed, "dims": self.dims}
+        data["target"] = self._base().export()  # plain JSON: the same in every process
+        data["models"] = [[model, _file_digest(model)] for model in self.models]
         data["axes"] = [[axis.path, list(axis.values)] for axis in self.axes]
-        if self.rules:  # only then: the hash of a sweep without rules stays what it was
+        if self.rules:  # only then, as before the key existed
             data["rules"] = [list(rule) for rule in self.rules]
         return digest(data)[:16]
 
@@ -181,14 +201,18 @@ class SweepSpec:
         self._points[TAGS.version] = found
         return found
 
-    def _targets(self) -> list[tuple[tuple[tuple[str, Any], ...], Target]]:
-        """Each combination of varied values with its target (values may be mappings)."""
+    def _base(self) -> Target:
+        """The target the sweep overrides; its problems name the sweep file, if any."""
         try:
-            base = base_target(self.target)
+            return base_target(self.target)
         except SweepError as err:
             if self.source is None:
                 raise
             raise SweepError(locate(err.problems, self.source)) from None
+
+    def _targets(self) -> list[tuple[tuple[tuple[str, Any], ...], Target]]:
+        """Each combination of varied values with its target (values may be mappings)."""
+        base = self._base()
         targets: list[tuple[tuple[tuple[str, Any], ...], Target]] = []
         problems: dict[Problem, None] = {}
         for values in EXPANDERS[self.expand](self.axes):
@@ -236,6 +260,15 @@ def digest(data: Any) -> str:
     """
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), default=repr)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _file_digest(model: str) -> str | None:
+    """The SHA-256 hex digest of the model file `model` names; None for a zoo name (a name
+    that is also a file is the zoo's model, as `hetsim.load_model` takes it) or no file."""
+    if model in ZOO or not Path(model).is_file():
+        return None
+    with Path(model).open("rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()
 
 
 def parse_path(path: object) -> tuple[str, ...]:
