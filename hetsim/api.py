@@ -457,5 +457,9 @@ def _idle_notes(
     warm run of a cached plan does not scan its placement again)."""
     found = _idle.get(program)
     if found is None:
-        found = _idle[program] = idle_notes(platform, graph.ops, metas, program.plan.placement)
+        plan = program.plan
+        found = _idle[program] = idle_notes(
+            platform, graph.ops, metas, plan.placement,
+            dynamic=plan.dynamic, folded=plan.folded, policy=plan.policy,
+        )  # fmt: skip
     return found

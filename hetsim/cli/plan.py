@@ -68,7 +68,11 @@ def show_plan(args: argparse.Namespace) -> int:
             lines.insert(1 + bool(plan.dims), _unbound_line(estimated))
         print("\n".join(lines))
     metas = propagate(graph, {**dims, **estimated})
-    for note in idle_notes(platform, graph.ops, metas, plan.placement):  # as hetsim run
+    notes = idle_notes(
+        platform, graph.ops, metas, plan.placement,
+        dynamic=plan.dynamic, folded=plan.folded, policy=plan.policy,
+    )  # fmt: skip
+    for note in notes:  # as hetsim run
         print(f"note: {note}", file=sys.stderr)
     return 0
 

@@ -5,14 +5,14 @@ capability rule every policy shares: a processor runs the op types its ``ops`` a
 (``"*"`` = all); a nested level runs an op when one of its devices does, unless the op is dynamic
 and the level's executor `is_static` (a graph executor). A level's candidates are its devices in
 declared order (the priority order), then its host. The error for an op nobody can run is built
-here, once.
+here, once, as is the note on an accelerator a plan leaves idle (`idle_notes`).
 """
 
 from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,7 @@ __all__ = [
     "check_op_lists",
     "home_memory",
     "idle_notes",
+    "index_towards",
     "is_static",
     "no_device_error",
     "path_refusals",
@@ -291,16 +292,38 @@ class LevelContext:
 IDLE_REASONS_SHOWN = 3
 """The most frequent refusals an idle device's note names (the rest are counted together)."""
 
+RANKED_POLICIES = frozenset({"capability", "rules"})
+"""Policies that give an op to the first choice that can run it (``rules``: an op no rule
+matches); under them an op a device could run went to an earlier choice, or where a rule said."""
+
+_FOLDED = "folded at load time"  # an idle device's reason for a folded op (not a processor path)
+
 
 def idle_notes(
-    platform: Platform, ops: Sequence[Op], metas: Mapping[str, Meta], placement: Mapping[str, str]
+    platform: Platform,
+    ops: Sequence[Op],
+    metas: Mapping[str, Meta],
+    placement: Mapping[str, str],
+    *,
+    dynamic: Collection[str] = (),
+    folded: Collection[str] = (),
+    policy: str | None = None,
 ) -> tuple[str, ...]:
     """Why each accelerator that `placement` (op name -> processor) gives no op runs none of
     the placed ones among `ops`: its most frequent refusals.
 
     An accelerator left idle looks, in a run's summary, like one that was fast; the note says
-    what kept the ops off it (a float model on an int8 NPU: ``no float32 in its dtypes``), or
-    that it could run some, which went to an earlier choice.
+    what kept the ops off it (a float model on an int8 NPU: ``no float32 in its dtypes``; a
+    dynamic op under a static level: ``dynamic shapes; its graph executor is static``), that the
+    op was folded, or, for an op it could run, where it went instead: ``placed on an earlier
+    choice`` (a choice before it in priority order, under the `RANKED_POLICIES`), else ``placed
+    on host by the rules`` or ``placed on host by the cost policy``.
+
+    Parameters
+    ----------
+    dynamic, folded, policy
+        The plan's (`Plan.dynamic`, `Plan.folded`, `Plan.policy`). Without `policy` an op
+        that went to a later choice is ``placed on host``, by whom unsaid.
 
     Examples
     --------
@@ -314,6 +337,9 @@ def idle_notes(
     >>> print(note)  # doctest: +NORMALIZE_WHITESPACE
     dev0 runs none of the 12 ops: no float32 in its dtypes (9), no BatchNormalization in its
     ops (2), no GlobalAveragePool in its ops (1)
+    >>> h100 = build_platform(Target("x86-h100"))
+    >>> idle_notes(h100, cnn.ops, propagate(cnn, {}), on_host, policy="rules")
+    ('gpu0 runs none of the 12 ops: placed on host by the rules (12)',)
     """
     used = set(placement.values())
     processors = platform.processors.values()
@@ -321,20 +347,23 @@ def idle_notes(
     ops = [op for op in ops if op.name in placement] if idle else []
     if not ops:
         return ()
+    # dtypes do not depend on the level; each device's own levels refuse in `path_refusals`
     context = LevelContext(platform, platform.levels[""], tuple(ops), metas, {})
-    # a refusal depends on the op's type and dtypes only: one per kind, weighted by its ops
-    kinds: Counter[tuple[str, frozenset[str]]] = Counter()
-    example: dict[tuple[str, frozenset[str]], Op] = {}
+    dynamic, folded = frozenset(dynamic), frozenset(folded)
+    # a refusal depends on the op's type, dtypes and dynamism only: one per kind, weighted by
+    # its ops; where an op the device could run went depends on its processor
+    kinds: Counter[tuple[str, frozenset[str], bool, str]] = Counter()
+    example: dict[tuple[str, frozenset[str], bool, str], Op] = {}
     for op in ops:
-        key = (op.type, context.dtypes_of(op))
+        where = _FOLDED if op.name in folded else placement[op.name]
+        key = (op.type, context.dtypes_of(op), op.name in dynamic, where)
         kinds[key] += 1
         example.setdefault(key, op)
     notes = []
     for path in idle:
         reasons: Counter[str] = Counter()
         for key, count in kinds.items():
-            refused = refusals(platform, path, example[key], False, key[1])
-            reasons[refused[0][1] if refused else "placed on an earlier choice"] += count
+            reasons[_idle_reason(platform, path, example[key], key, policy)] += count
         shown = reasons.most_common(IDLE_REASONS_SHOWN)
         listed = [f"{reason} ({count})" for reason, count in shown]
         rest = len(ops) - sum(count for _, count in shown)
@@ -342,3 +371,45 @@ def idle_notes(
             listed.append(f"other reasons ({rest})")
         notes.append(f"{path} runs none of the {len(ops)} ops: {', '.join(listed)}")
     return tuple(notes)
+
+
+def _idle_reason(
+    platform: Platform,
+    device: str,
+    op: Op,
+    key: tuple[str, frozenset[str], bool, str],
+    policy: str | None,
+) -> str:
+    """Why `op` (of kind `key`: type, dtypes, dynamism, where it went) is not on `device`."""
+    _, dtypes, is_dynamic, placed = key
+    if placed == _FOLDED:
+        return _FOLDED
+    refused = path_refusals(platform, device, op, is_dynamic, dtypes)
+    if refused:
+        return refused[0][1]
+    is_ranked = policy is None or policy in RANKED_POLICIES
+    if is_ranked and _is_earlier(platform, placed, device):
+        return "placed on an earlier choice"
+    by = {None: "", "rules": " by the rules"}.get(policy, f" by the {policy} policy")
+    return f"placed on {placed}{by}"
+
+
+def _is_earlier(platform: Platform, placed: str, device: str) -> bool:
+    """Whether processor `placed` lies on a choice before `device`'s, at the deepest level
+    that holds both (the root holds every processor)."""
+    deepest, is_earlier = -1, False
+    for level in platform.levels.values():
+        choices = (*level.devices, level.host)
+        at_placed, at_device = index_towards(choices, placed), index_towards(choices, device)
+        if at_placed is not None and at_device is not None and len(level.path) > deepest:
+            deepest, is_earlier = len(level.path), at_placed < at_device
+    return is_earlier
+
+
+def index_towards(choices: Sequence[str], path: str) -> int | None:
+    """The index of the choice that is `path` or the nested level on the way to it, or None.
+
+    >>> index_towards(("vdevice0", "host"), "vdevice0/npu"), index_towards(("host",), "gpu0")
+    (0, None)
+    """
+    return next((i for i, c in enumerate(choices) if path == c or path.startswith(c + "/")), None)

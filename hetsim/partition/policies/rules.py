@@ -24,7 +24,7 @@ import yaml
 from hetsim.errors import PartitionError, Problem
 from hetsim.ir import Op
 from hetsim.located import line_of, safe_load, text_of
-from hetsim.partition.context import LevelContext, path_refusals
+from hetsim.partition.context import LevelContext, index_towards, path_refusals
 from hetsim.platform import Platform
 
 __all__ = ["Rule", "check_case", "load_rules", "place_by_rules", "read_rules"]
@@ -220,10 +220,9 @@ def _located(message: str, file: Path) -> str:
 
 def _choice_towards(context: LevelContext, device: str) -> str | None:
     """The level's choice on the way to `device`, or None when it lies outside the level."""
-    for choice in context.choices:
-        if device == choice or device.startswith(choice + "/"):
-            return choice
-    return None
+    choices = context.choices
+    index = index_towards(choices, device)
+    return None if index is None else choices[index]
 
 
 def place_by_rules(context: LevelContext) -> dict[str, str]:

@@ -1,0 +1,115 @@
+"""The reasons an idle accelerator's note gives (`idle_notes`): the refusal that really kept the
+ops off it, at its own level, or where the plan's policy put them instead."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hetsim.api import simulate
+from hetsim.cli import main
+from hetsim.ir import Graph, GraphBuilder
+from hetsim.kernels import propagate
+from hetsim.models import load_model
+from hetsim.partition import Plan, idle_notes, partition
+from hetsim.platform import Platform
+from tests.partition.tiny import tag_platform
+
+DYNAMIC_ON_SOC = (
+    "vdevice0/npu runs none of the 33 ops: dynamic shapes; its graph executor is static (33)"
+)
+ALL_ON_HOST_BY_RULES = "gpu0 runs none of the 12 ops: placed on host by the rules (12)"
+NODE1_AFTER_NODE0 = "node1/gpu0 runs none of the 12 ops: placed on an earlier choice (12)"
+
+
+def _notes(graph: Graph, platform: Platform, plan: Plan) -> tuple[str, ...]:
+    """The plan's notes, as `hetsim plan` and `simulate` find them."""
+    return idle_notes(
+        platform, graph.ops, propagate(graph, dict(plan.dims)), plan.placement,
+        dynamic=plan.dynamic, folded=plan.folded, policy=plan.policy,
+    )  # fmt: skip
+
+
+def _plan_notes(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[str]:
+    assert main(["plan", *argv]) == 0
+    return capsys.readouterr().err.splitlines()
+
+
+def test_plan_blames_the_static_level_for_dynamic_ops(capsys: pytest.CaptureFixture[str]) -> None:
+    # seq unbound: every op is dynamic, kept off vdevice0's graph executor; the note blamed
+    # "placed on an earlier choice (23)" and the npu's op list
+    notes = _plan_notes(["transformer", "--target", "arm-riscv-soc"], capsys)
+    assert notes == [f"note: {DYNAMIC_ON_SOC}"]
+
+
+def test_simulate_blames_the_static_level_for_dynamic_ops() -> None:
+    x = np.zeros((1, 7, 64), np.float32)
+    result = simulate("transformer", "arm-riscv-soc", inputs={"x": x})
+    assert result.to_dict()["extra"]["placement_notes"] == [DYNAMIC_ON_SOC]
+
+
+def test_ops_the_rules_put_on_the_host_are_noted_as_placed_there_by_the_rules() -> None:
+    rules = [{"op": "*", "device": "host"}]
+    result = simulate("cnn", "x86-h100", partition="rules", rules=rules, mode="timing")
+    assert result.to_dict()["extra"]["placement_notes"] == [ALL_ON_HOST_BY_RULES]
+
+
+def test_plan_notes_ops_the_rules_put_on_the_host(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("- {op: '*', device: host}\n")
+    argv = ["cnn", "--target", "x86-h100", "--partition", "rules", "--rules", str(rules)]
+    assert _plan_notes(argv, capsys) == [f"note: {ALL_ON_HOST_BY_RULES}"]
+
+
+def test_ops_the_cost_policy_put_on_the_host_are_noted_as_placed_there_by_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    notes = _plan_notes(["cnn", "--target", "x86-h100", "--partition", "cost"], capsys)
+    assert notes == ["note: gpu0 runs none of the 12 ops: placed on host by the cost policy (12)"]
+
+
+def test_an_earlier_choice_is_still_named_where_it_took_the_ops(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # capability: node0 comes first and runs every op, so node1's GPU gets none
+    assert simulate("cnn", "two-node-h100", mode="timing").to_dict()["extra"][
+        "placement_notes"
+    ] == [NODE1_AFTER_NODE0]
+    assert _plan_notes(["cnn", "--target", "two-node-h100"], capsys) == [
+        f"note: {NODE1_AFTER_NODE0}"
+    ]
+
+
+def test_a_rule_to_a_later_choice_across_levels_names_where_the_ops_went() -> None:
+    # node1 is after node0 at the root: node0's GPU could run every op, but a rule moved them
+    graph, platform = load_model("cnn"), tag_platform("two-node-h100")
+    plan = partition(graph, platform, "rules", [{"op": "*", "device": "node1"}])
+    assert _notes(graph, platform, plan) == (
+        "node0/gpu0 runs none of the 12 ops: placed on node1/gpu0 by the rules (12)",
+    )
+
+
+def test_a_nested_accelerator_is_judged_at_its_own_level() -> None:
+    # vdevice0/host comes after vdevice0/npu in vdevice0's choices, though vdevice0 itself is the
+    # root's first choice: the ops went to a later choice there, by the rules
+    graph, platform = load_model("cnn"), tag_platform("arm-riscv-soc")
+    plan = partition(graph, platform, "rules", [{"op": "*", "device": "vdevice0/host"}])
+    assert _notes(graph, platform, plan) == (
+        "vdevice0/npu runs none of the 12 ops: placed on vdevice0/host by the rules (11), "
+        "no Softmax in its ops (1)",
+    )
+
+
+def test_a_folded_op_is_noted_as_folded(host_npu: Platform) -> None:
+    # relu0 reads a constant only: folded at load time on the host, though the npu runs Relu
+    b = GraphBuilder("g")
+    weight = b.op("Relu", np.ones(4, np.float32))
+    graph = b.build(b.op("Mul", b.input("x", (4,)), weight))
+    plan = partition(graph, host_npu)
+    assert _notes(graph, host_npu, plan) == (
+        "npu runs none of the 2 ops: folded at load time (1), no Mul in its ops (1)",
+    )
