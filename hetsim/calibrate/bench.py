@@ -5,8 +5,10 @@ Owns the benchmark graphs (a chain and a fan-out of tiny kernels), the runtime v
 compares on every shipped platform tag (`VARIANTS`: the VM, the graph executor, a nested level,
 CUDA-graph replay), the fit of makespan over op count (slope: per-op overhead; intercept: fixed
 cost; a fan-out's over its branches, its Sum in the fixed cost) and the crossover with the kernel
-time of a typical op. A variant whose runtime is not in this build is reported as not available,
-with the reason; its numbers are never made up.
+time of a typical op. Each variant's ops go to the first of its devices that runs them
+(`bench_device`, by the partitioner's capability rule). A variant whose runtime is not in this
+build, or that a tag cannot set up (no device runs the ops, a runtime that cannot run the
+executor), is reported as not available, with the reason; its numbers are never made up.
 """
 
 from __future__ import annotations
@@ -15,22 +17,23 @@ import dataclasses
 import inspect
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hetsim.api import platform_of, simulate
+from hetsim.calibrate.benchchecks import check_ops, check_tags
 from hetsim.calibrate.fit import fit_line
 from hetsim.cost import kernel_us
-from hetsim.errors import HetsimError, Problem, TargetError, is_count
-from hetsim.ir import Graph, GraphBuilder
-from hetsim.ir.nodes import shown
+from hetsim.errors import HetsimError
+from hetsim.ir import Graph, GraphBuilder, Op
 from hetsim.kernels import Cost
+from hetsim.partition import refusals
 from hetsim.platform import Processor
 from hetsim.sim import SimOptions
-from hetsim.target import TAGS, Target
+from hetsim.target import RUNTIMES, TAGS, Target
 from hetsim.target.tags import shipped_tag_dir
 
 __all__ = [
@@ -88,44 +91,117 @@ PREFERRED_DTYPES = ("float32", "float16", "bfloat16", "int8", "int16", "int32")
 in (float32 where it can; an INT8 NPU gets int8, not float32 ops it would refuse)."""
 
 
-def bench_dtype(target: Target, device: str) -> str:
-    """The dtype the benchmark graphs take on `device` (a path of `target`; a nested level's
-    ops go to its first device that runs ops).
-
-    >>> bench_dtype(Target("rk3588"), "npu"), bench_dtype(Target("x86-h100"), "gpu0")
-    ('float16', 'float32')
-    """
-    node = dict(target.walk())[device]
-    if node.kind == "hetero" and node.host is not None:  # a hetero target always has a host
-        node = next((d for d in node.devices if d.kind != "hetero" and d.attrs["ops"]), node.host)
-    computes = node.attrs.get("dtypes") or ("float32",)
+def _computes(processor: Target) -> str:
+    """The first of `PREFERRED_DTYPES` `processor` computes in, else the first it does."""
+    computes = processor.attrs.get("dtypes") or ("float32",)
     return next((d for d in PREFERRED_DTYPES if d in computes), computes[0])
 
 
-@dataclass(frozen=True, slots=True)
-class Variant:
-    """A runtime level to benchmark: which tags it applies to and how it is set up."""
-
-    name: str
-    doc: str
-    applies: Callable[[Target], bool]
-    setup: Callable[[Target], tuple[Target, dict[str, Any]]]
-    missing: Callable[[], str | None]
-    """Why this build cannot run the variant, or None when it can."""
+def _root_choices(target: Target) -> list[str]:
+    return [d.name for d in target.devices if d.kind != "hetero"] + ["host"]
 
 
 def _levels(target: Target) -> list[str]:
     return [path for path, node in target.walk() if node.kind == "hetero" and path]
 
 
-def _root_device(target: Target) -> str:
-    """The root level's first plain device that runs ops, else its host: where the VM's ops go."""
-    plain = [d.name for d in target.devices if d.kind != "hetero" and d.attrs["ops"]]
-    return plain[0] if plain else "host"
+def _gpus(target: Target) -> list[str]:
+    return [d.name for d in target.devices if d.kind == "cuda"]
 
 
-def _rules(device: str) -> dict[str, Any]:
-    return {"partition": "rules", "rules": [{"op": "Relu", "device": device}]}
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """A runtime level to benchmark: which tags it applies to, how it is set up and where the
+    benchmark's ops go."""
+
+    name: str
+    doc: str
+    applies: Callable[[Target], bool]
+    setup: Callable[[Target], tuple[Target, dict[str, Any]]]
+    """The target to simulate and the options of `simulate`, less the rules placing the ops."""
+    missing: Callable[[], str | None]
+    """Why this build cannot run the variant, or None when it can."""
+    choices: Callable[[Target], list[str]] = _root_choices
+    """Where the ops may go, in order: `bench_device` takes the first that runs them."""
+    among: str = "device of the root level"
+    """What `choices` are, in the reason given when none of them runs the ops."""
+    places: tuple[str, ...] | None = None
+    """The op types put on the choice (None: every one of the graph's); others by capability."""
+
+    def placed(self, shape: str) -> tuple[str, ...]:
+        """The op types of `shape`'s graphs this variant puts on its choice."""
+        return self.places or op_types(shape)
+
+
+def _with_executor(target: Target, executor: str) -> Target:
+    """`target` with its root level run by `executor` (its own settings if it already is)."""
+    assert target.executor is not None, "a platform's root level has an executor"
+    assert target.runtime is not None, "a platform's root level has a runtime"
+    if target.executor.kind == executor:
+        return target
+    runs = RUNTIMES[target.runtime.kind].executors
+    if runs and executor not in runs:
+        raise HetsimError(
+            f"the root runtime {target.runtime.kind!r} cannot run the {executor!r} executor"
+            f" (it runs {', '.join(map(repr, runs))})"
+        )
+    return target.override({"executor": executor})
+
+
+def op_types(shape: str) -> tuple[str, ...]:
+    """The op types of `shape`'s graphs, in graph order.
+
+    >>> op_types("chain"), op_types("fanout")
+    (('Relu',), ('Relu', 'Sum'))
+    """
+    return tuple(dict.fromkeys(op.type for op in SHAPES[shape](1, "float32").ops))
+
+
+def bench_device(target: Target, variant: Variant, shape: str) -> tuple[str, str]:
+    """Where `variant` puts `shape`'s ops on `target` and the dtype the graphs take there.
+
+    The first of the variant's choices that runs every op type it places there
+    (`hetsim.partition.refusals`, the partitioner's own rule), in the first dtype its devices
+    compute in that it runs them all in.
+
+    Raises
+    ------
+    HetsimError
+        When none of the choices runs them, naming each one and why not.
+
+    Examples
+    --------
+    >>> bench_device(Target("rk3588"), VARIANTS["vm"], "chain")
+    ('npu', 'float16')
+    >>> bench_device(Target("x86-h100"), VARIANTS["vm"], "fanout")
+    ('gpu0', 'float32')
+    """
+    platform, nodes = platform_of(target), dict(target.walk())
+    types = variant.placed(shape)
+    ops = [Op(name, name.lower(), ("x",), ("y",)) for name in types]
+    tried: dict[str, str] = {}  # a path's first refusal: one reason says why it was passed over
+    for choice in variant.choices(target):
+        for dtype in _dtypes(nodes[choice]):
+            dtypes = frozenset({dtype})
+            refused = [r for op in ops for r in refusals(platform, choice, op, False, dtypes)]
+            if not refused:
+                return choice, dtype
+            for path, reason in refused:
+                tried.setdefault(path, reason)
+    listed = ", ".join(f"{path} ({reason})" for path, reason in tried.items())
+    raise HetsimError(f"no {variant.among} runs {' and '.join(types)}; tried {listed}")
+
+
+def _dtypes(node: Target) -> list[str]:
+    """The dtypes the graphs may take on `node`: its processors', in order (a level's devices',
+    not its host's: a nested level is offered the ops its devices run)."""
+    if node.kind != "hetero":
+        return [_computes(node)]
+    return list(dict.fromkeys(d for device in node.devices for d in _dtypes(device)))
+
+
+def _rules(device: str, types: tuple[str, ...]) -> dict[str, Any]:
+    return {"partition": "rules", "rules": [{"op": t, "device": device} for t in types]}
 
 
 def _compilers() -> set[str]:
@@ -160,31 +236,38 @@ VARIANTS: dict[str, Variant] = {
     for v in (
         Variant(
             "vm",
-            "the root VM: the ops on its first plain device (else on its host)",
+            "the root level run by a VM: the ops on its first plain device that runs them (else"
+            " on its host)",
             lambda t: True,
-            lambda t: (t, _rules(_root_device(t))),
+            lambda t: (_with_executor(t, "vm"), {}),
             _needs_rules,
         ),
         Variant(
             "graph",
             "the root level run by a graph executor instead of the VM, same placement",
             lambda t: True,
-            lambda t: (t.override({"executor": "graph"}), _rules(_root_device(t))),
+            lambda t: (_with_executor(t, "graph"), {}),
             _needs_graph_executor,
         ),
         Variant(
             "nested",
-            "the root VM invoking its first nested level, which runs the ops (tags with one)",
+            "the root level invoking its first nested level that runs the Relus (tags with one;"
+            " a fan-out's Sum stays with the root)",
             lambda t: bool(_levels(t)),
-            lambda t: (t, _rules(_levels(t)[0])),
+            lambda t: (t, {}),
             _needs_nested,
+            _levels,
+            "nested level",
+            ("Relu",),
         ),
         Variant(
             "cuda-graph",
             "the root VM replaying the whole model as one CUDA graph (tags with a root GPU)",
-            lambda t: any(d.kind == "cuda" for d in t.devices),
-            lambda t: (t, {"cuda_graph": "whole", **_rules(_root_device(t))}),
+            lambda t: bool(_gpus(t)),
+            lambda t: (_with_executor(t, "vm"), {"cuda_graph": "whole"}),
             _needs_cuda_graph,
+            _gpus,
+            "GPU of the root level",
         ),
     )
 }
@@ -209,7 +292,7 @@ class BenchRow:
     crossover_elements: int | None = None
     note: str = ""
     dtype: str = "float32"
-    """The element type of the benchmark graphs (`bench_dtype`): what the device computes in."""
+    """The element type of the benchmark graphs (`bench_device`): what the device computes in."""
 
     @property
     def is_available(self) -> bool:
@@ -286,7 +369,8 @@ def bench_row(tag: str, variant: Variant, shape: str, ops: Sequence[int]) -> Ben
         return BenchRow(tag, variant.name, shape, note=f"not available: {reason}")
     try:
         chosen, options = variant.setup(target)
-        dtype = bench_dtype(chosen, options["rules"][0]["device"])
+        device, dtype = bench_device(chosen, variant, shape)
+        options = {**options, **_rules(device, variant.placed(shape))}
         runs = [_run(SHAPES[shape](n, dtype), chosen, options) for n in ops]
     except HetsimError as err:
         return BenchRow(tag, variant.name, shape, note=f"not available: {err}")
@@ -319,63 +403,6 @@ def bench_row(tag: str, variant: Variant, shape: str, ops: Sequence[int]) -> Ben
         crossover,
         dtype=dtype,
     )
-
-
-def check_ops(ops: object) -> tuple[int, ...]:
-    """`ops` as op counts: positive integers, at least two distinct (the fit needs a slope).
-
-    A count of 0 or less built a graph of no ops (or of a Sum without inputs) and bent the fit.
-
-    Examples
-    --------
-    >>> check_ops([1, 10])
-    (1, 10)
-    >>> check_ops([0, 10])
-    Traceback (most recent call last):
-    ...
-    hetsim.errors.HetsimError: ops[0]: expected a positive integer (an op count), got 0
-    """
-    if isinstance(ops, str) or not isinstance(ops, Sequence):
-        raise HetsimError(Problem("ops", "expected a sequence of op counts", shown(ops)).message)
-    for index, count in enumerate(ops):
-        if not is_count(count, 1):
-            expected = "expected a positive integer (an op count)"
-            raise HetsimError(Problem(f"ops[{index}]", expected, repr(count)).message)
-    if len(set(ops)) < 2:
-        expected = "expected two or more distinct op counts (a line is fitted through them)"
-        raise HetsimError(Problem("ops", expected, repr(list(ops))).message)
-    return tuple(int(count) for count in ops)
-
-
-def check_tags(tags: object, where: str = "tags") -> list[str]:
-    """`tags` as a list of names that each resolve to a target, checked before any benchmark
-    runs (`where` names them in the message: ``tags``, ``--target``).
-
-    Raises
-    ------
-    TargetError
-        A str (iterated, its letters were tags) or no sequence; every name that does not resolve.
-
-    Examples
-    --------
-    >>> check_tags(["x86-h10"], "--target")
-    Traceback (most recent call last):
-    ...
-    hetsim.errors.TargetError: --target: unknown kind or tag 'x86-h10' (did you mean 'x86-h100'?)
-    """
-    if isinstance(tags, str) or not isinstance(tags, Sequence):
-        raise TargetError([Problem(where, "expected a list of tag names", shown(tags))])
-    problems: list[Problem] = []
-    for tag in tags:
-        try:
-            Target(tag)
-        except TargetError as err:
-            problems += [
-                replace(p, path=f"{where}: {p.path}" if p.path else where) for p in err.problems
-            ]
-    if problems:
-        raise TargetError(problems)
-    return list(tags)
 
 
 def bench_dispatch(

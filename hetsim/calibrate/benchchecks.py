@@ -1,0 +1,70 @@
+"""The arguments of `hetsim.calibrate.bench_dispatch` (and ``hetsim bench dispatch``), checked
+before any benchmark runs: op counts that fit a line, tags that resolve."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from hetsim.errors import HetsimError, Problem, TargetError, is_count
+from hetsim.ir.nodes import shown
+from hetsim.target import Target
+
+__all__ = ["check_ops", "check_tags"]
+
+
+def check_ops(ops: object) -> tuple[int, ...]:
+    """`ops` as op counts: positive integers, at least two distinct (the fit needs a slope).
+
+    A count of 0 or less built a graph of no ops (or of a Sum without inputs) and bent the fit.
+
+    Examples
+    --------
+    >>> check_ops([1, 10])
+    (1, 10)
+    >>> check_ops([0, 10])
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.HetsimError: ops[0]: expected a positive integer (an op count), got 0
+    """
+    if isinstance(ops, str) or not isinstance(ops, Sequence):
+        raise HetsimError(Problem("ops", "expected a sequence of op counts", shown(ops)).message)
+    for index, count in enumerate(ops):
+        if not is_count(count, 1):
+            expected = "expected a positive integer (an op count)"
+            raise HetsimError(Problem(f"ops[{index}]", expected, repr(count)).message)
+    if len(set(ops)) < 2:
+        expected = "expected two or more distinct op counts (a line is fitted through them)"
+        raise HetsimError(Problem("ops", expected, repr(list(ops))).message)
+    return tuple(int(count) for count in ops)
+
+
+def check_tags(tags: object, where: str = "tags") -> list[str]:
+    """`tags` as a list of names that each resolve to a target, checked before any benchmark
+    runs (`where` names them in the message: ``tags``, ``--target``).
+
+    Raises
+    ------
+    TargetError
+        A str (iterated, its letters were tags) or no sequence; every name that does not resolve.
+
+    Examples
+    --------
+    >>> check_tags(["x86-h10"], "--target")
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.TargetError: --target: unknown kind or tag 'x86-h10' (did you mean 'x86-h100'?)
+    """
+    if isinstance(tags, str) or not isinstance(tags, Sequence):
+        raise TargetError([Problem(where, "expected a list of tag names", shown(tags))])
+    problems: list[Problem] = []
+    for tag in tags:
+        try:
+            Target(tag)
+        except TargetError as err:
+            problems += [
+                replace(p, path=f"{where}: {p.path}" if p.path else where) for p in err.problems
+            ]
+    if problems:
+        raise TargetError(problems)
+    return list(tags)
