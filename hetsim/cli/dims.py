@@ -12,12 +12,13 @@ dims is checked by the command once the model is loaded (`hetsim.ir.check_graph_
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 
 from hetsim.cli.counts import integer
-from hetsim.errors import HetsimError
+from hetsim.errors import HetsimError, UnknownValueError
 
-__all__ = ["add_dims_option", "merged_dims", "parse_dims"]
+__all__ = ["add_dims_option", "merged_dims", "no_input_values", "parse_dims"]
 
 
 def parse_dims(text: str) -> dict[str, int]:
@@ -93,3 +94,27 @@ def add_dims_option(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument(
         "--dims", type=parse_dims, action="append", default=[], metavar="NAME=N[,NAME=N]", help=help
     )
+
+
+@contextmanager
+def no_input_values(command: str) -> Iterator[None]:
+    """Where `command` (``hetsim plan``, ``hetsim model show``) propagates shapes without input
+    arrays: a shape read from a graph input (a Reshape's) says so in the command's terms, not
+    the API's "pass it in inputs", an argument the command does not have.
+
+    >>> from hetsim.errors import UnknownValueError
+    >>> with no_input_values("hetsim plan"):
+    ...     raise UnknownValueError("op r (Reshape): expected a known value", "s").of_graph_input()
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.UnknownValueError: op r (Reshape): expected a known value, got graph input 's', \
+whose value hetsim plan cannot take (hetsim run --inputs FILE reads it)
+    """
+    try:
+        yield
+    except UnknownValueError as err:
+        if not (err.got or "").startswith("graph input"):
+            raise
+        how = "hetsim run --inputs FILE reads it"
+        got = f"graph input {err.tensor!r}, whose value {command} cannot take ({how})"
+        raise UnknownValueError(err.expected, err.tensor, got) from err

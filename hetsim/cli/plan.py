@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from hetsim.cli.dims import add_dims_option, merged_dims
+from hetsim.cli.dims import add_dims_option, merged_dims, no_input_values
 from hetsim.ir import check_graph_dims
 from hetsim.kernels import propagate
 from hetsim.models import load_model
@@ -58,7 +58,8 @@ def show_plan(args: argparse.Namespace) -> int:
     graph = load_model(args.model)
     dims = dict(check_graph_dims(graph, merged_dims(args.dims)))
     platform = build_platform(Target(args.target))
-    plan = partition(graph, platform, policy=args.partition, rules=args.rules, dims=dims)
+    with no_input_values("hetsim plan"):
+        plan = partition(graph, platform, policy=args.partition, rules=args.rules, dims=dims)
     estimated = dict.fromkeys((s for s in graph.symbols if s not in dims), ESTIMATE_DIM)
     if args.json:
         print(json.dumps({**plan.to_dict(), "estimate_dims": estimated}, indent=2))

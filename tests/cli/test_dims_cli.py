@@ -4,6 +4,7 @@ and what ``plan`` says of dims it was not given."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -129,3 +130,30 @@ def test_buckets_without_a_cuda_device_runs_unpadded_with_a_note(
     assert main(argv) == 0
     eager = json.loads(capsys.readouterr().out)
     assert json.loads(captured.out)["makespan_us"] == eager["makespan_us"]
+
+
+@pytest.mark.parametrize("command", [["plan"], ["model", "show"]])
+def test_a_shape_read_from_a_graph_input_is_said_in_the_command_s_terms(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # they said "(pass it in inputs)": neither command takes inputs
+    onnx = pytest.importorskip("onnx")
+    helper, types = onnx.helper, onnx.TensorProto
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "s"], ["y"], name="y")],
+        "reshaped",
+        [
+            helper.make_tensor_value_info("x", types.FLOAT, [2, 3]),
+            helper.make_tensor_value_info("s", types.INT64, [2]),
+        ],
+        [helper.make_tensor_value_info("y", types.FLOAT, None)],
+    )
+    path = tmp_path / "reshaped.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    target = ["--target", "x86-h100"] if command == ["plan"] else []
+    assert main([*command, str(path), *target]) == 1
+    name = " ".join(command)
+    assert capsys.readouterr().err == (
+        "error: op y (Reshape): expected a known value for input 1 (shape), got graph input 's', "
+        f"whose value hetsim {name} cannot take (hetsim run --inputs FILE reads it)\n"
+    )
