@@ -11,10 +11,10 @@ import pytest
 
 import hetsim.calibrate.bench as bench
 import hetsim.calibrate.run as run
-from hetsim.calibrate import LOCAL_TAG, Calibration, bench_dispatch, calibrate, steps, write_tag
-from hetsim.calibrate.parameters import Fitted
+from hetsim.calibrate import LOCAL_TAG, bench_dispatch, calibrate, steps, write_tag
 from hetsim.errors import HetsimError, TargetError
 from hetsim.target import Target, add_tag_dir, remove_tag_dir
+from tests.calibrate.synthetic import synthetic
 
 
 @pytest.fixture
@@ -56,15 +56,6 @@ def test_threads_not_a_positive_integer_are_refused(threads: object) -> None:
         steps("quick", threads)  # type: ignore[arg-type]
 
 
-FITTED = (
-    "cores",
-    "freq_ghz",
-    "flops_per_cycle",
-    "mem_bandwidth_gbps",
-    "kernel_latency_us",
-    "dispatch_us",
-    "efficiency.elementwise",
-)
 AWKWARD_CPU_NAMES = [
     "ARM: Cortex-A72 # rev 3",
     "*star",
@@ -99,9 +90,7 @@ def tag_folder(tmp_path: Path) -> Iterator[Path]:
 @pytest.mark.parametrize("cpu", AWKWARD_CPU_NAMES)
 def test_cpu_name_reads_back_from_the_tag_file(tag_folder: Path, cpu: str) -> None:
     # written as "model: <name>": a YAML error, an alias, None, True or 12.5 when read back
-    machine = {"kind": "x86-cpu", "cpu": cpu, "machine": "x86_64", "blas": []}
-    fitted = {name: Fitted(1, "given") for name in FITTED}
-    write_tag(Calibration(machine, "quick", (), fitted), tag_folder / f"{LOCAL_TAG}.yaml")
+    write_tag(synthetic("quick", cpu), tag_folder / f"{LOCAL_TAG}.yaml")
     add_tag_dir(tag_folder)
     assert Target(LOCAL_TAG).host.attrs["model"] == cpu
 

@@ -9,27 +9,16 @@ from pathlib import Path
 import pytest
 
 from hetsim.calibrate import Calibration
-from hetsim.calibrate.parameters import Fitted
 from hetsim.cli import bench as bench_cli
 from hetsim.cli import calibrate as calibrate_cli
 from hetsim.cli import main
 from hetsim.target import Target, remove_tag_dir
-
-FITTED = (
-    "cores",
-    "freq_ghz",
-    "flops_per_cycle",
-    "mem_bandwidth_gbps",
-    "kernel_latency_us",
-    "dispatch_us",
-    "efficiency.elementwise",
-)
+from tests.calibrate.synthetic import synthetic
 
 
 def _synthetic(plan: str, *, threads: int | None = None, advance: object = None) -> Calibration:
-    """A calibration without measuring: every fitted value 1."""
-    machine = {"kind": "x86-cpu", "cpu": "Synthetic CPU", "machine": "x86_64", "blas": []}
-    return Calibration(machine, plan, (), {name: Fitted(1, "given") for name in FITTED})
+    """`calibrate` without measuring: every fitted value 1."""
+    return synthetic(plan)
 
 
 def _never(*_args: object, **_kwargs: object) -> None:
