@@ -64,6 +64,9 @@ CLUSTER_CONFIG = {
     # Dask sets MALLOC_TRIM_THRESHOLD_=65536 in its workers to hand memory back to the OS;
     # glibc then trims its heap after nearly every simulation, which runs 2x slower. None unsets it.
     "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+    # A terminal's Ctrl-C reaches the workers too, each of which printed a traceback; the
+    # command closes them itself (`hetsim.sweep.worker`).
+    "distributed.worker.preload": ["hetsim.sweep.worker"],
 }
 """Dask settings of the local cluster (`local_cluster`)."""
 RETRIES = 2

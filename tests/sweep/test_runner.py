@@ -119,6 +119,20 @@ def _worker_addresses(scheduler: str) -> list[str]:
         return list(client.scheduler_info()["workers"])
 
 
+def _ignores_interrupts() -> bool:
+    import signal
+
+    return signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+
+def test_local_workers_ignore_a_terminal_s_interrupt(scheduler: str) -> None:
+    # a Ctrl-C reaches every process of the command: each worker printed its KeyboardInterrupt
+    # traceback under "interrupted" (the command closes the workers itself)
+    with distributed.Client(scheduler) as client:
+        assert set(client.run(_ignores_interrupts).values()) == {True}
+    assert not _ignores_interrupts()  # the command's own process still stops on it
+
+
 def test_a_failing_point_is_recorded_and_the_sweep_goes_on(scheduler: str) -> None:
     records = run_sweep(SWEEP, scheduler=scheduler, run_point=_failing_on_cnn)
     failed = [(r["index"], r["error"], r["result"]) for r in records if r["status"] != "ok"]
