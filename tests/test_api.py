@@ -146,8 +146,8 @@ def test_a_root_host_without_memory_says_why_it_holds_nothing() -> None:
     with pytest.raises(SimulationError) as caught:
         simulate("cnn", "vendor/npu-subsystem", mode="timing")
     assert str(caught.value) == (
-        "sim at 0.0 us, host: out of memory in host.mem (need 12.0 KiB, 0 B free) for tensor x "
-        f"of op (load){why}"
+        "sim at 0.0 us, host: out of memory in host.mem (need 12.0 KiB, 0 B free) for tensor x, "
+        f"placed before the run starts{why}"  # it said "of op (load)", an op the model lacks
     )
     with pytest.raises(PartitionError) as refused:  # cnn_int8 keeps its scales on the host
         simulate("cnn_int8", "vendor/npu-subsystem", mode="timing")

@@ -56,6 +56,7 @@ from hetsim.sim.fusion import constant_values, fused_runs
 from hetsim.sim.records import RunRecord
 from hetsim.sim.slots import SlotSpace, new_tuple, programs_of, relocated
 from hetsim.sim.steps import (
+    LOAD_OP,
     AllocStep,
     Step,
     no_run,
@@ -279,7 +280,7 @@ def bind(
         found = space.slots[slot]
         return new_tuple(AllocStep, (
             "load", 0.0, found.memory, space.sizes[slot], found.name,
-            owner.get(found.memory, host), "(load)", {},
+            owner.get(found.memory, host), LOAD_OP, {},
         ))  # fmt: skip
 
     resident = [load(slot, root.host) for slot in root.inputs.values()]

@@ -31,6 +31,7 @@ from hetsim.errors import OutOfMemoryError
 from hetsim.platform import empty_memory_note
 from hetsim.sim.resources import EXEC, LINK, STREAM, MemoryState, Row, Stream
 from hetsim.sim.steps import (
+    LOAD_OP,
     AllocStep,
     BranchStep,
     CallStep,
@@ -55,11 +56,12 @@ def where(now: float) -> str:
 def _out_of_memory(step: AllocStep, memory: MemoryState, t: float) -> OutOfMemoryError:
     """The error of an ALLOC whose bytes do not fit `memory`: the memory, tensor and op."""
     free = memory.capacity_bytes - memory.used_bytes
+    made_by = ", placed before the run starts" if step.op == LOAD_OP else f" of op {step.op}"
     why = empty_memory_note(memory.name, memory.capacity_bytes)
     return OutOfMemoryError(
         f"{where(t)}, {step.processor}: out of memory in {memory.name} "
         f"(need {format_bytes(step.size_bytes)}, {format_bytes(free)} free) "
-        f"for tensor {step.tensor} of op {step.op}{why}"
+        f"for tensor {step.tensor}{made_by}{why}"
     )
 
 

@@ -26,6 +26,7 @@ from hetsim.ir import Op
 from hetsim.kernels.checks import raise_kernel_error
 
 __all__ = [
+    "LOAD_OP",
     "AllocStep",
     "BranchStep",
     "CallStep",
@@ -41,6 +42,10 @@ __all__ = [
     "kernel_run",
     "no_run",
 ]
+
+LOAD_OP = "(load)"
+"""The op of an `AllocStep` made before the run: a graph input's, a weight's, a graph executor's
+storage."""
 
 Run = Callable[[list[Any]], None]
 """Computes an op's outputs into the value table it is given (functional mode), or does nothing
