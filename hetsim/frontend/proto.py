@@ -24,7 +24,15 @@ import numpy as np
 
 from hetsim.errors import ModelError
 
-__all__ = ["EXTERNAL", "has_external_data", "messages", "onnx_dir", "parse_model", "to_array"]
+__all__ = [
+    "EXTERNAL",
+    "external_files",
+    "has_external_data",
+    "messages",
+    "onnx_dir",
+    "parse_model",
+    "to_array",
+]
 
 EXTERNAL = 1
 """``TensorProto.DataLocation.EXTERNAL``: the tensor's bytes live in another file."""
@@ -101,6 +109,20 @@ def parse_model(path: Path) -> Any:
 def has_external_data(model: Any) -> bool:
     """Whether any initializer of `model`'s main graph keeps its bytes in another file."""
     return any(t.data_location == EXTERNAL for t in model.graph.initializer)
+
+
+def external_files(model: Any, folder: Path) -> list[Path]:
+    """The files, under `folder` (the model file's), that `model`'s main-graph initializers keep
+    their bytes in, each once, in name order (where they point outside it, `load_onnx` refuses
+    the model)."""
+    locations = {
+        entry.value
+        for tensor in model.graph.initializer
+        if tensor.data_location == EXTERNAL
+        for entry in tensor.external_data
+        if entry.key == "location"
+    }
+    return [folder / location for location in sorted(locations)]
 
 
 def to_array(tensor: Any, dtype: np.dtype[Any], where: str = "tensor") -> np.ndarray:

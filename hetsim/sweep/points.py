@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hetsim.errors import Problem, SweepError, TargetError
+from hetsim.frontend.proto import external_files, parse_model
 from hetsim.located import locate
 from hetsim.models import ZOO
 from hetsim.target import TAGS, Target
@@ -263,11 +264,23 @@ def digest(data: Any) -> str:
 
 
 def _file_digest(model: str) -> str | None:
-    """The SHA-256 hex digest of the model file `model` names; None for a zoo name (a name
-    that is also a file is the zoo's model, as `hetsim.load_model` takes it) or no file."""
-    if model in ZOO or not Path(model).is_file():
+    """The SHA-256 hex digest of the model file `model` names, and of the files its weights are
+    kept in when they are external (``.onnx``); None for a zoo name (a name that is also a file
+    is the zoo's model, as `hetsim.load_model` takes it) or no file."""
+    path = Path(model)
+    if model in ZOO or not path.is_file():
         return None
-    with Path(model).open("rb") as file:
+    found = hashlib.sha256(_digest_of(path).encode())
+    if path.suffix == ".onnx":  # load_sweep loaded it: protobuf is there, and it parses
+        proto = parse_model(path)
+        for weights in external_files(proto, path.parent):
+            if weights.is_file():  # a missing one is the model's error, when it loads
+                found.update(f"{weights.name}:{_digest_of(weights)}".encode())
+    return found.hexdigest()
+
+
+def _digest_of(path: Path) -> str:
+    with path.open("rb") as file:
         return hashlib.file_digest(file, "sha256").hexdigest()
 
 

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from hetsim.errors import SweepError
@@ -117,3 +118,33 @@ def test_a_tag_target_hashes_the_same_in_every_process() -> None:
         assert done.returncode == 0, done.stderr
         hashes.add(done.stdout.strip())
     assert hashes == {load_sweep({"target": "arm-riscv-soc", "models": ["mlp"]}).hash}
+
+
+def test_hash_follows_a_model_s_external_weights(tmp_path: Path) -> None:
+    # a model whose weights live in another file was hashed by its main file only
+    onnx = pytest.importorskip("onnx")
+    from onnx import helper, numpy_helper
+
+    def save(weight: float) -> None:
+        w = numpy_helper.from_array(np.full((4, 4), weight, np.float32), "w")
+        graph = helper.make_graph(
+            [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
+            "external",
+            [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 4])],
+            [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 4])],
+            [w],
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        (tmp_path / "m.data").unlink(missing_ok=True)  # onnx appends to an existing one
+        onnx.save(model, tmp_path / "m.onnx", save_as_external_data=True,
+                  all_tensors_to_one_file=True, location="m.data", size_threshold=0)  # fmt: skip
+
+    (tmp_path / "sweep.yaml").write_text("target: x86-h100\nmodels: [m.onnx]\nmode: functional\n")
+    save(1.0)
+    first = load_sweep(tmp_path / "sweep.yaml").hash
+    main_file = (tmp_path / "m.onnx").read_bytes()
+    save(2.0)
+    assert (tmp_path / "m.onnx").read_bytes() == main_file  # only the weights' file changed
+    assert load_sweep(tmp_path / "sweep.yaml").hash != first
+    save(1.0)
+    assert load_sweep(tmp_path / "sweep.yaml").hash == first
