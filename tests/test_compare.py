@@ -383,3 +383,20 @@ def test_a_run_that_fails_names_its_strategy_and_iteration() -> None:
     )
     with pytest.raises(OutOfMemoryError, match=f"^{re.escape(message)}$"):
         compare("transformer", small_gpu, iterations=20)
+
+
+def test_iterations_past_every_bucket_are_a_column_of_the_table() -> None:
+    # decode from 60 over 10 steps with buckets up to 64: seq 65..69 fit none and ran eagerly,
+    # which the table did not show (only the JSON's eager_runs)
+    found = compare(
+        "transformer", "x86-h100", ["none", "buckets"], trace=dims_trace("decode:60", 10),
+        buckets=(32, 64),
+    )  # fmt: skip
+    by_strategy = {row["strategy"]: row for row in found.rows()}
+    assert by_strategy["buckets"]["eager_runs"] == 5
+    assert by_strategy["none"]["eager_runs"] == 0
+    header, _, none, buckets = found.format_table().splitlines()[1:5]
+    assert "past buckets" in header.split("  ")
+    column = header.index("past buckets") + len("past buckets")
+    assert buckets[:column].split()[-1] == "5"
+    assert none[:column].split()[-1] == "0"

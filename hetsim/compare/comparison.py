@@ -74,6 +74,7 @@ COLUMNS = (
     ("captures", "captures"),
     ("capture (us)", "capture_us"),
     ("replays", "replays"),
+    ("past buckets", "eager_runs"),
     ("graph mem (B)", "graph_memory_bytes"),
     ("padding waste (us)", "padding_waste_us"),
 )
