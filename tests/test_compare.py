@@ -206,7 +206,7 @@ def test_table_and_json() -> None:
     assert lines[0] == "cnn on x86-h100, 2 iterations"
     assert lines[1].split() == [
         "strategy", "total", "(us)", "per", "iter", "(us)", "speedup", "captures", "capture",
-        "(us)", "replays", "graph", "mem", "(B)", "padding", "waste", "(us)",
+        "(us)", "replays", "past", "buckets", "graph", "mem", "(B)", "padding", "waste", "(us)",
     ]  # fmt: skip
     assert [line.split()[0] for line in lines[3:]] == ["none", "whole"]
     data = json.loads(json.dumps(found.to_dict()))
