@@ -190,6 +190,8 @@ def _read_node(config: Mapping[str, Any], path: str, problems: list[Problem]) ->
         spec = _read_tvm_tag(config, path, problems)
     elif written and model != MODEL_PREFIX:
         spec = _read_hetsim_tag(config, path, problems)
+        if config.get("kind") == "composite":
+            spec |= _changes_to_tag(config, spec["tag"], path, problems)
     else:
         spec = _read_kind(config, path, problems, use_tags=not written)
     host = config.get("host")
@@ -351,6 +353,57 @@ def _read_hetsim_tag(
     if kind is not None:
         spec["kind"] = kind
     return _with_cores(config, spec)
+
+
+def _changes_to_tag(
+    config: Mapping[str, Any], tag: str, path: str, problems: list[Problem]
+) -> dict[str, Any]:
+    """What a composite node written from tag `tag` changes of the tag: its host, and each
+    device that differs from the tag's at its position (an override of that device, by the
+    name the tag gives it), each compared as this reader reads both. A device added or removed
+    is a problem: devices have no names in TVM to say which."""
+    from hetsim.target.tree import Target  # the tree reads TVM configs through this module
+    from hetsim.target.tvm_writer import spec_to_tvm
+
+    try:
+        tagged = Target(tag)
+    except TargetError:  # an unknown tag: resolving the spec says so
+        return {}
+    own = spec_to_tvm(tagged.export())
+    changes: dict[str, Any] = {}
+    host_path = join_path(path, "host")
+    host = _read_at(config.get("host"), host_path, problems)
+    if host != (own_host := _read_at(own.get("host"), host_path, [])):
+        changes["host"] = _change(host, own_host)
+    listed = join_path(path, "devices")
+    devices, theirs = list(config.get("devices") or ()), list(own.get("devices") or ())
+    if len(devices) != len(theirs):
+        expected = (
+            f"expected the {len(theirs)} devices of tag {tag!r} (a device added or removed has "
+            "no name in TVM)"
+        )
+        problems.append(Problem(listed, expected, str(len(devices))))
+        return changes
+    changed = {}
+    for index, (device, name) in enumerate(
+        zip(devices, (d.name for d in tagged.devices), strict=True)
+    ):
+        where = item_path(listed, index)
+        spec = _read_at(device, where, problems)
+        if spec != (own_device := _read_at(theirs[index], where, [])):
+            changed[name] = _change(spec, own_device)
+    if changed:
+        changes["devices"] = changed
+    return changes
+
+
+def _change(spec: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
+    """`spec` as an override of the node `own` reads as: a node of the same tag keeps it, and
+    only its changes are merged (a tag given again would reset what the platform set on it,
+    such as a node's link)."""
+    if spec.get("tag") != own.get("tag"):
+        return spec
+    return {key: value for key, value in spec.items() if key not in ("tag", "kind")}
 
 
 _HETSIM_KINDS = {"cuda": "cuda", "ext_dev": "npu", "composite": "hetero"}

@@ -481,3 +481,34 @@ def test_a_written_tag_of_another_kind_is_an_error(config: dict[str, str], messa
     with pytest.raises(TargetError) as err:
         Target.from_tvm(config)
     assert [p.message for p in err.value.problems] == [message]
+
+
+# --- a tag changed, through TVM and back ------------------------------------------------------
+
+CHANGED_TAGS = [
+    {"tag": "x86-h100", "devices": {"gpu0": {"tag": "nvidia/a100"}}},
+    {"tag": "arm-riscv-soc", "host": "arm/cortex-a76"},
+    {"tag": "two-node-h100", "devices": {"node1": {"devices": {"gpu0": {"tag": "nvidia/a100"}}}}},
+]
+
+
+@pytest.mark.parametrize("spec", CHANGED_TAGS, ids=["device", "host", "nested-device"])
+def test_a_changed_tag_reads_back_with_its_changes(spec: dict[str, Any]) -> None:
+    # a composite naming a hetsim tag read back as the tag alone: an A100 came back an H100
+    target = Target(spec)
+    assert Target.from_tvm(target.to_tvm()) == target
+
+
+@pytest.mark.parametrize("spec", CHANGED_TAGS, ids=["device", "host", "nested-device"])
+def test_a_changed_tag_reads_back_through_tvm(spec: dict[str, Any], tvm_target: TvmTarget) -> None:
+    target = Target(spec)
+    assert Target.from_tvm(tvm_target(target.to_tvm())) == target
+
+
+def test_a_device_removed_from_a_tag_is_an_error_not_the_tag() -> None:
+    # it came back with both nodes: TVM has no device names to say which one went
+    config = Target({"tag": "two-node-h100", "devices": {"node1": None}}).to_tvm()
+    assert _failure(config) == (
+        "devices: expected the 2 devices of tag 'two-node-h100' (a device added or removed has "
+        "no name in TVM), got 1"
+    )
