@@ -10,6 +10,7 @@ import argparse
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -17,6 +18,7 @@ from hetsim.errors import PartitionError, Problem, TargetError
 from hetsim.partition import check_op_lists
 from hetsim.platform import build_platform
 from hetsim.target import (
+    TAGS,
     Target,
     add_tag_dir,
     find_kind,
@@ -98,14 +100,33 @@ def _list(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     _add_tags(args)
-    target = Target(args.target)
-    if args.json:
-        print(json.dumps(target.export(), indent=2))
-    elif args.tree:
-        print(render_tree(target))
+    config = _config_named(args.target)
+    if config is not None:  # an executor or runtime: one mapping, no tree to draw
+        exported = config
     else:
-        print(yaml.safe_dump(target.export(), sort_keys=False, width=100), end="")
+        target = Target(args.target)
+        if args.tree:
+            print(render_tree(target))
+            return 0
+        exported = target.export()
+    if args.json:
+        print(json.dumps(exported, indent=2))
+    else:
+        print(yaml.safe_dump(exported, sort_keys=False, width=100), end="")
     return 0
+
+
+def _config_named(name: str) -> dict[str, Any] | None:
+    """The canonical config `name` names when it is an executor or runtime tag or kind (a tag
+    may be one: ``tvm/relax-vm``), else None (a target, a file, or nothing known)."""
+    if Path(name).exists():
+        return None
+    found = TAGS.find(name)
+    data = TAGS.get(found).data if found is not None else {"kind": name}
+    category = category_of(data.get("kind")) if isinstance(data, dict) else None
+    if category not in ("executor", "runtime"):
+        return None
+    return canonicalize_config(name, category)
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -132,7 +153,8 @@ def _validate(args: argparse.Namespace) -> int:
 def _check(name: str) -> None:
     """Validate one file or name: a target, or an executor or runtime config (as tags may be)."""
     if not Path(name).exists():
-        check_op_lists(build_platform(Target(name)))
+        if _config_named(name) is None:  # checked as it is made
+            check_op_lists(build_platform(Target(name)))
         return
     data = load_file(name)
     category = category_of(data.get("kind")) if isinstance(data, dict) else None

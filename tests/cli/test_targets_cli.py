@@ -286,3 +286,22 @@ def test_validate_refuses_a_json_key_given_twice(
         f"{twice}:3: expected valid json, got found the key 'kind' twice\n",
         "",
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("tvm/relax-vm", "kind: vm\ntag: tvm/relax-vm\ndispatch_us: 0.27\nis_static: false\n"),
+        ("vm", "kind: vm\ndispatch_us: 0.27\nis_static: false\n"),
+        ("crt", "kind: crt\nalloc_us: 0.2\nfree_us: 0.1\ncall_us: 0.05\n"),
+    ],
+)
+def test_an_executor_or_runtime_tag_or_kind_is_shown_and_validated_by_name(
+    name: str, shown: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # targets list lists tvm/relax-vm, but show and validate by name said "expected a target
+    # kind, got executor kind 'vm'" (validate of its file said ok)
+    assert main(["targets", "show", name]) == 0
+    assert capsys.readouterr().out == shown
+    assert main(["targets", "validate", name]) == 0
+    assert capsys.readouterr().out == f"{name}: ok\n"
