@@ -791,3 +791,12 @@ def test_a_shape_read_from_a_made_up_input_says_the_input_was_made() -> None:
         simulate(model, CPU_ONLY)
     given = {"x": np.ones((2, 3), np.float32), "s": np.array([3, 2])}
     assert simulate(model, CPU_ONLY, inputs=given).outputs["out"].shape == (3, 2)
+
+
+def test_an_input_given_as_a_list_is_named_as_a_list() -> None:
+    # read as a float64 array, it was refused as "got float64": the wrong problem for a list
+    rows = [[1.0] * 784]
+    with pytest.raises(ModelError, match=r"^input 'x': expected float32 array, got list$"):
+        simulate("mlp", "x86-h100", inputs={"x": rows})
+    with pytest.raises(ModelError, match=r"^input 'x': expected float32 array, got list$"):
+        propagate(load_model("mlp"), {}, {"x": rows})

@@ -115,9 +115,10 @@ def _checked_size(name: str, size: Any) -> int:
 def _check_dtype(name: str, value: Any, declared: str) -> None:
     """An input array must have its declared dtype, as `hetsim.execute` requires: the graph's
     kernels, byte sizes and costs all follow from it."""
-    found = np.asarray(value).dtype
-    if found != np.dtype(declared):
-        raise input_dtype_error(name, declared, found)
+    if not isinstance(value, np.ndarray):  # a list read as float64 named the wrong problem
+        raise input_dtype_error(name, declared, type(value).__name__)
+    if value.dtype != np.dtype(declared):
+        raise input_dtype_error(name, declared, value.dtype)
 
 
 def check_inputs_mapping(inputs: object) -> None:
