@@ -18,7 +18,6 @@ from hetsim.errors import PartitionError, Problem, TargetError
 from hetsim.partition import check_op_lists
 from hetsim.platform import build_platform
 from hetsim.target import (
-    TAGS,
     Target,
     add_tag_dir,
     find_kind,
@@ -28,6 +27,7 @@ from hetsim.target import (
     schema_table,
 )
 from hetsim.target.canonical import canonicalize_config, locate_in_file
+from hetsim.target.catalog import config_category
 from hetsim.target.kinds import REGISTRIES, category_of
 from hetsim.target.schema import closest
 from hetsim.target.sources import load_file
@@ -119,14 +119,8 @@ def _show(args: argparse.Namespace) -> int:
 def _config_named(name: str) -> dict[str, Any] | None:
     """The canonical config `name` names when it is an executor or runtime tag or kind (a tag
     may be one: ``tvm/relax-vm``), else None (a target, a file, or nothing known)."""
-    if Path(name).exists():
-        return None
-    found = TAGS.find(name)
-    data = TAGS.get(found).data if found is not None else {"kind": name}
-    category = category_of(data.get("kind")) if isinstance(data, dict) else None
-    if category not in ("executor", "runtime"):
-        return None
-    return canonicalize_config(name, category)
+    category = None if Path(name).exists() else config_category(name)
+    return None if category is None else canonicalize_config(name, category)
 
 
 def _validate(args: argparse.Namespace) -> int:

@@ -29,6 +29,7 @@ __all__ = [
     "add_tag_dir",
     "check_kind",
     "check_tag",
+    "config_category",
     "kind_from_data",
     "list_tags",
     "load_kinds",
@@ -49,15 +50,33 @@ def check_tag(name: str, registry: TagRegistry) -> list[Problem]:
     node = resolver.expand(name, "", "target", (), 0) if name in registry else None
     if resolver.problems:
         return _retarget(resolver.problems, name, registry)
-    category = category_of(node.get("kind")) if isinstance(node, dict) else None
+    category = _config_category(node)
     try:
-        if category in ("executor", "runtime"):
+        if category is not None:
             canonicalize_config(name, category, registry)
         else:
             canonicalize(name, registry)
     except TargetError as err:
         return _retarget(list(err.problems), name, registry)
     return []
+
+
+def config_category(name: str, registry: TagRegistry = TAGS) -> str | None:
+    """``"executor"`` or ``"runtime"`` where tag or kind `name` names such a config (a tag may
+    be one, or build on one), else None: a target, or nothing known (resolving says which).
+
+    >>> config_category("tvm/relax-vm"), config_category("crt"), config_category("x86-h100")
+    ('executor', 'runtime', None)
+    """
+    if name not in registry:
+        return _config_category({"kind": name})
+    resolver = Resolver(registry)
+    return _config_category(resolver.expand(name, "", "target", (), 0))
+
+
+def _config_category(node: object) -> str | None:
+    category = category_of(node.get("kind")) if isinstance(node, dict) else None
+    return category if category in ("executor", "runtime") else None
 
 
 def _retarget(problems: list[Problem], name: str, registry: TagRegistry) -> list[Problem]:

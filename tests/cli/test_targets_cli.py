@@ -305,3 +305,20 @@ def test_an_executor_or_runtime_tag_or_kind_is_shown_and_validated_by_name(
     assert capsys.readouterr().out == shown
     assert main(["targets", "validate", name]) == 0
     assert capsys.readouterr().out == f"{name}: ok\n"
+
+
+def test_a_tag_built_on_an_executor_tag_is_shown_as_that_executor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # its own data has no kind (only "tag: tvm/relax-vm"): it was taken for a target
+    (tmp_path / "lab").mkdir()
+    (tmp_path / "lab" / "vm.yaml").write_text("tag: tvm/relax-vm\ndispatch_us: 1\n")
+    try:
+        assert main(["targets", "show", "lab/vm", "--tags", str(tmp_path)]) == 0
+        assert capsys.readouterr().out == (
+            "kind: vm\ntag: lab/vm\ndispatch_us: 1.0\nis_static: false\n"
+        )
+        assert main(["targets", "validate", "lab/vm"]) == 0
+        assert capsys.readouterr().out == "lab/vm: ok\n"
+    finally:
+        remove_tag_dir(tmp_path)
