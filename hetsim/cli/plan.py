@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from hetsim.cli.dims import add_dims_option, merged_dims, no_input_values
-from hetsim.ir import check_graph_dims
+from hetsim.ir import check_graph_dims, format_dims
 from hetsim.kernels import propagate
 from hetsim.models import load_model
 from hetsim.partition import ESTIMATE_DIM, POLICIES, format_plan, idle_notes, partition
@@ -85,7 +85,7 @@ def _unbound_line(estimated: dict[str, int]) -> str:
     'unbound dims: seq (dynamic; flops and bytes estimated at seq=1; bind with --dims seq=N)'
     """
     names = ", ".join(estimated)
-    sizes = ", ".join(f"{name}={size}" for name, size in estimated.items())
+    sizes = format_dims(estimated)
     bind = ",".join(f"{name}=N" for name in estimated)
     how = f"flops and bytes estimated at {sizes}; bind with --dims {bind}"
     return f"unbound dims: {names} (dynamic; {how})"

@@ -25,7 +25,7 @@ from hetsim.compare.traces import (
     dims_trace,
 )
 from hetsim.errors import HetsimError, ModelError, Problem, SimulationError
-from hetsim.ir import Graph, check_graph_dims
+from hetsim.ir import Graph, check_graph_dims, format_dims
 from hetsim.kernels import Meta, propagate
 from hetsim.models import load_model
 from hetsim.models.inputs import check_seed
@@ -279,8 +279,8 @@ def _iteration_label(strategy: str, index: int, dims: Mapping[str, int]) -> str:
     >>> _iteration_label("whole", 3, {"seq": 40})
     'strategy whole, iteration 3 (seq=40)'
     """
-    shown = ", ".join(f"{name}={size}" for name, size in dims.items())
-    return f"strategy {strategy}, iteration {index}" + (f" ({shown})" if shown else "")
+    shown = f" ({format_dims(dims)})" if dims else ""
+    return f"strategy {strategy}, iteration {index}{shown}"
 
 
 def _checked_trace(graph: Graph, trace: object) -> tuple[Mapping[str, int], ...]:

@@ -3,7 +3,7 @@ a caller gives them, checked (`hetsim.ir.dims`), and the `GraphBuilder` for writ
 Python (`hetsim.ir.builder`)."""
 
 from hetsim.ir.builder import GraphBuilder
-from hetsim.ir.dims import check_dims, check_graph_dims
+from hetsim.ir.dims import check_dims, check_graph_dims, format_dims
 from hetsim.ir.graph import Dim, Graph, Op, TensorType, bind_shape, op_label, topological_order
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "bind_shape",
     "check_dims",
     "check_graph_dims",
+    "format_dims",
     "op_label",
     "topological_order",
 ]

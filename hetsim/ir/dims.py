@@ -15,7 +15,7 @@ from types import MappingProxyType
 from hetsim.errors import ModelError, Problem, is_count
 from hetsim.ir.graph import Graph
 
-__all__ = ["check_dims", "check_graph_dims"]
+__all__ = ["check_dims", "check_graph_dims", "format_dims"]
 
 
 def check_dims(dims: object) -> Mapping[str, int]:
@@ -80,3 +80,12 @@ def check_graph_dims(graph: Graph, dims: object) -> Mapping[str, int]:
             expected = f"expected one of its symbolic dims ({', '.join(graph.symbols) or 'none'})"
             raise ModelError(Problem(f"model {graph.name}", expected, repr(name), *close).message)
     return checked
+
+
+def format_dims(dims: Mapping[str, int]) -> str:
+    """Dims as messages and listings show them.
+
+    >>> format_dims({"seq": 128, "batch": 2})
+    'seq=128, batch=2'
+    """
+    return ", ".join(f"{name}={size}" for name, size in dims.items())

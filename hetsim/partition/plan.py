@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hetsim.ir import format_dims
 from hetsim.units import format_bytes, format_flops
 
 __all__ = ["LevelPlan", "Plan", "Segment", "Transfer", "format_plan"]
@@ -297,7 +298,7 @@ def format_plan(plan: Plan) -> str:
     """
     lines = [f"plan of {plan.graph} on {plan.platform} (policy {plan.policy})"]
     if plan.dims:
-        lines.append("dims: " + ", ".join(f"{k}={v}" for k, v in plan.dims.items()))
+        lines.append(f"dims: {format_dims(plan.dims)}")
     for level in plan.levels.values():
         lines.append(
             f"level {level.path or '(root)'}: host {level.host}, executor {level.executor}, "

@@ -30,7 +30,7 @@ from hetsim.cost import (
 )
 from hetsim.cost import instantiate_us as instantiate_cost_us
 from hetsim.errors import ModelError, SimulationError
-from hetsim.ir import Graph
+from hetsim.ir import Graph, format_dims
 from hetsim.kernels import Cost, Meta, keeps_value, propagate
 from hetsim.platform import Platform
 from hetsim.runtime import Alloc, Free, GraphProgram, Launch, PlanProgram, VmProgram
@@ -85,10 +85,9 @@ def run_with_graphs(
     )
     notes = list(rewritten.notes)
     if record.extra["cuda_graph"]["eager_runs"]:  # this run's dims fit no bucket
-        shown = ", ".join(f"{name}={size}" for name, size in (dims or {}).items())
         notes.append(
-            f"{shown}: past the largest bucket ({max(rewritten.buckets)}), so every kernel "
-            "runs eagerly, without padding"
+            f"{format_dims(dims or {})}: past the largest bucket ({max(rewritten.buckets)}), so "
+            "every kernel runs eagerly, without padding"
         )
     return dataclasses.replace(record, extra={**record.extra, "cuda_graph_notes": notes})
 
