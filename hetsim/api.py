@@ -31,7 +31,7 @@ from hetsim.ir import Graph, check_graph_dims
 from hetsim.ir.cache import SIMULATOR_BUDGET, GraphCache
 from hetsim.kernels import Cost, Meta, bind_dims, keeps_value, propagate_costs
 from hetsim.kernels.fuse import clear_fused
-from hetsim.kernels.propagate import check_inputs_mapping, input_dtype_error
+from hetsim.kernels.propagate import check_input_array, check_inputs_mapping
 from hetsim.memo import Recent
 from hetsim.models import load_model
 from hetsim.models.inputs import (
@@ -323,9 +323,9 @@ def simulate(
         check_inputs_mapping(inputs)
     graph = load_model(model)
     check_graph_dims(graph, opts.dims)
-    for name, value in (inputs or {}).items():  # as execute takes them: a list is no array
-        if name in graph.inputs and not isinstance(value, np.ndarray):
-            raise input_dtype_error(name, graph.inputs[name].dtype, type(value).__name__)
+    for name, value in (inputs or {}).items():  # before they are read as arrays
+        if name in graph.inputs:
+            check_input_array(name, value, graph.inputs[name].dtype)
     platform = platform_of(target)
     # Dims given here are bound at compile time (static levels may take the ops); dims known only
     # from the input arrays are dynamic and keep their ops at VM levels.

@@ -24,9 +24,9 @@ from hetsim.kernels.checks import raise_kernel_error
 from hetsim.kernels.fuse import Fused, fused_of, with_epilogue
 from hetsim.kernels.propagate import (
     bind_dims,
+    check_input_array,
     check_inputs_mapping,
     initializer_note,
-    input_dtype_error,
 )
 from hetsim.kernels.registry import Kernel, lookup
 
@@ -111,9 +111,7 @@ class Program:
             raise ModelError(f"inputs: expected {sorted(names)}, got {got}{note}")
         for spec in self.inputs:
             given = inputs[spec.name]
-            if not isinstance(given, np.ndarray) or given.dtype != spec.dtype:
-                found = given.dtype if isinstance(given, np.ndarray) else type(given).__name__
-                raise input_dtype_error(spec.name, spec.dtype, found)
+            check_input_array(spec.name, given, spec.dtype)
             if self.is_static and given.shape != spec.declared.shape:
                 bind_dims(self.graph, None, {spec.name: given.shape})
         if not self.is_static:

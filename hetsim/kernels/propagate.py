@@ -25,6 +25,7 @@ from hetsim.kernels.registry import lookup
 __all__ = [
     "SMALL_VALUE_SIZE",
     "bind_dims",
+    "check_input_array",
     "initializer_note",
     "input_dtype_error",
     "keeps_value",
@@ -112,9 +113,16 @@ def _checked_size(name: str, size: Any) -> int:
     return int(size)
 
 
-def _check_dtype(name: str, value: Any, declared: str) -> None:
-    """An input array must have its declared dtype, as `hetsim.execute` requires: the graph's
-    kernels, byte sizes and costs all follow from it."""
+def check_input_array(name: str, value: Any, declared: Any) -> None:
+    """Graph input `name` must be given as a numpy array of its declared dtype (`propagate`,
+    `hetsim.execute` and `hetsim.simulate` alike): the graph's kernels, byte sizes and costs all
+    follow from it.
+
+    >>> check_input_array("x", [1.0], "float32")
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.ModelError: input 'x': expected float32 array, got list
+    """
     if not isinstance(value, np.ndarray):  # a list read as float64 named the wrong problem
         raise input_dtype_error(name, declared, type(value).__name__)
     if value.dtype != np.dtype(declared):
@@ -281,7 +289,7 @@ def _walk(
             + initializer_note(graph, unknown)
         )
     for name, value in given.items():
-        _check_dtype(name, value, graph.inputs[name].dtype)
+        check_input_array(name, value, graph.inputs[name].dtype)
     bound = bind_dims(graph, dims, {k: np.shape(v) for k, v in given.items()})
     shared: dict[tuple[tuple[int, ...], np.dtype[Any]], Meta] = {}
     metas = _initial_metas(graph, bound, given, shared)
