@@ -22,7 +22,6 @@ from hetsim.kernels.checks import flag_attr, float_attr, int_attr, op_error
 from hetsim.kernels.meta import Meta
 
 __all__ = [
-    "NONPAD_OPSET",
     "NO_HEADS_ON_4D_OPSET",
     "AttentionSettings",
     "as_4d",
@@ -31,8 +30,6 @@ __all__ = [
     "seven_inputs",
 ]
 
-NONPAD_OPSET = 24
-"""``nonpad_kv_seqlen`` (input 6) exists from this opset."""
 NO_HEADS_ON_4D_OPSET = 25
 """From this opset, q_num_heads and kv_num_heads on 4-D inputs are an error (the reference)."""
 
@@ -142,7 +139,7 @@ def check_shapes(
     batch, q_heads, q_len, _ = q4
     total = k4[2] + _check_past(op, k4, v4, past_key, past_value)
     if nonpad is not None:
-        _check_nonpad(op, opset, batch, nonpad, past_key is not None)
+        _check_nonpad(op, batch, nonpad, past_key is not None)
     if mask is not None:
         _check_mask(op, mask, (batch, q_heads, q_len, total))
     return q4, k4, v4, total
@@ -206,9 +203,8 @@ def _check_past(
     return length
 
 
-def _check_nonpad(op: Op, opset: int, batch: int, nonpad: Meta, has_past: bool) -> None:
-    if opset < NONPAD_OPSET:
-        raise op_error(op, f"expected no nonpad_kv_seqlen before opset {NONPAD_OPSET}", opset)
+def _check_nonpad(op: Op, batch: int, nonpad: Meta, has_past: bool) -> None:
+    """Before opset 24 the input count check refuses a 7th input (`hetsim.kernels.arity`)."""
     if has_past:
         raise op_error(op, "expected nonpad_kv_seqlen without past_key and past_value", "both")
     if nonpad.shape != (batch,) or nonpad.dtype != np.int64:
