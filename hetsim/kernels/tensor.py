@@ -266,7 +266,10 @@ def tile_repeats(op: Op, opset: int, rank: int, values: Sequence[Any]) -> list[i
     [1, 1, 4]
     """
     if opset < 6:
-        tiles, axis = (_whole_scalar(op, i, what, v) for i, what, v in _tile1_inputs(values))
+        tiles, axis = (
+            _whole_scalar(op, i, what, v)
+            for i, what, v in zip((1, 2), ("tiles", "axis"), values, strict=True)
+        )
         repeats = [1] * rank
         repeats[normalize_axis(op, axis, rank)] = tiles
     else:
@@ -279,14 +282,9 @@ def tile_repeats(op: Op, opset: int, rank: int, values: Sequence[Any]) -> list[i
     return repeats
 
 
-def _tile1_inputs(values: Sequence[Any]) -> list[tuple[int, str, Any]]:
-    return [(1, "tiles", values[0]), (2, "axis", values[1] if len(values) > 1 else None)]
-
-
 def _whole_scalar(op: Op, index: int, what: str, value: Any) -> int:
-    """Tile-1's `what` (input `index`): one element holding a whole number."""
-    if value is None:
-        raise op_error(op, f"expected input {index} ({what}) at opset < 6", "none")
+    """Tile-1's `what` (input `index`, required: `register`): one element holding a whole
+    number."""
     array = np.asarray(value)
     number = array.ravel()[0] if array.size == 1 and array.dtype.kind in "iuf" else None
     if number is None or not np.isfinite(number) or number != int(number):
@@ -320,7 +318,7 @@ register(
     compile=_compile_tile,
     infer=_infer_tile,
     cost=movement_cost,
-    required=2,
+    required={1: 3, 6: 2},  # Tile-1's tiles and axis, then repeats
 )
 
 _PAD_MODES = ("constant", "edge", "reflect", "wrap")
