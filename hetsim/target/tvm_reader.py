@@ -28,6 +28,7 @@ from hetsim.errors import Problem, TargetError
 from hetsim.located import load_json
 from hetsim.target.schema import closest, item_path, join_path
 from hetsim.target.sources import nesting_problem
+from hetsim.target.tree import Target
 from hetsim.target.tvm_names import (
     CPU_FAMILIES,
     CUDA_ARCHS,
@@ -36,6 +37,7 @@ from hetsim.target.tvm_names import (
     TVM_TAGS,
     CpuFamily,
 )
+from hetsim.target.tvm_writer import spec_to_tvm
 
 __all__ = ["tvm_to_spec"]
 
@@ -362,9 +364,6 @@ def _changes_to_tag(
     device that differs from the tag's at its position (an override of that device, by the
     name the tag gives it), each compared as this reader reads both. A device added or removed
     is a problem: devices have no names in TVM to say which."""
-    from hetsim.target.tree import Target  # the tree reads TVM configs through this module
-    from hetsim.target.tvm_writer import spec_to_tvm
-
     try:
         tagged = Target(tag)
     except TargetError:  # an unknown tag: resolving the spec says so
@@ -372,9 +371,10 @@ def _changes_to_tag(
     own = spec_to_tvm(tagged.export())
     changes: dict[str, Any] = {}
     host_path = join_path(path, "host")
-    host = _read_at(config.get("host"), host_path, problems)
-    if host != (own_host := _read_at(own.get("host"), host_path, [])):
-        changes["host"] = _change(host, own_host)
+    if config.get("host") != own.get("host"):  # as written: unread (a nested tag, resolved)
+        host = _read_at(config.get("host"), host_path, problems)
+        if host != (own_host := _read_at(own.get("host"), host_path, [])):
+            changes["host"] = _change(host, own_host)
     listed = join_path(path, "devices")
     devices, theirs = list(config.get("devices") or ()), list(own.get("devices") or ())
     if len(devices) != len(theirs):
@@ -388,6 +388,8 @@ def _changes_to_tag(
     for index, (device, name) in enumerate(
         zip(devices, (d.name for d in tagged.devices), strict=True)
     ):
+        if device == theirs[index]:
+            continue
         where = item_path(listed, index)
         spec = _read_at(device, where, problems)
         if spec != (own_device := _read_at(theirs[index], where, [])):
