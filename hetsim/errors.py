@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from numbers import Integral
+from typing import Any
 
 __all__ = [
     "HetsimError",
@@ -101,20 +102,32 @@ class UnknownValueError(ModelError):
     (pass it in inputs)
     """
 
-    def __init__(self, expected: str, tensor: str, got: str | None = None) -> None:
+    def __init__(
+        self, expected: str, tensor: str, got: str | None = None, *, is_graph_input: bool = False
+    ) -> None:
         super().__init__(f"{expected}, got {got or f'a computed tensor {tensor!r}'}")
         self.expected = expected
         self.tensor = tensor
         self.got = got
+        self.is_graph_input = is_graph_input
+        """Whether `tensor` is a graph input (whose array a caller could give)."""
 
-    def of_graph_input(self) -> UnknownValueError:
-        """The same error said of a graph input: its value is never computed, only given."""
-        got = f"graph input {self.tensor!r} without its array (pass it in inputs)"
-        return UnknownValueError(self.expected, self.tensor, got)
+    def of_graph_input(self, got: str | None = None) -> UnknownValueError:
+        """The same error said of a graph input: its value is never computed, only given
+        (`got`: what the message says of it, by default to pass it in ``inputs``)."""
+        got = got or f"graph input {self.tensor!r} without its array (pass it in inputs)"
+        return UnknownValueError(self.expected, self.tensor, got, is_graph_input=True)
 
-    def __reduce__(self) -> tuple[type[UnknownValueError], tuple[str, str, str | None]]:
+    def __reduce__(self) -> tuple[Any, ...]:
         # pickled whole (a sweep's worker sends errors to the client)
-        return type(self), (self.expected, self.tensor, self.got)
+        return _unknown_value, (self.expected, self.tensor, self.got, self.is_graph_input)
+
+
+def _unknown_value(
+    expected: str, tensor: str, got: str | None, is_graph_input: bool
+) -> UnknownValueError:
+    """An `UnknownValueError` unpickled (its flag is a keyword)."""
+    return UnknownValueError(expected, tensor, got, is_graph_input=is_graph_input)
 
 
 class PartitionError(_ProblemsError, ValueError):

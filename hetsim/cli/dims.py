@@ -113,8 +113,8 @@ whose value hetsim plan cannot take (hetsim run --inputs FILE reads it)
     try:
         yield
     except UnknownValueError as err:
-        if not (err.got or "").startswith("graph input"):
+        if not err.is_graph_input:
             raise
         how = "hetsim run --inputs FILE reads it"
         got = f"graph input {err.tensor!r}, whose value {command} cannot take ({how})"
-        raise UnknownValueError(err.expected, err.tensor, got) from err
+        raise err.of_graph_input(got) from err
