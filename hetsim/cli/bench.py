@@ -15,7 +15,7 @@ from pathlib import Path
 from hetsim.calibrate import bench_dispatch, describe_machine, platform_tags
 from hetsim.calibrate.bench import DEFAULT_OPS, VARIANTS, check_tags
 from hetsim.calibrate.benchreport import bench_table, plot_bench
-from hetsim.cli.calibrate import progress, register_user_tags
+from hetsim.cli.calibrate import progress
 from hetsim.cli.compare import parse_list
 from hetsim.cli.counts import integer
 from hetsim.cli.files import png_file, writing
@@ -104,10 +104,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the benchmark and print its table or JSON."""
-    register_user_tags()
+    """Run the benchmark and print its table or JSON (`hetsim.cli.main` has registered the
+    user's tags)."""
     for folder in args.tags:
         add_tag_dir(folder)
+    # checked before the bar is drawn, named as the option (bench_dispatch checks them again:
+    # resolved targets are kept, so that costs a lookup each)
     tags = check_tags(args.target, "--target") if args.target else platform_tags()
     total = len(tags) * len(VARIANTS) * 2
     with progress(total, "benchmarking") as advance:
