@@ -111,7 +111,7 @@ class SweepSpec:
         default_factory=dict, init=False, compare=False, hash=False, repr=False
     )
     """`points()` once made, by the tag registry's version they were resolved at: validating
-    a sweep builds every point's target (0.4 ms a point), and running it needs them again."""
+    a sweep builds every point's target (0.1 ms a point, docs/sweeps.md), and running it needs them again."""
     _hashes: dict[int, str] = field(
         default_factory=dict, init=False, compare=False, hash=False, repr=False
     )
@@ -133,8 +133,9 @@ class SweepSpec:
             The target does not build (`load_sweep` reports it first).
         """
         found = self._hashes.get(TAGS.version)
-        if found is None:
-            found = self._hashes.setdefault(TAGS.version, self._digest())
+        if found is None:  # as `points()` keeps its points: for the registry's version only
+            self._hashes.clear()
+            found = self._hashes[TAGS.version] = self._digest()
         return found
 
     def _digest(self) -> str:
