@@ -111,7 +111,8 @@ class SweepSpec:
         default_factory=dict, init=False, compare=False, hash=False, repr=False
     )
     """`points()` once made, by the tag registry's version they were resolved at: validating
-    a sweep builds every point's target (0.1 ms a point, docs/sweeps.md), and running it needs them again."""
+    a sweep builds every point's target (0.1 ms a point, docs/sweeps.md), and running it needs
+    them again."""
     _hashes: dict[int, str] = field(
         default_factory=dict, init=False, compare=False, hash=False, repr=False
     )
