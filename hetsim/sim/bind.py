@@ -42,6 +42,7 @@ from hetsim.ir.cache import SIMULATOR_BUDGET, GraphCache
 from hetsim.kernels import Cost, Meta, read_only
 from hetsim.platform import Platform
 from hetsim.runtime import (
+    MNEMONICS,
     Copy,
     GraphProgram,
     Invoke,
@@ -173,7 +174,7 @@ def _check_ends(program: LevelProgram) -> None:
     by hand: the compilers always end with RET) would run past its end. Once per program."""
     last = program.code[-1] if program.code else None
     if type(last) is not Ret:
-        got = type(last).__name__.upper() if last is not None else "no code"
+        got = MNEMONICS.get(type(last), type(last).__name__) if last is not None else "no code"
         raise SimulationError(
             f"program of level {program.level or '(root)'} of {program.graph.name}: expected "
             f"code that ends with RET, got {got}"
