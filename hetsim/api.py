@@ -29,7 +29,7 @@ from hetsim.errors import (
 )
 from hetsim.ir import Graph, check_graph_dims
 from hetsim.ir.cache import SIMULATOR_BUDGET, GraphCache
-from hetsim.kernels import Cost, Meta, bind_dims, keeps_value, propagate_costs
+from hetsim.kernels import Cost, Meta, bind_dims, keeps_value, kept_values, propagate_costs
 from hetsim.kernels.fuse import clear_fused
 from hetsim.kernels.propagate import check_input_array, check_inputs_mapping
 from hetsim.memo import Recent
@@ -128,7 +128,7 @@ def fastest_plan(
     another wins; when none can run, the first one's error is raised.
     """
     makespans: list[float] = []
-    failures: list[SimulationError] = []
+    first: SimulationError | None = None  # a run that finishes has a finite makespan
     for plan in plans:
         try:
             record = run_program(
@@ -136,12 +136,12 @@ def fastest_plan(
                 is_functional=False, trace=False, costs=costs,
             )  # fmt: skip
         except (TimeOverflowError, OutOfMemoryError) as err:
-            failures.append(err)
+            first = first or err
             makespans.append(math.inf)
         else:
             makespans.append(record.makespan_us)
-    if len(failures) == len(plans):
-        raise failures[0]
+    if first is not None and min(makespans) == math.inf:
+        raise first
     return plans[makespans.index(min(makespans))]
 
 
@@ -342,7 +342,7 @@ def simulate(
     try:
         metas, costs = shared if shared is not None else _propagated(graph, opts.dims, given)
     except ModelError as err:
-        read = [name for name, v in given.items() if keeps_value(np.asarray(v))] if made else []
+        read = list(kept_values(given)) if made else []
         if not read:
             raise
         raise ModelError(f"{err} ({_made_up(read, seed)})") from err
@@ -374,7 +374,7 @@ def simulate(
         # A shape depends on an input's value (an Expand's shape given as an input), which the
         # plan's estimate does not know: plan with the values of the small integer inputs
         # given. Such a plan holds for those values only, so it is not kept.
-        values = {name: v for name, v in given.items() if keeps_value(np.asarray(v))}
+        values = kept_values(given)
         if not values:
             raise
         program = program_of(values)

@@ -29,7 +29,13 @@ from hetsim.kernels.arrays import read_only
 from hetsim.kernels.costs import Cost
 from hetsim.kernels.execute import Program, compile_program, execute
 from hetsim.kernels.meta import Meta
-from hetsim.kernels.propagate import bind_dims, keeps_value, propagate, propagate_costs
+from hetsim.kernels.propagate import (
+    bind_dims,
+    keeps_value,
+    kept_values,
+    propagate,
+    propagate_costs,
+)
 from hetsim.kernels.registry import OP_CLASSES, OPS, Kernel, OpDef, lookup, register
 
 __all__ = [
@@ -44,6 +50,7 @@ __all__ = [
     "compile_program",
     "execute",
     "keeps_value",
+    "kept_values",
     "lookup",
     "propagate",
     "propagate_costs",

@@ -29,6 +29,7 @@ __all__ = [
     "initializer_note",
     "input_dtype_error",
     "keeps_value",
+    "kept_values",
     "propagate",
     "propagate_costs",
 ]
@@ -183,6 +184,15 @@ def keeps_value(array: np.ndarray) -> bool:
     (True, False)
     """
     return array.dtype.kind in "iub" and array.size <= SMALL_VALUE_SIZE
+
+
+def kept_values(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The inputs among `inputs` whose values propagation keeps (`keeps_value`).
+
+    >>> list(kept_values({"shape": np.array([3, 1]), "x": np.zeros(2, np.float32)}))
+    ['shape']
+    """
+    return {name: v for name, v in inputs.items() if keeps_value(np.asarray(v))}
 
 
 def _initial_metas(
