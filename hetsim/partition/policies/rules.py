@@ -23,6 +23,7 @@ import yaml
 
 from hetsim.errors import PartitionError, Problem
 from hetsim.ir import Op
+from hetsim.kernels.schema_checks import close_name
 from hetsim.located import line_of, safe_load, text_of
 from hetsim.partition.context import LevelContext, index_towards, path_refusals
 from hetsim.platform import Platform
@@ -100,12 +101,10 @@ def _shape(index: int, item: Any) -> tuple[str, str]:
 def _rule(index: int, op: str, device: str, platform: Platform) -> Rule:
     known = [*platform.processors, *(path for path in platform.levels if path)]
     if device not in known:
-        # paths are matched exactly: 'VDEVICE0' is 'vdevice0' in another case, which difflib
-        # (case-sensitive) found too far to suggest
-        close = [path for path in known if path.lower() == device.lower()]
-        close = close or difflib.get_close_matches(device, known, n=1)
+        # paths are matched exactly: 'VDEVICE0' is 'vdevice0' in another case
         expected = f"expected a processor or level of platform {platform.name}"
-        problem = Problem(f"rules[{index}].device", expected, repr(device), *close[:1])
+        hint = close_name(device, known)
+        problem = Problem(f"rules[{index}].device", expected, repr(device), hint)
         raise PartitionError([problem])
     return Rule(op, device, index)
 
