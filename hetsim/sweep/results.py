@@ -23,7 +23,7 @@ from hetsim.located import text_of
 from hetsim.report import BREAKDOWN_KEYS, LinkStats, ProcessorStats
 from hetsim.sweep.points import SweepSpec
 from hetsim.target.schema import closest
-from hetsim.target.values import show_value
+from hetsim.target.values import finite_float, show_value
 
 __all__ = [
     "FORMAT",
@@ -364,21 +364,10 @@ def metric_value(record: Mapping[str, Any], metric: str = "makespan_us") -> floa
         if not isinstance(value, Mapping) or key not in value:
             raise SweepError([_missing(where, keys[:depth], key, value)])
         value = value[key]
-    number = _finite(value)
+    number = finite_float(value)
     if number is None:
         raise SweepError([Problem(where, "expected a finite number", show_value(value))])
     return number
-
-
-def _finite(value: object) -> float | None:
-    """`value` as a float, if it is a finite int or float (not a bool)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:  # an int past the largest float
-        return None
-    return number if math.isfinite(number) else None
 
 
 def _missing(where: str, within: tuple[str, ...], key: str, value: object) -> Problem:

@@ -16,7 +16,7 @@ from typing import Any
 
 from hetsim.errors import Problem
 from hetsim.sweep.points import Axis, digest, parse_path
-from hetsim.target.values import LARGEST_FLOAT, show_value, yaml_number_hint
+from hetsim.target.values import finite_float, show_value, yaml_number_hint
 
 __all__ = ["DIGITS", "MAX_POINTS", "read_axes"]
 
@@ -82,7 +82,7 @@ def _values(problems: list[Problem], where: str, spec: Any) -> tuple[Any, ...]:
 def _same(value: Any) -> Any:
     """What two values that set the same target share: a number itself (``1`` and ``1.0`` made
     two points of one target, with two ids), else its digest."""
-    if _is_number(value):
+    if _is_finite(value):
         return value
     try:
         return digest(value)
@@ -105,12 +105,12 @@ def _range(problems: list[Problem], where: str, spec: Mapping[str, Any]) -> tupl
         return ()
     start, stop = spec["start"], spec["stop"]
     for key, value in (("start", start), ("stop", stop)):
-        if not _is_number(value):
+        if not _is_finite(value):
             hint = yaml_number_hint(value)
             problems.append(_problem(f"{where}.{key}", "expected a number", value, hint))
-    if not all(_is_number(v) for v in (start, stop)):
+    if not all(_is_finite(v) for v in (start, stop)):
         return ()
-    if not _is_number(stop - start):  # -1e308 to 1e308: every value in between was inf or nan
+    if not _is_finite(stop - start):  # -1e308 to 1e308: every value in between was inf or nan
         expected = "expected a range whose width (stop - start) is a finite number"
         problems.append(Problem(where, expected, f"{start!r} to {stop!r}"))
         return ()
@@ -132,7 +132,7 @@ def _range(problems: list[Problem], where: str, spec: Mapping[str, Any]) -> tupl
         width = (stop - start) / (num - 1) if num > 1 else 0.0
         return _distinct(problems, where, [round(start + i * width, DIGITS) for i in range(num)])
     step = spec["step"]
-    if not _is_number(step) or step == 0 or (stop - start) * step < 0:
+    if not _is_finite(step) or step == 0 or (stop - start) * step < 0:
         expected = "expected a number that walks from start to stop"
         problems.append(_problem(f"{where}.step", expected, step, yaml_number_hint(step)))
         return ()
@@ -156,14 +156,6 @@ def _distinct(problems: list[Problem], where: str, values: list[Any]) -> tuple[A
     return ()
 
 
-def _is_number(value: Any) -> bool:
-    """A finite int or float that a float holds (not a bool): ``math.isfinite(10**400)`` raised
-    `OverflowError`."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    return abs(value) <= LARGEST_FLOAT if isinstance(value, int) else math.isfinite(value)
-
-
 def _apart(problems: list[Problem], paths: list[str]) -> bool:
     """Whether no path of `paths` lies inside another; a problem for each that does."""
     keys = {path: parse_path(path) for path in paths}
@@ -177,3 +169,7 @@ def _apart(problems: list[Problem], paths: list[str]) -> bool:
                 )
                 apart = False
     return apart
+
+
+def _is_finite(value: Any) -> bool:
+    return finite_float(value) is not None

@@ -10,6 +10,7 @@ values, live in `hetsim.target.schema`.
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from collections.abc import Callable
@@ -31,6 +32,7 @@ __all__ = [
     "PLURALS",
     "STRUCTURAL_TYPES",
     "UNITS",
+    "finite_float",
     "is_number",
     "number_text",
     "show_value",
@@ -59,6 +61,21 @@ def is_number(value: object) -> bool:
     return isinstance(value, int | float | np.integer | np.floating) and not isinstance(
         value, bool | np.bool_
     )
+
+
+def finite_float(value: object) -> float | None:
+    """`value` as a float, if it is a Python int or float (not a bool) that a float holds
+    finitely, else None (``math.isfinite(10**400)`` raises `OverflowError`).
+
+    >>> finite_float(3), finite_float(10**400), finite_float(float("nan")), finite_float(True)
+    (3.0, None, None, None)
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, int) and abs(value) > LARGEST_FLOAT:
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
 
 
 _YAML_1_1_NOT_A_NUMBER = re.compile(r"([-+]?[0-9]+)[eE]([-+]?)([0-9]+)")
