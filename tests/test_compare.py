@@ -374,8 +374,8 @@ def test_a_trace_drawn_from_a_negative_seed_is_refused() -> None:
 
 
 def test_a_run_that_fails_names_its_strategy_and_iteration() -> None:
-    # graph memory grows with each capture, so one iteration of one strategy fails: the error
-    # named neither, and the rows of the strategies that ran were lost with it
+    # graph memory grows with each capture, so one iteration of one strategy fails (and the
+    # whole comparison with it): the error named neither
     small_gpu = {"tag": "x86-h100", "devices": {"gpu0": {"memory_gib": 0.01}}}
     message = (
         "strategy whole, iteration 7 (seq=39): sim at 204.3 us, gpu0: out of memory in gpu0.mem "

@@ -18,7 +18,7 @@ from hetsim.ir import Graph, Op, TensorType
 from hetsim.kernels import execute
 from hetsim.models import load_model
 from hetsim.partition import partition
-from hetsim.runtime import compile_plan, compile_vm, place
+from hetsim.runtime import Launch, compile_plan, compile_vm, place
 from tests.runtime.nested_tiny import nested
 from tests.sim.tiny import N, device, graph, target
 
@@ -121,4 +121,6 @@ def test_place_then_compile_vm_still_compiles_a_root_with_devices() -> None:
     platform = platform_of(ONE_GPU)
     model = relu_graph()
     program = compile_vm(model, platform, place(model, platform))
+    # the op stays on the root's device (the nested-level check refuses only nested levels)
+    assert [ins.processor for ins in program.code if isinstance(ins, Launch)] == ["gpu0"]
     assert [type(ins).__name__ for ins in program.code][-1] == "Ret"

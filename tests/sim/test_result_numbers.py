@@ -3,7 +3,8 @@ shipped platform tag, and no span ends after the makespan.
 
 Checked over `Result.to_dict()` (the JSON a user reads: makespan, breakdown, per-processor,
 per-link and per-memory figures, the CUDA-graph counters) and over the spans, in timing mode,
-for the ``capability`` and ``cost`` policies and with CUDA-graph capture where a tag allows it.
+for the ``capability`` and ``cost`` policies, without CUDA graphs and with ``regions`` (which
+captures where a tag has a CUDA GPU).
 """
 
 from __future__ import annotations
