@@ -384,23 +384,16 @@ def test_two_spellings_of_one_path_are_the_same_path() -> None:
     ]
 
 
-def test_a_model_that_is_a_directory_next_to_the_sweep_file_is_named(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("is_folder", "got"), [(True, "a directory"), (False, "no such file")])
+def test_a_model_file_is_named_where_it_was_looked_for(
+    tmp_path: Path, is_folder: bool, got: str
+) -> None:
     # it said "m.onnx: ... got no such file", read from the current folder
-    (tmp_path / "m.onnx").mkdir()
+    if is_folder:
+        (tmp_path / "m.onnx").mkdir()
     path = tmp_path / "sweep.yaml"
     path.write_text("target: arm-riscv-soc\nmodels: [m.onnx]\n")
-    message = (
-        f"{path}:2: models[0]: {tmp_path / 'm.onnx'}: expected an ONNX model file, got a directory"
-    )
-    with pytest.raises(SweepError, match=_full(message)):
-        load_sweep(path)
-
-
-def test_a_missing_model_is_named_where_it_was_looked_for(tmp_path: Path) -> None:
-    path = tmp_path / "sweep.yaml"
-    path.write_text("target: arm-riscv-soc\nmodels: [missing.onnx]\n")
-    missing = tmp_path / "missing.onnx"
-    message = f"{path}:2: models[0]: {missing}: expected an ONNX model file, got no such file"
+    message = f"{path}:2: models[0]: {tmp_path / 'm.onnx'}: expected an ONNX model file, got {got}"
     with pytest.raises(SweepError, match=_full(message)):
         load_sweep(path)
 
