@@ -2,11 +2,14 @@
 
 Every error a user can cause is a `HetsimError`; each subclass also derives from the built-in
 exception it refines, so callers can catch either one. Messages share one shape,
-``<where>: <expected>, got <found>[ (did you mean 'x'?)]``, built by `Problem.message`.
+``<where>: <expected>, got <found>[ (did you mean 'x'?)]``, built by `Problem.message`; the
+name suggested is `close_name`'s.
 """
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Collection
 from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
@@ -22,8 +25,21 @@ __all__ = [
     "TargetError",
     "TimeOverflowError",
     "UnknownValueError",
+    "close_name",
     "is_count",
 ]
+
+
+def close_name(word: str, names: Collection[str]) -> str | None:
+    """The name of `names` that `word` likely misspells: one that differs only in case
+    (``transb``: ``transB``), else the closest, if one is close enough.
+
+    >>> close_name("transb", ["transA", "transB"]), close_name("xyz", ["transB"])
+    ('transB', None)
+    """
+    same = [n for n in names if n.lower() == word.lower()]
+    close = same or difflib.get_close_matches(word, names, n=1)
+    return close[0] if close else None
 
 
 def is_count(value: object, minimum: int = 0) -> bool:

@@ -34,8 +34,7 @@ from hetsim.calibrate.probe import (
     time_cold,
     time_interleaved,
 )
-from hetsim.errors import HetsimError, Problem, is_count
-from hetsim.kernels.schema_checks import close_name
+from hetsim.errors import HetsimError, Problem, close_name, is_count
 
 __all__ = ["Calibration", "calibrate", "steps"]
 

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from hetsim.errors import ModelError
+from hetsim.errors import ModelError, close_name
 from hetsim.ir import Op
 from hetsim.kernels.arity import MAX_INPUTS
 from hetsim.kernels.attributes import ATTRIBUTES
@@ -36,7 +36,6 @@ from hetsim.kernels.schema_checks import (
     InputCheck,
     at_opset,
     attribute_check,
-    close_name,
     input_check,
 )
 

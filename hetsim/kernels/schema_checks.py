@@ -10,10 +10,10 @@ opset they hold from.
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from typing import TypeVar
 
+from hetsim.errors import close_name
 from hetsim.ir import Op
 from hetsim.kernels.arity import MAX_INPUTS
 from hetsim.kernels.attributes import ATTRIBUTES, STRICT_BY_OPSET
@@ -25,7 +25,6 @@ __all__ = [
     "at_opset",
     "attribute_check",
     "check_input_count",
-    "close_name",
     "from_opset_1",
     "input_check",
 ]
@@ -166,11 +165,3 @@ def _opsets_taking(name: str, by_opset: Mapping[int, frozenset[str]]) -> str:
     ]
     word = "opset" if shown == [str(spans[0][0])] else "opsets"
     return f"{word} {', '.join(shown)}"
-
-
-def close_name(word: str, names: Collection[str]) -> str | None:
-    """The name of `names` that `word` likely misspells: one that differs only in case
-    (``transb``: ``transB``), else the closest, if one is close enough."""
-    same = [n for n in names if n.lower() == word.lower()]
-    close = same or difflib.get_close_matches(word, names, n=1)
-    return close[0] if close else None

@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hetsim.errors import ModelError, Problem
+from hetsim.errors import ModelError, Problem, close_name
 from hetsim.frontend import load_onnx, require_onnx
 from hetsim.ir import Graph
-from hetsim.kernels.schema_checks import close_name
 from hetsim.models.summary import OpTypeSummary, Summary, summarize
 from hetsim.models.zoo import LIGHT_MODELS, ZOO, light_model_path
 

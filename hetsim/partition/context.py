@@ -18,10 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.errors import PartitionError
+from hetsim.errors import PartitionError, close_name
 from hetsim.ir import Op
 from hetsim.kernels import OPS, Cost, Meta
-from hetsim.kernels.schema_checks import close_name
 from hetsim.platform import Level, Platform
 
 __all__ = [

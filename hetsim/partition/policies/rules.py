@@ -21,9 +21,8 @@ from typing import Any
 
 import yaml
 
-from hetsim.errors import PartitionError, Problem
+from hetsim.errors import PartitionError, Problem, close_name
 from hetsim.ir import Op
-from hetsim.kernels.schema_checks import close_name
 from hetsim.located import line_of, safe_load, text_of
 from hetsim.partition.context import LevelContext, index_towards, path_refusals
 from hetsim.platform import Platform
