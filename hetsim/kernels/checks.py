@@ -26,6 +26,7 @@ __all__ = [
     "ONNX_DTYPES",
     "attr",
     "broadcast_shape",
+    "check_at_most",
     "check_integer_input",
     "check_output_count",
     "check_required_inputs",
@@ -217,10 +218,20 @@ def check_output_count(op: Op, count: int) -> None:
     ...
     hetsim.errors.ModelError: op r (Relu): expected at most 1 output, got 2
     """
-    named = named_outputs(op)
-    if named > count:
-        noun = "output" if count == 1 else "outputs"
-        raise op_error(op, f"expected at most {count} {noun}", named)
+    check_at_most(op, op.outputs, count, "output")
+
+
+def check_at_most(op: Op, names: tuple[str, ...], most: int, what: str, at: str = "") -> None:
+    """`op` names at most `most` of `names` (its inputs or outputs, `what`), trailing omitted
+    ones aside (ONNX reads those as absent); `at` says where the limit holds (an opset).
+
+    >>> check_at_most(Op("Add", "a", ("x", "y", "", ""), ("s",)), ("x", "y", "", ""), 2, "input")
+    """
+    named = len(names)
+    while named > most and not names[named - 1]:  # none for nearly every op: on every infer
+        named -= 1
+    if named > most:
+        raise op_error(op, f"expected at most {most} {what}{'s' * (most != 1)}{at}", named)
 
 
 def present(op: Op, values: Sequence[T | None], count: int) -> list[T]:

@@ -17,7 +17,7 @@ from hetsim.errors import close_name
 from hetsim.ir import Op
 from hetsim.kernels.arity import MAX_INPUTS
 from hetsim.kernels.attributes import ATTRIBUTES, STRICT_BY_OPSET
-from hetsim.kernels.checks import check_required_inputs, op_error
+from hetsim.kernels.checks import check_at_most, check_required_inputs, op_error
 
 __all__ = [
     "AttributeCheck",
@@ -86,12 +86,7 @@ def check_input_count(op: Op, most: int, at: str = "") -> None:
     hetsim.errors.ModelError: op a (Add): expected at most 2 inputs, got 3
     >>> check_input_count(Op("Add", "a", ("x", "y", "", ""), ("s",)), 2)
     """
-    named = len(op.inputs)
-    while named > most and not op.inputs[named - 1]:
-        named -= 1
-    if named > most:
-        noun = "input" if most == 1 else "inputs"
-        raise op_error(op, f"expected at most {most} {noun}{at}", named)
+    check_at_most(op, op.inputs, most, "input", at)
 
 
 AttributeCheck = Callable[[Op, int], None]
