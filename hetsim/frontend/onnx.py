@@ -152,21 +152,17 @@ def _check_external_files(model: onnx.ModelProto, path: Path) -> None:
     """Raise unless every initializer kept in another file names a file beside `path`, in its
     folder or below (onnx's loader refuses an absolute or a ``../`` location too, with its own
     `ValidationError`, which is no ModelError)."""
-    for tensor in model.graph.initializer:
-        if tensor.data_location != onnx_proto.EXTERNAL:
-            continue
-        entries = {entry.key: entry.value for entry in tensor.external_data}
-        location = entries.get("location", "")
-        folder = path.parent.resolve()
+    folder = path.parent.resolve()
+    for name, location in onnx_proto.external_locations(model):
         if location and folder not in (folder / location).resolve().parents:  # /etc/x, ../x
             raise ModelError(
-                f"{path}: initializer {tensor.name}: expected an external data file in the "
+                f"{path}: initializer {name}: expected an external data file in the "
                 f"model's folder, got {location!r}, outside it"
             )
         if not location or not (path.parent / location).is_file():
             got = "no location" if not location else f"no file {path.parent / location}"
             raise ModelError(
-                f"{path}: initializer {tensor.name}: expected its external data file "
+                f"{path}: initializer {name}: expected its external data file "
                 f"{location or '(unnamed)'} beside the model, got {got}"
             )
 

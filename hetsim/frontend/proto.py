@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import sys
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -27,6 +28,7 @@ from hetsim.errors import ModelError
 __all__ = [
     "EXTERNAL",
     "external_files",
+    "external_locations",
     "has_external_data",
     "messages",
     "onnx_dir",
@@ -111,17 +113,20 @@ def has_external_data(model: Any) -> bool:
     return any(t.data_location == EXTERNAL for t in model.graph.initializer)
 
 
+def external_locations(model: Any) -> Iterator[tuple[str, str]]:
+    """``(initializer name, location)`` of each main-graph initializer of `model` kept in
+    another file; ``""`` where it names none."""
+    for tensor in model.graph.initializer:
+        if tensor.data_location == EXTERNAL:
+            entries = {entry.key: entry.value for entry in tensor.external_data}
+            yield tensor.name, entries.get("location", "")
+
+
 def external_files(model: Any, folder: Path) -> list[Path]:
     """The files, under `folder` (the model file's), that `model`'s main-graph initializers keep
     their bytes in, each once, in name order (where they point outside it, `load_onnx` refuses
     the model)."""
-    locations = {
-        entry.value
-        for tensor in model.graph.initializer
-        if tensor.data_location == EXTERNAL
-        for entry in tensor.external_data
-        if entry.key == "location"
-    }
+    locations = {location for _, location in external_locations(model) if location}
     return [folder / location for location in sorted(locations)]
 
 
