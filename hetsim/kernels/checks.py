@@ -228,7 +228,7 @@ def check_at_most(op: Op, names: tuple[str, ...], most: int, what: str, at: str 
     >>> check_at_most(Op("Add", "a", ("x", "y", "", ""), ("s",)), ("x", "y", "", ""), 2, "input")
     """
     named = len(names)
-    while named > most and not names[named - 1]:  # none for nearly every op: on every infer
+    while named > most and not names[named - 1]:  # callers come only for an op past its count
         named -= 1
     if named > most:
         raise op_error(op, f"expected at most {most} {what}{'s' * (most != 1)}{at}", named)
