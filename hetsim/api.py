@@ -357,10 +357,10 @@ def simulate(
 
     def program_of(values: Mapping[str, np.ndarray] | None) -> PlanProgram:
         if partition == "cost":  # its choice depends on the run's shapes: never cached
-            plans = (plan_of(partition, rules, values), *_capability_plan(plan_of, values))
-            return compile_plan(
-                graph, platform, fastest_plan(plans, graph, platform, metas, dims, costs)
-            )
+            plans = (plan_of(partition, rules, values), *_baseline_plans(plan_of, values, platform))
+            chosen = fastest_plan(plans, graph, platform, metas, dims, costs)
+            # a baseline that won is the cost policy's choice too (an idle device's note says so)
+            return compile_plan(graph, platform, dataclasses.replace(chosen, policy=partition))
         if values is None and rules is None and partition in POLICIES:  # a rules file may change
             return _compiled(
                 graph, platform, partition, opts.dims,
@@ -428,17 +428,24 @@ def _made_up(names: Sequence[str], seed: int) -> str:
     )
 
 
-def _capability_plan(
+def _baseline_plans(
     plan_of: Callable[[str, Any, Mapping[str, np.ndarray] | None], Plan],
     values: Mapping[str, np.ndarray] | None,
+    platform: Platform,
 ) -> tuple[Plan, ...]:
-    """The capability plan the cost plan is checked against, or none where the capability
-    policy cannot place the model (its weights do not fit a device's memory that the cost
-    plan avoids): the cost plan, which placed it, then runs alone."""
-    try:
-        return (plan_of("capability", None, values),)
-    except PartitionError:
-        return ()
+    """The plans the cost plan is checked against: the capability plan, and every op on the
+    root host (no offload at all: where the estimate's blind spots, each launch's dispatch on
+    the host, outweigh what a device saves). A baseline the model cannot be placed by (the
+    capability plan's weights do not fit a device's memory that the cost plan avoids; the host
+    lacks an op or a dtype) is left out: the others, the cost plan first, then run."""
+    found = []
+    root_host = [{"op": "*", "device": platform.levels[""].host}]
+    for policy, given in (("capability", None), ("rules", root_host)):
+        try:
+            found.append(plan_of(policy, given, values))
+        except PartitionError:
+            continue
+    return tuple(found)
 
 
 def _unused_buckets(buckets: tuple[int, ...], cuda_graph: str | None) -> str:

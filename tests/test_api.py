@@ -394,7 +394,7 @@ def test_repeated_runs_reuse_the_compiled_plan_and_give_the_same_result(
     assert simulate(model, slower, seed=1).makespan_us > first.makespan_us
     assert policies == ["capability", "capability"]
     simulate(model, platform, seed=1, partition="cost")  # depends on the run: never cached
-    assert policies == ["capability"] * 2 + ["cost", "capability"]
+    assert policies == ["capability"] * 2 + ["cost", "capability", "rules"]  # and the host alone
 
 
 @pytest.mark.parametrize("mode", ["functional", "timing"])
@@ -800,3 +800,18 @@ def test_an_input_given_as_a_list_is_named_as_a_list() -> None:
         simulate("mlp", "x86-h100", inputs={"x": rows})
     with pytest.raises(ModelError, match=r"^input 'x': expected float32 array, got list$"):
         propagate(load_model("mlp"), {}, {"x": rows})
+
+
+def test_the_cost_policy_keeps_every_op_on_the_host_where_offload_is_slower() -> None:
+    # the estimate leaves out each launch's dispatch: the cost plan offloaded to the GPU and
+    # took 81.7 us, where the host alone takes 68.2; simulate now runs the host alone as well
+    on_host = simulate(
+        "transformer", "x86-h100", mode="timing", dims={"seq": 16}, partition="rules",
+        rules=[{"op": "*", "device": "host"}],
+    )  # fmt: skip
+    result = simulate("transformer", "x86-h100", mode="timing", dims={"seq": 16}, partition="cost")
+    assert result.makespan_us == on_host.makespan_us
+    assert set(result.placement.values()) == {"host"}
+    assert result.to_dict()["extra"]["placement_notes"] == [
+        "gpu0 runs none of the 33 ops: placed on host by the cost policy (33)"
+    ]
