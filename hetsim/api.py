@@ -12,13 +12,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from hetsim.errors import (
-    ModelError,
+    OpError,
     OutOfMemoryError,
     PartitionError,
     Problem,
@@ -341,11 +341,11 @@ def simulate(
     given = dict(inputs or {})
     try:
         metas, costs = shared if shared is not None else _propagated(graph, opts.dims, given)
-    except ModelError as err:
-        read = list(kept_values(given)) if made else []
+    except OpError as err:
+        read = _made_up_read_by(graph, err.op, kept_values(given)) if made else []
         if not read:
             raise
-        raise ModelError(f"{err} ({_made_up(read, seed)})") from err
+        raise OpError(f"{err} ({_made_up(read, seed)})", err.op) from err
     dims = bind_dims(graph, opts.dims, {name: np.shape(v) for name, v in given.items()})
 
     def plan_of(policy: str, given_rules: Any, values: Mapping[str, np.ndarray] | None) -> Plan:
@@ -407,6 +407,19 @@ def simulate(
     if idle:
         record = dataclasses.replace(record, extra={**record.extra, "placement_notes": list(idle)})
     return Result.from_record(record)
+
+
+def _made_up_read_by(graph: Graph, op: str, made: Collection[str]) -> list[str]:
+    """The inputs among `made` whose values op `op` reads, directly or through the ops before
+    it (a shape computed from one): those a failure of its shape rule may owe to the seed."""
+    reaches: dict[str, frozenset[str]] = {name: frozenset((name,)) for name in made}
+    for node in graph.ops:
+        found = frozenset().union(*(reaches.get(name, frozenset()) for name in node.inputs))
+        if node.name == op:
+            return sorted(found)
+        if found:
+            reaches.update(dict.fromkeys(node.outputs, found))
+    return []
 
 
 def _made_up(names: Sequence[str], seed: int) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 __all__ = [
     "HetsimError",
     "ModelError",
+    "OpError",
     "OutOfMemoryError",
     "PartitionError",
     "Problem",
@@ -102,6 +103,25 @@ class TargetError(_ProblemsError, ValueError):
 
 class ModelError(HetsimError, ValueError):
     """A model is invalid or uses something hetsim does not support (an op, a dtype, a file)."""
+
+
+class OpError(ModelError):
+    """An op of a model is invalid (an attribute, an input count, a shape its rule refuses) or
+    its kernel failed; `op` names it, as the message's ``op <name> (<type>):`` does.
+
+    >>> err = OpError("op r0 (Reshape): expected 2 inputs, got 1", "r0")
+    >>> err.op, isinstance(err, ModelError)
+    ('r0', True)
+    """
+
+    def __init__(self, message: str, op: str) -> None:
+        # both in args: SimPy copies an exception that fails a process as type(err)(*err.args),
+        # and pickling (a sweep's worker sends errors to the client) rebuilds it from them
+        super().__init__(message, op)
+        self.op = op
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class UnknownValueError(ModelError):

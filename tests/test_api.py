@@ -15,6 +15,7 @@ from hetsim.api import clear_caches, make_inputs, platform_of, set_cache_max_ops
 from hetsim.cli import main
 from hetsim.errors import (
     ModelError,
+    OpError,
     OutOfMemoryError,
     PartitionError,
     SimulationError,
@@ -791,6 +792,46 @@ def test_a_shape_read_from_a_made_up_input_says_the_input_was_made() -> None:
         simulate(model, CPU_ONLY)
     given = {"x": np.ones((2, 3), np.float32), "s": np.array([3, 2])}
     assert simulate(model, CPU_ONLY, inputs=given).outputs["out"].shape == (3, 2)
+
+
+def test_the_made_up_input_hint_goes_only_to_an_op_that_reads_the_input() -> None:
+    # any op's failure got the hint: a Transpose of the float input, with a bad perm, was said
+    # to owe it to the made-up shape input that only a later Reshape reads
+    model = Graph(
+        "unrelated",
+        (
+            Op("Transpose", "t", ("x",), ("xt",), {"perm": [0, 5]}),
+            Op("Reshape", "y", ("xt", "s"), ("out",)),
+        ),
+        {"x": TensorType((2, 3), "float32"), "s": TensorType((2,), "int64")},
+        ("out",),
+    )
+    message = "op t (Transpose): expected a permutation of range(2), got [0, 5]"
+    with pytest.raises(OpError, match=f"^{re.escape(message)}$"):
+        simulate(model, CPU_ONLY)
+
+
+def test_the_made_up_input_hint_follows_a_shape_computed_from_the_input() -> None:
+    # the Reshape reads s + one: both made from the seed
+    model = Graph(
+        "computed",
+        (Op("Add", "a", ("s", "one"), ("s1",)), Op("Reshape", "y", ("x", "s1"), ("out",))),
+        {
+            "x": TensorType((2, 3), "float32"),
+            "s": TensorType((2,), "int64"),
+            "one": TensorType((2,), "int64"),
+        },
+        ("out",),
+    )
+    made = make_inputs(model, 0)
+    shape = (made["s"] + made["one"]).tolist()
+    message = (
+        f"op y (Reshape): expected a shape of 6 elements, got {shape} (inputs 'one', 's' were "
+        "made from seed 0, not given: a shape read from them is made up; pass them in inputs)"
+    )
+    with pytest.raises(OpError, match=f"^{re.escape(message)}$") as caught:
+        simulate(model, CPU_ONLY)
+    assert caught.value.op == "y"
 
 
 def test_an_input_given_as_a_list_is_named_as_a_list() -> None:

@@ -18,7 +18,7 @@ from typing import Any, NoReturn, TypeVar, overload
 
 import numpy as np
 
-from hetsim.errors import HetsimError, ModelError, SimulationError, UnknownValueError
+from hetsim.errors import HetsimError, OpError, SimulationError, UnknownValueError
 from hetsim.ir import Op, op_label
 from hetsim.kernels.meta import Meta
 
@@ -58,7 +58,7 @@ def attr(op: Op, name: str, default: Any = _MISSING) -> Any:
     """Attribute `name` of `op`, or `default`; a missing required attribute is a ModelError."""
     value = op.attrs.get(name, default)
     if value is _MISSING:
-        raise ModelError(f"{op_label(op)}: missing required attribute {name!r}")
+        raise OpError(f"{op_label(op)}: missing required attribute {name!r}", op.name)
     return value
 
 
@@ -112,7 +112,7 @@ def int_attr(op: Op, name: str, default: Any = _MISSING) -> Any:
     >>> int_attr(op, "keepdims", 1)
     Traceback (most recent call last):
     ...
-    hetsim.errors.ModelError: op r (ReduceSum): expected attribute 'keepdims' to be an integer, \
+    hetsim.errors.OpError: op r (ReduceSum): expected attribute 'keepdims' to be an integer, \
 got '0'
     """
     value = _typed_attr(op, name, default, "an integer", _is_int)
@@ -189,7 +189,7 @@ def check_required_inputs(op: Op, count: int) -> None:
     >>> check_required_inputs(Op("Relu", "r", ("",), ("y",)), 1)
     Traceback (most recent call last):
     ...
-    hetsim.errors.ModelError: op r (Relu): expected input 0 (a tensor), got none (an omitted input)
+    hetsim.errors.OpError: op r (Relu): expected input 0 (a tensor), got none (an omitted input)
     """
     named = op.inputs[:count]
     if len(named) == count and all(named):  # inlined for speed: every infer and compile
@@ -216,7 +216,7 @@ def check_output_count(op: Op, count: int) -> None:
     >>> check_output_count(Op("Relu", "r", ("x",), ("y", "z")), 1)
     Traceback (most recent call last):
     ...
-    hetsim.errors.ModelError: op r (Relu): expected at most 1 output, got 2
+    hetsim.errors.OpError: op r (Relu): expected at most 1 output, got 2
     """
     check_at_most(op, op.outputs, count, "output")
 
@@ -254,15 +254,15 @@ def choice(op: Op, name: str, value: object, allowed: Sequence[str]) -> str:
     raise op_error(op, f"expected {name} {shown}", f"{value!r}{hint}")
 
 
-def op_error(op: Op, expected: str, got: object) -> ModelError:
-    """A ModelError in the shared shape: ``op <name> (<type>): <expected>, got <got>``.
+def op_error(op: Op, expected: str, got: object) -> OpError:
+    """An `OpError` in the shared shape: ``op <name> (<type>): <expected>, got <got>``.
 
     Examples
     --------
     >>> str(op_error(Op("Reshape", "r0", ("x",), ("y",)), "expected 2 inputs", 1))
     'op r0 (Reshape): expected 2 inputs, got 1'
     """
-    return ModelError(f"{op_label(op)}: {expected}, got {got}")
+    return OpError(f"{op_label(op)}: {expected}, got {got}", op.name)
 
 
 def raise_kernel_error(
@@ -283,7 +283,7 @@ def raise_kernel_error(
     >>> raise_kernel_error(op, IndexError("index 10 is out of bounds for axis 1 with size 4"))
     Traceback (most recent call last):
     ...
-    hetsim.errors.ModelError: op g0 (Gather): expected its kernel to compute, got IndexError: \
+    hetsim.errors.OpError: op g0 (Gather): expected its kernel to compute, got IndexError: \
 index 10 is out of bounds for axis 1 with size 4
     >>> raise_kernel_error(op, MemoryError("Unable to allocate 149. GiB for an array"))
     Traceback (most recent call last):
@@ -374,7 +374,7 @@ def check_integer_input(op: Op, index: int, what: str, value: object) -> None:
     >>> check_integer_input(op, 1, "shape", np.array([2.7, 4.2], np.float32))
     Traceback (most recent call last):
     ...
-    hetsim.errors.ModelError: op r (Reshape): expected input 1 (shape) of an integer dtype, got \
+    hetsim.errors.OpError: op r (Reshape): expected input 1 (shape) of an integer dtype, got \
 float32
     """
     dtype = getattr(value, "dtype", None)

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from hetsim.errors import ModelError, close_name
+from hetsim.errors import OpError, close_name
 from hetsim.ir import Op
 from hetsim.kernels.arity import MAX_INPUTS
 from hetsim.kernels.attributes import ATTRIBUTES
@@ -296,7 +296,8 @@ def lookup(op: Op) -> OpDef:
     if definition is None:
         close = close_name(op.type, OPS)
         hint = f" (did you mean {close!r}?)" if close else ""
-        raise ModelError(
-            f"op {op.name}: unsupported op {op.type}{hint}; supported ops: {', '.join(sorted(OPS))}"
+        supported = ", ".join(sorted(OPS))
+        raise OpError(
+            f"op {op.name}: unsupported op {op.type}{hint}; supported ops: {supported}", op.name
         )
     return definition

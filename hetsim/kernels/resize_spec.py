@@ -136,7 +136,7 @@ def read_spec(op: Op, opset: int) -> ResizeSpec:
     >>> read_spec(Op("Resize", "r", ("x", "s"), ("y",), {"mode": "cubic"}), 10)
     Traceback (most recent call last):
     ...
-    hetsim.errors.ModelError: op r (Resize): expected mode 'nearest' or 'linear', got 'cubic'
+    hetsim.errors.OpError: op r (Resize): expected mode 'nearest' or 'linear', got 'cubic'
     """
     if op.type == "Upsample" or opset < 11:
         mode = choice(op, "mode", attr(op, "mode", "nearest"), MODES[:2])

@@ -83,7 +83,7 @@ def check_input_count(op: Op, most: int, at: str = "") -> None:
     >>> check_input_count(Op("Add", "a", ("x", "y", "z"), ("s",)), 2)
     Traceback (most recent call last):
     ...
-    hetsim.errors.ModelError: op a (Add): expected at most 2 inputs, got 3
+    hetsim.errors.OpError: op a (Add): expected at most 2 inputs, got 3
     >>> check_input_count(Op("Add", "a", ("x", "y", "", ""), ("s",)), 2)
     """
     check_at_most(op, op.inputs, most, "input", at)

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hetsim.errors import ModelError
-from hetsim.ir import Op
+from hetsim.errors import OpError
+from hetsim.ir import Op, op_label
 from hetsim.kernels.checks import attr, flag_attr, ints_attr, op_error
 
 __all__ = ["AUTO_PADS", "Geometry", "WindowAttrs", "read_window_attrs"]
@@ -169,7 +169,7 @@ def read_window_attrs(op: Op, *, kernel_required: bool) -> WindowAttrs:
     >>> read_window_attrs(op, kernel_required=False)
     Traceback (most recent call last):
     ...
-    hetsim.errors.ModelError: op c0 (Conv): expected auto_pad in NOTSET, SAME_UPPER, \
+    hetsim.errors.OpError: op c0 (Conv): expected auto_pad in NOTSET, SAME_UPPER, \
 SAME_LOWER, VALID, got 'SAME'
     """
     auto_pad = attr(op, "auto_pad", "NOTSET")
@@ -179,7 +179,7 @@ SAME_LOWER, VALID, got 'SAME'
         raise op_error(op, f"expected auto_pad in {', '.join(AUTO_PADS)}", repr(auto_pad))
     kernel_shape = _ints(op, "kernel_shape", minimum=1)
     if kernel_required and kernel_shape is None:
-        raise ModelError(f"op {op.name} ({op.type}): missing required attribute 'kernel_shape'")
+        raise OpError(f"{op_label(op)}: missing required attribute 'kernel_shape'", op.name)
     ceil_mode = flag_attr(op, "ceil_mode", 0)
     if ceil_mode and auto_pad != "NOTSET":
         raise op_error(op, "expected ceil_mode 0 with auto_pad", f"auto_pad {auto_pad!r}")

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.errors import ModelError, PartitionError, UnknownValueError
+from hetsim.errors import OpError, PartitionError
 from hetsim.ir import Graph, Op, check_graph_dims
 from hetsim.kernels import Cost, Meta, propagate_costs
 from hetsim.partition.context import LevelContext, check_op_lists, home_memory, is_static
@@ -275,11 +275,9 @@ def _estimate(
     }
     try:
         return propagate_costs(graph, estimate, inputs)
-    except UnknownValueError:
-        raise
-    except ModelError as err:
+    except OpError as err:  # a shape rule's refusal (not an UnknownValueError: raised as is)
         guessed = [f"{s}={ESTIMATE_DIM}" for s in sorted(estimate) if s not in bound]
-        if not guessed or not str(err).startswith("op "):  # not a shape rule at the guess
+        if not guessed:
             raise
         # a shape rule that holds at the run's sizes may not at the guess (a Reshape to
         # [-1, 2] of [n]): the rule's message alone named sizes the user never gave
