@@ -319,6 +319,8 @@ def _compile_softmax(function: Callable[[np.ndarray, int], np.ndarray]) -> Calla
             x = inputs[0]
             assert x is not None, f"{op!r}: X is required"
             at = normalize_axis(op, axis, max(x.ndim, 1))
+            if x.size == 0:  # an empty set along the axis (numpy's max and argmax refuse it)
+                return [np.empty_like(x)]
             if not flatten:
                 return [function(x, at)]
             rows = prod(x.shape[:at])

@@ -330,6 +330,17 @@ def test_softmax_flattens_before_opset_13_only(op_type: str) -> None:
     np.testing.assert_allclose(current.ravel(), rows, rtol=1e-6)
 
 
+@pytest.mark.parametrize("op_type", ["Softmax", "LogSoftmax", "Hardmax"])
+@pytest.mark.parametrize("opset", [11, 13])
+@pytest.mark.parametrize("shape", [(2, 0), (0, 3), (1, 0, 4)])
+def test_softmax_of_an_empty_set_is_empty(op_type: str, opset: int, shape: tuple[int, ...]) -> None:
+    # numpy's max (Softmax, LogSoftmax) and argmax (Hardmax) refuse a zero-size axis ("zero-size
+    # array to reduction operation maximum"); ONNX Runtime and onnx's reference give the empty
+    # output of the input's shape
+    got = _run(op_type, [np.zeros(shape, np.float32)], opset=opset)
+    assert (got.shape, got.dtype) == (shape, np.float32)
+
+
 def test_gemm_by_hand() -> None:
     a = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
     b = np.array([[1.0, 0.0], [1.0, 1.0]], np.float32)
