@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from hetsim.api import simulate
 from hetsim.ir import Graph, GraphBuilder
 from hetsim.kernels import propagate
 from hetsim.models import LIGHT_MODELS, load_model
@@ -11,7 +13,8 @@ from hetsim.partition import LevelContext, partition
 from hetsim.partition.core import fold
 from hetsim.partition.costs import op_costs
 from hetsim.partition.policies import estimate_us, place_by_capability, place_by_cost
-from hetsim.platform import Platform
+from hetsim.platform import Platform, build_platform
+from hetsim.target import Target
 from tests.partition.tiny import level, nested, platform_of, proc, tag_platform
 
 SHIPPED_TAGS = ("arm-riscv-soc", "two-node-h100", "x86-h100", "rk3588", "jetson-agx-orin")
@@ -85,3 +88,36 @@ def test_cost_estimate_never_worse_than_capability_on_light_models(tag: str, mod
     context = _context(graph, platform)
     cost = estimate_us(context, place_by_cost(context))
     assert cost <= estimate_us(context, place_by_capability(context))
+
+
+def _matmul_on_gpu(memory_bytes: int) -> tuple[Graph, Platform]:
+    # MatMul of float32[512, 512] by a 1 MiB weight, then Relu: both finish first on the GPU
+    b = GraphBuilder("mm")
+    weight = b.initializer(np.ones((512, 512), np.float32), "w")
+    graph = b.build(
+        b.op("Relu", b.op("MatMul", b.input("x", (512, 512)), weight, name="mm"), name="r")
+    )
+    gpu = {"kind": "cuda", "name": "gpu0", "memory_gib": memory_bytes / 2**30}
+    return graph, build_platform(Target({"kind": "hetero", "devices": [gpu]}))
+
+
+@pytest.mark.parametrize(
+    ("memory_bytes", "placement"),
+    [
+        (2**20, {"mm": "gpu0", "r": "gpu0"}),  # the weight fills the GPU's memory exactly
+        (2**20 - 1, {"mm": "host", "r": "gpu0"}),  # it does not fit: the MatMul stays home
+    ],
+)
+def test_cost_places_no_op_whose_weights_do_not_fit(
+    memory_bytes: int, placement: dict[str, str]
+) -> None:
+    # the schedule took the GPU for the MatMul whatever its memory, and partition then refused
+    # the plan ("expected the weights of the ops placed on it to fit in 1024.0 KiB"), so
+    # partition="cost" failed where the host alone runs
+    graph, platform = _matmul_on_gpu(memory_bytes)
+    assert partition(graph, platform, "cost", None, dims={}).placement == placement
+    result = simulate(graph, platform, mode="timing", partition="cost")
+    on_host = simulate(
+        graph, platform, mode="timing", partition="rules", rules=[{"op": "*", "device": "host"}]
+    )
+    assert result.makespan_us <= on_host.makespan_us

@@ -14,15 +14,17 @@ A graph input of the level is ready at 0 in the level host's memory; constants a
 On a processor, ``op_us = dispatch_us(level executor) + launch_us (devices only) + kernel_us``;
 on a nested level, the best of its devices' ``op_us`` (recursively), plus
 ``invoke_us(level, INVOKE_REQUEST_BYTES)`` when none of the op's producers is on that level
-already (a new invocation). Both schedules, this one and the ``capability`` placement timed the
-same way, are estimated; the policy returns the one that finishes first, so it is never worse
-than ``capability`` by its own estimate. The engine's simulated times may still differ: the
+already (a new invocation). A processor whose memory the op's weights would overflow is no
+choice unless none has room (`_Weights`). Both schedules, this one and the ``capability``
+placement timed the same way, are estimated; the policy returns the one that finishes first
+(capability's only when its weights fit), so it is never worse than ``capability`` by its own
+estimate. The engine's simulated times may still differ: the
 estimate ignores host dispatch contention and link contention.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from hetsim.cost import dispatch_us, invoke_us, kernel_us, launch_us, route_us
 from hetsim.ir import Op
@@ -146,20 +148,83 @@ class _Scheduler:
         back = (self._move_us(t, memory, self.host_memory) for t in self.leaving[op.name])
         return finish + max(back, default=0.0)
 
-    def run(self, order: list[Op], pick: Picker) -> tuple[dict[str, str], float]:
-        """Schedule `order`; `pick` chooses among ``(done, choice)`` options per op."""
+    def run(
+        self, order: list[Op], pick: Picker, *, fit: bool = False
+    ) -> tuple[dict[str, str], float]:
+        """Schedule `order`; `pick` chooses among ``(done, choice)`` options per op.
+
+        `fit`: offer only the choices whose memory still holds the op's weights (`_Weights`),
+        unless none does (the plan's weight check then names the memory that overflows).
+        """
         free: dict[str, float] = {}
         where: dict[str, str] = {}
         finish: dict[str, float] = {}
+        weights = _Weights(self.context) if fit else None
         makespan = 0.0
         for op in order:
-            ends = {c: self._finish(op, c, free, where, finish) for c in self.times[op.name]}
+            choices: Mapping[str, float] = self.times[op.name]
+            if weights is not None:
+                choices = weights.fitting(op, choices)
+            ends = {c: self._finish(op, c, free, where, finish) for c in choices}
             done = {c: self._returned(op, c, end) for c, end in ends.items()}
             choice = pick(op, [(t, c) for c, t in done.items()])
             where[op.name] = choice
             finish[op.name] = free[choice] = ends[choice]
             makespan = max(makespan, done[choice])
+            if weights is not None:
+                weights.hold(op, choice)
         return {op.name: where[op.name] for op in self.ops}, makespan
+
+
+class _Weights:
+    """The weights each memory of a level holds as a schedule places ops, against its capacity.
+
+    A choice that is a processor holds its op's weights in its memory: one whose capacity they
+    would overflow is no choice (a cost plan whose weights did not fit a small GPU was refused
+    at the end, where the root host alone ran). A nested level is always offered: where its
+    ops' weights go is its own schedule's choice.
+    """
+
+    def __init__(self, context: LevelContext) -> None:
+        self.context = context
+        self.held: dict[str, set[str]] = {}  # memory -> the weights it holds
+        self.bytes: dict[str, int] = {}
+
+    def _new(self, op: Op, memory: str) -> list[str]:
+        constants, held = self.context.constants, self.held.get(memory, set())
+        return [t for t in dict.fromkeys(op.inputs) if t in constants and t not in held]
+
+    def fitting(self, op: Op, choices: Mapping[str, float]) -> Mapping[str, float]:
+        """The choices among `choices` that have room for `op`'s weights; all when none has."""
+        if self.context.constants.isdisjoint(op.inputs):
+            return choices
+        platform, metas = self.context.platform, self.context.metas
+        fitting = {}
+        for choice, time in choices.items():
+            memory = self.context.memory_of(choice)
+            need = sum(metas[t].nbytes for t in self._new(op, memory))
+            room = platform.memories[memory].capacity_bytes - self.bytes.get(memory, 0)
+            if choice in platform.levels or need <= room:
+                fitting[choice] = time
+        return fitting or choices
+
+    def fit(self, placement: Mapping[str, str]) -> bool:
+        """Whether the weights of the level's ops, placed by `placement`, fit every memory."""
+        for op in self.context.ops:
+            self.hold(op, placement[op.name])
+        memories = self.context.platform.memories
+        return all(held <= memories[m].capacity_bytes for m, held in self.bytes.items())
+
+    def hold(self, op: Op, choice: str) -> None:
+        """Place `op` on `choice`: its memory holds its weights from now on."""
+        if choice in self.context.platform.levels or self.context.constants.isdisjoint(op.inputs):
+            return
+        memory = self.context.memory_of(choice)
+        new = self._new(op, memory)
+        self.held.setdefault(memory, set()).update(new)
+        self.bytes[memory] = self.bytes.get(memory, 0) + sum(
+            self.context.metas[t].nbytes for t in new
+        )
 
 
 def _earliest(op: Op, options: list[tuple[float, str]]) -> str:
@@ -195,7 +260,8 @@ def place_by_cost(context: LevelContext) -> dict[str, str]:
     """
     scheduler = _Scheduler(context)
     order = scheduler.order()
-    heft, heft_us = scheduler.run(order, _earliest)
+    heft, heft_us = scheduler.run(order, _earliest, fit=True)
     capability = place_by_capability(context)
     _, capability_us = scheduler.run(order, lambda op, _: capability[op.name])
-    return capability if capability_us < heft_us else heft
+    fits = _Weights(context).fit(capability)
+    return capability if capability_us < heft_us and fits else heft
