@@ -53,7 +53,7 @@ from hetsim.sim.capture import run_with_graphs
 from hetsim.sim.collector import paused
 from hetsim.sim.fusion import clear_groups
 from hetsim.target import Target
-from hetsim.units import format_bytes
+from hetsim.units import format_sizes
 
 __all__ = [
     "INT_INPUT_HIGH",
@@ -74,9 +74,10 @@ def _check_inputs_fit(graph: Graph, platform: Platform, dims: Mapping[str, int])
     for name, (shape, dtype) in input_types(graph, dims).items():
         size = math.prod(shape) * dtype.itemsize
         if size > free:
+            need, room = format_sizes(size, free)
             raise OutOfMemoryError(
                 f"{input_label(name, shape, dtype)}: out of memory in {memory.name} (need "
-                f"{format_bytes(size)}, {format_bytes(free)} free)"
+                f"{need}, {room} free)"
                 f"{empty_memory_note(memory.name, memory.capacity_bytes)}"
             )
         free -= size

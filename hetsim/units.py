@@ -17,6 +17,7 @@ __all__ = [
     "BYTES_PER_MIB",
     "format_bytes",
     "format_flops",
+    "format_sizes",
     "gbits_to_gbps",
     "gbps_to_bytes_per_us",
     "gflops_to_flops_per_us",
@@ -110,6 +111,24 @@ def format_bytes(size_bytes: float) -> str:
         if abs(size_bytes) >= scale:
             return f"{size_bytes / scale:.1f} {unit}iB"
     return f"{int(size_bytes)} B"
+
+
+def format_sizes(first: float, second: float) -> tuple[str, str]:
+    """Two sizes compared in one message (what is needed, what is free), each `format_bytes`,
+    and in exact bytes too where they differ but would read alike (1048575 and 1048576 B read
+    "1024.0 KiB" and "1.0 MiB": the reader could not tell why one does not fit the other).
+
+    >>> format_sizes(4096, 4095)
+    ('4.0 KiB (4096 B)', '4.0 KiB (4095 B)')
+    >>> format_sizes(2**20 - 1, 2**20), format_sizes(4096, 2048)
+    (('1024.0 KiB (1048575 B)', '1.0 MiB (1048576 B)'), ('4.0 KiB', '2.0 KiB'))
+    """
+    shown = format_bytes(first), format_bytes(second)
+    larger = max(abs(first), abs(second))
+    scale = next((scale for _, scale in _BYTE_UNITS if larger >= scale), 1)
+    if first != second and round(first / scale, 1) == round(second / scale, 1):
+        return f"{shown[0]} ({int(first)} B)", f"{shown[1]} ({int(second)} B)"
+    return shown
 
 
 def format_flops(flops: float) -> str:

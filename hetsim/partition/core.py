@@ -43,7 +43,7 @@ from hetsim.partition.plan import LevelPlan, Plan, Segment, Transfer
 from hetsim.partition.policies import POLICIES, Rule, check_case, load_rules
 from hetsim.partition.segments import group_ops
 from hetsim.platform import Level, Platform, empty_memory_note
-from hetsim.units import format_bytes
+from hetsim.units import format_sizes
 
 __all__ = ["ESTIMATE_DIM", "fold", "partition"]
 
@@ -207,9 +207,10 @@ class _Builder:
             need = sum(self.metas[t].nbytes for t in weights)
             capacity = self.platform.memories[memory].capacity_bytes
             if need > capacity:
+                fit, got = format_sizes(capacity, need)
                 raise PartitionError(
                     f"memory {memory}: expected the weights of the ops placed on it to fit in "
-                    f"{format_bytes(capacity)}, got {format_bytes(need)} "
+                    f"{fit}, got {got} "
                     f"({len(weights)} weight tensor{'' if len(weights) == 1 else 's'})"
                     f"{empty_memory_note(memory, capacity)}"
                 )

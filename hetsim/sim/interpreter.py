@@ -43,7 +43,7 @@ from hetsim.sim.steps import (
     Step,
     SyncStep,
 )
-from hetsim.units import format_bytes
+from hetsim.units import format_sizes
 
 __all__ = ["Executor", "Interpreter", "where"]
 
@@ -58,9 +58,10 @@ def _out_of_memory(step: AllocStep, memory: MemoryState, t: float) -> OutOfMemor
     free = memory.capacity_bytes - memory.used_bytes
     made_by = ", placed before the run starts" if step.op == LOAD_OP else f" of op {step.op}"
     why = empty_memory_note(memory.name, memory.capacity_bytes)
+    need, room = format_sizes(step.size_bytes, free)
     return OutOfMemoryError(
         f"{where(t)}, {step.processor}: out of memory in {memory.name} "
-        f"(need {format_bytes(step.size_bytes)}, {format_bytes(free)} free) "
+        f"(need {need}, {room} free) "
         f"for tensor {step.tensor}{made_by}{why}"
     )
 

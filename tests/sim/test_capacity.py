@@ -55,3 +55,33 @@ def test_weights_that_fill_a_memory_exactly_pass_the_plan() -> None:
         r"for tensor x@gpu0\.mem of op a1$",
     ):
         simulate(weighted(), gpu_of(1000), mode="timing")
+
+
+def test_sizes_that_read_alike_are_given_in_bytes_too() -> None:
+    # a byte short, the two sizes read alike ("need 4.0 KiB, 4.0 KiB free", "fit in 1024.0 KiB,
+    # got 1.0 MiB"): the message did not say why one does not fit the other
+    wide = Graph(
+        "wide",
+        (Op("Relu", "r1", ("x",), ("y",)),),
+        {"x": TensorType((1024,), "float32")},
+        ("y",),
+    )  # x and y: 4096 B each
+    with pytest.raises(
+        SimulationError,
+        match=r"^sim at \S+ us, gpu0: out of memory in gpu0\.mem \(need 4\.0 KiB \(4096 B\), "
+        r"4\.0 KiB \(4095 B\) free\) for tensor y of op r1$",
+    ):
+        simulate(wide, gpu_of(8191), mode="timing")
+    heavy = Graph(
+        "heavy",
+        (Op("Add", "a1", ("x", "w"), ("y",)),),
+        {"x": TensorType((2**18,), "float32")},
+        ("y",),
+        {"w": np.ones(2**18, np.float32)},
+    )  # w: 1 MiB
+    with pytest.raises(
+        PartitionError,
+        match=r"^memory gpu0\.mem: expected the weights of the ops placed on it to fit in "
+        r"1024\.0 KiB \(1048575 B\), got 1\.0 MiB \(1048576 B\) \(1 weight tensor\)$",
+    ):
+        simulate(heavy, gpu_of(2**20 - 1), mode="timing")
