@@ -379,7 +379,7 @@ def test_a_run_that_fails_names_its_strategy_and_iteration() -> None:
     small_gpu = {"tag": "x86-h100", "devices": {"gpu0": {"memory_gib": 0.01}}}
     message = (
         "strategy whole, iteration 7 (seq=39): sim at 204.3 us, gpu0: out of memory in gpu0.mem "
-        "(need 1.3 MiB, 1.0 MiB free) for tensor (graph g0) of op graph g0"
+        "(need 1.3 MiB, 1.0 MiB free) for the memory pool of graph g0"
     )
     with pytest.raises(OutOfMemoryError, match=f"^{re.escape(message)}$"):
         compare("transformer", small_gpu, iterations=20)

@@ -7,6 +7,7 @@ with the round numbers of `tests.sim.tiny` and `tests.runtime.nested_tiny`.
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import Any
 
@@ -334,3 +335,18 @@ def test_a_plan_whose_weights_do_not_fit_the_accelerator_is_an_error() -> None:
 def test_an_unknown_policy_is_an_error() -> None:
     with pytest.raises(HetsimError, match=r"^partition: expected a policy in"):
         simulate(relu_graph(), ONE_LEVEL, partition="costs")
+
+
+def test_an_invocation_out_of_memory_names_its_segment() -> None:
+    # q.split, made by segment s1 on vdevice0, said "of op s1", an op the transformer lacks
+    # (a model with an op named s1 would have misled)
+    small = {"tag": "arm-riscv-soc", "devices": {"vdevice0": {"host": {"memory_gib": 2**-16}}}}
+    message = (
+        "sim at 6.6 us, vdevice0/host: out of memory in vdevice0/host.mem (need 16.0 KiB, "
+        "0 B free) for tensor q.split of segment s1 (an invocation of vdevice0)"
+    )
+    with pytest.raises(SimulationError, match=f"^{re.escape(message)}$"):
+        simulate("transformer", small, mode="timing", dims={"seq": 64})
+    plan = partition(load_model("transformer"), platform_of(small), dims={"seq": 64})
+    (s1,) = [s for s in plan.levels[""].segments if s.id == "s1"]
+    assert (s1.device, s1.outputs) == ("vdevice0", ("q.split",))

@@ -46,7 +46,7 @@ from hetsim.sim.bind import (
 )
 from hetsim.sim.graphs import GraphCache, GraphStep
 from hetsim.sim.records import RunRecord
-from hetsim.sim.steps import AllocStep, BranchStep, FreeStep, Step
+from hetsim.sim.steps import GRAPH_POOL_OP, AllocStep, BranchStep, FreeStep, Step
 
 __all__ = ["run_graph_program", "run_with_graphs"]
 
@@ -290,7 +290,7 @@ class _Folder:
         name = f"graph {region.id}"
         memory = AllocStep(
             name, 0.0, device.memory, graph_memory_bytes(device, region.nodes),
-            f"({name})", region.processor, name, {},
+            name, region.processor, GRAPH_POOL_OP, {},
         )  # fmt: skip
         args = {"region": region.id, "nodes": region.nodes, "processor": region.processor}
         return GraphStep(

@@ -128,6 +128,7 @@ class Simulation(Interpreter):
         self.ready: list[float | None] = []
         self.values: list[Any] = []
         self.slot_names: Sequence[str] = ()
+        self.placement: Mapping[str, str] = {}
         self.waiters: defaultdict[int, list[Stream]] = defaultdict(list)
         self._rows: list[Row] = []
         self._totals = _Totals()
@@ -218,6 +219,7 @@ class Simulation(Interpreter):
         """
         self._code = code
         self.slot_names = slot_names
+        self.placement = placement or {}
         self.ready = [None] * len(slot_names)
         for slot in ready:
             self.ready[slot] = 0.0

@@ -31,6 +31,7 @@ from hetsim.errors import OutOfMemoryError
 from hetsim.platform import empty_memory_note
 from hetsim.sim.resources import EXEC, LINK, STREAM, MemoryState, Row, Stream
 from hetsim.sim.steps import (
+    GRAPH_POOL_OP,
     LOAD_OP,
     AllocStep,
     BranchStep,
@@ -53,16 +54,28 @@ def where(now: float) -> str:
     return f"sim at {round(now, 3)} us"
 
 
-def _out_of_memory(step: AllocStep, memory: MemoryState, t: float) -> OutOfMemoryError:
-    """The error of an ALLOC whose bytes do not fit `memory`: the memory, tensor and op."""
+def _out_of_memory(
+    step: AllocStep, memory: MemoryState, t: float, placement: Mapping[str, str]
+) -> OutOfMemoryError:
+    """The error of an ALLOC whose bytes do not fit `memory`: the memory, and what needed them:
+    a tensor and its op; a tensor placed before the run; a tensor an invocation of a nested
+    level moves (its op a segment's id, as `hetsim plan` lists it, which `placement`, the run's
+    ops, lacks); a CUDA graph's memory pool."""
     free = memory.capacity_bytes - memory.used_bytes
-    made_by = ", placed before the run starts" if step.op == LOAD_OP else f" of op {step.op}"
-    why = empty_memory_note(memory.name, memory.capacity_bytes)
+    if step.op == LOAD_OP:
+        what = f"tensor {step.tensor}, placed before the run starts"
+    elif step.op == GRAPH_POOL_OP:
+        what = f"the memory pool of {step.tensor}"
+    elif step.op in placement or not placement:  # a program run alone has no placement
+        what = f"tensor {step.tensor} of op {step.op}"
+    else:
+        level = step.processor.rpartition("/")[0]  # the invoked level's host allocates
+        what = f"tensor {step.tensor} of segment {step.op} (an invocation of {level})"
     need, room = format_sizes(step.size_bytes, free)
     return OutOfMemoryError(
         f"{where(t)}, {step.processor}: out of memory in {memory.name} "
-        f"(need {need}, {room} free) "
-        f"for tensor {step.tensor}{made_by}{why}"
+        f"(need {need}, {room} free) for {what}"
+        f"{empty_memory_note(memory.name, memory.capacity_bytes)}"
     )
 
 
@@ -114,6 +127,7 @@ class Interpreter:
     pc: int
     executors: list[Executor]
     programs: Sequence[tuple[str, Sequence[Step]]]
+    placement: Mapping[str, str]
     _code: Sequence[Step]
     _outputs: Mapping[str, int]
     _is_done: bool
@@ -184,7 +198,7 @@ class Interpreter:
         memory = self.memories[step.memory]
         used = memory.used_bytes + step.size_bytes
         if used > memory.capacity_bytes:
-            raise _out_of_memory(step, memory, t)
+            raise _out_of_memory(step, memory, t, self.placement)
         memory.used_bytes = used
         if used > memory.peak_bytes:
             memory.peak_bytes = used
@@ -195,7 +209,7 @@ class Interpreter:
         memory = self.memories[step.memory]
         used = memory.used_bytes + step.size_bytes
         if used > memory.capacity_bytes:
-            raise _out_of_memory(step, memory, t)
+            raise _out_of_memory(step, memory, t, self.placement)
         memory.used_bytes = used
         if used > memory.peak_bytes:
             memory.peak_bytes = used

@@ -26,6 +26,7 @@ from hetsim.ir import Op
 from hetsim.kernels.checks import raise_kernel_error
 
 __all__ = [
+    "GRAPH_POOL_OP",
     "LOAD_OP",
     "AllocStep",
     "BranchStep",
@@ -46,6 +47,10 @@ __all__ = [
 LOAD_OP = "(load)"
 """The op of an `AllocStep` made before the run: a graph input's, a weight's, a graph executor's
 storage."""
+
+GRAPH_POOL_OP = "(graph pool)"
+"""The op of a CUDA graph's `AllocStep`: the memory its nodes take while it runs (its
+`tensor` is the graph's name)."""
 
 Run = Callable[[list[Any]], None]
 """Computes an op's outputs into the value table it is given (functional mode), or does nothing
