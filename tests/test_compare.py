@@ -88,6 +88,29 @@ def test_a_shapes_file_that_starts_as_json_and_is_not_says_so(tmp_path: Path) ->
         load_shapes(path)
 
 
+@pytest.mark.parametrize(
+    ("text", "got"),
+    [
+        # json keeps the last of a key given twice: the run took seq=8 without a word
+        ('[{"seq": 4,\n "seq": 8}]', "found the key 'seq' twice at line 2"),
+        # json's RecursionError came out as a traceback
+        ("[" * 1000 + "]" * 1000, "nested deeper than it can be read"),
+    ],
+    ids=["key-twice", "nested-1000-deep"],
+)
+def test_a_shapes_file_json_cannot_read_whole_is_refused(
+    tmp_path: Path, text: str, got: str
+) -> None:
+    path = tmp_path / "shapes.json"
+    path.write_text(text)
+    message = (
+        f"--shapes {path}: expected a JSON list or whitespace-separated integers, got invalid "
+        f"JSON ({got})"
+    )
+    with pytest.raises(HetsimError, match=f"^{re.escape(message)}$"):
+        load_shapes(path)
+
+
 def test_ints_in_a_shapes_file_count_the_iterations_of_a_static_model(tmp_path: Path) -> None:
     path = tmp_path / "shapes.txt"
     path.write_text("4 8")

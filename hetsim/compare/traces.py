@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.errors import HetsimError, Problem, is_count
-from hetsim.located import text_of
+from hetsim.located import DuplicateKeyError, load_json, text_of
 from hetsim.models.inputs import check_seed
 
 __all__ = [
@@ -133,14 +133,22 @@ def load_shapes(path: str | Path, *, dims: Sequence[str] = ("seq",)) -> tuple[di
     text = text_of(Path(path), "a shapes file")
     if isinstance(text, Problem):
         raise HetsimError(replace(text, path=f"--shapes {path}").message)
+    expected = "expected a JSON list or whitespace-separated integers"
     try:
-        items = json.loads(text)
+        items = load_json(text)  # a key twice ({"seq": 4, "seq": 8}) is refused, not the last kept
     except json.JSONDecodeError as err:
         if text.lstrip()[:1] in ("[", "{"):  # meant as JSON: its ints would read as '[4'
             got = f"invalid JSON ({err.msg} at line {err.lineno}, column {err.colno})"
-            expected = "expected a JSON list or whitespace-separated integers"
             raise HetsimError(Problem(f"--shapes {path}", expected, got).message) from err
         items = text.split()
+    except DuplicateKeyError as err:
+        mark = err.problem_mark
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        got = f"invalid JSON ({err.problem}{at})"
+        raise HetsimError(Problem(f"--shapes {path}", expected, got).message) from err
+    except RecursionError as err:  # nested deeper than Python recurses
+        got = "invalid JSON (nested deeper than it can be read)"
+        raise HetsimError(Problem(f"--shapes {path}", expected, got).message) from err
     trace = []
     for item in items if isinstance(items, list) else [items]:
         entry = _entry(item, dims)
