@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.errors import (
+    ModelError,
     OpError,
     OutOfMemoryError,
     PartitionError,
@@ -340,6 +341,9 @@ def simulate(
         _check_inputs_fit(graph, platform, opts.dims)
         inputs = make_inputs(graph, seed, opts.dims)
     given = dict(inputs or {})
+    missing = [name for name in graph.inputs if name not in given]
+    if opts.is_functional and missing:  # as execute refuses them (timing mode needs no values)
+        raise ModelError(f"inputs: expected {sorted(graph.inputs)}, got missing {missing}")
     try:
         metas, costs = shared if shared is not None else _propagated(graph, opts.dims, given)
     except OpError as err:

@@ -567,6 +567,25 @@ def test_a_functional_run_needs_every_input() -> None:
     assert bind(program, platform, propagate(model, {})).values_for({}) is None  # timing
 
 
+def test_a_functional_simulate_given_some_inputs_names_the_missing_ones_as_execute_does() -> None:
+    # it failed after placing, compiling and binding, with the binder's SimulationError
+    # ("functional run: expected a value for every graph input"); timing mode needs no values
+    model = Graph(
+        "two",
+        (Op("Add", "a", ("x", "z"), ("y",)),),
+        {"x": TensorType((2,), "float32"), "z": TensorType((2,), "float32")},
+        ("y",),
+    )
+    given = {"x": np.ones(2, np.float32)}
+    with pytest.raises(ModelError) as from_execute:
+        execute(model, given)
+    message = "inputs: expected ['x', 'z'], got missing ['z']"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        simulate(model, HOST_GPU, inputs=given)
+    assert str(from_execute.value) == message
+    assert simulate(model, HOST_GPU, inputs=given, mode="timing").makespan_us > 0
+
+
 def test_propagation_is_reused_only_for_the_same_small_integer_values() -> None:
     api = importlib.import_module("hetsim.api")
     b = GraphBuilder("offsets")
