@@ -78,17 +78,22 @@ def finite_float(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
-_YAML_1_1_NOT_A_NUMBER = re.compile(r"([-+]?[0-9]+)[eE]([-+]?)([0-9]+)")
-"""``1e3``: a number to a reader, a string to PyYAML (YAML 1.1 wants ``1.0e+3``)."""
+_YAML_1_1_NOT_A_NUMBER = re.compile(r"([-+]?[0-9]+)(\.[0-9]*)?[eE]([-+]?)([0-9]+)")
+"""``1e3``, ``1.0e3``, ``1e+3``: numbers to a reader, strings to PyYAML (YAML 1.1 wants a point
+and a signed exponent: ``1.0e+3``). Only a string is matched: what YAML read as a float is one."""
 
 
 def yaml_number_hint(value: object) -> str | None:
-    """The YAML spelling of a number YAML read as a string (``'1e3'`` -> ``'1.0e+3'``)."""
+    """The YAML spelling of a number YAML read as a string (``'1e3'`` -> ``'1.0e+3'``).
+
+    >>> [yaml_number_hint(text) for text in ("1e3", "1.5e3", "1e-6", "ten")]
+    ['1.0e+3', '1.5e+3', '1.0e-6', None]
+    """
     found = _YAML_1_1_NOT_A_NUMBER.fullmatch(value) if isinstance(value, str) else None
     if found is None:
         return None
-    mantissa, sign, exponent = found.groups()
-    return f"{mantissa}.0e{sign or '+'}{exponent}"
+    mantissa, fraction, sign, exponent = found.groups()
+    return f"{mantissa}{fraction or '.0'}e{sign or '+'}{exponent}"
 
 
 def _range_text(attr: Attr, noun: str) -> str:

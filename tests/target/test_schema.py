@@ -179,7 +179,14 @@ def test_numpy_numbers_are_taken_as_python_ones(kind: str, value: object, expect
 
 
 @pytest.mark.parametrize(
-    ("text", "hint"), [("1e3", "1.0e+3"), ("2E-6", "2.0e-6"), ("-5e+2", "-5.0e+2")]
+    ("text", "hint"),
+    [
+        ("1e3", "1.0e+3"),
+        ("2E-6", "2.0e-6"),
+        ("-5e+2", "-5.0e+2"),
+        ("1.0e3", "1.0e+3"),  # a point but no sign: a string to YAML 1.1 too, given no hint
+        ("2.5E6", "2.5e+6"),
+    ],
 )
 def test_a_number_yaml_reads_as_a_string_gets_its_yaml_spelling(text: str, hint: str) -> None:
     attr = Attr("bandwidth_gbps", "float", "", 1.0, minimum=0, exclusive_minimum=True)
