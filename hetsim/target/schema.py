@@ -9,12 +9,11 @@ live in the sibling modules (`resolve`, `canonical`, `kinds`).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hetsim.errors import Problem
+from hetsim.errors import Problem, close_name
 from hetsim.memo import Recent, plain_key
 from hetsim.target.frozen import FrozenMap, freeze, thaw
 from hetsim.target.values import (
@@ -71,17 +70,15 @@ def item_path(path: str, index: object) -> str:
 
 
 def closest(word: object, names: Iterable[str]) -> str | None:
-    """The registered name closest to `word`, if one is close enough to suggest.
+    """The registered name `word` likely misspells (`hetsim.errors.close_name`: one that differs
+    only in case, else the closest), if `word` is a name at all.
 
-    >>> closest("bandwith_gbps", ["bandwidth_gbps", "latency_us"])
-    'bandwidth_gbps'
+    >>> closest("bandwith_gbps", ["bandwidth_gbps", "latency_us"]), closest("CUDA", ["cuda"])
+    ('bandwidth_gbps', 'cuda')
     >>> closest(3, ["a"]) is None
     True
     """
-    if not isinstance(word, str):
-        return None
-    matches = difflib.get_close_matches(word, list(names), n=1, cutoff=0.6)
-    return matches[0] if matches else None
+    return close_name(word, list(names)) if isinstance(word, str) else None
 
 
 @dataclass(frozen=True, slots=True)

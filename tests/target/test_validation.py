@@ -191,6 +191,8 @@ def _with(**level: Any) -> dict[str, Any]:
         ({"kind": "cdua"}, "kind: unknown kind 'cdua' (did you mean 'cuda'?)"),
         ({"kind": 3}, "kind: expected a target kind name, got 3"),
         ("cdua", "unknown kind or tag 'cdua' (did you mean 'cuda'?)"),
+        ("CUDA", "unknown kind or tag 'CUDA' (did you mean 'cuda'?)"),  # had no hint: case
+        ({"kind": "NPU"}, "kind: unknown kind 'NPU' (did you mean 'npu'?)"),
         ("nvidia/h10", "unknown tag 'nvidia/h10' (did you mean 'nvidia/h100'?)"),
         ({"tag": "nope/x"}, "tag: unknown tag 'nope/x'"),
         ({"tag": 5}, "tag: expected a tag name, got 5"),
