@@ -23,7 +23,14 @@ from hetsim.target.frozen import FrozenMap, freeze, thaw
 from hetsim.target.kinds import category_of, find_kind
 from hetsim.target.override import is_level_spec, merge_spec, set_attrs
 from hetsim.target.resolve import written_device
-from hetsim.target.sources import is_dir, is_file_name, load_file, nesting_problem, parse_json
+from hetsim.target.sources import (
+    SUFFIXES,
+    is_dir,
+    is_file_name,
+    load_file,
+    nesting_problem,
+    parse_json,
+)
 from hetsim.target.tags import TAGS, split_description
 from hetsim.target.values import show_value
 
@@ -77,14 +84,21 @@ def _file_of(spec: object) -> Path | None:
     return None
 
 
-def _folder_of(spec: object) -> str | None:
-    """The folder a spec names, when it names no kind or tag (it was taken for a name)."""
+def _not_a_target_file(spec: object) -> Problem | None:
+    """What a spec taken for a kind or tag name, and that is none, names instead: a folder, or
+    a file whose suffix no reader takes (``soc.txt``), which "unknown kind or tag" hid."""
     if not isinstance(spec, str) or not spec.strip():
         return None
     name = spec.strip()
-    if category_of(name) is not None or name in TAGS or not is_dir(Path(name)):
+    path = Path(name)
+    if category_of(name) is not None or name in TAGS:
         return None
-    return name
+    if is_dir(path):
+        return Problem(name, "expected a target file", "a directory")
+    if path.suffix and path.is_file():  # a file without one may be a misspelt tag's name
+        expected = "expected a target file ending in " + ", ".join(SUFFIXES)
+        return Problem(name, expected, repr(path.suffix))
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,11 +191,9 @@ class Target:
             if file is not None:  # file:line: path: ..., the path as the file writes it
                 # read again: a registered tag file's `data` is its tag's name, not what it writes
                 raise TargetError(locate_in_file(err.problems, file, load_file(file))) from None
-            folder = _folder_of(spec)
-            if folder is not None:
-                raise TargetError(
-                    [Problem(folder, "expected a target file", "a directory")]
-                ) from None
+            named = _not_a_target_file(spec)
+            if named is not None:
+                raise TargetError([named]) from None
             raise
 
     def __init__(self, spec: object) -> None:

@@ -411,6 +411,24 @@ def test_a_directory_is_not_a_target_file(tmp_path: Path) -> None:
     assert str(err.value) == f"{tmp_path}: expected a target file, got a directory"
 
 
+def test_a_file_no_reader_takes_is_named_as_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # it was taken for a name: "unknown kind or tag 'soc.txt'"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "soc.txt").write_text("kind: cuda\n")
+    (tmp_path / "cdua").write_text("kind: cuda\n")  # no suffix: maybe a misspelt name
+    for spec in ("soc.txt", "./soc.txt"):
+        with pytest.raises(TargetError) as err:
+            Target(spec)
+        assert str(err.value) == (
+            f"{spec}: expected a target file ending in .yaml, .yml, .json, .toml, got '.txt'"
+        )
+    with pytest.raises(TargetError) as err:
+        Target("cdua")
+    assert str(err.value) == "unknown kind or tag 'cdua' (did you mean 'cuda'?)"
+
+
 def test_a_directory_named_like_a_kind_or_tag_does_not_hide_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
