@@ -14,7 +14,9 @@ something missing (an attribute a tag brings, a required key) belongs to the map
 a path the file does not hold at all (it came from a tag's own file) gets the file alone.
 
 A key given twice in one mapping is an error in YAML (`safe_load`) and JSON (`load_json`) alike,
-at the line of the second one; PyYAML and json alone keep the last one silently.
+at the line of the second one; PyYAML and json alone keep the last one silently. YAML nested
+deeper than Python recurses is a `yaml.YAMLError` too, for every reader of YAML (target, tag,
+sweep and rules files), where PyYAML raised `RecursionError`.
 """
 
 from __future__ import annotations
@@ -132,7 +134,9 @@ def _check_expanded_size(root: yaml.Node) -> None:
 
 def safe_load(text: str) -> Any:
     """`yaml.safe_load`, refusing a key given twice in one mapping: a `yaml.YAMLError` whose
-    ``problem_mark`` is the second key, as PyYAML's own errors mark where they are.
+    ``problem_mark`` is the second key, as PyYAML's own errors mark where they are; and YAML
+    nested deeper than Python recurses: a `yaml.YAMLError` without a mark (PyYAML raised
+    `RecursionError`, which readers of YAML errors let through as a traceback).
 
     Examples
     --------
@@ -143,8 +147,23 @@ def safe_load(text: str) -> Any:
     ... except yaml.YAMLError as err:
     ...     print(err.problem, "at line", err.problem_mark.line + 1)
     found the key 'kind' twice at line 2
+    >>> try:
+    ...     safe_load("[" * 5000 + "]" * 5000)
+    ... except yaml.YAMLError as err:
+    ...     print(err.problem, err.problem_mark)
+    maximum recursion depth exceeded None
     """
-    return yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: no arbitrary objects
+    return _parse(yaml.load, text, _UniqueKeyLoader)  # a SafeLoader: no arbitrary objects
+
+
+def _parse(parse: Callable[..., Any], text: str, loader: type[yaml.SafeLoader]) -> Any:
+    """`parse` (`yaml.load` or `yaml.compose`) of `text`, with YAML nested deeper than Python
+    recurses (PyYAML composes a node per level of recursion) as a `yaml.YAMLError` with no mark
+    and the `RecursionError`'s words, which every reader reports as the file's YAML error."""
+    try:
+        return parse(text, Loader=loader)
+    except RecursionError:  # its words as target files showed them before (docs/targets.md)
+        raise yaml.composer.ComposerError(None, None, "maximum recursion depth exceeded") from None
 
 
 class DuplicateKeyError(ValueError):
@@ -253,7 +272,7 @@ def line_of(text: str, path: str, *, toml: bool = False) -> int | None:
 def _compose(text: str) -> yaml.Node | None:
     """The YAML node tree of `text` (None when it does not parse): read once per file."""
     try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
+        return _parse(yaml.compose, text, yaml.SafeLoader)
     except yaml.YAMLError:
         return None
 

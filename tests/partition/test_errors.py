@@ -229,6 +229,17 @@ def test_yaml_rules_file_with_a_parse_error(tmp_path: Path, host_npu: Platform) 
         partition(_neg(), host_npu, "rules", path)
 
 
+def test_a_rules_file_nested_deeper_than_python_recurses(
+    tmp_path: Path, host_npu: Platform
+) -> None:
+    # PyYAML's RecursionError came out as a traceback; a target file said the same words
+    path = tmp_path / "deep.yaml"
+    path.write_text("[" * 900 + "]" * 900)
+    message = f"rules {path}: expected YAML, got maximum recursion depth exceeded"
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(_neg(), host_npu, "rules", path)
+
+
 @pytest.mark.parametrize(
     ("text", "line"),
     [
