@@ -14,7 +14,7 @@ from hetsim.ir import Graph
 from hetsim.memo import Recent
 from hetsim.models import ZOO, load_model
 
-__all__ = ["MODELS_KEPT", "clear_models", "point_model"]
+__all__ = ["MODELS_KEPT", "clear_models", "model_identity", "point_model"]
 
 MODELS_KEPT = 1
 """Loaded models a process keeps for the next points (`point_model`)."""
@@ -43,15 +43,29 @@ def point_model(model: str) -> Graph:
     return _models.get(_model_key(model), lambda: load_model(model))
 
 
+def model_identity(model: str) -> str:
+    """The model `model` names: a zoo name as it is, a file by its resolved path, so that one
+    file named two ways (``m.onnx``, ``./m.onnx``, a link to it) is one model.
+
+    >>> model_identity("mlp"), model_identity("m.onnx") == model_identity("./m.onnx")
+    ('mlp', True)
+    """
+    if model in ZOO:
+        return model
+    try:
+        return str(Path(model).resolve())
+    except (OSError, ValueError):  # a name no file has (a NUL in it): load_model reports it
+        return model
+
+
 def _model_key(model: str) -> tuple[Any, ...]:
     if model in ZOO:
         return (model,)
-    path = Path(model)
     try:
-        stat = path.stat()
+        stat = Path(model).stat()
     except OSError:  # load_model reports it
         return (model,)
-    return (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    return (model_identity(model), stat.st_size, stat.st_mtime_ns)
 
 
 def clear_models() -> None:

@@ -107,6 +107,8 @@ class SweepSpec:
     ``rules`` key: the file's contents, so that a worker elsewhere needs no file)."""
     source: Path | None = field(default=None, compare=False, hash=False, repr=False)
     """The sweep file it was read from, if any: its problems then name the file and line."""
+    rules_file: Path | None = field(default=None, compare=False, hash=False, repr=False)
+    """The rules file `rules` were read from, if any: a bad rule then names it and its line."""
     _points: dict[int, tuple[Point, ...]] = field(
         default_factory=dict, init=False, compare=False, hash=False, repr=False
     )

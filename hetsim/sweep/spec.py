@@ -33,7 +33,7 @@ from hetsim.partition import (
 from hetsim.platform import build_platform
 from hetsim.runtime.cuda_graph import STRATEGIES
 from hetsim.sim import MODES
-from hetsim.sweep.loaded import point_model
+from hetsim.sweep.loaded import model_identity, point_model
 from hetsim.sweep.points import EXPANDERS, Axis, Point, SweepSpec
 from hetsim.sweep.results import METRIC_ROOTS, metric_problem
 from hetsim.sweep.vary import MAX_POINTS, read_axes
@@ -166,6 +166,7 @@ class _Parser:
     folder: Path | None
     problems: list[Problem] = field(default_factory=list)
     expandable: bool = True  # False: the axes cannot be crossed or zipped as they are
+    rules_file: Path | None = None  # the rules file the rules were read from, if any
 
     def add(self, path: str, expected: str, got: Any = _NOTHING, hint: str | None = None) -> None:
         """A problem at `path`; `got` (None too: ``seed: null``) shown as the user wrote it."""
@@ -224,11 +225,12 @@ def _parse(
             parser.add(key, "expected a value (required)")
     expand = parser.choice("expand", "grid", tuple(EXPANDERS))
     policies = parser.names("policies", allow_none=True, known=tuple(POLICIES))
+    written = parser.names("models", allow_none=False)
+    models = tuple(_local_file(m, folder, is_file=True) for m in written)
+    parser.problems.extend(_files_named_twice(written, models))
     spec = SweepSpec(
         target=_local_file(data.get("target"), folder),
-        models=tuple(
-            _local_file(m, folder, is_file=True) for m in parser.names("models", allow_none=False)
-        ),
+        models=models,
         axes=_axes(parser, expand),
         expand=expand,
         policies=policies,
@@ -241,6 +243,7 @@ def _parse(
         name=_name(parser),
         rules=_rules(parser, policies),
         source=file,
+        rules_file=parser.rules_file,  # set by _rules, just above
     )
     count = _point_count(spec)
     if count > MAX_POINTS:
@@ -273,10 +276,32 @@ def _local_file(value: Any, folder: Path | None, *, is_file: bool = False) -> An
     return value
 
 
+def _files_named_twice(written: tuple[Any, ...], models: tuple[Any, ...]) -> list[Problem]:
+    """Each model file that the models `written` name two ways (``m.onnx``, ``./m.onnx``),
+    shown as written: its points had one id, so a results file kept one of each pair, and
+    ``--resume`` refused the file. Names written twice are `_Parser.names`' to report."""
+    if len(set(map(repr, written))) != len(written):
+        return []
+    spellings: dict[str, list[str]] = {}
+    for name, model in zip(written, models, strict=True):
+        if isinstance(model, str):
+            spellings.setdefault(model_identity(model), []).append(repr(name))
+    return [
+        Problem("models", "expected distinct models", f"one file named {_joined(names)}")
+        for names in spellings.values()
+        if len(names) > 1
+    ]
+
+
+def _joined(names: list[str]) -> str:
+    return f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 def _rules(parser: _Parser, policies: tuple[str | None, ...]) -> tuple[tuple[str, str], ...]:
-    """The rules of the ``rules`` points: a rules file (next to the sweep file) or a list of
-    ``{op, device}``, read now (`hetsim.partition.read_rules`). Given without that policy, or
-    that policy without them, every such point would fail or the key would be ignored."""
+    """The rules of the ``rules`` points: a rules file (next to the sweep file, kept as
+    ``parser.rules_file``) or a list of ``{op, device}``, read now
+    (`hetsim.partition.read_rules`). Given without that policy, or that policy without them,
+    every such point would fail or the key would be ignored."""
     value = parser.data.get("rules")
     swept = "rules" in policies
     if value is None:
@@ -286,27 +311,39 @@ def _rules(parser: _Parser, policies: tuple[str | None, ...]) -> tuple[tuple[str
         return ()
     if not swept:
         parser.add("rules", "expected policy 'rules' in policies (no other policy reads rules)")
+    found = _local_file(value, parser.folder)
     try:
-        return read_rules(_local_file(value, parser.folder))
+        rules = read_rules(found)
     except PartitionError as err:
-        if isinstance(value, str):  # the rules file's own problem, with its file and line
-            parser.problems.append(Problem("rules", str(err).removeprefix("rules: ")))
+        if isinstance(value, str):
+            parser.problems.append(_rules_file_problem(err))
         else:
             parser.problems.extend(err.problems)  # ``rules[i]...``: the key's own list
         return ()
+    if isinstance(found, str):
+        parser.rules_file = Path(found)
+    return rules
+
+
+def _rules_file_problem(err: PartitionError) -> Problem:
+    """The problem of the rules file the ``rules`` key names, as `hetsim.partition` says it,
+    with its file and line: ``rules: place.yaml:6: rules[1].device: ...``."""
+    return Problem("rules", str(err).removeprefix("rules: "))
 
 
 def _rule_device_problems(spec: SweepSpec, points: tuple[Point, ...]) -> list[Problem]:
     """A rule's device that the sweep's platform lacks (checked on the first point's: override
     paths change attributes, not which devices there are), as `hetsim.partition.load_rules`
-    says it."""
+    says it: in a rules file, with that file and the rule's line."""
     first = next((p for p in points if dict(p.choices).get("partition") == "rules"), None)
     if first is None:
         return []
-    rules = [{"op": op, "device": device} for op, device in spec.rules]
-    try:
-        load_rules(rules, build_platform(first.target))
+    listed = [{"op": op, "device": device} for op, device in spec.rules]
+    try:  # a rules file read again, for the line of the rule
+        load_rules(spec.rules_file or listed, build_platform(first.target))
     except PartitionError as err:
+        if spec.rules_file is not None:
+            return [_rules_file_problem(err)]
         return list(err.problems)  # ``rules[i].device``: the sweep's own ``rules`` list
     return []
 

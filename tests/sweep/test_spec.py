@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -465,6 +466,40 @@ def test_a_file_that_is_not_yaml_names_the_file(tmp_path: Path) -> None:
         load_sweep(path)
 
 
+def test_a_file_nested_deeper_than_python_recurses_names_the_file(tmp_path: Path) -> None:
+    # PyYAML's RecursionError came out as a traceback; a target file said the same words
+    path = tmp_path / "deep.yaml"
+    path.write_text(
+        "target: x86-h100\nmodels: [mlp]\nvary: {executor.dispatch_us: "
+        + "[" * 900
+        + "]" * 900
+        + "}\n"
+    )
+    message = f"{path}: expected YAML, got maximum recursion depth exceeded"
+    with pytest.raises(SweepError, match=_full(message)):
+        load_sweep(path)
+
+
+@pytest.mark.parametrize(
+    "other", ["./m.onnx", "sub/../m.onnx", "{folder}/m.onnx"], ids=["dot", "dotdot", "absolute"]
+)
+def test_one_model_file_named_two_ways_is_refused(other: str, tmp_path: Path) -> None:
+    # both points had one id: the results file kept one, and --resume refused it
+    pytest.importorskip("onnx")
+    from hetsim.models import light_model_path
+
+    shutil.copyfile(light_model_path("alexnet"), tmp_path / "m.onnx")
+    (tmp_path / "sub").mkdir()
+    other = other.format(folder=tmp_path)
+    path = tmp_path / "s.yaml"
+    path.write_text(f"target: arm-riscv-soc\nmodels:\n  - m.onnx\n  - {other}\n")
+    message = (
+        f"{path}:2: models: expected distinct models, got one file named 'm.onnx' and {other!r}"
+    )
+    with pytest.raises(SweepError, match=_full(message)):
+        load_sweep(path)
+
+
 def test_grid_crosses_models_and_values_in_order() -> None:
     spec = load_sweep({**BASE, "models": ["mlp", "cnn"], "vary": {DISPATCH: [0.1, 0.2]}})
     params = [(p.index, p.params["model"], p.params[DISPATCH]) for p in spec.points()]
@@ -632,6 +667,24 @@ def test_a_bad_rule_in_a_rules_file_names_both_files(tmp_path: Path) -> None:
     message = (
         f"{tmp_path / 's.yaml'}:4: rules: {tmp_path / 'place.yaml'}:1: rules[0]: expected a "
         "mapping with keys 'op' and 'device', got {'op': 'Conv', 'devic': 'host'}"
+    )
+    with pytest.raises(SweepError, match=_full(message)):
+        load_sweep(tmp_path / "s.yaml")
+
+
+def test_a_bad_device_in_a_rules_file_names_both_files_and_lines(tmp_path: Path) -> None:
+    # it named the sweep file's line as if the rule were in the sweep file
+    rules = tmp_path / "place.yaml"
+    rules.write_text(
+        "# placement\nrules:\n  # the host\n  - {op: Relu, device: host}\n"
+        "  # the NPU\n  - {op: Gemm, device: vdevice0/npux}\n"
+    )
+    (tmp_path / "s.yaml").write_text(
+        "target: arm-riscv-soc\nmodels: [mlp]\npolicies: [rules]\nrules: place.yaml\n"
+    )
+    message = (
+        f"{tmp_path / 's.yaml'}:4: rules: {rules}:6: rules[1].device: expected a processor or "
+        "level of platform arm-riscv-soc, got 'vdevice0/npux' (did you mean 'vdevice0/npu'?)"
     )
     with pytest.raises(SweepError, match=_full(message)):
         load_sweep(tmp_path / "s.yaml")
