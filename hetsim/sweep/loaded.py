@@ -63,7 +63,7 @@ def _model_key(model: str) -> tuple[Any, ...]:
         return (model,)
     try:
         stat = Path(model).stat()
-    except OSError:  # load_model reports it
+    except (OSError, ValueError):  # load_model reports it (ValueError: a NUL in the name)
         return (model,)
     return (model_identity(model), stat.st_size, stat.st_mtime_ns)
 

@@ -710,3 +710,10 @@ def test_a_sweep_file_that_is_not_text_is_named(tmp_path: Path) -> None:
     message = f"{path}: expected a sweep file, got bytes that are not UTF-8 (at byte 8)"
     with pytest.raises(SweepError, match=_full(message)):
         load_sweep(path)
+
+
+def test_a_model_name_with_a_nul_is_a_sweep_error() -> None:
+    # Path.stat's "embedded null byte" ValueError came out of load_sweep bare
+    with pytest.raises(SweepError) as err:
+        load_sweep({"target": "x86-h100", "models": ["a\0b.onnx"]})
+    assert str(err.value) == "models[0]: a\0b.onnx: expected an ONNX model file, got no such file"
