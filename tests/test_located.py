@@ -280,3 +280,27 @@ def test_an_alias_inside_its_own_anchor_is_refused(text: str, tmp_path: Path) ->
 def test_an_alias_used_twice_is_no_cycle() -> None:
     text = "b: &b [1, 2]\nboth: [*b, {k: *b}]\n"
     assert safe_load(text)["both"] == [[1, 2], {"k": [1, 2]}]
+
+
+def test_yaml_reads_numbers_as_written_not_as_octal_or_base_60() -> None:
+    # YAML 1.1 read 010 as 8 and 1:30 as 90, silently: they stay strings, for a schema to refuse
+    data = safe_load(
+        "a: 010\nb: 1:30\nc: 1:30.5\nd: 10\ne: 0\nf: 0x1f\ng: -5\nh: 1_000\ni: 1.5\n"
+        "j: 1.0e+3\nk: .5\nl: -.inf\nm: true\n"
+    )
+    assert data == {
+        "a": "010", "b": "1:30", "c": "1:30.5", "d": 10, "e": 0, "f": 31, "g": -5, "h": 1000,
+        "i": 1.5, "j": 1000.0, "k": 0.5, "l": float("-inf"), "m": True,
+    }  # fmt: skip
+    assert safe_load("x: .nan")["x"] != safe_load("x: .nan")["x"]  # NaN, as before
+
+
+def test_a_target_number_with_a_leading_zero_is_refused_with_its_decimal(tmp_path: Path) -> None:
+    # cores: 010 made an 8-core host
+    path = tmp_path / "soc.yaml"
+    path.write_text("kind: hetero\nhost:\n  kind: arm-cpu\n  cores: 010\ndevices: [npu]\n")
+    with pytest.raises(TargetError) as err:
+        Target(path)
+    assert str(err.value) == (
+        f"{path}:4: host.cores: expected an integer >= 1, got '010' (did you mean '10'?)"
+    )

@@ -85,6 +85,29 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_document(node)
 
 
+_INT, _FLOAT = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
+# YAML 1.1, which PyYAML reads, takes 010 for octal (8) and 1:30 for base 60 (90): a number the
+# writer did not mean, silently (``cores: 010`` made an 8-core host). Here an int is decimal
+# (0 alone, or no leading zero), hexadecimal or binary, and a float is decimal, so those two
+# stay strings, which a schema refuses by name. Every other implicit type is PyYAML's.
+_UniqueKeyLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag not in (_INT, _FLOAT)]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_UniqueKeyLoader.add_implicit_resolver(
+    _INT,
+    re.compile(r"^[-+]?(?:0|[1-9][0-9_]*|0b[0-1_]+|0x[0-9a-fA-F_]+)$"),
+    list("-+0123456789"),
+)
+_UniqueKeyLoader.add_implicit_resolver(
+    _FLOAT,
+    re.compile(
+        r"^(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
+    list("-+0123456789."),
+)
+
 MAX_YAML_NODES = 1_000_000
 """The most values a YAML file may hold with its aliases expanded. PyYAML builds an alias as a
 second reference to one object, so a file of nine nested ten-fold aliases (a "billion laughs")
