@@ -4,11 +4,13 @@ ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp; and ArgMax and ArgMin 
 
 One rule serves the reductions: axes come from the `axes` attribute before the opset where they
 became an input (13 for ReduceSum, 18 for the others); `keepdims` (default 1) keeps reduced axes
-as size 1; no axes means every axis, unless `noop_with_empty_axes` is set, which makes the op an
-identity. Outputs keep the input dtype. Over an empty set, each gives its identity as ONNX says:
-0 (Sum, L1, L2, SumSquare), 1 (Prod), NaN (Mean), -inf (LogSum, LogSumExp), the dtype's lowest
-value (Max: -inf for floats) and highest (Min). Each costs a fixed number of flops per input
-element (`_REDUCE`)."""
+as size 1; no axes means every axis, unless `noop_with_empty_axes` is set, which reduces over no
+axis: sums, means, extremes and products give their input back, the composite ones their
+non-reduction steps, as ONNX says (ReduceL1 and ReduceL2 the absolute value, ReduceSumSquare the
+square, ReduceLogSum the log). Outputs keep the input dtype. Over an empty set, each gives its
+identity as ONNX says: 0 (Sum, L1, L2, SumSquare), 1 (Prod), NaN (Mean), -inf (LogSum,
+LogSumExp), the dtype's lowest value (Max: -inf for floats) and highest (Min). Each costs a fixed
+number of flops per input element (`_REDUCE`)."""
 
 from __future__ import annotations
 
@@ -126,11 +128,12 @@ _REDUCE: dict[str, tuple[Reducer, int, float]] = {
 
 def _axes(
     op: Op, rank: int, axes: Sequence[int] | np.ndarray | None, is_noop: bool
-) -> tuple[int, ...] | None:
-    """Normalized axes; None means the op is an identity (empty axes with noop set)."""
+) -> tuple[int, ...]:
+    """Normalized axes; none (empty axes with noop set: the reduction over no axis, which was
+    taken for the identity, so that a ReduceSumSquare gave its input back unsquared)."""
     check_integer_input(op, 1, "axes", axes)
     if axes is None or len(axes) == 0:
-        return None if is_noop else tuple(range(rank))
+        return () if is_noop else tuple(range(rank))
     return normalize_axes(op, axes, rank)
 
 
@@ -140,9 +143,7 @@ def _compile(reducer: Reducer, since: int) -> Callable[[Op, int], Kernel]:
         is_noop = flag_attr(op, "noop_with_empty_axes", 0)
         normalized = memoize(lambda rank, axes: _axes(op, rank, axes, is_noop))  # for speed
 
-        def reduce(x: np.ndarray, axes: tuple[int, ...] | None) -> np.ndarray:
-            if axes is None:
-                return x
+        def reduce(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
             return np.asarray(reducer(x, axes, keepdims)).astype(x.dtype, copy=False)
 
         if opset < since:
@@ -174,8 +175,6 @@ def _infer(since: int) -> Callable[[Op, int, Sequence[Meta | None]], list[Meta]]
         else:
             axes = None
         normalized = _axes(op, len(x.shape), axes, flag_attr(op, "noop_with_empty_axes", 0))
-        if normalized is None:
-            return [Meta(x.shape, x.dtype)]
         keepdims = flag_attr(op, "keepdims", 1)
         shape = tuple(
             1 if i in normalized else d

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -32,7 +34,29 @@ def test_reduce_sum_with_empty_axes_input_reduces_everything() -> None:
 def test_reduce_noop_with_empty_axes_returns_the_input() -> None:
     x = np.arange(6, dtype=np.float32)
     kernel = OPS["ReduceMax"].compile(_op("ReduceMax", noop_with_empty_axes=1), 18)
-    assert kernel([x])[0] is x
+    np.testing.assert_array_equal(kernel([x])[0], x)
+
+
+@pytest.mark.parametrize(
+    ("op_type", "x", "expected"),
+    [
+        ("ReduceL1", [-2.0, 3.0], [2.0, 3.0]),
+        ("ReduceL2", [-2.0, 3.0], [2.0, 3.0]),
+        ("ReduceSumSquare", [-2.0, 3.0], [4.0, 9.0]),
+        ("ReduceLogSum", [1.0, math.e], [0.0, 1.0]),
+        ("ReduceLogSumExp", [-2.0, 3.0], [-2.0, 3.0]),
+        ("ReduceMean", [-2.0, 3.0], [-2.0, 3.0]),
+    ],
+)
+@pytest.mark.parametrize("axes", [None, np.array([], np.int64)], ids=["omitted", "empty"])
+def test_reduce_noop_with_empty_axes_keeps_the_non_reduction_steps(
+    op_type: str, x: list[float], expected: list[float], axes: np.ndarray | None
+) -> None:
+    # ONNX (opset 18): "composite-reduction operators will still perform the non-reduction
+    # steps"; ReduceSumSquare of [-2, 3] gave [-2, 3] back (onnxruntime: [4, 9])
+    inputs = [np.array(x, np.float32)] + ([] if axes is None else [axes])
+    kernel = OPS[op_type].compile(_op(op_type, len(inputs), noop_with_empty_axes=1), 18)
+    np.testing.assert_allclose(kernel(inputs)[0], np.array(expected, np.float32), rtol=1e-6)
 
 
 def test_reduce_needs_known_axes_to_infer_shape() -> None:
