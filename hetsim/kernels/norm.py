@@ -4,9 +4,11 @@ window across channels, is in `lrn.py`).
 
 BatchNormalization folds its four per-channel vectors into one scale and one shift per call
 (``scale / sqrt(var + eps)`` and ``B - mean * that``), so the activation is touched by one
-multiply and one add. The statistics of Instance- and LayerNormalization are computed in the
-input's dtype (float32 stays float32); RMS- and GroupNormalization (opset 21) compute a float16
-input's in float32, their ``stash_type`` 1.
+multiply and one add. The statistics of InstanceNormalization are computed in the input's dtype
+(float32 stays float32); Layer-, RMS- and GroupNormalization (opset 21) compute a float16
+input's in float32, their ``stash_type`` 1, and LayerNormalization's Mean and InvStdDev outputs
+are of that type (float32), as ONNX types them (``U``) and onnxruntime gives them, whatever the
+input's.
 """
 
 from __future__ import annotations
@@ -132,9 +134,16 @@ def _infer_instance_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> l
 
 
 def layer_norm(
-    x: np.ndarray, scale: np.ndarray, bias: np.ndarray | None, axis: int, epsilon: float
+    x: np.ndarray,
+    scale: np.ndarray,
+    bias: np.ndarray | None,
+    axis: int,
+    epsilon: float,
+    wide: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Normalize `x` over dims ``axis..`` then scale and shift; returns (Y, Mean, InvStdDev).
+    """Normalize `x` over dims ``axis..`` then scale and shift; returns (Y, Mean, InvStdDev),
+    Y of `x`'s dtype, Mean and InvStdDev float32. `wide`: `x` in the precision the statistics
+    are computed in (`_stash`; `x` itself by default).
 
     Examples
     --------
@@ -143,11 +152,12 @@ def layer_norm(
     >>> y.tolist(), mean.tolist(), inv.tolist()
     ([[-1.0, 1.0]], [[2.0]], [[1.0]])
     """
-    y, mean, inv_std = _normalize(x, tuple(range(axis, x.ndim)), epsilon)
+    y, mean, inv_std = _normalize(x if wide is None else wide, tuple(range(axis, x.ndim)), epsilon)
     y *= scale
     if bias is not None:
         y += bias
-    return y, mean, inv_std
+    stats = np.float32
+    return y.astype(x.dtype, copy=False), mean.astype(stats), inv_std.astype(stats)
 
 
 def _compile_layer_norm(op: Op, opset: int) -> Kernel:
@@ -160,7 +170,8 @@ def _compile_layer_norm(op: Op, opset: int) -> Kernel:
         assert x is not None, f"{op!r}: input x is required"
         assert scale is not None, f"{op!r}: input scale is required"
         bias = inputs[2] if len(inputs) > 2 else None
-        outputs = layer_norm(x, scale, bias, normalize_axis(op, axis, x.ndim), epsilon)
+        at = normalize_axis(op, axis, x.ndim)
+        outputs = layer_norm(x, scale, bias, at, epsilon, _stash(op, x))
         return list(outputs[:count])
 
     return kernel
@@ -171,17 +182,25 @@ def _infer_layer_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list
     assert x is not None, f"{op!r}: X is required"
     axis = normalize_axis(op, int_attr(op, "axis", -1), len(x.shape))
     reduced = (*x.shape[:axis], *(1,) * (len(x.shape) - axis))
-    metas = [Meta(x.shape, x.dtype), Meta(reduced, x.dtype), Meta(reduced, x.dtype)]
+    _stash_type(op)
+    stats = np.dtype(np.float32)  # stash_type 1: ONNX's U, whatever the input's type
+    metas = [Meta(x.shape, x.dtype), Meta(reduced, stats), Meta(reduced, stats)]
     return metas[: len(op.outputs)]
 
 
 def _stash(op: Op, x: np.ndarray) -> np.ndarray:
     """`x` in the precision its statistics are computed in: float32 for a float16 input (the
     default ``stash_type`` 1), the input's own precision for float32 and float64."""
+    _stash_type(op)
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
+def _stash_type(op: Op) -> None:
+    """Refuse a ``stash_type`` other than 1 (float32): bfloat16, the other ONNX allows, is no
+    dtype here."""
     stash = int_attr(op, "stash_type", 1)
     if stash != 1:
         raise op_error(op, "expected stash_type 1 (float32)", stash)
-    return x.astype(np.float32) if x.dtype == np.float16 else x
 
 
 def _compile_rms_norm(op: Op, opset: int) -> Kernel:

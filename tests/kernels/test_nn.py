@@ -341,6 +341,22 @@ def test_softmax_of_an_empty_set_is_empty(op_type: str, opset: int, shape: tuple
     assert (got.shape, got.dtype) == (shape, np.float32)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_layer_norm_computes_in_its_stash_type(dtype: str) -> None:
+    # a float16 input's statistics were computed in float16: a spread of 600 squared (90000)
+    # overflows it, and Y came out all zeros; Mean and InvStdDev came out float16 (and float64
+    # for a float64 input), where ONNX types them float32 (stash_type 1) as onnxruntime does
+    op = Op("LayerNormalization", "ln", ("x", "s"), ("y", "mean", "inv"))
+    x = np.array([[0, 600, 0, 600]], dtype)
+    y, mean, inv = OPS["LayerNormalization"].compile(op, 17)([x, np.ones(4, dtype)])
+    assert (y.dtype, mean.dtype, inv.dtype) == (np.dtype(dtype), np.float32, np.float32)
+    np.testing.assert_allclose(y, [[-1, 1, -1, 1]], rtol=1e-3)
+    np.testing.assert_allclose([mean.item(), inv.item()], [300, 1 / 300], rtol=1e-6)
+    metas = [Meta((1, 4), np.dtype(dtype)), Meta((4,), np.dtype(dtype))]
+    inferred = OPS["LayerNormalization"].infer(op, 17, metas)
+    assert [m.dtype for m in inferred] == [y.dtype, mean.dtype, inv.dtype]
+
+
 def test_gemm_by_hand() -> None:
     a = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
     b = np.array([[1.0, 0.0], [1.0, 1.0]], np.float32)
