@@ -316,7 +316,7 @@ def _rules(parser: _Parser, policies: tuple[str | None, ...]) -> tuple[tuple[str
         rules = read_rules(found)
     except PartitionError as err:
         if isinstance(value, str):
-            parser.problems.append(_rules_file_problem(err))
+            parser.problems.extend(_rules_file_problems(err))
         else:
             parser.problems.extend(err.problems)  # ``rules[i]...``: the key's own list
         return ()
@@ -325,10 +325,10 @@ def _rules(parser: _Parser, policies: tuple[str | None, ...]) -> tuple[tuple[str
     return rules
 
 
-def _rules_file_problem(err: PartitionError) -> Problem:
-    """The problem of the rules file the ``rules`` key names, as `hetsim.partition` says it,
-    with its file and line: ``rules: place.yaml:6: rules[1].device: ...``."""
-    return Problem("rules", str(err).removeprefix("rules: "))
+def _rules_file_problems(err: PartitionError) -> list[Problem]:
+    """The problems of the rules file the ``rules`` key names, as `hetsim.partition` says them,
+    each with its file and line: ``rules: place.yaml:6: rules[1].device: ...``."""
+    return [Problem("rules", p.message.removeprefix("rules: ")) for p in err.problems]
 
 
 def _rule_device_problems(spec: SweepSpec, points: tuple[Point, ...]) -> list[Problem]:
@@ -343,7 +343,7 @@ def _rule_device_problems(spec: SweepSpec, points: tuple[Point, ...]) -> list[Pr
         load_rules(spec.rules_file or listed, build_platform(first.target))
     except PartitionError as err:
         if spec.rules_file is not None:
-            return [_rules_file_problem(err)]
+            return _rules_file_problems(err)
         return list(err.problems)  # ``rules[i].device``: the sweep's own ``rules`` list
     return []
 

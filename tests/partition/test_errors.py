@@ -358,3 +358,33 @@ def test_a_rules_file_holds_a_list_or_the_one_key_rules(
     path.write_text(text)  # a misspelt key read as "no rules", an extra one was ignored
     with pytest.raises(PartitionError, match=f"^{re.escape(message.format(path=path))}$"):
         partition(_neg(), host_npu, "rules", path)
+
+
+def test_every_problem_of_a_rules_file_is_named_with_its_line(tmp_path: Path) -> None:
+    # only the first was: a file with three bad rules took three runs to mend
+    path = tmp_path / "place.yaml"
+    path.write_text(
+        "- {op: Conv, device: vdevice0/nup}\n"
+        "- {op: Relu, device: host}\n"
+        "- {op: 3, device: host}\n"
+        "- {op: Gemm, device: hots}\n"
+    )
+    expected = "expected a processor or level of platform arm-riscv-soc"
+    lines = [
+        f"{path}:1: rules[0].device: {expected}, got 'vdevice0/nup' (did you mean 'vdevice0/npu'?)",
+        f"{path}:3: rules[2].op: expected a non-empty string, got 3",
+        f"{path}:4: rules[3].device: {expected}, got 'hots' (did you mean 'host'?)",
+    ]
+    with pytest.raises(PartitionError) as caught:
+        partition(load_model("cnn"), tag_platform("arm-riscv-soc"), "rules", path)
+    assert str(caught.value).splitlines() == lines
+    given = [
+        {"op": "Conv", "device": "vdevice0/nup"},
+        {"op": "", "device": "host"},
+        {"op": "Gemm", "device": "hots"},
+    ]
+    with pytest.raises(PartitionError) as caught:  # a list: each problem by its rule alone
+        partition(load_model("cnn"), tag_platform("arm-riscv-soc"), "rules", given)
+    assert [p.path for p in caught.value.problems] == [
+        "rules[0].device", "rules[1].op", "rules[2].device",
+    ]  # fmt: skip

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -84,28 +84,37 @@ def _items(loaded: Any, *, from_file: bool) -> Any:
     return loaded
 
 
-def _shape(index: int, item: Any) -> tuple[str, str]:
+def _shape(index: int, item: Any) -> tuple[str, str] | list[Problem]:
+    """Rule `index`'s ``(op, device)``, or its problems (each key's)."""
     where = f"rules[{index}]"
     if not isinstance(item, Mapping) or sorted(item) != sorted(RULE_KEYS):
         expected = "expected a mapping with keys 'op' and 'device'"
-        raise PartitionError([Problem(where, expected, repr(item))])
+        return [Problem(where, expected, repr(item))]
     op, device = item["op"], item["device"]
-    for key, value in (("op", op), ("device", device)):
-        if not isinstance(value, str) or not value:
-            expected = "expected a non-empty string"
-            raise PartitionError([Problem(f"{where}.{key}", expected, repr(value))])
-    return op, device
+    problems = [
+        Problem(f"{where}.{key}", "expected a non-empty string", repr(value))
+        for key, value in (("op", op), ("device", device))
+        if not isinstance(value, str) or not value
+    ]
+    return problems or (op, device)
 
 
-def _rule(index: int, op: str, device: str, platform: Platform) -> Rule:
-    known = [*platform.processors, *(path for path in platform.levels if path)]
+def _rule(index: int, op: str, device: str, known: Sequence[str], name: str) -> Rule | Problem:
+    """Rule `index`, or the problem of a device that is none of `known` (platform `name`'s)."""
     if device not in known:
         # paths are matched exactly: 'VDEVICE0' is 'vdevice0' in another case
-        expected = f"expected a processor or level of platform {platform.name}"
-        hint = close_name(device, known)
-        problem = Problem(f"rules[{index}].device", expected, repr(device), hint)
-        raise PartitionError([problem])
+        expected = f"expected a processor or level of platform {name}"
+        return Problem(f"rules[{index}].device", expected, repr(device), close_name(device, known))
     return Rule(op, device, index)
+
+
+def _refuse(
+    problems: Sequence[Problem], rules: Sequence[Mapping[str, Any]] | str | Path
+) -> NoReturn:
+    """Raise every problem of `rules`, each with its file and line when they came in a file."""
+    if isinstance(rules, str | Path):
+        raise PartitionError([_located_problem(p, Path(rules)) for p in problems])
+    raise PartitionError(list(problems))
 
 
 def read_rules(rules: Sequence[Mapping[str, Any]] | str | Path) -> tuple[tuple[str, str], ...]:
@@ -126,15 +135,7 @@ def read_rules(rules: Sequence[Mapping[str, Any]] | str | Path) -> tuple[tuple[s
     hetsim.errors.PartitionError: rules[0]: expected a mapping with keys 'op' and 'device',
     got {'op': 'Conv'}
     """
-    from_file = isinstance(rules, str | Path)
-    loaded = _read(rules) if isinstance(rules, str | Path) else rules
-    try:
-        items = _items(loaded, from_file=from_file)
-        return tuple(_shape(i, item) for i, item in enumerate(items))
-    except PartitionError as err:
-        if not isinstance(rules, str | Path):
-            raise
-        raise PartitionError(_located(str(err), Path(rules))) from None
+    return tuple((rule.op, rule.device) for rule in _checked(rules, None))
 
 
 def load_rules(
@@ -161,13 +162,40 @@ def load_rules(
     hetsim.errors.PartitionError: rules[0].device: expected a processor or level of platform
     arm-riscv-soc, got 'vdevice0/nup' (did you mean 'vdevice0/npu'?)
     """
-    pairs = read_rules(rules)
+    return _checked(rules, platform)
+
+
+def _checked(
+    rules: Sequence[Mapping[str, Any]] | str | Path, platform: Platform | None
+) -> tuple[Rule, ...]:
+    """The rules of `rules`, each checked in form and, given a `platform`, against its devices;
+    every problem is raised at once, in rule order, as a target or sweep file's are (the first
+    alone had hidden the rest)."""
+    loaded = _read(rules) if isinstance(rules, str | Path) else rules
     try:
-        return tuple(_rule(i, op, device, platform) for i, (op, device) in enumerate(pairs))
+        items = _items(loaded, from_file=isinstance(rules, str | Path))
     except PartitionError as err:
-        if not isinstance(rules, str | Path):
-            raise
-        raise PartitionError(_located(str(err), Path(rules))) from None
+        _refuse(err.problems, rules)
+    known = [] if platform is None else [*platform.processors, *(p for p in platform.levels if p)]
+    found: list[Rule] = []
+    problems: list[Problem] = []
+    for index, item in enumerate(items):
+        shaped = _shape(index, item)
+        if isinstance(shaped, list):
+            problems += shaped
+            continue
+        op, device = shaped
+        if platform is None:
+            found.append(Rule(op, device, index))
+            continue
+        rule = _rule(index, op, device, known, platform.name)
+        if isinstance(rule, Problem):
+            problems.append(rule)
+        else:
+            found.append(rule)
+    if problems:
+        _refuse(problems, rules)
+    return tuple(found)
 
 
 def check_case(
@@ -214,6 +242,11 @@ def _located(message: str, file: Path) -> str:
     # the rules are the file's list, or its `rules:` key's
     line = line_of(text, where) or line_of(text, where.removeprefix("rules"))
     return f"{file}:{line}: {message}" if line is not None else f"{file}: {message}"
+
+
+def _located_problem(problem: Problem, file: Path) -> Problem:
+    """`problem` with the rules file and its line before its path (`_located`)."""
+    return Problem("", _located(problem.message, file))
 
 
 def _choice_towards(context: LevelContext, device: str) -> str | None:
