@@ -62,8 +62,10 @@ def test_one_invoke_has_the_hand_computed_timeline() -> None:
         ("host", "exec", "alloc y@host.mem", "dispatch", 6.25, 7.75),
         ("host", "exec", "copy y@host.mem", "dispatch", 7.75, 8.75),
         ("host", "exec", "copy y@host.mem", "launch", 8.75, 8.75),
-        ("host", "exec", "sync acc/host", "dispatch", 8.75, 9.75),
-        ("host", "exec", "sync acc/host", "sync_wait", 9.75, 67.548),
+        # y in the co-processor's memory: its last use is the copy back (stream-ordered)
+        ("host", "exec", "free y", "dispatch", 8.75, 10.0),
+        ("host", "exec", "sync acc/host", "dispatch", 10.0, 11.0),
+        ("host", "exec", "sync acc/host", "sync_wait", 11.0, 67.548),
         # the request starts when x has arrived (the stream is in order)
         ("acc/host", "exec", "invoke acc", "invoke", 13.5, 18.532),
         ("acc/host", "exec", "copy x@acc/npu.mem", "dispatch", 18.532, 19.032),
@@ -350,3 +352,22 @@ def test_an_invocation_out_of_memory_names_its_segment() -> None:
     plan = partition(load_model("transformer"), platform_of(small), dims={"seq": 64})
     (s1,) = [s for s in plan.levels[""].segments if s.id == "s1"]
     assert (s1.device, s1.outputs) == ("vdevice0", ("q.split",))
+
+
+def test_a_nested_vm_level_frees_each_invocation_s_device_copy_of_its_result() -> None:
+    # Relu on vdev/npu, Neg on the root host, four times: four invocations of vdev, each needing
+    # x and its Relu's result on the npu (2000 B). The result's copy there was never freed: the
+    # npu's peak grew to 5000 B, and a longer model would run out of memory that it has
+    ops, previous = [], "x"
+    for i in range(4):
+        ops += [
+            Op("Relu", f"r{i}", (previous,), (f"a{i}",)),
+            Op("Neg", f"n{i}", (f"a{i}",), (f"b{i}",)),
+        ]
+        previous = f"b{i}"
+    level = nested("vdev", device("npu", ["Relu"]), executor="vm")
+    level["runtime"] = {"kind": "cpp", "alloc_us": 0.7, "free_us": 0.3, "call_us": 2.0}
+    result = simulate(graph(*ops, outputs=(previous,)), target(level), mode="timing")
+    assert result.peak_memory_bytes["vdev/npu.mem"] == 2 * N * 4
+    on_vdev = [s.name.split()[0] for s in result.spans if s.resource == "vdev/host"]
+    assert (on_vdev.count("alloc"), on_vdev.count("free")) == (8, 8)

@@ -241,8 +241,9 @@ def capture_program(
        2  CUDA_GRAPH   g0 on gpu0: 5 kernels, VM code[2:17]
        3  ALLOC        fc3@host.mem in host.mem
        4  COPY         fc3 -> fc3@host.mem on gpu0 via host.mem--gpu0.mem
-       5  SYNC         gpu0
-       6  RET          fc3=fc3@host.mem
+       5  FREE         fc3 in gpu0.mem
+       6  SYNC         gpu0
+       7  RET          fc3=fc3@host.mem
     """
     found = STRATEGIES.get(strategy)
     if found is None:

@@ -145,6 +145,7 @@ class LevelCompiler:
         returned = tuple(
             (name, self._located(ids[name], self.host_memory, "RET")) for name in outputs
         )
+        self._free_returned_homes(returned)
         for slot in dict.fromkeys(slot for _, slot in returned):
             self._sync_for(slot)
         for stream, count in self.queued.items():
@@ -333,6 +334,21 @@ class LevelCompiler:
         for tensor in self.unit_outputs[number]:
             if tensor >= 0 and not kept[tensor] and last_any[tensor] < 0:
                 code.append(_new(Free, (homes[tensor], memory)))
+
+    def _free_returned_homes(self, returned: tuple[tuple[str, int], ...]) -> None:
+        """FREE each output's copy on a device once its COPY to the host's memory is queued,
+        stream-ordered as every FREE after a device's last use (a nested VM level invoked N
+        times had kept N of them: its device's peak grew with each invocation)."""
+        kept = {slot for _, slot in returned}
+        for name, _ in dict.fromkeys(returned):
+            tensor = self.ids[name]
+            home = self.home[tensor]
+            if home < 0 or home in kept or self.is_constant[tensor]:
+                continue
+            memory = self.slots[home].memory
+            if memory != self.host_memory:
+                self.code.append(_new(Free, (home, memory)))
+                kept.add(home)
 
     def _located(self, tensor: int, memory: str, user_name: str) -> int:
         """The slot of tensor number `tensor` in `memory`, copying it there first if needed."""

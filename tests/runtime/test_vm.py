@@ -55,8 +55,9 @@ def test_listing_of_a_two_device_program() -> None:
         "  16  FREE         b in gpu1.mem",
         "  17  ALLOC        a@host.mem in host.mem",  # outputs end in host memory
         "  18  COPY         a -> a@host.mem on gpu0 via host.mem--gpu0.mem",
-        "  19  SYNC         gpu0",
-        "  20  RET          c=c, a=a@host.mem",
+        "  19  FREE         a in gpu0.mem",  # its last use was that copy (stream-ordered)
+        "  20  SYNC         gpu0",
+        "  21  RET          c=c, a=a@host.mem",
     ]
     assert [op.name for op in program.folded] == ["scale"]
     assert [program.slots[s].name for s in program.constants] == ["w2"]

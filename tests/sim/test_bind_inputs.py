@@ -74,7 +74,7 @@ def test_costs_without_an_op_are_named() -> None:
         ),
         (
             BranchShape("seq", ">=", 4, 99),
-            r"^BRANCH_SHAPE seq >=: expected a target in the program's code \[0, 22\), got 99$",
+            r"^BRANCH_SHAPE seq >=: expected a target in the program's code \[0, 23\), got 99$",
         ),
     ],
 )

@@ -90,10 +90,11 @@ def test_chain_of_three_on_a_device_over_a_slow_link() -> None:
         (H, E, "alloc c@host.mem", "dispatch", 29.75, 31.25),
         (H, E, "copy c@host.mem", "dispatch", 31.25, 32.25),
         (H, E, "copy c@host.mem", "launch", 32.25, 36.25),
-        (H, E, "sync gpu0", "dispatch", 36.25, 37.25),
+        (H, E, "free c", "dispatch", 36.25, 37.5),  # stream-ordered: after the copy back
         (L0, LK, "copy c@host.mem", "transfer", 36.25, 47.25),
         (G0, S, "copy c@host.mem", "transfer", 36.25, 47.25),
-        (H, E, "sync gpu0", "sync_wait", 37.25, 47.25),
+        (H, E, "sync gpu0", "dispatch", 37.5, 38.5),
+        (H, E, "sync gpu0", "sync_wait", 38.5, 47.25),
         (H, E, "sync gpu0", "sync_wait", 47.25, 49.25),
         (H, E, "ret", "dispatch", 49.25, 50.25),
     ]
