@@ -239,8 +239,8 @@ class _Folder:
             at = self.alloc_at.get(step.slot)
             source: Any = self.step(at) if at is not None else self.bound.code[index]
             taken = source.size_bytes
-            if taken != step.size_bytes:
-                step = step._replace(size_bytes=taken)
+            if taken != step.size_bytes:  # and its span says so: the padded size had stayed
+                step = step._replace(size_bytes=taken, args=source.args)
         return step
 
     def fold(self) -> tuple[Any, ...]:

@@ -199,6 +199,12 @@ def test_padding_waste_for_a_bucket() -> None:
     assert results[0].outputs["a4"].shape == (200,)  # the padding never reaches a result
     # two padded buffers live at once (a1 and a2); x@gpu0 came in unpadded (800 B) and left
     assert results[0].peak_memory_bytes["gpu0.mem"] == 2 * 1024
+    # each FREE's span gives back the bytes its ALLOC's took: x@gpu0's, freed inside the
+    # region, said the padded 1024 where 800 were taken (and given back)
+    taken = {s.name.split()[1]: s.args["bytes"] for s in results[0].spans if s.name[:6] == "alloc "}
+    freed = {s.name.split()[1]: s.args["bytes"] for s in results[0].spans if s.name[:5] == "free "}
+    assert freed == {name: taken[name] for name in freed}
+    assert freed["x@gpu0.mem"] == 800
 
 
 def test_a_dim_past_every_bucket_runs_eagerly() -> None:
