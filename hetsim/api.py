@@ -42,7 +42,7 @@ from hetsim.models.inputs import (
     input_types,
     make_inputs,
 )
-from hetsim.partition import POLICIES, Plan, idle_notes
+from hetsim.partition import POLICIES, Plan, idle_notes, ruled_ops
 from hetsim.partition import partition as partition_graph
 from hetsim.platform import Platform, build_platform, empty_memory_note
 from hetsim.report import Result
@@ -408,7 +408,8 @@ def simulate(
             _unused_buckets(opts.buckets, cuda_graph),
         ]
         record = dataclasses.replace(record, extra={**record.extra, "cuda_graph_notes": notes})
-    idle = _idle_notes(program, platform, graph, metas)
+    ruled = ruled_ops(rules, platform, graph.ops) if partition == "rules" else ()
+    idle = _idle_notes(program, platform, graph, metas, ruled)
     if idle:
         record = dataclasses.replace(record, extra={**record.extra, "placement_notes": list(idle)})
     return Result.from_record(record)
@@ -479,15 +480,20 @@ _idle: weakref.WeakKeyDictionary[PlanProgram, tuple[str, ...]] = weakref.WeakKey
 
 
 def _idle_notes(
-    program: PlanProgram, platform: Platform, graph: Graph, metas: Mapping[str, Meta]
+    program: PlanProgram,
+    platform: Platform,
+    graph: Graph,
+    metas: Mapping[str, Meta],
+    ruled: Collection[str],
 ) -> tuple[str, ...]:
     """`hetsim.partition.idle_notes` of the program's plan, found once per compiled program (a
-    warm run of a cached plan does not scan its placement again)."""
+    warm run of a cached plan does not scan its placement again; `ruled`, the ops a rule
+    placed, is empty for every policy whose programs are kept)."""
     found = _idle.get(program)
     if found is None:
         plan = program.plan
         found = _idle[program] = idle_notes(
             platform, graph.ops, metas, plan.placement,
-            dynamic=plan.dynamic, folded=plan.folded, policy=plan.policy,
+            dynamic=plan.dynamic, folded=plan.folded, policy=plan.policy, ruled=ruled,
         )  # fmt: skip
     return found

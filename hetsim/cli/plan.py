@@ -20,7 +20,14 @@ from hetsim.cli.dims import add_dims_option, merged_dims, no_input_values
 from hetsim.ir import check_graph_dims, format_dims
 from hetsim.kernels import propagate
 from hetsim.models import load_model
-from hetsim.partition import ESTIMATE_DIM, POLICIES, format_plan, idle_notes, partition
+from hetsim.partition import (
+    ESTIMATE_DIM,
+    POLICIES,
+    format_plan,
+    idle_notes,
+    partition,
+    ruled_ops,
+)
 from hetsim.platform import build_platform
 from hetsim.target import Target
 
@@ -69,9 +76,10 @@ def show_plan(args: argparse.Namespace) -> int:
             lines.insert(1 + bool(plan.dims), _unbound_line(estimated))
         print("\n".join(lines))
     metas = propagate(graph, {**dims, **estimated})
+    ruled = ruled_ops(args.rules, platform, graph.ops) if args.rules is not None else ()
     notes = idle_notes(
         platform, graph.ops, metas, plan.placement,
-        dynamic=plan.dynamic, folded=plan.folded, policy=plan.policy,
+        dynamic=plan.dynamic, folded=plan.folded, policy=plan.policy, ruled=ruled,
     )  # fmt: skip
     for note in notes:  # as hetsim run
         print(f"note: {note}", file=sys.stderr)

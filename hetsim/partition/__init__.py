@@ -24,6 +24,7 @@ from hetsim.partition.policies import (
     Rule,
     load_rules,
     read_rules,
+    ruled_ops,
 )
 from hetsim.partition.segments import group_ops
 
@@ -48,4 +49,5 @@ __all__ = [
     "partition",
     "read_rules",
     "refusals",
+    "ruled_ops",
 ]

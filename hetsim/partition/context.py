@@ -307,6 +307,7 @@ def idle_notes(
     dynamic: Collection[str] = (),
     folded: Collection[str] = (),
     policy: str | None = None,
+    ruled: Collection[str] = (),
 ) -> tuple[str, ...]:
     """Why each accelerator that `placement` (op name -> processor) gives no op runs none of
     the placed ones among `ops`: its most frequent refusals.
@@ -323,6 +324,9 @@ def idle_notes(
     dynamic, folded, policy
         The plan's (`Plan.dynamic`, `Plan.folded`, `Plan.policy`). Without `policy` an op
         that went to a later choice is ``placed on host``, by whom unsaid.
+    ruled
+        The ops a rule placed (``rules`` policy: `hetsim.partition.ruled_ops`): ``placed on P
+        by the rules`` wherever P is, where an earlier choice had been taken for capability's.
 
     Examples
     --------
@@ -348,14 +352,14 @@ def idle_notes(
         return ()
     # dtypes do not depend on the level; each device's own levels refuse in `path_refusals`
     context = LevelContext(platform, platform.levels[""], tuple(ops), metas, {})
-    dynamic, folded = frozenset(dynamic), frozenset(folded)
+    dynamic, folded, ruled = frozenset(dynamic), frozenset(folded), frozenset(ruled)
     # a refusal depends on the op's type, dtypes and dynamism only: one per kind, weighted by
     # its ops; where an op the device could run went depends on its processor
-    kinds: Counter[tuple[str, frozenset[str], bool, str]] = Counter()
-    example: dict[tuple[str, frozenset[str], bool, str], Op] = {}
+    kinds: Counter[tuple[str, frozenset[str], bool, str, bool]] = Counter()
+    example: dict[tuple[str, frozenset[str], bool, str, bool], Op] = {}
     for op in ops:
         where = _FOLDED if op.name in folded else placement[op.name]
-        key = (op.type, context.dtypes_of(op), op.name in dynamic, where)
+        key = (op.type, context.dtypes_of(op), op.name in dynamic, where, op.name in ruled)
         kinds[key] += 1
         example.setdefault(key, op)
     notes = []
@@ -376,16 +380,19 @@ def _idle_reason(
     platform: Platform,
     device: str,
     op: Op,
-    key: tuple[str, frozenset[str], bool, str],
+    key: tuple[str, frozenset[str], bool, str, bool],
     policy: str | None,
 ) -> str:
-    """Why `op` (of kind `key`: type, dtypes, dynamism, where it went) is not on `device`."""
-    _, dtypes, is_dynamic, placed = key
+    """Why `op` (of kind `key`: type, dtypes, dynamism, where it went, whether a rule sent it
+    there) is not on `device`."""
+    _, dtypes, is_dynamic, placed, by_rule = key
     if placed == _FOLDED:
         return _FOLDED
     refused = path_refusals(platform, device, op, is_dynamic, dtypes)
     if refused:
         return refused[0][1]
+    if by_rule:
+        return f"placed on {placed} by the rules"
     is_ranked = policy is None or policy in RANKED_POLICIES
     if is_ranked and _is_earlier(platform, placed, device):
         return "placed on an earlier choice"

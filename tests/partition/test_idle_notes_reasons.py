@@ -113,3 +113,24 @@ def test_a_folded_op_is_noted_as_folded(host_npu: Platform) -> None:
     assert _notes(graph, host_npu, plan) == (
         "npu runs none of the 2 ops: folded at load time (1), no Mul in its ops (1)",
     )
+
+
+def test_a_rule_to_an_earlier_choice_names_the_rules_not_an_earlier_choice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # node0 comes before node1: the rule sent every op to node0's GPU, which capability would
+    # have too, so node1's note said "placed on an earlier choice" of ops a rule placed
+    rules = [{"op": "*", "device": "node0/gpu0"}]
+    note = "node1/gpu0 runs none of the 12 ops: placed on node0/gpu0 by the rules (12)"
+    result = simulate("cnn", "two-node-h100", partition="rules", rules=rules, mode="timing")
+    assert result.to_dict()["extra"]["placement_notes"] == [note]
+    path = tmp_path / "rules.yaml"
+    path.write_text("- {op: '*', device: node0/gpu0}\n")
+    argv = ["cnn", "--target", "two-node-h100", "--partition", "rules", "--rules", str(path)]
+    assert _plan_notes(argv, capsys) == [f"note: {note}"]
+    # an op no rule matches is capability's: an earlier choice took it
+    result = simulate(
+        "cnn", "two-node-h100", partition="rules", rules=[{"op": "Nothing", "device": "host"}],
+        mode="timing",
+    )  # fmt: skip
+    assert result.to_dict()["extra"]["placement_notes"] == [NODE1_AFTER_NODE0]

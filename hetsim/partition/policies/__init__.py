@@ -19,6 +19,7 @@ from hetsim.partition.policies.rules import (
     load_rules,
     place_by_rules,
     read_rules,
+    ruled_ops,
 )
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "place_by_cost",
     "place_by_rules",
     "read_rules",
+    "ruled_ops",
 ]
 
 Policy = Callable[[LevelContext], dict[str, str]]

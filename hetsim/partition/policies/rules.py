@@ -27,7 +27,7 @@ from hetsim.located import line_of, safe_load, text_of
 from hetsim.partition.context import LevelContext, index_towards, path_refusals
 from hetsim.platform import Platform
 
-__all__ = ["Rule", "check_case", "load_rules", "place_by_rules", "read_rules"]
+__all__ = ["Rule", "check_case", "load_rules", "place_by_rules", "read_rules", "ruled_ops"]
 
 RULE_KEYS = ("op", "device")
 
@@ -196,6 +196,23 @@ def _checked(
     if problems:
         _refuse(problems, rules)
     return tuple(found)
+
+
+def ruled_ops(
+    rules: Sequence[Mapping[str, Any]] | str | Path, platform: Platform, ops: Sequence[Op]
+) -> frozenset[str]:
+    """The names of the ops among `ops` that a rule of `rules` matches (the rest are placed by
+    capability): what an idle device's note says a rule, not an earlier choice, took.
+
+    >>> from hetsim.platform import build_platform
+    >>> from hetsim.target import Target
+    >>> ops = [Op("Relu", "r", ("x",), ("y",)), Op("Neg", "n", ("y",), ("z",))]
+    >>> h100 = build_platform(Target("x86-h100"))
+    >>> sorted(ruled_ops([{"op": "Relu", "device": "host"}], h100, ops))
+    ['r']
+    """
+    loaded = load_rules(rules, platform)
+    return frozenset(op.name for op in ops if any(rule.matches(op) for rule in loaded))
 
 
 def check_case(
