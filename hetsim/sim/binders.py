@@ -221,9 +221,15 @@ def _copy(ins: Copy, b: Binder) -> CopyStep:
         run = copy_value
 
     args = {"bytes": size, "src": src.memory, "dst": dst.memory}
+    stages = []  # the memories between hops, walked from the source
+    at = src.memory
+    for name in ins.route[:-1]:
+        link = links[name]
+        at = link.b if link.a == at else link.a
+        stages.append(at)
     return CopyStep(
         f"copy {dst.name}", b.dispatch_us, dst.name, b.launch_us[ins.processor],
-        ins.processor, hops, size, ins.waits, (ins.dst,), run, args,
+        ins.processor, hops, size, ins.waits, (ins.dst,), run, args, tuple(stages),
     )  # fmt: skip
 
 

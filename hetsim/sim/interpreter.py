@@ -203,6 +203,22 @@ class Interpreter:
         if used > memory.peak_bytes:
             memory.peak_bytes = used
 
+    def _stage(self, step: CopyStep, memory_name: str, t: float) -> None:
+        """Take `step`'s bytes in `memory_name`, a memory its route passes through (or fail:
+        out of memory, naming the copy and the memory it stages in)."""
+        memory = self.memories[memory_name]
+        used = memory.used_bytes + step.size_bytes
+        if used > memory.capacity_bytes:
+            need, room = format_sizes(step.size_bytes, memory.capacity_bytes - memory.used_bytes)
+            raise OutOfMemoryError(
+                f"{where(t)}, {step.stream}: out of memory in {memory.name} (need {need}, "
+                f"{room} free) for tensor {step.op} staged on its way {step.args['src']} -> "
+                f"{step.args['dst']}{empty_memory_note(memory.name, memory.capacity_bytes)}"
+            )
+        memory.used_bytes = used
+        if used > memory.peak_bytes:
+            memory.peak_bytes = used
+
     def _alloc(self, step: AllocStep) -> None:
         t = self.t
         # inlined for speed: what _take does
@@ -337,7 +353,8 @@ class Interpreter:
         env = self.env
         if start > env.now:
             yield env.timeout(start - env.now)
-        for link, duration_us in step.hops:
+        stages, staged = step.stages, None
+        for hop, (link, duration_us) in enumerate(step.hops):
             resource = self.links[link]
             with resource.request() as request:
                 yield request
@@ -345,6 +362,12 @@ class Interpreter:
                 yield env.timeout(duration_us)
             self.record((link, LINK, step.name, "transfer", begin, env.now, None, None, step.args))
             self.link_bytes[link] += step.size_bytes
+            if staged is not None:  # forwarded whole: the staging copy before this hop goes
+                self.memories[staged].used_bytes -= step.size_bytes
+                staged = None
+            if hop < len(stages):  # store: the tensor waits whole in the next memory
+                staged = stages[hop]
+                self._stage(step, staged, env.now)
         now = env.now
         self.record(
             (stream.processor, STREAM, step.name, "transfer", start, now, None, flow, step.args)

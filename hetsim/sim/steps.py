@@ -176,7 +176,8 @@ class Hop(NamedTuple):
 
 class CopyStep(NamedTuple):
     """COPY: pay `launch_us` on the host, then queue a transfer on the stream of processor
-    `stream` along `hops`."""
+    `stream` along `hops`; `stages` are the memories between them (store and forward: the
+    tensor waits in each, `size_bytes` of it, from its arrival until the next hop delivers)."""
 
     name: str
     cost_us: float
@@ -189,6 +190,7 @@ class CopyStep(NamedTuple):
     produces: tuple[int, ...]
     run: Run
     args: Mapping[str, Any]
+    stages: tuple[str, ...] = ()
 
 
 class InvokeStep(NamedTuple):

@@ -85,3 +85,20 @@ def test_sizes_that_read_alike_are_given_in_bytes_too() -> None:
         r"1024\.0 KiB \(1048575 B\), got 1\.0 MiB \(1048576 B\) \(1 weight tensor\)$",
     ):
         simulate(heavy, gpu_of(2**20 - 1), mode="timing")
+
+
+def test_a_copy_through_the_host_takes_host_memory_while_it_waits_there() -> None:
+    # gpu0 -> gpu1 is routed through host.mem, store and forward: a (1000 B) sits in host.mem
+    # from its first hop's end (32.5 us) to its second's (43.5), beside x and b@host.mem
+    # (allocated at 29.75): 3000 B, where the staging copy had been counted nowhere (2000)
+    ops = (Op("Relu", "r1", ("x",), ("a",)), Op("Neg", "r2", ("a",), ("b",)))
+    model = graph(*ops, outputs=("b",))
+    two = target(device("gpu0", ["Relu"]), device("gpu1", ["Neg"]))
+    assert simulate(model, two, mode="timing").peak_memory_bytes["host.mem"] == 3000
+    two["host"]["memory_gib"] = 2999 / 2**30
+    with pytest.raises(
+        SimulationError,
+        match=r"^sim at 32\.5 us, gpu0: out of memory in host\.mem \(need 1000 B, 999 B free\) "
+        r"for tensor a@gpu1\.mem staged on its way gpu0\.mem -> gpu1\.mem$",
+    ):
+        simulate(model, two, mode="timing")
