@@ -42,7 +42,7 @@ from hetsim.models.inputs import (
     input_types,
     make_inputs,
 )
-from hetsim.partition import POLICIES, Plan, idle_notes, ruled_ops
+from hetsim.partition import POLICIES, Plan, folded_rule_notes, idle_notes, ruled_ops
 from hetsim.partition import partition as partition_graph
 from hetsim.platform import Platform, build_platform, empty_memory_note
 from hetsim.report import Result
@@ -408,8 +408,12 @@ def simulate(
             _unused_buckets(opts.buckets, cuda_graph),
         ]
         record = dataclasses.replace(record, extra={**record.extra, "cuda_graph_notes": notes})
-    ruled = ruled_ops(rules, platform, graph.ops) if partition == "rules" else ()
-    idle = _idle_notes(program, platform, graph, metas, ruled)
+    ruled: Collection[str] = ()
+    folded: tuple[str, ...] = ()
+    if partition == "rules":
+        ruled = ruled_ops(rules, platform, graph.ops)
+        folded = folded_rule_notes(rules, platform, graph.ops, program.plan.folded)
+    idle = (*_idle_notes(program, platform, graph, metas, ruled), *folded)
     if idle:
         record = dataclasses.replace(record, extra={**record.extra, "placement_notes": list(idle)})
     return Result.from_record(record)

@@ -23,6 +23,7 @@ from hetsim.models import load_model
 from hetsim.partition import (
     ESTIMATE_DIM,
     POLICIES,
+    folded_rule_notes,
     format_plan,
     idle_notes,
     partition,
@@ -76,11 +77,15 @@ def show_plan(args: argparse.Namespace) -> int:
             lines.insert(1 + bool(plan.dims), _unbound_line(estimated))
         print("\n".join(lines))
     metas = propagate(graph, {**dims, **estimated})
-    ruled = ruled_ops(args.rules, platform, graph.ops) if args.rules is not None else ()
+    ruled: frozenset[str] = frozenset()
+    folded: tuple[str, ...] = ()
+    if args.rules is not None:
+        ruled = ruled_ops(args.rules, platform, graph.ops)
+        folded = folded_rule_notes(args.rules, platform, graph.ops, plan.folded)
     notes = idle_notes(
         platform, graph.ops, metas, plan.placement,
         dynamic=plan.dynamic, folded=plan.folded, policy=plan.policy, ruled=ruled,
-    )  # fmt: skip
+    ) + folded  # fmt: skip
     for note in notes:  # as hetsim run
         print(f"note: {note}", file=sys.stderr)
     return 0

@@ -134,3 +134,19 @@ def test_a_rule_to_an_earlier_choice_names_the_rules_not_an_earlier_choice(
         mode="timing",
     )  # fmt: skip
     assert result.to_dict()["extra"]["placement_notes"] == [NODE1_AFTER_NODE0]
+
+
+def test_a_rule_that_matches_only_folded_ops_is_noted() -> None:
+    # the Relu of a weight is folded at load time: the rule sending it to the GPU cannot, and
+    # said nothing (a rule matching no op at all stays silent: a file may serve several models)
+    b = GraphBuilder("g")
+    weight = b.op("Relu", np.ones(4, np.float32), name="w_relu")
+    graph = b.build(b.op("Add", b.input("x", (4,)), weight, name="a"))
+    rules = [{"op": "Relu", "device": "gpu0"}, {"op": "Conv", "device": "gpu0"}]
+    note = (
+        "rules[0] (Relu -> gpu0) matches only ops folded at load time, which the root host "
+        "computes from constants before the run: w_relu"
+    )
+    result = simulate(graph, "x86-h100", partition="rules", rules=rules, mode="timing")
+    assert result.to_dict()["extra"]["placement_notes"] == [note]
+    assert result.placement["a"] == "gpu0"  # capability's: no rule matches the Add

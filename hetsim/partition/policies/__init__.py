@@ -16,6 +16,7 @@ from hetsim.partition.policies.heft import INVOKE_REQUEST_BYTES, estimate_us, op
 from hetsim.partition.policies.rules import (
     Rule,
     check_case,
+    folded_rule_notes,
     load_rules,
     place_by_rules,
     read_rules,
@@ -29,6 +30,7 @@ __all__ = [
     "Rule",
     "check_case",
     "estimate_us",
+    "folded_rule_notes",
     "load_rules",
     "op_us",
     "place_by_capability",

@@ -13,7 +13,7 @@ device's ``ops``, a dynamic op to a static graph executor) is an error, never a 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -27,7 +27,15 @@ from hetsim.located import line_of, safe_load, text_of
 from hetsim.partition.context import LevelContext, index_towards, path_refusals
 from hetsim.platform import Platform
 
-__all__ = ["Rule", "check_case", "load_rules", "place_by_rules", "read_rules", "ruled_ops"]
+__all__ = [
+    "Rule",
+    "check_case",
+    "folded_rule_notes",
+    "load_rules",
+    "place_by_rules",
+    "read_rules",
+    "ruled_ops",
+]
 
 RULE_KEYS = ("op", "device")
 
@@ -213,6 +221,42 @@ def ruled_ops(
     """
     loaded = load_rules(rules, platform)
     return frozenset(op.name for op in ops if any(rule.matches(op) for rule in loaded))
+
+
+def folded_rule_notes(
+    rules: Sequence[Mapping[str, Any]] | str | Path,
+    platform: Platform,
+    ops: Sequence[Op],
+    folded: Collection[str],
+) -> tuple[str, ...]:
+    """A note for each rule that matches ops of `ops` but only ones `folded` at load time (the
+    root host computes them from constants before the run): the rule cannot place them, which
+    went without a word. A rule that matches nothing stays silent (one file may serve several
+    models), as `check_case` says.
+
+    >>> from hetsim.platform import build_platform
+    >>> from hetsim.target import Target
+    >>> ops = [Op("Relu", "w_relu", ("w",), ("v",)), Op("Add", "a", ("x", "v"), ("y",))]
+    >>> h100 = build_platform(Target("x86-h100"))
+    >>> (note,) = folded_rule_notes([{"op": "Relu", "device": "gpu0"}], h100, ops, {"w_relu"})
+    >>> print(note)  # doctest: +NORMALIZE_WHITESPACE
+    rules[0] (Relu -> gpu0) matches only ops folded at load time, which the root host computes
+    from constants before the run: w_relu
+    """
+    if not folded:
+        return ()
+    notes = []
+    for rule in load_rules(rules, platform):
+        matched = [op.name for op in ops if rule.matches(op)]
+        if matched and all(name in folded for name in matched):
+            shown = ", ".join(matched[:3]) + (
+                f" and {len(matched) - 3} more" if len(matched) > 3 else ""
+            )
+            notes.append(
+                f"rules[{rule.index}] ({rule.op} -> {rule.device}) matches only ops folded at "
+                f"load time, which the root host computes from constants before the run: {shown}"
+            )
+    return tuple(notes)
 
 
 def check_case(
