@@ -27,6 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench_args import positive, run_main
 from threadpoolctl import threadpool_limits
 
 from hetsim.calibrate import LOCAL_TAG, calibrate, compare_model, describe_machine, write_tag
@@ -41,10 +42,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calibration", type=Path, help="an existing local.yaml to use")
     parser.add_argument("--quick", action="store_true", help="a quick calibration")
-    parser.add_argument("--threads", type=int, help="BLAS threads (default: all)")
-    parser.add_argument("--repeats", type=int, default=5, help="timed samples per model")
+    parser.add_argument("--threads", type=positive, help="BLAS threads (default: all)")
+    parser.add_argument("--repeats", type=positive, default=5, help="timed samples per model")
     parser.add_argument(
-        "--rounds", type=int, default=1, help="calibrate-and-time rounds, pooled (default 1)"
+        "--rounds", type=positive, default=1, help="calibrate-and-time rounds, pooled (default 1)"
     )
     parser.add_argument("--models", help="comma-separated names (default: the whole zoo)")
     parser.add_argument(
@@ -57,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     models = args.models.split(",") if args.models else list(ZOO)
+    unknown = [name for name in models if name not in ZOO]
+    if unknown:  # before the calibration, which takes minutes
+        parser.error(f"argument --models: expected zoo names from {list(ZOO)}, got {unknown}")
     calibrations = []
     rounds: list[list[Comparison]] = []
     if args.calibration:
@@ -125,4 +129,4 @@ def _compare(
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from bench_args import positive, run_main
 from sim_speed import environment
 
 from hetsim.api import platform_of
@@ -107,7 +108,7 @@ def duration_break_even(platform: Platform, n: int, budget: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--budget", type=int, default=10, help="iterations (default 10)")
+    parser.add_argument("--budget", type=positive, default=10, help="iterations (default 10)")
     parser.add_argument("--plot", type=Path, help="write break-even iterations vs duration")
     parser.add_argument("--json", type=Path, help="write every number as JSON")
     args = parser.parse_args(argv)
@@ -173,4 +174,4 @@ def _plot(path: Path) -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from bench_args import run_main
+
 from hetsim.cli import bench
 
 
@@ -24,4 +26,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from bench_args import positive, run_main
 from sim_speed import environment
 from threadpoolctl import threadpool_limits
 
@@ -96,7 +97,7 @@ def measure(repeat: int) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--repeat", type=positive, default=15)
     args = parser.parse_args()
     with threadpool_limits(limits=1, user_api="blas"):
         found = measure(args.repeat)
@@ -112,4 +113,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from bench_args import at_least, positive, positive_list, run_main
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import hetsim
@@ -235,14 +236,18 @@ def profile(name: str, threads: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--models", nargs="+", default=list(LIGHT_MODELS))
-    parser.add_argument("--threads", default="1,2", help="comma-separated thread counts")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs of hetsim and ort")
-    parser.add_argument("--reference-repeat", type=int, default=1, help="0 skips it")
+    parser.add_argument(
+        "--models", nargs="+", default=list(LIGHT_MODELS), choices=list(LIGHT_MODELS)
+    )
+    parser.add_argument(
+        "--threads", type=positive_list, default="1,2", help="comma-separated thread counts"
+    )
+    parser.add_argument("--repeat", type=positive, default=3, help="timed runs of hetsim and ort")
+    parser.add_argument("--reference-repeat", type=at_least(0), default=1, help="0 skips it")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--profile", metavar="MODEL", help="profile one model and stop")
     args = parser.parse_args()
-    threads = [int(t) for t in args.threads.split(",")]
+    threads = args.threads
     if args.profile:
         profile(args.profile, threads[0])
         return
@@ -260,4 +265,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -24,6 +24,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bench_args import positive, run_main
 from sim_speed import chain, environment, timed
 
 from hetsim.api import platform_of, simulate
@@ -67,8 +68,8 @@ def measure(n: int, repeat: int) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="*", default=[1000, 4000, 16_000])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--sizes", type=positive, nargs="*", default=[1000, 4000, 16_000])
+    parser.add_argument("--repeat", type=positive, default=3)
     args = parser.parse_args()
     rows = [measure(n, args.repeat) for n in args.sizes]
     print(f"{'ops':>8}{'invocations':>13}{'nested':>10}{'chain':>10}{'ratio':>8}   (µs per op)")
@@ -88,4 +89,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

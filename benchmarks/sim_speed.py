@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 import simpy
+from bench_args import positive, run_main
 
 from hetsim.api import clear_caches, make_inputs, platform_of, set_cache_max_ops, simulate
 from hetsim.ir import Graph, Op, TensorType
@@ -437,11 +438,11 @@ def functional_overhead(repeat: int, platform: Any) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="*", default=[1000, 10_000, 100_000])
+    parser.add_argument("--sizes", type=positive, nargs="*", default=[1000, 10_000, 100_000])
     parser.add_argument(
         "--big", action="store_true", help="also 1e6 ops (minutes a round: try --repeat 2)"
     )
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=positive, default=3)
     parser.add_argument("--skip-functional", action="store_true")
     parser.add_argument(
         "--cache-ops", type=int, help="the caches' budget in ops (set_cache_max_ops) for the run"
@@ -496,4 +497,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     np.seterr(all="ignore")
-    main()
+    run_main(main)

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_args import positive, run_main
 from sim_speed import environment
 
 from hetsim.sweep import Point, load_sweep, local_cluster, run_sweep, simulate_point
@@ -122,9 +123,9 @@ def measure(points: int, model: str, repeat: int) -> dict[str, Any]:
 def main() -> None:
     """Measure each model, print the figures and write the JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--points", type=int, default=200)
+    parser.add_argument("--points", type=positive, default=200)
     parser.add_argument("--models", nargs="+", default=["resnet50", "squeezenet"])
-    parser.add_argument("--repeat", type=int, default=2, help="keep the fastest of N runs")
+    parser.add_argument("--repeat", type=positive, default=2, help="keep the fastest of N runs")
     args = parser.parse_args()
     runs = [measure(args.points, model, args.repeat) for model in args.models]
     report = {
@@ -139,4 +140,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

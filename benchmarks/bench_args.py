@@ -1,0 +1,71 @@
+"""What the benchmark scripts share on their command lines: counts checked when read, and a
+`main` whose hetsim errors end in a one-line message, as the ``hetsim`` command's do.
+
+A count of 0 had divided by zero (``--sizes 0``, ``--repeats 0``) or printed inf and written
+its JSON (``--repeat 0``); a model or tag that does not exist ended in a traceback above
+hetsim's own message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from hetsim.errors import HetsimError
+
+__all__ = ["at_least", "positive", "positive_list", "run_main"]
+
+
+def at_least(minimum: int, what: str = "an integer") -> Callable[[str], int]:
+    """An argparse type: an integer of at least `minimum`.
+
+    >>> at_least(0)("3"), at_least(1, "op count")("12")
+    (3, 12)
+    >>> at_least(1, "op count")("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected an op count >= 1, got '0'
+    """
+    article = "an" if what[:1] in "aeiou" else "a"
+    noun = what if what.startswith(("a ", "an ")) else f"{article} {what}"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < minimum:
+            raise argparse.ArgumentTypeError(f"expected {noun} >= {minimum}, got {text!r}")
+        return value
+
+    return parse
+
+
+positive = at_least(1)
+"""An argparse type: an integer >= 1 (sizes, repeats, rounds, points, threads)."""
+
+
+def positive_list(text: str) -> list[int]:
+    """An argparse type: comma-separated integers >= 1 (thread counts).
+
+    >>> positive_list("1,2")
+    [1, 2]
+    >>> positive_list("1,0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected an integer >= 1, got '0'
+    """
+    return [positive(part.strip()) for part in text.split(",")]
+
+
+def run_main(main: Callable[[], Any]) -> None:
+    """Run a script's `main`; a `HetsimError` (an unknown model or tag) is one line on stderr
+    and exit status 1, as the ``hetsim`` command reports it."""
+    try:
+        status = main()
+    except HetsimError as err:
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(1)
+    sys.exit(status if isinstance(status, int) else 0)
