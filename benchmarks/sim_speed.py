@@ -453,6 +453,10 @@ def main() -> None:
     # each size once, smallest first: a size given twice (--big with 1000000) was two rows
     sizes = sorted({*args.sizes, *([1_000_000] if args.big else [])})
     platform = platform_of(TARGET)
+    report_env = environment()
+    blas_threads = [p["num_threads"] for p in report_env["threadpools"] if p["user_api"] == "blas"]
+    # timing mode computes nothing: the BLAS threads matter to the functional comparison only
+    print(f"BLAS threads (threadpoolctl): {blas_threads or 'no BLAS loaded'}", flush=True)
     rows = []
     for kind in ("chain", "dag"):
         for n in sizes:
@@ -461,7 +465,8 @@ def main() -> None:
     print(format_tables(rows))
     report: dict[str, Any] = {
         "target": TARGET,
-        "environment": environment(),
+        "command": {"sizes": sizes, "repeat": args.repeat, "cache_ops": args.cache_ops},
+        "environment": report_env,
         "cache_max_ops": SIMULATOR_BUDGET.ops,
         "rows": rows,
     }
