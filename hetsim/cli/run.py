@@ -12,6 +12,7 @@ itself is `hetsim.api.simulate`.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 import zipfile
@@ -152,10 +153,16 @@ def _entry(loaded: np.lib.npyio.NpzFile, name: str, expected: str) -> np.ndarray
 
 def _save_outputs(outputs: Mapping[str, np.ndarray], path: Path) -> None:
     # Written entry by entry: np.savez(path, **outputs) breaks on an output named "file".
-    with zipfile.ZipFile(path, "w") as archive:
+    # A path that is no regular file (/dev/null, a pipe) takes the archive made in memory:
+    # zipfile seeks in what it writes, and /dev/null's seek "succeeds" at 0 (struct.error).
+    regular = path.is_file() or not path.exists()
+    target: Path | io.BytesIO = path if regular else io.BytesIO()
+    with zipfile.ZipFile(target, "w") as archive:
         for name, array in outputs.items():
             with archive.open(f"{name}.npy", "w") as entry:
                 np.lib.format.write_array(entry, np.asanyarray(array), allow_pickle=False)
+    if isinstance(target, io.BytesIO):
+        path.write_bytes(target.getvalue())
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
