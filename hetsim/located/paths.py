@@ -24,12 +24,20 @@ def write_problem(path: str | Path) -> Problem | None:
     True
     """
     text, out = str(path), Path(path)
-    if out.is_dir():
-        return Problem("", "expected a file to write", f"the directory {text!r}")
-    if not out.parent.is_dir():
-        got = f"{text!r} (no directory {str(out.parent)!r})"
-        return Problem("", "expected a file in an existing directory", got)
+    try:
+        if out.is_dir():
+            return Problem("", "expected a file to write", f"the directory {text!r}")
+        if not out.parent.is_dir():
+            got = f"{text!r} (no directory {str(out.parent)!r})"
+            return Problem("", "expected a file in an existing directory", got)
+    except (OSError, ValueError) as err:  # a name too long to look up, a NUL in it
+        return Problem("", "expected a file it can write", f"{text!r} ({_reason(err)})")
     return None
+
+
+def _reason(err: Exception) -> str:
+    """An OSError's own words (``File name too long``), else the error's."""
+    return getattr(err, "strerror", None) or str(err)
 
 
 def suffix_problem(path: str | Path, suffix: str) -> Problem | None:

@@ -115,3 +115,15 @@ def test_a_file_of_one_format_takes_its_suffix_in_any_case_or_none(
     path = tmp_path / name.format(suffix=suffix, upper=suffix.upper())
     args = build_parser().parse_args([*argv, option, str(path)])
     assert getattr(args, option.lstrip("-").replace("-", "_")) == path
+
+
+def test_a_file_name_too_long_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # is_dir() raised OSError (File name too long) while the command line was read: a traceback
+    name = str(tmp_path / ("x" * 300 + ".json"))
+    for before, option in WRITERS:
+        assert _usage_error([*before, option, name], capsys).endswith(
+            f"error: argument {option}: expected a file it can write, got {name!r} "
+            "(File name too long)"
+        )
