@@ -94,20 +94,32 @@ def split_description(data: Mapping[str, Any], path: Path) -> tuple[dict[str, An
     return data, " ".join(description.split())
 
 
+MAX_TAG_FOLDER_ENTRIES = 10_000
+"""The most files and folders a tag folder may hold: ``--tags /`` (or a home folder) walked and
+parsed every YAML file below it, for minutes; the shipped folder holds under a hundred."""
+
+
 def read_tag_dir(folder: str | Path) -> list[Tag]:
     """Every tag in `folder`, named by its path below it; bad files come back with problems.
 
     Raises
     ------
     TargetError
-        When `folder` is not a directory.
+        When `folder` is not a directory, or holds more than `MAX_TAG_FOLDER_ENTRIES` files
+        and folders.
     """
     folder = Path(folder)
     if not folder.is_dir():
         found = "a file" if folder.exists() else "none"
         raise TargetError([Problem(str(folder), "expected a folder of tag files", found)])
+    entries: list[Path] = []
+    for entry in folder.rglob("*"):  # lazily: a folder too big to be one is refused early
+        entries.append(entry)
+        if len(entries) > MAX_TAG_FOLDER_ENTRIES:
+            got = f"more than {MAX_TAG_FOLDER_ENTRIES:,} files and folders under it"
+            raise TargetError([Problem(str(folder), "expected a folder of tag files", got)])
     tags: list[Tag] = []
-    for path in sorted(folder.rglob("*")):
+    for path in sorted(entries):
         if path.suffix.lower() in SUFFIXES and path.is_file():
             name = path.relative_to(folder).with_suffix("").as_posix()
             tags.append(_read_tag(name, path))

@@ -383,3 +383,19 @@ def test_a_target_named_again_is_the_same_tree_until_the_tags_change() -> None:
         unregister_tag("test/kept-gpu")
     with pytest.raises(TargetError, match="test/kept-gpu"):
         Target("test/kept-gpu")  # gone with its tag, not kept
+
+
+def test_a_folder_too_big_to_be_a_tag_folder_is_refused_early(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --tags / walked the whole disk and parsed every YAML file on it, for minutes
+    monkeypatch.setattr("hetsim.target.tags.MAX_TAG_FOLDER_ENTRIES", 5)
+    for i in range(6):
+        (tmp_path / f"t{i}.txt").write_text("")
+    with pytest.raises(TargetError) as err:
+        read_tag_dir(tmp_path)
+    assert str(err.value) == (
+        f"{tmp_path}: expected a folder of tag files, got more than 5 files and folders under it"
+    )
+    (tmp_path / "t5.txt").unlink()
+    assert read_tag_dir(tmp_path) == []  # five: at the limit
