@@ -16,7 +16,7 @@ from hetsim.calibrate.machine import describe_machine
 from hetsim.calibrate.parameters import Fitted
 from hetsim.calibrate.plan import PLANS
 from hetsim.calibrate.probe import Sample
-from hetsim.calibrate.run import Calibration, calibrate, steps
+from hetsim.calibrate.run import Calibration, calibrate, steps, thread_problem
 from hetsim.calibrate.tagfile import LOCAL_TAG, tag_text, write_tag
 
 __all__ = [
@@ -41,5 +41,6 @@ __all__ = [
     "summarize",
     "tag_text",
     "theil_sen",
+    "thread_problem",
     "write_tag",
 ]

@@ -8,6 +8,7 @@ timing `hetsim.calibrate.probe`, the fitting `hetsim.calibrate.parameters` (its 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +37,7 @@ from hetsim.calibrate.probe import (
 )
 from hetsim.errors import HetsimError, Problem, close_name, is_count
 
-__all__ = ["Calibration", "calibrate", "steps"]
+__all__ = ["Calibration", "calibrate", "steps", "thread_problem"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,15 +62,30 @@ class Calibration:
         }
 
 
+def thread_problem(threads: object) -> str | None:
+    """What is wrong with `threads` as the BLAS threads to calibrate with, or None: an integer
+    from 1 to this machine's CPUs. 0 had been read as "all", a float or a str failed inside
+    threadpoolctl, and 1000 on a 2-CPU machine fitted every efficiency to its floor and wrote
+    ``cores: 1000`` into the tag, silently.
+
+    >>> thread_problem(1) is None, thread_problem(0).startswith("expected an integer from 1 to")
+    (True, True)
+    """
+    cpus = os.cpu_count() or 1
+    if is_count(threads, 1) and int(threads) <= cpus:  # type: ignore[call-overload]
+        return None
+    return f"expected an integer from 1 to this machine's CPUs ({cpus}), got {threads!r}"
+
+
 def _checked_plan(plan: object, threads: object) -> Plan:
-    """`PLANS[plan]`, once `plan` and `threads` (a positive integer) are checked."""
+    """`PLANS[plan]`, once `plan` and `threads` (`thread_problem`) are checked."""
     if not (isinstance(plan, str) and plan in PLANS):
         close = close_name(plan, PLANS) if isinstance(plan, str) else None
         problem = Problem("plan", f"expected one of {', '.join(PLANS)}", repr(plan), close)
         raise HetsimError(problem.message)
-    if not is_count(threads, 1):  # 0 read as "all"; a float or a str failed in threadpoolctl
-        expected = "expected a positive integer (BLAS threads)"
-        raise HetsimError(Problem("threads", expected, repr(threads)).message)
+    problem_text = thread_problem(threads)
+    if problem_text is not None:
+        raise HetsimError(f"threads: {problem_text}")
     return PLANS[plan]
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from hetsim.calibrate import LOCAL_TAG, calibrate, steps, write_tag
+from hetsim.calibrate import LOCAL_TAG, calibrate, steps, thread_problem, write_tag
 from hetsim.cli.counts import integer
 from hetsim.cli.files import output_file, writing
 from hetsim.errors import HetsimError, TargetError
@@ -93,18 +93,19 @@ def tag_dir_problem(environ: Mapping[str, str] | None = None) -> str | None:
 
 
 def thread_count(text: str) -> int:
-    """``--threads``: a positive integer, checked when the command line is read.
+    """``--threads``: an integer from 1 to this machine's CPUs (`thread_problem`), checked when
+    the command line is read.
 
-    >>> thread_count("0")
+    >>> thread_count("0")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    argparse.ArgumentTypeError: expected a positive integer (BLAS threads), got '0'
+    argparse.ArgumentTypeError: expected an integer from 1 to this machine's CPUs (...), got '0'
     """
     value = integer(text)
-    if value is None or value < 1:
-        raise argparse.ArgumentTypeError(
-            f"expected a positive integer (BLAS threads), got {text!r}"
-        )
+    problem = thread_problem(value if value is not None else text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem.replace(f"got {value!r}", f"got {text!r}"))
+    assert value is not None
     return value
 
 

@@ -3,6 +3,7 @@ op counts, tags), and a CPU name that YAML would misread, written so that it rea
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,11 +46,15 @@ def test_unknown_plan_names_the_plans(plan: object, message: str) -> None:
         steps(plan, 1)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("threads", [0, -1, 2.5, "4", True])
+@pytest.mark.parametrize("threads", [0, -1, 2.5, "4", True, (os.cpu_count() or 1) + 1])
 @pytest.mark.usefixtures("unmeasured")
 def test_threads_not_a_positive_integer_are_refused(threads: object) -> None:
-    # 0 measured with every thread ("all"); -1 and 2.5 reached threadpoolctl; steps counted them
-    message = f"threads: expected a positive integer (BLAS threads), got {threads!r}"
+    # 0 measured with every thread ("all"); -1 and 2.5 reached threadpoolctl; steps counted
+    # them; more than the machine's CPUs fitted every efficiency to its floor
+    cpus = os.cpu_count() or 1
+    message = (
+        f"threads: expected an integer from 1 to this machine's CPUs ({cpus}), got {threads!r}"
+    )
     with pytest.raises(HetsimError, match=f"^{re.escape(message)}$"):
         calibrate("quick", threads=threads)  # type: ignore[arg-type]
     with pytest.raises(HetsimError, match=f"^{re.escape(message)}$"):

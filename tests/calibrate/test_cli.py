@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from pathlib import Path
 
@@ -54,13 +55,19 @@ def test_json_inside_the_tag_folder_is_refused(tmp_path: Path) -> None:
         calibrate_cli.run(args)
 
 
-@pytest.mark.parametrize("threads", ["0", "-2"])
-def test_threads_below_one_are_refused(
+# more than the machine's CPUs: 1000 on a 2-CPU machine fitted every efficiency to its floor
+# and wrote "cores: 1000" into the tag; a 20-digit count overflowed inside threadpoolctl
+@pytest.mark.parametrize("threads", ["0", "-2", str((os.cpu_count() or 1) + 1), "9" * 20])
+def test_threads_outside_the_machine_are_refused(
     tmp_path: Path, threads: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit):  # when the command line is read
         _args("--quick", "--out", str(tmp_path / "local.yaml"), "--threads", threads)
-    expected = f"argument --threads: expected a positive integer (BLAS threads), got '{threads}'"
+    cpus = os.cpu_count() or 1
+    expected = (
+        f"argument --threads: expected an integer from 1 to this machine's CPUs ({cpus}), "
+        f"got '{threads}'"
+    )
     assert capsys.readouterr().err.splitlines()[-1].endswith(f"error: {expected}")
     assert not (tmp_path / "local.yaml").exists()
 
