@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -290,7 +291,12 @@ def test_an_empty_file_or_a_directory_is_not_a_model(tmp_path: Path) -> None:
     # protobuf reads an empty file as a model with nothing set: "expected an opset" misled
     path = tmp_path / "empty.onnx"
     path.write_bytes(b"")
-    for given, found in ((path, "an empty file"), (tmp_path, "a directory")):
+    cases = [(path, "an empty file"), (tmp_path, "a directory")]
+    fifo = tmp_path / "fifo.onnx"
+    if hasattr(os, "mkfifo"):  # a special file: it exists, and was "no such file"
+        os.mkfifo(fifo)
+        cases.append((fifo, "a special file, not a regular one"))
+    for given, found in cases:
         message = f"{given}: expected an ONNX model file, got {found}"
         with pytest.raises(ModelError, match="^" + re.escape(message) + "$"):
             load_onnx(given)
