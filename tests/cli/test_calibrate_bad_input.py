@@ -4,6 +4,7 @@ message naming the option or variable before any measuring, and a corrupt ``loca
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -39,8 +40,8 @@ def test_threads_not_a_positive_integer_is_a_usage_error(
 ) -> None:
     # "abc", "2.5": argparse's "invalid int value", which did not say what --threads takes
     assert _usage_error(["calibrate", "--quick", f"--threads={value}"], capsys) == (
-        "hetsim calibrate: error: argument --threads: expected a positive integer (BLAS "
-        f"threads), got {value!r}"
+        "hetsim calibrate: error: argument --threads: expected an integer from 1 to this "
+        f"machine's CPUs ({os.cpu_count() or 1}), got {value!r}"
     )
 
 
