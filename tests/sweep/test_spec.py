@@ -659,33 +659,33 @@ def test_bad_rules_are_reported_before_any_point_runs(
         load_sweep({**BASE, **changes})
 
 
-def test_a_bad_rule_in_a_rules_file_names_both_files(tmp_path: Path) -> None:
-    (tmp_path / "place.yaml").write_text("- {op: Conv, devic: host}\n")
-    (tmp_path / "s.yaml").write_text(
-        "target: arm-riscv-soc\nmodels: [mlp]\npolicies: [rules]\nrules: place.yaml\n"
-    )
-    message = (
-        f"{tmp_path / 's.yaml'}:4: rules: {tmp_path / 'place.yaml'}:1: rules[0]: expected a "
-        "mapping with keys 'op' and 'device', got {'op': 'Conv', 'devic': 'host'}"
-    )
-    with pytest.raises(SweepError, match=_full(message)):
-        load_sweep(tmp_path / "s.yaml")
-
-
-def test_a_bad_device_in_a_rules_file_names_both_files_and_lines(tmp_path: Path) -> None:
-    # it named the sweep file's line as if the rule were in the sweep file
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (
+            "- {op: Conv, devic: host}\n",
+            "1: rules[0]: expected a mapping with keys 'op' and 'device', got "
+            "{'op': 'Conv', 'devic': 'host'}",
+        ),
+        # a bad device: it named the sweep file's line as if the rule were in the sweep file
+        (
+            "# placement\nrules:\n  # the host\n  - {op: Relu, device: host}\n"
+            "  # the NPU\n  - {op: Gemm, device: vdevice0/npux}\n",
+            "6: rules[1].device: expected a processor or level of platform arm-riscv-soc, got "
+            "'vdevice0/npux' (did you mean 'vdevice0/npu'?)",
+        ),
+    ],
+    ids=["form", "device"],
+)
+def test_a_bad_rule_in_a_rules_file_names_both_files_and_lines(
+    tmp_path: Path, text: str, problem: str
+) -> None:
     rules = tmp_path / "place.yaml"
-    rules.write_text(
-        "# placement\nrules:\n  # the host\n  - {op: Relu, device: host}\n"
-        "  # the NPU\n  - {op: Gemm, device: vdevice0/npux}\n"
-    )
+    rules.write_text(text)
     (tmp_path / "s.yaml").write_text(
         "target: arm-riscv-soc\nmodels: [mlp]\npolicies: [rules]\nrules: place.yaml\n"
     )
-    message = (
-        f"{tmp_path / 's.yaml'}:4: rules: {rules}:6: rules[1].device: expected a processor or "
-        "level of platform arm-riscv-soc, got 'vdevice0/npux' (did you mean 'vdevice0/npu'?)"
-    )
+    message = f"{tmp_path / 's.yaml'}:4: rules: {rules}:{problem}"
     with pytest.raises(SweepError, match=_full(message)):
         load_sweep(tmp_path / "s.yaml")
 
