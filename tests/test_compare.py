@@ -423,3 +423,25 @@ def test_iterations_past_every_bucket_are_a_column_of_the_table() -> None:
     column = header.index("past buckets") + len("past buckets")
     assert buckets[:column].split()[-1] == "5"
     assert none[:column].split()[-1] == "0"
+
+
+@pytest.mark.parametrize(
+    ("argv", "error"),
+    [
+        # a static model: the drawn sizes changed nothing, without a word
+        (
+            ["mlp", "--seq-dist", "fixed:8"],
+            "--seq-dist: expected a model with symbolic dims to draw, got mlp (none; "
+            "--iterations counts its runs)",
+        ),
+        # nothing drew from it: -1 passed, though --seq-dist refused it
+        (
+            ["transformer", "--iterations", "2", "--seed", "-1"],
+            "seed: expected a non-negative integer, got -1",
+        ),
+    ],
+    ids=["seq-dist-of-a-static-model", "unused-negative-seed"],
+)
+def test_cli_options_that_would_change_nothing_are_refused(argv: list[str], error: str) -> None:
+    with pytest.raises(HetsimError, match=f"^{re.escape(error)}$"):
+        run_cli([*argv, "--target", "x86-h100", "--cuda-graph", "none"])

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from hetsim.cli.counts import count_type
 from hetsim.cli.files import png_file, writing
+from hetsim.errors import HetsimError
 
 __all__ = [
     "DEFAULT_STRATEGIES",
@@ -157,14 +158,21 @@ def run(args: argparse.Namespace) -> int:
     # Imported when the command runs: the engine's imports are not needed to build the parser.
     from hetsim.compare import DEFAULT_ITERATIONS, compare, dims_trace, load_shapes
     from hetsim.models import load_model
+    from hetsim.models.inputs import check_seed
     from hetsim.runtime.cuda_graph import DEFAULT_BUCKETS
 
     model = load_model(args.model)
     symbols = model.symbols
+    check_seed(args.seed)  # also when nothing draws from it: -1 passed unless --seq-dist drew
     trace = None
     if args.shapes is not None:
         trace = load_shapes(args.shapes, dims=symbols)
     elif args.seq_dist is not None:
+        if not symbols:  # nothing to draw: the sizes would change nothing, without a word
+            raise HetsimError(
+                f"--seq-dist: expected a model with symbolic dims to draw, got {model.name} "
+                "(none; --iterations counts its runs)"
+            )
         trace = dims_trace(
             args.seq_dist,
             DEFAULT_ITERATIONS if args.iterations is None else args.iterations,
