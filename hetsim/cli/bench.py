@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from hetsim.calibrate import bench_dispatch, describe_machine, platform_tags
 from hetsim.calibrate.bench import DEFAULT_OPS, VARIANTS, check_tags
@@ -18,7 +17,7 @@ from hetsim.calibrate.benchreport import bench_table, plot_bench
 from hetsim.cli.calibrate import progress
 from hetsim.cli.compare import parse_list
 from hetsim.cli.counts import integer
-from hetsim.cli.files import png_file, writing
+from hetsim.cli.files import input_path, png_file, writing
 from hetsim.target import add_tag_dir
 
 __all__ = ["MAX_OPS", "parse_ops", "register"]
@@ -97,7 +96,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="N,N,...",
         help=f"op counts, each 1 to {MAX_OPS} (default {','.join(map(str, DEFAULT_OPS))})",
     )
-    parser.add_argument("--tags", action="append", default=[], type=Path, metavar="DIR")
+    parser.add_argument("--tags", action="append", default=[], type=input_path, metavar="DIR")
     parser.add_argument("--json", action="store_true", help="print the machine and rows as JSON")
     parser.add_argument("--plot", type=png_file, metavar="FILE", help="write a log-log plot (PNG)")
     parser.set_defaults(func=run)

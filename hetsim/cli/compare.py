@@ -11,10 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from hetsim.cli.counts import count_type
-from hetsim.cli.files import png_file, writing
+from hetsim.cli.files import input_path, png_file, writing
 from hetsim.errors import HetsimError
 
 __all__ = [
@@ -133,7 +132,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     shapes = parser.add_mutually_exclusive_group()
     shapes.add_argument(
-        "--shapes", type=Path, metavar="FILE", help="dims per iteration: JSON list or ints"
+        "--shapes", type=input_path, metavar="FILE", help="dims per iteration: JSON list or ints"
     )
     shapes.add_argument(
         "--seq-dist",

@@ -19,7 +19,23 @@ from pathlib import Path
 from hetsim.errors import HetsimError
 from hetsim.located.paths import suffix_problem, write_problem
 
-__all__ = ["output_file", "png_file", "suffixed_file", "writing"]
+__all__ = ["input_path", "output_file", "png_file", "suffixed_file", "writing"]
+
+
+def input_path(text: str) -> Path:
+    """`text` as the path of a file or folder to read: not empty (``Path("")`` is ``.``, the
+    current folder, which the error then named: ``--inputs ''`` read as ``inputs .``).
+
+    >>> input_path("in.npz")
+    PosixPath('in.npz')
+    >>> input_path(" ")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a path, got ' '
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a path, got {text!r}")
+    return Path(text)
 
 
 def output_file(text: str) -> Path:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from hetsim.cli.dims import add_dims_option, merged_dims, no_input_values
+from hetsim.cli.files import input_path
 from hetsim.ir import check_graph_dims, format_dims
 from hetsim.kernels import propagate
 from hetsim.models import load_model
@@ -54,7 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="the placement policy (default: capability)",
     )
     parser.add_argument(
-        "--rules", type=Path, metavar="RULES.yaml", help="rules for --partition rules"
+        "--rules", type=input_path, metavar="RULES.yaml", help="rules for --partition rules"
     )
     add_dims_option(parser, "symbolic dims bound at compile time, e.g. seq=128 (repeatable)")
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")

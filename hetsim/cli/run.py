@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.cli.dims import add_dims_option, merged_dims
-from hetsim.cli.files import png_file, suffixed_file, writing
+from hetsim.cli.files import input_path, png_file, suffixed_file, writing
 from hetsim.errors import HetsimError
 from hetsim.report import Result, print_summary
 
@@ -58,7 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--mode", choices=MODES, default="functional", help="default: functional")
     parser.add_argument(
         "--inputs",
-        type=Path,
+        type=input_path,
         metavar="IN.npz",
         help="model inputs by name, of the dtypes the model declares",
     )
@@ -84,7 +84,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="how ops are placed, level by level: capability (default), cost or rules",
     )
     parser.add_argument(
-        "--rules", type=Path, metavar="RULES.yaml", help="placement rules for --partition rules"
+        "--rules",
+        type=input_path,
+        metavar="RULES.yaml",
+        help="placement rules for --partition rules",
     )
     parser.add_argument(
         "--save-outputs",

@@ -15,11 +15,10 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from hetsim.cli.counts import count_type, integer
-from hetsim.cli.files import output_file, png_file, writing
+from hetsim.cli.files import input_path, output_file, png_file, writing
 from hetsim.errors import HetsimError
 from hetsim.report.tables import rich_console
 from hetsim.sweep import (
@@ -67,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         description="Run every point of the sweep FILE (YAML; see docs/sweeps.md) on Dask, "
         "write one JSON line per point, and show the best point per model.",
     )
-    parser.add_argument("file", metavar="FILE", type=Path, help="the sweep file (YAML)")
+    parser.add_argument("file", metavar="FILE", type=input_path, help="the sweep file (YAML)")
     parser.add_argument(
         "--out",
         type=output_file,

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from hetsim.cli.files import input_path
 from hetsim.errors import PartitionError, Problem, TargetError
 from hetsim.partition import check_op_lists
 from hetsim.platform import build_platform
@@ -42,7 +43,7 @@ def _common() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="DIR",
-        type=Path,
+        type=input_path,
         help="a folder of tag files to register first (repeatable)",
     )
     return parent

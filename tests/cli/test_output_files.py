@@ -127,3 +127,26 @@ def test_a_file_name_too_long_is_a_usage_error(
             f"error: argument {option}: expected a file it can write, got {name!r} "
             "(File name too long)"
         )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "mlp", "--target", "x86-h100", "--inputs"],
+        ["run", "mlp", "--target", "x86-h100", "--rules"],
+        ["plan", "mlp", "--target", "x86-h100", "--rules"],
+        ["compare", "mlp", "--target", "x86-h100", "--shapes"],
+        ["bench", "dispatch", "--tags"],
+        ["targets", "list", "--tags"],
+        ["sweep"],
+    ],
+    ids=lambda argv: " ".join(argv[:1] + argv[-1:]),
+)
+def test_an_empty_path_to_read_is_a_usage_error(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Path("") is "." (the current folder), which the error then named: "inputs .: ..."
+    option = argv[-1] if argv[-1].startswith("--") else "FILE"
+    assert _usage_error([*argv, ""], capsys).endswith(
+        f"error: argument {option}: expected a path, got ''"
+    )
