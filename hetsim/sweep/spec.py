@@ -25,6 +25,7 @@ from hetsim.located import locate, safe_load, text_of, yaml_error_at
 from hetsim.partition import (
     ANY_OP,
     POLICIES,
+    check_case,
     check_op_lists,
     closest_op_type,
     load_rules,
@@ -339,8 +340,16 @@ def _rule_device_problems(spec: SweepSpec, points: tuple[Point, ...]) -> list[Pr
     if first is None:
         return []
     listed = [{"op": op, "device": device} for op, device in spec.rules]
+    source = spec.rules_file or listed
     try:  # a rules file read again, for the line of the rule
-        load_rules(spec.rules_file or listed, build_platform(first.target))
+        rules = load_rules(source, build_platform(first.target))
+        for model in dict.fromkeys(m for m in spec.models if isinstance(m, str)):
+            try:
+                ops = point_model(model).ops
+            except (HetsimError, OSError):
+                continue  # `_model_problems` reports it
+            # a rule in another case (relu for Relu) failed every point as it ran, unlocated
+            check_case(rules, ops, source)
     except PartitionError as err:
         if spec.rules_file is not None:
             return _rules_file_problems(err)

@@ -717,3 +717,22 @@ def test_a_model_name_with_a_nul_is_a_sweep_error() -> None:
     with pytest.raises(SweepError) as err:
         load_sweep({"target": "x86-h100", "models": ["a\0b.onnx"]})
     assert str(err.value) == "models[0]: a\0b.onnx: expected an ONNX model file, got no such file"
+
+
+@pytest.mark.parametrize("in_file", [False, True], ids=["listed", "rules-file"])
+def test_a_rule_in_another_case_is_refused_at_load(tmp_path: Path, in_file: bool) -> None:
+    # every point failed as it ran (a PartitionError naming no file), after the cluster started
+    problem = (
+        "rules[0].op: expected an op type or a glob over op names, got 'relu', which matches no "
+        "op; rules match case-sensitively (did you mean 'Relu'?)"
+    )
+    rules = "[{op: relu, device: host}]"
+    if in_file:
+        (tmp_path / "place.yaml").write_text("- {op: relu, device: host}\n")
+        rules = "place.yaml"
+        problem = f"rules: {tmp_path / 'place.yaml'}:1: {problem}"
+    (tmp_path / "s.yaml").write_text(
+        f"target: arm-riscv-soc\nmodels: [mlp]\npolicies: [rules]\nrules: {rules}\n"
+    )
+    with pytest.raises(SweepError, match=_full(f"{tmp_path / 's.yaml'}:4: {problem}")):
+        load_sweep(tmp_path / "s.yaml")

@@ -286,14 +286,13 @@ def check_case(
         )
         if close is None:
             continue
-        message = (
-            f"rules[{rule.index}].op: expected an op type or a glob over op names, got "
-            f"{rule.op!r}, which matches no op; rules match case-sensitively (did you mean "
-            f"{close!r}?)"
+        problem = Problem(
+            f"rules[{rule.index}].op",
+            "expected an op type or a glob over op names",
+            f"{rule.op!r}, which matches no op; rules match case-sensitively",
+            close,
         )
-        raise PartitionError(
-            _located(message, Path(source)) if isinstance(source, str | Path) else message
-        )
+        _refuse([problem], source)
 
 
 def _located(message: str, file: Path) -> str:
