@@ -41,6 +41,7 @@ from hetsim.runtime import (
 )
 from hetsim.sim.slots import SlotSpace, new_tuple
 from hetsim.sim.steps import (
+    STAGE_OP,
     AllocStep,
     BranchStep,
     CallStep,
@@ -226,7 +227,8 @@ def _copy(ins: Copy, b: Binder) -> CopyStep:
     for name in ins.route[:-1]:
         link = links[name]
         at = link.b if link.a == at else link.a
-        stages.append(at)
+        stages.append(AllocStep(f"stage {dst.name}", 0.0, at, size, dst.name, ins.processor,
+                                STAGE_OP, args))  # fmt: skip
     return CopyStep(
         f"copy {dst.name}", b.dispatch_us, dst.name, b.launch_us[ins.processor],
         ins.processor, hops, size, ins.waits, (ins.dst,), run, args, tuple(stages),

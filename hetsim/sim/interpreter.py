@@ -33,6 +33,7 @@ from hetsim.sim.resources import EXEC, LINK, STREAM, MemoryState, Row, Stream
 from hetsim.sim.steps import (
     GRAPH_POOL_OP,
     LOAD_OP,
+    STAGE_OP,
     AllocStep,
     BranchStep,
     CallStep,
@@ -60,12 +61,14 @@ def _out_of_memory(
     """The error of an ALLOC whose bytes do not fit `memory`: the memory, and what needed them:
     a tensor and its op; a tensor placed before the run; a tensor an invocation of a nested
     level moves (its op a segment's id, as `hetsim plan` lists it, which `placement`, the run's
-    ops, lacks); a CUDA graph's memory pool."""
+    ops, lacks); a routed copy staged between hops; a CUDA graph's memory pool."""
     free = memory.capacity_bytes - memory.used_bytes
     if step.op == LOAD_OP:
         what = f"tensor {step.tensor}, placed before the run starts"
     elif step.op == GRAPH_POOL_OP:
         what = f"the memory pool of {step.tensor}"
+    elif step.op == STAGE_OP:
+        what = f"tensor {step.tensor} staged on its way {step.args['src']} -> {step.args['dst']}"
     elif step.op in placement or not placement:  # a program run alone has no placement
         what = f"tensor {step.tensor} of op {step.op}"
     else:
@@ -199,22 +202,6 @@ class Interpreter:
         used = memory.used_bytes + step.size_bytes
         if used > memory.capacity_bytes:
             raise _out_of_memory(step, memory, t, self.placement)
-        memory.used_bytes = used
-        if used > memory.peak_bytes:
-            memory.peak_bytes = used
-
-    def _stage(self, step: CopyStep, memory_name: str, t: float) -> None:
-        """Take `step`'s bytes in `memory_name`, a memory its route passes through (or fail:
-        out of memory, naming the copy and the memory it stages in)."""
-        memory = self.memories[memory_name]
-        used = memory.used_bytes + step.size_bytes
-        if used > memory.capacity_bytes:
-            need, room = format_sizes(step.size_bytes, memory.capacity_bytes - memory.used_bytes)
-            raise OutOfMemoryError(
-                f"{where(t)}, {step.stream}: out of memory in {memory.name} (need {need}, "
-                f"{room} free) for tensor {step.op} staged on its way {step.args['src']} -> "
-                f"{step.args['dst']}{empty_memory_note(memory.name, memory.capacity_bytes)}"
-            )
         memory.used_bytes = used
         if used > memory.peak_bytes:
             memory.peak_bytes = used
@@ -363,11 +350,11 @@ class Interpreter:
             self.record((link, LINK, step.name, "transfer", begin, env.now, None, None, step.args))
             self.link_bytes[link] += step.size_bytes
             if staged is not None:  # forwarded whole: the staging copy before this hop goes
-                self.memories[staged].used_bytes -= step.size_bytes
+                self.memories[staged.memory].used_bytes -= staged.size_bytes
                 staged = None
             if hop < len(stages):  # store: the tensor waits whole in the next memory
                 staged = stages[hop]
-                self._stage(step, staged, env.now)
+                self._take(staged, env.now)
         now = env.now
         self.record(
             (stream.processor, STREAM, step.name, "transfer", start, now, None, flow, step.args)

@@ -28,6 +28,7 @@ from hetsim.kernels.checks import raise_kernel_error
 __all__ = [
     "GRAPH_POOL_OP",
     "LOAD_OP",
+    "STAGE_OP",
     "AllocStep",
     "BranchStep",
     "CallStep",
@@ -47,6 +48,10 @@ __all__ = [
 LOAD_OP = "(load)"
 """The op of an `AllocStep` made before the run: a graph input's, a weight's, a graph executor's
 storage."""
+
+STAGE_OP = "(stage)"
+"""The op of a routed COPY's staging `AllocStep`: the tensor held whole in a memory between two
+hops (its ``args`` name the copy's source and destination memories)."""
 
 GRAPH_POOL_OP = "(graph pool)"
 """The op of a CUDA graph's `AllocStep`: the memory its nodes take while it runs (its
@@ -176,8 +181,8 @@ class Hop(NamedTuple):
 
 class CopyStep(NamedTuple):
     """COPY: pay `launch_us` on the host, then queue a transfer on the stream of processor
-    `stream` along `hops`; `stages` are the memories between them (store and forward: the
-    tensor waits in each, `size_bytes` of it, from its arrival until the next hop delivers)."""
+    `stream` along `hops`; `stages` take the memories between them (store and forward: the
+    tensor waits whole in each, from its arrival until the next hop delivers)."""
 
     name: str
     cost_us: float
@@ -190,7 +195,7 @@ class CopyStep(NamedTuple):
     produces: tuple[int, ...]
     run: Run
     args: Mapping[str, Any]
-    stages: tuple[str, ...] = ()
+    stages: tuple[AllocStep, ...] = ()
 
 
 class InvokeStep(NamedTuple):
