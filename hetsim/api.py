@@ -42,7 +42,14 @@ from hetsim.models.inputs import (
     input_types,
     make_inputs,
 )
-from hetsim.partition import POLICIES, Plan, folded_rule_notes, idle_notes, ruled_ops
+from hetsim.partition import (
+    POLICIES,
+    Plan,
+    folded_rule_notes,
+    idle_notes,
+    load_rules,
+    ruled_ops,
+)
 from hetsim.partition import partition as partition_graph
 from hetsim.platform import Platform, build_platform, empty_memory_note
 from hetsim.report import Result
@@ -411,8 +418,9 @@ def simulate(
     ruled: Collection[str] = ()
     folded: tuple[str, ...] = ()
     if partition == "rules":
-        ruled = ruled_ops(rules, platform, graph.ops)
-        folded = folded_rule_notes(rules, platform, graph.ops, program.plan.folded)
+        loaded = load_rules(rules, platform)
+        ruled = ruled_ops(loaded, graph.ops)
+        folded = folded_rule_notes(loaded, graph.ops, program.plan.folded)
     idle = (*_idle_notes(program, platform, graph, metas, ruled), *folded)
     if idle:
         record = dataclasses.replace(record, extra={**record.extra, "placement_notes": list(idle)})

@@ -26,6 +26,7 @@ from hetsim.partition import (
     folded_rule_notes,
     format_plan,
     idle_notes,
+    load_rules,
     partition,
     ruled_ops,
 )
@@ -80,8 +81,9 @@ def show_plan(args: argparse.Namespace) -> int:
     ruled: frozenset[str] = frozenset()
     folded: tuple[str, ...] = ()
     if args.rules is not None:
-        ruled = ruled_ops(args.rules, platform, graph.ops)
-        folded = folded_rule_notes(args.rules, platform, graph.ops, plan.folded)
+        loaded = load_rules(args.rules, platform)
+        ruled = ruled_ops(loaded, graph.ops)
+        folded = folded_rule_notes(loaded, graph.ops, plan.folded)
     notes = idle_notes(
         platform, graph.ops, metas, plan.placement,
         dynamic=plan.dynamic, folded=plan.folded, policy=plan.policy, ruled=ruled,

@@ -206,39 +206,28 @@ def _checked(
     return tuple(found)
 
 
-def ruled_ops(
-    rules: Sequence[Mapping[str, Any]] | str | Path, platform: Platform, ops: Sequence[Op]
-) -> frozenset[str]:
-    """The names of the ops among `ops` that a rule of `rules` matches (the rest are placed by
-    capability): what an idle device's note says a rule, not an earlier choice, took.
+def ruled_ops(rules: Sequence[Rule], ops: Sequence[Op]) -> frozenset[str]:
+    """The names of the ops among `ops` that one of `rules` (`load_rules`') matches (the rest
+    are placed by capability): what an idle device's note says a rule, not an earlier choice,
+    took.
 
-    >>> from hetsim.platform import build_platform
-    >>> from hetsim.target import Target
     >>> ops = [Op("Relu", "r", ("x",), ("y",)), Op("Neg", "n", ("y",), ("z",))]
-    >>> h100 = build_platform(Target("x86-h100"))
-    >>> sorted(ruled_ops([{"op": "Relu", "device": "host"}], h100, ops))
+    >>> sorted(ruled_ops([Rule("Relu", "host", 0)], ops))
     ['r']
     """
-    loaded = load_rules(rules, platform)
-    return frozenset(op.name for op in ops if any(rule.matches(op) for rule in loaded))
+    return frozenset(op.name for op in ops if any(rule.matches(op) for rule in rules))
 
 
 def folded_rule_notes(
-    rules: Sequence[Mapping[str, Any]] | str | Path,
-    platform: Platform,
-    ops: Sequence[Op],
-    folded: Collection[str],
+    rules: Sequence[Rule], ops: Sequence[Op], folded: Collection[str]
 ) -> tuple[str, ...]:
     """A note for each rule that matches ops of `ops` but only ones `folded` at load time (the
     root host computes them from constants before the run): the rule cannot place them, which
     went without a word. A rule that matches nothing stays silent (one file may serve several
     models), as `check_case` says.
 
-    >>> from hetsim.platform import build_platform
-    >>> from hetsim.target import Target
     >>> ops = [Op("Relu", "w_relu", ("w",), ("v",)), Op("Add", "a", ("x", "v"), ("y",))]
-    >>> h100 = build_platform(Target("x86-h100"))
-    >>> (note,) = folded_rule_notes([{"op": "Relu", "device": "gpu0"}], h100, ops, {"w_relu"})
+    >>> (note,) = folded_rule_notes([Rule("Relu", "gpu0", 0)], ops, {"w_relu"})
     >>> print(note)  # doctest: +NORMALIZE_WHITESPACE
     rules[0] (Relu -> gpu0) matches only ops folded at load time, which the root host computes
     from constants before the run: w_relu
@@ -246,7 +235,7 @@ def folded_rule_notes(
     if not folded:
         return ()
     notes = []
-    for rule in load_rules(rules, platform):
+    for rule in rules:
         matched = [op.name for op in ops if rule.matches(op)]
         if matched and all(name in folded for name in matched):
             shown = ", ".join(matched[:3]) + (
