@@ -116,8 +116,6 @@ def test_cost_places_no_op_whose_weights_do_not_fit(
     # partition="cost" failed where the host alone runs
     graph, platform = _matmul_on_gpu(memory_bytes)
     assert partition(graph, platform, "cost", None, dims={}).placement == placement
+    # the run, which had failed: its plans run, the host alone finishes first (no copies)
     result = simulate(graph, platform, mode="timing", partition="cost")
-    on_host = simulate(
-        graph, platform, mode="timing", partition="rules", rules=[{"op": "*", "device": "host"}]
-    )
-    assert result.makespan_us <= on_host.makespan_us
+    assert result.placement == {"mm": "host", "r": "host"}
