@@ -339,16 +339,10 @@ class LevelCompiler:
         """FREE each output's copy on a device once its COPY to the host's memory is queued,
         stream-ordered as every FREE after a device's last use (a nested VM level invoked N
         times had kept N of them: its device's peak grew with each invocation)."""
-        kept = {slot for _, slot in returned}
-        for name, _ in dict.fromkeys(returned):
-            tensor = self.ids[name]
-            home = self.home[tensor]
-            if home < 0 or home in kept or self.is_constant[tensor]:
-                continue
-            memory = self.slots[home].memory
-            if memory != self.host_memory:
-                self.code.append(_new(Free, (home, memory)))
-                kept.add(home)
+        for tensor in dict.fromkeys(self.ids[name] for name, _ in returned):
+            home = self.home[tensor]  # a constant has none; any other output has one
+            if not self.is_constant[tensor] and self.slots[home].memory != self.host_memory:
+                self.code.append(_new(Free, (home, self.slots[home].memory)))
 
     def _located(self, tensor: int, memory: str, user_name: str) -> int:
         """The slot of tensor number `tensor` in `memory`, copying it there first if needed."""
