@@ -211,7 +211,16 @@ def _copy(ins: Copy, b: Binder) -> CopyStep:
     src, dst = b.slots[ins.src], b.slots[ins.dst]
     size = b.sizes[ins.src]
     links = b.platform.links
-    hops = tuple(Hop(name, transfer_us(links[name], size)) for name in ins.route)
+    args = {"bytes": size, "src": src.memory, "dst": dst.memory}
+    hops: list[Hop] = []
+    stages: list[AllocStep] = []
+    at = src.memory
+    for name in ins.route:  # store and forward: the tensor waits whole between two hops
+        if hops:
+            stages.append(AllocStep(f"stage {dst.name}", 0.0, at, size, dst.name,
+                                    ins.processor, STAGE_OP, args))  # fmt: skip
+        hops.append(Hop(name, transfer_us(links[name], size)))
+        at = links[name].other_end(at)
     run: Run = no_run
     if b.is_functional:
         source, target = ins.src, ins.dst
@@ -221,17 +230,9 @@ def _copy(ins: Copy, b: Binder) -> CopyStep:
 
         run = copy_value
 
-    args = {"bytes": size, "src": src.memory, "dst": dst.memory}
-    stages = []  # the memories between hops, walked from the source
-    at = src.memory
-    for name in ins.route[:-1]:
-        link = links[name]
-        at = link.b if link.a == at else link.a
-        stages.append(AllocStep(f"stage {dst.name}", 0.0, at, size, dst.name, ins.processor,
-                                STAGE_OP, args))  # fmt: skip
     return CopyStep(
         f"copy {dst.name}", b.dispatch_us, dst.name, b.launch_us[ins.processor],
-        ins.processor, hops, size, ins.waits, (ins.dst,), run, args, tuple(stages),
+        ins.processor, tuple(hops), size, ins.waits, (ins.dst,), run, args, tuple(stages),
     )  # fmt: skip
 
 

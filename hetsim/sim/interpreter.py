@@ -340,27 +340,40 @@ class Interpreter:
         env = self.env
         if start > env.now:
             yield env.timeout(start - env.now)
-        stages, staged = step.stages, None
-        for hop, (link, duration_us) in enumerate(step.hops):
-            resource = self.links[link]
-            with resource.request() as request:
-                yield request
-                begin = env.now
-                yield env.timeout(duration_us)
-            self.record((link, LINK, step.name, "transfer", begin, env.now, None, None, step.args))
-            self.link_bytes[link] += step.size_bytes
-            if staged is not None:  # forwarded whole: the staging copy before this hop goes
-                self.memories[staged.memory].used_bytes -= staged.size_bytes
-                staged = None
-            if hop < len(stages):  # store: the tensor waits whole in the next memory
-                staged = stages[hop]
-                self._take(staged, env.now)
+        if step.stages:  # routed: store and forward through memories between hops
+            yield from self._forward(step)
+        else:  # one link, nearly every copy: nothing staged (benchmarks/sim_speed.py)
+            for link, duration_us in step.hops:
+                yield from self._hop(step, link, duration_us)
         now = env.now
         self.record(
             (stream.processor, STREAM, step.name, "transfer", start, now, None, flow, step.args)
         )
         self.mark_ready(step.produces, now)
         stream.advance()
+
+    def _hop(self, step: CopyStep, link: str, duration_us: float) -> Generator[Event, Any, None]:
+        """Carry `step`'s tensor over `link`, which it holds for `duration_us`."""
+        env = self.env
+        with self.links[link].request() as request:
+            yield request
+            begin = env.now
+            yield env.timeout(duration_us)
+        self.record((link, LINK, step.name, "transfer", begin, env.now, None, None, step.args))
+        self.link_bytes[link] += step.size_bytes
+
+    def _forward(self, step: CopyStep) -> Generator[Event, Any, None]:
+        """Carry a routed copy hop by hop; between two, the tensor waits whole in the memory
+        there (`step.stages`), taken when it arrives and given back when the next hop
+        delivers."""
+        staged: AllocStep | None = None
+        for (link, duration_us), stage in zip(step.hops, (*step.stages, None), strict=True):
+            yield from self._hop(step, link, duration_us)
+            if staged is not None:
+                self.memories[staged.memory].used_bytes -= staged.size_bytes
+            staged = stage
+            if stage is not None:
+                self._take(stage, self.env.now)
 
     def mark_ready(self, slots: tuple[int, ...], now: float) -> None:
         """Tensors in `slots` are ready at `now`; wake the streams that wait for them."""
