@@ -58,8 +58,17 @@ def attr(op: Op, name: str, default: Any = _MISSING) -> Any:
     """Attribute `name` of `op`, or `default`; a missing required attribute is a ModelError."""
     value = op.attrs.get(name, default)
     if value is _MISSING:
-        raise OpError(f"{op_label(op)}: missing required attribute {name!r}", op.name)
+        raise missing_attribute(op, name)
     return value
+
+
+def missing_attribute(op: Op, name: str) -> OpError:
+    """The error of `op` without its required attribute `name`.
+
+    >>> str(missing_attribute(Op("Conv", "c0", ("x", "w"), ("y",)), "kernel_shape"))
+    "op c0 (Conv): missing required attribute 'kernel_shape'"
+    """
+    return OpError(f"{op_label(op)}: missing required attribute {name!r}", op.name)
 
 
 _INTEGER_TYPES = (int, np.integer)  # a bool is an int: 0 or 1

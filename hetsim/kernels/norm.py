@@ -139,20 +139,20 @@ def layer_norm(
     bias: np.ndarray | None,
     axis: int,
     epsilon: float,
-    wide: np.ndarray | None = None,
+    wide: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Normalize `x` over dims ``axis..`` then scale and shift; returns (Y, Mean, InvStdDev),
     Y of `x`'s dtype, Mean and InvStdDev float32. `wide`: `x` in the precision the statistics
-    are computed in (`_stash`; `x` itself by default).
+    are computed in (`_stash`).
 
     Examples
     --------
-    >>> y, mean, inv = layer_norm(np.array([[1.0, 3.0]], np.float32), np.ones(2, np.float32),
-    ...                           None, 1, 0.0)
+    >>> x = np.array([[1.0, 3.0]], np.float32)
+    >>> y, mean, inv = layer_norm(x, np.ones(2, np.float32), None, 1, 0.0, x)
     >>> y.tolist(), mean.tolist(), inv.tolist()
     ([[-1.0, 1.0]], [[2.0]], [[1.0]])
     """
-    y, mean, inv_std = _normalize(x if wide is None else wide, tuple(range(axis, x.ndim)), epsilon)
+    y, mean, inv_std = _normalize(wide, tuple(range(axis, x.ndim)), epsilon)
     y *= scale
     if bias is not None:
         y += bias

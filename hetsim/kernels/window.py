@@ -20,9 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hetsim.errors import OpError
-from hetsim.ir import Op, op_label
-from hetsim.kernels.checks import attr, flag_attr, ints_attr, op_error
+from hetsim.ir import Op
+from hetsim.kernels.checks import attr, flag_attr, ints_attr, missing_attribute, op_error
 
 __all__ = ["AUTO_PADS", "Geometry", "WindowAttrs", "read_window_attrs"]
 
@@ -179,7 +178,7 @@ SAME_LOWER, VALID, got 'SAME'
         raise op_error(op, f"expected auto_pad in {', '.join(AUTO_PADS)}", repr(auto_pad))
     kernel_shape = _ints(op, "kernel_shape", minimum=1)
     if kernel_required and kernel_shape is None:
-        raise OpError(f"{op_label(op)}: missing required attribute 'kernel_shape'", op.name)
+        raise missing_attribute(op, "kernel_shape")
     ceil_mode = flag_attr(op, "ceil_mode", 0)
     if ceil_mode and auto_pad != "NOTSET":
         raise op_error(op, "expected ceil_mode 0 with auto_pad", f"auto_pad {auto_pad!r}")
