@@ -23,6 +23,7 @@ __all__ = [
     "MAX_NESTING",
     "SUFFIXES",
     "is_dir",
+    "is_file",
     "is_file_name",
     "load_file",
     "nesting_problem",
@@ -107,6 +108,18 @@ def is_dir(path: Path) -> bool:
     """
     try:
         return path.is_dir()
+    except OSError:
+        return False
+
+
+def is_file(path: Path) -> bool:
+    """Whether `path` is a regular file; False for a name the system refuses, as `is_dir`.
+
+    >>> is_file(Path("x" * 5000 + ".txt"))
+    False
+    """
+    try:
+        return path.is_file()
     except OSError:
         return False
 

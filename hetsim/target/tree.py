@@ -26,6 +26,7 @@ from hetsim.target.resolve import written_device
 from hetsim.target.sources import (
     SUFFIXES,
     is_dir,
+    is_file,
     is_file_name,
     load_file,
     nesting_problem,
@@ -95,7 +96,7 @@ def _not_a_target_file(spec: object) -> Problem | None:
         return None
     if is_dir(path):
         return Problem(name, "expected a target file", "a directory")
-    if path.suffix and path.is_file():  # a file without one may be a misspelt tag's name
+    if path.suffix and is_file(path):  # a file without one may be a misspelt tag's name
         expected = "expected a target file ending in " + ", ".join(SUFFIXES)
         return Problem(name, expected, repr(path.suffix))
     return None

@@ -455,3 +455,12 @@ def test_a_file_written_as_one_device_names_its_attributes_as_written(tmp_path: 
         f"{path}:1: name: expected a name other than 'host' (the level's host is named so), "
         "got 'host'"
     ]
+
+
+def test_a_name_too_long_for_a_file_is_still_an_unknown_name() -> None:
+    # the check for a file of another suffix asked is_file(), which raised OSError (File name
+    # too long) where the name had been "unknown kind or tag"
+    name = "x" * 5000 + ".txt"
+    with pytest.raises(TargetError) as err:
+        Target(name)
+    assert str(err.value) == f"unknown kind or tag {name!r}"
