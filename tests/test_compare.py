@@ -94,9 +94,16 @@ def test_a_shapes_file_that_starts_as_json_and_is_not_says_so(tmp_path: Path) ->
         # json keeps the last of a key given twice: the run took seq=8 without a word
         ('[{"seq": 4,\n "seq": 8}]', "found the key 'seq' twice at line 2"),
         # json's RecursionError came out as a traceback
-        ("[" * 1000 + "]" * 1000, "nested deeper than it can be read"),
+        ("[" * 100_000 + "]" * 100_000, "nested deeper than it can be read"),
+        # an int too long for int(): a bare ValueError
+        (
+            "[" + "9" * 5000 + "]",
+            "Exceeds the limit (4300 digits) for integer string "
+            "conversion: value has 5000 digits; use sys.set_int_max_str_digits() to increase the "
+            "limit",
+        ),
     ],
-    ids=["key-twice", "nested-1000-deep"],
+    ids=["key-twice", "nested-100000-deep", "int-of-5000-digits"],
 )
 def test_a_shapes_file_json_cannot_read_whole_is_refused(
     tmp_path: Path, text: str, got: str

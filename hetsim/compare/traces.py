@@ -141,13 +141,13 @@ def load_shapes(path: str | Path, *, dims: Sequence[str] = ("seq",)) -> tuple[di
             got = f"invalid JSON ({err.msg} at line {err.lineno}, column {err.colno})"
             raise HetsimError(Problem(f"--shapes {path}", expected, got).message) from err
         items = text.split()
-    except DuplicateKeyError as err:
-        mark = err.problem_mark
-        at = f" at line {mark.line + 1}" if mark is not None else ""
-        got = f"invalid JSON ({err.problem}{at})"
-        raise HetsimError(Problem(f"--shapes {path}", expected, got).message) from err
-    except RecursionError as err:  # nested deeper than Python recurses
-        got = "invalid JSON (nested deeper than it can be read)"
+    except (ValueError, RecursionError) as err:  # a key twice, an int of 4,300+ digits, depth
+        if isinstance(err, DuplicateKeyError) and err.problem_mark is not None:
+            why = f"{err.problem} at line {err.problem_mark.line + 1}"
+        else:
+            deep = isinstance(err, RecursionError)
+            why = "nested deeper than it can be read" if deep else str(err)
+        got = f"invalid JSON ({why})"
         raise HetsimError(Problem(f"--shapes {path}", expected, got).message) from err
     trace = []
     for item in items if isinstance(items, list) else [items]:
