@@ -16,7 +16,13 @@ from hetsim.calibrate.machine import describe_machine
 from hetsim.calibrate.parameters import Fitted
 from hetsim.calibrate.plan import PLANS
 from hetsim.calibrate.probe import Sample
-from hetsim.calibrate.run import Calibration, calibrate, steps, thread_problem
+from hetsim.calibrate.run import (
+    Calibration,
+    calibrate,
+    is_thread_count,
+    steps,
+    thread_range,
+)
 from hetsim.calibrate.tagfile import LOCAL_TAG, tag_text, write_tag
 
 __all__ = [
@@ -35,12 +41,13 @@ __all__ = [
     "describe_machine",
     "error_pct",
     "fit_line",
+    "is_thread_count",
     "median_rate",
     "platform_tags",
     "steps",
     "summarize",
     "tag_text",
     "theil_sen",
-    "thread_problem",
+    "thread_range",
     "write_tag",
 ]

@@ -37,7 +37,7 @@ from hetsim.calibrate.probe import (
 )
 from hetsim.errors import HetsimError, Problem, close_name, is_count
 
-__all__ = ["Calibration", "calibrate", "steps", "thread_problem"]
+__all__ = ["Calibration", "calibrate", "is_thread_count", "steps", "thread_range"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,30 +62,30 @@ class Calibration:
         }
 
 
-def thread_problem(threads: object) -> str | None:
-    """What is wrong with `threads` as the BLAS threads to calibrate with, or None: an integer
-    from 1 to this machine's CPUs. 0 had been read as "all", a float or a str failed inside
-    threadpoolctl, and 1000 on a 2-CPU machine fitted every efficiency to its floor and wrote
-    ``cores: 1000`` into the tag, silently.
+def thread_range() -> str:
+    """What BLAS threads a calibration takes: an integer from 1 to this machine's CPUs. 0 had
+    been read as "all", a float or a str failed inside threadpoolctl, and 1000 on a 2-CPU
+    machine fitted every efficiency to its floor and wrote ``cores: 1000`` into the tag.
 
-    >>> thread_problem(1) is None, thread_problem(0).startswith("expected an integer from 1 to")
-    (True, True)
+    >>> thread_range().startswith("expected an integer from 1 to this machine's CPUs")
+    True
     """
-    cpus = os.cpu_count() or 1
-    if is_count(threads, 1) and int(threads) <= cpus:  # type: ignore[call-overload]
-        return None
-    return f"expected an integer from 1 to this machine's CPUs ({cpus}), got {threads!r}"
+    return f"expected an integer from 1 to this machine's CPUs ({os.cpu_count() or 1})"
+
+
+def is_thread_count(threads: object) -> bool:
+    """Whether `threads` is in `thread_range`."""
+    return is_count(threads, 1) and int(threads) <= (os.cpu_count() or 1)  # type: ignore[call-overload]
 
 
 def _checked_plan(plan: object, threads: object) -> Plan:
-    """`PLANS[plan]`, once `plan` and `threads` (`thread_problem`) are checked."""
+    """`PLANS[plan]`, once `plan` and `threads` (`thread_range`) are checked."""
     if not (isinstance(plan, str) and plan in PLANS):
         close = close_name(plan, PLANS) if isinstance(plan, str) else None
         problem = Problem("plan", f"expected one of {', '.join(PLANS)}", repr(plan), close)
         raise HetsimError(problem.message)
-    problem_text = thread_problem(threads)
-    if problem_text is not None:
-        raise HetsimError(f"threads: {problem_text}")
+    if not is_thread_count(threads):
+        raise HetsimError(Problem("threads", thread_range(), repr(threads)).message)
     return PLANS[plan]
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from hetsim.calibrate import LOCAL_TAG, calibrate, steps, thread_problem, write_tag
+from hetsim.calibrate import LOCAL_TAG, calibrate, is_thread_count, steps, thread_range, write_tag
 from hetsim.cli.counts import integer
 from hetsim.cli.files import output_file, writing
 from hetsim.errors import HetsimError, TargetError
@@ -93,7 +93,7 @@ def tag_dir_problem(environ: Mapping[str, str] | None = None) -> str | None:
 
 
 def thread_count(text: str) -> int:
-    """``--threads``: an integer from 1 to this machine's CPUs (`thread_problem`), checked when
+    """``--threads``: an integer from 1 to this machine's CPUs (`thread_range`), checked when
     the command line is read.
 
     >>> thread_count("0")  # doctest: +ELLIPSIS
@@ -102,10 +102,8 @@ def thread_count(text: str) -> int:
     argparse.ArgumentTypeError: expected an integer from 1 to this machine's CPUs (...), got '0'
     """
     value = integer(text)
-    problem = thread_problem(value if value is not None else text)
-    if problem is not None:
-        raise argparse.ArgumentTypeError(problem.replace(f"got {value!r}", f"got {text!r}"))
-    assert value is not None
+    if value is None or not is_thread_count(value):
+        raise argparse.ArgumentTypeError(f"{thread_range()}, got {text!r}")
     return value
 
 
