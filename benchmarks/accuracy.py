@@ -33,6 +33,7 @@ from threadpoolctl import threadpool_limits
 from hetsim.calibrate import LOCAL_TAG, calibrate, compare_model, describe_machine, write_tag
 from hetsim.calibrate.accuracy import Comparison, pool, summarize
 from hetsim.calibrate.benchreport import accuracy_table, plot_accuracy
+from hetsim.cli.calibrate import thread_count
 from hetsim.models import ZOO
 from hetsim.target import Target, add_tag_dir, remove_tag_dir
 
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calibration", type=Path, help="an existing local.yaml to use")
     parser.add_argument("--quick", action="store_true", help="a quick calibration")
-    parser.add_argument("--threads", type=positive, help="BLAS threads (default: all)")
+    parser.add_argument("--threads", type=thread_count, help="BLAS threads (default: all)")
     parser.add_argument("--repeats", type=positive, default=5, help="timed samples per model")
     parser.add_argument(
         "--rounds", type=positive, default=1, help="calibrate-and-time rounds, pooled (default 1)"

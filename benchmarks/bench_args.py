@@ -13,31 +13,28 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from hetsim.cli.counts import integer
 from hetsim.errors import HetsimError
 
 __all__ = ["at_least", "positive", "positive_list", "run_main"]
 
 
-def at_least(minimum: int, what: str = "an integer") -> Callable[[str], int]:
-    """An argparse type: an integer of at least `minimum`.
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer of at least `minimum` (read as the ``hetsim`` command's
+    counts are, `hetsim.cli.counts.integer`).
 
-    >>> at_least(0)("3"), at_least(1, "op count")("12")
-    (3, 12)
-    >>> at_least(1, "op count")("0")
+    >>> at_least(0)("3")
+    3
+    >>> at_least(1)("0")
     Traceback (most recent call last):
     ...
-    argparse.ArgumentTypeError: expected an op count >= 1, got '0'
+    argparse.ArgumentTypeError: expected an integer >= 1, got '0'
     """
-    article = "an" if what[:1] in "aeiou" else "a"
-    noun = what if what.startswith(("a ", "an ")) else f"{article} {what}"
 
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
+        value = integer(text)
         if value is None or value < minimum:
-            raise argparse.ArgumentTypeError(f"expected {noun} >= {minimum}, got {text!r}")
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
         return value
 
     return parse
