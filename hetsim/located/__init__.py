@@ -33,6 +33,7 @@ from hetsim.errors import Problem
 from hetsim.located.tomlscan import compose_toml
 
 __all__ = [
+    "LEADING_ZERO",
     "DuplicateKeyError",
     "line_of",
     "load_json",
@@ -90,6 +91,9 @@ _INT, _FLOAT = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
 # writer did not mean, silently (``cores: 010`` made an 8-core host). Here an int is decimal
 # (0 alone, or no leading zero), hexadecimal or binary, and a float is decimal, so those two
 # stay strings, which a schema refuses by name. Every other implicit type is PyYAML's.
+LEADING_ZERO = re.compile(r"[-+]?0[0-9_]+")
+"""An integer written with a leading zero (``010``): octal to YAML 1.1, a string here (the int
+resolver below takes 0 alone or no leading zero); a schema's hint reads it as decimal."""
 _UniqueKeyLoader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag not in (_INT, _FLOAT)]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()

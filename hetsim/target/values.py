@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hetsim.located import LEADING_ZERO
 from hetsim.units import BYTES_PER_GIB, BYTES_PER_KIB, BYTES_PER_MIB
 
 if TYPE_CHECKING:
@@ -83,10 +84,6 @@ _YAML_1_1_NOT_A_NUMBER = re.compile(r"([-+]?[0-9]+)(\.[0-9]*)?[eE]([-+]?)([0-9]+
 and a signed exponent: ``1.0e+3``). Only a string is matched: what YAML read as a float is one."""
 
 
-_LEADING_ZERO = re.compile(r"[-+]?0[0-9_]+")
-"""``010``: octal (8) to YAML 1.1, so `hetsim.located.safe_load` keeps it a string."""
-
-
 def yaml_number_hint(value: object) -> str | None:
     """The YAML spelling of a number YAML read as a string (``'1e3'`` -> ``'1.0e+3'``; a
     leading zero, which YAML 1.1 reads as octal: ``'010'`` -> ``'10'``).
@@ -94,7 +91,7 @@ def yaml_number_hint(value: object) -> str | None:
     >>> [yaml_number_hint(text) for text in ("1e3", "1.5e3", "1e-6", "010", "ten")]
     ['1.0e+3', '1.5e+3', '1.0e-6', '10', None]
     """
-    if isinstance(value, str) and _LEADING_ZERO.fullmatch(value):
+    if isinstance(value, str) and LEADING_ZERO.fullmatch(value):
         return str(int(value.replace("_", "")))
     found = _YAML_1_1_NOT_A_NUMBER.fullmatch(value) if isinstance(value, str) else None
     if found is None:
