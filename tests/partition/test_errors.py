@@ -388,3 +388,13 @@ def test_every_problem_of_a_rules_file_is_named_with_its_line(tmp_path: Path) ->
     assert [p.path for p in caught.value.problems] == [
         "rules[0].device", "rules[1].op", "rules[2].device",
     ]  # fmt: skip
+
+
+def test_every_rule_in_another_case_is_named_at_once() -> None:
+    # check_case stopped at the first, where the rest of a rules file's problems come together
+    rules = [{"op": "conv", "device": "host"}, {"op": "relu", "device": "host"}]
+    with pytest.raises(PartitionError) as caught:
+        partition(load_model("cnn"), tag_platform("x86-h100"), "rules", rules)
+    assert [(p.path, p.hint) for p in caught.value.problems] == [
+        ("rules[0].op", "Conv"), ("rules[1].op", "Relu"),
+    ]  # fmt: skip

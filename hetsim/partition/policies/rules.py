@@ -265,6 +265,7 @@ def check_case(
     hetsim.errors.PartitionError: rules[0].op: expected an op type or a glob over op names, got
     'gemm', which matches no op; rules match case-sensitively (did you mean 'Gemm'?)
     """
+    problems = []
     for rule in rules:
         if any(rule.matches(op) for op in ops):
             continue
@@ -273,15 +274,15 @@ def check_case(
         close = close or next(
             (op.name for op in ops if fnmatchcase(op.name.lower(), lowered)), None
         )
-        if close is None:
-            continue
-        problem = Problem(
-            f"rules[{rule.index}].op",
-            "expected an op type or a glob over op names",
-            f"{rule.op!r}, which matches no op; rules match case-sensitively",
-            close,
-        )
-        _refuse([problem], source)
+        if close is not None:
+            problems.append(Problem(
+                f"rules[{rule.index}].op",
+                "expected an op type or a glob over op names",
+                f"{rule.op!r}, which matches no op; rules match case-sensitively",
+                close,
+            ))  # fmt: skip
+    if problems:  # every one, as `load_rules` gives its own
+        _refuse(problems, source)
 
 
 def _located(message: str, file: Path) -> str:
