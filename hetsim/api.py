@@ -45,10 +45,7 @@ from hetsim.models.inputs import (
 from hetsim.partition import (
     POLICIES,
     Plan,
-    folded_rule_notes,
     idle_notes,
-    load_rules,
-    ruled_ops,
 )
 from hetsim.partition import partition as partition_graph
 from hetsim.platform import Platform, build_platform, empty_memory_note
@@ -371,8 +368,10 @@ def simulate(
         if partition == "cost":  # its choice depends on the run's shapes: never cached
             plans = (plan_of(partition, rules, values), *_baseline_plans(plan_of, values, platform))
             chosen = fastest_plan(plans, graph, platform, metas, dims, costs)
-            # a baseline that won is the cost policy's choice too (an idle device's note says so)
-            return compile_plan(graph, platform, dataclasses.replace(chosen, policy=partition))
+            # a baseline that won is the cost policy's choice too (an idle device's note says
+            # so), its rule the policy's own: no op was placed by a user's rule
+            kept = dataclasses.replace(chosen, policy=partition, ruled=(), notes=())
+            return compile_plan(graph, platform, kept)
         if values is None and rules is None and partition in POLICIES:  # a rules file may change
             return _compiled(
                 graph, platform, partition, opts.dims,
@@ -415,13 +414,7 @@ def simulate(
             _unused_buckets(opts.buckets, cuda_graph),
         ]
         record = dataclasses.replace(record, extra={**record.extra, "cuda_graph_notes": notes})
-    ruled: Collection[str] = ()
-    folded: tuple[str, ...] = ()
-    if partition == "rules":
-        loaded = load_rules(rules, platform)
-        ruled = ruled_ops(loaded, graph.ops)
-        folded = folded_rule_notes(loaded, graph.ops, program.plan.folded)
-    idle = (*_idle_notes(program, platform, graph, metas, ruled), *folded)
+    idle = (*_idle_notes(program, platform, graph, metas), *program.plan.notes)
     if idle:
         record = dataclasses.replace(record, extra={**record.extra, "placement_notes": list(idle)})
     return Result.from_record(record)
@@ -492,20 +485,15 @@ _idle: weakref.WeakKeyDictionary[PlanProgram, tuple[str, ...]] = weakref.WeakKey
 
 
 def _idle_notes(
-    program: PlanProgram,
-    platform: Platform,
-    graph: Graph,
-    metas: Mapping[str, Meta],
-    ruled: Collection[str],
+    program: PlanProgram, platform: Platform, graph: Graph, metas: Mapping[str, Meta]
 ) -> tuple[str, ...]:
     """`hetsim.partition.idle_notes` of the program's plan, found once per compiled program (a
-    warm run of a cached plan does not scan its placement again; `ruled`, the ops a rule
-    placed, is empty for every policy whose programs are kept)."""
+    warm run of a cached plan does not scan its placement again)."""
     found = _idle.get(program)
     if found is None:
         plan = program.plan
         found = _idle[program] = idle_notes(
             platform, graph.ops, metas, plan.placement,
-            dynamic=plan.dynamic, folded=plan.folded, policy=plan.policy, ruled=ruled,
+            dynamic=plan.dynamic, folded=plan.folded, policy=plan.policy, ruled=plan.ruled,
         )  # fmt: skip
     return found

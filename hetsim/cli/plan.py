@@ -23,12 +23,9 @@ from hetsim.models import load_model
 from hetsim.partition import (
     ESTIMATE_DIM,
     POLICIES,
-    folded_rule_notes,
     format_plan,
     idle_notes,
-    load_rules,
     partition,
-    ruled_ops,
 )
 from hetsim.platform import build_platform
 from hetsim.target import Target
@@ -78,16 +75,10 @@ def show_plan(args: argparse.Namespace) -> int:
             lines.insert(1 + bool(plan.dims), _unbound_line(estimated))
         print("\n".join(lines))
     metas = propagate(graph, {**dims, **estimated})
-    ruled: frozenset[str] = frozenset()
-    folded: tuple[str, ...] = ()
-    if args.rules is not None:
-        loaded = load_rules(args.rules, platform)
-        ruled = ruled_ops(loaded, graph.ops)
-        folded = folded_rule_notes(loaded, graph.ops, plan.folded)
     notes = idle_notes(
         platform, graph.ops, metas, plan.placement,
-        dynamic=plan.dynamic, folded=plan.folded, policy=plan.policy, ruled=ruled,
-    ) + folded  # fmt: skip
+        dynamic=plan.dynamic, folded=plan.folded, policy=plan.policy, ruled=plan.ruled,
+    ) + plan.notes  # fmt: skip
     for note in notes:  # as hetsim run
         print(f"note: {note}", file=sys.stderr)
     return 0

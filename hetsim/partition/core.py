@@ -40,7 +40,14 @@ from hetsim.partition.context import LevelContext, check_op_lists, home_memory, 
 from hetsim.partition.costs import op_costs
 from hetsim.partition.folding import dynamic_ops, fold
 from hetsim.partition.plan import LevelPlan, Plan, Segment, Transfer
-from hetsim.partition.policies import POLICIES, Rule, check_case, load_rules
+from hetsim.partition.policies import (
+    POLICIES,
+    Rule,
+    check_case,
+    folded_rule_notes,
+    load_rules,
+    ruled_ops,
+)
 from hetsim.partition.segments import group_ops
 from hetsim.platform import Level, Platform, empty_memory_note
 from hetsim.units import format_sizes
@@ -216,7 +223,7 @@ class _Builder:
                 )
 
     def plan(self, folded: tuple[Op, ...], dims: Mapping[str, int]) -> Plan:
-        """The frozen plan (call after `cut` on the root level)."""
+        """The frozen plan (call after `cut` on the root level), with what its rules did."""
         levels = {}
         for path, level in self.platform.levels.items():
             executor = level.executor.kind if level.executor is not None else ""
@@ -240,6 +247,8 @@ class _Builder:
             folded=tuple(op.name for op in folded),
             dynamic=tuple(filter(self.dynamic.__contains__, names)),
             dims=MappingProxyType(dict(dims)),
+            ruled=tuple(filter(ruled_ops(self.rules, self.graph.ops).__contains__, names)),
+            notes=folded_rule_notes(self.rules, self.graph.ops, {op.name for op in folded}),
         )
 
 

@@ -191,6 +191,12 @@ class Plan:
         Ops whose shapes depend on a symbolic dim not bound in `dims`; kept off static levels.
     dims
         The symbolic dims bound at compile time.
+    ruled
+        Ops a rule placed (policy ``rules``; the rest went by capability): an idle device's
+        note names the rules for them (`hetsim.partition.idle_notes`).
+    notes
+        What the placement could not do as asked, said once: a rule that matches only ops
+        folded at load time (`hetsim.partition.folded_rule_notes`).
     """
 
     graph: str
@@ -201,6 +207,8 @@ class Plan:
     folded: tuple[str, ...] = ()
     dynamic: tuple[str, ...] = ()
     dims: Mapping[str, int] = field(default_factory=dict)
+    ruled: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
     # segment id -> the segments a nested level cut from it, indexed on first use (`children`)
     _children: dict[str, tuple[Segment, ...]] | None = field(
         default=None, init=False, repr=False, compare=False
