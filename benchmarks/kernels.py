@@ -209,15 +209,19 @@ def goals(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for row in rows:
         if row["threads"] != 1:
             continue
-        checks = [("vs onnxruntime", row["vs_onnxruntime"], "<=", GOAL_VS_ONNXRUNTIME)]
+        value = row["vs_onnxruntime"]
+        checks = [
+            ("vs onnxruntime", value, f"<= {GOAL_VS_ONNXRUNTIME}", value <= GOAL_VS_ONNXRUNTIME)
+        ]
         if "reference_speedup" in row:
-            checks.append(("vs reference", row["reference_speedup"], ">=", GOAL_VS_REFERENCE))
-        for goal, value, test, limit in checks:
-            met = value <= limit if test == "<=" else value >= limit
+            value = row["reference_speedup"]
+            checks.append(
+                ("vs reference", value, f">= {GOAL_VS_REFERENCE}", value >= GOAL_VS_REFERENCE)
+            )
+        for goal, value, limit, met in checks:
             found.append(
-                {"model": row["model"], "goal": goal, "value": value, "limit": f"{test} {limit}",
-                 "met": met}
-            )  # fmt: skip
+                {"model": row["model"], "goal": goal, "value": value, "limit": limit, "met": met}
+            )
     return found
 
 

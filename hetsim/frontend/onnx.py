@@ -128,14 +128,13 @@ def _read(source: str | Path | onnx.ModelProto) -> tuple[onnx.ModelProto, str, s
             return source, f"model {source.graph.name or '(unnamed)'}", "model"
         raise ModelError(f"load_onnx: expected a path or an onnx.ModelProto, got {source!r}")
     path = Path(source)
-    if not path.is_file():  # /dev/null exists: "no such file" had misled
-        found = (
-            "a directory"
-            if path.is_dir()
-            else "a special file, not a regular one"
-            if path.exists()
-            else "no such file"
-        )
+    if not path.is_file():
+        if path.is_dir():
+            found = "a directory"
+        elif path.exists():  # /dev/null, a pipe: "no such file" had misled
+            found = "a special file, not a regular one"
+        else:
+            found = "no such file"
         raise ModelError(f"{path}: expected an ONNX model file, got {found}")
     if path.stat().st_size == 0:  # protobuf reads it as a model with nothing set
         raise ModelError(f"{path}: expected an ONNX model file, got an empty file")
