@@ -12,7 +12,7 @@ point. The points themselves are `hetsim.sweep.points`; running them is `hetsim.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,11 +20,13 @@ from typing import Any
 import yaml
 
 from hetsim.errors import HetsimError, PartitionError, Problem, SweepError
+from hetsim.ir import Op
 from hetsim.kernels import OPS
 from hetsim.located import locate, safe_load, text_of, yaml_error_at
 from hetsim.partition import (
     ANY_OP,
     POLICIES,
+    Rule,
     check_case,
     check_op_lists,
     closest_op_type,
@@ -251,7 +253,7 @@ def _parse(
         expected = f"expected at most {MAX_POINTS} points"
         parser.problems.append(Problem("sweep", expected, f"{count} (models x policies x ...)"))
         parser.expandable = False
-    problems = [*parser.problems, *_model_problems(spec.models, spec.dims)]
+    problems = [*parser.problems, *_model_problems(spec)]
     return spec, problems, parser.expandable and "target" in data
 
 
@@ -342,18 +344,27 @@ def _rule_device_problems(spec: SweepSpec, points: tuple[Point, ...]) -> list[Pr
     listed = [{"op": op, "device": device} for op, device in spec.rules]
     source = spec.rules_file or listed
     try:  # a rules file read again, for the line of the rule
-        rules = load_rules(source, build_platform(first.target))
-        for model in dict.fromkeys(m for m in spec.models if isinstance(m, str)):
-            try:
-                ops = point_model(model).ops
-            except (HetsimError, OSError):
-                continue  # `_model_problems` reports it
-            # a rule in another case (relu for Relu) failed every point as it ran, unlocated
-            check_case(rules, ops, source)
+        load_rules(source, build_platform(first.target))
     except PartitionError as err:
-        if spec.rules_file is not None:
-            return _rules_file_problems(err)
-        return list(err.problems)  # ``rules[i].device``: the sweep's own ``rules`` list
+        return _rule_problems(spec, err)
+    return []
+
+
+def _rule_problems(spec: SweepSpec, err: PartitionError) -> list[Problem]:
+    """`err`'s problems of the sweep's rules: led by the rules file and line when they came
+    in one, else by the sweep's own ``rules[i]`` list."""
+    return _rules_file_problems(err) if spec.rules_file is not None else list(err.problems)
+
+
+def _case_problems(spec: SweepSpec, ops: Sequence[Op]) -> list[Problem]:
+    """A rule in another case than every op of a model's (``relu`` for ``Relu``), as
+    `hetsim.partition.check_case` says it: it failed every point as it ran, naming no file."""
+    rules = [Rule(op, device, i) for i, (op, device) in enumerate(spec.rules)]
+    listed = [{"op": op, "device": device} for op, device in spec.rules]
+    try:
+        check_case(rules, ops, spec.rules_file or listed)
+    except PartitionError as err:
+        return _rule_problems(spec, err)
     return []
 
 
@@ -431,9 +442,12 @@ def _metric(parser: _Parser) -> str:
     return str(metric)
 
 
-def _model_problems(models: tuple[str, ...], dims: tuple[tuple[str, int], ...]) -> list[Problem]:
-    """Each model that does not load or has a symbolic input dim that `dims` does not size, and
-    each of `dims` that no model has (a misspelt name leaves its model's dim unsized)."""
+def _model_problems(spec: SweepSpec) -> list[Problem]:
+    """Each model that does not load or has a symbolic input dim that the spec's dims do not
+    size, each of those dims that no model has (a misspelt name leaves its model's dim
+    unsized), and a rule in another case than a model's ops (`_case_problems`), each model
+    looked at once, as it is loaded."""
+    models, dims = spec.models, spec.dims
     problems = []
     symbols: dict[str, None] = {}  # of every model, in order of first appearance
     sized = dict(dims)
@@ -447,6 +461,8 @@ def _model_problems(models: tuple[str, ...], dims: tuple[tuple[str, int], ...]) 
             problems.append(Problem(f"models[{i}]", str(err)))
             continue
         loaded += 1
+        if spec.rules:
+            problems += _case_problems(spec, graph.ops)
         symbols |= dict.fromkeys(graph.symbols)
         unsized = [symbol for symbol in graph.symbols if symbol not in sized]
         if unsized:
