@@ -133,14 +133,26 @@ def fastest_plan(
     finishes, and one whose tensors do not fit a memory (`OutOfMemoryError`) cannot run, so
     another wins; when none can run, the first one's error is raised.
     """
+    programs = [compile_plan(graph, platform, plan) for plan in plans]
+    return _fastest(programs, platform, metas, dims, costs).plan
+
+
+def _fastest(
+    programs: Sequence[PlanProgram],
+    platform: Platform,
+    metas: Mapping[str, Meta],
+    dims: Mapping[str, int],
+    costs: Mapping[str, Cost] | None,
+) -> PlanProgram:
+    """`fastest_plan` on compiled plans: the winner's program, which `simulate` then runs
+    rather than compiling its plan a second time."""
     makespans: list[float] = []
     first: SimulationError | None = None  # a run that finishes has a finite makespan
-    for plan in plans:
+    for program in programs:
         try:
             record = run_program(
-                compile_plan(graph, platform, plan), platform, metas, dims=dims,
-                is_functional=False, trace=False, costs=costs,
-            )  # fmt: skip
+                program, platform, metas, dims=dims, is_functional=False, trace=False, costs=costs
+            )
         except (TimeOverflowError, OutOfMemoryError) as err:
             first = first or err
             makespans.append(math.inf)
@@ -148,7 +160,7 @@ def fastest_plan(
             makespans.append(record.makespan_us)
     if first is not None and min(makespans) == math.inf:
         raise first
-    return plans[makespans.index(min(makespans))]
+    return programs[makespans.index(min(makespans))]
 
 
 PLAN_CACHE_SIZE = 8
@@ -367,11 +379,13 @@ def simulate(
     def program_of(values: Mapping[str, np.ndarray] | None) -> PlanProgram:
         if partition == "cost":  # its choice depends on the run's shapes: never cached
             plans = (plan_of(partition, rules, values), *_baseline_plans(plan_of, values, platform))
-            chosen = fastest_plan(plans, graph, platform, metas, dims, costs)
+            programs = [compile_plan(graph, platform, plan) for plan in plans]
+            chosen = _fastest(programs, platform, metas, dims, costs)
             # a baseline that won is the cost policy's choice too (an idle device's note says
-            # so), its rule the policy's own: no op was placed by a user's rule
-            kept = dataclasses.replace(chosen, policy=partition, ruled=(), notes=())
-            return compile_plan(graph, platform, kept)
+            # so), its rule the policy's own: no op was placed by a user's rule (compiling
+            # reads none of these three fields)
+            kept = dataclasses.replace(chosen.plan, policy=partition, ruled=(), notes=())
+            return dataclasses.replace(chosen, plan=kept)
         if values is None and rules is None and partition in POLICIES:  # a rules file may change
             return _compiled(
                 graph, platform, partition, opts.dims,

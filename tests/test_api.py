@@ -29,7 +29,7 @@ from hetsim.models import load_model
 from hetsim.partition import partition as partition_plan
 from hetsim.platform import build_platform
 from hetsim.runtime import compile_plan
-from hetsim.sim import bind
+from hetsim.sim import bind, run_program
 from hetsim.target import Target
 from tests.sim.tiny import assert_run_invariants, device, graph, target
 
@@ -754,6 +754,36 @@ def test_the_cost_policy_runs_when_the_capability_plan_it_is_checked_against_ove
     result = simulate("cnn", target, mode="timing", partition="cost")
     assert math.isfinite(result.makespan_us)
     assert set(result.placement.values()) == {"host"}
+
+
+def test_the_cost_policy_compiles_each_candidate_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the cost plan and its two baselines (capability, all on the root host) are compiled to be
+    # timed; the winner's program is the one run (it was compiled a fourth time)
+    api = importlib.import_module("hetsim.api")
+    compiled: list[str] = []
+
+    def counted(graph: Graph, platform: Any, plan: Any) -> Any:
+        compiled.append(plan.policy)
+        return compile_plan(graph, platform, plan)
+
+    monkeypatch.setattr(api, "compile_plan", counted)
+    model = load_model("cnn")
+    result = simulate(model, "arm-riscv-soc", mode="timing", partition="cost")
+    assert compiled == ["cost", "capability", "rules"]
+    soc = build_platform(Target("arm-riscv-soc"))
+    candidates = [
+        partition_plan(model, soc, "cost"),
+        partition_plan(model, soc, "capability"),
+        partition_plan(model, soc, "rules", [{"op": "*", "device": "host"}]),
+    ]
+    metas = propagate(model, {})
+    runs = [
+        run_program(compile_plan(model, soc, plan), soc, metas, is_functional=False)
+        for plan in candidates
+    ]
+    fastest = min(range(3), key=lambda i: runs[i].makespan_us)
+    assert result.makespan_us == runs[fastest].makespan_us
+    assert result.placement == candidates[fastest].placement
 
 
 SMALL_NPU = 0.00004  # GiB, about 42 KiB: the cnn's weights fit, its activations do not
