@@ -288,7 +288,7 @@ def test_buckets_without_a_cuda_device_runs_unpadded_with_a_note() -> None:
     )
     assert found.makespan_us == eager.makespan_us
     assert found.record.extra["cuda_graph_notes"] == [
-        "no CUDA kernels to capture: every kernel runs eagerly, without padding"
+        "no CUDA kernels at the root level to capture: every kernel runs eagerly, without padding"
     ]
 
 

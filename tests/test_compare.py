@@ -249,7 +249,7 @@ def test_a_strategy_that_falls_back_is_noted_once_by_name() -> None:
     # arm-riscv-soc has no CUDA device: whole finds nothing to capture and runs eagerly
     found = compare("cnn", "arm-riscv-soc", ("none", "whole"), iterations=1)
     notes = [line for line in found.format_table().splitlines() if line.startswith("note:")]
-    assert notes == ["note: whole: no kernel launches to capture"]
+    assert notes == ["note: whole: no kernel launches at the root level to capture"]
 
 
 @pytest.mark.parametrize(
@@ -338,7 +338,7 @@ def test_run_says_when_a_strategy_fell_back(capsys: pytest.CaptureFixture[str]) 
     argv = ["run", "cnn", "--target", "arm-riscv-soc", "--cuda-graph", "whole", "--mode", "timing"]
     assert main(argv) == 0
     assert capsys.readouterr().err.splitlines()[-1] == (
-        "note: --cuda-graph whole: no kernel launches to capture"
+        "note: --cuda-graph whole: no kernel launches at the root level to capture"
     )
     assert main(["run", "cnn", "--target", "x86-h100", "--cuda-graph", "whole", "--json"]) == 0
     captured = capsys.readouterr()

@@ -38,7 +38,7 @@ __all__ = [
 
 DEFAULT_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
 """Bucket sizes of the ``buckets`` strategy: powers of two, as vLLM's capture sizes grow."""
-NOTHING_TO_CAPTURE = "no CUDA kernels to capture: every kernel runs eagerly"
+NOTHING_TO_CAPTURE = "no CUDA kernels at the root level to capture: every kernel runs eagerly"
 """The note of ``regions`` and ``whole`` when the root level launches no capturable kernel."""
 NOTHING_TO_PAD = f"{NOTHING_TO_CAPTURE}, without padding"
 """The note of a ``buckets`` run with no region to capture: its dims are not padded."""
@@ -180,7 +180,7 @@ def _whole(
     if len(regions) == 1 and regions[0].nodes == launches:
         return regions, ()
     if not launches:
-        return (), ("no kernel launches to capture",)
+        return (), ("no kernel launches at the root level to capture",)
     if not regions:  # launches, none on a CUDA device: as `regions` says it
         return (), (NOTHING_TO_CAPTURE,)
     captured = sum(r.nodes for r in regions)

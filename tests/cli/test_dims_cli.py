@@ -124,8 +124,8 @@ def test_buckets_without_a_cuda_device_runs_unpadded_with_a_note(
     assert main([*argv, "--cuda-graph", "buckets"]) == 0
     captured = capsys.readouterr()
     assert captured.err == (
-        "note: --cuda-graph buckets: no CUDA kernels to capture: every kernel runs eagerly, "
-        "without padding\n"
+        "note: --cuda-graph buckets: no CUDA kernels at the root level to capture: every kernel "
+        "runs eagerly, without padding\n"
     )
     assert main(argv) == 0
     eager = json.loads(capsys.readouterr().out)

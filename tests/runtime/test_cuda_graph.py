@@ -391,16 +391,20 @@ def test_a_flagged_device_of_a_nested_level_is_noted_not_captured() -> None:
     assert result.record.extra["cuda_graph_notes"] == [
         "node1/gpu0: cuda_graph is set, but only the root level's kernels are captured (it is at "
         "level node1)",
-        "no CUDA kernels to capture: every kernel runs eagerly",
+        "no CUDA kernels at the root level to capture: every kernel runs eagerly",
     ]
 
 
 @pytest.mark.parametrize(
     ("strategy", "note"),
     [
-        ("whole", "no kernel launches to capture"),
-        ("regions", "no CUDA kernels to capture: every kernel runs eagerly"),
-        ("buckets", "no CUDA kernels to capture: every kernel runs eagerly, without padding"),
+        ("whole", "no kernel launches at the root level to capture"),
+        ("regions", "no CUDA kernels at the root level to capture: every kernel runs eagerly"),
+        (
+            "buckets",
+            "no CUDA kernels at the root level to capture: every kernel runs eagerly, "
+            "without padding",
+        ),
     ],
 )
 def test_every_strategy_says_when_it_finds_nothing_to_capture(strategy: str, note: str) -> None:
@@ -433,5 +437,5 @@ def test_kernels_on_no_cuda_device_are_one_note_for_whole_and_regions(strategy: 
     # regions said there was nothing to capture (cnn_int8's convs run on rk3588's NPU)
     found = simulate("cnn_int8", "rk3588", mode="timing", cuda_graph=strategy)
     assert found.record.extra["cuda_graph_notes"] == [
-        "no CUDA kernels to capture: every kernel runs eagerly"
+        "no CUDA kernels at the root level to capture: every kernel runs eagerly"
     ]
