@@ -183,6 +183,39 @@ def test_a_target_file_with_a_key_twice_names_the_line(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        (
+            "kind: hetero\ndevices:\n  - <<: {kind: npu, cores: 3, kind: cuda}\n    name: n1\n",
+            "kind",
+        ),
+        (
+            "kind: hetero\ndevices:\n  - <<: [{cores: 2}, {cores: 3, cores: 4}]\n    kind: npu\n",
+            "cores",
+        ),
+        ("kind: hetero\ndevices:\n  - <<: &npu {kind: npu, <<: {x: 1, x: 2}}\n", "x"),
+    ],
+)
+def test_a_key_twice_in_a_merged_mapping_names_the_line(
+    tmp_path: Path, text: str, key: str
+) -> None:
+    # PyYAML copies a merged mapping's keys in without constructing it: the last one won
+    file = tmp_path / "soc.yaml"
+    file.write_text(text)
+    with pytest.raises(TargetError) as caught:
+        Target(str(file))
+    assert caught.value.problems[0].message == (
+        f"{file}:3: expected valid yaml, got found the key {key!r} twice"
+    )
+
+
+def test_a_key_of_the_mapping_may_override_a_merged_one(tmp_path: Path) -> None:
+    file = tmp_path / "soc.yaml"
+    file.write_text("kind: hetero\ndevices:\n  - <<: {kind: npu, cores: 3}\n    cores: 5\n")
+    assert Target(str(file)).devices[0].attrs["cores"] == 5
+
+
 def test_a_sweep_file_with_a_key_twice_names_the_line(tmp_path: Path) -> None:
     file = tmp_path / "sweep.yaml"
     file.write_text("target: arm-riscv-soc\nmodels: [mlp]\nvary:\n  executor.dispatch_us: [1]\n"

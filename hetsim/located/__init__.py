@@ -70,20 +70,38 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     keeps the last one silently: ``kind: npu`` then ``kind: cuda`` made a GPU)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[tuple[str, str]] = set()
-        for key, _ in node.value:  # the mapping's own keys; a merged one ('<<') may be overridden
-            if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
-                if (key.tag, key.value) in seen:
-                    raise yaml.constructor.ConstructorError(
-                        "while reading a mapping", node.start_mark,
-                        f"found the key {key.value!r} twice", key.start_mark,
-                    )  # fmt: skip
-                seen.add((key.tag, key.value))
+        _check_unique_keys(node, set())
         return super().construct_mapping(node, deep)
 
     def construct_document(self, node: yaml.Node) -> Any:
         _check_expanded_size(node)
         return super().construct_document(node)
+
+
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+def _check_unique_keys(node: yaml.MappingNode, checked: set[int]) -> None:
+    """Raise for a key given twice in `node`, or in a mapping it merges (``<<: {...}``: PyYAML
+    copies a merged mapping's keys in without constructing it, so its own duplicates went
+    unseen); a key of the mapping itself may override a merged one, as YAML means it to."""
+    if id(node) in checked:  # an alias merged twice, or into itself
+        return
+    checked.add(id(node))
+    seen: set[tuple[str, str]] = set()
+    for key, value in node.value:
+        if key.tag == _MERGE:
+            merged = value.value if isinstance(value, yaml.SequenceNode) else [value]
+            for item in merged:
+                if isinstance(item, yaml.MappingNode):
+                    _check_unique_keys(item, checked)
+        elif isinstance(key, yaml.ScalarNode):
+            if (key.tag, key.value) in seen:
+                raise yaml.constructor.ConstructorError(
+                    "while reading a mapping", node.start_mark,
+                    f"found the key {key.value!r} twice", key.start_mark,
+                )  # fmt: skip
+            seen.add((key.tag, key.value))
 
 
 _INT, _FLOAT = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
