@@ -236,6 +236,35 @@ def test_a_json_file_with_a_key_twice_names_the_line(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("suffix", "text"),
+    [
+        (".yaml", "kind: hetero\ndevices:\n  - kind: npu\n    name: no\n    cores: 0\n"),
+        (
+            ".json",
+            '{"kind": "hetero",\n "devices": [\n  {"kind": "npu",\n   "name": 7,\n'
+            '   "cores": 0}]}\n',
+        ),
+        (".toml", 'kind = "hetero"\n[[devices]]\nkind = "npu"\nname = 7\ncores = 0\n'),
+    ],
+)
+def test_a_device_whose_name_is_no_string_has_its_lines(
+    tmp_path: Path, suffix: str, text: str
+) -> None:
+    # it is devices[dev0], as the tree names it; the locator took its name for one and found
+    # no dev0, so every problem of the device was put at the 'devices' line
+    file = tmp_path / f"soc{suffix}"
+    file.write_text(text)
+    with pytest.raises(TargetError) as caught:
+        Target(str(file))
+    got = "False" if suffix == ".yaml" else "7"
+    assert sorted(p.message for p in caught.value.problems) == [
+        f"{file}:4: devices[dev0].name: expected a name matching '[A-Za-z_][A-Za-z0-9_.-]*', "
+        f"got {got}",
+        f"{file}:5: devices[dev0].cores: expected an integer >= 1, got 0",
+    ]
+
+
 def test_a_json_file_indented_with_tabs_has_lines_too(tmp_path: Path) -> None:
     # YAML, which finds JSON's lines, refuses tabs: such a file was named without its line
     file = tmp_path / "soc.json"

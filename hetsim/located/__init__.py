@@ -78,7 +78,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_document(node)
 
 
-_MERGE = "tag:yaml.org,2002:merge"
+_MERGE, _STR = "tag:yaml.org,2002:merge", "tag:yaml.org,2002:str"
 
 
 def _check_unique_keys(node: yaml.MappingNode, checked: set[int]) -> None:
@@ -315,9 +315,10 @@ def line_of(text: str, path: str, *, toml: bool = False) -> int | None:
 
 
 def _compose(text: str) -> yaml.Node | None:
-    """The YAML node tree of `text` (None when it does not parse): read once per file."""
+    """The YAML node tree of `text` (None when it does not parse): read once per file, its
+    scalars typed as `safe_load` types them (``010`` a string)."""
     try:
-        return _parse(yaml.compose, text, yaml.SafeLoader)
+        return _parse(yaml.compose, text, _UniqueKeyLoader)
     except yaml.YAMLError:
         return None
 
@@ -400,10 +401,13 @@ def _item(node: yaml.SequenceNode, name: str) -> yaml.Node | None:
 
 
 def _name_of(item: yaml.Node) -> str | None:
+    """The ``name`` of list item `item`, if it is a string (a device named ``no``, a bool to
+    YAML, or ``7`` is ``dev<index>``, as `hetsim.target.resolve.device_name` names it)."""
     if isinstance(item, yaml.MappingNode):
         for key, value in item.value:
             if str(key.value) == "name":
-                return str(value.value)
+                is_text = isinstance(value, yaml.ScalarNode) and value.tag == _STR
+                return str(value.value) if is_text else None
     return None
 
 

@@ -34,8 +34,8 @@ _SCALAR_END = re.compile(r"[,\]}#\n]")
 
 class _TomlScan:
     """One scan of valid TOML text into YAML nodes: every key, table and array item with the
-    line it starts on. Values other than strings keep their text, unread: only a ``name`` is
-    ever compared (`_name_of`)."""
+    line it starts on. Values other than strings keep their text, unread (tagged `_UNREAD`): only
+    a ``name`` is ever compared (`_name_of`)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -131,7 +131,7 @@ class _TomlScan:
             return node
         end = _SCALAR_END.search(self.text, self.pos)
         start, self.pos = self.pos, end.start() if end else len(self.text)
-        return _scalar(self.text[start : self.pos].strip(), mark)
+        return _scalar(self.text[start : self.pos].strip(), mark, _UNREAD)
 
     def items(self, close: str) -> list[Any]:
         self.pos += 1
@@ -165,8 +165,14 @@ def _mapping(mark: Any) -> Any:
     return yaml.MappingNode("tag:yaml.org,2002:map", [], mark, mark)
 
 
-def _scalar(value: str, mark: Any) -> Any:
-    return yaml.ScalarNode("tag:yaml.org,2002:str", value, mark, mark)
+_STR = "tag:yaml.org,2002:str"
+_UNREAD = "tag:hetsim.toml,2026:unread"
+"""The tag of a value that is no string (a number, a bool, a date), kept as its text: a device
+``name = 7`` is not named '7' (`hetsim.located._name_of` reads only strings)."""
+
+
+def _scalar(value: str, mark: Any, tag: str = _STR) -> Any:
+    return yaml.ScalarNode(tag, value, mark, mark)
 
 
 def _child(node: Any, name: str, mark: Any) -> Any:

@@ -184,7 +184,8 @@ class Attr:
             return self._check_mapping(value, path)
         ok, normalized = ATTR_TYPES[self.type][0](self, value)
         if not ok:
-            hint = yaml_number_hint(value) if self.type in NUMBER_TYPES else None
+            is_number_type = self.type in NUMBER_TYPES
+            hint = yaml_number_hint(value, integer=self.type == "int") if is_number_type else None
             return None, [Problem(path, f"expected {self.expected}", show_value(value), hint)]
         if self.type in NUMBER_TYPES and not abs(normalized) <= self.largest:  # nan too
             expected = f"expected {self._expected_bound(normalized)}"

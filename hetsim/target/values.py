@@ -84,18 +84,23 @@ _YAML_1_1_NOT_A_NUMBER = re.compile(r"([-+]?[0-9]+)(\.[0-9]*)?[eE]([-+]?)([0-9]+
 and a signed exponent: ``1.0e+3``). Only a string is matched: what YAML read as a float is one."""
 
 
-def yaml_number_hint(value: object) -> str | None:
-    """The YAML spelling of a number YAML read as a string (``'1e3'`` -> ``'1.0e+3'``; a
-    leading zero, which YAML 1.1 reads as octal: ``'010'`` -> ``'10'``).
+def yaml_number_hint(value: object, *, integer: bool = False) -> str | None:
+    """The YAML spelling of a number YAML read as a string (``'1e3'`` -> ``'1.0e+3'``, or
+    ``'1000'`` for an `integer`; a leading zero, which YAML 1.1 reads as octal: ``'010'`` ->
+    ``'10'``), when that number is one the attribute can take: finite, and whole for an integer.
 
-    >>> [yaml_number_hint(text) for text in ("1e3", "1.5e3", "1e-6", "010", "ten")]
-    ['1.0e+3', '1.5e+3', '1.0e-6', '10', None]
+    >>> [yaml_number_hint(text) for text in ("1e3", "1.5e3", "1e-6", "010", "ten", "1e400")]
+    ['1.0e+3', '1.5e+3', '1.0e-6', '10', None, None]
+    >>> [yaml_number_hint(text, integer=True) for text in ("1e3", "1.5e3", "1e-6", "1e300")]
+    ['1000', '1500', None, None]
     """
     if isinstance(value, str) and LEADING_ZERO.fullmatch(value):
         return str(int(value.replace("_", "")))
     found = _YAML_1_1_NOT_A_NUMBER.fullmatch(value) if isinstance(value, str) else None
-    if found is None:
+    if found is None or not math.isfinite(number := float(found[0])):
         return None
+    if integer:  # an integer spelt exactly: a float is whole past 2^53 without being that one
+        return str(int(number)) if number.is_integer() and abs(number) <= 2**53 else None
     mantissa, fraction, sign, exponent = found.groups()
     return f"{mantissa}{fraction or '.0'}e{sign or '+'}{exponent}"
 

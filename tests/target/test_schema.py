@@ -195,6 +195,26 @@ def test_a_number_yaml_reads_as_a_string_gets_its_yaml_spelling(text: str, hint:
     ]
 
 
+@pytest.mark.parametrize(
+    ("kind", "text", "hint"),
+    [
+        ("int", "1e3", " (did you mean '1000'?)"),  # '1.0e+3' was refused next: not an integer
+        ("int", "1.5e3", " (did you mean '1500'?)"),
+        ("int", "1e-3", ""),  # no integer
+        ("int", "1e300", ""),  # a float, not the integer written
+        ("float", "1e400", ""),  # '1.0e+400' was refused next: inf
+    ],
+)
+def test_a_number_hint_names_only_a_number_the_attribute_takes(
+    kind: str, text: str, hint: str
+) -> None:
+    attr = Attr("cores", kind, "", 1, minimum=0)
+    expected = "a non-negative integer" if kind == "int" else "a non-negative number"
+    assert _messages(attr.check(text, "cores")[1]) == [
+        f"cores: expected {expected}, got {text!r}{hint}"
+    ]
+
+
 def test_bool_accepts_only_bools() -> None:
     attr = Attr("b", "bool", "", False)
     assert attr.check(True, "b") == (True, [])
