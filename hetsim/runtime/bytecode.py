@@ -35,6 +35,7 @@ from hetsim.ir import Graph, Op
 
 __all__ = [
     "MNEMONICS",
+    "RETURN_OP",
     "TESTS",
     "Alloc",
     "BranchShape",
@@ -49,6 +50,11 @@ __all__ = [
     "Sync",
     "VmProgram",
 ]
+
+
+RETURN_OP = "(return)"
+"""The op of an ALLOC of a result's copy into its level host's memory, made for RET (no op of
+the level needs it)."""
 
 
 class Alloc(NamedTuple):

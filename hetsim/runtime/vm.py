@@ -21,6 +21,7 @@ from hetsim.errors import SimulationError
 from hetsim.ir import Graph, Op
 from hetsim.platform import Platform
 from hetsim.runtime.bytecode import (
+    RETURN_OP,
     Alloc,
     Call,
     Copy,
@@ -143,7 +144,7 @@ class LevelCompiler:
             memory = memories[number]
             self._compile_unit(number, unit, memory, last_in[memory], last_any)
         returned = tuple(
-            (name, self._located(ids[name], self.host_memory, "RET")) for name in outputs
+            (name, self._located(ids[name], self.host_memory, RETURN_OP)) for name in outputs
         )
         self._free_returned_homes(returned)
         for slot in dict.fromkeys(slot for _, slot in returned):

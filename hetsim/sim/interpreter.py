@@ -29,6 +29,7 @@ from simpy.events import Event, Timeout
 
 from hetsim.errors import OutOfMemoryError
 from hetsim.platform import empty_memory_note
+from hetsim.runtime.bytecode import RETURN_OP
 from hetsim.sim.resources import EXEC, LINK, STREAM, MemoryState, Row, Stream
 from hetsim.sim.steps import (
     GRAPH_POOL_OP,
@@ -61,7 +62,8 @@ def _out_of_memory(
     """The error of an ALLOC whose bytes do not fit `memory`: the memory, and what needed them:
     a tensor and its op; a tensor placed before the run; a tensor an invocation of a nested
     level moves (its op a segment's id, as `hetsim plan` lists it, which `placement`, the run's
-    ops, lacks); a routed copy staged between hops; a CUDA graph's memory pool."""
+    ops, lacks); a result copied into the level host's memory to return; a routed copy staged
+    between hops; a CUDA graph's memory pool."""
     free = memory.capacity_bytes - memory.used_bytes
     if step.op == LOAD_OP:
         what = f"tensor {step.tensor}, placed before the run starts"
@@ -69,6 +71,8 @@ def _out_of_memory(
         what = f"the memory pool of {step.tensor}"
     elif step.op == STAGE_OP:
         what = f"tensor {step.tensor} staged on its way {step.args['src']} -> {step.args['dst']}"
+    elif step.op == RETURN_OP:
+        what = f"tensor {step.tensor}, a result copied into its level host's memory to return"
     elif step.op in placement or not placement:  # a program run alone has no placement
         what = f"tensor {step.tensor} of op {step.op}"
     else:

@@ -102,3 +102,18 @@ def test_a_copy_through_the_host_takes_host_memory_while_it_waits_there() -> Non
         r"for tensor a@gpu1\.mem staged on its way gpu0\.mem -> gpu1\.mem$",
     ):
         simulate(model, two, mode="timing")
+
+
+def test_a_result_that_does_not_fit_its_way_back_is_named_so() -> None:
+    # a (1000 B) is copied back into host.mem beside x for RET: the message said "of segment RET
+    # (an invocation of )", as if an invocation of no level had made it
+    model = graph(Op("Relu", "r1", ("x",), ("a",)), outputs=("a",))
+    one = target(device("gpu0", ["Relu"]))
+    assert simulate(model, one, mode="timing").peak_memory_bytes["host.mem"] == 2000
+    one["host"]["memory_gib"] = 1999 / 2**30
+    with pytest.raises(
+        SimulationError,
+        match=r"^sim at \S+ us, host: out of memory in host\.mem \(need 1000 B, 999 B free\) "
+        r"for tensor a@host\.mem, a result copied into its level host's memory to return$",
+    ):
+        simulate(model, one, mode="timing")
