@@ -166,5 +166,6 @@ def run(args: argparse.Namespace) -> int:
     width = max(len(name) for name in calibration.fitted)
     for name, fitted in calibration.fitted.items():
         print(f"{name.ljust(width)}  {fitted.value}")
-    print(f"wrote {path} (tag '{LOCAL_TAG}' in {path.parent})", file=sys.stderr)
+    # a tag is named by its file: --out DIR/mine.yaml is the tag 'mine' of folder DIR
+    print(f"wrote {path} (tag '{path.stem}' in {path.parent})", file=sys.stderr)
     return 0

@@ -103,13 +103,18 @@ def test_other_commands_refuse_a_tag_folder_that_is_a_file(
 
 
 def test_out_elsewhere_does_not_need_the_tag_folder(
-    a_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    a_file: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("HETSIM_TAG_DIR", str(a_file))
     monkeypatch.setattr(calibrate_cli, "calibrate", _synthetic)
     out = tmp_path / "mine.yaml"
     assert main(["calibrate", "--quick", "--threads", "1", "--out", str(out)]) == 0
     assert Target(str(out)).host.attrs["model"] == "Synthetic CPU"
+    # the file's name is the tag's: it said "(tag 'local' in ...)"
+    assert capsys.readouterr().err.endswith(f"wrote {out} (tag 'mine' in {tmp_path})\n")
 
 
 # What an unquoted CPU name made of the tag file: "model: *star" is an undefined YAML alias.
