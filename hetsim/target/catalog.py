@@ -126,10 +126,13 @@ def _name_problem(tag: Tag, seen: dict[str, Tag], registry: TagRegistry) -> Prob
     where = item_path("tags", tag.name)
     if not valid_tag_name(tag.name):
         return Problem(where, f"expected a name matching {TAG_PATTERN!r}", repr(tag.name))
-    if (kind := category_of(tag.name)) is not None:
+    # kind names are lowercase (`NAME_PATTERN`) and tag names match ignoring case: a tag 'VM'
+    # was found for the kind 'vm' wherever a tag is looked up before that kind
+    folded = tag.name.lower()
+    if (kind := category_of(folded)) is not None:
         expected = "expected a tag name that is not a kind name"
-        return Problem(where, expected, f"the {kind} kind {tag.name!r}")
-    first = seen.get(tag.name.lower())
+        return Problem(where, expected, f"the {kind} kind {folded!r}")
+    first = seen.get(folded)
     if first is not None:
         source = first.source
     elif (old := registry.find(tag.name)) is not None:

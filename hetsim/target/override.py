@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from hetsim.errors import Problem, TargetError
 from hetsim.target.frozen import freeze, thaw
 from hetsim.target.kinds import category_of, find_kind
-from hetsim.target.resolve import device_name, merge_values
+from hetsim.target.resolve import Resolver, device_name, merge_values
 from hetsim.target.schema import Kind, check_attrs, closest, item_path, join_path
 from hetsim.target.tags import TAGS
 
@@ -52,9 +52,9 @@ class _Decline(Exception):
 
 def merge_spec(spec: Any, changes: Any, path: str = "") -> Any:
     """`changes` merged into a target spec as `merge_values` merges them, except that a mapping
-    of device names merges into a written list of devices, each by its name (as it merges into
-    a tag's devices when the resolver reads it), and attributes given for a part written by its
-    kind or tag name (``executor: graph``) merge into that part.
+    of device names merges into a written list of devices, each by the name it has in the
+    resolved tree (as it merges into a tag's devices when the resolver reads it), and attributes
+    given for a part written by its kind or tag name (``executor: graph``) merge into that part.
 
     Raises
     ------
@@ -91,7 +91,7 @@ def _by_name(part: Any, changes: Any) -> Any:
 
 
 def _merge_device_list(devices: list[Any], changes: Mapping[Any, Any], path: str) -> list[Any]:
-    names = [device_name(d, i) for i, d in enumerate(devices)]
+    names = [_resolved_name(d, i) for i, d in enumerate(devices)]
     merged = list(devices)
     for name, value in changes.items():
         if name not in names:
@@ -100,6 +100,13 @@ def _merge_device_list(devices: list[Any], changes: Mapping[Any, Any], path: str
         index = names.index(name)
         merged[index] = merge_spec(_by_name(merged[index], value), value, item_path(path, name))
     return [d for d in merged if d is not None]
+
+
+def _resolved_name(device: object, index: int) -> str:
+    """The name written `device` has in the resolved tree: its own, else its tag's, else
+    ``dev<index>``; as written when it does not resolve (resolving the spec says why)."""
+    node = Resolver(TAGS).expand(device, "", "target", (), 0)
+    return device_name(node if node is not None else device, index)
 
 
 def is_level_spec(spec: object) -> bool:
