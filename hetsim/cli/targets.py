@@ -16,8 +16,6 @@ import yaml
 
 from hetsim.cli.files import input_path
 from hetsim.errors import PartitionError, Problem, TargetError
-from hetsim.partition import check_op_lists
-from hetsim.platform import build_platform
 from hetsim.target import (
     Target,
     add_tag_dir,
@@ -29,9 +27,10 @@ from hetsim.target import (
 )
 from hetsim.target.canonical import canonicalize_config, locate_in_file
 from hetsim.target.catalog import config_category
-from hetsim.target.kinds import REGISTRIES, category_of
+from hetsim.target.kinds import REGISTRIES
 from hetsim.target.schema import closest
-from hetsim.target.sources import load_file
+from hetsim.target.sources import is_file_name
+from hetsim.target.tree import read_spec
 
 __all__ = ["register"]
 
@@ -101,7 +100,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     _add_tags(args)
-    config = _config_named(args.target)
+    config = _config(args.target)
     if config is not None:  # an executor or runtime: one mapping, no tree to draw
         exported = config
     else:
@@ -117,11 +116,28 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _config_named(name: str) -> dict[str, Any] | None:
-    """The canonical config `name` names when it is an executor or runtime tag or kind (a tag
-    may be one: ``tvm/relax-vm``), else None (a target, a file, or nothing known)."""
-    category = None if Path(name).exists() else config_category(name)
-    return None if category is None else canonicalize_config(name, category)
+def _config(spec: str) -> dict[str, Any] | None:
+    """The canonical config that `spec` (a name, a file or JSON, read as `Target` reads it) names
+    or holds when it is an executor or runtime (a tag may be one: ``tvm/relax-vm``), else None:
+    a target, or nothing known (`Target` says which)."""
+    data = read_spec(spec)
+    category = _category(data)
+    if category is None:
+        return None
+    try:
+        return canonicalize_config(data, category)
+    except TargetError as err:
+        if not is_file_name(spec.strip()):
+            raise
+        # file:line: path: ..., as a target file's problems are
+        raise TargetError(locate_in_file(err.problems, Path(spec.strip()), data)) from None
+
+
+def _category(spec: object) -> str | None:
+    """``"executor"`` or ``"runtime"`` where `spec` is such a config, else None: a name by what
+    it names, a mapping by its ``kind``, or by the ``tag`` it extends when it has no kind."""
+    name = spec.get("kind", spec.get("tag")) if isinstance(spec, dict) else spec
+    return config_category(name) if isinstance(name, str) else None
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -146,21 +162,9 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _check(name: str) -> None:
-    """Validate one file or name: a target, or an executor or runtime config (as tags may be)."""
-    if not Path(name).exists():
-        if _config_named(name) is None:  # checked as it is made
-            check_op_lists(build_platform(Target(name)))
-        return
-    data = load_file(name)
-    category = category_of(data.get("kind")) if isinstance(data, dict) else None
-    if category in ("executor", "runtime"):
-        config = {k: v for k, v in data.items() if k != "description"}
-        try:
-            canonicalize_config(config, category)
-        except TargetError as err:  # file:line: path: ..., as a target file's problems are
-            raise TargetError(locate_in_file(err.problems, Path(name), config)) from None
-    else:
-        check_op_lists(build_platform(Target(Path(name))))
+    """Validate one name or file: a target, or an executor or runtime config (as tags may be)."""
+    if _config(name) is None:  # a config is checked as it is made
+        Target(name)
 
 
 def _kinds(args: argparse.Namespace) -> int:
