@@ -11,8 +11,6 @@ from __future__ import annotations
 from hetsim.partition.context import (
     ANY_OP,
     LevelContext,
-    check_op_lists,
-    closest_op_type,
     idle_notes,
     refusals,
 )
@@ -42,8 +40,6 @@ __all__ = [
     "Segment",
     "Transfer",
     "check_case",
-    "check_op_lists",
-    "closest_op_type",
     "fold",
     "folded_rule_notes",
     "format_plan",

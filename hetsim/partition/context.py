@@ -18,15 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.errors import PartitionError, close_name
+from hetsim.errors import PartitionError
 from hetsim.ir import Op
 from hetsim.kernels import OPS, Cost, Meta
 from hetsim.platform import Level, Platform
+from hetsim.target.values import ANY_OP, set_op_types
 
 __all__ = [
     "ANY_OP",
     "LevelContext",
-    "check_op_lists",
     "home_memory",
     "idle_notes",
     "index_towards",
@@ -36,8 +36,10 @@ __all__ = [
     "refusals",
 ]
 
-ANY_OP = "*"
-"""The entry of a processor's ``ops`` that means every op type."""
+
+# The target schema checks each ``ops`` entry against the op types hetsim runs, which it cannot
+# import (it sits below the kernels): this layer, which places ops by those lists, names them.
+set_op_types(OPS)
 
 
 def home_memory(platform: Platform, choice: str) -> str:
@@ -51,49 +53,6 @@ def home_memory(platform: Platform, choice: str) -> str:
     """
     level = platform.levels.get(choice)
     return platform.processors[level.host if level else choice].memory
-
-
-def check_op_lists(platform: Platform) -> None:
-    """Raise for an entry of a processor's ``ops`` that is not an op type hetsim runs.
-
-    Op types are matched exactly (``MatMul``), so a misspelt one (``Matmul``, ``relu``) would
-    leave its ops to another processor, silently; a model can hold only ops of `OPS` (the
-    frontend refuses others), so an entry outside it can only be a mistake.
-
-    Raises
-    ------
-    PartitionError
-        Naming the processor and the entry, with the closest op type.
-
-    Examples
-    --------
-    >>> from hetsim.platform import build_platform
-    >>> from hetsim.target import Target
-    >>> check_op_lists(build_platform(Target({"kind": "cuda", "ops": ["Matmul"]})))
-    ... # doctest: +NORMALIZE_WHITESPACE
-    Traceback (most recent call last):
-    hetsim.errors.PartitionError: processor dev0: ops: expected op types hetsim runs, got
-    'Matmul' (did you mean 'MatMul'?)
-    """
-    for path, processor in platform.processors.items():
-        for name in processor.attrs.get("ops", (ANY_OP,)):
-            if name == ANY_OP or name in OPS:
-                continue
-            close = closest_op_type(name)
-            hint = f" (did you mean {close!r}?)" if close else ""
-            raise PartitionError(
-                f"processor {path}: ops: expected op types hetsim runs, got {name!r}{hint}"
-            )
-
-
-def closest_op_type(name: str) -> str | None:
-    """The op type hetsim runs that `name` likely means: the same letters in another case
-    (``relu``), else the closest spelling (``Matmul``), else None.
-
-    >>> closest_op_type("relu"), closest_op_type("Convv"), closest_op_type("xyzzy")
-    ('Relu', 'Conv', None)
-    """
-    return close_name(name, OPS)  # the lookup's own suggestion (`hetsim.kernels.lookup`)
 
 
 def is_static(level: Level) -> bool:

@@ -36,7 +36,7 @@ import numpy as np
 from hetsim.errors import OpError, PartitionError
 from hetsim.ir import Graph, Op, check_graph_dims
 from hetsim.kernels import Cost, Meta, propagate_costs
-from hetsim.partition.context import LevelContext, check_op_lists, home_memory, is_static
+from hetsim.partition.context import LevelContext, home_memory, is_static
 from hetsim.partition.costs import op_costs
 from hetsim.partition.folding import dynamic_ops, fold
 from hetsim.partition.plan import LevelPlan, Plan, Segment, Transfer
@@ -373,7 +373,6 @@ def partition(
             f"partition: expected inputs a mapping of input name -> array, got "
             f"{type(inputs).__name__}"
         )
-    check_op_lists(platform)
     rule_list = _policy(policy, rules, platform)
     if metas is None:
         if costs is not None:

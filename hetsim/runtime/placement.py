@@ -13,11 +13,9 @@ from types import MappingProxyType
 
 from hetsim.ir import Graph
 from hetsim.platform import Platform, Processor
+from hetsim.target.values import ANY_OP
 
 __all__ = ["ANY_OP", "can_run", "place"]
-
-ANY_OP = "*"
-"""The entry of a processor's ``ops`` that means every op type."""
 
 
 def can_run(processor: Processor, op_type: str) -> bool:

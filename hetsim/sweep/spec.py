@@ -21,15 +21,11 @@ import yaml
 
 from hetsim.errors import HetsimError, PartitionError, Problem, SweepError
 from hetsim.ir import Op
-from hetsim.kernels import OPS
 from hetsim.located import locate, safe_load, text_of, yaml_error_at
 from hetsim.partition import (
-    ANY_OP,
     POLICIES,
     Rule,
     check_case,
-    check_op_lists,
-    closest_op_type,
     load_rules,
     read_rules,
 )
@@ -97,7 +93,6 @@ def load_sweep(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
             problems.extend(err.problems)
         else:
             problems.extend(_rule_device_problems(spec, points))
-            problems.extend(_op_list_problems(spec, points))
     _raise(problems, spec.source)
     return spec
 
@@ -366,32 +361,6 @@ def _case_problems(spec: SweepSpec, ops: Sequence[Op]) -> list[Problem]:
     except PartitionError as err:
         return _rule_problems(spec, err)
     return []
-
-
-def _op_list_problems(spec: SweepSpec, points: tuple[Point, ...]) -> list[Problem]:
-    """An ``ops`` entry that is not an op type hetsim runs, in a varied value (each once) or
-    in the target itself (on the first point's platform), as `hetsim.partition.check_op_lists`
-    would find it in every point's run: a misspelt op type (``Relux``) failed every point
-    that took it, after the cluster had started."""
-    problems: dict[Problem, None] = {}
-    varied = set()
-    for axis in spec.axes:
-        if axis.path.rsplit(".", 1)[-1] != "ops":
-            continue
-        for value in axis.values:  # a list of names: the target schema checked its form
-            for name in value:
-                if name != ANY_OP and name not in OPS:
-                    varied.add(name)
-                    expected = "expected lists of op types hetsim runs"
-                    hint = closest_op_type(name)
-                    problems[Problem(f"vary.{axis.path}", expected, repr(name), hint)] = None
-    if points:
-        try:
-            check_op_lists(build_platform(points[0].target))
-        except PartitionError as err:
-            if not any(repr(name) in str(err) for name in varied):
-                problems[Problem("target", str(err))] = None
-    return list(problems)
 
 
 def _axes(parser: _Parser, expand: str) -> tuple[Axis, ...]:

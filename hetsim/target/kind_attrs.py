@@ -114,7 +114,7 @@ def processor_attrs(
     dtypes: tuple[str, ...] = DTYPES,
 ) -> tuple[Attr, ...]:
     """The attributes every processor kind has (docs/architecture.md, shared contracts)."""
-    item = Attr("op", "str", "an ONNX op type, or '*'", pattern=r"\*|[A-Za-z][A-Za-z0-9_]*")
+    item = Attr("op", "op", "an ONNX op type hetsim runs, or '*'")
     return (
         Attr("cores", "int", "cores (a GPU's SMs; an NPU's MAC array is one)", cores, minimum=1),
         _positive("freq_ghz", "clock frequency", freq_ghz),

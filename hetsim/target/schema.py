@@ -27,6 +27,7 @@ from hetsim.target.values import (
     UNITS,
     is_number,
     number_text,
+    op_types,
     show_value,
     yaml_number_hint,
 )
@@ -184,13 +185,21 @@ class Attr:
             return self._check_mapping(value, path)
         ok, normalized = ATTR_TYPES[self.type][0](self, value)
         if not ok:
-            is_number_type = self.type in NUMBER_TYPES
-            hint = yaml_number_hint(value, integer=self.type == "int") if is_number_type else None
+            hint = self._hint(value)
             return None, [Problem(path, f"expected {self.expected}", show_value(value), hint)]
         if self.type in NUMBER_TYPES and not abs(normalized) <= self.largest:  # nan too
             expected = f"expected {self._expected_bound(normalized)}"
             return None, [Problem(path, expected, show_value(value))]
         return normalized, []
+
+    def _hint(self, value: object) -> str | None:
+        """What a refused scalar `value` likely meant: a number's YAML spelling, or the op type
+        a misspelt one names (``relu``: ``Relu``)."""
+        if self.type in NUMBER_TYPES:
+            return yaml_number_hint(value, integer=self.type == "int")
+        if self.type == "op" and isinstance(value, str):
+            return close_name(value, op_types() or ())
+        return None
 
     def _check_list(self, value: object, path: str) -> tuple[Any, list[Problem]]:
         assert self.items is not None, f"list attribute {self.name} has no item type"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from hetsim.target.schema import Attr
 
 __all__ = [
+    "ANY_OP",
     "ATTR_TYPES",
     "BYTES_PER_UNIT",
     "LARGEST_FLOAT",
@@ -36,6 +37,8 @@ __all__ = [
     "finite_float",
     "is_number",
     "number_text",
+    "op_types",
+    "set_op_types",
     "show_value",
     "yaml_number_hint",
 ]
@@ -190,6 +193,40 @@ def _check_enum(attr: Attr, value: object) -> tuple[bool, Any]:
     return ok, value
 
 
+ANY_OP = "*"
+"""The ``ops`` entry that means every op type."""
+
+
+OP_NAME = r"[A-Za-z][A-Za-z0-9_]*"
+"""The form of an op type, all an ``ops`` entry is checked for until `set_op_types` names them."""
+
+_op_types: Collection[str] | None = None
+
+
+def set_op_types(names: Collection[str]) -> None:
+    """Name the op types an ``ops`` entry may be: those hetsim runs (`hetsim.kernels.OPS`),
+    which `hetsim.partition` (the first layer to see both targets and kernels) sets on import.
+    The target system sits below the kernels and imports nothing of them."""
+    global _op_types
+    _op_types = names
+
+
+def op_types() -> Collection[str] | None:
+    """The op types set by `set_op_types`, or None (an entry is then checked for its form)."""
+    return _op_types
+
+
+def _check_op(attr: Attr, value: object) -> tuple[bool, Any]:
+    # matched exactly ('MatMul'): a misspelt entry ('Matmul', 'relu') would leave its ops to
+    # another processor, silently, and a model holds only ops hetsim runs
+    if not isinstance(value, str):
+        return False, value
+    known = value == ANY_OP or (
+        re.fullmatch(OP_NAME, value) if _op_types is None else value in _op_types
+    )
+    return bool(known), value
+
+
 def _expect_int(attr: Attr) -> str:
     return _range_text(attr, "integer")
 
@@ -212,6 +249,10 @@ def _expect_enum(attr: Attr) -> str:
     return "one of " + ", ".join(repr(c) for c in attr.choices)
 
 
+def _expect_op(attr: Attr) -> str:
+    return f"an op type hetsim runs, or {ANY_OP!r}"
+
+
 # type name -> (check(attr, value) -> (ok, normalized), expected(attr) -> text); a registry, so
 # a new scalar type is one entry here.
 ATTR_TYPES: dict[str, tuple[Callable[[Attr, object], tuple[bool, Any]], Callable[[Attr], str]]] = {
@@ -220,8 +261,15 @@ ATTR_TYPES: dict[str, tuple[Callable[[Attr, object], tuple[bool, Any]], Callable
     "str": (_check_str, _expect_str),
     "bool": (_check_bool, _expect_bool),
     "enum": (_check_enum, _expect_enum),
+    "op": (_check_op, _expect_op),
 }
 NUMBER_TYPES = ("int", "float")
-PLURALS = {"str": "strings", "int": "integers", "float": "numbers", "bool": "booleans"}
+PLURALS = {
+    "str": "strings",
+    "int": "integers",
+    "float": "numbers",
+    "bool": "booleans",
+    "op": f"op types hetsim runs ({ANY_OP!r}: all)",
+}
 # Structural types: documented in a kind's schema, checked by the tree builder, not by Attr.check.
 STRUCTURAL_TYPES = ("target", "list[target]", "executor", "runtime")

@@ -113,12 +113,13 @@ def test_validate_finds_an_op_list_entry_hetsim_does_not_run(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     typo = tmp_path / "typo.yaml"
-    typo.write_text("kind: hetero\ndevices:\n  - {kind: cuda, ops: [Matmul, Gemm]}\n")
+    typo.write_text("kind: hetero\ndevices:\n  - {kind: cuda, ops: [Matmul, Gemm, relu]}\n")
     status, out, _ = _run(capsys, "validate", str(typo))
+    expected = "expected an op type hetsim runs, or '*', got"
     assert (status, out) == (
         1,
-        f"{typo}: processor dev0: ops: expected op types hetsim runs, got 'Matmul' "
-        "(did you mean 'MatMul'?)\n",
+        f"{typo}:3: devices[dev0].ops[0]: {expected} 'Matmul' (did you mean 'MatMul'?)\n"
+        f"{typo}:3: devices[dev0].ops[2]: {expected} 'relu' (did you mean 'Relu'?)\n",
     )
 
 

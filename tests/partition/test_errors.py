@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hetsim.errors import ModelError, PartitionError, Problem
+from hetsim.errors import ModelError, PartitionError, Problem, TargetError
 from hetsim.ir import Graph, GraphBuilder
 from hetsim.models import load_model
 from hetsim.partition import partition
@@ -265,14 +265,15 @@ def test_a_bad_rule_in_a_file_names_the_file_and_line(
     ("entry", "hint"),
     [("Matmul", " (did you mean 'MatMul'?)"), ("relu", " (did you mean 'Relu'?)"), ("Zzz", "")],
 )
-def test_an_op_list_entry_hetsim_does_not_run_is_an_error(
+def test_an_op_list_entry_hetsim_does_not_run_is_refused_by_the_target_schema(
     entry: str, hint: str, chain: Graph
 ) -> None:
-    # matched exactly, a misspelt entry would leave its ops to the host, silently
+    # matched exactly, a misspelt entry would leave its ops to the host, silently: the target
+    # schema refuses it (partition did, one entry at a time, without the entry's path)
     npu = proc("npu", name="npu", ops=["Add", entry], link=LINK)
-    message = f"processor npu: ops: expected op types hetsim runs, got {entry!r}{hint}"
-    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
-        partition(chain, platform_of(level(proc("arm-cpu"), [npu])))
+    message = f"devices[npu].ops[1]: expected an op type hetsim runs, or '*', got {entry!r}{hint}"
+    with pytest.raises(TargetError, match=f"^{re.escape(message)}$"):
+        platform_of(level(proc("arm-cpu"), [npu]))
 
 
 def test_a_rule_that_matches_only_in_another_case_is_an_error(

@@ -291,10 +291,11 @@ def test_a_misspelt_op_type_in_a_varied_ops_list_names_its_line(tmp_path: Path) 
     )
     with pytest.raises(SweepError) as caught:
         load_sweep(path)  # every point that took one failed in its run, once the cluster was up
-    expected = "vary.devices[gpu0].ops: expected lists of op types hetsim runs, got"
+    expected = "expected an op type hetsim runs, or '*', got"
     assert [p.message for p in caught.value.problems] == [
-        f"{path}:4: {expected} 'Relux' (did you mean 'Relu'?)",
-        f"{path}:4: {expected} 'relu' (did you mean 'Relu'?)",
+        f"{path}:4: vary.devices[gpu0].ops[1]: {expected} 'Relux' (did you mean 'Relu'?)",
+        f"{path}:4: vary.devices[gpu0].ops[1]: {expected} 'relu' (did you mean 'Relu'?)",
+        f"{path}:4: vary.devices[gpu0].ops[2]: {expected} 'Relux' (did you mean 'Relu'?)",
     ]
 
 
@@ -308,8 +309,8 @@ def test_a_misspelt_op_type_in_the_target_is_reported_at_the_target_key(tmp_path
     with pytest.raises(SweepError) as caught:
         load_sweep(path)
     assert [p.message for p in caught.value.problems] == [
-        f"{path}:2: target: processor gpu0: ops: expected op types hetsim runs, got 'Relux' "
-        "(did you mean 'Relu'?)"
+        f"{path}:2: target: {tmp_path / 'soc.yaml'}:4: devices[gpu0].ops[1]: expected an op type "
+        "hetsim runs, or '*', got 'Relux' (did you mean 'Relu'?)"
     ]
 
 

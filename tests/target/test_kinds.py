@@ -263,7 +263,7 @@ def test_load_kinds_is_all_or_nothing(tmp_path: Path) -> None:
         load_kinds(path)
     assert [p.message for p in err.value.problems] == [
         "kinds[bad-one].cores: expected an integer >= 1, got 0",
-        "kinds[worse].attrs.x.type: expected one of int, float, str, bool, enum, list, "
+        "kinds[worse].attrs.x.type: expected one of int, float, str, bool, enum, op, list, "
         "got 'complex'",
         "kinds[typo].bsae: unknown attribute (did you mean 'base'?)",
     ]
@@ -398,8 +398,8 @@ def test_check_kind_names_a_kind_of_the_wrong_type() -> None:
         register_kind("dsp")  # type: ignore[arg-type]
     bad = Kind("dsp", "executor", "", (Attr("x", "complex", ""),))
     assert [p.message for p in check_kind(bad)] == [
-        "kinds[dsp].x.type: expected one of int, float, str, bool, enum, list, mapping, target, "
-        "list[target], executor, runtime, got 'complex'"
+        "kinds[dsp].x.type: expected one of int, float, str, bool, enum, op, list, mapping, "
+        "target, list[target], executor, runtime, got 'complex'"
     ]
 
 
@@ -408,7 +408,7 @@ def test_attribute_names_and_types_that_are_not_words_are_named(tmp_path: Path) 
     # a type [1] raised TypeError (unhashable), an attribute 3 AttributeError ('endswith')
     text = "kinds:\n  - {name: dsp, base: npu, attrs: {x: {type: [1]}}}\n"
     assert _kinds_file_problems(tmp_path, text) == [
-        "kinds[dsp].attrs.x.type: expected one of int, float, str, bool, enum, list, got [1]"
+        "kinds[dsp].attrs.x.type: expected one of int, float, str, bool, enum, op, list, got [1]"
     ]
     text = (
         "kinds:\n  - {name: dsp, base: npu, keys: [1], attrs: {3: {type: int}, a.b: {type: int}}}\n"
