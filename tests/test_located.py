@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from hetsim.cli import main
 from hetsim.errors import Problem, SweepError, TargetError
 from hetsim.located import DuplicateKeyError, line_of, load_json, locate, safe_load
 from hetsim.sweep import load_sweep
@@ -365,4 +366,26 @@ def test_a_target_number_with_a_leading_zero_is_refused_with_its_decimal(tmp_pat
         Target(path)
     assert str(err.value) == (
         f"{path}:4: host.cores: expected an integer >= 1, got '010' (did you mean '10'?)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "rest"),
+    [
+        ("description: 5\nkind: cuda\ncores: 0\n", "3: cores: expected an integer >= 1, got 0"),
+        (  # a config, checked as one: not 'expected a target kind, got executor kind'
+            "description: 5\ntag: tvm/relax-vm\ndispatch_us: -1\n",
+            "3: dispatch_us: expected a non-negative number, got -1",
+        ),
+    ],
+)
+def test_a_bad_description_is_reported_with_the_rest(
+    tmp_path: Path, text: str, rest: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the description was read apart, first, and its problem alone was reported
+    file = tmp_path / "soc.yaml"
+    file.write_text(text)
+    assert main(["targets", "validate", str(file)]) == 1
+    assert capsys.readouterr().out == (
+        f"{file}:1: description: expected a string, got 5\n{file}:{rest}\n"
     )

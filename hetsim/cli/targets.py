@@ -121,7 +121,7 @@ def _config(spec: str) -> dict[str, Any] | None:
     or holds when it is an executor or runtime (a tag may be one: ``tvm/relax-vm``), else None:
     a target, or nothing known (`Target` says which)."""
     data = read_spec(spec)
-    category = _category(data)
+    category = config_category(data)
     if category is None:
         return None
     try:
@@ -131,13 +131,6 @@ def _config(spec: str) -> dict[str, Any] | None:
             raise
         # file:line: path: ..., as a target file's problems are
         raise TargetError(locate_in_file(err.problems, Path(spec.strip()), data)) from None
-
-
-def _category(spec: object) -> str | None:
-    """``"executor"`` or ``"runtime"`` where `spec` is such a config, else None: a name by what
-    it names, a mapping by its ``kind``, or by the ``tag`` it extends when it has no kind."""
-    name = spec.get("kind", spec.get("tag")) if isinstance(spec, dict) else spec
-    return config_category(name) if isinstance(name, str) else None
 
 
 def _validate(args: argparse.Namespace) -> int:

@@ -61,13 +61,20 @@ def check_tag(name: str, registry: TagRegistry) -> list[Problem]:
     return []
 
 
-def config_category(name: str, registry: TagRegistry = TAGS) -> str | None:
-    """``"executor"`` or ``"runtime"`` where tag or kind `name` names such a config (a tag may
-    be one, or build on one), else None: a target, or nothing known (resolving says which).
+def config_category(spec: object, registry: TagRegistry = TAGS) -> str | None:
+    """``"executor"`` or ``"runtime"`` where `spec` is such a config, else None: a target, or
+    nothing known (resolving says which). A tag or kind name by what it names (a tag may be a
+    config, or build on one); a mapping by its ``kind``, or by the ``tag`` it extends when it
+    has no kind.
 
     >>> config_category("tvm/relax-vm"), config_category("crt"), config_category("x86-h100")
     ('executor', 'runtime', None)
+    >>> config_category({"tag": "tvm/relax-vm", "dispatch_us": 1.0})
+    'executor'
     """
+    name = spec.get("kind", spec.get("tag")) if isinstance(spec, Mapping) else spec
+    if not isinstance(name, str):
+        return None
     if name not in registry:
         return _config_category({"kind": name})
     resolver = Resolver(registry)

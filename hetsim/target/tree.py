@@ -17,7 +17,8 @@ from typing import Any
 
 from hetsim.errors import Problem, TargetError
 from hetsim.memo import Recent
-from hetsim.target.canonical import canonicalize, locate_in_file
+from hetsim.target.canonical import canonicalize, canonicalize_config, locate_in_file
+from hetsim.target.catalog import config_category
 from hetsim.target.display import describe
 from hetsim.target.frozen import FrozenMap, freeze, thaw
 from hetsim.target.kinds import category_of, find_kind
@@ -51,7 +52,11 @@ def read_spec(spec: object) -> Any:
             return data
         # a file may say what it is, as a tag file does (`hetsim calibrate --out` writes one):
         # the description is not part of the tree
-        data, _ = split_description(data, path)
+        try:
+            data, _ = split_description(data, path)
+        except TargetError as err:  # with the rest's problems: all at once
+            rest = {key: value for key, value in data.items() if key != "description"}
+            raise TargetError([*err.problems, *_problems_of(rest, path)]) from None
         name = TAGS.name_for_file(path)
         # a registered tag file keeps its tag name, unless it was edited since it was read
         return name if name is not None and data == TAGS.get(name).data else data
@@ -60,6 +65,17 @@ def read_spec(spec: object) -> Any:
     if isinstance(spec, str):
         return spec.strip()
     return spec
+
+
+def _problems_of(data: Mapping[str, Any], path: Path) -> list[Problem]:
+    """What is wrong with the target or config `data`, read from the file `path`, led by file
+    and line."""
+    category = config_category(data)
+    try:
+        canonicalize(data) if category is None else canonicalize_config(data, category)
+    except TargetError as err:
+        return locate_in_file(err.problems, path, data)
+    return []
 
 
 NAMED_TARGETS_KEPT = 16
