@@ -104,6 +104,11 @@ class HostNeedsFlag(Rule):
             return []
         origin = f" (from tag {host['tag']})" if host.get("tag") else ""
         expected = f"kind {kind.name!r}{origin} cannot host (a host needs {self.flag})"
+        if kind.is_composite:  # perhaps written as a processor, with a host of its own
+            expected += (
+                ": it is a level, as is a processor written with a host, executor or runtime "
+                "of its own"
+            )
         return [Problem(join_path(path, "host"), expected)]
 
 

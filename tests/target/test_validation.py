@@ -48,7 +48,16 @@ def _with(**level: Any) -> dict[str, Any]:
         ),
         (_with(host="cuda"), "host: kind 'cuda' cannot host (a host needs can_host)"),
         (_with(host="npu"), "host: kind 'npu' cannot host (a host needs can_host)"),
-        (_with(host=_with()), "host: kind 'hetero' cannot host (a host needs can_host)"),
+        (
+            _with(host=_with()),
+            "host: kind 'hetero' cannot host (a host needs can_host): it is a level, as is a "
+            "processor written with a host, executor or runtime of its own",
+        ),
+        (  # a processor with a host of its own is wrapped into a level: it said only 'hetero'
+            _with(host={"kind": "x86-cpu", "host": "arm-cpu"}),
+            "host: kind 'hetero' cannot host (a host needs can_host): it is a level, as is a "
+            "processor written with a host, executor or runtime of its own",
+        ),
         (_with(devices=[]), "devices: expected at least one device, got []"),
         ({"kind": "hetero"}, "devices: expected at least one device, got none"),
         (
