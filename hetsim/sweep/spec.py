@@ -164,7 +164,6 @@ class _Parser:
     folder: Path | None
     problems: list[Problem] = field(default_factory=list)
     expandable: bool = True  # False: the axes cannot be crossed or zipped as they are
-    rules_file: Path | None = None  # the rules file the rules were read from, if any
 
     def add(self, path: str, expected: str, got: Any = _NOTHING, hint: str | None = None) -> None:
         """A problem at `path`; `got` (None too: ``seed: null``) shown as the user wrote it."""
@@ -226,6 +225,7 @@ def _parse(
     written = parser.names("models", allow_none=False)
     models = tuple(_local_file(m, folder, is_file=True) for m in written)
     parser.problems.extend(_files_named_twice(written, models))
+    rules, rules_file = _rules(parser, policies)
     spec = SweepSpec(
         target=_local_file(data.get("target"), folder),
         models=models,
@@ -239,9 +239,9 @@ def _parse(
         dims=_dims(parser),
         metric=_metric(parser),
         name=_name(parser),
-        rules=_rules(parser, policies),
+        rules=rules,
         source=file,
-        rules_file=parser.rules_file,  # set by _rules, just above
+        rules_file=rules_file,
     )
     count = _point_count(spec)
     if count > MAX_POINTS:
@@ -295,18 +295,20 @@ def _joined(names: list[str]) -> str:
     return f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def _rules(parser: _Parser, policies: tuple[str | None, ...]) -> tuple[tuple[str, str], ...]:
-    """The rules of the ``rules`` points: a rules file (next to the sweep file, kept as
-    ``parser.rules_file``) or a list of ``{op, device}``, read now
-    (`hetsim.partition.read_rules`). Given without that policy, or that policy without them,
-    every such point would fail or the key would be ignored."""
+def _rules(
+    parser: _Parser, policies: tuple[str | None, ...]
+) -> tuple[tuple[tuple[str, str], ...], Path | None]:
+    """The rules of the ``rules`` points, read now (`hetsim.partition.read_rules`), and the
+    file they were read from: a rules file (next to the sweep file) or None for a list of
+    ``{op, device}``. Given without that policy, or that policy without them, every such point
+    would fail or the key would be ignored."""
     value = parser.data.get("rules")
     swept = "rules" in policies
     if value is None:
         if swept:
             expected = "expected a rules file or a list of {op, device} for policy 'rules'"
             parser.add("rules", expected + " (required with it)")
-        return ()
+        return (), None
     if not swept:
         parser.add("rules", "expected policy 'rules' in policies (no other policy reads rules)")
     found = _local_file(value, parser.folder)
@@ -317,10 +319,8 @@ def _rules(parser: _Parser, policies: tuple[str | None, ...]) -> tuple[tuple[str
             parser.problems.extend(_rules_file_problems(err))
         else:
             parser.problems.extend(err.problems)  # ``rules[i]...``: the key's own list
-        return ()
-    if isinstance(found, str):
-        parser.rules_file = Path(found)
-    return rules
+        return (), None
+    return rules, Path(found) if isinstance(found, str) else None
 
 
 def _rules_file_problems(err: PartitionError) -> list[Problem]:
