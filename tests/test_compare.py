@@ -452,3 +452,16 @@ def test_iterations_past_every_bucket_are_a_column_of_the_table() -> None:
 def test_cli_options_that_would_change_nothing_are_refused(argv: list[str], error: str) -> None:
     with pytest.raises(HetsimError, match=f"^{re.escape(error)}$"):
         run_cli([*argv, "--target", "x86-h100", "--cuda-graph", "none"])
+
+
+GRAPH_ROOT = {"kind": "hetero", "executor": "graph", "runtime": "crt", "devices": ["cuda"]}
+"""A root level run by a graph executor: no VM program to capture from."""
+
+
+def test_none_runs_where_the_root_level_has_no_vm() -> None:
+    # 'none' captures nothing, yet it was refused with the capturing strategies
+    found = compare("cnn", GRAPH_ROOT, strategies=["none"], iterations=2)
+    alone = simulate("cnn", GRAPH_ROOT, mode="timing", cuda_graph="none")
+    assert found.runs[0].iterations_us == (alone.makespan_us, alone.makespan_us)
+    with pytest.raises(SimulationError, match=r"^cuda_graph whole: expected a root level run by"):
+        compare("cnn", GRAPH_ROOT, strategies=["none", "whole"], iterations=2)

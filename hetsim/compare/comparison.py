@@ -39,7 +39,7 @@ from hetsim.runtime.cuda_graph import (
     check_buckets,
     strategy_problem,
 )
-from hetsim.sim import MODES
+from hetsim.sim import MODES, run_program
 from hetsim.sim.capture import run_graph_program
 from hetsim.sim.graphs import GraphCache, GraphStats
 
@@ -249,7 +249,11 @@ def compare(
     metas: dict[tuple[tuple[str, int], ...], Mapping[str, Meta]] = {}
     runs, outputs = [], {}
     for name in strategies:
-        rewritten = capture_program(program, platform, name, bucket_sizes)
+        # 'none' captures nothing: it runs the program as compiled, whatever its root level's
+        # executor (a graph executor's root has no VM program to capture from)
+        rewritten = (
+            None if name == "none" else capture_program(program, platform, name, bucket_sizes)
+        )
         cache = GraphCache()
         times = []
         for index, dims in enumerate(shapes):
@@ -257,17 +261,25 @@ def compare(
             inputs = make_inputs(graph, seed + index, dims) if mode == "functional" else None
             if key not in metas:
                 metas[key] = propagate(graph, dims)
+            is_functional = mode == "functional"
             try:
-                record = run_graph_program(
-                    rewritten, platform, metas[key], cache, dims=dims, inputs=inputs,
-                    is_functional=mode == "functional", trace=False,
-                )  # fmt: skip
+                if rewritten is None:
+                    record = run_program(
+                        program, platform, metas[key], dims=dims, inputs=inputs,
+                        is_functional=is_functional, trace=False,
+                    )  # fmt: skip
+                else:
+                    record = run_graph_program(
+                        rewritten, platform, metas[key], cache, dims=dims, inputs=inputs,
+                        is_functional=is_functional, trace=False,
+                    )  # fmt: skip
             except SimulationError as err:  # graphs kept over iterations: which one failed
                 raise type(err)(f"{_iteration_label(name, index, dims)}: {err}") from err
             times.append(record.makespan_us)
             if inputs is not None:
                 outputs[name] = dict(record.outputs)
-        runs.append(StrategyRun(name, tuple(times), cache.stats(), rewritten.notes))
+        notes = () if rewritten is None else rewritten.notes
+        runs.append(StrategyRun(name, tuple(times), cache.stats(), notes))
     return Comparison(
         graph.name, _target_name(target), tuple(shapes), bucket_sizes, tuple(runs), mode, outputs
     )
