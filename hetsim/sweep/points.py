@@ -58,7 +58,8 @@ class Point:
     """One simulation of a sweep: a model on one overridden target, with its options.
 
     `id` is a hash of `params`, stable across runs and machines: the results file and
-    ``--resume`` know a point by it.
+    ``--resume`` know a point by it. `model` is as the sweep writes it (a file name relative to
+    the sweep file), `file` where it is loaded from (`SweepSpec.model_files`).
     """
 
     index: int
@@ -67,6 +68,7 @@ class Point:
     choices: tuple[tuple[str, str], ...]
     options: tuple[tuple[str, Any], ...]
     target: Target = field(compare=False, repr=False)
+    file: str = field(default="", compare=False, repr=False)
 
     @property
     def params(self) -> dict[str, Any]:
@@ -92,6 +94,11 @@ class SweepSpec:
 
     target: Any = field(hash=False)
     models: tuple[str, ...]
+    """The models as the sweep writes them: zoo names, files relative to the sweep file. They
+    name the points (`Point.params`), so a sweep run from another folder makes the same ones."""
+    model_files: tuple[str, ...] = field(default=(), compare=False, hash=False, repr=False)
+    """Where each of `models` is loaded from: a file by its absolute path (`models` when empty,
+    as a spec made in Python gives them)."""
     axes: tuple[Axis, ...] = ()
     expand: str = "grid"
     policies: tuple[str | None, ...] = (None,)
@@ -145,11 +152,18 @@ class SweepSpec:
         keys = ("policies", "strategies", "expand", "mode", "iterations", "seed", "dims")
         data = {key: getattr(self, key) for key in keys}
         data["target"] = self._base().export()  # plain JSON: the same in every process
-        data["models"] = [[model, _file_digest(model)] for model in self.models]
+        data["models"] = [
+            [model, _file_digest(file)] for model, file in zip(self.models, self.files, strict=True)
+        ]
         data["axes"] = [[axis.path, list(axis.values)] for axis in self.axes]
         if self.rules:  # only then, as before the key existed
             data["rules"] = [list(rule) for rule in self.rules]
         return digest(data)[:16]
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """Where each model is loaded from: `model_files`, else `models` as they are."""
+        return self.model_files or self.models
 
     @property
     def varied(self) -> tuple[str, ...]:
@@ -190,7 +204,8 @@ class SweepSpec:
         targets = self._targets()
         options = tuple(self.options.items())
         with_rules = (*options, ("rules", self.rules))
-        combos = product(self.models, self.policies, self.strategies, targets)
+        models = zip(self.models, self.files, strict=True)
+        combos = product(models, self.policies, self.strategies, targets)
         found = tuple(
             Point(
                 index,
@@ -199,8 +214,9 @@ class SweepSpec:
                 _choices(policy, strategy),
                 with_rules if policy == "rules" else options,
                 target,
+                file,
             )
-            for index, (model, policy, strategy, (values, target)) in enumerate(combos)
+            for index, ((model, file), policy, strategy, (values, target)) in enumerate(combos)
         )
         self._points.clear()
         self._points[TAGS.version] = found

@@ -223,12 +223,13 @@ def _parse(
     expand = parser.choice("expand", "grid", tuple(EXPANDERS))
     policies = parser.names("policies", allow_none=True, known=tuple(POLICIES))
     written = parser.names("models", allow_none=False)
-    models = tuple(_local_file(m, folder, is_file=True) for m in written)
-    parser.problems.extend(_files_named_twice(written, models))
+    files = tuple(_model_file(m, folder) for m in written)
+    parser.problems.extend(_files_named_twice(written, files))
     rules, rules_file = _rules(parser, policies)
     spec = SweepSpec(
         target=_local_file(data.get("target"), folder),
-        models=models,
+        models=written,
+        model_files=files,
         axes=_axes(parser, expand),
         expand=expand,
         policies=policies,
@@ -272,6 +273,19 @@ def _local_file(value: Any, folder: Path | None, *, is_file: bool = False) -> An
     if candidate.exists() or (is_file and not Path(value).exists()):
         return str(candidate)
     return value
+
+
+def _model_file(model: Any, folder: Path | None) -> Any:
+    """Where model `model`, as the sweep writes it, is loaded from: a zoo name as it is, a file
+    (found next to the sweep file first, as `_local_file` finds it) by its absolute path, so
+    that a worker in another folder (a cluster given by ``--scheduler``) finds it too."""
+    found = _local_file(model, folder, is_file=True)
+    if not isinstance(found, str) or "." not in Path(found).name:  # a zoo name has no dot
+        return found
+    try:
+        return str(Path(found).absolute())
+    except (OSError, ValueError):  # a name no file has (a NUL in it): load_model reports it
+        return found
 
 
 def _files_named_twice(written: tuple[Any, ...], models: tuple[Any, ...]) -> list[Problem]:
@@ -421,11 +435,11 @@ def _model_problems(spec: SweepSpec) -> list[Problem]:
     symbols: dict[str, None] = {}  # of every model, in order of first appearance
     sized = dict(dims)
     loaded = 0
-    for i, model in enumerate(models):
+    for i, (model, file) in enumerate(zip(models, spec.files, strict=True)):
         if not isinstance(model, str):
             continue  # reported by the parser as not a name
         try:
-            graph = point_model(model)  # kept for the points this process runs
+            graph = point_model(file)  # kept for the points this process runs
         except (HetsimError, OSError) as err:
             problems.append(Problem(f"models[{i}]", str(err)))
             continue

@@ -82,6 +82,35 @@ def test_hash_follows_the_contents_of_a_model_file(tmp_path: Path) -> None:
     assert load_sweep(tmp_path / "sweep.yaml").hash == alexnet
 
 
+def test_a_model_file_names_its_points_as_the_sweep_writes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the model was kept as a path from the current folder ('sub/m.onnx', or absolute): the
+    # hash and the point ids changed with the folder the sweep ran from, and --resume refused
+    # its own results; a worker of a cluster started elsewhere found no such file
+    pytest.importorskip("onnx")
+    from hetsim.models import light_model_path
+
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    shutil.copyfile(light_model_path("squeezenet"), folder / "m.onnx")
+    sweep = folder / "sweep.yaml"
+    sweep.write_text("target: arm-riscv-soc\nmodels: [m.onnx]\n")
+    found = {}
+    for cwd, spelling in ((folder, "sweep.yaml"), (tmp_path, "sub/sweep.yaml"), (tmp_path, sweep)):
+        monkeypatch.chdir(cwd)
+        spec = load_sweep(spelling)
+        (point,) = spec.points()
+        found[str(cwd), str(spelling)] = (spec.hash, point.id, point.params["model"])
+        assert point.file == str(folder / "m.onnx")
+    assert len(set(found.values())) == 1, found
+    assert next(iter(found.values()))[2] == "m.onnx"
+    monkeypatch.chdir(tmp_path / "..")  # a worker elsewhere loads it by its absolute path
+    out = tmp_path / "r.jsonl"
+    run_sweep(load_sweep(sweep), out=out, workers=0)
+    assert '"status":"ok"' in out.read_text().splitlines()[1].replace(" ", "")
+
+
 def test_an_edited_tag_changes_the_hash(tmp_path: Path) -> None:
     (tmp_path / "lab").mkdir()
     (tmp_path / "lab" / "soc.yaml").write_text(TARGET)
