@@ -15,6 +15,7 @@ from typing import Any, cast
 import numpy as np
 
 from hetsim.ir import Op
+from hetsim.kernels.attributes import ATTRIBUTES
 from hetsim.kernels.checks import (
     attr,
     broadcast_shape,
@@ -77,8 +78,58 @@ _BINARY: dict[str, tuple[Binary, bool]] = {
 }
 
 
+NUMPY_BROADCAST_OPSET = 7
+"""From this opset the binary ops broadcast as numpy does (every input, to one another); before
+it (Add-6, Greater-1, ...) only B broadcasts, to A's shape, and only with ``broadcast`` 1:
+`_legacy_b_shape`."""
+
+
+def _is_legacy(op: Op, opset: int) -> bool:
+    """Whether `op` broadcasts by the rule before `NUMPY_BROADCAST_OPSET`: its type had the
+    ``broadcast`` attribute then (not BitwiseAnd, LessOrEqual, ..., which came later)."""
+    return opset < NUMPY_BROADCAST_OPSET and op.type in _LEGACY_BROADCAST
+
+
+def _legacy_b_shape(op: Op, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape B is read in to broadcast to A's shape `a` by the rule before
+    `NUMPY_BROADCAST_OPSET` (Add-6: "the second tensor can either be of element size 1 ..., or
+    having its shape as a contiguous subset of the first tensor's shape. The starting of the
+    mutually equal shape is specified by the argument axis, and if it is not set, suffix matching
+    is assumed"): with ``broadcast`` 0 (the default), `b` must be `a`.
+
+    >>> add = Op("Add", "add", ("a", "b"), ("y",), {"broadcast": 1, "axis": 1})
+    >>> _legacy_b_shape(add, (2, 3, 4, 5), (3, 4))
+    (1, 3, 4, 1)
+    >>> _legacy_b_shape(Op("Add", "add", ("a", "b"), ("y",), {"broadcast": 1}), (2, 3), (3,))
+    (1, 3)
+    """
+    if not flag_attr(op, "broadcast", False):
+        if a != b:
+            expected = "expected inputs of one shape (broadcast 0; broadcast 1 broadcasts B)"
+            raise op_error(op, expected, f"{list(a)} and {list(b)}")
+        return b
+    if len(b) > len(a):
+        expected = "expected B of A's rank or lower (broadcast 1 broadcasts B to A)"
+        raise op_error(op, expected, f"A {list(a)} and B {list(b)}")
+    if all(size == 1 for size in b):  # of one element: any rank up to A's
+        return (1,) * len(a)
+    axis = int_attr(op, "axis", len(a) - len(b))
+    axis = axis + len(a) if axis < 0 else axis
+    if not 0 <= axis <= len(a) - len(b) or a[axis : axis + len(b)] != b:
+        expected = f"expected B of one element or of A's dims from axis {axis} (broadcast 1)"
+        raise op_error(op, expected, f"A {list(a)} and B {list(b)}")
+    return (1,) * axis + b + (1,) * (len(a) - axis - len(b))
+
+
 def _compile_binary(fn: Binary) -> Callable[[Op, int], Kernel]:
     def compile(op: Op, opset: int) -> Kernel:
+        if _is_legacy(op, opset):
+            return lambda inputs: [
+                fn(
+                    inputs[0],
+                    inputs[1].reshape(_legacy_b_shape(op, inputs[0].shape, inputs[1].shape)),
+                )
+            ]
         return lambda inputs: [fn(inputs[0], inputs[1])]
 
     return compile
@@ -88,10 +139,21 @@ def _infer_binary(is_bool: bool) -> Callable[[Op, int, Sequence[Meta | None]], l
     def infer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
         a, b = present(op, inputs, 2)
         dtype = np.dtype(bool) if is_bool else a.dtype
+        if _is_legacy(op, opset):
+            _legacy_b_shape(op, a.shape, b.shape)
+            return [Meta(a.shape, dtype)]
         return [Meta(broadcast_shape(op, a.shape, b.shape), dtype)]
 
     return infer
 
+
+_LEGACY_BROADCAST = frozenset(
+    op_type
+    for op_type in _BINARY
+    for since, names in ATTRIBUTES[op_type].items()
+    if since < NUMPY_BROADCAST_OPSET and "broadcast" in names
+)
+"""The binary op types that broadcast by `_legacy_b_shape` before `NUMPY_BROADCAST_OPSET`."""
 
 for _type, (_fn, _is_bool) in _BINARY.items():
     register(
