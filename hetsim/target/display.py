@@ -42,16 +42,22 @@ def describe(target: Target) -> str:
     )
 
 
-def _figures(target: Target) -> str:
-    """Key parameters of a processor: peak, memory bandwidth, link."""
+def _figures(target: Target, *, is_device: bool = True) -> str:
+    """Key parameters of a processor (peak, memory bandwidth) and of a device's link to its
+    level's host memory; a level's own link only when it is a device of another level (a root
+    level's link and a host's are read by nothing: docs/targets.md, rule 6; nor is the link of a
+    device that computes in its host's memory, ``memory_gib: 0``)."""
     a = target.attrs
+    link = f"link {a['link']['bandwidth_gbps']:g} GB/s, {a['link']['latency_us']:g} us"
     if target.is_composite:
-        return f"link {a['link']['bandwidth_gbps']:g} GB/s, {a['link']['latency_us']:g} us"
+        return link if is_device else ""
     peak = a["cores"] * a["freq_ghz"] * a["flops_per_cycle"]
-    return (
+    figures = (
         f"{a['cores']} x {a['freq_ghz']:g} GHz, {peak:g} GFLOP/s, "
         f"mem {a['mem_bandwidth_gbps']:g} GB/s"
     )
+    shares_memory = a.get("memory_gib") == 0  # computes in its level host's memory: no link
+    return f"{figures}, {link}" if is_device and not shares_memory else figures
 
 
 def _config_line(role: str, config: Config) -> str:
@@ -64,15 +70,14 @@ def render_tree(target: Target) -> str:
 
     >>> from hetsim.target.tree import Target
     >>> print(render_tree(Target({"kind": "npu", "name": "npu"})))
-    hetero  link 16 GB/s, 1 us
+    hetero
     ├─ host: riscv-cpu  4 x 1.5 GHz, 12 GFLOP/s, mem 11.2 GB/s
     ├─ executor: vm  dispatch_us=0.27, is_static=False
     ├─ runtime: cpp  alloc_us=0.5, free_us=0.2, call_us=0.1
     └─ npu: npu  1 x 1 GHz, 2048 GFLOP/s, mem 16 GB/s
     """
-    lines = [
-        f"{describe(target) if not target.is_composite else _head(target)}  {_figures(target)}"
-    ]
+    head = describe(target) if not target.is_composite else _head(target)
+    lines = [f"{head}  {_figures(target, is_device=False)}".rstrip()]
     lines += _children(target, "")
     return "\n".join(lines)
 
@@ -86,7 +91,7 @@ def _children(target: Target, indent: str) -> list[str]:
     assert target.executor is not None, "a level has an executor"
     assert target.runtime is not None, "a level has a runtime"
     items: list[tuple[str, Target | None]] = [
-        (f"host: {_label(target.host)}  {_figures(target.host)}", None),
+        (f"host: {_label(target.host)}  {_figures(target.host, is_device=False)}", None),
         (_config_line("executor", target.executor), None),
         (_config_line("runtime", target.runtime), None),
     ]

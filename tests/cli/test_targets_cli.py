@@ -59,12 +59,19 @@ def test_show_tree_draws_kinds_executors_and_parameters(
 ) -> None:
     status, out, _ = _run(capsys, "show", "lab/soc", "--tree", "--tags", str(lab))
     assert status == 0
+    # no link at the root level (it showed the kind's default, read by nothing), nor for the
+    # npu, which computes in its host's memory
     assert out == (
-        "hetero[lab/soc]  link 16 GB/s, 1 us\n"
+        "hetero[lab/soc]\n"
         "├─ host: arm-cpu[lab/cpu]  2 x 1.5 GHz, 24 GFLOP/s, mem 12.8 GB/s\n"
         "├─ executor: vm  dispatch_us=0.27, is_static=False\n"
         "├─ runtime: cpp  alloc_us=0.5, free_us=0.2, call_us=0.1\n"
         "└─ npu: npu  1 x 1 GHz, 2048 GFLOP/s, mem 16 GB/s\n"
+    )
+    # a device with a memory of its own shows its link, which the run uses (it was not shown)
+    status, out, _ = _run(capsys, "show", "cuda", "--tree")
+    assert out.splitlines()[-1] == (
+        "└─ dev0: cuda  132 x 1.98 GHz, 66908.2 GFLOP/s, mem 3350 GB/s, link 63 GB/s, 1 us"
     )
 
 
