@@ -22,6 +22,7 @@ from hetsim.report.arguments import check_record, output_path
 from hetsim.report.breakdown import breakdown_us, totals
 from hetsim.report.gantt import plot_gantt
 from hetsim.report.lanes import check_traced
+from hetsim.report.levels import level_stats
 from hetsim.report.plain import JsonValue, to_plain
 from hetsim.report.trace import write_chrome_trace
 from hetsim.sim.records import RunRecord, Span
@@ -161,7 +162,9 @@ class Result:
         """The run's figures as plain JSON values (arrays are summarized by shape and dtype).
 
         Keys: ``makespan_us``, ``breakdown_us``, ``processors`` (path → ``busy_us``,
-        ``utilization``), ``links`` (name → ``bytes``, ``busy_us``), ``peak_memory_bytes``,
+        ``utilization``), ``links`` (name → ``bytes``, ``busy_us``), ``levels`` (level path →
+        ``busy_us``, ``dispatch_us``, ``link_bytes``: `hetsim.report.level_stats`, as the run's
+        Levels table shows them; empty for a program run without levels), ``peak_memory_bytes``,
         ``placement``, ``inputs`` and ``outputs`` (name → ``shape``, ``dtype``) and ``extra``
         (whatever the engine added to its record).
         """
@@ -174,6 +177,14 @@ class Result:
             },
             "links": {
                 name: {"bytes": s.bytes, "busy_us": s.busy_us} for name, s in self.links.items()
+            },
+            "levels": {
+                path: {
+                    "busy_us": stats.busy_us,
+                    "dispatch_us": stats.dispatch_us,
+                    "link_bytes": stats.link_bytes,
+                }
+                for path, stats in level_stats(self.record).items()
             },
             "peak_memory_bytes": dict(self.peak_memory_bytes),
             "placement": dict(self.placement),

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hetsim.api import simulate
 from hetsim.report import BREAKDOWN_KEYS, LinkStats, ProcessorStats, Result
 from hetsim.sim.records import RunRecord, Span
 from tests.report.scenarios import BREAKDOWN, BUSY, LINK, two_level_record
@@ -116,6 +117,7 @@ def test_to_dict_holds_every_figure(result: Result) -> None:
             "vdevice0/npu": {"busy_us": 2.5, "utilization": 0.25},
         },
         "links": {LINK: {"bytes": 8000, "busy_us": 2.0}},
+        "levels": {},  # the record names no levels
         "peak_memory_bytes": {"host.mem": 4096, "gpu0.mem": 8000},
         "placement": {"k1": "gpu0", "k2": "gpu0", "n1": "vdevice0/npu"},
         "inputs": {"x": {"shape": [2, 3], "dtype": "float32"}},
@@ -125,6 +127,25 @@ def test_to_dict_holds_every_figure(result: Result) -> None:
         },
         "extra": {"mode": "functional", "seed": 0},
     }
+
+
+def test_to_dict_holds_the_figures_of_each_level() -> None:
+    # as the run's Levels table shows them; --json had only each level's host and processors
+    found = simulate("cnn", "arm-riscv-soc", mode="timing").to_dict()
+    processors, links = found["processors"], found["links"]
+    assert set(found["levels"]) == {"", "vdevice0"}
+    for path, level in found["extra"]["levels"].items():
+        figures = found["levels"][path]
+        busy = sum(processors[p]["busy_us"] for p in level["processors"])
+        assert figures["busy_us"] == pytest.approx(busy, rel=1e-12)
+        into = [
+            s["bytes"]
+            for name, s in links.items()
+            if name.split("--")[1][:-4] in level["processors"]
+        ]
+        assert figures["link_bytes"] == sum(into)
+        assert 0 < figures["dispatch_us"] <= processors[level["host"]]["busy_us"]
+    assert found["levels"]["vdevice0"]["link_bytes"] > 0 == found["levels"][""]["link_bytes"]
 
 
 def test_to_dict_round_trips_through_json(result: Result) -> None:
