@@ -22,8 +22,12 @@ def write_problem(path: str | Path) -> Problem | None:
     expected a file to write, got the directory '.'
     >>> write_problem(Path("trace.json")) is None
     True
+    >>> print(write_problem("").message)  # Path("") is the current directory
+    expected a path of a file to write, got ''
     """
     text, out = str(path), Path(path)
+    if not text.strip():
+        return Problem("", "expected a path of a file to write", repr(text))
     try:
         if out.is_dir():
             return Problem("", "expected a file to write", f"the directory {text!r}")

@@ -57,6 +57,17 @@ def test_a_file_in_a_missing_directory_is_refused(
     )
 
 
+@pytest.mark.parametrize(
+    ("argv", "option"), WRITERS, ids=[" ".join(w[0][:2]) + w[1] for w in WRITERS]
+)
+def test_an_empty_path_is_refused_as_one(
+    argv: list[str], option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # it said "got the directory ''": Path('') is the current directory
+    error = _usage_error([*argv, option, ""], capsys)
+    assert error.endswith(f"error: argument {option}: expected a path of a file to write, got ''")
+
+
 def test_a_file_in_an_existing_directory_is_taken(tmp_path: Path) -> None:
     args = build_parser().parse_args(["run", "mlp", "--target", "x86-h100", "--trace",
                                       str(tmp_path / "t.json")])  # fmt: skip
