@@ -49,8 +49,9 @@ def _figures(target: Target, *, is_device: bool = True) -> str:
     device that computes in its host's memory, ``memory_gib: 0``)."""
     a = target.attrs
     link = f"link {a['link']['bandwidth_gbps']:g} GB/s, {a['link']['latency_us']:g} us"
-    if target.is_composite:
-        return link if is_device else ""
+    if target.is_composite:  # its link is its host's memory's, unless that is its parent's
+        shares = target.host is not None and target.host.attrs.get("memory_gib") == 0
+        return link if is_device and not shares else ""
     peak = a["cores"] * a["freq_ghz"] * a["flops_per_cycle"]
     figures = (
         f"{a['cores']} x {a['freq_ghz']:g} GHz, {peak:g} GFLOP/s, "
@@ -97,7 +98,7 @@ def _children(target: Target, indent: str) -> list[str]:
     ]
     for child in target.devices:
         label = _head(child) if child.is_composite else _label(child)
-        items.append((f"{child.name}: {label}  {_figures(child)}", child))
+        items.append((f"{child.name}: {label}  {_figures(child)}".rstrip(), child))
     lines = []
     for i, (text, device) in enumerate(items):
         last = i == len(items) - 1

@@ -68,6 +68,9 @@ def test_show_tree_draws_kinds_executors_and_parameters(
         "├─ runtime: cpp  alloc_us=0.5, free_us=0.2, call_us=0.1\n"
         "└─ npu: npu  1 x 1 GHz, 2048 GFLOP/s, mem 16 GB/s\n"
     )
+    # a level whose host computes in its parent's memory has no link either
+    status, out, _ = _run(capsys, "show", "nxp-imx93", "--tree")
+    assert "└─ vdevice0: hetero\n" in out
     # a device with a memory of its own shows its link, which the run uses (it was not shown)
     status, out, _ = _run(capsys, "show", "cuda", "--tree")
     assert out.splitlines()[-1] == (
