@@ -95,7 +95,8 @@ def _legacy_b_shape(op: Op, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int
     `NUMPY_BROADCAST_OPSET` (Add-6: "the second tensor can either be of element size 1 ..., or
     having its shape as a contiguous subset of the first tensor's shape. The starting of the
     mutually equal shape is specified by the argument axis, and if it is not set, suffix matching
-    is assumed"): with ``broadcast`` 0 (the default), `b` must be `a`.
+    is assumed"), where a dim of 1 in B broadcasts too, as exporters relied on; with
+    ``broadcast`` 0 (the default), `b` must be `a`.
 
     >>> add = Op("Add", "add", ("a", "b"), ("y",), {"broadcast": 1, "axis": 1})
     >>> _legacy_b_shape(add, (2, 3, 4, 5), (3, 4))
@@ -115,7 +116,10 @@ def _legacy_b_shape(op: Op, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int
         return (1,) * len(a)
     axis = int_attr(op, "axis", len(a) - len(b))
     axis = axis + len(a) if axis < 0 else axis
-    if not 0 <= axis <= len(a) - len(b) or a[axis : axis + len(b)] != b:
+    # "1-dim expansion doesn't work yet", says the spec, but exporters relied on it (PyTorch's
+    # Add of [2, 3] and [2, 1] at axis 0, in onnx's backend tests): a dim of 1 in B broadcasts
+    aligned = a[axis : axis + len(b)] if 0 <= axis <= len(a) - len(b) else None
+    if aligned is None or any(size not in (1, want) for size, want in zip(b, aligned, strict=True)):
         expected = f"expected B of one element or of A's dims from axis {axis} (broadcast 1)"
         raise op_error(op, expected, f"A {list(a)} and B {list(b)}")
     return (1,) * axis + b + (1,) * (len(a) - axis - len(b))

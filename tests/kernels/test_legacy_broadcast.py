@@ -39,6 +39,8 @@ def _run(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         ((2, 3, 4, 5), (1, 1), {}, (1, 1, 1, 1)),  # one element, of any rank up to A's
         ((2, 3, 4, 5), (), {}, ()),
         ((2, 3), (3,), {"axis": -1}, (1, 3)),
+        ((2, 3), (2, 1), {"axis": 0}, (2, 1)),  # a dim of 1 in B broadcasts (PyTorch's export)
+        ((2, 3, 4), (3, 1), {"axis": 1}, (1, 3, 1)),
     ],
 )
 @pytest.mark.parametrize("opset", [1, 6])
@@ -69,7 +71,7 @@ def test_every_legacy_binary_reads_its_axis(op_type: str, numpy_fn: np.ufunc) ->
             "expected inputs of one shape (broadcast 0; broadcast 1 broadcasts B), got [2, 3] "
             "and [3]",
         ),
-        (  # "1-dim expansion doesn't work yet": B's dims are A's
+        (  # B broadcasts to A, not A to B
             (2, 1), (3,), {"broadcast": 1},
             "expected B of one element or of A's dims from axis 1 (broadcast 1), got A [2, 1] "
             "and B [3]",
