@@ -15,6 +15,7 @@ __all__ = [
     "BYTES_PER_GIB",
     "BYTES_PER_KIB",
     "BYTES_PER_MIB",
+    "counted",
     "format_bytes",
     "format_flops",
     "format_sizes",
@@ -142,3 +143,12 @@ def format_flops(flops: float) -> str:
         if flops >= scale:
             return f"{flops / scale:.2f} {unit}FLOP"
     return f"{flops:.0f} FLOP"
+
+
+def counted(n: int, noun: str) -> str:
+    """`n` and `noun`, plural unless `n` is 1.
+
+    >>> counted(1, "op"), counted(3, "core"), counted(0, "point")
+    ('1 op', '3 cores', '0 points')
+    """
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -30,6 +30,7 @@ from hetsim.sweep import (
     plot_sweep,
     run_sweep,
 )
+from hetsim.units import counted
 
 __all__ = [
     "MAX_WORKERS",
@@ -192,7 +193,7 @@ def failures_line(records: list[dict[str, Any]]) -> str:
     >>> failures_line([bad, {**bad, "index": 2}])
     'all 2 points failed; the first, point 1 (model=cnn): E: no'
     """
-    count = f"{len(records)} point{'' if len(records) == 1 else 's'}"
+    count = counted(len(records), "point")
     failed = [r for r in records if r["status"] != "ok"]
     if not failed:
         return f"{count}, 0 failed"

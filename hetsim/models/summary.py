@@ -13,7 +13,7 @@ from typing import Any
 
 from hetsim.ir import Graph, TensorType, check_graph_dims
 from hetsim.kernels import OPS, Meta, propagate
-from hetsim.units import format_bytes, format_flops
+from hetsim.units import counted, format_bytes, format_flops
 
 __all__ = ["OpTypeSummary", "Summary", "summarize"]
 
@@ -90,7 +90,7 @@ class Summary:
 
     def format(self) -> str:
         """The summary as a text table, one op type per row, heaviest first."""
-        lines = [f"model {self.name} (opset {self.opset}, {self.op_count} ops)"]
+        lines = [f"model {self.name} (opset {self.opset}, {counted(self.op_count, 'op')})"]
         if self.dims:
             dims = ", ".join(
                 f"{k}={v}" + (" (default)" if k in self.defaulted else "")

@@ -50,7 +50,7 @@ from hetsim.partition.policies import (
 )
 from hetsim.partition.segments import group_ops
 from hetsim.platform import Level, Platform, empty_memory_note
-from hetsim.units import format_sizes
+from hetsim.units import counted, format_sizes
 
 __all__ = ["ESTIMATE_DIM", "fold", "partition"]
 
@@ -218,7 +218,7 @@ class _Builder:
                 raise PartitionError(
                     f"memory {memory}: expected the weights of the ops placed on it to fit in "
                     f"{fit}, got {got} "
-                    f"({len(weights)} weight tensor{'' if len(weights) == 1 else 's'})"
+                    f"({counted(len(weights), 'weight tensor')})"
                     f"{empty_memory_note(memory, capacity)}"
                 )
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hetsim.ir import format_dims
-from hetsim.units import format_bytes, format_flops
+from hetsim.units import counted, format_bytes, format_flops
 
 __all__ = ["LevelPlan", "Plan", "Segment", "Transfer", "format_plan"]
 
@@ -268,15 +268,11 @@ class Plan:
         }
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
 def _format_segment(segment: Segment) -> str:
     nested = " (nested level)" if segment.is_nested else ""
     types = ", ".join(f"{name} x{count}" for name, count in segment.op_types)
     return (
-        f"  {segment.id:<12} {segment.device}{nested}: {_count(len(segment.ops), 'op')}, "
+        f"  {segment.id:<12} {segment.device}{nested}: {counted(len(segment.ops), 'op')}, "
         f"{format_flops(segment.flops)}  [{types}]"
     )
 
@@ -310,14 +306,14 @@ def format_plan(plan: Plan) -> str:
     for level in plan.levels.values():
         lines.append(
             f"level {level.path or '(root)'}: host {level.host}, executor {level.executor}, "
-            f"{_count(len(level.segments), 'segment')}, {level.transfer_bytes} B moved"
+            f"{counted(len(level.segments), 'segment')}, {level.transfer_bytes} B moved"
         )
         lines.extend(_format_segment(s) for s in level.segments)
         if level.transfers:
             lines.append("  transfers:")
             lines.extend(_format_transfer(t) for t in level.transfers)
     if plan.folded:
-        lines.append(f"folded at load time: {_count(len(plan.folded), 'op')}")
+        lines.append(f"folded at load time: {counted(len(plan.folded), 'op')}")
     if plan.dynamic:
-        lines.append(f"dynamic (kept off static levels): {_count(len(plan.dynamic), 'op')}")
+        lines.append(f"dynamic (kept off static levels): {counted(len(plan.dynamic), 'op')}")
     return "\n".join(lines)

@@ -14,7 +14,7 @@ from hetsim.errors import HetsimError
 from hetsim.located.paths import suffix_problem
 from hetsim.platform.elements import Level, Link, Processor
 from hetsim.platform.graph import Platform
-from hetsim.units import format_bytes
+from hetsim.units import counted, format_bytes
 
 __all__ = ["draw", "png_path", "render_tree"]
 
@@ -63,9 +63,8 @@ def _level_summary(level: Level) -> str:
 
 def _processor_line(platform: Platform, processor: Processor) -> str:
     attrs = processor.attrs
-    compute = (
-        f"{attrs['cores']} cores × {attrs['freq_ghz']} GHz × {attrs['flops_per_cycle']} flop/cycle"
-    )
+    cores = counted(attrs["cores"], "core")
+    compute = f"{cores} × {attrs['freq_ghz']} GHz × {attrs['flops_per_cycle']} flop/cycle"
     memory = platform.memories[processor.memory]
     if processor.owns_memory:
         where = (

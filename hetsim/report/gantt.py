@@ -56,7 +56,7 @@ def _fit_labels(figure: Any, axes: Any, height: float) -> None:
     wide (tight_layout in a figure of a fixed width cut long labels short, and warned)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    renderer = FigureCanvasAgg(figure).get_renderer()
+    renderer = FigureCanvasAgg(figure).get_renderer()  # type: ignore[no-untyped-call]
     widths = [label.get_window_extent(renderer).width for label in axes.get_yticklabels()]
     labels_in = LABEL_PAD_IN + max(widths, default=0.0) / DPI
     width = labels_in + PLOT_WIDTH_IN + LEGEND_WIDTH_IN

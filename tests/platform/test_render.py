@@ -14,7 +14,7 @@ seed-soc  executor=vm runtime=cpp
     ├── vdevice0/host  [coprocessor] riscv: 4 cores × 1.0 GHz × 2 flop/cycle; \
 memory vdevice0/host.mem (1.0 GiB, 8.0 GB/s)
     │       link host.mem--vdevice0/host.mem: 8.0 GB/s, 2.0 us
-    └── vdevice0/npu  [accelerator] accel: 1 cores × 1.0 GHz × 2000 flop/cycle; \
+    └── vdevice0/npu  [accelerator] accel: 1 core × 1.0 GHz × 2000 flop/cycle; \
 shares vdevice0/host.mem"""
 
 
