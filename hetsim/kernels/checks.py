@@ -4,8 +4,10 @@ Every failure is a ModelError naming the op, in one shape: ``op <name> (<type>):
 <got>`` (`op_error`; `raise_kernel_error` for a kernel's own failure). Attributes are read with
 the reader of their ONNX type (`int_attr`, `flag_attr`, `float_attr`, `str_attr`, `ints_attr`,
 `floats_attr`), which refuses a value of another type rather than converting it; inputs ONNX
-types as integers (a shape, axes, pads) with `integer_input` and `check_integer_input`. Also here:
-the ONNX dtype codes (`ONNX_DTYPES`), numpy's broadcast rule and the shape rule `same_as_input`.
+types as integers (a shape, axes, pads) with `integer_input` and `check_integer_input`, of the
+rank ONNX gives them where the caller says (`check_input_rank`). Also here: the ONNX dtype codes
+and names (`ONNX_DTYPES`, `ONNX_DTYPE_CODES`), numpy's broadcast rule and the shape rule
+`same_as_input`.
 Each op module checks what is particular to its ops; `registry` uses these to wrap what
 `register` is given (`check_required_inputs`, `check_output_count`).
 """
@@ -24,9 +26,11 @@ from hetsim.kernels.meta import Meta
 
 __all__ = [
     "ONNX_DTYPES",
+    "ONNX_DTYPE_CODES",
     "attr",
     "broadcast_shape",
     "check_at_most",
+    "check_input_rank",
     "check_integer_input",
     "check_output_count",
     "check_required_inputs",
@@ -169,24 +173,32 @@ def floats_attr(op: Op, name: str, default: Any = _MISSING) -> Any:
     return None if value is None else tuple(map(float, value))
 
 
+_ONNX_TYPES: dict[int, tuple[str, str]] = {
+    1: ("FLOAT", "float32"),
+    2: ("UINT8", "uint8"),
+    3: ("INT8", "int8"),
+    4: ("UINT16", "uint16"),
+    5: ("INT16", "int16"),
+    6: ("INT32", "int32"),
+    7: ("INT64", "int64"),
+    9: ("BOOL", "bool"),
+    10: ("FLOAT16", "float16"),
+    11: ("DOUBLE", "float64"),
+    12: ("UINT32", "uint32"),
+    13: ("UINT64", "uint64"),
+}
+"""ONNX `TensorProto.DataType` codes of the dtypes hetsim supports: (ONNX name, numpy name)."""
+
 ONNX_DTYPES: dict[int, np.dtype[Any]] = {
-    code: np.dtype(name)
-    for code, name in {
-        1: "float32",
-        2: "uint8",
-        3: "int8",
-        4: "uint16",
-        5: "int16",
-        6: "int32",
-        7: "int64",
-        9: "bool",
-        10: "float16",
-        11: "float64",
-        12: "uint32",
-        13: "uint64",
-    }.items()
+    code: np.dtype(name) for code, (_, name) in _ONNX_TYPES.items()
 }
 """ONNX `TensorProto.DataType` codes of the dtypes hetsim supports, to numpy dtypes."""
+
+_SUPPORTED_DTYPES = frozenset(ONNX_DTYPES.values())
+
+ONNX_DTYPE_CODES: dict[str, int] = {name: code for code, (name, _) in _ONNX_TYPES.items()}
+"""ONNX `TensorProto.DataType` names of the dtypes hetsim supports (Cast-1's ``to``: ``"FLOAT"``),
+to their codes."""
 
 
 def check_required_inputs(op: Op, count: int) -> None:
@@ -257,10 +269,16 @@ def choice(op: Op, name: str, value: object, allowed: Sequence[str]) -> str:
     them, with the closest as a hint."""
     if value in allowed:
         return str(value)
+    raise _not_one_of(op, name, value, allowed)
+
+
+def _not_one_of(op: Op, name: str, value: object, allowed: Sequence[str]) -> OpError:
+    """The error of `value` of `name`, not one of `allowed`: it lists them, with the closest as
+    a hint."""
     shown = ", ".join(repr(a) for a in allowed[:-1]) + f" or {allowed[-1]!r}"
     close = difflib.get_close_matches(str(value), allowed, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise op_error(op, f"expected {name} {shown}", f"{value!r}{hint}")
+    return op_error(op, f"expected {name} {shown}", f"{value!r}{hint}")
 
 
 def op_error(op: Op, expected: str, got: object) -> OpError:
@@ -311,18 +329,40 @@ got MemoryError: Unable to allocate 149. GiB for an array (timing mode computes 
 
 
 def dtype_of(op: Op, code: int | str) -> np.dtype[Any]:
-    """The numpy dtype of an ONNX dtype code (or a numpy dtype name), checked.
+    """The numpy dtype of an ONNX dtype code, an ONNX dtype name (Cast-1's ``to`` is a STRING:
+    ``"INT32"``) or a numpy dtype name, checked.
 
     Examples
     --------
-    >>> dtype_of(Op("Cast", "c", ("x",), ("y",)), 7)
-    dtype('int64')
+    >>> cast = Op("Cast", "c", ("x",), ("y",))
+    >>> dtype_of(cast, 7), dtype_of(cast, "INT32"), dtype_of(cast, "float16")
+    (dtype('int64'), dtype('int32'), dtype('float16'))
+    >>> dtype_of(cast, "INT33")
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.OpError: op c (Cast): expected a dtype name 'BOOL', 'DOUBLE', 'FLOAT', \
+'FLOAT16', 'INT16', 'INT32', 'INT64', 'INT8', 'UINT16', 'UINT32', 'UINT64' or 'UINT8', got \
+'INT33' (did you mean 'INT32'?)
     """
     if isinstance(code, str):
-        return np.dtype(code)
+        return _named_dtype(op, code)
     if code not in ONNX_DTYPES:
         raise op_error(op, f"expected a supported dtype code {sorted(ONNX_DTYPES)}", code)
     return ONNX_DTYPES[code]
+
+
+def _named_dtype(op: Op, name: str) -> np.dtype[Any]:
+    """The dtype an ONNX or numpy dtype name names; another name (``np.dtype`` would raise a
+    bare TypeError) or an unsupported dtype is a ModelError listing the ONNX names."""
+    if name in ONNX_DTYPE_CODES:
+        return ONNX_DTYPES[ONNX_DTYPE_CODES[name]]
+    try:
+        dtype = np.dtype(name)  # a numpy name ("int32"), as graphs built in Python write it
+    except TypeError as err:
+        raise _not_one_of(op, "a dtype name", name, sorted(ONNX_DTYPE_CODES)) from err
+    if dtype not in _SUPPORTED_DTYPES:
+        raise _not_one_of(op, "a dtype name", name, sorted(ONNX_DTYPE_CODES))
+    return dtype
 
 
 def normalize_axis(op: Op, axis: int, rank: int) -> int:
@@ -372,10 +412,13 @@ def same_as_input(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Met
     return [Meta(first.shape, first.dtype)]
 
 
-def check_integer_input(op: Op, index: int, what: str, value: object) -> None:
+def check_integer_input(
+    op: Op, index: int, what: str, value: object, rank: int | None = None
+) -> None:
     """Input `index` of `op` (`what`: a shape, axes, pads), which ONNX types as integers, is of
-    an integer dtype: float values would be truncated. `value` is the input's array or `Meta`;
-    an attribute's ints (before the opset that made it an input), or None, pass.
+    an integer dtype: float values would be truncated; and of rank `rank`, where given
+    (`check_input_rank`). `value` is the input's array or `Meta`; an attribute's ints (before
+    the opset that made it an input), or None, pass.
 
     Examples
     --------
@@ -389,17 +432,44 @@ float32
     dtype = getattr(value, "dtype", None)
     if dtype is not None and dtype.kind not in "iu":
         raise op_error(op, f"expected input {index} ({what}) of an integer dtype", dtype)
+    if rank is not None:
+        check_input_rank(op, index, what, value, rank)
 
 
-def integer_input(op: Op, inputs: Sequence[Meta | None], index: int, what: str) -> np.ndarray:
-    """`constant_input` of an input ONNX types as integers (`check_integer_input`), checked
-    first: a float graph input has no value to read, but a dtype to refuse."""
-    check_integer_input(op, index, what, inputs[index] if index < len(inputs) else None)
+def check_input_rank(op: Op, index: int, what: str, value: object, rank: int) -> None:
+    """Input `index` of `op` (`what`) has the rank ONNX gives it (axes and shapes are 1-D,
+    Range's bounds scalars): another would fail deep in a rule with numpy's bare TypeError.
+    `value` is the input's array or `Meta`; an attribute's ints, or None, pass.
+
+    Examples
+    --------
+    >>> op = Op("Unsqueeze", "u", ("x", "axes"), ("y",))
+    >>> check_input_rank(op, 1, "axes", Meta.of(np.array(2)), 1)
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.OpError: op u (Unsqueeze): expected input 1 (axes) 1-D, got shape ()
+    """
+    shape = getattr(value, "shape", None)
+    if shape is not None and len(shape) != rank:
+        expected = "a scalar" if rank == 0 else f"{rank}-D"
+        raise op_error(op, f"expected input {index} ({what}) {expected}", f"shape {tuple(shape)}")
+
+
+def integer_input(
+    op: Op, inputs: Sequence[Meta | None], index: int, what: str, rank: int | None = None
+) -> np.ndarray:
+    """`constant_input` of an input ONNX types as integers, of rank `rank` where given
+    (`check_integer_input`), checked first: a float graph input has no value to read, but a
+    dtype to refuse."""
+    check_integer_input(op, index, what, inputs[index] if index < len(inputs) else None, rank)
     return constant_input(op, inputs, index, what)
 
 
-def constant_input(op: Op, inputs: Sequence[Meta | None], index: int, what: str) -> np.ndarray:
-    """The value of input `index`, which a shape rule needs to know (a Reshape's shape).
+def constant_input(
+    op: Op, inputs: Sequence[Meta | None], index: int, what: str, rank: int | None = None
+) -> np.ndarray:
+    """The value of input `index`, which a shape rule needs to know (a Reshape's shape), of
+    rank `rank` where given (`check_input_rank`).
 
     Propagation computes small integer tensors for real; an input whose value is still unknown
     was computed from data (or is a graph input given without its array), and the output shape
@@ -408,6 +478,8 @@ def constant_input(op: Op, inputs: Sequence[Meta | None], index: int, what: str)
     meta = inputs[index] if index < len(inputs) else None
     if meta is None:
         raise op_error(op, f"expected a known value for input {index} ({what})", "no input")
+    if rank is not None:
+        check_input_rank(op, index, what, meta, rank)
     if meta.value is None:
         expected = f"{op_label(op)}: expected a known value for input {index} ({what})"
         raise UnknownValueError(expected, op.inputs[index])

@@ -265,7 +265,7 @@ def _crop_pad_plan(
 def _compile_center_crop_pad(op: Op, opset: int) -> Kernel:
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x, target = present(op, inputs, 2)
-        check_integer_input(op, 1, "shape", target)
+        check_integer_input(op, 1, "shape", target, rank=1)
         shape, crop, place = _crop_pad_plan(op, x.shape, [int(v) for v in target])
         y = np.zeros(shape, x.dtype)
         y[place] = x[crop]
@@ -276,7 +276,7 @@ def _compile_center_crop_pad(op: Op, opset: int) -> Kernel:
 
 def _infer_center_crop_pad(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x = first_input(op, inputs)
-    target = [int(v) for v in integer_input(op, inputs, 1, "shape")]
+    target = [int(v) for v in integer_input(op, inputs, 1, "shape", rank=1)]
     return [Meta(_crop_pad_plan(op, x.shape, target)[0], x.dtype)]
 
 

@@ -131,7 +131,7 @@ def _axes(
 ) -> tuple[int, ...]:
     """Normalized axes; none (empty axes with noop set: the reduction over no axis, which was
     taken for the identity, so that a ReduceSumSquare gave its input back unsquared)."""
-    check_integer_input(op, 1, "axes", axes)
+    check_integer_input(op, 1, "axes", axes, rank=1)
     if axes is None or len(axes) == 0:
         return () if is_noop else tuple(range(rank))
     return normalize_axes(op, axes, rank)
@@ -171,7 +171,7 @@ def _infer(since: int) -> Callable[[Op, int, Sequence[Meta | None]], list[Meta]]
         if opset < since:
             axes: Sequence[int] | np.ndarray | None = ints_attr(op, "axes", None)
         elif len(inputs) > 1 and inputs[1] is not None:
-            axes = integer_input(op, inputs, 1, "axes")
+            axes = integer_input(op, inputs, 1, "axes", rank=1)
         else:
             axes = None
         normalized = _axes(op, len(x.shape), axes, flag_attr(op, "noop_with_empty_axes", 0))

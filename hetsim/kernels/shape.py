@@ -20,6 +20,7 @@ from hetsim.kernels.arrays import memoize
 from hetsim.kernels.checks import (
     attr,
     broadcast_shape,
+    check_input_rank,
     check_integer_input,
     constant_input,
     flag_attr,
@@ -40,11 +41,12 @@ def versioned(
     op: Op, opset: int, since: int, name: str, index: int, inputs: Sequence[Meta | None]
 ) -> Any:
     """An integer parameter (axes, a shape, pads) that is attribute `name` before opset `since`
-    and input `index` from it on.
+    and input `index` from it on: a 1-D input, as ONNX has every such parameter.
 
     Returns the attribute's ints (None when absent), or the input's known value (None when the
     optional input is omitted); an attribute that is not a list of ints, an input of another
-    dtype than an integer one, or a present input of unknown value is a ModelError.
+    dtype than an integer one or of another rank than 1, or a present input of unknown value is
+    a ModelError.
 
     Examples
     --------
@@ -57,7 +59,7 @@ def versioned(
         return ints_attr(op, name, None)
     if index >= len(inputs) or inputs[index] is None:
         return None
-    return integer_input(op, inputs, index, name)
+    return integer_input(op, inputs, index, name, rank=1)
 
 
 _CONSTANT_VALUES = ("value", "value_float", "value_floats", "value_int", "value_ints")
@@ -115,14 +117,14 @@ def _compile_constant_of_shape(op: Op, opset: int) -> Kernel:
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         shape = inputs[0]
         assert shape is not None, f"{op!r}: input missing"
-        check_integer_input(op, 0, "shape", shape)
+        check_integer_input(op, 0, "shape", shape, rank=1)
         return [np.full(tuple(shape.tolist()), value, value.dtype)]
 
     return kernel
 
 
 def _infer_constant_of_shape(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    shape = integer_input(op, inputs, 0, "shape")
+    shape = integer_input(op, inputs, 0, "shape", rank=1)
     return [Meta(tuple(int(d) for d in shape), _fill_value(op).dtype)]
 
 
@@ -178,6 +180,8 @@ def _compile_range(op: Op, opset: int) -> Kernel:
         assert start is not None, "Range: start missing"
         assert limit is not None, "Range: limit missing"
         assert delta is not None, "Range: delta missing"
+        for index, (name, bound) in enumerate(zip(_RANGE_NAMES, inputs, strict=True)):
+            check_input_rank(op, index, name, bound, 0)
         values = np.arange(start.item(), limit.item(), delta.item())
         return [values.astype(start.dtype, copy=False)]
 
@@ -185,7 +189,9 @@ def _compile_range(op: Op, opset: int) -> Kernel:
 
 
 def _infer_range(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    start, limit, delta = (constant_input(op, inputs, i, n) for i, n in enumerate(_RANGE_NAMES))
+    start, limit, delta = (
+        constant_input(op, inputs, i, n, rank=0) for i, n in enumerate(_RANGE_NAMES)
+    )
     if delta == 0:
         raise op_error(op, "expected a non-zero delta", 0)
     count = max(math.ceil((float(limit) - float(start)) / float(delta)), 0)
@@ -235,10 +241,11 @@ def _compile_reshape(op: Op, opset: int) -> Kernel:
         return lambda inputs: [inputs[0].reshape(fixed_target(inputs[0].shape, inputs[0].shape))]
 
     def target_of(x_shape: tuple[int, ...], shape: np.ndarray) -> tuple[int, ...]:
-        check_integer_input(op, 1, "shape", shape)
+        check_integer_input(op, 1, "shape", shape, rank=1)
         return reshape_target(op, x_shape, shape.tolist(), allowzero)
 
-    target = memoize(target_of)  # for speed; an op's shape input has one dtype in every run
+    # for speed; an op's shape input has one dtype and one rank in every run
+    target = memoize(target_of)
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x, shape = inputs[0], inputs[1]
@@ -320,10 +327,11 @@ def _compile_squeeze(op: Op, opset: int) -> Kernel:
     rule = _SQUEEZE[op.type]
 
     def target_of(shape: tuple[int, ...], axes: Any) -> tuple[int, ...]:
-        check_integer_input(op, 1, "axes", axes)
+        check_integer_input(op, 1, "axes", axes, rank=1)
         return rule(op, shape, axes)
 
-    target = memoize(target_of)  # for speed; an op's axes input has one dtype in every run
+    # for speed; an op's axes input has one dtype and one rank in every run
+    target = memoize(target_of)
     if opset < 13:
         fixed = ints_attr(op, "axes", None)
         return lambda inputs: [inputs[0].reshape(target(inputs[0].shape, inputs[0].shape, fixed))]
@@ -358,10 +366,11 @@ for _type in _SQUEEZE:
 
 def _compile_expand(op: Op, opset: int) -> Kernel:
     def target_of(x_shape: tuple[int, ...], shape: np.ndarray) -> tuple[int, ...]:
-        check_integer_input(op, 1, "shape", shape)
+        check_integer_input(op, 1, "shape", shape, rank=1)
         return broadcast_shape(op, x_shape, tuple(shape.tolist()))
 
-    broadcast = memoize(target_of)  # for speed; an op's shape input has one dtype in every run
+    # for speed; an op's shape input has one dtype and one rank in every run
+    broadcast = memoize(target_of)
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x, shape = inputs[0], inputs[1]
@@ -377,7 +386,7 @@ def _compile_expand(op: Op, opset: int) -> Kernel:
 def _infer_expand(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x = inputs[0]
     assert x is not None, f"{op!r}: input missing"
-    shape = tuple(int(d) for d in integer_input(op, inputs, 1, "shape"))
+    shape = tuple(int(d) for d in integer_input(op, inputs, 1, "shape", rank=1))
     return [Meta(broadcast_shape(op, x.shape, shape), x.dtype)]
 
 

@@ -72,15 +72,20 @@ register(
 )
 
 
+def _concat_axis(op: Op, opset: int) -> int:
+    """Concat's ``axis``: required from opset 4; before it, optional with default 1."""
+    return int_attr(op, "axis", 1) if opset < 4 else int_attr(op, "axis")
+
+
 def _compile_concat(op: Op, opset: int) -> Kernel:
-    axis = int_attr(op, "axis")
+    axis = _concat_axis(op, opset)
     return lambda inputs: [np.concatenate(inputs, axis=axis)]
 
 
 def _infer_concat(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     metas = [m for m in inputs if m is not None]
     rank = len(metas[0].shape)
-    axis = normalize_axis(op, int_attr(op, "axis"), rank)
+    axis = normalize_axis(op, _concat_axis(op, opset), rank)
     for m in metas[1:]:
         same = len(m.shape) == rank and all(
             a == b
@@ -109,7 +114,7 @@ def split_sizes(op: Op, dim: int, split: Any, outputs: int) -> list[int]:
     >>> split_sizes(Op("Split", "s", ("x",), ("a", "b", "c"), {"num_outputs": 3}), 7, None, 3)
     [3, 3, 1]
     """
-    check_integer_input(op, 1, "split", split)
+    check_integer_input(op, 1, "split", split, rank=1)
     if split is not None and len(split) > 0:
         sizes = [int(s) for s in split]
         if sum(sizes) != dim or len(sizes) != outputs:
@@ -153,7 +158,7 @@ def _infer_split(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta
     axis = normalize_axis(op, int_attr(op, "axis", 0), len(x.shape))
     split = versioned(op, opset, 13, "split", 1, inputs)
     if opset < 2 and len(inputs) > 1 and inputs[1] is not None:  # Split-1: an input, as at 13
-        split = integer_input(op, inputs, 1, "split")
+        split = integer_input(op, inputs, 1, "split", rank=1)
     sizes = split_sizes(op, x.shape[axis], split, len(op.outputs))
     return [Meta((*x.shape[:axis], s, *x.shape[axis + 1 :]), x.dtype) for s in sizes]
 
@@ -173,7 +178,7 @@ def slices(
     """
     params = (starts, ends, axes, steps)
     for position, (name, values) in enumerate(zip(_SLICE_PARAMS, params, strict=True), start=1):
-        check_integer_input(op, position, name, values)
+        check_integer_input(op, position, name, values, rank=1)
     rank = len(shape)
     axes = range(len(starts)) if axes is None else normalize_axes(op, axes, rank)
     steps = [1] * len(starts) if steps is None else steps
@@ -273,9 +278,7 @@ def tile_repeats(op: Op, opset: int, rank: int, values: Sequence[Any]) -> list[i
         repeats = [1] * rank
         repeats[normalize_axis(op, axis, rank)] = tiles
     else:
-        check_integer_input(op, 1, "repeats", values[0])
-        if np.ndim(values[0]) != 1:
-            raise op_error(op, "expected input 1 (repeats) 1-D", f"shape {np.shape(values[0])}")
+        check_integer_input(op, 1, "repeats", values[0], rank=1)
         repeats = [int(r) for r in values[0]]
     if len(repeats) != rank or min(repeats, default=0) < 0:
         raise op_error(op, f"expected {rank} non-negative repeats", repeats)
@@ -307,7 +310,7 @@ def _infer_tile(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]
     if opset < 6:
         values = [constant_input(op, inputs, i, what) for i, what in ((1, "tiles"), (2, "axis"))]
     else:
-        values = [integer_input(op, inputs, 1, "repeats")]
+        values = [integer_input(op, inputs, 1, "repeats", rank=1)]
     repeats = tile_repeats(op, opset, len(x.shape), values)
     return [Meta(tuple(d * r for d, r in zip(x.shape, repeats, strict=True)), x.dtype)]
 
@@ -332,8 +335,8 @@ def pad_widths(op: Op, rank: int, pads: Any, axes: Any) -> list[tuple[int, int]]
     >>> pad_widths(Op("Pad", "p", ("x",), ("y",)), 3, [1, -1, 2, 0], [-1, 0])
     [(-1, 0), (0, 0), (1, 2)]
     """
-    check_integer_input(op, 1, "pads", pads)
-    check_integer_input(op, 3, "axes", axes)
+    check_integer_input(op, 1, "pads", pads, rank=1)
+    check_integer_input(op, 3, "axes", axes, rank=1)
     axes = range(rank) if axes is None else normalize_axes(op, axes, rank)
     pads = [int(p) for p in pads]
     if len(pads) != 2 * len(axes):
@@ -395,7 +398,7 @@ def _infer_pad(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
         pads = ints_attr(op, "pads" if opset >= 2 else "paddings", None)
         axes = None
     else:
-        pads = integer_input(op, inputs, 1, "pads")
+        pads = integer_input(op, inputs, 1, "pads", rank=1)
         axes = versioned(op, opset, 18, "axes", 3, inputs)
     widths = pad_widths(op, len(x.shape), pads, axes)
     shape = tuple(d + b + e for d, (b, e) in zip(x.shape, widths, strict=True))

@@ -89,7 +89,7 @@ def _compile_max_unpool(op: Op, opset: int) -> Kernel:
         assert indices is not None
         y = max_unpool(x, indices, _unpooled_shape(x.shape, kernel_shape, strides, pads))
         wanted = inputs[2] if len(inputs) > 2 else None
-        check_integer_input(op, 2, "output_shape", wanted)
+        check_integer_input(op, 2, "output_shape", wanted, rank=1)
         if wanted is None or tuple(int(n) for n in wanted) == y.shape:
             return [y]
         out = np.zeros(tuple(int(n) for n in wanted), x.dtype)
@@ -114,7 +114,7 @@ def _infer_max_unpool(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list
     if min(shape[2:], default=1) < 1:
         raise op_error(op, "expected a positive unpooled shape", list(shape))
     if len(inputs) > 2 and inputs[2] is not None:
-        wanted = tuple(int(n) for n in integer_input(op, inputs, 2, "output_shape"))
+        wanted = tuple(int(n) for n in integer_input(op, inputs, 2, "output_shape", rank=1))
         is_larger = len(wanted) == len(shape) and all(
             w >= n for w, n in zip(wanted, shape, strict=True)
         )
