@@ -60,7 +60,9 @@ FRESH_OUTPUT: dict[str, int] = {"Conv": 1, "Add": 2, "Sum": 2, "Concat": 1}
 """Op type -> the fewest inputs with which its kernel always returns a new array that no other
 tensor shares, so that an epilogue may overwrite it (a one-input Sum returns its input)."""
 
-_FOLDED = "\0folded"  # suffix of the new constants' names; no ONNX name holds a NUL
+_FOLDED = "\0folded"
+"""The suffix of the new constants' names (a NUL, which names rarely hold: a graph's name that
+takes it anyway makes `_fresh` lengthen the suffix)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +155,7 @@ def _fold_into_convs(
     readers = _sole_readers(ops, uses)
     constants: dict[str, np.ndarray] = {}
     dropped: set[int] = set()
+    taken = {*graph.inputs, *inits, *(n for op in ops for n in (*op.inputs, *op.outputs))}
     for index, op in enumerate(ops):
         start = _conv_affine(op, inits) if op.type == "Conv" else None
         if start is None:
@@ -172,10 +175,25 @@ def _fold_into_convs(
             out = after.outputs[0]
         if out == op.outputs[0]:  # nothing absorbed
             continue
-        names = (op.outputs[0] + _FOLDED + "w", op.outputs[0] + _FOLDED + "b")
+        names = (_fresh(op.outputs[0] + "w", taken), _fresh(op.outputs[0] + "b", taken))
         constants[names[0]], constants[names[1]] = weight.astype(dtype), bias.astype(dtype)
         ops[index] = replace(op, inputs=(op.inputs[0], *names), outputs=(out,))
     return [op for op in ops if id(op) not in dropped], constants
+
+
+def _fresh(stem: str, taken: set[str]) -> str:
+    """A name for a new constant made from `stem`, which no tensor of the graph has (a graph
+    input named like a folded weight was read in its place, silently); taken from now on.
+
+    >>> _fresh("cw", {"a"}) == "cw" + _FOLDED, _fresh("cw", {"cw" + _FOLDED}) == "cw\\0" + _FOLDED
+    (True, True)
+    """
+    name = stem + _FOLDED
+    while name in taken:
+        stem += "\0"
+        name = stem + _FOLDED
+    taken.add(name)
+    return name
 
 
 def _conv_affine(conv: Op, inits: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hetsim.ir import Graph, GraphBuilder
+from hetsim.ir import Graph, GraphBuilder, Op, TensorType
 from hetsim.kernels import compile_program, execute
 from hetsim.kernels.fuse import fuse
 from hetsim.models import load_model
@@ -105,3 +105,31 @@ def test_a_mul_that_varies_along_space_or_changes_dtype_is_not_folded(
     assert [op.type for op in fuse(graph).ops] == ["Conv", "Mul", "Add"]
     wide = _conv_bn_mul_add(rng, np.ones((4, 1, 1)), np.zeros((4, 1, 1)))  # float64 constants
     assert [op.type for op in fuse(wide).ops] == ["Conv", "Mul", "Add"]
+
+
+def test_a_graph_name_like_a_folded_weight_is_not_taken_for_it(rng: np.random.Generator) -> None:
+    # the folded weight of conv output 'c' was named 'c\0foldedw' whatever the graph held: a
+    # graph input of that name was read in its place, and y came out wrong, silently
+    taken = "c\0foldedw"
+    graph = Graph(
+        "g",
+        (
+            Op("Conv", "conv", ("x", "w"), ("c",)),
+            Op("Mul", "mul", ("c", "k"), ("y",)),
+            Op("Identity", "id", (taken,), ("z",)),
+        ),
+        {"x": TensorType((1, 3, 4, 4), "float32"), taken: TensorType((4, 3, 1, 1), "float32")},
+        ("y", "z"),
+        {
+            "w": rng.standard_normal((4, 3, 1, 1)).astype(np.float32),
+            "k": (rng.standard_normal((1, 4, 1, 1)) + 2).astype(np.float32),
+        },
+    )
+    feeds = {
+        "x": rng.standard_normal((1, 3, 4, 4)).astype(np.float32),
+        taken: np.zeros((4, 3, 1, 1), np.float32),
+    }
+    assert [op.type for op in fuse(graph).ops] == ["Conv", "Identity"]  # the Mul is folded
+    fused, plain = execute(graph, feeds), execute(graph, feeds, fuse=False)
+    np.testing.assert_allclose(fused["y"], plain["y"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(fused["z"], feeds[taken])
