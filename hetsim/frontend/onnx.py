@@ -14,12 +14,12 @@ dimensions (``dim_param``) of the model inputs are kept as `str` dims.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from hetsim.errors import ModelError
+from hetsim.errors import ModelError, OpError
 from hetsim.frontend import proto as onnx_proto
 from hetsim.frontend import qdq, tensors
 from hetsim.frontend.folding import fold_constants
@@ -63,10 +63,12 @@ def load_onnx(
     Raises
     ------
     ModelError
-        A file that cannot be read as an ONNX model (the message names the file); an op
-        outside the supported set (``op <name> (<OpType>): unsupported op <OpType>; supported
-        ops: ...``), a call of a function of the model's own included; an unsupported dtype; a
-        structural problem (dangling input, cycle, duplicate output), each naming where it is.
+        A file that cannot be read as an ONNX model; an op outside the supported set
+        (``<file>: op <name> (<OpType>): unsupported op <OpType>; supported ops: ...``), a call
+        of a function of the model's own included; an unsupported dtype; a structural problem
+        (dangling input, cycle, duplicate output); an op that folding constants runs and
+        refuses (an `OpError`). Each message is led by the file (``model <graph name>`` for a
+        ModelProto) and names where in it the problem is.
         What ONNX forbids and would otherwise be read as a guess: two initializers, or two
         attributes of a node, of one name; two default-domain opsets; a graph input that is
         an initializer stating another dtype or shape; an attribute whose value is not in its
@@ -91,9 +93,13 @@ def load_onnx(
     """
     model, where, default_name = _read(source)
     graph = _convert(model, where, default_name)
-    if fuse_qdq and any(op.type == "DequantizeLinear" for op in graph.ops):
-        graph = qdq.fuse_qdq(fold_constants(graph, keep=("DequantizeLinear",)) if fold else graph)
-    return fold_constants(graph) if fold else graph
+    try:
+        if fuse_qdq and any(op.type == "DequantizeLinear" for op in graph.ops):
+            kept = fold_constants(graph, keep=("DequantizeLinear",)) if fold else graph
+            graph = qdq.fuse_qdq(kept)
+        return fold_constants(graph) if fold else graph
+    except ModelError as err:  # an op that folding or fusion ran and refused: in which model
+        raise _in_model(err, where) from err
 
 
 def require_onnx(where: str) -> ModuleType:
@@ -154,22 +160,46 @@ def _read(source: str | Path | onnx.ModelProto) -> tuple[onnx.ModelProto, str, s
 
 
 def _check_external_files(model: onnx.ModelProto, path: Path) -> None:
-    """Raise unless every initializer kept in another file names a file beside `path`, in its
-    folder or below (onnx's loader refuses an absolute or a ``../`` location too, with its own
-    `ValidationError`, which is no ModelError)."""
+    """Raise unless every tensor kept in another file (an initializer, a Constant's value) names
+    a file beside `path`, in its folder or below (onnx's loader refuses an absolute or a ``../``
+    location too, with its own `ValidationError`, which is no ModelError), that holds its
+    bytes."""
     folder = path.parent.resolve()
-    for name, location in onnx_proto.external_locations(model):
+    nodes = model.graph.node
+    op_names = _op_names(nodes)
+    for index, name, entries in onnx_proto.external_data(model):
+        if index is None:
+            where = f"{path}: initializer {name}"
+        else:
+            where = f"{path}: op {op_names[index]} ({nodes[index].op_type}) attribute {name}"
+        location = entries.get("location", "")
         if location and folder not in (folder / location).resolve().parents:  # /etc/x, ../x
             raise ModelError(
-                f"{path}: initializer {name}: expected an external data file in the "
-                f"model's folder, got {location!r}, outside it"
+                f"{where}: expected an external data file in the model's folder, got "
+                f"{location!r}, outside it"
             )
         if not location or not (path.parent / location).is_file():
             got = "no location" if not location else f"no file {path.parent / location}"
             raise ModelError(
-                f"{path}: initializer {name}: expected its external data file "
-                f"{location or '(unnamed)'} beside the model, got {got}"
+                f"{where}: expected its external data file {location or '(unnamed)'} beside the "
+                f"model, got {got}"
             )
+        _check_extent(entries, path.parent / location, where)
+
+
+def _check_extent(entries: dict[str, str], file: Path, where: str) -> None:
+    """Raise unless `file` reaches the end of the bytes that `entries` (offset, length) say:
+    onnx's loader names the tensor, not the initializer or op. An offset or a length that is
+    not a count is left to it."""
+    offset, length = entries.get("offset", "0"), entries.get("length", "0")
+    if not (offset.isdecimal() and length.isdecimal()):
+        return
+    end, size = int(offset) + int(length), file.stat().st_size
+    if end > size:
+        raise ModelError(
+            f"{where}: expected bytes {int(offset)} to {end} in its external data file "
+            f"{entries['location']}, got a file of {size} bytes"
+        )
 
 
 def _convert(model: onnx.ModelProto, where: str, default_name: str) -> Graph:
@@ -187,13 +217,14 @@ def _convert(model: onnx.ModelProto, where: str, default_name: str) -> Graph:
             tensors.check_initializer_input(
                 info, initializers[info.name], f"{where}: input {info.name}"
             )
+    named = tensors.dim_params(proto)
     inputs = {
-        info.name: tensors.tensor_type(info, f"{where}: input {info.name}")
+        info.name: tensors.tensor_type(info, f"{where}: input {info.name}", named)
         for info in proto.input
         if info.name not in initializers
     }
     value_types = {
-        info.name: tensors.tensor_type(info, f"{where}: tensor {info.name}")
+        info.name: tensors.tensor_type(info, f"{where}: tensor {info.name}", named)
         for info in (*proto.value_info, *proto.output)
         if info.type.HasField("tensor_type") and info.type.tensor_type.HasField("shape")
     }
@@ -208,7 +239,15 @@ def _convert(model: onnx.ModelProto, where: str, default_name: str) -> Graph:
             value_types={**value_types, **inputs},
         )
     except ModelError as err:  # the graph's structure (a tensor made twice, a cycle): its file
-        raise ModelError(f"{where}: {err}") from err
+        raise _in_model(err, where) from err
+
+
+def _in_model(err: ModelError, where: str) -> ModelError:
+    """`err` led by `where` (the model's file, or ``model <graph name>``); an `OpError` stays
+    one, still naming its op."""
+    if isinstance(err, OpError):
+        return OpError(f"{where}: {err}", err.op)
+    return ModelError(f"{where}: {err}")
 
 
 NEWEST_OPSET = 28
@@ -235,20 +274,27 @@ def _default_opset(model: onnx.ModelProto, where: str) -> int:
 
 
 def _ops(
-    nodes: Iterable[onnx.NodeProto], where: str, functions: frozenset[tuple[str, str]]
+    nodes: Sequence[onnx.NodeProto], where: str, functions: frozenset[tuple[str, str]]
 ) -> tuple[Op, ...]:
     ops: list[Op] = []
-    names: set[str] = set()
+    for node, name in zip(nodes, _op_names(nodes), strict=True):
+        label = f"{where}: op {name} ({node.op_type})"
+        _check_supported(node, label, functions)
+        attrs = _attributes(node, label)
+        ops.append(Op(node.op_type, name, tuple(node.input), tuple(node.output), attrs))
+    return tuple(ops)
+
+
+def _op_names(nodes: Sequence[onnx.NodeProto]) -> list[str]:
+    """The name of each node's op: its own, its first output's, or ``node<index>``, made unique."""
+    names: dict[str, None] = {}  # a dict for its order
     for index, node in enumerate(nodes):
         name = node.name or (node.output[0] if node.output else "") or f"node{index}"
         unique, suffix = name, index
         while unique in names:  # ONNX lets nodes share a name; hetsim's ops each have their own
             unique, suffix = f"{name}_{suffix}", suffix + 1
-        names.add(unique)
-        _check_supported(node, unique, functions)
-        attrs = _attributes(node, f"{where}: op {unique} ({node.op_type})")
-        ops.append(Op(node.op_type, unique, tuple(node.input), tuple(node.output), attrs))
-    return tuple(ops)
+        names[unique] = None
+    return list(names)
 
 
 def _attributes(node: onnx.NodeProto, where: str) -> dict[str, Any]:
@@ -264,9 +310,10 @@ def _attributes(node: onnx.NodeProto, where: str) -> dict[str, Any]:
 
 
 def _check_supported(
-    node: onnx.NodeProto, name: str, functions: frozenset[tuple[str, str]]
+    node: onnx.NodeProto, label: str, functions: frozenset[tuple[str, str]]
 ) -> None:
-    """The op is registered in the node's domain (`hetsim.kernels.OpDef.domain`)."""
+    """The op (`label`: ``<file>: op <name> (<OpType>)``) is registered in the node's domain
+    (`hetsim.kernels.OpDef.domain`)."""
     domain = "" if node.domain in _DEFAULT_DOMAINS else node.domain
     definition = OPS.get(node.op_type)
     if definition is not None and definition.domain == domain:
@@ -284,7 +331,7 @@ def _check_supported(
         f"; in domain {d!r}: {', '.join(types)}" for d, types in sorted(by_domain.items()) if d
     )
     raise ModelError(
-        f"op {name} ({node.op_type}): unsupported op {node.op_type}{where}; "
+        f"{label}: unsupported op {node.op_type}{where}; "
         f"supported ops: {', '.join(by_domain.get('', []))}{others}"
     )
 

@@ -27,12 +27,13 @@ from hetsim.errors import ModelError
 
 __all__ = [
     "EXTERNAL",
+    "external_data",
     "external_files",
-    "external_locations",
     "has_external_data",
     "messages",
     "onnx_dir",
     "parse_model",
+    "stored_tensors",
     "to_array",
 ]
 
@@ -109,25 +110,41 @@ def parse_model(path: Path) -> Any:
 
 
 def has_external_data(model: Any) -> bool:
-    """Whether any initializer of `model`'s main graph keeps its bytes in another file."""
-    return any(t.data_location == EXTERNAL for t in model.graph.initializer)
+    """Whether any tensor of `model`'s main graph (`stored_tensors`) keeps its bytes in another
+    file."""
+    return any(t.data_location == EXTERNAL for _, _, t in stored_tensors(model))
 
 
-def external_locations(model: Any) -> Iterator[tuple[str, str]]:
-    """``(initializer name, location)`` of each main-graph initializer of `model` kept in
-    another file; ``""`` where it names none."""
+def stored_tensors(model: Any) -> Iterator[tuple[int | None, str, Any]]:
+    """``(node index, name, TensorProto)`` of each tensor stored in `model`'s main graph: each
+    initializer (index None, its name), then each tensor in a node's attribute (a Constant's
+    ``value``: the node's index, the attribute's name); those a writer may keep in another file
+    (``onnx.save(..., convert_attribute=True)`` moves attribute tensors out too)."""
     for tensor in model.graph.initializer:
+        yield None, tensor.name, tensor
+    for index, node in enumerate(model.graph.node):
+        for attribute in node.attribute:
+            if attribute.HasField("t"):
+                yield index, attribute.name, attribute.t
+            for tensor in attribute.tensors:
+                yield index, attribute.name, tensor
+
+
+def external_data(model: Any) -> Iterator[tuple[int | None, str, dict[str, str]]]:
+    """``(node index, name, entries)`` of each tensor of `model`'s main graph (as
+    `stored_tensors` names it) kept in another file: its ``external_data`` as a dict
+    (``location``, ``offset``, ``length``, each where the writer set it)."""
+    for index, name, tensor in stored_tensors(model):
         if tensor.data_location == EXTERNAL:
-            entries = {entry.key: entry.value for entry in tensor.external_data}
-            yield tensor.name, entries.get("location", "")
+            yield index, name, {entry.key: entry.value for entry in tensor.external_data}
 
 
 def external_files(model: Any, folder: Path) -> list[Path]:
-    """The files, under `folder` (the model file's), that `model`'s main-graph initializers keep
+    """The files, under `folder` (the model file's), that `model`'s main-graph tensors keep
     their bytes in, each once, in name order (where they point outside it, `load_onnx` refuses
     the model)."""
-    locations = {location for _, location in external_locations(model) if location}
-    return [folder / location for location in sorted(locations)]
+    locations = {entries.get("location", "") for _, _, entries in external_data(model)}
+    return [folder / location for location in sorted(locations - {""})]
 
 
 def to_array(tensor: Any, dtype: np.dtype[Any], where: str = "tensor") -> np.ndarray:

@@ -5,7 +5,7 @@ initializer as an array, a graph input's `TensorType`, each checked and named in
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,6 +22,7 @@ __all__ = [
     "SUPPORTED_DTYPES",
     "array",
     "check_initializer_input",
+    "dim_params",
     "dtype_name",
     "initializers",
     "tensor_type",
@@ -113,7 +114,20 @@ def type_label(dtype: str, shape: Iterable[object]) -> str:
     return f"{dtype}[{', '.join(str(d) for d in shape)}]"
 
 
-def tensor_type(info: onnx.ValueInfoProto, where: str) -> TensorType:
+def dim_params(proto: onnx.GraphProto) -> frozenset[str]:
+    """The dim names (``dim_param``) that the graph's inputs, value_info and outputs state."""
+    infos = (*proto.input, *proto.value_info, *proto.output)
+    return frozenset(
+        dim.dim_param for info in infos for dim in info.type.tensor_type.shape.dim if dim.dim_param
+    )
+
+
+def tensor_type(
+    info: onnx.ValueInfoProto, where: str, dim_names: Collection[str] = ()
+) -> TensorType:
+    """The `TensorType` that `info` states. An unknown dim is symbolic: its ``dim_param``, or,
+    unnamed, ``<tensor>_d<index>``; where `dim_names` (the model's `dim_params`) hold that
+    name, the first free ``<tensor>_d<index>_<n>`` (n = 1, 2, ...), so that it varies apart."""
     kind = info.type.WhichOneof("value")
     if kind != "tensor_type":
         raise ModelError(f"{where}: expected a tensor, got {kind or 'no type'}")
@@ -125,6 +139,14 @@ def tensor_type(info: onnx.ValueInfoProto, where: str) -> TensorType:
         if dim.HasField("dim_value"):
             shape.append(int(dim.dim_value))
         else:
-            # An unnamed unknown dim still varies on its own: give it a name of its own.
-            shape.append(dim.dim_param or f"{info.name}_d{index}")
+            shape.append(dim.dim_param or _unnamed_dim(f"{info.name}_d{index}", dim_names))
     return TensorType(tuple(shape), dtype_name(tensor.elem_type, where))
+
+
+def _unnamed_dim(name: str, dim_names: Collection[str]) -> str:
+    """`name`, or the first ``<name>_<n>`` that no dim of the model is named (an unnamed
+    unknown dim still varies on its own: linked to a named one, it refused valid inputs)."""
+    free, n = name, 1
+    while free in dim_names:
+        free, n = f"{name}_{n}", n + 1
+    return free

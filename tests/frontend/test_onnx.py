@@ -139,7 +139,7 @@ def test_unsupported_op_names_the_node_and_lists_the_supported_ops() -> None:
     supported = ", ".join(sorted(set(OPS) - onnxruntime))
     microsoft = ", ".join(sorted(onnxruntime))
     message = (
-        f"op odd (Mystery): unsupported op Mystery; supported ops: {supported}; "
+        f"model g: op odd (Mystery): unsupported op Mystery; supported ops: {supported}; "
         f"in domain 'com.microsoft': {microsoft}"
     )
     with pytest.raises(ModelError, match="^" + re.escape(message) + "$"):
@@ -164,8 +164,8 @@ def test_onnxruntime_s_quantized_ops_are_read_in_their_domain_only() -> None:
     plain = _model([add], [a], [_vi("y", [3], TensorProto.INT8)], inits)
     with pytest.raises(
         ModelError,
-        match=r"^op qadd \(QLinearAdd\): unsupported op QLinearAdd \(onnxruntime's QLinearAdd "
-        r"is in domain 'com\.microsoft'\); supported ops: Abs, ",
+        match=r"^model g: op qadd \(QLinearAdd\): unsupported op QLinearAdd \(onnxruntime's "
+        r"QLinearAdd is in domain 'com\.microsoft'\); supported ops: Abs, ",
     ):
         load_onnx(plain)
 
@@ -174,7 +174,8 @@ def test_op_from_another_domain_is_unsupported_even_with_a_known_name() -> None:
     node = helper.make_node("Relu", ["x"], ["y"], name="r", domain="com.vendor")
     with pytest.raises(
         ModelError,
-        match=r"^op r \(Relu\): unsupported op Relu in domain 'com\.vendor'; supported ops: Abs, ",
+        match=r"^model g: op r \(Relu\): unsupported op Relu in domain 'com\.vendor'; "
+        r"supported ops: Abs, ",
     ):
         load_onnx(_model([node], [_vi("x", [2])], [_vi("y", [2])]))
 
@@ -186,7 +187,8 @@ def test_a_model_only_of_another_domains_ops_names_the_op() -> None:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("ai.onnx.ml", 1)])
     with pytest.raises(
         ModelError,
-        match=r"^op bin \(Binarizer\): unsupported op Binarizer in domain 'ai\.onnx\.ml';",
+        match=r"^model g: op bin \(Binarizer\): unsupported op Binarizer in domain "
+        r"'ai\.onnx\.ml';",
     ):
         load_onnx(model)
 
@@ -488,7 +490,7 @@ def test_an_op_folded_at_load_is_checked_by_its_shape_rule_first() -> None:
     with pytest.raises(ModelError) as caught:
         load_onnx(model)
     assert str(caught.value) == (
-        "op dq_w (DequantizeLinear): expected an x_scale of 3 elements (x's axis 1), got 4"
+        "model g: op dq_w (DequantizeLinear): expected an x_scale of 3 elements (x's axis 1), got 4"
     )
 
 

@@ -187,8 +187,8 @@ def test_malformed_model_is_an_error_naming_the_file_and_the_place(
 def test_a_call_of_a_model_local_function_says_functions_are_not_inlined() -> None:
     with pytest.raises(
         ModelError,
-        match=r"^op call \(MyRelu\): unsupported op MyRelu in domain 'my\.domain' \(a function "
-        r"of the model's own, which hetsim does not inline\); supported ops: Abs, ",
+        match=r"^model g: op call \(MyRelu\): unsupported op MyRelu in domain 'my\.domain' \(a "
+        r"function of the model's own, which hetsim does not inline\); supported ops: Abs, ",
     ):
         load_onnx(_function_call())
 
