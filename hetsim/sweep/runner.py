@@ -15,6 +15,7 @@ import logging
 import pickle
 import threading
 import time
+import warnings
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -379,14 +380,19 @@ def _on_dask(
         batches = [tuple(points[i : i + size]) for i in range(0, len(points), size)]
         keys = [f"hetsim-points-{b[0].id}-{len(b)}-{token}" for b in batches]
         payloads = [pickle.dumps(b, protocol=pickle.HIGHEST_PROTOCOL) for b in batches]
-        submitted = client.map(
-            execute_batch,
-            payloads,
-            run_point=run_point,
-            key=keys,
-            retries=options["retries"],
-            pure=False,
-        )
+        with warnings.catch_warnings():
+            # the points travel in the tasks, by design (a task retried on another worker has
+            # them; scattered, they would go with a worker that died): Dask's advice to scatter
+            # a large graph, printed before the progress bar of a 1e5-point sweep, is not ours
+            warnings.filterwarnings("ignore", "Sending large graph", UserWarning)
+            submitted = client.map(
+                execute_batch,
+                payloads,
+                run_point=run_point,
+                key=keys,
+                retries=options["retries"],
+                pure=False,
+            )
         futures = dict(zip(submitted, batches, strict=True))
         try:
             for future in as_completed(futures):  # type: ignore[no-untyped-call]
