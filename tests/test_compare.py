@@ -465,3 +465,16 @@ def test_none_runs_where_the_root_level_has_no_vm() -> None:
     assert found.runs[0].iterations_us == (alone.makespan_us, alone.makespan_us)
     with pytest.raises(SimulationError, match=r"^cuda_graph whole: expected a root level run by"):
         compare("cnn", GRAPH_ROOT, strategies=["none", "whole"], iterations=2)
+
+
+def test_a_dim_the_model_lacks_in_a_shapes_file_names_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # it said "trace[0]: model transformer: ...", every other problem of the file naming it
+    path = tmp_path / "shapes.json"
+    path.write_text('[{"sq": 4}]')
+    assert main(["compare", "transformer", "--target", "x86-h100", "--shapes", str(path)]) == 1
+    assert capsys.readouterr().err == (
+        f"error: --shapes {path}: trace[0]: model transformer: expected one of its symbolic "
+        "dims (seq), got 'sq' (did you mean 'seq'?)\n"
+    )

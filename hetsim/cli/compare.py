@@ -14,7 +14,7 @@ import sys
 
 from hetsim.cli.counts import count_type
 from hetsim.cli.files import input_path, png_file, writing
-from hetsim.errors import HetsimError
+from hetsim.errors import HetsimError, ModelError
 
 __all__ = [
     "DEFAULT_STRATEGIES",
@@ -155,7 +155,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def run(args: argparse.Namespace) -> int:
     """Compare, print the table or the JSON, write the plot; return 0."""
     # Imported when the command runs: the engine's imports are not needed to build the parser.
-    from hetsim.compare import DEFAULT_ITERATIONS, compare, dims_trace, load_shapes
+    from hetsim.compare import DEFAULT_ITERATIONS, check_trace, compare, dims_trace, load_shapes
     from hetsim.models import load_model
     from hetsim.models.inputs import check_seed
     from hetsim.runtime.cuda_graph import DEFAULT_BUCKETS
@@ -166,6 +166,10 @@ def run(args: argparse.Namespace) -> int:
     trace = None
     if args.shapes is not None:
         trace = load_shapes(args.shapes, dims=symbols)
+        try:  # checked here too, so that a bad dim name names the file it is in
+            check_trace(model, trace)
+        except ModelError as err:
+            raise ModelError(f"--shapes {args.shapes}: {err}") from err
     elif args.seq_dist is not None:
         if not symbols:  # nothing to draw: the sizes would change nothing, without a word
             raise HetsimError(

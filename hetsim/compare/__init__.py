@@ -5,7 +5,7 @@
 (`hetsim.compare.traces`).
 """
 
-from hetsim.compare.comparison import Comparison, StrategyRun, compare
+from hetsim.compare.comparison import Comparison, StrategyRun, check_trace, compare
 from hetsim.compare.traces import (
     DEFAULT_ITERATIONS,
     DEFAULT_SEQ_DIST,
@@ -22,6 +22,7 @@ __all__ = [
     "MAX_ITERATIONS",
     "Comparison",
     "StrategyRun",
+    "check_trace",
     "compare",
     "dims_trace",
     "load_shapes",

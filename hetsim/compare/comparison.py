@@ -43,7 +43,7 @@ from hetsim.sim import MODES, run_program
 from hetsim.sim.capture import run_graph_program
 from hetsim.sim.graphs import GraphCache, GraphStats
 
-__all__ = ["Comparison", "StrategyRun", "compare"]
+__all__ = ["Comparison", "StrategyRun", "check_trace", "compare"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +242,7 @@ def compare(
     bucket_sizes = check_buckets(buckets)
     strategies = _strategies(strategies)
     if trace is not None:
-        trace = _checked_trace(graph, trace)
+        trace = check_trace(graph, trace)
     shapes = _trace(graph.symbols, trace, iterations)
     # compiled once for every iteration: symbolic dims stay dynamic, their ops on VM levels
     program = compile_plan(graph, platform, partition(graph, platform))
@@ -295,8 +295,9 @@ def _iteration_label(strategy: str, index: int, dims: Mapping[str, int]) -> str:
     return f"strategy {strategy}, iteration {index}{shown}"
 
 
-def _checked_trace(graph: Graph, trace: object) -> tuple[Mapping[str, int], ...]:
-    """`trace` as a tuple of dims, each checked for `graph`: its symbolic dims, every one sized."""
+def check_trace(graph: Graph, trace: object) -> tuple[Mapping[str, int], ...]:
+    """`trace` as a tuple of dims, each checked for `graph`: its symbolic dims, every one sized
+    (a `ModelError` naming the iteration, ``trace[3]: ...``, otherwise)."""
     if isinstance(trace, str | bytes | Mapping) or not isinstance(trace, Iterable):
         expected = "expected a sequence of dims, one mapping per iteration"
         raise ModelError(Problem("trace", expected, repr(trace)).message)
