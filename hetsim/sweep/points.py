@@ -241,11 +241,49 @@ class SweepSpec:
                 targets.append((values, base.override(override_tree(values))))
             except TargetError as err:
                 for p in err.problems:
-                    problems[Problem(f"vary.{p.path}", p.expected, p.got, p.hint)] = None
+                    problems[_varied_problem(p, [path for path, _ in values])] = None
         if problems:
             found = list(problems)
             raise SweepError(found if self.source is None else locate(found, self.source))
         return targets
+
+
+def _varied_problem(problem: Problem, varied: list[str]) -> Problem:
+    """A point's target `problem` as the sweep reports it: under ``vary.``, at the varied path it
+    is about (or above: an unknown device a path names); a problem of a path no value sets (a
+    rule across a level's fields: the runtime that must run a varied executor) is reported at
+    the varied path nearest it, and names its own.
+
+    >>> bad = Problem("devices[v].runtime", "expected a runtime that runs executor 'vm'", "'crt'")
+    >>> _varied_problem(bad, ["devices[v].devices[n].cores", "devices[v].executor"]).message
+    "vary.devices[v].executor: devices[v].runtime: expected a runtime that runs executor 'vm', \
+got 'crt'"
+    """
+    path = problem.path
+    if any(_within(path, v) or _within(v, path) for v in varied) or not varied:
+        return Problem(f"vary.{path}", problem.expected, problem.got, problem.hint)
+    # the most of `path` shared, then the fewest parts of its own (a level's executor before a
+    # field of a device of that level)
+    nearest = max(varied, key=lambda v: (_shared(path, v), -v.count(".") - v.count("[")))
+    if _shared(path, nearest) == 0:
+        return Problem(f"vary.{path}", problem.expected, problem.got, problem.hint)
+    return Problem(f"vary.{nearest}", f"{path}: {problem.expected}", problem.got, problem.hint)
+
+
+def _within(path: str, prefix: str) -> bool:
+    """Whether `path` is `prefix` or below it (``a.b`` is below ``a``; ``ab`` is not)."""
+    return path == prefix or path.startswith((prefix + ".", prefix + "["))
+
+
+def _shared(a: str, b: str) -> int:
+    """The length of the longest leading run of whole path parts `a` and `b` share."""
+    shared = 0
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            break
+        if x in ".[" or i + 1 == min(len(a), len(b)):
+            shared = i if x in ".[" else i + 1
+    return shared
 
 
 def _choices(policy: str | None, strategy: str | None) -> tuple[tuple[str, str], ...]:

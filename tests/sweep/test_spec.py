@@ -738,3 +738,20 @@ def test_a_rule_in_another_case_is_refused_at_load(tmp_path: Path, in_file: bool
     )
     with pytest.raises(SweepError, match=_full(f"{tmp_path / 's.yaml'}:4: {problem}")):
         load_sweep(tmp_path / "s.yaml")
+
+
+def test_a_rule_a_varied_value_breaks_is_reported_at_its_key(tmp_path: Path) -> None:
+    # the runtime, which no value sets, refuses the varied executor: the problem was reported at
+    # 'vary:' (line 3) under a path the file never wrote, vary.devices[vdevice0].runtime
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "target: arm-riscv-soc\nmodels: [mlp]\nvary:\n"
+        "  devices[vdevice0].devices[npu].memory_gib: [0, 1]\n"
+        "  devices[vdevice0].executor: [vm]\n"
+    )
+    with pytest.raises(SweepError) as caught:
+        load_sweep(path)
+    assert [p.message for p in caught.value.problems] == [
+        f"{path}:5: vary.devices[vdevice0].executor: devices[vdevice0].runtime: expected a "
+        "runtime that runs executor 'vm', got 'crt' (runs graph)"
+    ]
