@@ -12,6 +12,7 @@ from pathlib import Path
 from hetsim.calibrate.accuracy import Comparison, summarize
 from hetsim.calibrate.bench import BenchRow
 from hetsim.platform import png_path
+from hetsim.report.figures import new_figure
 
 __all__ = ["accuracy_table", "bench_table", "plot_accuracy", "plot_bench"]
 
@@ -115,16 +116,17 @@ def accuracy_table(comparisons: Sequence[Comparison]) -> str:
 def plot_bench(rows: Sequence[BenchRow], path: str | Path) -> Path:
     """Log-log makespan over op count, one line per tag × level (chain shape); a PNG."""
     out = png_path(path, "plot_bench")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(9, 6))
-    for r in rows:
-        if r.is_available and r.shape == "chain":
-            steady = [m - c for m, c in zip(r.makespan_us, r.capture_us, strict=True)]
-            ax.loglog(r.ops, steady, marker="o", label=f"{r.tag} {r.variant}")
+    fig = new_figure("plot_bench", 9, 6)
+    ax = fig.add_subplot()
+    chains = [r for r in rows if r.is_available and r.shape == "chain"]
+    # a color per tag, a line and marker per variant: 17 lines shared the 10 default colors, so
+    # that two tags' lines looked alike
+    colors = {tag: f"C{i % 10}" for i, tag in enumerate(dict.fromkeys(r.tag for r in chains))}
+    variants = list(dict.fromkeys(r.variant for r in chains))
+    for r in chains:
+        steady = [m - c for m, c in zip(r.makespan_us, r.capture_us, strict=True)]
+        style = _STYLES[variants.index(r.variant) % len(_STYLES)]
+        ax.loglog(r.ops, steady, style, color=colors[r.tag], label=f"{r.tag} {r.variant}")
     ax.set_xlabel("ops in the chain")
     ax.set_ylabel("simulated makespan without capture (us)")
     ax.set_title("Dispatch overhead: chains of tiny kernels")
@@ -132,19 +134,18 @@ def plot_bench(rows: Sequence[BenchRow], path: str | Path) -> Path:
     ax.legend(fontsize="small", ncol=2)
     fig.tight_layout()
     fig.savefig(out, format="png", dpi=120)
-    plt.close(fig)
     return out
+
+
+_STYLES = ("o-", "s--", "^:", "D-.", "v-")
+"""The line and marker of each dispatch variant in `plot_bench`."""
 
 
 def plot_accuracy(comparisons: Sequence[Comparison], path: str | Path) -> Path:
     """Predicted against measured latency, log-log, with the ±25% band; a PNG."""
     out = png_path(path, "plot_accuracy")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 7))
+    fig = new_figure("plot_accuracy", 7, 7)
+    ax = fig.add_subplot()
     measured = [c.median_us for c in comparisons]
     predicted = [c.predicted_us for c in comparisons]
     ax.loglog(measured, predicted, "o")
@@ -159,5 +160,4 @@ def plot_accuracy(comparisons: Sequence[Comparison], path: str | Path) -> Path:
     ax.set_title("hetsim predictions against this machine (dotted: ±25%)")
     fig.tight_layout()
     fig.savefig(out, format="png", dpi=120)
-    plt.close(fig)
     return out

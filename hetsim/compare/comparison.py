@@ -31,6 +31,7 @@ from hetsim.models import load_model
 from hetsim.models.inputs import check_seed
 from hetsim.partition import partition
 from hetsim.report.arguments import output_path
+from hetsim.report.figures import new_figure
 from hetsim.runtime import compile_plan
 from hetsim.runtime.cuda_graph import (
     DEFAULT_BUCKETS,
@@ -161,14 +162,8 @@ class Comparison:
             Writing failed anyway (a read-only folder, a full disk).
         """
         out = output_path(path, "plot", ".png")
-        try:
-            from matplotlib.figure import Figure
-        except ImportError as err:
-            raise HetsimError(
-                "plot: expected matplotlib (pip install hetsim[plot]), got none"
-            ) from err
         rows = self.rows()
-        figure = Figure(figsize=(6, 3.5), dpi=100)
+        figure = new_figure("plot", 6, 3.5)
         axes = figure.add_subplot()
         totals = [row["total_us"] for row in rows]
         bars = axes.bar([row["strategy"] for row in rows], totals, color="tab:blue")

@@ -12,8 +12,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from hetsim.errors import HetsimError
 from hetsim.report.arguments import check_record, output_path
+from hetsim.report.figures import new_figure
 from hetsim.report.lanes import check_traced, lanes
 from hetsim.sim.records import CATEGORIES, RunRecord, Span
 
@@ -89,16 +89,11 @@ def plot_gantt(record: RunRecord, path: str | Path) -> Path:
     record = check_record(record, "plot_gantt")
     check_traced(record, "plot_gantt")
     out = output_path(path, "plot_gantt", ".png")
-    try:
-        from matplotlib.figure import Figure
-        from matplotlib.patches import Patch
-    except ImportError as err:
-        raise HetsimError(
-            "plot_gantt: expected matplotlib (pip install hetsim[plot]), got none"
-        ) from err
     rows = _rows(record)
     height = TOP_IN + BOTTOM_IN + 0.4 + ROW_HEIGHT_IN * max(len(rows), 1)
-    figure = Figure(figsize=(PLOT_WIDTH_IN + LEGEND_WIDTH_IN, height), dpi=DPI)
+    figure = new_figure("plot_gantt", PLOT_WIDTH_IN + LEGEND_WIDTH_IN, height, DPI)
+    from matplotlib.patches import Patch  # installed: new_figure found matplotlib
+
     axes = figure.add_subplot()
     present: dict[str, None] = {}
     for index, (_, spans) in enumerate(rows):

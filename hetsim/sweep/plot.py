@@ -14,6 +14,7 @@ from typing import Any
 
 from hetsim.errors import Problem, SweepError
 from hetsim.platform import png_path
+from hetsim.report.figures import new_figure
 from hetsim.sweep.results import metric_value
 
 __all__ = ["plot_lines", "plot_sweep"]
@@ -70,12 +71,8 @@ def plot_sweep(
     if not lines:
         got = f"none of {len(records)} (each failed)" if records else "no records"
         raise SweepError([Problem("plot", f"expected a point with a value of {metric}", got)])
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(8, 5))
+    figure = new_figure("plot_sweep", 8, 5)
+    axes = figure.add_subplot()
     for label, points in lines.items():
         xs = [str(x) if not isinstance(x, int | float) else x for x, _ in points]
         axes.plot(xs, [y for _, y in points], marker="o", label=label)
@@ -86,5 +83,4 @@ def plot_sweep(
         axes.legend(fontsize="small")
     figure.tight_layout()
     figure.savefig(out, format="png", dpi=100)
-    plt.close(figure)
     return out
