@@ -96,7 +96,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="N,N,...",
         help=f"op counts, each 1 to {MAX_OPS} (default {','.join(map(str, DEFAULT_OPS))})",
     )
-    parser.add_argument("--tags", action="append", default=[], type=input_path, metavar="DIR")
+    parser.add_argument(
+        "--tags",
+        action="append",
+        default=[],
+        type=input_path,
+        metavar="DIR",
+        help="a folder of tag files to register first (repeatable)",
+    )
     parser.add_argument("--json", action="store_true", help="print the machine and rows as JSON")
     parser.add_argument("--plot", type=png_file, metavar="FILE", help="write a log-log plot (PNG)")
     parser.set_defaults(func=run)
