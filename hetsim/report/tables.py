@@ -178,9 +178,10 @@ def format_summary(result: Result) -> str:
     return "\n\n".join(_format_table(table) for table in summary_tables(result))
 
 
-NATURAL_WIDTH = 400
+NATURAL_WIDTH = 10_000
 """Columns a `rich_console` allows when its output is not a terminal: wide enough that no name
-is folded, as rich tables (not expanded) take only the width their cells need."""
+is folded (rich tables, not expanded, take only the width their cells need; at 400, a link
+between two devices of 200-character paths was folded)."""
 
 
 def rich_console(file: TextIO | None = None) -> Any:

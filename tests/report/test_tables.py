@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from hetsim.api import simulate
 from hetsim.report import Result, format_summary, print_summary, summary_tables
 from tests.report.scenarios import two_level_record
 
@@ -90,3 +91,14 @@ def test_rich_summary_keeps_long_and_bracketed_names_whole() -> None:
     out = io.StringIO()
     print_summary(Result.from_record(record), file=out)
     assert memory in out.getvalue()
+
+
+def test_rich_summary_keeps_a_link_between_long_paths_on_one_line() -> None:
+    # at 400 columns, a link between two devices of 200-character paths was folded
+    long = "d" * 200
+    target = {"kind": "hetero", "devices": [{"kind": "hetero", "name": long, "devices": ["cuda"]}]}
+    out = io.StringIO()
+    print_summary(simulate("mlp", target, mode="timing"), file=out)
+    link = f"{long}/host.mem--{long}/dev0.mem"
+    (line,) = [line for line in out.getvalue().splitlines() if link in line]
+    assert line.split()[1] == link
