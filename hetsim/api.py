@@ -51,7 +51,7 @@ from hetsim.partition import partition as partition_graph
 from hetsim.platform import Platform, build_platform, empty_memory_note
 from hetsim.report import Result
 from hetsim.runtime import PlanProgram, compile_plan
-from hetsim.sim import SimOptions, run_program
+from hetsim.sim import RunRecord, SimOptions, run_program
 from hetsim.sim.bind import clear_bound
 from hetsim.sim.binders import clear_kernels
 from hetsim.sim.capture import run_with_graphs
@@ -134,25 +134,26 @@ def fastest_plan(
     another wins; when none can run, the first one's error is raised.
     """
     programs = [compile_plan(graph, platform, plan) for plan in plans]
-    return _fastest(programs, platform, metas, dims, costs).plan
+
+    def timed(program: PlanProgram) -> RunRecord:
+        return run_program(
+            program, platform, metas, dims=dims, is_functional=False, trace=False, costs=costs
+        )
+
+    return _fastest(programs, timed).plan
 
 
 def _fastest(
-    programs: Sequence[PlanProgram],
-    platform: Platform,
-    metas: Mapping[str, Meta],
-    dims: Mapping[str, int],
-    costs: Mapping[str, Cost] | None,
+    programs: Sequence[PlanProgram], run: Callable[[PlanProgram], RunRecord]
 ) -> PlanProgram:
-    """`fastest_plan` on compiled plans: the winner's program, which `simulate` then runs
+    """`fastest_plan` on compiled plans, each timed by `run` (`simulate` runs them as it runs
+    the winner: with its CUDA-graph strategy): the winner's program, which `simulate` then runs
     rather than compiling its plan a second time."""
     makespans: list[float] = []
     first: SimulationError | None = None  # a run that finishes has a finite makespan
     for program in programs:
         try:
-            record = run_program(
-                program, platform, metas, dims=dims, is_functional=False, trace=False, costs=costs
-            )
+            record = run(program)
         except (TimeOverflowError, OutOfMemoryError) as err:
             first = first or err
             makespans.append(math.inf)
@@ -376,11 +377,23 @@ def simulate(
             costs=costs if shared is not None else None, inputs=values,
         )  # fmt: skip
 
+    cuda_graph, graph_devices = opts.cuda_graph, None
+    if "cuda_graph" not in options:  # the target may ask for graphs: devices with cuda_graph set
+        flagged = [p.path for p in platform.processors.values() if p.attrs.get("cuda_graph")]
+        if flagged:
+            cuda_graph, graph_devices = "regions", frozenset(flagged)
+
+    def timed(program: PlanProgram) -> RunRecord:  # a cost candidate, run as the winner will be
+        return run_with_graphs(
+            program, platform, metas, costs=costs, dims=dims, is_functional=False, trace=False,
+            cuda_graph=cuda_graph, buckets=opts.buckets, graph_devices=graph_devices,
+        )  # fmt: skip
+
     def program_of(values: Mapping[str, np.ndarray] | None) -> PlanProgram:
         if partition == "cost":  # its choice depends on the run's shapes: never cached
-            plans = (plan_of(partition, rules, values), *_baseline_plans(plan_of, values, platform))
+            plans = _cost_candidates(plan_of, rules, values, platform)
             programs = [compile_plan(graph, platform, plan) for plan in plans]
-            chosen = _fastest(programs, platform, metas, dims, costs)
+            chosen = _fastest(programs, timed)
             # a baseline that won is the cost policy's choice too (an idle device's note says
             # so), its rule the policy's own: no op was placed by a user's rule (compiling
             # reads none of these three fields)
@@ -403,11 +416,6 @@ def simulate(
         if not values:
             raise
         program = program_of(values)
-    cuda_graph, graph_devices = opts.cuda_graph, None
-    if "cuda_graph" not in options:  # the target may ask for graphs: devices with cuda_graph set
-        flagged = [p.path for p in platform.processors.values() if p.attrs.get("cuda_graph")]
-        if flagged:
-            cuda_graph, graph_devices = "regions", frozenset(flagged)
     record = run_with_graphs(
         program,
         platform,
@@ -464,6 +472,26 @@ def _made_up(names: Sequence[str], seed: int) -> str:
         f"inputs {listed} were made from seed {seed}, not given: a shape read from them is "
         "made up; pass them in inputs"
     )
+
+
+def _cost_candidates(
+    plan_of: Callable[[str, Any, Mapping[str, np.ndarray] | None], Plan],
+    rules: Any,
+    values: Mapping[str, np.ndarray] | None,
+    platform: Platform,
+) -> tuple[Plan, ...]:
+    """The ``cost`` policy's plan and its baselines (`_baseline_plans`), to be timed. A cost plan
+    the model cannot be placed by (its estimate put weights where they do not fit: a nested
+    level invoked twice holds both invocations' weights) leaves the baselines to run; with none
+    of them either, its own error is raised."""
+    try:
+        own = plan_of("cost", rules, values)
+    except PartitionError:
+        baselines = _baseline_plans(plan_of, values, platform)
+        if not baselines:
+            raise
+        return baselines
+    return (own, *_baseline_plans(plan_of, values, platform))
 
 
 def _baseline_plans(

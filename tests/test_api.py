@@ -907,3 +907,26 @@ def test_the_cost_policy_keeps_every_op_on_the_host_where_offload_is_slower() ->
     assert result.to_dict()["extra"]["placement_notes"] == [
         "gpu0 runs none of the 33 ops: placed on host by the cost policy (33)"
     ]
+
+
+def test_a_cost_plan_that_cannot_be_placed_leaves_its_baselines_to_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the cost plan's own PartitionError ended simulate, though the capability plan and the
+    # host alone could run; with no baseline either, its error is the one raised
+    api = importlib.import_module("hetsim.api")
+    placed = api.partition_graph
+
+    def refusing(graph: Graph, platform: Any, policy: str, *args: Any, **kwargs: Any) -> Any:
+        if policy == "cost":
+            raise PartitionError("cost: refused")
+        return placed(graph, platform, policy, *args, **kwargs)
+
+    monkeypatch.setattr(api, "partition_graph", refusing)
+    model = load_model("cnn")
+    found = simulate(model, "x86-h100", mode="timing", partition="cost")
+    capability = simulate(model, "x86-h100", mode="timing")
+    assert found.makespan_us <= capability.makespan_us
+    monkeypatch.setattr(api, "_baseline_plans", lambda *args: ())
+    with pytest.raises(PartitionError, match="^cost: refused$"):
+        simulate(model, "x86-h100", mode="timing", partition="cost")

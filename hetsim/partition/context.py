@@ -179,6 +179,10 @@ class LevelContext:
         Tensors resident before the run (weights and folded values): they never move.
     rules
         The user's rules (policy ``rules`` only).
+    held
+        Memory -> the weights placed there by the levels partitioned before this one, which
+        the ``cost`` policy adds its own to (shared by one `partition` call's contexts: a
+        nested level invoked twice holds both invocations' weights).
     """
 
     platform: Platform
@@ -189,6 +193,7 @@ class LevelContext:
     dynamic: frozenset[str] = frozenset()
     constants: frozenset[str] = frozenset()
     rules: tuple[Any, ...] = ()
+    held: dict[str, set[str]] = field(default_factory=dict, repr=False, compare=False)
     # Refusals depend on the op's type, dynamism and output dtypes only: worked out once per
     # combination, not per op.
     _capable: dict[tuple[Any, ...], tuple[tuple[str, ...], list[tuple[str, str]]]] = field(

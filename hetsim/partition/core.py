@@ -74,6 +74,8 @@ class _Builder:
     segments: dict[str, list[Segment]] = field(default_factory=dict)
     transfers: dict[str, list[Transfer]] = field(default_factory=dict)
     placement: dict[str, str] = field(default_factory=dict)
+    held: dict[str, set[str]] = field(default_factory=dict)
+    """Memory -> the weights the levels cut so far put there (`LevelContext.held`)."""
 
     def _memory(self, choice: str) -> str:
         return home_memory(self.platform, choice)
@@ -171,6 +173,7 @@ class _Builder:
             self.dynamic,
             self.constants,
             self.rules,
+            self.held,
         )
         groups = group_ops(ops, POLICIES[self.policy](context))
         cut, made = self._segments(level, groups, exits, parent)

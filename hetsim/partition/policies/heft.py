@@ -182,13 +182,16 @@ class _Weights:
     A choice that is a processor holds its op's weights in its memory: one whose capacity they
     would overflow is no choice (a cost plan whose weights did not fit a small GPU was refused
     at the end, where the root host alone ran). A nested level is always offered: where its
-    ops' weights go is its own schedule's choice.
+    ops' weights go is its own schedule's choice. It starts from the weights the levels
+    partitioned before left (`LevelContext.held`), and `commit` adds the level's own.
     """
 
     def __init__(self, context: LevelContext) -> None:
         self.context = context
-        self.held: dict[str, set[str]] = {}  # memory -> the weights it holds
-        self.bytes: dict[str, int] = {}
+        # memory -> the weights it holds: those earlier levels placed there (`context.held`)
+        self.held = {memory: set(names) for memory, names in context.held.items()}
+        metas = context.metas
+        self.bytes = {m: sum(metas[t].nbytes for t in names) for m, names in self.held.items()}
 
     def _new(self, op: Op, memory: str) -> list[str]:
         constants, held = self.context.constants, self.held.get(memory, set())
@@ -214,6 +217,14 @@ class _Weights:
             self.hold(op, placement[op.name])
         memories = self.context.platform.memories
         return all(held <= memories[m].capacity_bytes for m, held in self.bytes.items())
+
+    def commit(self, placement: Mapping[str, str]) -> None:
+        """Keep the weights of the level's ops, placed by `placement`, for the levels cut next
+        (`LevelContext.held`)."""
+        for op in self.context.ops:
+            self.hold(op, placement[op.name])
+        for memory, names in self.held.items():
+            self.context.held.setdefault(memory, set()).update(names)
 
     def hold(self, op: Op, choice: str) -> None:
         """Place `op` on `choice`: its memory holds its weights from now on."""
@@ -264,4 +275,6 @@ def place_by_cost(context: LevelContext) -> dict[str, str]:
     capability = place_by_capability(context)
     _, capability_us = scheduler.run(order, lambda op, _: capability[op.name])
     fits = _Weights(context).fit(capability)
-    return capability if capability_us < heft_us and fits else heft
+    chosen = capability if capability_us < heft_us and fits else heft
+    _Weights(context).commit(chosen)
+    return chosen
