@@ -928,5 +928,5 @@ def test_a_cost_plan_that_cannot_be_placed_leaves_its_baselines_to_run(
     capability = simulate(model, "x86-h100", mode="timing")
     assert found.makespan_us <= capability.makespan_us
     monkeypatch.setattr(api, "_baseline_plans", lambda *args: ())
-    with pytest.raises(PartitionError, match="^cost: refused$"):
+    with pytest.raises(PartitionError, match=r"^cost: refused$"):
         simulate(model, "x86-h100", mode="timing", partition="cost")
