@@ -43,7 +43,6 @@ from hetsim.partition.plan import LevelPlan, Plan, Segment, Transfer
 from hetsim.partition.policies import (
     POLICIES,
     Rule,
-    check_case,
     folded_rule_notes,
     load_rules,
     ruled_ops,
@@ -255,7 +254,7 @@ class _Builder:
         )
 
 
-def _policy(policy: str, rules: Any, platform: Platform) -> tuple[Rule, ...]:
+def _policy(policy: str, rules: Any, platform: Platform, ops: Sequence[Op]) -> tuple[Rule, ...]:
     if not isinstance(policy, str) or policy not in POLICIES:  # None, a list: a TypeError
         close = difflib.get_close_matches(policy, POLICIES, n=1) if isinstance(policy, str) else []
         hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -267,7 +266,7 @@ def _policy(policy: str, rules: Any, platform: Platform) -> tuple[Rule, ...]:
             raise PartitionError(
                 "rules: expected a list of rules or a YAML file for policy 'rules', got None"
             )
-        return load_rules(rules, platform)
+        return load_rules(rules, platform, ops)  # a device's and a case's problems at once
     if rules is not None:
         given = repr(str(rules)) if isinstance(rules, Path) else repr(rules)  # a file by its name
         raise PartitionError(
@@ -376,14 +375,12 @@ def partition(
             f"partition: expected inputs a mapping of input name -> array, got "
             f"{type(inputs).__name__}"
         )
-    rule_list = _policy(policy, rules, platform)
+    constants, folded, ops = fold(graph)
+    rule_list = _policy(policy, rules, platform, ops)
     if metas is None:
         if costs is not None:
             raise PartitionError("partition: expected metas= with costs= (costs are of metas)")
         metas, costs = _estimate(graph, bound, inputs or {})  # one walk gives both
-    constants, folded, ops = fold(graph)
-    if rule_list:
-        check_case(rule_list, ops, rules if rules is not None else ())
     builder = _Builder(
         graph,
         platform,

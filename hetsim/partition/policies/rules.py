@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, NoReturn
@@ -42,7 +42,8 @@ RULE_KEYS = ("op", "device")
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """One rule: ops whose type is `op` or whose name matches the glob `op` go to `device`.
+    """One rule: ops whose type is `op` or whose name matches the glob `op` go to `device`;
+    `file`: the rules file it was read from, whose line an error about it names.
 
     Examples
     --------
@@ -54,6 +55,7 @@ class Rule:
     op: str
     device: str
     index: int
+    file: Path | None = field(default=None, compare=False)
 
     def __repr__(self) -> str:
         return f"<Rule rules[{self.index}] {self.op} -> {self.device}>"
@@ -107,13 +109,14 @@ def _shape(index: int, item: Any) -> tuple[str, str] | list[Problem]:
     return problems or (op, device)
 
 
-def _rule(index: int, op: str, device: str, known: Sequence[str], name: str) -> Rule | Problem:
-    """Rule `index`, or the problem of a device that is none of `known` (platform `name`'s)."""
-    if device not in known:
-        # paths are matched exactly: 'VDEVICE0' is 'vdevice0' in another case
-        expected = f"expected a processor or level of platform {name}"
-        return Problem(f"rules[{index}].device", expected, repr(device), close_name(device, known))
-    return Rule(op, device, index)
+def _device_problem(rule: Rule, known: Sequence[str], name: str) -> Problem | None:
+    """The problem of `rule`'s device when it is none of `known` (platform `name`'s)."""
+    if rule.device in known:
+        return None
+    # paths are matched exactly: 'VDEVICE0' is 'vdevice0' in another case
+    expected = f"expected a processor or level of platform {name}"
+    hint = close_name(rule.device, known)
+    return Problem(f"rules[{rule.index}].device", expected, repr(rule.device), hint)
 
 
 def _refuse(
@@ -147,15 +150,19 @@ def read_rules(rules: Sequence[Mapping[str, Any]] | str | Path) -> tuple[tuple[s
 
 
 def load_rules(
-    rules: Sequence[Mapping[str, Any]] | str | Path, platform: Platform
+    rules: Sequence[Mapping[str, Any]] | str | Path,
+    platform: Platform,
+    ops: Sequence[Op] | None = None,
 ) -> tuple[Rule, ...]:
     """Read and check `rules` (a list of ``{op, device}`` mappings or a YAML file path): their
-    form (`read_rules`) and that every device is one of `platform`'s.
+    form (`read_rules`), that every device is one of `platform`'s and, given the model's `ops`,
+    that no rule matches them only in another case (`check_case`).
 
     Raises
     ------
     PartitionError
-        A missing file, a malformed rule, or a device the platform does not have.
+        A missing file, a malformed rule, a device the platform does not have, or an ``op`` in
+        another case than the model's: every rule's problems at once, in rule order.
 
     Examples
     --------
@@ -170,18 +177,21 @@ def load_rules(
     hetsim.errors.PartitionError: rules[0].device: expected a processor or level of platform
     arm-riscv-soc, got 'vdevice0/nup' (did you mean 'vdevice0/npu'?)
     """
-    return _checked(rules, platform)
+    return _checked(rules, platform, ops)
 
 
 def _checked(
-    rules: Sequence[Mapping[str, Any]] | str | Path, platform: Platform | None
+    rules: Sequence[Mapping[str, Any]] | str | Path,
+    platform: Platform | None,
+    ops: Sequence[Op] | None = None,
 ) -> tuple[Rule, ...]:
-    """The rules of `rules`, each checked in form and, given a `platform`, against its devices;
-    every problem is raised at once, in rule order, as a target or sweep file's are (the first
-    alone had hidden the rest)."""
+    """The rules of `rules`, each checked in form and, given a `platform`, against its devices
+    and, given `ops`, for its case; every problem is raised at once, in rule order, as a target
+    or sweep file's are (the first alone had hidden the rest: a device's, the case's)."""
+    file = Path(rules) if isinstance(rules, str | Path) else None
     loaded = _read(rules) if isinstance(rules, str | Path) else rules
     try:
-        items = _items(loaded, from_file=isinstance(rules, str | Path))
+        items = _items(loaded, from_file=file is not None)
     except PartitionError as err:
         _refuse(err.problems, rules)
     known = [] if platform is None else [*platform.processors, *(p for p in platform.levels if p)]
@@ -192,15 +202,12 @@ def _checked(
         if isinstance(shaped, list):
             problems += shaped
             continue
-        op, device = shaped
-        if platform is None:
-            found.append(Rule(op, device, index))
-            continue
-        rule = _rule(index, op, device, known, platform.name)
-        if isinstance(rule, Problem):
-            problems.append(rule)
-        else:
-            found.append(rule)
+        rule = Rule(*shaped, index, file)
+        found.append(rule)
+        if ops is not None and (case := _case_problem(rule, ops)) is not None:
+            problems.append(case)
+        if platform is not None and (missing := _device_problem(rule, known, platform.name)):
+            problems.append(missing)
     if problems:
         _refuse(problems, rules)
     return tuple(found)
@@ -265,29 +272,32 @@ def check_case(
     hetsim.errors.PartitionError: rules[0].op: expected an op type or a glob over op names, got
     'gemm', which matches no op; rules match case-sensitively (did you mean 'Gemm'?)
     """
-    problems = []
-    for rule in rules:
-        if any(rule.matches(op) for op in ops):
-            continue
-        lowered = rule.op.lower()
-        close = next((op.type for op in ops if op.type.lower() == lowered), None)
-        close = close or next(
-            (op.name for op in ops if fnmatchcase(op.name.lower(), lowered)), None
-        )
-        if close is not None:
-            problems.append(Problem(
-                f"rules[{rule.index}].op",
-                "expected an op type or a glob over op names",
-                f"{rule.op!r}, which matches no op; rules match case-sensitively",
-                close,
-            ))  # fmt: skip
+    problems = [p for p in (_case_problem(rule, ops) for rule in rules) if p is not None]
     if problems:  # every one, as `load_rules` gives its own
         _refuse(problems, source)
 
 
-def _located(message: str, file: Path) -> str:
-    """`message` (``rules[i]...: ...``) led by the rules file and the line of the rule."""
-    where = message.partition(": ")[0]
+def _case_problem(rule: Rule, ops: Sequence[Op]) -> Problem | None:
+    """The problem of `rule` when it matches none of `ops` but would in another case."""
+    if any(rule.matches(op) for op in ops):
+        return None
+    lowered = rule.op.lower()
+    close = next((op.type for op in ops if op.type.lower() == lowered), None)
+    close = close or next((op.name for op in ops if fnmatchcase(op.name.lower(), lowered)), None)
+    if close is None:
+        return None
+    return Problem(
+        f"rules[{rule.index}].op",
+        "expected an op type or a glob over op names",
+        f"{rule.op!r}, which matches no op; rules match case-sensitively",
+        close,
+    )
+
+
+def _located(message: str, file: Path, where: str | None = None) -> str:
+    """`message` led by the rules file and the line of `where` in it (by default the message's
+    own path, ``rules[i]...``)."""
+    where = where or message.partition(": ")[0]
     text = file.read_text()
     # the rules are the file's list, or its `rules:` key's
     line = line_of(text, where) or line_of(text, where.removeprefix("rules"))
@@ -326,9 +336,14 @@ def place_by_rules(context: LevelContext) -> dict[str, str]:
         )
         if refused:
             reasons = ", ".join(f"{path} ({reason})" for path, reason in refused)
-            raise PartitionError(
+            message = (
                 f"op {op.name} ({op.type}): rules[{rule.index}] places it on {rule.device}, "
                 f"which cannot run it; {reasons}"
+            )
+            # a rule from a file is named by its line there, as its other problems are
+            where = f"rules[{rule.index}]"
+            raise PartitionError(
+                message if rule.file is None else _located(message, rule.file, where)
             )
         placed[op.name] = choice
     return placed
