@@ -2,8 +2,10 @@
 
 Owns the command, the progress bar, and where the user's tag folder is: ``$HETSIM_TAG_DIR``, else
 ``$XDG_CONFIG_HOME/hetsim/targets`` (``~/.config/hetsim/targets``). `register_user_tags` adds
-that folder when it exists, so ``--target local`` finds a calibration without options. The
-measuring and fitting are `hetsim.calibrate`.
+that folder when it exists, so ``--target local`` finds a calibration without options. Where the
+tag and the samples go is checked before measuring: the tag file must be one its folder can
+register (`tag_file_problem`), the samples must lie outside every tag folder. The measuring and
+fitting are `hetsim.calibrate`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -21,17 +23,24 @@ from hetsim.cli.counts import integer
 from hetsim.cli.files import output_file, writing
 from hetsim.errors import HetsimError, TargetError
 from hetsim.target import TAGS, add_tag_dir
+from hetsim.target.kinds import category_of
+from hetsim.target.sources import SUFFIXES
+from hetsim.target.tags import TAG_PATTERN, valid_tag_name
 
 __all__ = [
     "progress",
     "register",
     "register_user_tags",
     "tag_dir_problem",
+    "tag_file_problem",
     "thread_count",
     "user_tag_dir",
 ]
 
 TAG_DIR_VARIABLE = "HETSIM_TAG_DIR"
+TAG_FILE_SUFFIXES = (".yaml", ".yml")
+"""The suffixes ``--out`` takes: `write_tag` writes YAML, which a tag folder parses as JSON or TOML
+under its other `SUFFIXES`, and skips under any other."""
 
 
 def user_tag_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -85,11 +94,65 @@ def tag_dir_problem(environ: Mapping[str, str] | None = None) -> str | None:
     found = next((p for p in (folder, *folder.parents) if p.exists()), folder)
     if found.is_dir() or not found.exists():
         return None
-    where = TAG_DIR_VARIABLE if env.get(TAG_DIR_VARIABLE) else "$XDG_CONFIG_HOME/hetsim/targets"
     got = f"the file {str(found)!r}"
     if found != folder:
         got = f"{str(folder)!r} (under {got})"
-    return f"{where}: expected a folder of tag files, got {got}"
+    return f"{_tag_dir_source(env)}: expected a folder of tag files, got {got}"
+
+
+def _tag_dir_source(environ: Mapping[str, str]) -> str:
+    """What chose the user's tag folder, as errors name it."""
+    return TAG_DIR_VARIABLE if environ.get(TAG_DIR_VARIABLE) else "$XDG_CONFIG_HOME/hetsim/targets"
+
+
+def tag_file_problem(path: Path, where: str) -> str | None:
+    """Why `path` can never be a tag of its folder, led by `where` (the option or variable that
+    chose it); None when it can. Its name is the tag's (``DIR/vm.yaml`` is the tag ``vm`` of
+    ``DIR``), checked as `hetsim.target.add_tag_dir` checks it, before any measuring.
+
+    >>> print(tag_file_problem(Path("/tmp/vm.yaml"), "--out /tmp/vm.yaml"))
+    --out /tmp/vm.yaml: expected a file named for a tag, not a kind, got the executor kind 'vm'
+    >>> print(tag_file_problem(Path("/tmp/local.txt"), "--out /tmp/local.txt"))
+    --out /tmp/local.txt: expected a .yaml or .yml file (a tag in YAML), got 'local.txt'
+    """
+    name = path.stem
+    if path.suffix.lower() not in TAG_FILE_SUFFIXES:
+        return f"{where}: expected a .yaml or .yml file (a tag in YAML), got {path.name!r}"
+    if not valid_tag_name(name):
+        return f"{where}: expected a file named for a tag (matching {TAG_PATTERN!r}), got {name!r}"
+    # tag names match ignoring case, kind names are lowercase: 'VM.yaml' is the kind 'vm' too
+    if (category := category_of(name.lower())) is not None:
+        got = f"the {category} kind {name.lower()!r}"
+        return f"{where}: expected a file named for a tag, not a kind, got {got}"
+    taken = TAGS.find(name)
+    if taken is not None and TAGS.name_for_file(path) != taken:
+        got = f"the tag {taken!r} of {TAGS.get(taken).source}"
+        return f"{where}: expected a file named for a new tag, got {got}"
+    twin = _twin_file(path)
+    if twin is not None:
+        expected = f"expected no other file of the tag {name!r} in {path.parent}"
+        return f"{where}: {expected}, got {twin}"
+    return None
+
+
+def _twin_file(path: Path) -> Path | None:
+    """Another file beside `path` that its folder reads as the same tag (``local.json`` beside
+    ``local.yaml``: the folder is then refused for defining it twice), or None."""
+    if not path.parent.is_dir():
+        return None
+    folded = path.stem.lower()
+    twins = (
+        p
+        for p in sorted(path.parent.iterdir())
+        if p.name != path.name and p.stem.lower() == folded and p.suffix.lower() in SUFFIXES
+    )
+    return next((p for p in twins if p.is_file()), None)
+
+
+def _enclosing_tag_dir(path: Path, folders: Iterable[Path]) -> Path | None:
+    """The first of `folders` that holds `path`, at any depth (a tag folder is read whole)."""
+    resolved = path.resolve()
+    return next((f for f in folders if resolved.is_relative_to(f.resolve())), None)
 
 
 def thread_count(text: str) -> int:
@@ -150,10 +213,15 @@ def run(args: argparse.Namespace) -> int:
     if problem:  # else found only when writing, after the whole calibration
         raise HetsimError(problem)
     out = args.out or user_tag_dir() / f"{LOCAL_TAG}.yaml"
-    if args.json and args.json.resolve().parent == out.resolve().parent:
-        # every file in a tag folder is read as a tag; the samples are not one
+    # a name the tag folder refuses (a kind's, a twin's) breaks it: found before measuring
+    problem = tag_file_problem(out, f"--out {out}" if args.out else _tag_dir_source(os.environ))
+    if problem:
+        raise HetsimError(problem)
+    # every file in a tag folder, at any depth, is read as a tag; the samples are not one
+    folder = _enclosing_tag_dir(args.json, (out.parent, user_tag_dir())) if args.json else None
+    if folder is not None:
         raise HetsimError(
-            f"--json: expected a file outside the tag folder {out.parent}, got {args.json}"
+            f"--json: expected a file outside the tag folder {folder}, got {args.json}"
         )
     with progress(steps(plan, threads), "calibrating") as advance:
         calibration = calibrate(plan, threads=threads, advance=advance)
