@@ -7,7 +7,8 @@ target specs:
   (`CPU_FAMILIES`), and each family has the one triple hetsim writes.
 - Devices hetsim ships: an LLVM ``mcpu`` (`LLVM_CPUS`), a CUDA ``arch`` (`CUDA_ARCHS`) or a TVM
   tag name (`TVM_TAGS`) that names one becomes that hetsim tag (``cortex-a72`` is
-  ``arm/cortex-a72``, ``sm_90a`` is ``nvidia/h100``, ``nvidia/nvidia-h100`` is ``nvidia/h100``).
+  ``arm/cortex-a72``, ``sm_90a`` is ``nvidia/h100``, ``nvidia/nvidia-h100`` is ``nvidia/h100``);
+  a TVM tag's own options (`TVM_TAG_OPTIONS`) are no overrides of it.
 - Origins: written targets say where each node came from in TVM's ``model`` annotation,
   ``"hetsim:<tag>"`` or ``"hetsim:"`` for a plain kind (`MODEL_PREFIX`), so that tags survive a
   trip through TVM and plain kinds do not turn into tags.
@@ -18,6 +19,7 @@ It holds data only: `tvm_reader` reads TVM targets with these tables and `tvm_wr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "CPU_FAMILIES",
@@ -25,6 +27,7 @@ __all__ = [
     "LLVM_CPUS",
     "MODEL_PREFIX",
     "TVM_TAGS",
+    "TVM_TAG_OPTIONS",
     "CpuFamily",
     "CpuTag",
 ]
@@ -101,3 +104,26 @@ TVM_TAGS: dict[str, str] = {
     "riscv/sifive-u74": "riscv/sifive-u74",
     "riscv/licheepi3a": "riscv/spacemit-x60",
 }
+# TVM tag name -> the options TVM 0.27 gives that tag, but those that only steer code generation:
+# ``tvm.target.Target({"tag": name}).export()`` keeps the tag and repeats them.
+_RASPI4_AARCH64 = {"mtriple": "aarch64-linux-gnu", "mcpu": "cortex-a72", "mattr": ["+neon"]}
+TVM_TAG_OPTIONS: dict[str, dict[str, Any]] = {
+    "nvidia/nvidia-h100": {"arch": "sm_90a"},
+    "nvidia/nvidia-a100": {"arch": "sm_80"},
+    "nvidia/jetson-agx-orin-64gb": {
+        "arch": "sm_87",
+        "host": {"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mcpu": "cortex-a78",
+                 "num-cores": 12},
+    },
+    "arm/rasp3b": {"mtriple": "armv7l-linux-gnueabihf", "mattr": ["+neon"]},
+    "arm/rasp4b": {"mtriple": "armv8l-linux-gnueabihf", "mcpu": "cortex-a72", "mattr": ["+neon"]},
+    "arm/rasp4b64": _RASPI4_AARCH64,
+    "raspberry-pi/4b-aarch64": {
+        **_RASPI4_AARCH64,
+        "num-cores": 4,
+        "host": {"kind": "llvm", **_RASPI4_AARCH64, "num-cores": 4},
+    },
+    "riscv/sifive-u74": {"mtriple": "riscv64-unknown-linux-gnu", "mcpu": "sifive-u74"},
+    "riscv/licheepi3a": {"mtriple": "riscv64-unknown-linux-gnu", "mcpu": "spacemit-x60",
+                         "num-cores": 8},
+}  # fmt: skip

@@ -7,7 +7,8 @@ This module owns the TVM -> hetsim direction, `tvm_to_spec`, and its registry of
   is a ``hetero`` level with that host and one device. ``mtriple``, ``mcpu``, ``mattr``, ``arch``
   and ``num-cores`` (``cores``) carry over as attributes.
 - hetsim tags: an ``mcpu``, an ``arch`` or a TVM tag name that names a device hetsim ships becomes
-  that tag, and a node whose ``model`` says ``"hetsim:<tag>"`` reads back as that tag.
+  that tag (the options TVM gives its own tag are no overrides), and a node whose ``model`` says
+  ``"hetsim:<tag>"`` reads back as that tag with what it changes of the tag, level by level.
 
 It translates only: `tvm_to_spec` returns a spec that `hetsim.target.Target` then resolves and
 validates. TVM has no executors, runtimes, links or device names, and none of hetsim's cost
@@ -34,6 +35,7 @@ from hetsim.target.tvm_names import (
     CUDA_ARCHS,
     LLVM_CPUS,
     MODEL_PREFIX,
+    TVM_TAG_OPTIONS,
     TVM_TAGS,
     CpuFamily,
 )
@@ -176,31 +178,43 @@ def _plain(value: object) -> object:
 
 def _read_at(value: object, path: str, problems: list[Problem]) -> dict[str, Any]:
     """The spec of a nested TVM config found at `path` (a dict, or a JSON, kind or tag string)."""
+    config = _config_at(value, path, problems)
+    return {} if config is None else _read_node(config, path, problems)
+
+
+def _config_at(value: object, path: str, problems: list[Problem]) -> Mapping[str, Any] | None:
+    """The config of a nested TVM target found at `path`; None, with a problem, for no config."""
     if isinstance(value, str):
-        return _read_node(_config_of_text(value, path, problems), path, problems)
+        return _config_of_text(value, path, problems)
     if isinstance(value, Mapping) or _is_tvm_target(value):
-        return _read_node(_config(value, problems), path, problems)
+        return _config(value, problems)
     problems.append(Problem(path, "expected a TVM target config", repr(value)))
-    return {}
+    return None
 
 
 def _read_node(config: Mapping[str, Any], path: str, problems: list[Problem]) -> dict[str, Any]:
     """One TVM target node, and the level its ``host`` makes, as a hetsim spec node."""
     tag, model = config.get("tag"), config.get("model")
-    written = isinstance(model, str) and model.startswith(MODEL_PREFIX)
     if isinstance(tag, str) and tag:
-        spec = _read_tvm_tag(config, path, problems)
-    elif written and model != MODEL_PREFIX:
+        return _read_tvm_tag(config, path, problems)
+    if _is_written(config) and model != MODEL_PREFIX:
         spec = _read_hetsim_tag(config, path, problems)
-        if config.get("kind") == "composite":
-            spec |= _changes_to_tag(config, spec["tag"], path, problems)
     else:
-        spec = _read_kind(config, path, problems, use_tags=not written)
+        spec = _read_kind(config, path, problems, use_tags=not _is_written(config))
     host = config.get("host")
     if host is None or config.get("kind") == "composite":
         return spec
-    host_spec = _read_at(host, join_path(path, "host"), problems)
-    return {"kind": "hetero", "host": host_spec, "devices": [spec]}
+    return _with_host(spec, _read_at(host, join_path(path, "host"), problems))
+
+
+def _is_written(config: Mapping[str, Any]) -> bool:
+    """Whether `spec_to_tvm` wrote the node: its ``model`` says where it came from."""
+    model = config.get("model")
+    return isinstance(model, str) and model.startswith(MODEL_PREFIX)
+
+
+def _with_host(spec: dict[str, Any], host: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "hetero", "host": host, "devices": [spec]}
 
 
 def _read_kind(
@@ -308,13 +322,22 @@ def _read_composite(
     spec: dict[str, Any] = {"kind": "hetero"}
     if config.get("host") is not None:
         spec["host"] = _read_at(config["host"], join_path(path, "host"), problems)
-    devices = config.get("devices", [])
-    if not isinstance(devices, Sequence) or isinstance(devices, str):
-        problems.append(Problem(join_path(path, "devices"), "expected a list", repr(devices)))
-        devices = []
+    devices = _devices_of(config, path, problems) or []
     where = join_path(path, "devices")
     spec["devices"] = [_read_at(d, item_path(where, i), problems) for i, d in enumerate(devices)]
     return spec
+
+
+def _devices_of(config: Mapping[str, Any], path: str, problems: list[Problem]) -> list[Any] | None:
+    """The device configs of a level as TVM writes it: a composite's list, or a device with a
+    ``host`` alone; None, with a problem, for a ``devices`` that is no list."""
+    if config.get("kind") != "composite":
+        return [{key: value for key, value in config.items() if key != "host"}]
+    devices = config.get("devices", [])
+    if not isinstance(devices, Sequence) or isinstance(devices, str):
+        problems.append(Problem(join_path(path, "devices"), "expected a list", repr(devices)))
+        return None
+    return list(devices)
 
 
 _KINDS: dict[str, _Kind] = {
@@ -326,7 +349,10 @@ _KINDS: dict[str, _Kind] = {
 
 
 def _read_tvm_tag(config: Mapping[str, Any], path: str, problems: list[Problem]) -> dict[str, Any]:
-    """A TVM tag with overrides: the hetsim tag of the same device, its ``num-cores``, its host."""
+    """A TVM tag with overrides: the hetsim tag of the same device, its ``num-cores``, its host.
+
+    The options TVM gives the tag itself (which its ``export()`` repeats) override nothing. A
+    host makes a level around a device's tag, and changes the host of a platform's tag."""
     name = config["tag"]
     tag = TVM_TAGS.get(name)
     if tag is None:
@@ -334,78 +360,157 @@ def _read_tvm_tag(config: Mapping[str, Any], path: str, problems: list[Problem])
         hint = closest(name, TVM_TAGS)
         problems.append(Problem(join_path(path, "tag"), expected, repr(name), hint))
         return {}
+    own = TVM_TAG_OPTIONS.get(name, {})
     for key, value in config.items():
         if key in ("tag", "kind", "model", "host", "num-cores") or _is_codegen_option(key):
             continue
+        if key in own and _plain(value) == own[key]:
+            continue
         expected = f"expected only host or num-cores to override TVM tag {name!r}"
         problems.append(Problem(join_path(path, key), expected, repr(value)))
-    return _with_cores(config, {"tag": tag})
+    spec: dict[str, Any] = {"tag": tag}
+    if config.get("num-cores", own.get("num-cores")) != own.get("num-cores"):
+        spec["cores"] = config["num-cores"]
+    host, host_path = config.get("host"), join_path(path, "host")
+    if host is None or _read_at(host, host_path, []) == _read_at(own.get("host"), host_path, []):
+        return spec
+    node = _tag_node(tag)
+    if node is None or not node.is_composite:
+        return _with_host(spec, _read_at(host, host_path, problems))
+    change = _change(host, node.host, host_path, problems)  # type: ignore[arg-type]
+    return spec if change is None else spec | {"host": change}
 
 
 def _read_hetsim_tag(
     config: Mapping[str, Any], path: str, problems: list[Problem]
 ) -> dict[str, Any]:
-    """A node written by `spec_to_tvm` from a tag: its ``model`` names the tag, and its ``kind``
+    """A node written by `spec_to_tvm` from a tag: its ``model`` names the tag, its ``kind``
     the tag's kind, which resolving checks (a ``cuda`` node naming a whole platform's tag
-    became that platform)."""
+    became that platform), and the rest what it changes of the tag."""
     known = {option for kind in _KINDS.values() for option in kind.options}
     _check_options(config, known, path, problems)
     spec = {"tag": config["model"].removeprefix(MODEL_PREFIX)}
     kind = _hetsim_kind(config)
     if kind is not None:
         spec["kind"] = kind
+    node = _tag_node(spec["tag"])
+    if node is not None and node.kind == kind:  # else resolving says what is wrong
+        spec |= _changes(config, node, path, problems)
     return _with_cores(config, spec)
 
 
-def _changes_to_tag(
-    config: Mapping[str, Any], tag: str, path: str, problems: list[Problem]
-) -> dict[str, Any]:
-    """What a composite node written from tag `tag` changes of the tag: its host, and each
-    device that differs from the tag's at its position (an override of that device, by the
-    name the tag gives it), each compared as this reader reads both. A device added or removed
-    is a problem: devices have no names in TVM to say which."""
+def _tag_node(tag: str) -> Target | None:
+    """The canonical node tag `tag` makes (a device's tag is wrapped in a level at the root);
+    None for a name that is no tag, which resolving the spec reports."""
     try:
-        tagged = Target(tag)
-    except TargetError:  # an unknown tag: resolving the spec says so
-        return {}
-    own = spec_to_tvm(tagged.export())
+        root = Target(tag)
+    except TargetError:
+        return None
+    return root if root.tag == tag else root.devices[0]
+
+
+def _changes(
+    config: Mapping[str, Any], node: Target, path: str, problems: list[Problem]
+) -> dict[str, Any]:
+    """What the TVM config `config` of a node that `spec_to_tvm` wrote changes of `node`, the
+    canonical node it was written from, as an override of `node`."""
+    own = spec_to_tvm(node.export())
+    if not node.is_composite:
+        return _option_changes(config, own, path)
     changes: dict[str, Any] = {}
     host_path = join_path(path, "host")
     if config.get("host") != own.get("host"):  # as written: unread (a nested tag, resolved)
-        host = _read_at(config.get("host"), host_path, problems)
-        if host != (own_host := _read_at(own.get("host"), host_path, [])):
-            changes["host"] = _change(host, own_host)
-    listed = join_path(path, "devices")
-    devices, theirs = list(config.get("devices") or ()), list(own.get("devices") or ())
+        host = _change(config.get("host"), node.host, host_path, problems)  # type: ignore[arg-type]
+        if host is not None:
+            changes["host"] = host
+    devices = _devices_of(config, path, problems)
+    if devices is None:
+        return changes
+    listed, theirs = join_path(path, "devices"), _devices_of(own, path, []) or []
     if len(devices) != len(theirs):
         expected = (
-            f"expected the {len(theirs)} devices of tag {tag!r} (a device added or removed has "
-            "no name in TVM)"
+            f"expected the {len(theirs)} devices of {_named(node)} (a device added or removed "
+            "has no name in TVM)"
         )
         problems.append(Problem(listed, expected, str(len(devices))))
         return changes
     changed = {}
-    for index, (device, name) in enumerate(
-        zip(devices, (d.name for d in tagged.devices), strict=True)
+    for index, (device, own_device, target) in enumerate(
+        zip(devices, theirs, node.devices, strict=True)
     ):
-        if device == theirs[index]:
-            continue
-        where = item_path(listed, index)
-        spec = _read_at(device, where, problems)
-        if spec != (own_device := _read_at(theirs[index], where, [])):
-            changed[name] = _change(spec, own_device)
+        if device != own_device:
+            change = _change(device, target, item_path(listed, index), problems)
+            if change is not None:
+                changed[target.name] = change
     if changed:
         changes["devices"] = changed
     return changes
 
 
-def _change(spec: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
-    """`spec` as an override of the node `own` reads as: a node of the same tag keeps it, and
-    only its changes are merged (a tag given again would reset what the platform set on it,
-    such as a node's link)."""
-    if spec.get("tag") != own.get("tag"):
+def _named(node: Target) -> str:
+    return f"tag {node.tag!r}" if node.tag else f"level {node.name!r}"
+
+
+def _option_changes(config: Mapping[str, Any], own: Mapping[str, Any], path: str) -> dict[str, Any]:
+    """The attributes a written device's config sets otherwise than `own`, the config of the
+    node it changes, each read as for a plain kind; ``None`` where it dropped one (an empty
+    ``mattr``, the family's ``mtriple``) that `own` sets."""
+    reader = _KINDS[config["kind"]]
+    mine = reader.read(config, path, [], False)  # read once already, problems and all
+    theirs = reader.read(own, path, [], False)
+    keys = [*mine, *(key for key in theirs if key not in mine)]
+    return {key: mine.get(key) for key in keys if mine.get(key) != theirs.get(key)}
+
+
+def _change(
+    value: object, node: Target, path: str, problems: list[Problem]
+) -> dict[str, Any] | str | None:
+    """The TVM config `value`, found where the canonical tree has `node`, as an override of
+    `node`: a node of its tag and kind keeps it, and only its changes merge (a tag given again
+    would reset what the platform set on it, such as a node's link); None for no change, or
+    after a problem. Any other node replaces it (`_replacement`)."""
+    found: list[Problem] = []
+    config = _config_at(value, path, found)
+    spec = {} if config is None else _read_node(config, path, found)
+    if found or config is None:
+        problems += found
+        return None
+    if spec.get("tag") != node.tag or spec.get("kind", node.kind) != node.kind:
+        return _replacement(spec, node, path, problems, is_written=_is_written(config))
+    if node.is_composite or _is_written(config):
+        return _changes(config, node, path, problems) or None
+    # TVM's own config: what it says merges into the node, as in a hetsim override
+    return {key: value for key, value in spec.items() if key not in ("tag", "kind")} or None
+
+
+def _replacement(
+    spec: dict[str, Any], node: Target, path: str, problems: list[Problem], *, is_written: bool
+) -> dict[str, Any] | str | None:
+    """`spec`, of another tag or kind, in place of `node`. A plain node of the kind of `node`'s
+    tag would merge into that tag (canonicalization rule 1): one that `spec_to_tvm` wrote
+    becomes its kind's name, which replaces, where it has its kind's defaults, and a problem
+    otherwise (the spec has no way to say it)."""
+    kind = spec.get("kind")
+    if not is_written or "tag" in spec or kind != node.kind:
         return spec
-    return {key: value for key, value in spec.items() if key not in ("tag", "kind")}
+    if spec == _default_spec(kind):
+        return kind  # type: ignore[no-any-return]
+    expected = (
+        f"expected a tag, another kind or {kind!r} with its defaults in place of tag "
+        f"{node.tag!r} (a {kind} that sets more merges into the tag)"
+    )
+    problems.append(Problem(path, expected, repr(spec)))
+    return None
+
+
+def _default_spec(kind: str) -> dict[str, Any] | None:
+    """How the written form of kind `kind` with its defaults reads; None for a kind that is no
+    device alone (``hetero``)."""
+    try:
+        device = Target(kind).devices[0]
+    except TargetError:
+        return None
+    return _read_at(spec_to_tvm(device.export()), "", [])
 
 
 _HETSIM_KINDS = {"cuda": "cuda", "ext_dev": "npu", "composite": "hetero"}
