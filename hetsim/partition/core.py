@@ -238,6 +238,9 @@ class _Builder:
             )
         root_host = self.platform.levels[""].host
         names = [op.name for op in self.graph.ops]
+        folded_names = {op.name for op in folded}
+        # a folded op a rule names is computed by the root host at load time: no rule placed it
+        ruled = ruled_ops(self.rules, [op for op in self.graph.ops if op.name not in folded_names])
         placement = dict.fromkeys(names, root_host)
         placement.update(self.placement)  # keeps the graph's order
         return Plan(
@@ -249,8 +252,8 @@ class _Builder:
             folded=tuple(op.name for op in folded),
             dynamic=tuple(filter(self.dynamic.__contains__, names)),
             dims=MappingProxyType(dict(dims)),
-            ruled=tuple(filter(ruled_ops(self.rules, self.graph.ops).__contains__, names)),
-            notes=folded_rule_notes(self.rules, self.graph.ops, {op.name for op in folded}),
+            ruled=tuple(filter(ruled.__contains__, names)),
+            notes=folded_rule_notes(self.rules, self.graph.ops, folded_names),
         )
 
 

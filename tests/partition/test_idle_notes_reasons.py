@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hetsim.api import simulate
+from hetsim.api import platform_of, simulate
 from hetsim.cli import main
 from hetsim.ir import Graph, GraphBuilder
 from hetsim.kernels import propagate
@@ -150,3 +150,13 @@ def test_a_rule_that_matches_only_folded_ops_is_noted() -> None:
     result = simulate(graph, "x86-h100", partition="rules", rules=rules, mode="timing")
     assert result.to_dict()["extra"]["placement_notes"] == [note]
     assert result.placement["a"] == "gpu0"  # capability's: no rule matches the Add
+
+
+def test_a_folded_op_a_rule_names_is_not_counted_as_placed_by_it() -> None:
+    # Plan.ruled ("ops a rule placed") listed w_relu, which the root host computes at load time
+    b = GraphBuilder("g")
+    weight = b.op("Relu", np.ones(4, np.float32), name="w_relu")
+    graph = b.build(b.op("Relu", b.op("Add", b.input("x", (4,)), weight, name="a"), name="r"))
+    plan = partition(graph, platform_of("x86-h100"), "rules", [{"op": "Relu", "device": "gpu0"}])
+    assert plan.folded == ("w_relu",)
+    assert plan.ruled == ("r",)
