@@ -930,3 +930,70 @@ def test_a_cost_plan_that_cannot_be_placed_leaves_its_baselines_to_run(
     monkeypatch.setattr(api, "_baseline_plans", lambda *args: ())
     with pytest.raises(PartitionError, match=r"^cost: refused$"):
         simulate(model, "x86-h100", mode="timing", partition="cost")
+
+
+@pytest.mark.parametrize(
+    ("make", "got"),
+    [
+        (np.asmatrix, "matrix, a subclass of numpy.ndarray (np.asarray(x) makes it a plain array)"),
+        (
+            lambda a: np.ma.array(a, mask=np.zeros_like(a, bool)),
+            "MaskedArray, a subclass of numpy.ndarray (np.asarray(x) makes it a plain array)",
+        ),
+    ],
+)
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix's own
+def test_an_array_subclass_input_is_refused(make: Any, got: str) -> None:
+    # np.matrix stayed 2-D through a ReduceSum (shape (1, 2) for (2,)) and a masked array's
+    # mask was honoured by some numpy calls and not others: both silently wrong
+    graph = Graph(
+        "g",
+        (Op("ReduceSum", "sum", ("x", "axes"), ("y",), {"keepdims": 0}),),
+        {"x": TensorType((2, 2), "float32")},
+        ("y",),
+        {"axes": np.array([1], np.int64)},
+    )
+    x = make(np.array([[1, 2], [3, 4]], np.float32))
+    message = f"input 'x': expected float32 array, got {got}"
+    for run in (
+        lambda: simulate(graph, "x86-h100", inputs={"x": x}),
+        lambda: execute(graph, {"x": x}),
+    ):
+        with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+            run()
+
+
+def test_input_names_are_checked_as_execute_checks_them() -> None:
+    model = load_model("mlp")
+    x = make_inputs(model, 0)["x"]
+    # a non-str key was a TypeError from sorting the names; a misspelt name was told as missing
+    for mode in ("functional", "timing"):
+        with pytest.raises(
+            ModelError, match=r"^inputs: expected input names \(str\) as keys, got \[1\]$"
+        ):
+            simulate(model, "x86-h100", inputs={"x": x, 1: x}, mode=mode)
+    with pytest.raises(
+        ModelError, match=r"^inputs: expected \['x'\], got missing \['x'\] and unknown \['z'\]$"
+    ):
+        simulate(model, "x86-h100", inputs={"z": x})
+    with pytest.raises(
+        ModelError, match=r"^inputs: expected \['x'\], got missing \['x'\] and unknown \['z'\]$"
+    ):
+        execute(model, {"z": x})
+    with pytest.raises(
+        ModelError, match=r"^input 'x': expected float32 array, got a numpy scalar float32 "
+    ):
+        execute(model, {"x": np.float32(1.0)})
+
+
+def test_buckets_may_be_numpy_integers() -> None:
+    # refused as "expected increasing positive integers", where dims and seed take them
+    found = simulate(
+        "transformer", "x86-h100", mode="timing", dims={"seq": 8}, cuda_graph="buckets",
+        buckets=np.array([16, 32]),
+    )  # fmt: skip
+    plain = simulate(
+        "transformer", "x86-h100", mode="timing", dims={"seq": 8}, cuda_graph="buckets",
+        buckets=[16, 32],
+    )  # fmt: skip
+    assert found.makespan_us == plain.makespan_us

@@ -25,8 +25,8 @@ from hetsim.kernels.fuse import Fused, fused_of, with_epilogue
 from hetsim.kernels.propagate import (
     bind_dims,
     check_input_array,
+    check_input_names,
     check_inputs_mapping,
-    initializer_note,
 )
 from hetsim.kernels.registry import Kernel, lookup
 
@@ -97,18 +97,7 @@ class Program:
         return {name: values[slot] for name, slot in self.outputs}  # type: ignore[misc]
 
     def _check(self, inputs: Mapping[str, np.ndarray]) -> None:
-        names = {spec.name for spec in self.inputs}
-        missing = [s.name for s in self.inputs if s.name not in inputs]
-        extra = sorted(set(inputs) - names)
-        if missing or extra:
-            got = " and ".join(
-                [
-                    *([f"missing {missing}"] if missing else []),
-                    *([f"unknown {extra}"] if extra else []),
-                ]
-            )
-            note = initializer_note(self.graph, extra)
-            raise ModelError(f"inputs: expected {sorted(names)}, got {got}{note}")
+        check_input_names(self.graph, inputs, complete=True)
         for spec in self.inputs:
             given = inputs[spec.name]
             check_input_array(spec.name, given, spec.dtype)

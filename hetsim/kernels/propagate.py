@@ -26,6 +26,8 @@ __all__ = [
     "SMALL_VALUE_SIZE",
     "bind_dims",
     "check_input_array",
+    "check_input_names",
+    "check_inputs_mapping",
     "initializer_note",
     "input_dtype_error",
     "keeps_value",
@@ -119,13 +121,34 @@ def check_input_array(name: str, value: Any, declared: Any) -> None:
     `hetsim.execute` and `hetsim.simulate` alike): the graph's kernels, byte sizes and costs all
     follow from it.
 
+    A subclass that computes otherwise (``np.matrix`` stays 2-D through a reduction, a masked
+    array's mask is honoured by some numpy calls and not others) is refused: its results were
+    silently wrong; a memory-mapped array computes as an array and is taken.
+
     >>> check_input_array("x", [1.0], "float32")
     Traceback (most recent call last):
     ...
     hetsim.errors.ModelError: input 'x': expected float32 array, got list
+    >>> check_input_array("x", np.float32(1.0), "float32")
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.ModelError: input 'x': expected float32 array, got a numpy scalar float32 \
+(np.array(x) makes it a 0-d array)
+    >>> check_input_array("x", np.ma.array(np.ones(2, np.float32), mask=[1, 0]), "float32")
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.ModelError: input 'x': expected float32 array, got MaskedArray, a subclass of \
+numpy.ndarray (np.asarray(x) makes it a plain array)
     """
+    if isinstance(value, np.generic):  # "expected float32 array, got float32" said nothing
+        found = f"a numpy scalar {value.dtype} (np.array(x) makes it a 0-d array)"
+        raise input_dtype_error(name, declared, found)
     if not isinstance(value, np.ndarray):  # a list read as float64 named the wrong problem
         raise input_dtype_error(name, declared, type(value).__name__)
+    if type(value) is not np.ndarray and not isinstance(value, np.memmap):
+        why = "a subclass of numpy.ndarray (np.asarray(x) makes it a plain array)"
+        found = f"{type(value).__name__}, {why}"
+        raise input_dtype_error(name, declared, found)
     if value.dtype != np.dtype(declared):
         raise input_dtype_error(name, declared, value.dtype)
 
@@ -143,6 +166,37 @@ def check_inputs_mapping(inputs: object) -> None:
         raise ModelError(
             f"inputs: expected a mapping of input name -> array, got {type(inputs).__name__}"
         )
+    keys = [key for key in inputs if not isinstance(key, str)]
+    if keys:  # sorted with the names, a 1 among them was a TypeError from deep inside
+        raise ModelError(f"inputs: expected input names (str) as keys, got {keys!r}")
+
+
+def check_input_names(graph: Graph, inputs: Mapping[str, Any], *, complete: bool) -> None:
+    """Every name of `inputs` is an input of `graph`, and (`complete`) every input is given:
+    one error naming the missing and the unknown together (a misspelt name is both), for
+    `hetsim.execute`, `propagate` and `hetsim.simulate` alike.
+
+    >>> from hetsim.ir import TensorType
+    >>> g = Graph("g", (Op("Relu", "r", ("x",), ("y",)),), {"x": TensorType((2,), "float32")},
+    ...     ("y",))
+    >>> check_input_names(g, {"z": np.ones(2, np.float32)}, complete=True)
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.ModelError: inputs: expected ['x'], got missing ['x'] and unknown ['z']
+    >>> check_input_names(g, {"z": np.ones(2, np.float32)}, complete=False)
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.ModelError: inputs: expected names from ['x'], got unknown ['z']
+    """
+    missing = [name for name in graph.inputs if name not in inputs] if complete else []
+    unknown = sorted(set(inputs) - set(graph.inputs))
+    if not (missing or unknown):
+        return
+    got = " and ".join(
+        [*([f"missing {missing}"] if missing else []), *([f"unknown {unknown}"] if unknown else [])]
+    )
+    expected = sorted(graph.inputs) if complete else f"names from {sorted(graph.inputs)}"
+    raise ModelError(f"inputs: expected {expected}, got {got}{initializer_note(graph, unknown)}")
 
 
 def input_dtype_error(name: str, declared: Any, found: Any) -> ModelError:
@@ -292,12 +346,7 @@ def _walk(
 ) -> dict[str, Meta]:
     """Every tensor's `Meta`; with `costs`, fill it with every op's `Cost` as well."""
     given = dict(inputs or {})
-    unknown = sorted(set(given) - set(graph.inputs))
-    if unknown:
-        raise ModelError(
-            f"inputs: expected names from {sorted(graph.inputs)}, got {unknown}"
-            + initializer_note(graph, unknown)
-        )
+    check_input_names(graph, given, complete=False)
     for name, value in given.items():
         check_input_array(name, value, graph.inputs[name].dtype)
     bound = bind_dims(graph, dims, {k: np.shape(v) for k, v in given.items()})

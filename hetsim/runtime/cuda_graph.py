@@ -14,9 +14,10 @@ import difflib
 import itertools
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import NamedTuple
+from numbers import Integral
+from typing import NamedTuple, cast
 
-from hetsim.errors import Problem, SimulationError
+from hetsim.errors import Problem, SimulationError, is_count
 from hetsim.platform import Platform
 from hetsim.runtime.bytecode import BranchShape, Call, Instruction, Invoke, Launch, Sync, VmProgram
 from hetsim.runtime.capture_regions import Region, find_regions
@@ -321,6 +322,9 @@ def check_buckets(buckets: object) -> tuple[int, ...]:
     --------
     >>> check_buckets([16, 32])
     (16, 32)
+    >>> import numpy as np
+    >>> check_buckets(np.array([16, 32]))
+    (16, 32)
     >>> check_buckets((32, 16))
     Traceback (most recent call last):
     ...
@@ -329,7 +333,8 @@ def check_buckets(buckets: object) -> tuple[int, ...]:
     items: tuple[object, ...] = (buckets,)
     if isinstance(buckets, Iterable) and not isinstance(buckets, str | bytes | Mapping):
         items = tuple(buckets)
-    found = tuple(b for b in items if isinstance(b, int) and not isinstance(b, bool) and b > 0)
+    # numpy ints too, as dims takes them; is_count saw each is an Integral
+    found = tuple(int(cast(Integral, b)) for b in items if is_count(b, 1))
     if not found or len(found) != len(items) or any(a >= b for a, b in itertools.pairwise(found)):
         expected = "expected increasing positive integers"
         raise SimulationError(Problem("buckets", expected, repr(buckets)).message)

@@ -165,7 +165,9 @@ def test_input_of_another_dtype_than_declared_is_an_error() -> None:
 
 
 def test_unknown_input_name_is_an_error() -> None:
-    with pytest.raises(ModelError, match=r"^inputs: expected names from \['x'\], got \['y'\]$"):
+    with pytest.raises(
+        ModelError, match=r"^inputs: expected names from \['x'\], got unknown \['y'\]$"
+    ):
         propagate(_heads_graph(), {"seq": 2}, {"y": np.zeros(2)})
 
 
@@ -176,7 +178,8 @@ def test_a_weight_given_as_an_input_is_named_as_an_initializer() -> None:
     given = {"x": np.ones(2, np.float32), "w": np.zeros(2)}
     note = "('w' is an initializer of the model: a constant, not an input)"
     with pytest.raises(
-        ModelError, match=rf"^inputs: expected names from \['x'\], got \['w'\] {re.escape(note)}$"
+        ModelError,
+        match=rf"^inputs: expected names from \['x'\], got unknown \['w'\] {re.escape(note)}$",
     ):
         propagate(graph, inputs=given)
     with pytest.raises(

@@ -69,5 +69,7 @@ def test_a_shape_that_fails_only_at_the_estimate_says_to_bind_the_dims() -> None
 
 
 def test_input_arrays_of_names_the_graph_lacks_are_refused_by_name() -> None:
-    with pytest.raises(ModelError, match=r"^inputs: expected names from \['x'\], got \['y'\]$"):
+    with pytest.raises(
+        ModelError, match=r"^inputs: expected names from \['x'\], got unknown \['y'\]$"
+    ):
         partition(pairs_graph(), tag_platform("x86-h100"), inputs={"y": np.ones(2, np.int64)})
