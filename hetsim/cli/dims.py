@@ -1,24 +1,25 @@
 """``--dims NAME=N[,NAME=N...]``, repeatable: the values of symbolic dims, in every command that
 takes them (``run``, ``plan show``, ``model show``).
 
-A pair is read when the command line is (`parse_dims`, argparse's ``type``); the occurrences are
-merged by `merged_dims`. A dim given twice is an error, in one ``--dims`` or across several: a
-silent last value would run a model at a size the user did not mean. So is a size below 1, as in a
-sweep file's ``dims``, and a ``--dims`` with no pair at all (``--dims ''``, from an unset shell
-variable), which ran the model at its default sizes. Whether the names are the model's symbolic
-dims is checked by the command once the model is loaded (`hetsim.ir.check_graph_dims`).
+A pair is read when the command line is (`parse_dims`, argparse's ``type``), and the occurrences
+are merged as they are read (`add_dims_option`). A dim given twice is a usage error, in one
+``--dims`` or across several: a silent last value would run a model at a size the user did not
+mean. So is a size below 1, as in a sweep file's ``dims``, and a ``--dims`` with no pair at all
+(``--dims ''``, from an unset shell variable), which ran the model at its default sizes. Whether
+the names are the model's symbolic dims is checked by the command once the model is loaded
+(`hetsim.ir.check_graph_dims`).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from hetsim.cli.counts import integer
-from hetsim.errors import HetsimError, UnknownValueError
+from hetsim.errors import UnknownValueError
 
-__all__ = ["add_dims_option", "merged_dims", "no_input_values", "parse_dims"]
+__all__ = ["add_dims_option", "no_input_values", "parse_dims"]
 
 
 def parse_dims(text: str) -> dict[str, int]:
@@ -68,32 +69,33 @@ def parse_dims(text: str) -> dict[str, int]:
     return dims
 
 
-def merged_dims(groups: Iterable[Mapping[str, int]]) -> dict[str, int]:
-    """The dims of every ``--dims`` given, in one mapping.
+class _MergedDims(argparse.Action):
+    """``--dims``, repeatable: each occurrence's pairs merged into one mapping as the command
+    line is read, so that a dim given in two of them is the same usage error as one given twice
+    in one (it was an error of another form, after the command line was read)."""
 
-    Examples
-    --------
-    >>> merged_dims([{"seq": 8}, {"batch": 2}])
-    {'seq': 8, 'batch': 2}
-    >>> merged_dims([{"seq": 8}, {"seq": 16}])
-    Traceback (most recent call last):
-    ...
-    hetsim.errors.HetsimError: --dims: expected each dim once, got 'seq' twice
-    """
-    dims: dict[str, int] = {}
-    for group in groups:
-        for name, value in group.items():
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        dims = dict(getattr(namespace, self.dest) or {})
+        assert isinstance(values, Mapping), "parse_dims makes a mapping"
+        for name, size in values.items():
             if name in dims:
-                raise HetsimError(f"--dims: expected each dim once, got {name!r} twice")
-            dims[name] = value
-    return dims
+                raise argparse.ArgumentError(self, f"expected each dim once, got {name!r} twice")
+            dims[name] = size
+        setattr(namespace, self.dest, dims)
 
 
 def add_dims_option(parser: argparse.ArgumentParser, help: str) -> None:
-    """Add ``--dims`` (repeatable; read with `merged_dims(args.dims)`)."""
+    """Add ``--dims`` (repeatable; ``args.dims`` is every occurrence's pairs in one mapping)."""
     parser.add_argument(
-        "--dims", type=parse_dims, action="append", default=[], metavar="NAME=N[,NAME=N]", help=help
-    )
+        "--dims", type=parse_dims, action=_MergedDims, default={}, metavar="NAME=N[,NAME=N]",
+        help=help,
+    )  # fmt: skip
 
 
 @contextmanager

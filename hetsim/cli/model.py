@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from hetsim.cli.dims import add_dims_option, merged_dims, no_input_values
+from hetsim.cli.dims import add_dims_option, no_input_values
 from hetsim.models import ZOO, load_model, summarize
 
 
@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def show_model(args: argparse.Namespace) -> int:
     """``hetsim model show MODEL [--dims seq=128] [--json]``."""
     with no_input_values("hetsim model show"):
-        summary = summarize(load_model(args.model), merged_dims(args.dims))
+        summary = summarize(load_model(args.model), args.dims)
     if args.json:
         print(json.dumps(summary.to_dict(), indent=2))
     else:

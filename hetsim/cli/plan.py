@@ -15,7 +15,7 @@ import argparse
 import json
 import sys
 
-from hetsim.cli.dims import add_dims_option, merged_dims, no_input_values
+from hetsim.cli.dims import add_dims_option, no_input_values
 from hetsim.cli.files import input_path
 from hetsim.ir import check_graph_dims, format_dims
 from hetsim.kernels import propagate
@@ -62,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def show_plan(args: argparse.Namespace) -> int:
     """Print the plan of ``args.model`` on ``args.target`` as text (or JSON)."""
     graph = load_model(args.model)
-    dims = dict(check_graph_dims(graph, merged_dims(args.dims)))
+    dims = dict(check_graph_dims(graph, args.dims))
     platform = build_platform(Target(args.target))
     with no_input_values("hetsim plan"):
         plan = partition(graph, platform, policy=args.partition, rules=args.rules, dims=dims)

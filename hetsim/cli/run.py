@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.cli.dims import add_dims_option, merged_dims
+from hetsim.cli.dims import add_dims_option
 from hetsim.cli.files import input_path, png_file, suffixed_file, writing
 from hetsim.errors import HetsimError
 from hetsim.report import Result, print_summary
@@ -185,7 +185,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         options["cuda_graph"] = args.cuda_graph
     if args.inputs is not None:
         options["inputs"] = _load_inputs(args.inputs)
-    dims = merged_dims(args.dims)
+    dims = dict(args.dims)
     if dims:
         options["dims"] = dims
     return options

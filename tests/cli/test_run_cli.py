@@ -35,7 +35,7 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 def test_parser_defaults() -> None:
     args = build_parser().parse_args(["run", "mlp", "--target", "cuda"])
     assert (args.model, args.target, args.mode, args.seed, args.dims) == (
-        "mlp", "cuda", "functional", 0, [],
+        "mlp", "cuda", "functional", 0, {},
     )  # fmt: skip
     assert (args.inputs, args.save_outputs, args.trace, args.gantt, args.json) == (
         None, None, None, None, False,
@@ -50,7 +50,7 @@ def test_parser_reads_every_option() -> None:
     )  # fmt: skip
     assert args.mode == "timing"
     assert args.seed == 7
-    assert args.dims == [{"seq": 128, "batch": 2}, {"heads": 4}]
+    assert args.dims == {"seq": 128, "batch": 2, "heads": 4}  # every --dims, merged
     assert (args.inputs, args.save_outputs) == (Path("in.npz"), Path("out.npz"))
     assert (args.trace, args.gantt, args.json) == (Path("t.json"), Path("g.png"), True)
 
