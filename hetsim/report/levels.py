@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hetsim.report.arguments import check_record
-from hetsim.report.breakdown import totals
+from hetsim.report.breakdown import Totals, totals
 from hetsim.sim.records import RunRecord
 
 __all__ = ["DISPATCH_CATEGORIES", "LevelStats", "level_stats"]
@@ -43,8 +43,9 @@ class LevelStats:
     link_bytes: int
 
 
-def level_stats(record: RunRecord) -> dict[str, LevelStats]:
+def level_stats(record: RunRecord, run_totals: Totals | None = None) -> dict[str, LevelStats]:
     """Level path -> its figures, in the platform's tree order; empty without level data.
+    `run_totals`: the record's `totals`, when the caller has them (`Result.from_record`).
 
     Raises
     ------
@@ -76,7 +77,7 @@ def level_stats(record: RunRecord) -> dict[str, LevelStats]:
     levels: Mapping[str, Mapping[str, Any]] = record.extra.get("levels", {})
     if not levels:
         return {}
-    by_category, busy = totals(record)
+    by_category, busy = totals(record) if run_totals is None else run_totals
     level_of = {
         processor: path for path, level in levels.items() for processor in level["processors"]
     }

@@ -22,7 +22,7 @@ from hetsim.report.arguments import check_record, output_path
 from hetsim.report.breakdown import breakdown_us, totals
 from hetsim.report.gantt import plot_gantt
 from hetsim.report.lanes import check_traced
-from hetsim.report.levels import level_stats
+from hetsim.report.levels import LevelStats, level_stats
 from hetsim.report.plain import JsonValue, to_plain
 from hetsim.report.trace import write_chrome_trace
 from hetsim.sim.records import RunRecord, Span
@@ -81,6 +81,8 @@ class Result:
         Tensor name → array: the inputs used (given, or made from a seed) and the outputs.
     record
         The engine's record: every span, for traces and plots.
+    levels
+        Level path → `LevelStats` (`hetsim.report.level_stats`), found with the other totals.
 
     Examples
     --------
@@ -108,6 +110,7 @@ class Result:
     inputs: Mapping[str, np.ndarray] = field(repr=False)
     outputs: Mapping[str, np.ndarray] = field(repr=False)
     record: RunRecord = field(repr=False)
+    levels: Mapping[str, LevelStats] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_record(cls, record: RunRecord) -> Result:
@@ -150,6 +153,7 @@ class Result:
             inputs=_frozen(record.inputs),
             outputs=_frozen(record.outputs),
             record=record,
+            levels=_frozen(level_stats(record, run_totals)),  # one pass over the spans for all
         )
 
     @property
@@ -184,7 +188,7 @@ class Result:
                     "dispatch_us": stats.dispatch_us,
                     "link_bytes": stats.link_bytes,
                 }
-                for path, stats in level_stats(self.record).items()
+                for path, stats in self.levels.items()
             },
             "peak_memory_bytes": dict(self.peak_memory_bytes),
             "placement": dict(self.placement),

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from hetsim.errors import HetsimError, Problem
-from hetsim.report.levels import level_stats
 from hetsim.report.result import Result
 from hetsim.sim.records import RunRecord
 from hetsim.units import format_bytes
@@ -91,7 +90,7 @@ def summary_tables(result: Result) -> tuple[Table, ...]:
                     _us(st.dispatch_us),
                     format_bytes(st.link_bytes),
                 )
-                for path, st in level_stats(result.record).items()
+                for path, st in result.levels.items()
             ),
             (False, False, True, True, True, True),
         ),
