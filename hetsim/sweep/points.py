@@ -68,7 +68,7 @@ class Point:
     choices: tuple[tuple[str, str], ...]
     options: tuple[tuple[str, Any], ...]
     target: Target = field(compare=False, repr=False)
-    file: str = field(default="", compare=False, repr=False)
+    file: str = field(compare=False, repr=False)
 
     @property
     def params(self) -> dict[str, Any]:
@@ -97,8 +97,8 @@ class SweepSpec:
     """The models as the sweep writes them: zoo names, files relative to the sweep file. They
     name the points (`Point.params`), so a sweep run from another folder makes the same ones."""
     model_files: tuple[str, ...] = field(default=(), compare=False, hash=False, repr=False)
-    """Where each of `models` is loaded from: a file by its absolute path (`models` when empty,
-    as a spec made in Python gives them)."""
+    """Where each of `models` is loaded from: a zoo name as it is, a file by its absolute path
+    (`load_sweep` fills it)."""
     axes: tuple[Axis, ...] = ()
     expand: str = "grid"
     policies: tuple[str | None, ...] = (None,)
@@ -153,17 +153,13 @@ class SweepSpec:
         data = {key: getattr(self, key) for key in keys}
         data["target"] = self._base().export()  # plain JSON: the same in every process
         data["models"] = [
-            [model, _file_digest(file)] for model, file in zip(self.models, self.files, strict=True)
+            [model, _file_digest(file)]
+            for model, file in zip(self.models, self.model_files, strict=True)
         ]
         data["axes"] = [[axis.path, list(axis.values)] for axis in self.axes]
         if self.rules:  # only then, as before the key existed
             data["rules"] = [list(rule) for rule in self.rules]
         return digest(data)[:16]
-
-    @property
-    def files(self) -> tuple[str, ...]:
-        """Where each model is loaded from: `model_files`, else `models` as they are."""
-        return self.model_files or self.models
 
     @property
     def varied(self) -> tuple[str, ...]:
@@ -204,7 +200,7 @@ class SweepSpec:
         targets = self._targets()
         options = tuple(self.options.items())
         with_rules = (*options, ("rules", self.rules))
-        models = zip(self.models, self.files, strict=True)
+        models = zip(self.models, self.model_files, strict=True)
         combos = product(models, self.policies, self.strategies, targets)
         found = tuple(
             Point(
@@ -260,30 +256,32 @@ def _varied_problem(problem: Problem, varied: list[str]) -> Problem:
 got 'crt'"
     """
     path = problem.path
-    if any(_within(path, v) or _within(v, path) for v in varied) or not varied:
+    parts = _parts(path)
+    if not varied or any(_leads(parts, _parts(v)) or _leads(_parts(v), parts) for v in varied):
         return Problem(f"vary.{path}", problem.expected, problem.got, problem.hint)
-    # the most of `path` shared, then the fewest parts of its own (a level's executor before a
-    # field of a device of that level)
-    nearest = max(varied, key=lambda v: (_shared(path, v), -v.count(".") - v.count("[")))
-    if _shared(path, nearest) == 0:
+    # the most parts of `path` shared, then the fewest parts of its own (a level's executor
+    # before a field of a device of that level)
+    nearest = max(varied, key=lambda v: (_shared(parts, _parts(v)), -len(_parts(v))))
+    if _shared(parts, _parts(nearest)) == 0:
         return Problem(f"vary.{path}", problem.expected, problem.got, problem.hint)
     return Problem(f"vary.{nearest}", f"{path}: {problem.expected}", problem.got, problem.hint)
 
 
-def _within(path: str, prefix: str) -> bool:
-    """Whether `path` is `prefix` or below it (``a.b`` is below ``a``; ``ab`` is not)."""
-    return path == prefix or path.startswith((prefix + ".", prefix + "["))
+def _parts(path: str) -> list[str]:
+    """The parts of a target path: ``devices[v].runtime`` -> ``devices``, ``[v]``, ``runtime``."""
+    return re.findall(r"\[[^\]]*\]|[^.\[]+", path)
 
 
-def _shared(a: str, b: str) -> int:
-    """The length of the longest leading run of whole path parts `a` and `b` share."""
-    shared = 0
-    for i, (x, y) in enumerate(zip(a, b, strict=False)):
-        if x != y:
-            break
-        if x in ".[" or i + 1 == min(len(a), len(b)):
-            shared = i if x in ".[" else i + 1
-    return shared
+def _leads(parts: list[str], prefix: list[str]) -> bool:
+    """Whether path `parts` are `prefix` or below it."""
+    return parts[: len(prefix)] == prefix
+
+
+def _shared(a: list[str], b: list[str]) -> int:
+    """How many leading parts paths `a` and `b` share."""
+    return next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
 
 
 def _choices(policy: str | None, strategy: str | None) -> tuple[tuple[str, str], ...]:

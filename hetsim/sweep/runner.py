@@ -113,7 +113,7 @@ def simulate_point(point: Point) -> dict[str, Any]:
     >>> simulate_point(spec.points()[0]) == result.to_dict()
     True
     """
-    graph = point_model(point.file or point.model)
+    graph = point_model(point.file)
     options: dict[str, Any] = dict(point.options) | dict(point.choices)
     if "dims" in options:
         options["dims"] = {k: v for k, v in options["dims"].items() if k in graph.symbols}

@@ -435,7 +435,7 @@ def _model_problems(spec: SweepSpec) -> list[Problem]:
     symbols: dict[str, None] = {}  # of every model, in order of first appearance
     sized = dict(dims)
     loaded = 0
-    for i, (model, file) in enumerate(zip(models, spec.files, strict=True)):
+    for i, (model, file) in enumerate(zip(models, spec.model_files, strict=True)):
         if not isinstance(model, str):
             continue  # reported by the parser as not a name
         try:
