@@ -209,6 +209,18 @@ def test_per_level_figures_sum_the_levels_processors_and_links() -> None:
     assert stats[""].link_bytes == 0
 
 
+@pytest.mark.parametrize("name", ["v--d", "soc--npu"])
+def test_a_level_named_with_dashes_keeps_its_link_bytes(name: str) -> None:
+    # the level of a link was read off its name, split at the last "--": a device named so
+    # had its bytes dropped from the Levels table
+    x = TensorType((256,), "float32")
+    graph = Graph("g", (Op("Relu", "r", ("x",), ("y",)),), {"x": x}, ("y",))
+    target = {"tag": "arm-riscv-soc", "devices": {"vdevice0": {"name": name}}}
+    result = simulate(graph, target, mode="timing")
+    assert {path: s.link_bytes for path, s in result.levels.items()} == {"": 0, name: 4 * 1024}
+    assert sum(s.bytes for s in result.links.values()) == 4 * 1024
+
+
 def _tags() -> list[str]:
     # not whole platforms: an executor tag, and an NPU subsystem whose host has no memory
     others = {"tvm/relax-vm", "vendor/npu-subsystem"}

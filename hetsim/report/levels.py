@@ -1,15 +1,16 @@
 """Figures per level of a nested platform: time, dispatch overhead, and bytes into the level.
 
 A run of a plan over nested levels (`hetsim.sim.run_program` of a compiled plan) records, in
-``RunRecord.extra["levels"]``, each level's host and processors. From the run's totals
+``RunRecord.extra["levels"]``, each level's host, processors and links. From the run's totals
 (`hetsim.report.breakdown.totals`) this module derives, per level:
 
 - ``busy_us``: the sum of its processors' busy times;
 - ``dispatch_us``: what its host spent dispatching: its ``dispatch``, ``launch`` and ``invoke``
   time (the VM's per-instruction or the graph executor's per-node cost, launches, and taking or
   answering an invocation);
-- ``link_bytes``: bytes over the data links whose lower end is a memory of the level (what crossed
-  into and out of it).
+- ``link_bytes``: bytes over the level's data links, those whose device end is a memory of the
+  level (its devices' links to its host's memory, and the link that joins its host's memory to
+  the level above): each link counted once, in the level it leads down into.
 
 A record without ``extra["levels"]`` (a single program compiled by hand) has no level figures.
 """
@@ -28,9 +29,6 @@ __all__ = ["DISPATCH_CATEGORIES", "LevelStats", "level_stats"]
 
 DISPATCH_CATEGORIES = ("dispatch", "launch", "invoke")
 """Span categories of a level host that count as its dispatch overhead."""
-
-MEMORY_SUFFIX = ".mem"
-
 
 @dataclass(frozen=True, slots=True)
 class LevelStats:
@@ -66,8 +64,9 @@ def level_stats(record: RunRecord, run_totals: Totals | None = None) -> dict[str
     ...     processors=("host", "v/host", "v/npu"), links=("host.mem--v/host.mem",),
     ...     link_bytes={"host.mem--v/host.mem": 64}, peak_memory_bytes={}, placement={},
     ...     inputs={}, outputs={},
-    ...     extra={"levels": {"": {"host": "host", "processors": ["host"]},
-    ...                       "v": {"host": "v/host", "processors": ["v/host", "v/npu"]}}})
+    ...     extra={"levels": {"": {"host": "host", "processors": ["host"], "links": []},
+    ...                       "v": {"host": "v/host", "processors": ["v/host", "v/npu"],
+    ...                             "links": ["host.mem--v/host.mem"]}}})
     >>> for path, s in level_stats(record).items():
     ...     print(repr(path), s.busy_us, s.dispatch_us, s.link_bytes)
     '' 1.0 1.0 0
@@ -78,15 +77,6 @@ def level_stats(record: RunRecord, run_totals: Totals | None = None) -> dict[str
     if not levels:
         return {}
     by_category, busy = totals(record) if run_totals is None else run_totals
-    level_of = {
-        processor: path for path, level in levels.items() for processor in level["processors"]
-    }
-    link_bytes = dict.fromkeys(levels, 0)
-    for name in record.links:
-        lower = name.rpartition("--")[2].removesuffix(MEMORY_SUFFIX)
-        path = level_of.get(lower)
-        if path is not None:
-            link_bytes[path] += int(record.link_bytes.get(name, 0))
     stats = {}
     for path, level in levels.items():
         host = str(level["host"])
@@ -97,6 +87,6 @@ def level_stats(record: RunRecord, run_totals: Totals | None = None) -> dict[str
             processors=processors,
             busy_us=sum(busy.get(p, 0.0) for p in processors),
             dispatch_us=sum(categories.get(c, 0.0) for c in DISPATCH_CATEGORIES),
-            link_bytes=link_bytes[path],
+            link_bytes=sum(int(record.link_bytes.get(name, 0)) for name in level["links"]),
         )
     return stats

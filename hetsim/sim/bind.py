@@ -408,11 +408,17 @@ def run_program(
 
 
 def levels_of(platform: Platform) -> dict[str, dict[str, Any]]:
-    """Each level's host and processors: a run record's ``extra["levels"]``, for the report."""
+    """Each level's host, processors and links (those whose device end is a memory of the
+    level): a run record's ``extra["levels"]``, for the report."""
     return {
         path: {
             "host": level.host,
             "processors": [p.path for p in platform.processors.values() if p.level == path],
+            "links": [
+                link.name
+                for link in platform.links.values()
+                if platform.memories[link.b].level == path
+            ],
         }
         for path, level in platform.levels.items()
     }
