@@ -255,7 +255,10 @@ class _Folder:
             elif isinstance(ins, CudaGraph):  # this run uses no graph: the VM steps, eager
                 steps.extend(self.step(i) for i in ins.body)
             else:
-                steps.append(self.step(origin))
+                step = self.step(origin)
+                if isinstance(step, BranchStep):  # bound with the VM code's target: take the
+                    step = step._replace(target=ins.target)  # rewritten code's, renumbered below
+                steps.append(step)
         return tuple(
             s._replace(target=renumber[s.target]) if isinstance(s, BranchStep) else s for s in steps
         )

@@ -13,6 +13,7 @@ Tiny-target parameters (tests/sim/tiny.py) plus round CUDA-graph costs (`GRAPH`)
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,9 +26,10 @@ from hetsim.ir import Graph, GraphBuilder, Op, TensorType
 from hetsim.kernels import execute, propagate
 from hetsim.models import load_model
 from hetsim.report import Result, check_invariants
-from hetsim.runtime import compile_vm, place
+from hetsim.runtime import BranchShape, Launch, compile_vm, place
 from hetsim.runtime.capture_regions import find_regions
 from hetsim.runtime.cuda_graph import capture_program
+from hetsim.sim import run_program
 from hetsim.sim.capture import run_graph_program
 from hetsim.sim.graphs import GraphCache
 from tests.sim.tiny import device, graph, target
@@ -108,6 +110,32 @@ def test_a_host_sync_splits_a_region() -> None:
     split = simulate(model, TINY, cuda_graph="regions")
     assert split.record.extra["cuda_graph"]["captures"] == 2
     np.testing.assert_array_equal(split.outputs["d"], none.outputs["d"])
+
+
+@pytest.mark.parametrize("strategy", ["regions", "buckets"])
+def test_a_taken_branch_lands_where_it_points_in_the_rewritten_code(strategy: str) -> None:
+    # the bound BRANCH_SHAPE kept its target in the VM code's numbering, which the rewritten
+    # code (regions folded into CUDA_GRAPHs) no longer has: it jumped to the RET, and the run
+    # skipped the second graph and returned a buffer nothing had written
+    model = chain(4, "n")
+    platform = platform_of(TINY)
+    program = compile_vm(model, platform, place(model, platform))
+    code = list(program.code)
+    third = [i for i, ins in enumerate(code) if isinstance(ins, Launch)][2]
+    code.insert(third - 1, BranchShape("n", ">=", 1, third))  # always taken: to the next one
+    program = dataclasses.replace(program, code=tuple(code))
+    metas = propagate(model, {"n": 40})
+    eager = run_program(program, platform, metas, dims={"n": 40}, is_functional=False)
+    rewritten = capture_program(program, platform, strategy, buckets=(64,))
+    x = np.random.default_rng(0).standard_normal(40).astype(np.float32)
+    metas = propagate(model, {"n": 40}, {"x": x})
+    record = run_graph_program(
+        rewritten, platform, metas, GraphCache(), dims={"n": 40}, inputs={"x": x}
+    )
+    assert record.extra["cuda_graph"]["captures"] == 2
+    np.testing.assert_array_equal(record.outputs["a4"], execute(model, {"x": x})["a4"])
+    assert {s.name for s in record.spans} >= {"graph g0", "graph g1"}
+    assert record.makespan_us > eager.makespan_us / 2
 
 
 def test_an_unknown_strategy_is_an_error() -> None:
