@@ -30,6 +30,7 @@ __all__ = ["DISPATCH_CATEGORIES", "LevelStats", "level_stats"]
 DISPATCH_CATEGORIES = ("dispatch", "launch", "invoke")
 """Span categories of a level host that count as its dispatch overhead."""
 
+
 @dataclass(frozen=True, slots=True)
 class LevelStats:
     """One level's figures in a run (see the module docstring)."""

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from hetsim.cost import (
     alloc_us,
     dispatch_us,
@@ -246,6 +248,8 @@ def _branch_problem(ins: BranchShape, b: Binder) -> str | None:
     length = len(b.program.code)
     if ins.test not in TESTS:
         expected, got = f"a test in {sorted(TESTS)}", repr(ins.test)
+    elif not isinstance(ins.value, int | np.integer) or isinstance(ins.value, bool):
+        expected, got = "an integer value to compare the dim with", repr(ins.value)
     elif ins.dim not in b.dims:
         expected, got = f"a size for dim {ins.dim!r} (bind it with dims=)", f"dims {sorted(b.dims)}"
     elif not 0 <= ins.target < length:

@@ -73,6 +73,10 @@ def test_costs_without_an_op_are_named() -> None:
             r"got '=>'$",
         ),
         (
+            BranchShape("seq", ">=", "4", 0),  # type: ignore[arg-type]
+            r"^BRANCH_SHAPE seq >=: expected an integer value to compare the dim with, got '4'$",
+        ),
+        (
             BranchShape("seq", ">=", 4, 99),
             r"^BRANCH_SHAPE seq >=: expected a target in the program's code \[0, 23\), got 99$",
         ),
