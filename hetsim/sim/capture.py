@@ -33,7 +33,15 @@ from hetsim.errors import ModelError, SimulationError
 from hetsim.ir import Graph, format_dims
 from hetsim.kernels import Cost, Meta, kept_values, propagate
 from hetsim.platform import Platform
-from hetsim.runtime import Alloc, Free, GraphProgram, Launch, PlanProgram, VmProgram
+from hetsim.runtime import (
+    Alloc,
+    BranchShape,
+    Free,
+    GraphProgram,
+    Launch,
+    PlanProgram,
+    VmProgram,
+)
 from hetsim.runtime.capture_regions import Region
 from hetsim.runtime.cuda_graph import CapturedProgram, CudaGraph, bucket_dims, capture_program
 from hetsim.sim.bind import (
@@ -256,8 +264,8 @@ class _Folder:
                 steps.extend(self.step(i) for i in ins.body)
             else:
                 step = self.step(origin)
-                if isinstance(step, BranchStep):  # bound with the VM code's target: take the
-                    step = step._replace(target=ins.target)  # rewritten code's, renumbered below
+                if isinstance(ins, BranchShape):  # its step has the VM code's target: take
+                    step = step._replace(target=ins.target)  # the rewritten code's (renumbered)
                 steps.append(step)
         return tuple(
             s._replace(target=renumber[s.target]) if isinstance(s, BranchStep) else s for s in steps
