@@ -655,6 +655,24 @@ def test_a_shape_input_without_its_array_is_named() -> None:
     )  # fmt: skip
 
 
+@pytest.mark.parametrize("mode", ["functional", "timing"])
+def test_a_float_shape_input_given_is_refused_as_what_it_is(mode: str) -> None:
+    # the message called the given input 'a computed tensor'
+    b = GraphBuilder("range")
+    limit = b.input("lim", (), "float32")
+    model = b.build(b.op("Range", np.array(0, np.float32), limit, np.array(1, np.float32)))
+    inputs = {"lim": np.array(37.0, np.float32)}
+    assert execute(model, inputs)[model.outputs[0]].shape == (37,)
+    with pytest.raises(UnknownValueError) as error:
+        simulate(model, HOST_GPU, inputs=inputs, mode=mode)
+    assert str(error.value) == (
+        "op range0 (Range): expected a known value for input 1 (limit), got graph input 'lim' "
+        "given (float32, 1 element), whose value shapes are not computed from: only integer and "
+        "bool inputs of at most 1024 elements feed shape arithmetic (hetsim.execute runs such a "
+        "model; simulating it is not supported yet)"
+    )
+
+
 @pytest.mark.parametrize("trace", [True, False])
 def test_a_finite_makespan_whose_breakdown_overflows_is_an_error(trace: bool) -> None:
     # one kernel of 1.5e308 µs: the makespan is finite, but two processors idle that long are not

@@ -21,6 +21,7 @@ from hetsim.kernels.checks import raise_kernel_error
 from hetsim.kernels.costs import Cost
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import lookup
+from hetsim.units import counted
 
 __all__ = [
     "SMALL_VALUE_SIZE",
@@ -249,6 +250,21 @@ def kept_values(inputs: Mapping[str, Any]) -> dict[str, Any]:
     return {name: v for name, v in inputs.items() if keeps_value(np.asarray(v))}
 
 
+def _unkept(name: str, given: Mapping[str, Any]) -> str | None:
+    """What a shape error says of graph input `name` whose value propagation does not know:
+    None (the default: pass it in inputs) when it was not given, else why its value was not kept
+    (`keeps_value`)."""
+    if name not in given:
+        return None
+    array = np.asarray(given[name])
+    return (
+        f"graph input {name!r} given ({array.dtype}, {counted(array.size, 'element')}), whose "
+        f"value shapes are not computed from: only integer and bool inputs of at most "
+        f"{SMALL_VALUE_SIZE} elements feed shape arithmetic (hetsim.execute runs such a model; "
+        "simulating it is not supported yet)"
+    )
+
+
 def _initial_metas(
     graph: Graph,
     bound: Mapping[str, int],
@@ -373,8 +389,8 @@ def _walk(
             try:
                 out_metas = _infer(op, opset, in_metas, shared)
             except UnknownValueError as err:
-                if err.tensor in graph.inputs and err.tensor not in given:
-                    raise err.of_graph_input() from None
+                if err.tensor in graph.inputs:
+                    raise err.of_graph_input(_unkept(err.tensor, given)) from None
                 raise
             cost = None if costs is None else _cost(op, in_metas, out_metas)
             if attrs is not None and _is_reusable(in_metas):
