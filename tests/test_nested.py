@@ -330,6 +330,17 @@ def test_a_run_with_other_dims_than_a_graph_executor_was_compiled_for_is_an_erro
     ):
         run_program(compiled, platform, propagate(model, {"n": 8}), dims={"n": 8},
                     is_functional=False)  # fmt: skip
+    # the shapes alone carry n: it ran the static level at n=8, with dims left out or wrong
+    for dims in (None, {"n": 4}):
+        with pytest.raises(
+            SimulationError,
+            match=r"^graph executor acc: expected n=4 \(its static shapes\), got n=8 \(from "
+            r"input 'x', \[8\]\)$",
+        ):
+            run_program(compiled, platform, propagate(model, {"n": 8}), dims=dims,
+                        is_functional=False)  # fmt: skip
+    run = run_program(compiled, platform, propagate(model, {"n": 4}), is_functional=False)
+    assert run.makespan_us > 0
 
 
 def test_a_plan_whose_weights_do_not_fit_the_accelerator_is_an_error() -> None:

@@ -181,16 +181,26 @@ def _check_ends(program: LevelProgram) -> None:
         )
 
 
-def _check_dims(program: LevelProgram, dims: Mapping[str, int]) -> None:
-    """A graph executor's shapes are compiled: the run must bind its dims to the same sizes."""
-    if not isinstance(program, GraphProgram):
+def _check_dims(program: LevelProgram, dims: Mapping[str, int], metas: Mapping[str, Meta]) -> None:
+    """A graph executor's shapes are compiled: the run must bind its dims to the same sizes,
+    whether `dims` names them or only the shapes of the graph inputs in `metas` carry them."""
+    if not isinstance(program, GraphProgram) or not program.dims:
         return
-    for name in sorted(program.graph.symbols):
+    bound = [(name, size, f"{name}={size}") for name, size in dims.items()]
+    for tensor, declared in program.graph.inputs.items():
+        meta = metas.get(tensor)
+        if meta is not None:
+            bound.extend(
+                (dim, size, f"{dim}={size} (from input {tensor!r}, {list(meta.shape)})")
+                for dim, size in zip(declared.shape, meta.shape, strict=False)
+                if isinstance(dim, str)
+            )
+    for name, size, said in bound:
         compiled = program.dims.get(name)
-        if compiled is not None and name in dims and dims[name] != compiled:
+        if compiled is not None and size != compiled:
             raise SimulationError(
                 f"graph executor {program.level or '(root)'}: expected {name}={compiled} (its "
-                f"static shapes), got {name}={dims[name]}"
+                f"static shapes), got {said}"
             )
 
 
@@ -257,7 +267,7 @@ def bind(
         space.fused = fused_runs(root.graph, root.ops, codes, len(space.slots))
     bound: list[tuple[str, tuple[Step, ...]]] = []
     for p, p_code in zip(programs, codes, strict=True):
-        _check_dims(p, run_dims)
+        _check_dims(p, run_dims, metas)
         _check_ends(p)
         try:
             binder = Binder(p, platform, run_dims, space, is_functional=is_functional)
