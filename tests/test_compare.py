@@ -76,6 +76,20 @@ def test_a_bad_shapes_file_is_an_error(tmp_path: Path) -> None:
         load_shapes(path)
 
 
+@pytest.mark.parametrize(
+    ("text", "got"), [("[]", "an empty list"), ("", "no sizes"), (" \n", "no sizes")]
+)
+def test_a_shapes_file_without_an_iteration_names_the_file(
+    tmp_path: Path, text: str, got: str
+) -> None:
+    # compare said "got an empty trace", the only --shapes error that did not name the file
+    path = tmp_path / "shapes.json"
+    path.write_text(text)
+    with pytest.raises(HetsimError) as error:
+        load_shapes(path)
+    assert str(error.value) == f"--shapes {path}: expected at least one iteration, got {got}"
+
+
 def test_a_shapes_file_that_starts_as_json_and_is_not_says_so(tmp_path: Path) -> None:
     # read as whitespace-separated ints: "expected positive integer sizes, got '[4'"
     path = tmp_path / "shapes.json"

@@ -157,6 +157,11 @@ def load_shapes(path: str | Path, *, dims: Sequence[str] = ("seq",)) -> tuple[di
                 Problem(f"--shapes {path}", "expected positive integer sizes", repr(item)).message
             )
         trace.append(entry)
+    if not trace:
+        got = "an empty list" if isinstance(items, list) and text.strip() else "no sizes"
+        raise HetsimError(
+            Problem(f"--shapes {path}", "expected at least one iteration", got).message
+        )
     return tuple(trace)
 
 
