@@ -690,6 +690,20 @@ def test_a_finite_makespan_whose_breakdown_overflows_is_an_error(trace: bool) ->
     )
 
 
+def test_an_overflow_names_what_a_wait_waited_for() -> None:
+    # it named the root host's sync_wait, the first endless span, not the nested level's answer
+    x = TensorType(("n",), "float32")
+    model = Graph("g", (Op("Relu", "r1", ("x",), ("y",)), Op("Neg", "n1", ("y",), ("z",))),
+                  {"x": x}, ("z",))  # fmt: skip
+    slow = {"tag": "arm-riscv-soc", "devices": {"vdevice0": {"control_latency_us": 1e308}}}
+    with pytest.raises(SimulationError) as error:
+        simulate(model, slow, mode="timing", dims={"n": 4})
+    assert str(error.value) == (
+        "sim at inf us: expected a finite makespan, got inf: the time of vdevice0/host's invoke "
+        "('return s0') overflows (a time parameter of the platform near 1e308 µs?)"
+    )
+
+
 def test_times_that_overflow_are_an_error_not_an_infinite_makespan() -> None:
     # each parameter is a valid positive number; their sums and quotients are not finite
     huge_launch = {"kind": "cuda", "launch_us": 1e308}

@@ -274,7 +274,9 @@ class Simulation(Interpreter):
     def _overflow_message(self, rows: Sequence[Row]) -> str:
         """What made the run's time infinite: every parameter is finite, but sums of ones near
         the largest float (1.8e308 µs) are not."""
-        first = next((r for r in rows if not r[5] < math.inf), None)
+        endless = [r for r in rows if not r[5] < math.inf]
+        # a wait that never ends is the overflow's effect: name what it waited for, if traced
+        first = next((r for r in endless if r[3] != "sync_wait"), endless[0] if endless else None)
         if first is not None:
             what = f"the time of {first[0]}'s {first[3]} ({first[2]!r}) overflows"
         else:  # untraced: only the totals, which every span after the overflow spoils
