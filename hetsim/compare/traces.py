@@ -158,7 +158,7 @@ def load_shapes(path: str | Path, *, dims: Sequence[str] = ("seq",)) -> tuple[di
             )
         trace.append(entry)
     if not trace:
-        got = "an empty list" if isinstance(items, list) and text.strip() else "no sizes"
+        got = "an empty list" if text.strip() else "no sizes"  # text with no item is "[]"
         raise HetsimError(
             Problem(f"--shapes {path}", "expected at least one iteration", got).message
         )

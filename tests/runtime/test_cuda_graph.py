@@ -135,7 +135,8 @@ def test_a_taken_branch_lands_where_it_points_in_the_rewritten_code(strategy: st
     assert record.extra["cuda_graph"]["captures"] == 2
     np.testing.assert_array_equal(record.outputs["a4"], execute(model, {"x": x})["a4"])
     assert {s.name for s in record.spans} >= {"graph g0", "graph g1"}
-    assert record.makespan_us > eager.makespan_us / 2
+    # the first call captures on top of the eager work (the jump past a graph came in under it)
+    assert record.makespan_us > eager.makespan_us
 
 
 def test_an_unknown_strategy_is_an_error() -> None:
