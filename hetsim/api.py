@@ -305,7 +305,7 @@ def simulate(
         For ``partition="rules"``: a list of ``{op, device}`` mappings or a YAML file's path.
     **options
         `hetsim.sim.SimOptions` fields: ``dims={"seq": 128}`` (the model's symbolic dims only,
-        each an integer >= 1), ``trace=False``, ``cuda_graph="regions"`` (CUDA-graph offload,
+        each an integer >= 0), ``trace=False``, ``cuda_graph="regions"`` (CUDA-graph offload,
         docs/cuda-graphs.md; without it, the kernels of devices whose ``cuda_graph`` attribute
         is set are captured as ``regions``, and no others), ``buckets=(16, 32)`` (with
         ``cuda_graph="buckets"``; with no CUDA kernel to capture, the run is not padded, and its

@@ -199,10 +199,26 @@ def test_dims_that_are_not_a_mapping_of_names_are_an_error(dims: object) -> None
         simulate("transformer", HOST_GPU, dims=dims)
 
 
-@pytest.mark.parametrize("size", [0, -1, 2.0, True, "8"])
-def test_a_dim_size_below_one_or_not_an_integer_is_an_error(size: object) -> None:
-    # seq=0 failed deep in Softmax (functional) or ran 0 FLOP (timing); a sweep file said this
-    message = f"dims.seq: expected an integer >= 1, got {size!r}"
+@pytest.mark.parametrize("mode", ["functional", "timing"])
+def test_a_zero_dim_runs_as_a_zero_length_input_does(mode: str) -> None:
+    # dims={"seq": 0} was refused while a zero-length input array ran: one rule for both
+    model = load_model("transformer")
+    empty = {"x": np.zeros((1, 0, 64), np.float32)}
+    by_dims = simulate(model, HOST_GPU, mode=mode, dims={"seq": 0})
+    by_input = simulate(model, HOST_GPU, mode=mode, inputs=empty)
+    # timing mode makes no inputs from dims, and lists the given ones: all else is equal
+    assert {**by_dims.to_dict(), "inputs": {}} == {**by_input.to_dict(), "inputs": {}}
+    one = simulate(model, HOST_GPU, mode=mode, dims={"seq": 1})
+    assert 0 < by_dims.makespan_us < one.makespan_us  # fixed latencies and dispatches remain
+    if mode == "functional":
+        assert by_dims.inputs["x"].shape == (1, 0, 64)
+        assert by_dims.outputs["residual2"].shape == (1, 0, 64)
+        assert by_dims.outputs.keys() == execute(model, empty).keys()
+
+
+@pytest.mark.parametrize("size", [-1, 2.0, True, "8"])
+def test_a_negative_or_not_an_integer_dim_size_is_an_error(size: object) -> None:
+    message = f"dims.seq: expected an integer >= 0, got {size!r}"
     for mode in ("functional", "timing"):
         with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
             simulate("transformer", HOST_GPU, mode=mode, dims={"seq": size})

@@ -218,7 +218,7 @@ def test_a_strategy_that_is_not_a_name_is_an_error() -> None:
             "trace[1]: model transformer: expected one of its symbolic dims (seq), got 'sq' "
             "(did you mean 'seq'?)",
         ),
-        ([{"seq": 0}], "trace[0]: dims.seq: expected an integer >= 1, got 0"),
+        ([{"seq": -1}], "trace[0]: dims.seq: expected an integer >= 0, got -1"),
         ([4], "trace[0]: dims: expected a mapping of dim name -> size, got 4"),
     ],
 )

@@ -41,7 +41,7 @@ def parse_dims(text: str) -> dict[str, int]:
     >>> parse_dims("seq=-1")
     Traceback (most recent call last):
     ...
-    argparse.ArgumentTypeError: seq: expected an integer >= 1, got -1
+    argparse.ArgumentTypeError: seq: expected an integer >= 0, got -1
     >>> parse_dims(" , ")
     Traceback (most recent call last):
     ...
@@ -56,13 +56,13 @@ def parse_dims(text: str) -> dict[str, int]:
     for pair in pairs:
         name, sep, value = pair.partition("=")
         name = name.strip()
-        size = integer(value)  # a negative one too, to say it is below 1
+        size = integer(value)  # a negative one too, to say it is below 0
         if not sep or not name or size is None:
             raise argparse.ArgumentTypeError(
                 f"expected name=value pairs such as seq=128, got {pair!r}"
             )
-        if size < 1:  # a sweep file's dims say the same; -1 read as no pair at all
-            raise argparse.ArgumentTypeError(f"{name}: expected an integer >= 1, got {size}")
+        if size < 0:  # a sweep file's dims say the same; -1 read as no pair at all
+            raise argparse.ArgumentTypeError(f"{name}: expected an integer >= 0, got {size}")
         if name in dims:
             raise argparse.ArgumentTypeError(f"expected each dim once, got {name!r} twice")
         dims[name] = size

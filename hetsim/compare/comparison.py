@@ -211,7 +211,7 @@ def compare(
         `iterations` repeats.
     trace
         The dims of each iteration (`hetsim.ir.check_graph_dims`: the model's symbolic dims,
-        each an integer >= 1); by default `DEFAULT_SEQ_DIST` over the model's symbolic dims
+        each an integer >= 0); by default `DEFAULT_SEQ_DIST` over the model's symbolic dims
         (none for a static model).
     buckets
         Bucket sizes of the ``buckets`` strategy.

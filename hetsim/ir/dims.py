@@ -19,7 +19,7 @@ __all__ = ["check_dims", "check_graph_dims", "format_dims"]
 
 
 def check_dims(dims: object) -> Mapping[str, int]:
-    """`dims` checked and frozen: a mapping of dim name -> size, each an integer >= 1 (``None``:
+    """`dims` checked and frozen: a mapping of dim name -> size, each an integer >= 0 (``None``:
     no dims).
 
     Raises
@@ -35,10 +35,12 @@ def check_dims(dims: object) -> Mapping[str, int]:
     Traceback (most recent call last):
     ...
     hetsim.errors.ModelError: dims: expected a mapping of dim name -> size, got 'seq=8'
-    >>> check_dims({"seq": 0})
+    >>> check_dims({"seq": 0})  # empty tensors, as a zero-length input array gives
+    mappingproxy({'seq': 0})
+    >>> check_dims({"seq": -1})
     Traceback (most recent call last):
     ...
-    hetsim.errors.ModelError: dims.seq: expected an integer >= 1, got 0
+    hetsim.errors.ModelError: dims.seq: expected an integer >= 0, got -1
     """
     if dims is None:
         return MappingProxyType({})
@@ -46,9 +48,9 @@ def check_dims(dims: object) -> Mapping[str, int]:
         expected = "expected a mapping of dim name -> size"
         raise ModelError(Problem("dims", expected, repr(dims)).message)
     for name, size in dims.items():
-        if not is_count(size, 1):  # 0 made empty tensors: a softmax failing deep in a kernel
+        if not is_count(size):  # 0 gives empty tensors, as a zero-length input array does
             raise ModelError(
-                Problem(f"dims.{name}", "expected an integer >= 1", repr(size)).message
+                Problem(f"dims.{name}", "expected an integer >= 0", repr(size)).message
             )
     return MappingProxyType({name: int(size) for name, size in dims.items()})
 

@@ -36,7 +36,7 @@ class SimOptions:
     mode
         One of `MODES`.
     dims
-        Sizes of symbolic dims (``{"seq": 128}``), each an integer >= 1
+        Sizes of symbolic dims (``{"seq": 128}``), each an integer >= 0
         (`hetsim.ir.check_dims`); the rest come from the input arrays.
     trace
         Keep every span (traces, Gantt charts, the breakdown); ``False`` keeps busy totals per
@@ -83,7 +83,7 @@ class SimOptions:
             An unknown option (with the closest name), a mode not in `MODES`, a strategy not in
             `STRATEGIES`, bad buckets, or a `trace` or `fuse` that is not a bool.
         ModelError
-            `dims` that are not a mapping of names to integers >= 1 (`hetsim.ir.check_dims`).
+            `dims` that are not a mapping of names to integers >= 0 (`hetsim.ir.check_dims`).
         """
         names = [f.name for f in fields(cls)]
         for name in options:

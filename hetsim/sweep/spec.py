@@ -390,8 +390,8 @@ def _dims(parser: _Parser) -> tuple[tuple[str, int], ...]:
         parser.add("dims", "expected a mapping of dim name -> size", dims)
         return ()
     for name, size in dims.items():
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            parser.add(f"dims.{name}", "expected an integer >= 1", size)
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            parser.add(f"dims.{name}", "expected an integer >= 0", size)
     return tuple(sorted((str(k), v) for k, v in dims.items()))
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from hetsim.api import simulate
 from hetsim.cli import main
 from hetsim.partition import ESTIMATE_DIM
 
@@ -46,15 +47,23 @@ def test_a_dim_of_a_static_model_is_an_error(
 
 
 @pytest.mark.parametrize("command", ["run", "plan"])
-def test_a_zero_dim_is_refused_when_the_command_line_is_read(
+def test_a_zero_dim_is_taken_and_a_negative_one_refused(
     command: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # functional mode failed deep in Softmax, timing mode "succeeded" with 0 FLOP
+    # seq=0 was refused, though a zero-length input array ran: empty tensors are valid ONNX
+    argv = [command, "transformer", "--target", "x86-h100"]
+    assert main([*argv, "--dims", "seq=0", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    if command == "run":
+        expected = simulate("transformer", "x86-h100", dims={"seq": 0}).makespan_us
+        assert printed["makespan_us"] == pytest.approx(expected, rel=1e-12)
+    else:
+        assert printed["dims"] == {"seq": 0}
     with pytest.raises(SystemExit) as exit_info:
-        main([command, "transformer", "--target", "x86-h100", "--dims", "seq=0"])
+        main([*argv, "--dims", "seq=-1"])
     assert exit_info.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
-        f"hetsim {command}: error: argument --dims: seq: expected an integer >= 1, got 0"
+        f"hetsim {command}: error: argument --dims: seq: expected an integer >= 0, got -1"
     )
 
 

@@ -224,7 +224,7 @@ def test_a_policy_or_strategy_no_run_knows_is_reported_before_any_point_runs() -
 
 
 def test_every_problem_is_reported_at_once() -> None:
-    data = {**BASE, "models": ["transformer"], "seed": -1, "iterations": 0, "dims": {"seq": 0}}
+    data = {**BASE, "models": ["transformer"], "seed": -1, "iterations": 0, "dims": {"seq": -1}}
     data["policies"] = [3]
     with pytest.raises(SweepError) as caught:
         load_sweep(data)
@@ -233,7 +233,7 @@ def test_every_problem_is_reported_at_once() -> None:
         "iterations: expected 1 (a point simulates its model once; hetsim compare runs "
         "iterations), got 0",
         "seed: expected an integer >= 0, got -1",
-        "dims.seq: expected an integer >= 1, got 0",
+        "dims.seq: expected an integer >= 0, got -1",
     ]
 
 
