@@ -10,7 +10,6 @@ is collected and raised together in one `TargetError`.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -227,20 +226,23 @@ def _level(node: dict[str, Any], path: str, problems: list[Problem]) -> dict[str
         result["devices"] = []
         return result
     names = [device_name(d, i) for i, d in enumerate(devices)]
-    for name, count in Counter(names).items():
-        if count > 1:
+    first: dict[str, int] = {}
+    result["devices"] = []
+    for index, (name, device) in enumerate(zip(names, devices, strict=True)):
+        at = item_path(where, name)
+        if first.setdefault(name, index) != index:
+            # a repeat is found by its index: its name would lead to the first one's lines
+            at = item_path(where, index)
             problems.append(
                 Problem(
-                    item_path(where, name),
+                    at,
                     "expected unique device names",
-                    f"{name!r} {count} times",
+                    f"{name!r} again (the name of {item_path(where, first[name])})",
                 )
             )
-    result["devices"] = []
-    for name, device in zip(names, devices, strict=True):
         if isinstance(device, dict):
             device = {**device, "name": device.get("name", name)}
-        result["devices"].append(_target(device, item_path(where, name), problems, "device"))
+        result["devices"].append(_target(device, at, problems, "device"))
     return result
 
 

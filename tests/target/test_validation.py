@@ -62,11 +62,11 @@ def _with(**level: Any) -> dict[str, Any]:
         ({"kind": "hetero"}, "devices: expected at least one device, got none"),
         (
             _with(devices=[{"kind": "npu", "name": "a"}, {"kind": "cuda", "name": "a"}]),
-            "devices[a]: expected unique device names, got 'a' 2 times",
+            "devices[1]: expected unique device names, got 'a' again (the name of devices[0])",
         ),
         (
             _with(devices=["npu", {"kind": "npu", "name": "dev0"}]),
-            "devices[dev0]: expected unique device names, got 'dev0' 2 times",
+            "devices[1]: expected unique device names, got 'dev0' again (the name of devices[0])",
         ),
         (
             _with(devices=[{"kind": "npu", "name": "a b"}]),
