@@ -19,7 +19,16 @@ from typing import NamedTuple, cast
 
 from hetsim.errors import Problem, SimulationError, is_count
 from hetsim.platform import Platform
-from hetsim.runtime.bytecode import BranchShape, Call, Instruction, Invoke, Launch, Sync, VmProgram
+from hetsim.runtime.bytecode import (
+    BranchShape,
+    Call,
+    Copy,
+    Instruction,
+    Invoke,
+    Launch,
+    Sync,
+    VmProgram,
+)
 from hetsim.runtime.capture_regions import Region, find_regions
 from hetsim.runtime.program import PlanProgram
 
@@ -139,17 +148,41 @@ SPLITTERS = (Sync, Call, Invoke, BranchShape)
 
 
 def _breakers(program: VmProgram, regions: tuple[Region, ...]) -> tuple[str, ...]:
-    """Notes naming what split each pair of neighbouring regions on a device."""
+    """Notes naming what split each pair of neighbouring regions on a device: its host work and
+    control (`SPLITTERS`), else the device work a capture there cannot hold (`_uncapturable`)."""
     notes = []
     lines = program.listing().splitlines()
     for before, after in itertools.pairwise(regions):
         if before.processor != after.processor:
             continue
         between = range(before.stop, after.start)
-        named = [i for i in between if isinstance(program.code[i], SPLITTERS)] or [between[0]]
-        words = [" ".join(lines[i][6:].split()[:2]).lower() for i in named]
-        notes.append(f"{before.id} and {after.id} split by {', '.join(map(repr, words))}")
+        named = [_word(lines[i]) for i in between if isinstance(program.code[i], SPLITTERS)]
+        if not named:
+            named = [w for i in between if (w := _uncapturable(program, i, before)) is not None]
+        why = ", ".join(map(repr, named)) if named else f"a branch target at {after.start}"
+        notes.append(f"{before.id} and {after.id} split by {why}")
     return tuple(notes)
+
+
+def _word(line: str) -> str:
+    """An instruction as a note names it: its listing line's opcode and first operand."""
+    return " ".join(line[6:].split()[:2]).lower()
+
+
+def _uncapturable(program: VmProgram, pc: int, region: Region) -> str | None:
+    """What instruction `pc` does that a capture on `region`'s device cannot hold, or None: a
+    launch on another stream or after a tensor another stream makes, a copy over a link (the
+    ALLOCs and FREEs around them follow from these)."""
+    ins, slots = program.code[pc], program.slots
+    if isinstance(ins, Launch):
+        name = program.ops[ins.op].name
+        if ins.processor != region.processor:
+            return f"launch {name} on {ins.processor}"
+        if ins.waits:
+            return f"launch {name} after {', '.join(slots[w].name for w in ins.waits)}"
+    elif isinstance(ins, Copy) and ins.route:
+        return f"copy {slots[ins.src].name} -> {slots[ins.dst].name}"
+    return None
 
 
 def _none(

@@ -139,6 +139,39 @@ def test_a_taken_branch_lands_where_it_points_in_the_rewritten_code(strategy: st
     assert record.makespan_us > eager.makespan_us
 
 
+def test_a_note_names_the_cross_stream_work_that_split_two_regions() -> None:
+    # it named the first instruction between them, 'alloc neg0@gpu0.mem', which a graph holds
+    b = GraphBuilder("g")
+    x = b.input("x", (64, 64))
+    joined = b.op("Add", b.op("Relu", b.op("Relu", x)), b.op("Neg", x))
+    model = b.build(b.op("Relu", b.op("Relu", joined)))
+    two_gpus = {
+        "kind": "hetero", "host": "x86-cpu",
+        "devices": [{"name": "gpu0", "kind": "cuda"}, {"name": "gpu1", "kind": "cuda"}],
+    }  # fmt: skip
+    rules = [{"op": "neg0", "device": "gpu1"}, {"op": "*", "device": "gpu0"}]
+    result = simulate(
+        model, two_gpus, mode="timing", partition="rules", rules=rules, cuda_graph="regions"
+    )
+    assert result.record.extra["cuda_graph_notes"] == [
+        "g1 and g2 split by 'copy neg0 -> neg0@gpu0.mem', 'launch add0 after neg0@gpu0.mem'"
+    ]
+
+
+def test_a_branch_target_alone_splitting_two_regions_is_noted() -> None:
+    # nothing lies between the two regions: the note's fallback raised an IndexError
+    model = chain(4, "n")
+    platform = platform_of(TINY)
+    program = compile_vm(model, platform, place(model, platform))
+    code = list(program.code)
+    third = [i for i, ins in enumerate(code) if isinstance(ins, Launch)][2]
+    code.insert(0, BranchShape("n", "<", 0, third))  # never taken: lands on third's ALLOC
+    program = dataclasses.replace(program, code=tuple(code))
+    rewritten = capture_program(program, platform, "regions")
+    assert [(r.start, r.stop) for r in rewritten.regions] == [(3, 9), (9, 15)]
+    assert rewritten.notes == ("g0 and g1 split by a branch target at 9",)
+
+
 def test_an_unknown_strategy_is_an_error() -> None:
     with pytest.raises(
         SimulationError,
