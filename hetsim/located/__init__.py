@@ -307,6 +307,8 @@ def line_of(text: str, path: str, *, toml: bool = False) -> int | None:
     3
     >>> line_of("kind: npu\\nops: Conv\\n", "devices[dev0].ops")  # a single-device target
     2
+    >>> line_of('link:\\n  latency_us: 1\\n  "": 3\\n', "link.''")  # an empty key
+    3
     >>> text = 'kind = "hetero"\\n[[devices]]\\nname = "npu"\\nlink = {latency_us = -1}\\n'
     >>> line_of(text, "devices[npu].link.latency_us", toml=True)
     4
@@ -371,8 +373,9 @@ def _step(node: yaml.Node, rest: str) -> tuple[yaml.Node, int, str] | None:
         return None
     keys = sorted((str(k.value) for k, _ in node.value), key=len, reverse=True)
     for key in keys:  # the longest key that is a whole part of `rest`: keys may hold dots
-        if rest == key or rest.startswith((f"{key}.", f"{key}[")):
-            return _key(node, key, rest[len(key) :].removeprefix("."))
+        written = key or "''"  # a path writes an empty key so (`hetsim.target.join_path`)
+        if rest == written or rest.startswith((f"{written}.", f"{written}[")):
+            return _key(node, key, rest[len(written) :].removeprefix("."))
     for key, value in node.value:  # `rest` is a whole part of a key: the first such key
         if str(key.value).startswith((f"{rest}.", f"{rest}[")):
             return value, key.start_mark.line + 1, ""

@@ -16,6 +16,7 @@ from typing import Any
 
 from hetsim.errors import Problem
 from hetsim.sweep.points import Axis, digest, parse_path
+from hetsim.target.schema import join_path
 from hetsim.target.values import finite_float, show_value, yaml_number_hint
 
 __all__ = ["DIGITS", "MAX_POINTS", "read_axes"]
@@ -43,7 +44,7 @@ def read_axes(vary: Any, expand: str) -> tuple[tuple[Axis, ...], list[Problem], 
         return (), problems, False
     axes = []
     for path, spec in vary.items():
-        where = f"vary.{path}"
+        where = join_path("vary", path)  # an empty path is written vary.'' (its line found)
         try:
             parse_path(path)  # not str(path): that made ``null`` the attribute 'None'
         except ValueError as err:

@@ -272,6 +272,19 @@ def test_a_bad_key_does_not_hide_a_bad_override_or_target(tmp_path: Path) -> Non
     ]
 
 
+def test_an_empty_vary_path_is_found_on_its_own_line(tmp_path: Path) -> None:
+    # it read "bad.yaml:3: vary.: ...", the line of vary itself
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        'target: arm-riscv-soc\nmodels: [mlp]\nvary:\n  executor.dispatch_us: [1]\n  "": [1]\n'
+    )
+    with pytest.raises(SweepError) as caught:
+        load_sweep(path)
+    assert [p.message for p in caught.value.problems] == [
+        f"{path}:5: vary.'': expected a path such as devices[vdevice0].host.freq_ghz, got ''",
+    ]
+
+
 def test_a_bad_target_in_a_file_names_the_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("mdoe: timing\nmodels: [mlp]\ntarget: arm-riscv-sco\n")
