@@ -151,7 +151,7 @@ class SweepSpec:
     def _digest(self) -> str:
         keys = ("policies", "strategies", "expand", "mode", "iterations", "seed", "dims")
         data = {key: getattr(self, key) for key in keys}
-        data["target"] = self._base().export()  # plain JSON: the same in every process
+        data["target"] = self.base_target().export()  # plain JSON: the same in every process
         data["models"] = [
             [model, _file_digest(file)]
             for model, file in zip(self.models, self.model_files, strict=True)
@@ -218,7 +218,7 @@ class SweepSpec:
         self._points[TAGS.version] = found
         return found
 
-    def _base(self) -> Target:
+    def base_target(self) -> Target:
         """The target the sweep overrides; its problems name the sweep file, if any."""
         try:
             return base_target(self.target)
@@ -229,7 +229,7 @@ class SweepSpec:
 
     def _targets(self) -> list[tuple[tuple[tuple[str, Any], ...], Target]]:
         """Each combination of varied values with its target (values may be mappings)."""
-        base = self._base()
+        base = self.base_target()
         targets: list[tuple[tuple[tuple[str, Any], ...], Target]] = []
         problems: dict[Problem, None] = {}
         for values in EXPANDERS[self.expand](self.axes):

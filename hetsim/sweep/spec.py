@@ -86,13 +86,18 @@ def load_sweep(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
         source.points()
         return source
     spec, problems, expandable = _checked(source)
+    points: tuple[Point, ...] = ()
     if expandable:  # so a bad key does not hide a bad override or target: all at once
         try:
             points = spec.points()  # kept by the spec for the run
         except SweepError as err:  # read from a file, these name it and the line already
             problems.extend(err.problems)
-        else:
-            problems.extend(_rule_device_problems(spec, points))
+    elif spec.target is not None:  # the points cannot be made: their base target still can
+        try:
+            spec.base_target()
+        except SweepError as err:
+            problems.extend(err.problems)
+    problems.extend(_rule_device_problems(spec, points))
     _raise(problems, spec.source)
     return spec
 
@@ -344,16 +349,24 @@ def _rules_file_problems(err: PartitionError) -> list[Problem]:
 
 
 def _rule_device_problems(spec: SweepSpec, points: tuple[Point, ...]) -> list[Problem]:
-    """A rule's device that the sweep's platform lacks (checked on the first point's: override
-    paths change attributes, not which devices there are), as `hetsim.partition.load_rules`
-    says it: in a rules file, with that file and the rule's line."""
-    first = next((p for p in points if dict(p.choices).get("partition") == "rules"), None)
-    if first is None:
+    """A rule's device that the sweep's platform lacks (checked on the first point's, or on the
+    base target's when a point's is bad: override paths change attributes, not which devices
+    there are), as `hetsim.partition.load_rules` says it: in a rules file, with that file and
+    the rule's line."""
+    if "rules" not in spec.policies:
         return []
+    first = next((p for p in points if dict(p.choices).get("partition") == "rules"), None)
+    if first is not None:
+        target = first.target
+    else:  # a point's target is bad (reported): the base one has the same devices
+        try:
+            target = spec.base_target()
+        except SweepError:  # reported by `points` already
+            return []
     listed = [{"op": op, "device": device} for op, device in spec.rules]
     source = spec.rules_file or listed
     try:  # a rules file read again, for the line of the rule
-        load_rules(source, build_platform(first.target))
+        load_rules(source, build_platform(target))
     except PartitionError as err:
         return _rule_problems(spec, err)
     return []

@@ -673,6 +673,29 @@ def test_bad_rules_are_reported_before_any_point_runs(
         load_sweep({**BASE, **changes})
 
 
+def test_a_rule_device_is_checked_when_a_point_target_is_bad() -> None:
+    # the rule's unknown device was reported only once the varied value was mended
+    data = {**BASE, "policies": ["rules"], "rules": [{"op": "*", "device": "vdevice9"}]}
+    with pytest.raises(SweepError) as caught:
+        load_sweep({**data, "vary": {DISPATCH: [-1, 1]}})
+    assert [p.message for p in caught.value.problems] == [
+        f"vary.{DISPATCH}: expected a non-negative number, got -1",
+        "rules[0].device: expected a processor or level of platform arm-riscv-soc, got "
+        "'vdevice9' (did you mean 'vdevice0'?)",
+    ]
+
+
+def test_a_bad_target_is_reported_when_the_points_cannot_be_made() -> None:
+    # paths inside one another stop the points being made: the unknown tag waited for a rerun
+    vary = {DISPATCH: [1], "executor": [{"kind": "vm"}]}
+    with pytest.raises(SweepError) as caught:
+        load_sweep({**BASE, "target": "arm-riscv-sco", "vary": vary})
+    assert [p.message for p in caught.value.problems] == [
+        f"vary.{DISPATCH}: expected separate paths, got a path inside 'executor'",
+        "target: unknown kind or tag 'arm-riscv-sco' (did you mean 'arm-riscv-soc'?)",
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
