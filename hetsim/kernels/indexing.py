@@ -76,7 +76,8 @@ def _compile_gather_nd(op: Op, opset: int) -> Kernel:
         flat_indices = indices.reshape(count, -1, indices.shape[-1])
         rows = np.arange(count).reshape(count, 1)
         picked = flat_data[(rows, *np.moveaxis(flat_indices, -1, 0))]
-        return [picked.reshape(*indices.shape[:-1], *data.shape[batch + indices.shape[-1] :])]
+        # a tuple: a rank-0 output (whole index tuples into the data) has no sizes to pass
+        return [picked.reshape((*indices.shape[:-1], *data.shape[batch + indices.shape[-1] :]))]
 
     return kernel
 

@@ -117,8 +117,9 @@ def split_sizes(op: Op, dim: int, split: Any, outputs: int) -> list[int]:
     check_integer_input(op, 1, "split", split, rank=1)
     if split is not None and len(split) > 0:
         sizes = [int(s) for s in split]
-        if sum(sizes) != dim or len(sizes) != outputs:
-            raise op_error(op, f"expected {outputs} sizes summing to {dim}", sizes)
+        # ONNX: each size >= 0 ([4, -1] sums to 3 yet gave a [.., 4] shape and a [.., -1] one)
+        if sum(sizes) != dim or len(sizes) != outputs or min(sizes) < 0:
+            raise op_error(op, f"expected {outputs} sizes >= 0 summing to {dim}", sizes)
         return sizes
     count = int_attr(op, "num_outputs", outputs)
     if count != outputs:  # ONNX: an output per part; fewer would drop the rest of the data

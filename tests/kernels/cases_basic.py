@@ -526,6 +526,9 @@ def _more_ops_2() -> list[Case]:
              id="gathernd-pairs"),
         Case("GatherND", {"x": f32(2, 3, 4), "i": np.array([[1], [0]], np.int64)},
              {"batch_dims": 1}, id="gathernd-batch"),
+        # one whole index tuple: a rank-0 output (its reshape was passed no sizes: TypeError)
+        Case("GatherND", {"x": f32(2, 3), "i": np.array([1, -1], np.int64)},
+             id="gathernd-scalar"),
         Case("ScatterND", {"x": f32(4, 3), "i": np.array([[1], [3]], np.int64), "u": f32(2, 3)},
              id="scatternd-rows"),
         Case("ScatterND", {"x": f32(4, 3), "i": np.array([[1], [1]], np.int64), "u": f32(2, 3)},

@@ -117,11 +117,17 @@ def test_concat_requires_axis() -> None:
         OPS["Concat"].compile(_op("Concat", 2), 17)
 
 
-def test_split_sizes_must_sum_to_the_dim() -> None:
-    with pytest.raises(
-        ModelError, match=r"^op n0 \(Split\): expected 2 sizes summing to 5, got \[2, 2\]$"
-    ):
-        split_sizes(_op("Split", 1, 2), 5, [2, 2], 2)
+@pytest.mark.parametrize(
+    ("dim", "sizes"),
+    [
+        (5, [2, 2]),
+        (3, [4, -1]),  # sums to 3: it gave a [2, 4] shape (a [2, 3] value) and a [2, -1] one
+    ],
+)
+def test_split_sizes_must_be_non_negative_and_sum_to_the_dim(dim: int, sizes: list[int]) -> None:
+    message = f"op n0 (Split): expected 2 sizes >= 0 summing to {dim}, got {sizes}"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        split_sizes(_op("Split", 1, 2), dim, sizes, 2)
 
 
 def test_equal_split_needs_a_divisible_dim() -> None:
