@@ -352,3 +352,39 @@ def test_a_constant_of_two_values_is_an_error() -> None:
     )
     with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
         execute(graph, {})
+
+
+def _two_input_graph(op_type: str, a: TensorType, b: TensorType, **attrs: object) -> Graph:
+    return Graph("g", (Op(op_type, "y", ("a", "b"), ("y",), attrs),), {"a": a, "b": b}, ("y",))
+
+
+@pytest.mark.parametrize(
+    ("graph", "inputs", "message"),
+    [
+        (  # numpy promoted to float64
+            _two_input_graph("Add", TensorType((2,), "float32"), TensorType((2,), "int32")),
+            {"a": np.ones(2, np.float32), "b": np.ones(2, np.int32)},
+            "op y (Add): expected inputs of one dtype, got float32 and int32",
+        ),
+        (  # numpy's floored remainder, where ONNX asks for fmod=1 on floats
+            _two_input_graph("Mod", TensorType((2,), "float32"), TensorType((2,), "float32")),
+            {"a": np.array([-1.5, 2.5], np.float32), "b": np.array([3.0, 2.0], np.float32)},
+            "op y (Mod): expected fmod 1 for float32 inputs before opset 28, got 0",
+        ),
+        (  # a batched product came back
+            _two_input_graph(
+                "Gemm", TensorType((1, 2, 3), "float32"), TensorType((3, 4), "float32")
+            ),
+            {"a": np.ones((1, 2, 3), np.float32), "b": np.ones((3, 4), np.float32)},
+            "op y (Gemm): expected 2-D A and B, got shapes [1, 2, 3] and [3, 4]",
+        ),
+    ],
+    ids=["add-mixed-dtypes", "mod-float-fmod-0", "gemm-3d"],
+)
+def test_execute_refuses_what_simulate_refuses(
+    graph: Graph, inputs: dict[str, np.ndarray], message: str
+) -> None:
+    # execute ran no shape rule, so numpy's rules computed a value simulate refused
+    for run in (lambda: execute(graph, inputs), lambda: simulate(graph, "x86-h100", inputs=inputs)):
+        with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+            run()
