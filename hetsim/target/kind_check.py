@@ -17,16 +17,13 @@ from typing import Any
 from hetsim.errors import Problem
 from hetsim.target.kinds import NAME_PATTERN, SHARED_ATTRS, category_of
 from hetsim.target.resolve import article
-from hetsim.target.schema import CATEGORIES, Attr, Kind, item_path, join_path
+from hetsim.target.schema import CATEGORIES, RESERVED_NAMES, Attr, Kind, item_path, join_path
 from hetsim.target.values import ATTR_TYPES, LARGEST_FLOAT, STRUCTURAL_TYPES, is_number, show_value
 
 __all__ = ["ATTR_NAME_PATTERN", "RESERVED_NAMES", "check_kind"]
 
 ATTR_NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*"
 """An attribute's name: a word, as a config path joins it (``link.bandwidth_gbps``)."""
-RESERVED_NAMES = ("kind", "name", "tag", "description", "host", "executor", "runtime", "devices")
-"""Keys of a target or config that are not attributes: a node's identity, a file's description,
-a level's parts. Only ``hetero``'s structural attributes take the last four."""
 
 
 def check_kind(kind: Kind, *, replace: bool = False) -> list[Problem]:

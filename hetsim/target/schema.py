@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CATEGORIES",
+    "RESERVED_NAMES",
     "Attr",
     "Kind",
     "check_attrs",
@@ -46,6 +47,10 @@ __all__ = [
 ]
 
 CATEGORIES = ("target", "executor", "runtime")
+
+RESERVED_NAMES = ("kind", "name", "tag", "description", "host", "executor", "runtime", "devices")
+"""Keys of a target or config that are not attributes: a node's identity, a file's description,
+a level's parts. Only ``hetero``'s structural attributes take the last four."""
 
 
 def join_path(path: str, key: object) -> str:
@@ -311,8 +316,9 @@ def _check_attrs(
     problems: list[Problem] = []
     for key, value in values.items():
         where = join_path(path, key)
-        if key not in plain:
-            problems.append(Problem(where, "unknown attribute", hint=closest(key, plain)))
+        if key not in plain:  # a misspelt level key (``runtme``, ``descripton``) is hinted too
+            hint = closest(key, [*(a.name for a in kind.attrs), *RESERVED_NAMES])
+            problems.append(Problem(where, "unknown attribute", hint=hint))
             continue
         result[key], found = plain[key].check(value, where)
         problems += found
