@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from importlib import import_module
 
 from hetsim.cli.calibrate import register_user_tags
-from hetsim.errors import HetsimError
+from hetsim.errors import HetsimError, OpError, UnknownValueError
 
 __all__ = ["main"]
 
@@ -54,6 +54,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _naming_the_model_file(err: HetsimError, args: argparse.Namespace) -> str:
+    """`err`'s message, led by the model file when an op of a model read from one failed as the
+    command ran (a shape its rule refuses, a value it needs), as the loader's own errors are led.
+
+    >>> err = OpError("op y (MatMul): expected ...", "y")
+    >>> _naming_the_model_file(err, argparse.Namespace(model="m.onnx"))
+    'm.onnx: op y (MatMul): expected ...'
+    >>> _naming_the_model_file(err, argparse.Namespace(model="mlp"))  # a zoo model: no file
+    'op y (MatMul): expected ...'
+    """
+    from hetsim.models import ZOO  # on this error path only: the CLI starts without the zoo
+
+    model = getattr(args, "model", None)
+    text = str(err)
+    if (
+        not isinstance(err, OpError | UnknownValueError)
+        or not isinstance(model, str)
+        or model in ZOO
+    ):
+        return text
+    return text if text.startswith(f"{model}: ") else f"{model}: {text}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = build_parser().parse_args(argv)
@@ -64,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             register_user_tags()
         return int(args.func(args) or 0)
     except HetsimError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {_naming_the_model_file(err, args)}", file=sys.stderr)
         return 1
     except ModuleNotFoundError as err:
         extra = EXTRA_OF_MODULE.get((err.name or "").partition(".")[0])

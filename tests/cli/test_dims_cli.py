@@ -163,6 +163,32 @@ def test_a_shape_read_from_a_graph_input_is_said_in_the_command_s_terms(
     assert main([*command, str(path), *target]) == 1
     name = " ".join(command)
     assert capsys.readouterr().err == (
-        "error: op y (Reshape): expected a known value for input 1 (shape), got graph input 's', "
-        f"whose value hetsim {name} cannot take (hetsim run --inputs FILE reads it)\n"
+        f"error: {path}: op y (Reshape): expected a known value for input 1 (shape), got graph "
+        f"input 's', whose value hetsim {name} cannot take (hetsim run --inputs FILE reads it)\n"
+    )
+
+
+@pytest.mark.parametrize("command", [["run"], ["plan"], ["compare"], ["model", "show"]])
+def test_an_op_that_fails_as_a_command_runs_names_the_model_file(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # errors found while loading the file named it; a shape found wrong later did not
+    onnx = pytest.importorskip("onnx")
+    helper, types = onnx.helper, onnx.TensorProto
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["a", "b"], ["y"], name="y")],
+        "mismatched",
+        [
+            helper.make_tensor_value_info("a", types.FLOAT, [1, 4]),
+            helper.make_tensor_value_info("b", types.FLOAT, [5, 3]),
+        ],
+        [helper.make_tensor_value_info("y", types.FLOAT, None)],
+    )
+    path = tmp_path / "mismatched.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    target = [] if command == ["model", "show"] else ["--target", "x86-h100"]
+    assert main([*command, str(path), *target]) == 1
+    assert capsys.readouterr().err == (
+        f"error: {path}: op y (MatMul): expected the last dim of A to match the rows of B, "
+        "got [1, 4] and [5, 3]\n"
     )
