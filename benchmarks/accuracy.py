@@ -9,13 +9,16 @@ raw sample, and a log-log scatter plot.
 
 Run: ``python benchmarks/accuracy.py [--calibration FILE | --quick] [--threads N] [--repeats 5]
 [--rounds 1] [--models mlp,cnn] [--fused] [--json OUT.json] [--plot OUT.png]``. Without
-``--calibration`` it calibrates first (into a temporary tag folder); ``--calibration`` takes a
-calibrated target file of any name (``hetsim calibrate``'s ``local.yaml``) and times at the BLAS
-threads it was calibrated with (a different ``--threads`` is refused); with ``--rounds N`` it
-calibrates and times every model N times and pools the rounds
+``--calibration`` it calibrates first (into a temporary tag folder, removed after its round);
+``--calibration`` takes a calibrated target file of any name (``hetsim calibrate``'s
+``local.yaml``) and times at the BLAS threads it was calibrated with (a different ``--threads``
+is refused; ``--quick``, which picks the calibration plan, is refused with it). With ``--rounds
+N`` it calibrates and times every model N times and pools the rounds
 (`hetsim.calibrate.accuracy.pool`), so that a load change between one calibration and its timed
-runs on a shared machine weighs less. Both the calibration and the timed runs use the same BLAS
-thread count (``--threads``, default: all). See docs/validation.md.
+runs on a shared machine weighs less; with ``--calibration`` it times every model N times with
+that one calibration and pools those rounds' samples. Both the calibration and the timed runs use
+the same BLAS thread count (``--threads``, default: all). The folders of the ``--json`` and
+``--plot`` files are made if missing. See docs/validation.md.
 """
 
 from __future__ import annotations
@@ -25,12 +28,22 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
-from bench_args import positive, run_main
+from bench_args import make_parents, positive, run_main
 from threadpoolctl import threadpool_limits
 
-from hetsim.calibrate import LOCAL_TAG, calibrate, compare_model, describe_machine, write_tag
+from hetsim.calibrate import (
+    LOCAL_TAG,
+    Calibration,
+    calibrate,
+    compare_model,
+    describe_machine,
+    write_tag,
+)
 from hetsim.calibrate.accuracy import Comparison, pool, summarize
 from hetsim.calibrate.benchreport import accuracy_table, plot_accuracy
 from hetsim.cli.calibrate import thread_count
@@ -41,12 +54,16 @@ from hetsim.target import Target, add_tag_dir, remove_tag_dir
 def main(argv: list[str] | None = None) -> int:
     """Calibrate (or read a calibration), compare every model, print and write the results."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calibration", type=Path, help="an existing local.yaml to use")
-    parser.add_argument("--quick", action="store_true", help="a quick calibration")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--calibration", type=Path, help="an existing local.yaml to use")
+    source.add_argument("--quick", action="store_true", help="a quick calibration")
     parser.add_argument("--threads", type=thread_count, help="BLAS threads (default: all)")
     parser.add_argument("--repeats", type=positive, default=5, help="timed samples per model")
     parser.add_argument(
-        "--rounds", type=positive, default=1, help="calibrate-and-time rounds, pooled (default 1)"
+        "--rounds",
+        type=positive,
+        default=1,
+        help="calibrate-and-time rounds (with --calibration: timed rounds), pooled (default 1)",
     )
     parser.add_argument("--models", help="comma-separated names (default: the whole zoo)")
     parser.add_argument(
@@ -66,17 +83,15 @@ def main(argv: list[str] | None = None) -> int:
     rounds: list[list[Comparison]] = []
     if args.calibration:
         threads = _calibrated_threads(args.calibration, args.threads)
-        rounds.append(_compare(models, str(args.calibration), threads, args.repeats, args.fused))
     else:
         threads = args.threads or os.cpu_count() or 1
-        for index in range(args.rounds):
-            calibration = calibrate("quick" if args.quick else "full", threads=threads)
-            folder = Path(tempfile.mkdtemp(prefix=f"hetsim-local-{index}-"))
-            write_tag(calibration, folder / f"{LOCAL_TAG}.yaml")
-            add_tag_dir(folder)
-            print(f"round {index + 1}, calibrated: {folder / 'local.yaml'}", file=sys.stderr)
-            rounds.append(_compare(models, LOCAL_TAG, threads, args.repeats, args.fused))
-            remove_tag_dir(folder)
+    compare = partial(_compare, models, threads=threads, repeats=args.repeats, fused=args.fused)
+    for index in range(args.rounds):
+        if args.calibration:
+            rounds.append(compare(str(args.calibration)))
+        else:
+            with _local_tag("quick" if args.quick else "full", threads, index) as calibration:
+                rounds.append(compare(LOCAL_TAG))
             calibrations.append(calibration.to_dict())
     comparisons = pool(rounds)
     print(
@@ -96,9 +111,9 @@ def main(argv: list[str] | None = None) -> int:
             "models": [c.to_dict() for c in comparisons],
             "rounds": [[c.to_dict() for c in one] for one in rounds],
         }
-        args.json.write_text(json.dumps(data, indent=2) + "\n")
+        make_parents(args.json).write_text(json.dumps(data, indent=2) + "\n")
     if args.plot:
-        plot_accuracy(comparisons, args.plot)
+        plot_accuracy(comparisons, make_parents(args.plot))
     return 0
 
 
@@ -114,6 +129,21 @@ def _calibrated_threads(path: Path, asked: int | None) -> int:
             f"with (its host's cores), or no --threads"
         )
     return cores
+
+
+@contextmanager
+def _local_tag(plan: str, threads: int, index: int) -> Iterator[Calibration]:
+    """Calibrate this machine (round `index`) and register the result as the ``local`` tag for
+    the block, from a temporary folder that is unregistered and removed when the block ends."""
+    calibration = calibrate(plan, threads=threads)
+    with tempfile.TemporaryDirectory(prefix=f"hetsim-local-{index}-") as name:
+        path = write_tag(calibration, Path(name) / f"{LOCAL_TAG}.yaml")
+        add_tag_dir(name)
+        print(f"round {index + 1}, calibrated: {path} (removed after the round)", file=sys.stderr)
+        try:
+            yield calibration
+        finally:
+            remove_tag_dir(name)
 
 
 def _compare(

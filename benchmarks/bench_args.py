@@ -1,9 +1,11 @@
-"""What the benchmark scripts share on their command lines: counts checked when read, and a
-`main` whose hetsim errors end in a one-line message, as the ``hetsim`` command's do.
+"""What the benchmark scripts share on their command lines: counts checked when read, output
+files whose missing folders are made, and a `main` whose hetsim errors end in a one-line
+message, as the ``hetsim`` command's do.
 
 A count of 0 had divided by zero (``--sizes 0``, ``--repeats 0``) or printed inf and written
 its JSON (``--repeat 0``); a model or tag that does not exist ended in a traceback above
-hetsim's own message.
+hetsim's own message; ``cuda_graph.py --json new/out.json`` ran to the end and then failed on
+the missing folder.
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from hetsim.cli.counts import integer
 from hetsim.errors import HetsimError
 
-__all__ = ["at_least", "positive", "positive_list", "run_main"]
+__all__ = ["at_least", "make_parents", "positive", "positive_list", "run_main"]
 
 
 def at_least(minimum: int) -> Callable[[str], int]:
@@ -55,6 +58,20 @@ def positive_list(text: str) -> list[int]:
     argparse.ArgumentTypeError: expected an integer >= 1, got '0'
     """
     return [positive(part.strip()) for part in text.split(",")]
+
+
+def make_parents(path: Path) -> Path:
+    """`path`, an output file of a script (``--json``, ``--plot``, ``--out``), once the folders
+    it goes in exist: missing ones are made, as ``kernels.py --out`` makes them.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as root:
+    ...     out = make_parents(Path(root) / "new" / "out.json")
+    ...     out.parent.is_dir()
+    True
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def run_main(main: Callable[[], Any]) -> None:

@@ -12,9 +12,9 @@ launch) and a replay ``R`` (strategy ``regions``, timing mode), and prints:
 - the **break-even kernel duration**: for each ``n``, the largest ``w`` at which graphs pay off
   within ``--budget`` iterations (bisection on ``w`` from 0.01 to 1000 µs; 1000: at any ``w``).
 
-Usage: ``python benchmarks/cuda_graph.py [--budget 10] [--plot FILE.png] [--json FILE]``. The
-JSON also records the interpreter, libraries and BLAS thread pools (`sim_speed.environment`;
-timing mode calls no BLAS).
+Usage: ``python benchmarks/cuda_graph.py [--budget 10] [--plot FILE.png] [--json FILE]``; the
+folders the files go in are made if missing. The JSON also records the interpreter, libraries
+and BLAS thread pools (`sim_speed.environment`; timing mode calls no BLAS).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bench_args import positive, run_main
+from bench_args import make_parents, positive, run_main
 from sim_speed import environment
 
 from hetsim.api import platform_of
@@ -130,9 +130,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{replay['first_us']:.1f} us, replay {replay['replay_us']:.1f} us")  # fmt: skip
     if args.json is not None:
         report = {"environment": environment(), **_plain(results)}
-        args.json.write_text(json.dumps(report, indent=2))
+        make_parents(args.json).write_text(json.dumps(report, indent=2))
     if args.plot is not None:
-        _plot(args.plot)
+        _plot(make_parents(args.plot))
         print(f"wrote {args.plot}", file=sys.stderr)
     return 0
 

@@ -10,7 +10,7 @@ and a log-log plot. Run: ``python benchmarks/dispatch_overhead.py [--ops 1,10,10
 from __future__ import annotations
 
 import argparse
-import sys
+from pathlib import Path
 
 from bench_args import run_main
 
@@ -19,10 +19,24 @@ from hetsim.cli import bench
 
 def main(argv: list[str] | None = None) -> int:
     """Parse the ``bench dispatch`` options and run it."""
-    parser = argparse.ArgumentParser(prog="dispatch_overhead")
-    bench.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["bench", "dispatch", *(sys.argv[1:] if argv is None else argv)])
+    args = dispatch_parser().parse_args(argv)
     return int(args.func(args))
+
+
+def dispatch_parser() -> argparse.ArgumentParser:
+    """The ``bench dispatch`` parser, named as this script is run: parsed alone, so that its
+    usage and errors read ``dispatch_overhead.py [-h] ...``, not ``... bench dispatch [-h]``."""
+    root = argparse.ArgumentParser()
+    bench.register(root.add_subparsers())
+    dispatch = _commands(_commands(root)["bench"])["dispatch"]
+    dispatch.prog = Path(__file__).name
+    return dispatch
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    # argparse has no public way to reach a sub-command's parser
+    (action,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,175 @@
+"""The benchmark scripts' command lines and outputs, their measurements replaced by fixed ones.
+
+The scripts in ``benchmarks/`` are not a package: each is loaded from its file, with the folder on
+``sys.path`` for what they share (``bench_args``, ``sim_speed``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import tempfile
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from hetsim.calibrate import LOCAL_TAG, Calibration, write_tag
+from hetsim.calibrate.accuracy import Comparison
+from hetsim.calibrate.parameters import Fitted
+from hetsim.errors import HetsimError
+from hetsim.target import TAGS
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+FITTED = (
+    "cores",
+    "freq_ghz",
+    "flops_per_cycle",
+    "mem_bandwidth_gbps",
+    "kernel_latency_us",
+    "dispatch_us",
+    "efficiency.matmul",
+    "efficiency.conv",
+    "efficiency.elementwise",
+)
+
+
+def load(name: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """The script ``benchmarks/<name>.py`` as a module, its `main` not run."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", BENCHMARKS / f"{name}.py")
+    assert spec is not None, f"benchmarks/{name}.py is a module"
+    assert spec.loader is not None, f"benchmarks/{name}.py has a loader"
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def calibration() -> Calibration:
+    """A calibration of one core with every fitted value 1, as `tag_text`'s example."""
+    machine = {"kind": "x86-cpu", "cpu": "Chip", "blas": []}
+    return Calibration(machine, "quick", (), {n: Fitted(1, "given") for n in FITTED})
+
+
+@pytest.fixture
+def accuracy(monkeypatch: pytest.MonkeyPatch) -> tuple[ModuleType, list[str]]:
+    """``accuracy.py`` whose calibration is `calibration()` and whose timing of a model is one
+    fixed comparison; the list collects the target of every round timed."""
+    module = load("accuracy", monkeypatch)
+    timed: list[str] = []
+
+    def compare(models: list[str], target: str, *_: Any, **__: Any) -> list[Comparison]:
+        timed.append(target)
+        return [Comparison(m, 5, 10.0, (9.0,), {}) for m in models]
+
+    monkeypatch.setattr(module, "_compare", compare)
+    monkeypatch.setattr(module, "calibrate", lambda plan, threads: calibration())
+    return module, timed
+
+
+def test_accuracy_times_every_round_with_a_given_calibration(
+    accuracy: tuple[ModuleType, list[str]], tmp_path: Path
+) -> None:
+    module, timed = accuracy
+    path = str(write_tag(calibration(), tmp_path / "cal.yaml"))
+    out = tmp_path / "acc.json"
+    argv = ["--calibration", path, "--rounds", "3", "--models", "mlp", "--json", str(out)]
+    assert module.main(argv) == 0
+    assert timed == [path, path, path]
+    assert len(json.loads(out.read_text())["rounds"]) == 3
+
+
+def test_accuracy_refuses_quick_with_a_given_calibration(
+    accuracy: tuple[ModuleType, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    module, timed = accuracy
+    with pytest.raises(SystemExit) as exit_info:
+        module.main(["--calibration", "local.yaml", "--quick", "--models", "mlp"])
+    assert exit_info.value.code == 2
+    assert "argument --quick: not allowed with argument --calibration" in capsys.readouterr().err
+    assert timed == []
+
+
+@pytest.mark.parametrize("fails", [False, True], ids=["rounds-run", "round-fails"])
+def test_accuracy_removes_the_tag_folder_of_every_round(
+    accuracy: tuple[ModuleType, list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    fails: bool,
+) -> None:
+    module, timed = accuracy
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    def fail(*_: Any, **__: Any) -> list[Comparison]:
+        raise HetsimError("model 'mlp': failed")
+
+    if fails:
+        monkeypatch.setattr(module, "_compare", fail)
+    argv = ["--quick", "--threads", "1", "--rounds", "2", "--models", "mlp"]
+    if fails:
+        with pytest.raises(HetsimError):
+            module.main(argv)
+    else:
+        assert module.main(argv) == 0
+        assert timed == [LOCAL_TAG, LOCAL_TAG]
+    assert list(tmp_path.iterdir()) == []
+    assert LOCAL_TAG not in TAGS
+
+
+def test_accuracy_json_and_plot_make_missing_folders(
+    accuracy: tuple[ModuleType, list[str]], tmp_path: Path
+) -> None:
+    module, _ = accuracy
+    path = str(write_tag(calibration(), tmp_path / "cal.yaml"))
+    out, plot = tmp_path / "new" / "acc.json", tmp_path / "new" / "plots" / "acc.png"
+    argv = ["--calibration", path, "--models", "mlp", "--json", str(out), "--plot", str(plot)]
+    assert module.main(argv) == 0
+    assert out.is_file()
+    assert plot.is_file()
+
+
+def test_cuda_graph_json_makes_missing_folders(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    module = load("cuda_graph", monkeypatch)
+    times = {"eager_us": 10.0, "first_us": 40.0, "replay_us": 4.0}
+    monkeypatch.setattr(module, "PLATFORMS", {"nvidia/h100": "x86-h100"})
+    monkeypatch.setattr(module, "measure", lambda platform, n, work_us: times)
+    out = tmp_path / "missing" / "out.json"
+    assert module.main(["--json", str(out)]) == 0
+    grid = json.loads(out.read_text())["nvidia/h100"]["grid"]
+    assert grid[0] == {"n": 1, "work_us": 0.5, **times, "break_even": "6"}
+
+
+@pytest.mark.parametrize(
+    ("two_workers_s", "speedup", "verdict"),
+    [(1.0, 2.0, "met"), (2.0 / 1.7, 1.7, "met"), (1.6, 1.25, "NOT met")],
+)
+def test_sweep_scaling_says_whether_the_speedup_goal_is_met(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    two_workers_s: float,
+    speedup: float,
+    verdict: str,
+) -> None:
+    module = load("sweep_scaling", monkeypatch)
+    monkeypatch.setattr(module, "in_process", lambda spec, repeat: 1.0)
+    monkeypatch.setattr(module, "validation", lambda spec, repeat: 0.1)
+    seconds = {1: 2.0, 2: two_workers_s}
+    monkeypatch.setattr(module, "on_dask", lambda spec, workers, repeat: (0.5, seconds[workers]))
+    report = module.measure(200, "squeezenet", 1)
+    assert (report["speedup_2_over_1"], report["speedup_goal"]) == (speedup, 1.7)
+    assert report["speedup_goal_met"] is (verdict == "met")
+    line = f"  speedup    : {speedup:8.3f}x (goal >= 1.7x): {verdict}"
+    assert line in capsys.readouterr().out.splitlines()
+
+
+def test_dispatch_overhead_usage_names_the_script(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = load("dispatch_overhead", monkeypatch)
+    with pytest.raises(SystemExit) as exit_info:
+        module.main(["--help"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.startswith("usage: dispatch_overhead.py [-h] [--target T]")
