@@ -35,7 +35,7 @@ def test_uniform_trace_draws_from_the_seed() -> None:
     assert dims_trace("fixed:12", 2) == ({"seq": 12}, {"seq": 12})
 
 
-@pytest.mark.parametrize("spec", ["normal:3", "decode", "uniform:4", "fixed:0", "decode:a", "x"])
+@pytest.mark.parametrize("spec", ["normal:3", "decode", "uniform:4", "fixed:-1", "decode:a", "x"])
 def test_a_bad_trace_spec_is_an_error(spec: str) -> None:
     message = (
         r"^--seq-dist: expected fixed:N, uniform:LO:HI or decode:START\[:STEP\], "
@@ -70,10 +70,19 @@ def test_shapes_files(tmp_path: Path, text: str, expected: tuple[dict[str, int],
 def test_a_bad_shapes_file_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "shapes.json"
     path.write_text("[3, -1]")
-    with pytest.raises(HetsimError, match=r"^--shapes .*shapes\.json: expected positive integer "):
+    with pytest.raises(HetsimError, match=r"^--shapes .*shapes\.json: expected integer sizes "):
         load_shapes(path)
-    with pytest.raises(HetsimError, match=r"sizes, got -1$"):
+    with pytest.raises(HetsimError, match=r"sizes >= 0, got -1$"):
         load_shapes(path)
+
+
+def test_a_zero_size_is_taken_as_dims_take_it(tmp_path: Path) -> None:
+    # dims={"seq": 0} runs on empty tensors: a trace of it (decode from 0) was refused
+    assert dims_trace("decode:0:2", 3) == ({"seq": 0}, {"seq": 2}, {"seq": 4})
+    assert dims_trace("fixed:0", 1) == ({"seq": 0},)
+    path = tmp_path / "shapes.json"
+    path.write_text("[0, 3]")
+    assert load_shapes(path) == ({"seq": 0}, {"seq": 3})
 
 
 @pytest.mark.parametrize(
@@ -91,7 +100,7 @@ def test_a_shapes_file_without_an_iteration_names_the_file(
 
 
 def test_a_shapes_file_that_starts_as_json_and_is_not_says_so(tmp_path: Path) -> None:
-    # read as whitespace-separated ints: "expected positive integer sizes, got '[4'"
+    # read as whitespace-separated ints: "expected integer sizes >= 0, got '[4'"
     path = tmp_path / "shapes.json"
     path.write_text("[4, 8\n")
     message = (

@@ -83,7 +83,7 @@ def test_a_shapes_file_with_a_digit_int_cannot_read_is_an_error(
     # '²' passed str.isdigit and int('²') raised a ValueError
     path = tmp_path / "shapes.txt"
     path.write_text(text)
-    with _raises(f"--shapes {path}: expected positive integer sizes, got {item}"):
+    with _raises(f"--shapes {path}: expected integer sizes >= 0, got {item}"):
         load_shapes(path)
 
 

@@ -9,6 +9,7 @@ chart. The comparison itself is `hetsim.compare.compare`.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 
@@ -88,6 +89,10 @@ def parse_buckets(text: str) -> list[int]:
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: expected one or more comma-separated positive integers, got ''
+    >>> parse_buckets("8,4")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected increasing positive integers, got '8,4'
     """
     parts = parse_list(text)
     if not parts:
@@ -101,6 +106,8 @@ def parse_buckets(text: str) -> list[int]:
                 f"expected comma-separated positive integers, got {part!r}"  # argparse names it
             )
         sizes.append(int(part))
+    if any(a >= b for a, b in itertools.pairwise(sizes)):  # said "buckets:", not the option
+        raise argparse.ArgumentTypeError(f"expected increasing positive integers, got {text!r}")
     return sizes
 
 

@@ -119,8 +119,8 @@ def _load_inputs(path: Path) -> dict[str, np.ndarray]:
     expected = f"--inputs {path}: expected an .npz file of named arrays"
     try:
         loaded = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise  # "no such file", as for every file a command reads
+    except FileNotFoundError:  # named with the option, as every other problem of the file is
+        raise HetsimError(f"{expected}, got no such file") from None
     except IsADirectoryError:
         raise HetsimError(f"{expected}, got a directory") from None
     except OSError as err:  # no permission

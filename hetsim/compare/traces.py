@@ -72,7 +72,7 @@ def dims_trace(
     Raises
     ------
     HetsimError
-        A spec that is not a str, an unknown kind, wrong arguments (each a positive integer up
+        A spec that is not a str, an unknown kind, wrong arguments (each an integer >= 0 up
         to `MAX_SIZE`), iterations outside 1 to `MAX_ITERATIONS`, or `dims` that is not a
         sequence of names.
 
@@ -96,7 +96,7 @@ def dims_trace(
     found = DISTRIBUTIONS.get(kind)
     parts = rest.split(":") if rest else []
     # isdecimal, not isdigit: int() refuses the digits that are not decimal ('²')
-    if found is None or not all(p.isdecimal() and int(p) > 0 for p in parts):
+    if found is None or not all(p.isdecimal() for p in parts):  # 0 too, as dims take it
         raise HetsimError(_spec_problem(spec).message)
     draw, (least, most), _ = found
     if not least <= len(parts) <= most:
@@ -123,7 +123,7 @@ def load_shapes(path: str | Path, *, dims: Sequence[str] = ("seq",)) -> tuple[di
     ------
     HetsimError
         A file that is neither (one that starts as JSON does, ``[`` or ``{``, and is not, says
-        where), a size that is not a positive integer, `path` that is not a str or an
+        where), a size that is not an integer >= 0, `path` that is not a str or an
         `os.PathLike`, or `dims` that is not a sequence of names.
     """
     if not isinstance(path, str | os.PathLike):
@@ -154,7 +154,7 @@ def load_shapes(path: str | Path, *, dims: Sequence[str] = ("seq",)) -> tuple[di
         entry = _entry(item, dims)
         if entry is None:
             raise HetsimError(
-                Problem(f"--shapes {path}", "expected positive integer sizes", repr(item)).message
+                Problem(f"--shapes {path}", "expected integer sizes >= 0", repr(item)).message
             )
         trace.append(entry)
     if not trace:
@@ -180,7 +180,7 @@ def _size(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int) or (isinstance(value, str) and value.isdecimal()):
-        return int(value) if int(value) > 0 else None
+        return int(value) if int(value) >= 0 else None  # 0 too, as dims take it
     return None
 
 

@@ -209,6 +209,8 @@ def _convert(model: onnx.ModelProto, where: str, default_name: str) -> Graph:
     ops = _ops(proto.node, where, functions)
     opset = _default_opset(model, where)
     initializers = tensors.initializers(proto, where)
+    if not proto.output:  # nothing to compute: it "ran" in the RET's dispatch alone
+        raise ModelError(f"{where}: expected a graph with at least one output, got none")
     twice = sorted(name for name, n in Counter(i.name for i in proto.input).items() if n > 1)
     if twice:
         raise ModelError(f"{where}: input {twice[0]}: expected one graph input of a name, got two")

@@ -339,7 +339,9 @@ def test_missing_inputs_file_is_an_error(
 ) -> None:
     missing = tmp_path / "none.npz"
     assert main(["run", "mlp", "--target", "cuda", "--inputs", str(missing)]) == 1
-    assert capsys.readouterr().err == f"error: {missing}: no such file\n"
+    assert capsys.readouterr().err == (
+        f"error: --inputs {missing}: expected an .npz file of named arrays, got no such file\n"
+    )
 
 
 def test_inputs_that_are_a_directory_are_an_error(

@@ -554,3 +554,11 @@ def test_two_graph_inputs_of_one_name_are_refused() -> None:
     message = "model g: input x: expected one graph input of a name, got two"
     with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
         load_onnx(model)
+
+
+def test_a_graph_without_outputs_is_refused() -> None:
+    # it "ran": a makespan of the RET's dispatch alone, exit status 0
+    model = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", [1, 4])], [])
+    message = "model g: expected a graph with at least one output, got none"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        load_onnx(model)
