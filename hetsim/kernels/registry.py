@@ -30,6 +30,7 @@ from hetsim.kernels.checks import (
     raise_kernel_error,
 )
 from hetsim.kernels.costs import CostRule, elementwise_cost
+from hetsim.kernels.input_types import TypesCheck, types_check
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.schema_checks import (
     AttributeCheck,
@@ -167,7 +168,9 @@ def register(
         op_type,
         op_class,
         _naming_the_op(compile, check_inputs, check_attributes),
-        _with_inputs_and_outputs_checked(infer, check_inputs, check_attributes),
+        _with_inputs_and_outputs_checked(
+            infer, check_inputs, check_attributes, types_check(op_type) if not domain else None
+        ),
         cost or elementwise_cost(op_class),
         domain,
         by_opset,
@@ -177,18 +180,24 @@ def register(
 
 
 def _with_inputs_and_outputs_checked(
-    infer: Infer, check_inputs: InputCheck, check_attributes: AttributeCheck
+    infer: Infer,
+    check_inputs: InputCheck,
+    check_attributes: AttributeCheck,
+    check_types: TypesCheck | None,
 ) -> Infer:
     """`infer`, run once the op's attribute names are found among those its type takes at the
-    opset, its required inputs present and no more inputs named than it takes; an op naming more
-    outputs than it gives (a Relu with two) is a ModelError rather than an output without a
-    meta."""
+    opset, its required inputs present and no more inputs named than it takes, and followed by
+    the check that each input is of a type its schema takes (`hetsim.kernels.input_types`); an
+    op naming more outputs than it gives (a Relu with two) is a ModelError rather than an output
+    without a meta."""
 
     def checked(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
         if op.attrs:  # the hot path: an op without attributes pays this test only
             check_attributes(op, opset)
         check_inputs(op, opset)
         outputs = infer(op, opset, inputs)
+        if check_types is not None:  # after the rule: its own messages say more (one dtype)
+            check_types(op, opset, inputs)
         if len(op.outputs) > len(outputs):
             check_output_count(op, len(outputs))
         return outputs

@@ -489,7 +489,6 @@ def _more_ops_2() -> list[Case]:
         Case("ThresholdedRelu", {"x": 2 * f32(3, 4)}, {"alpha": 0.5}, opset=10,
              id="thresholdedrelu-alpha"),
         Case("Mean", {"a": f32(2, 3), "b": f32(3), "c": f32(2, 1)}, id="mean-3"),
-        Case("Mean", {"a": i64(1, 2, 7), "b": i64(2, 2, 2)}, id="mean-int"),
         Case("BitwiseNot", {"x": u8}, opset=18, id="bitwisenot"),
         Case("BitwiseAnd", {"a": i32, "b": np.int32(6) + i32}, opset=18, id="bitwiseand"),
         Case("BitwiseOr", {"a": u8, "b": u8[:, ::-1].copy()}, opset=18, id="bitwiseor"),
