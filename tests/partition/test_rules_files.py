@@ -134,3 +134,50 @@ def test_load_rules_checks_the_case_only_given_the_ops(
     )
     with _raises(message):
         load_rules(path, host_npu, chain.ops)
+
+
+def test_an_unknown_key_in_a_rule_is_named_at_its_own_line(
+    tmp_path: Path, host_npu: Platform
+) -> None:
+    # it was the whole rule, at its first line: "expected a mapping with keys 'op' and 'device'"
+    path = tmp_path / "r_key.yaml"
+    path.write_text("rules:\n  - op: Neg\n    device: npu\n    extra: 1\n")
+    with _raises(f"{path}:4: rules[0].extra: unknown key"):
+        load_rules(path, host_npu)
+
+
+def test_a_misspelt_key_suggests_the_known_one_and_the_missing_key_is_named(
+    tmp_path: Path, host_npu: Platform
+) -> None:
+    path = tmp_path / "rules.yaml"
+    path.write_text("- {op: Add, device: host}\n- op: Neg\n  devic: npu\n")
+    message = (
+        f"{path}:3: rules[1].devic: unknown key (did you mean 'device'?)\n"
+        f"{path}:2: rules[1].device: expected a value (required)"
+    )
+    with _raises(message):
+        load_rules(path, host_npu)
+
+
+def test_a_yaml_syntax_error_names_the_file_and_line_as_a_sweep_file_does(
+    tmp_path: Path, host_npu: Platform
+) -> None:
+    # it was "rules r_syn.yaml: expected YAML, got ... at line 4, column 1"
+    path = tmp_path / "r_syn.yaml"
+    path.write_text("rules:\n  - op: Neg\n    device: [npu\n")
+    with _raises(f"{path}:4: expected YAML, got expected ',' or ']', but got '<stream end>'"):
+        load_rules(path, host_npu)
+
+
+def test_a_binary_rules_file_says_what_is_not_yaml_in_it(
+    tmp_path: Path, host_npu: Platform
+) -> None:
+    # UTF-8 bytes, but with a NUL: it was "expected YAML, got a parse error", with no detail
+    path = tmp_path / "corrupt.onnx"
+    path.write_bytes(b"garbage\x00\x01\x02notonnx")
+    message = (
+        f"{path}: expected YAML, got unacceptable character #x0000: special characters are not "
+        "allowed"
+    )
+    with _raises(message):
+        load_rules(path, host_npu)

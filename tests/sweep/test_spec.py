@@ -653,7 +653,7 @@ def test_rules_are_part_of_the_hash_only_when_given() -> None:
         ),
         (
             {"policies": ["rules"], "rules": [{"op": "Conv"}]},
-            "rules[0]: expected a mapping with keys 'op' and 'device', got {'op': 'Conv'}",
+            "rules[0].device: expected a value (required)",
         ),
         (
             {"policies": ["rules"], "rules": [{"op": "Conv", "device": "vdevice0/nup"}]},
@@ -700,9 +700,8 @@ def test_a_bad_target_is_reported_when_the_points_cannot_be_made() -> None:
     ("text", "problem"),
     [
         (
-            "- {op: Conv, devic: host}\n",
-            "1: rules[0]: expected a mapping with keys 'op' and 'device', got "
-            "{'op': 'Conv', 'devic': 'host'}",
+            "- {op: Conv, device: host, devic: host}\n",
+            "1: rules[0].devic: unknown key (did you mean 'device'?)",
         ),
         # a bad device: it named the sweep file's line as if the rule were in the sweep file
         (

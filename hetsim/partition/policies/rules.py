@@ -23,9 +23,10 @@ import yaml
 
 from hetsim.errors import PartitionError, Problem, close_name
 from hetsim.ir import Op
-from hetsim.located import line_of, safe_load, text_of
+from hetsim.located import line_of, safe_load, text_of, yaml_error_at
 from hetsim.partition.context import LevelContext, index_towards, path_refusals
 from hetsim.platform import Platform
+from hetsim.target.schema import closest, join_path
 
 __all__ = [
     "Rule",
@@ -73,10 +74,11 @@ def _read(rules: str | Path) -> Any:
     try:
         loaded = safe_load(text)
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(err, "problem", None) or "a parse error"
-        raise PartitionError(f"rules {path}: expected YAML, got {problem}{at}") from err
+        # as a sweep file's: ``file:line`` and PyYAML's words, or its first line when it gave
+        # no words (a NUL byte in a binary file: ``unacceptable character #x0000: ...``)
+        where, what = yaml_error_at(path, err)
+        got = what or str(err).splitlines()[0]
+        raise PartitionError([Problem(where, "expected YAML", got)]) from err
     return loaded
 
 
@@ -95,18 +97,24 @@ def _items(loaded: Any, *, from_file: bool) -> Any:
 
 
 def _shape(index: int, item: Any) -> tuple[str, str] | list[Problem]:
-    """Rule `index`'s ``(op, device)``, or its problems (each key's)."""
+    """Rule `index`'s ``(op, device)``, or its problems: each unknown key's (with the closest
+    known one), each missing key's and each key's value's, as a sweep file's keys are told."""
     where = f"rules[{index}]"
-    if not isinstance(item, Mapping) or sorted(item) != sorted(RULE_KEYS):
+    if not isinstance(item, Mapping):
         expected = "expected a mapping with keys 'op' and 'device'"
         return [Problem(where, expected, repr(item))]
-    op, device = item["op"], item["device"]
     problems = [
-        Problem(f"{where}.{key}", "expected a non-empty string", repr(value))
-        for key, value in (("op", op), ("device", device))
-        if not isinstance(value, str) or not value
+        Problem(join_path(where, key), "unknown key", hint=closest(key, RULE_KEYS))
+        for key in item
+        if key not in RULE_KEYS
     ]
-    return problems or (op, device)
+    for key in RULE_KEYS:
+        value = item.get(key)
+        if key not in item:
+            problems.append(Problem(f"{where}.{key}", "expected a value (required)"))
+        elif not isinstance(value, str) or not value:
+            problems.append(Problem(f"{where}.{key}", "expected a non-empty string", repr(value)))
+    return problems or (item["op"], item["device"])
 
 
 def _device_problem(rule: Rule, known: Sequence[str], name: str) -> Problem | None:
@@ -141,10 +149,10 @@ def read_rules(rules: Sequence[Mapping[str, Any]] | str | Path) -> tuple[tuple[s
     --------
     >>> read_rules([{"op": "Conv", "device": "vdevice0/npu"}])
     (('Conv', 'vdevice0/npu'),)
-    >>> read_rules([{"op": "Conv"}])  # doctest: +NORMALIZE_WHITESPACE
+    >>> read_rules([{"op": "Conv", "devices": "host"}])  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
-    hetsim.errors.PartitionError: rules[0]: expected a mapping with keys 'op' and 'device',
-    got {'op': 'Conv'}
+    hetsim.errors.PartitionError: rules[0].devices: unknown key (did you mean 'device'?)
+    rules[0].device: expected a value (required)
     """
     return tuple((rule.op, rule.device) for rule in _checked(rules, None))
 
