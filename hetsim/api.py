@@ -29,7 +29,7 @@ from hetsim.errors import (
 )
 from hetsim.ir import Graph, check_graph_dims
 from hetsim.ir.cache import SIMULATOR_BUDGET, GraphCache
-from hetsim.kernels import Cost, Meta, bind_dims, keeps_value, kept_values, propagate_costs
+from hetsim.kernels import Cost, Meta, bind_dims, kept_values, propagate_costs, value_inputs
 from hetsim.kernels.fuse import clear_fused
 from hetsim.kernels.propagate import check_input_array, check_input_names, check_inputs_mapping
 from hetsim.memo import Recent
@@ -243,19 +243,15 @@ def _propagated(
 ) -> tuple[Mapping[str, Meta], Mapping[str, Cost]]:
     """`propagate_costs(graph, dims, inputs)`: every tensor's `Meta` and every op's `Cost`,
     reused while the graph, the dims and what propagation reads of the inputs (shape, dtype,
-    and the values of small integer ones) are the same (a warm functional ResNet-50 run then
-    skips its shape and cost rules).
+    and the values it keeps: `hetsim.kernels.value_inputs`) are the same (a warm functional
+    ResNet-50 run then skips its shape and cost rules).
 
     Callers only read them.
     """
     arrays = {name: np.asarray(value) for name, value in inputs.items()}
+    kept = value_inputs(graph, arrays)
     read = tuple(
-        (
-            name,
-            a.shape,
-            a.dtype.str,
-            a.tobytes() if keeps_value(a) else None,
-        )
+        (name, a.shape, a.dtype.str, a.tobytes() if name in kept else None)
         for name, a in sorted(arrays.items())
     )
     return _metas.get(
@@ -407,10 +403,10 @@ def simulate(
     try:
         program = program_of(None)
     except UnknownValueError:
-        # A shape depends on an input's value (an Expand's shape given as an input), which the
-        # plan's estimate does not know: plan with the values of the small integer inputs
-        # given. Such a plan holds for those values only, so it is not kept.
-        values = kept_values(given)
+        # A shape depends on an input's value (an Expand's shape, a Resize's scales given as an
+        # input), which the plan's estimate does not know: plan with the values propagation
+        # keeps (`value_inputs`). Such a plan holds for those values only, so it is not kept.
+        values = value_inputs(graph, given)
         if not values:
             raise
         program = program_of(values)

@@ -672,21 +672,24 @@ def test_a_shape_input_without_its_array_is_named() -> None:
 
 
 @pytest.mark.parametrize("mode", ["functional", "timing"])
-def test_a_float_shape_input_given_is_refused_as_what_it_is(mode: str) -> None:
-    # the message called the given input 'a computed tensor'
+def test_a_float_input_a_shape_needs_is_simulated_at_each_value(mode: str) -> None:
+    # it was refused ("only integer and bool inputs ... feed shape arithmetic"), though execute
+    # ran it; its value is now kept for this graph, and caches key on it
     b = GraphBuilder("range")
     limit = b.input("lim", (), "float32")
     model = b.build(b.op("Range", np.array(0, np.float32), limit, np.array(1, np.float32)))
-    inputs = {"lim": np.array(37.0, np.float32)}
-    assert execute(model, inputs)[model.outputs[0]].shape == (37,)
-    with pytest.raises(UnknownValueError) as error:
-        simulate(model, HOST_GPU, inputs=inputs, mode=mode)
-    assert str(error.value) == (
-        "op range0 (Range): expected a known value for input 1 (limit), got graph input 'lim' "
-        "given (float32, 1 element), whose value shapes are not computed from: only integer and "
-        "bool inputs of at most 1024 elements feed shape arithmetic (hetsim.execute runs such a "
-        "model; simulating it is not supported yet)"
-    )
+    runs = {}
+    for value in (37.0, 5.0, 37.0):
+        inputs = {"lim": np.array(value, np.float32)}
+        result = simulate(model, HOST_GPU, inputs=inputs, mode=mode)
+        runs.setdefault(value, []).append(result.makespan_us)
+        memory = result.to_dict()["peak_memory_bytes"]["gpu0.mem"]
+        assert memory == 4 * int(value) + 3 * 4  # float32[value], and the three scalars read
+        if mode == "functional":
+            expected = execute(model, inputs)[model.outputs[0]]
+            np.testing.assert_array_equal(result.outputs[model.outputs[0]], expected)
+    assert runs[37.0][0] == runs[37.0][1]
+    assert runs[5.0][0] != runs[37.0][0]
 
 
 @pytest.mark.parametrize("trace", [True, False])

@@ -35,6 +35,7 @@ from hetsim.kernels.propagate import (
     kept_values,
     propagate,
     propagate_costs,
+    value_inputs,
 )
 from hetsim.kernels.registry import OP_CLASSES, OPS, Kernel, OpDef, lookup, register
 
@@ -56,6 +57,7 @@ __all__ = [
     "propagate_costs",
     "read_only",
     "register",
+    "value_inputs",
 ]
 
 del (

@@ -17,11 +17,11 @@ import numpy as np
 
 from hetsim.errors import ModelError, UnknownValueError, is_count
 from hetsim.ir import Graph, Op, bind_shape
+from hetsim.ir.cache import GraphCache
 from hetsim.kernels.checks import raise_kernel_error
 from hetsim.kernels.costs import Cost
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import lookup
-from hetsim.units import counted
 
 __all__ = [
     "SMALL_VALUE_SIZE",
@@ -35,6 +35,7 @@ __all__ = [
     "kept_values",
     "propagate",
     "propagate_costs",
+    "value_inputs",
 ]
 
 SMALL_VALUE_SIZE = 1024
@@ -229,9 +230,10 @@ def initializer_note(graph: Graph, names: list[str]) -> str:
 
 
 def keeps_value(array: np.ndarray) -> bool:
-    """Whether propagation keeps an input array's value, not just its shape: a small integer
-    array (at most `SMALL_VALUE_SIZE` elements) may feed shape arithmetic (an Expand's shape);
-    float data is left to `hetsim.execute`.
+    """Whether propagation keeps an input array's value, not just its shape, before any shape is
+    known to need it: a small integer array (at most `SMALL_VALUE_SIZE` elements) may feed shape
+    arithmetic (an Expand's shape); float data is left to `hetsim.execute`, unless a shape of the
+    graph needs it (`value_inputs`).
 
     Examples
     --------
@@ -241,8 +243,24 @@ def keeps_value(array: np.ndarray) -> bool:
     return array.dtype.kind in "iub" and array.size <= SMALL_VALUE_SIZE
 
 
+_VALUE_GRAPHS = 16
+"""Graphs whose value-read inputs `_needed` remembers (the most recently first seen)."""
+_needed: GraphCache[set[str]] = GraphCache(_VALUE_GRAPHS)
+
+
+def value_inputs(graph: Graph, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The inputs among `inputs` whose values propagation keeps: the small integer ones
+    (`keeps_value`), and any other a shape of `graph` was found to need (a Resize's float scales,
+    a Range's float limit, given as inputs: learned by `propagate` when a shape rule asked).
+
+    A cache of propagation's results keys them on these values.
+    """
+    needed = _needed.get(graph, set)
+    return {name: v for name, v in inputs.items() if name in needed or keeps_value(np.asarray(v))}
+
+
 def kept_values(inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """The inputs among `inputs` whose values propagation keeps (`keeps_value`).
+    """The inputs among `inputs` whose values propagation keeps of any graph (`keeps_value`).
 
     >>> list(kept_values({"shape": np.array([3, 1]), "x": np.zeros(2, np.float32)}))
     ['shape']
@@ -250,19 +268,20 @@ def kept_values(inputs: Mapping[str, Any]) -> dict[str, Any]:
     return {name: v for name, v in inputs.items() if keeps_value(np.asarray(v))}
 
 
-def _unkept(name: str, given: Mapping[str, Any]) -> str | None:
-    """What a shape error says of graph input `name` whose value propagation does not know:
-    None (the default: pass it in inputs) when it was not given, else why its value was not kept
-    (`keeps_value`)."""
-    if name not in given:
-        return None
-    array = np.asarray(given[name])
-    return (
-        f"graph input {name!r} given ({array.dtype}, {counted(array.size, 'element')}), whose "
-        f"value shapes are not computed from: only integer and bool inputs of at most "
-        f"{SMALL_VALUE_SIZE} elements feed shape arithmetic (hetsim.execute runs such a model; "
-        "simulating it is not supported yet)"
-    )
+def _given_upstream(graph: Graph, tensor: str, given: Mapping[str, Any]) -> set[str]:
+    """The inputs among `given` that `tensor` is computed from (itself, if it is one)."""
+    producers = {out: op for op in graph.ops for out in op.outputs if out}
+    found, stack, seen = set(), [tensor], {tensor}
+    while stack:
+        name = stack.pop()
+        if name in given:
+            found.add(name)
+        op = producers.get(name)
+        for source in op.inputs if op is not None else ():
+            if source and source not in seen:
+                seen.add(source)
+                stack.append(source)
+    return found
 
 
 def _initial_metas(
@@ -270,13 +289,15 @@ def _initial_metas(
     bound: Mapping[str, int],
     inputs: Mapping[str, np.ndarray],
     shared: dict[tuple[tuple[int, ...], np.dtype[Any]], Meta],
+    needed: set[str],
 ) -> dict[str, Meta]:
     metas = {name: Meta.of(value) for name, value in graph.initializers.items()}
     for name, declared in graph.inputs.items():
         given = inputs.get(name)
         if given is not None:
             array = np.asarray(given)
-            metas[name] = _shared(Meta.of(array, keep_value=keeps_value(array)), shared)
+            keep = name in needed or keeps_value(array)
+            metas[name] = _shared(Meta.of(array, keep_value=keep), shared)
         elif name not in metas:
             meta = Meta(bind_shape(declared.shape, bound), np.dtype(declared.dtype))
             metas[name] = _shared(meta, shared)
@@ -366,8 +387,30 @@ def _walk(
     for name, value in given.items():
         check_input_array(name, value, graph.inputs[name].dtype)
     bound = bind_dims(graph, dims, {k: np.shape(v) for k, v in given.items()})
+    needed = _needed.get(graph, set)
+    while True:
+        try:
+            return _walk_once(graph, bound, given, costs, needed)
+        except UnknownValueError as err:
+            # a shape needs the value of a given input kept as a shape only (a float one): keep
+            # it, from now on for this graph (`value_inputs`), and walk again
+            more = _given_upstream(graph, err.tensor, given) - needed
+            if not more:
+                raise
+            needed |= more
+            if costs is not None:
+                costs.clear()
+
+
+def _walk_once(
+    graph: Graph,
+    bound: Mapping[str, int],
+    given: Mapping[str, Any],
+    costs: dict[str, Cost] | None,
+    needed: set[str],
+) -> dict[str, Meta]:
     shared: dict[tuple[tuple[int, ...], np.dtype[Any]], Meta] = {}
-    metas = _initial_metas(graph, bound, given, shared)
+    metas = _initial_metas(graph, bound, given, shared, needed)
     # A shape rule is a pure function of the op type, attributes, output arity and input metas.
     # Metas without a value are shared objects (`_shared`), so an op whose signature was seen
     # before reuses the earlier outputs (and cost): one tuple and one dict lookup instead of a
@@ -389,9 +432,9 @@ def _walk(
             try:
                 out_metas = _infer(op, opset, in_metas, shared)
             except UnknownValueError as err:
-                if err.tensor in graph.inputs:
-                    raise err.of_graph_input(_unkept(err.tensor, given)) from None
-                raise
+                if err.tensor in graph.inputs and err.tensor not in given:
+                    raise err.of_graph_input() from None
+                raise  # a given input: `_walk` keeps its value and walks again
             cost = None if costs is None else _cost(op, in_metas, out_metas)
             if attrs is not None and _is_reusable(in_metas):
                 seen[key] = (out_metas, cost)

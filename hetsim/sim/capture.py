@@ -31,7 +31,7 @@ from hetsim.cost import (
 from hetsim.cost import instantiate_us as instantiate_cost_us
 from hetsim.errors import ModelError, SimulationError
 from hetsim.ir import Graph, format_dims
-from hetsim.kernels import Cost, Meta, kept_values, propagate
+from hetsim.kernels import Cost, Meta, propagate, value_inputs
 from hetsim.platform import Platform
 from hetsim.runtime import (
     Alloc,
@@ -189,7 +189,7 @@ def _padded_metas(
     SimulationError
         A shape that does not follow the dims when they are padded (a shape given as an input).
     """
-    values = kept_values(inputs)
+    values = value_inputs(graph, inputs)
     try:
         return propagate(graph, padded, values)
     except ModelError as err:

@@ -22,7 +22,7 @@ import pytest
 onnx = pytest.importorskip("onnx")
 
 from hetsim.api import simulate  # noqa: E402
-from hetsim.errors import ModelError, PartitionError, UnknownValueError  # noqa: E402
+from hetsim.errors import ModelError, PartitionError  # noqa: E402
 from hetsim.frontend.onnx import load_onnx  # noqa: E402
 from hetsim.kernels import execute  # noqa: E402
 
@@ -49,16 +49,6 @@ REFUSED = {
     "test_batchnorm_example_training_mode": "expected inference mode (one output), got 3",
     "test_maxpool_with_argmax_2d_precomputed": "expected 1 output (Indices is not supported)",
     "test_training_dropout": "expected training_mode false (inference), got True",
-}
-#: What `simulate` refuses that `execute` computes, by case-name prefix: a shape from a float
-#: input's value (only small integer inputs keep their values when shapes are propagated).
-SIMULATE_REFUSED = {
-    "test_range_float_type_positive_delta": "expected a known value for input 0 (start)",
-    "test_range_float16_type_positive_delta": "expected a known value for input 0 (start)",
-    "test_onehot_": "expected a known value for input 1 (depth)",
-    "test_resize_upsample_scales_": "expected a known value for input 2 (scales)",
-    "test_resize_downsample_scales_": "expected a known value for input 2 (scales)",
-    "test_upsample_nearest": "expected a known value for input 1 (scales)",
 }
 #: The frontend's refusals of what hetsim does not model at all.
 UNSUPPORTED = re.compile(r"unsupported op|expected a supported dtype|expected a tensor, got")
@@ -120,11 +110,6 @@ def test_node_case_matches_onnx_expected_outputs(case) -> None:
         if computed & NO_DEVICE_DTYPES:
             (dtype,) = computed & NO_DEVICE_DTYPES
             with pytest.raises(PartitionError, match=f"host \\(no {dtype} in its dtypes\\)"):
-                simulate(graph, TARGET, inputs=inputs, fuse=False)
-            continue
-        refused = next((m for p, m in SIMULATE_REFUSED.items() if case.name.startswith(p)), None)
-        if refused is not None:
-            with pytest.raises(UnknownValueError, match=re.escape(refused)):
                 simulate(graph, TARGET, inputs=inputs, fuse=False)
             continue
         with np.errstate(all="ignore"):
