@@ -250,7 +250,7 @@ def cost_conv(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) ->
     assert x is not None, f"{op!r}: input x is required"
     assert w is not None, f"{op!r}: input w is required"
     y = outputs[0]
-    flops = 2 * y.size * w.size // w.shape[0]
+    flops = 2 * y.size * prod(w.shape[1:])  # not w.size // M: no filters (M = 0) is no MAC
     if len(inputs) > 2 and inputs[2] is not None:
         flops += y.size
     # read from the shapes and two attributes, not a Geometry: cost rules run per op per plan

@@ -166,7 +166,7 @@ def _cost_conv_transpose(op: Op, inputs: Sequence[Meta | None], outputs: Sequenc
     x, w = inputs[0], inputs[1]
     assert x is not None, f"{op!r}: input x is required"
     assert w is not None, f"{op!r}: input w is required"
-    flops = 2 * x.size * w.size // w.shape[0]
+    flops = 2 * x.size * prod(w.shape[1:])  # not w.size // C: no channels (C = 0) is no MAC
     if len(inputs) > 2 and inputs[2] is not None:
         flops += outputs[0].size
     return Cost(float(flops), nbytes(inputs), nbytes(outputs), "conv")

@@ -277,7 +277,7 @@ def _top_k_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) 
     """A sort along the axis: ``n·ceil(log2 n)`` compares per row of ``n``, as flops."""
     x = first_input(op, inputs)
     n = x.shape[normalize_axis(op, int_attr(op, "axis", -1), len(x.shape))] if x.shape else 1
-    flops = x.size * max(math.ceil(math.log2(n)), 1) if n else 0
+    flops = x.size * math.ceil(math.log2(n)) if n > 1 else 0  # a row of one needs no compare
     return Cost(float(flops), nbytes(inputs), nbytes(outputs), "reduction")
 
 

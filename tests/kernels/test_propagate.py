@@ -9,7 +9,7 @@ import pytest
 
 from hetsim.errors import ModelError
 from hetsim.ir import Graph, Op, TensorType
-from hetsim.kernels import OPS, execute, propagate
+from hetsim.kernels import OPS, execute, propagate, propagate_costs
 from hetsim.kernels.propagate import SMALL_VALUE_SIZE, bind_dims
 
 
@@ -244,3 +244,36 @@ def test_a_pow_exponent_may_be_of_another_dtype() -> None:
         {"e": np.array(2, np.int64)},
     )  # fmt: skip
     assert propagate(graph)["y"].dtype == np.float32
+
+
+@pytest.mark.parametrize(
+    ("op_type", "x", "w", "weight_shape"),
+    [
+        ("Conv", (1, 3, 8, 8), (1, 0, 6, 6), (0, 3, 3, 3)),  # no filters: divided by M = 0
+        ("ConvInteger", (1, 3, 8, 8), (1, 0, 6, 6), (0, 3, 3, 3)),
+    ],
+)
+def test_a_convolution_without_filters_costs_no_flops(
+    op_type: str, x: tuple[int, ...], w: tuple[int, ...], weight_shape: tuple[int, ...]
+) -> None:
+    # its cost rule raised a bare ZeroDivisionError while execute ran it
+    dtype = "float32" if op_type == "Conv" else "uint8"
+    weight = np.zeros(weight_shape, np.dtype(dtype))
+    graph = Graph(
+        "g", (Op(op_type, "c", ("x", "w"), ("y",)),), {"x": TensorType(x, dtype)}, ("y",),
+        {"w": weight},
+    )  # fmt: skip
+    metas, costs = propagate_costs(graph)
+    assert metas["y"].shape == w
+    assert costs["c"].flops == 0
+    assert costs["c"].bytes_read == np.prod(x) * np.dtype(dtype).itemsize
+
+
+def test_a_top_k_over_rows_of_one_costs_no_compares() -> None:
+    # n·ceil(log2 n) compares per row of n, as docs/cost-model.md says: it counted one per element
+    k = np.array([1], np.int64)
+    graph = Graph(
+        "g", (Op("TopK", "t", ("x", "k"), ("v", "i")),), {"x": TensorType((3, 1), "float32")},
+        ("v", "i"), {"k": k},
+    )  # fmt: skip
+    assert propagate_costs(graph)[1]["t"].flops == 0
