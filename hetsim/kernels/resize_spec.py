@@ -208,7 +208,10 @@ def resize_shape(
     out = list(shape)
     for axis, s in zip(axes, values, strict=True):
         out[axis] = int(s)
-    factors = [o / d for o, d in zip(out, shape, strict=True)]
+        if shape[axis] == 0 and out[axis] > 0:  # nothing to sample from (it divided by 0)
+            expected = f"expected a non-empty axis {axis} to resize to {out[axis]}"
+            raise op_error(op, expected, "size 0")
+    factors = [o / d if d else 1.0 for o, d in zip(out, shape, strict=True)]
     if spec.policy != "stretch":
         pick = min if spec.policy == "not_larger" else max
         scale = pick(factors[a] for a in axes)

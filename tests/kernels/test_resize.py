@@ -231,3 +231,21 @@ def test_a_resize_with_constant_scales_simulates_as_it_executes() -> None:
     expected = execute(graph, inputs)["y"]
     assert expected.shape == (1, 2, 6, 4)
     np.testing.assert_array_equal(simulate(graph, "x86-h100", inputs=inputs).outputs["y"], expected)
+
+
+def test_an_empty_axis_resized_to_a_size_is_refused_and_to_zero_taken() -> None:
+    # it divided by the empty axis: "expected attributes its shape rule can use, got
+    # ZeroDivisionError"; onnx's reference fails too (there is nothing to sample)
+    x = np.ones((1, 1, 0, 4), np.float32)
+
+    def resized(sizes: list[int]) -> Graph:
+        op = Op("Resize", "r", ("x", "", "", "s"), ("y",), {"mode": "linear"})
+        return Graph("g", (op,), {"x": TensorType(x.shape, "float32")}, ("y",),
+                     {"s": np.array(sizes, np.int64)}, opset=13)  # fmt: skip
+
+    message = "op r (Resize): expected a non-empty axis 2 to resize to 3, got size 0"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        execute(resized([1, 1, 3, 4]), {"x": x})
+    empty = resized([1, 1, 0, 8])
+    assert execute(empty, {"x": x})["y"].shape == (1, 1, 0, 8)
+    assert simulate(empty, "x86-h100", inputs={"x": x}).outputs["y"].shape == (1, 1, 0, 8)
