@@ -15,24 +15,13 @@ from typing import Any
 
 import pytest
 
-from hetsim.calibrate import LOCAL_TAG, Calibration, write_tag
+from hetsim.calibrate import LOCAL_TAG, write_tag
 from hetsim.calibrate.accuracy import Comparison
-from hetsim.calibrate.parameters import Fitted
 from hetsim.errors import HetsimError
 from hetsim.target import TAGS
+from tests.calibrate.synthetic import synthetic
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-FITTED = (
-    "cores",
-    "freq_ghz",
-    "flops_per_cycle",
-    "mem_bandwidth_gbps",
-    "kernel_latency_us",
-    "dispatch_us",
-    "efficiency.matmul",
-    "efficiency.conv",
-    "efficiency.elementwise",
-)
 
 
 def load(name: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
@@ -46,15 +35,9 @@ def load(name: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     return module
 
 
-def calibration() -> Calibration:
-    """A calibration of one core with every fitted value 1, as `tag_text`'s example."""
-    machine = {"kind": "x86-cpu", "cpu": "Chip", "blas": []}
-    return Calibration(machine, "quick", (), {n: Fitted(1, "given") for n in FITTED})
-
-
 @pytest.fixture
 def accuracy(monkeypatch: pytest.MonkeyPatch) -> tuple[ModuleType, list[str]]:
-    """``accuracy.py`` whose calibration is `calibration()` and whose timing of a model is one
+    """``accuracy.py`` whose calibration is `synthetic("quick")` and whose timing of a model is one
     fixed comparison; the list collects the target of every round timed."""
     module = load("accuracy", monkeypatch)
     timed: list[str] = []
@@ -64,7 +47,7 @@ def accuracy(monkeypatch: pytest.MonkeyPatch) -> tuple[ModuleType, list[str]]:
         return [Comparison(m, 5, 10.0, (9.0,), {}) for m in models]
 
     monkeypatch.setattr(module, "_compare", compare)
-    monkeypatch.setattr(module, "calibrate", lambda plan, threads: calibration())
+    monkeypatch.setattr(module, "calibrate", lambda plan, threads: synthetic("quick"))
     return module, timed
 
 
@@ -72,7 +55,7 @@ def test_accuracy_times_every_round_with_a_given_calibration(
     accuracy: tuple[ModuleType, list[str]], tmp_path: Path
 ) -> None:
     module, timed = accuracy
-    path = str(write_tag(calibration(), tmp_path / "cal.yaml"))
+    path = str(write_tag(synthetic("quick"), tmp_path / "cal.yaml"))
     out = tmp_path / "acc.json"
     argv = ["--calibration", path, "--rounds", "3", "--models", "mlp", "--json", str(out)]
     assert module.main(argv) == 0
@@ -121,7 +104,7 @@ def test_accuracy_json_and_plot_make_missing_folders(
     accuracy: tuple[ModuleType, list[str]], tmp_path: Path
 ) -> None:
     module, _ = accuracy
-    path = str(write_tag(calibration(), tmp_path / "cal.yaml"))
+    path = str(write_tag(synthetic("quick"), tmp_path / "cal.yaml"))
     out, plot = tmp_path / "new" / "acc.json", tmp_path / "new" / "plots" / "acc.png"
     argv = ["--calibration", path, "--models", "mlp", "--json", str(out), "--plot", str(plot)]
     assert module.main(argv) == 0

@@ -141,24 +141,28 @@ def test_buckets_without_a_cuda_device_runs_unpadded_with_a_note(
     assert json.loads(captured.out)["makespan_us"] == eager["makespan_us"]
 
 
+def _one_op_model(path: Path, op_type: str, **inputs: tuple[str, list[int]]) -> Path:
+    """An ONNX file at `path` of one op `y` of `op_type` on graph `inputs` (name -> (element
+    type, shape)), opset 17."""
+    onnx = pytest.importorskip("onnx")
+    helper, types = onnx.helper, onnx.TensorProto
+    graph = helper.make_graph(
+        [helper.make_node(op_type, list(inputs), ["y"], name="y")],
+        path.stem,
+        [helper.make_tensor_value_info(n, getattr(types, t), s) for n, (t, s) in inputs.items()],
+        [helper.make_tensor_value_info("y", types.FLOAT, None)],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
 @pytest.mark.parametrize("command", [["plan"], ["model", "show"]])
 def test_a_shape_read_from_a_graph_input_is_said_in_the_command_s_terms(
     command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # they said "(pass it in inputs)": neither command takes inputs
-    onnx = pytest.importorskip("onnx")
-    helper, types = onnx.helper, onnx.TensorProto
-    graph = helper.make_graph(
-        [helper.make_node("Reshape", ["x", "s"], ["y"], name="y")],
-        "reshaped",
-        [
-            helper.make_tensor_value_info("x", types.FLOAT, [2, 3]),
-            helper.make_tensor_value_info("s", types.INT64, [2]),
-        ],
-        [helper.make_tensor_value_info("y", types.FLOAT, None)],
-    )
-    path = tmp_path / "reshaped.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    path = _one_op_model(tmp_path / "reshaped.onnx", "Reshape", x=("FLOAT", [2, 3]),
+                         s=("INT64", [2]))  # fmt: skip
     target = ["--target", "x86-h100"] if command == ["plan"] else []
     assert main([*command, str(path), *target]) == 1
     name = " ".join(command)
@@ -173,19 +177,8 @@ def test_an_op_that_fails_as_a_command_runs_names_the_model_file(
     command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # errors found while loading the file named it; a shape found wrong later did not
-    onnx = pytest.importorskip("onnx")
-    helper, types = onnx.helper, onnx.TensorProto
-    graph = helper.make_graph(
-        [helper.make_node("MatMul", ["a", "b"], ["y"], name="y")],
-        "mismatched",
-        [
-            helper.make_tensor_value_info("a", types.FLOAT, [1, 4]),
-            helper.make_tensor_value_info("b", types.FLOAT, [5, 3]),
-        ],
-        [helper.make_tensor_value_info("y", types.FLOAT, None)],
-    )
-    path = tmp_path / "mismatched.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    path = _one_op_model(tmp_path / "mismatched.onnx", "MatMul", a=("FLOAT", [1, 4]),
+                         b=("FLOAT", [5, 3]))  # fmt: skip
     target = [] if command == ["model", "show"] else ["--target", "x86-h100"]
     assert main([*command, str(path), *target]) == 1
     assert capsys.readouterr().err == (
