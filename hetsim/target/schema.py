@@ -317,7 +317,8 @@ def _check_attrs(
     for key, value in values.items():
         where = join_path(path, key)
         if key not in plain:  # a misspelt level key (``runtme``, ``descripton``) is hinted too
-            hint = closest(key, [*(a.name for a in kind.attrs), *RESERVED_NAMES])
+            names = [*(a.name for a in kind.attrs), *RESERVED_NAMES]
+            hint = closest(key, [n for n in names if n != key])  # not the key itself: `devices`
             problems.append(Problem(where, "unknown attribute", hint=hint))
             continue
         result[key], found = plain[key].check(value, where)

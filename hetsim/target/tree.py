@@ -61,10 +61,25 @@ def read_spec(spec: object) -> Any:
         # a registered tag file keeps its tag name, unless it was edited since it was read
         return name if name is not None and data == TAGS.get(name).data else data
     if isinstance(spec, str) and spec.lstrip().startswith(("{", "[")):
-        return parse_json(spec)
+        return _without_description(parse_json(spec))
     if isinstance(spec, str):
         return spec.strip()
-    return spec
+    return _without_description(spec)
+
+
+def _without_description(data: Any) -> Any:
+    """A mapping without the ``description`` a file may have (the forms of a target reach one
+    tree: a dict or JSON string with one was refused as an unknown attribute).
+
+    >>> _without_description({"description": "a GPU", "kind": "cuda"})
+    {'kind': 'cuda'}
+    """
+    if not isinstance(data, Mapping) or "description" not in data:
+        return data
+    description = data["description"]
+    if not isinstance(description, str):
+        raise TargetError([Problem("description", "expected a string", repr(description))])
+    return {key: value for key, value in data.items() if key != "description"}
 
 
 def _problems_of(data: Mapping[str, Any], path: Path) -> list[Problem]:

@@ -67,6 +67,26 @@ def test_a_target_file_may_describe_itself_as_a_tag_file_does(tmp_path: Path) ->
     assert str(err.value) == f"{bad}:1: description: expected a string, got [1]"
 
 
+def test_a_dict_or_json_target_may_describe_itself_as_a_file_does(tmp_path: Path) -> None:
+    # the same content as a file loaded; as a dict or a JSON string it was "devices[dev0].
+    # description: unknown attribute (did you mean 'description'?)"
+    spec = {"description": "my GPU", "kind": "cuda", "launch_us": 4}
+    described = _write(tmp_path / "gpu.json", json.dumps(spec))
+    assert Target(spec) == Target(json.dumps(spec)) == Target(str(described))
+    assert Target(spec) == Target({"kind": "cuda", "launch_us": 4.0})
+    with pytest.raises(TargetError) as err:
+        Target({"description": 3, "kind": "cuda"})
+    assert str(err.value) == "description: expected a string, got 3"
+
+
+def test_a_key_no_kind_of_that_node_takes_is_not_hinted_as_itself() -> None:
+    # "devices[dev0].devices: unknown attribute (did you mean 'devices'?)": a plain device has
+    # no devices, and the hint named the very key it refused
+    with pytest.raises(TargetError) as err:
+        Target({"kind": "cuda", "devices": ["npu"]})
+    assert str(err.value) == "devices[dev0].devices: unknown attribute"
+
+
 def test_single_device_becomes_a_level_with_its_kinds_default_host() -> None:
     t = Target("cuda")
     assert (t.kind, t.name, t.is_composite, t.keys) == ("hetero", "", True, ("hetero",))
