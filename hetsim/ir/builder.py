@@ -51,6 +51,7 @@ class GraphBuilder:
         self._ops: list[Op] = []
         self._outputs: list[str] = []
         self._names: set[str] = set()
+        self._op_names: set[str] = set()
         self._counts: dict[str, int] = {}
 
     def __repr__(self) -> str:
@@ -63,12 +64,14 @@ class GraphBuilder:
         return name
 
     def _fresh(self, prefix: str) -> str:
-        """The next unused name ``<prefix><n>``."""
+        """The next name ``<prefix><n>`` no tensor and no op has (an op named ``relu0`` by its
+        caller, its output ``a``, had the next Relu named ``relu0`` too)."""
         while True:
             count = self._counts.get(prefix, 0)
             self._counts[prefix] = count + 1
-            if f"{prefix}{count}" not in self._names:
-                return f"{prefix}{count}"
+            fresh = f"{prefix}{count}"
+            if fresh not in self._names and fresh not in self._op_names:
+                return fresh
 
     def input(self, name: str, shape: Sequence[Dim], dtype: str = "float32") -> str:
         """Declare a graph input; a `str` dimension is symbolic. Returns the tensor name.
@@ -138,6 +141,7 @@ class GraphBuilder:
         sources = tuple(self._source(item) for item in inputs)
         claimed = tuple(self._claim(n) for n in outputs)
         self._ops.append(Op(op_type, name, sources, claimed, attrs))
+        self._op_names.add(name)
         return claimed
 
     def _source(self, item: Source) -> str:

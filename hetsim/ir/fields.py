@@ -90,6 +90,8 @@ def _checked_op(graph: str, index: int, op: object) -> Op:
             raise ModelError(f"{where}: {field_name}: expected a non-empty str, got {shown(value)}")
     inputs = checked_names(f"{where}: inputs", op.inputs, can_be_empty=True)
     outputs = checked_names(f"{where}: outputs", op.outputs, can_be_empty=True)
+    if not any(outputs):  # ONNX: every op makes at least one (a cost rule raised IndexError)
+        raise ModelError(f"{where}: outputs: expected at least one named output, got {outputs}")
     checked_mapping(f"{where}: attrs", op.attrs, "value")
     if inputs is op.inputs and outputs is op.outputs:
         return op
@@ -103,7 +105,7 @@ _NAMES_FIELDS = (attrgetter("inputs"), attrgetter("outputs"))
 def _has_usual_fields(ops: tuple[object, ...]) -> bool:
     """Whether every item is an `Op` whose fields have exactly the usual types (no subclass, no
     list): type and name a non-empty str, no two ops of one name, inputs and outputs tuples of
-    str, attrs a dict with str keys."""
+    str (a named output among the outputs), attrs a dict with str keys."""
     # Inlined for speed: map and set run each pass in C (the distinct-name test included, which
     # replaces the loop of `_check_op_names`): building the 1e6-op chain of
     # benchmarks/sim_speed.py took 2.85-2.88 s against 2.43-2.49 before the field checks (best
@@ -132,6 +134,8 @@ def _has_usual_io(ops: tuple[object, ...]) -> bool:
             return False
         if not set(map(type, chain.from_iterable(values))) <= {str}:
             return False
+    if not all(map(any, values)):  # the outputs, the last field: each op names one at least
+        return False
     attrs = list(map(_ATTRS, ops))
     return set(map(type, attrs)) <= {dict} and set(map(type, chain.from_iterable(attrs))) <= {str}
 

@@ -187,6 +187,12 @@ class Graph:
         initializers = checked_mapping(f"{where}: initializers", self.initializers, "array")
         value_types = checked_mapping(f"{where}: value_types", self.value_types, "TensorType")
         outputs = checked_names(f"{where}: outputs", self.outputs, can_be_empty=False)
+        for field_name, names in (("inputs", inputs), ("initializers", initializers)):
+            if "" in names:  # it names an omitted input: an op reading it read nothing
+                raise ModelError(
+                    f"{where}: {field_name}: expected non-empty names ('' marks an omitted "
+                    "input), got ''"
+                )
         if not is_count(self.opset, 1):
             raise ModelError(f"{where}: opset: expected an integer >= 1, got {shown(self.opset)}")
         for name, declared in inputs.items():
@@ -239,11 +245,16 @@ class Graph:
         return sum(int(a.size) for a in self.initializers.values())
 
     def producer(self, tensor: str) -> Op | None:
-        """The op that produces `tensor`, or None for a graph input or initializer."""
+        """The op that produces `tensor`, or None for a graph input or initializer (and for
+        ``""``, an omitted output: no tensor)."""
+        if not tensor:
+            return None
         return next((op for op in self.ops if tensor in op.outputs), None)
 
     def consumers(self, tensor: str) -> tuple[Op, ...]:
-        """The ops that read `tensor`, in graph order."""
+        """The ops that read `tensor`, in graph order (none for ``""``, an omitted input)."""
+        if not tensor:
+            return ()
         return tuple(op for op in self.ops if tensor in op.inputs)
 
     def __repr__(self) -> str:

@@ -106,3 +106,12 @@ def test_an_input_dtype_alias_becomes_numpy_s_name() -> None:
     b = GraphBuilder("g")
     b.input("x", [2, "n"], "f4")
     assert b.build("x").inputs["x"] == TensorType((2, "n"), "float32")
+
+
+def test_an_automatic_op_name_skips_the_names_given() -> None:
+    # relu0 was given to the first op (its output a): the second op was named relu0 too
+    b = GraphBuilder("g")
+    x = b.input("x", (2,))
+    first = b.op("Relu", x, name="relu0", output="a")
+    b.op("Relu", first)
+    assert [op.name for op in b.build("relu1").ops] == ["relu0", "relu1"]

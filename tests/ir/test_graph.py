@@ -155,6 +155,28 @@ def test_omitted_optional_inputs_and_outputs_are_allowed() -> None:
     assert [op.name for op in graph.ops] == ["clip", "d1", "d2"]
 
 
+def test_the_empty_name_is_no_tensor() -> None:
+    # producer("") was the Dropout whose output is omitted, consumers("") the Clip
+    ops = (Op("Clip", "clip", ("x", "", "hi"), ("y",)), Op("Dropout", "d", ("y",), ("z", "")))
+    graph = Graph("g", ops, X, ("z",), {"hi": np.array(1.0, np.float32)})
+    assert graph.producer("") is None
+    assert graph.consumers("") == ()
+    for inputs, weights, field in ((X | {"": X["x"]}, {}, "inputs"),
+                                   (X, {"": np.ones(1, np.float32)}, "initializers")):  # fmt: skip
+        message = f"graph g: {field}: expected non-empty names ('' marks an omitted input), got ''"
+        with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+            Graph("g", (), inputs, ("x",), weights)
+
+
+@pytest.mark.parametrize("outputs", [(), ("",)])
+def test_an_op_without_a_named_output_is_an_error(outputs: tuple[str, ...]) -> None:
+    # accepted, then a cost rule raised IndexError (model show, simulate)
+    ops = (Op("Relu", "r", ("x",), ("y",)), Op("MatMul", "mm", ("x", "y"), outputs))
+    message = f"graph g: op mm (MatMul): outputs: expected at least one named output, got {outputs}"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        Graph("g", ops, X, ("y",))
+
+
 def test_graph_outputs_may_be_inputs_or_initializers() -> None:
     graph = Graph("g", (), X, ("x", "w"), {"w": np.ones(2, np.float32)})
     assert graph.outputs == ("x", "w")
