@@ -45,6 +45,10 @@ def checked_input_type(graph: str, name: str, declared: object) -> TensorType:
         dtype = np.dtype(dtype).name  # np.float32 or np.dtype("float32"): its name, as written
     elif not isinstance(dtype, str):  # None, or Python's float (numpy reads both as float64)
         raise ModelError(f"{where}: {expected}, got {shown(dtype)}")
+    elif dtype == "float":  # numpy reads it as float64; ONNX's "float" is float32
+        raise ModelError(
+            f"{where}: {expected}, got 'float' (float64 to numpy, float32 to ONNX: write which)"
+        )
     try:
         known = np.dtype(dtype)
     except (TypeError, ValueError):

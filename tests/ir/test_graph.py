@@ -132,6 +132,16 @@ def test_an_unknown_input_dtype_is_an_error() -> None:
         Graph("g", (), {"x": TensorType((1, 4), "float33")}, ("x",))
 
 
+def test_the_dtype_float_is_refused_as_ambiguous() -> None:
+    # numpy read it as float64, where an ONNX reader means float32: sizes and costs doubled
+    message = (
+        "graph g: input 'x': expected a numpy dtype name (float32, int64, ...), got 'float' "
+        "(float64 to numpy, float32 to ONNX: write which)"
+    )
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        Graph("g", (), {"x": TensorType((2,), "float")}, ("x",))
+
+
 def test_an_initializer_must_be_an_array() -> None:
     message = "graph g: initializer 'w': expected a numpy array, got list"
     with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
