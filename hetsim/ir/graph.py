@@ -130,7 +130,7 @@ an initializer or an op output, got 'w'
     return tuple(order)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)  # weakly keyed: value_inputs
 class Graph:
     """A model: ops in topological order, graph inputs and outputs, initializers (weights).
 

@@ -10,6 +10,7 @@ op's `Cost` from the same walk. The rules themselves live in the op modules; the
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,7 +18,6 @@ import numpy as np
 
 from hetsim.errors import ModelError, UnknownValueError, is_count
 from hetsim.ir import Graph, Op, bind_shape
-from hetsim.ir.cache import GraphCache
 from hetsim.kernels.checks import raise_kernel_error
 from hetsim.kernels.costs import Cost
 from hetsim.kernels.meta import Meta
@@ -243,9 +243,9 @@ def keeps_value(array: np.ndarray) -> bool:
     return array.dtype.kind in "iub" and array.size <= SMALL_VALUE_SIZE
 
 
-_VALUE_GRAPHS = 16
-"""Graphs whose value-read inputs `_needed` remembers (the most recently first seen)."""
-_needed: GraphCache[set[str]] = GraphCache(_VALUE_GRAPHS)
+_needed: weakref.WeakKeyDictionary[Graph, frozenset[str]] = weakref.WeakKeyDictionary()
+"""Graph -> the inputs a shape of it was found to need (`value_inputs`), for as long as the
+graph lives (a `Graph` hashes by identity); only a graph with such an input has an entry."""
 
 
 def value_inputs(graph: Graph, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -255,7 +255,7 @@ def value_inputs(graph: Graph, inputs: Mapping[str, Any]) -> dict[str, Any]:
 
     A cache of propagation's results keys them on these values.
     """
-    needed = _needed.get(graph, set)
+    needed = _needed.get(graph, frozenset())
     return {name: v for name, v in inputs.items() if name in needed or keeps_value(np.asarray(v))}
 
 
@@ -289,7 +289,7 @@ def _initial_metas(
     bound: Mapping[str, int],
     inputs: Mapping[str, np.ndarray],
     shared: dict[tuple[tuple[int, ...], np.dtype[Any]], Meta],
-    needed: set[str],
+    needed: frozenset[str],
 ) -> dict[str, Meta]:
     metas = {name: Meta.of(value) for name, value in graph.initializers.items()}
     for name, declared in graph.inputs.items():
@@ -387,7 +387,7 @@ def _walk(
     for name, value in given.items():
         check_input_array(name, value, graph.inputs[name].dtype)
     bound = bind_dims(graph, dims, {k: np.shape(v) for k, v in given.items()})
-    needed = _needed.get(graph, set)
+    needed = _needed.get(graph, frozenset())
     while True:
         try:
             return _walk_once(graph, bound, given, costs, needed)
@@ -398,6 +398,7 @@ def _walk(
             if not more:
                 raise
             needed |= more
+            _needed[graph] = needed
             if costs is not None:
                 costs.clear()
 
@@ -407,7 +408,7 @@ def _walk_once(
     bound: Mapping[str, int],
     given: Mapping[str, Any],
     costs: dict[str, Cost] | None,
-    needed: set[str],
+    needed: frozenset[str],
 ) -> dict[str, Meta]:
     shared: dict[tuple[tuple[int, ...], np.dtype[Any]], Meta] = {}
     metas = _initial_metas(graph, bound, given, shared, needed)
