@@ -42,7 +42,7 @@ def _compile_trilu(op: Op, opset: int) -> Kernel:
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x, k = inputs[0], inputs[1] if len(inputs) > 1 else None
         assert x is not None, f"{op!r}: input missing"
-        check_integer_input(op, 1, "k", k)
+        check_integer_input(op, 1, "k", k, rank=0)  # a 1-D [1] raised numpy's TypeError
         return [keep(x, 0 if k is None else int(k))]
 
     return kernel
@@ -52,6 +52,8 @@ def _infer_trilu(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta
     x = first_input(op, inputs)
     if len(x.shape) < 2:
         raise op_error(op, "expected an input of rank 2 or more", len(x.shape))
+    if len(inputs) > 1:
+        check_integer_input(op, 1, "k", inputs[1], rank=0)
     return [Meta(x.shape, x.dtype)]
 
 
@@ -68,7 +70,7 @@ def _compile_cumulative(ufunc: np.ufunc) -> Callable[[Op, int], Kernel]:
 
         def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
             x, axis_value = present(op, inputs, 2)
-            check_integer_input(op, 1, "axis", axis_value)
+            check_integer_input(op, 1, "axis", axis_value, rank=0)
             axis = normalize_axis(op, int(axis_value), x.ndim)
             y = np.flip(x, axis) if reverse else x
             total = ufunc.accumulate(y, axis=axis, dtype=x.dtype)
@@ -81,10 +83,16 @@ def _compile_cumulative(ufunc: np.ufunc) -> Callable[[Op, int], Kernel]:
     return compile
 
 
+def _infer_cumulative(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    check_integer_input(op, 1, "axis", inputs[1], rank=0)  # ONNX: a 0-D tensor
+    return same_as_input(op, opset, inputs)
+
+
 for _type, _ufunc in (("CumSum", np.add), ("CumProd", np.multiply)):
     register(
-        _type, "elementwise", compile=_compile_cumulative(_ufunc), infer=same_as_input, required=2
-    )
+        _type, "elementwise", compile=_compile_cumulative(_ufunc), infer=_infer_cumulative,
+        required=2,
+    )  # fmt: skip
 
 
 def _block(op: Op) -> int:

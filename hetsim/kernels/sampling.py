@@ -9,8 +9,9 @@ in [-1, 1], and gives Y ``[N, C, *out]``. Opset 16 takes 4-D X only and names th
 kept in float32; nearest rounds half to even (``np.rint``, as PyTorch does); a coordinate
 outside the borders is clamped (``border``) or reflected (``reflection``) before the taps are
 taken, and a tap outside X reads 0 (``zeros``), the edge (``border``) or its reflection.
-Cubic uses Keys' kernel with ``a = -0.75``. Every point's taps (1, ``2^d`` or ``4^d``) are
-gathered from X flattened over its spatial axes, one `np.take_along_axis` per tap.
+Cubic uses Keys' kernel with ``a = -0.75``; integer outputs are rounded half to even and
+clipped to their type's range (cubic overshoots a step). Every point's taps (1, ``2^d`` or
+``4^d``) are gathered from X flattened over its spatial axes, one `np.take_along_axis` per tap.
 
 AffineGrid makes the grid of an affine map: theta ``[N, 2, 3]`` (2-D) or ``[N, 3, 4]`` (3-D)
 times the homogeneous base grid of ``size`` (``[N, C, H, W]`` or ``[N, C, D, H, W]``, whose
@@ -156,7 +157,10 @@ def grid_sample(
         weight = np.prod([w for _, w in combo], axis=0)
         values = np.take_along_axis(source, np.asarray(index)[:, None, :], axis=2)
         total += weight[:, None, :] * values
-    if x.dtype.kind in "iub":
+    if x.dtype.kind in "iu":  # cubic overshoots: clipped to the type's range, not wrapped
+        info = np.iinfo(x.dtype)
+        total = np.clip(np.rint(total), info.min, info.max)
+    elif x.dtype.kind == "b":
         total = np.rint(total)
     return total.astype(x.dtype).reshape(n, c, *out)
 

@@ -75,9 +75,15 @@ def _roi_grids(
     if ratio > 0:
         grid_h = np.full(len(rois), ratio, np.int64)
         grid_w = grid_h
-    else:
-        grid_h = np.ceil(roi_h / out_h).astype(np.int64)
-        grid_w = np.ceil(roi_w / out_w).astype(np.int64)
+    else:  # counted in the rois' own float type, as ONNX's reference and onnxruntime count:
+        # a float32 width of exactly 1.0 is 1.0000000149 in float64, which took 2 samples a bin
+        typed = rois.dtype.type if rois.dtype.kind == "f" else np.float64
+        sizes = rois * typed(scale) - typed(offset)
+        width, height = sizes[:, 2] - sizes[:, 0], sizes[:, 3] - sizes[:, 1]
+        if not is_half_pixel:
+            width, height = np.maximum(width, typed(1)), np.maximum(height, typed(1))
+        grid_h = np.ceil(height / typed(out_h)).astype(np.int64)
+        grid_w = np.ceil(width / typed(out_w)).astype(np.int64)
     return start_h, start_w, roi_h / out_h, roi_w / out_w, grid_h, grid_w
 
 

@@ -54,6 +54,19 @@ def _roi_align() -> list[Case]:
             "output-half-pixel": {"coordinate_transformation_mode": "output_half_pixel"},
         }.items()
     ]
+    # a float32 roi whose bins are exactly 1 wide (5 * 0.8 / 4): the adaptive grid counted it
+    # in float64, 1.0000000149, and took 2 samples a bin where the reference takes 1
+    edge = np.arange(64, dtype=np.float32).reshape(1, 1, 8, 8) ** 1.5 / 10
+    cases.append(
+        Case(
+            "RoiAlign",
+            {"x": edge, "rois": np.array([[1, 1, 6, 6]], np.float32), "b": i64(0)},
+            {"output_height": 4, "output_width": 4, "spatial_scale": 0.8},
+            opset=16,
+            id="roialign-bins-exactly-one-wide",
+            atol=1e-5,
+        )
+    )
     old = {**shape, "mode": "max", "sampling_ratio": 0}
     cases.append(
         Case(

@@ -146,3 +146,16 @@ def test_affine_grid_costs_two_flops_a_theta_entry_per_point() -> None:
     )
     assert cost.flops == 2 * 6 * 2 * 4 * 5
     assert cost.op_class == "elementwise"
+
+
+def test_a_cubic_grid_sample_of_integers_saturates_its_overshoot() -> None:
+    # Keys' kernel overshoots a step: 155.1 and -156.1 wrapped in int8 to -101 and 100
+    op = Op("GridSample", "g", ("x", "grid"), ("y",), {"mode": "cubic", "align_corners": 1})
+    step = np.array([[[[-128, -128, -128, 127, 127, 127]]]], np.int8)
+    grid = np.array([[[[0.32, 0.0], [-0.32, 0.0]]]], np.float32)  # x = 3.3 and 1.7
+    kernel = OPS["GridSample"].compile(op, 22)
+    (floats,) = kernel([step.astype(np.float32), grid])
+    assert floats.ravel().tolist() == pytest.approx([155.1137, -156.1137], abs=1e-3)
+    (y,) = kernel([step, grid])
+    assert y.dtype == np.int8
+    assert y.ravel().tolist() == [127, -128]

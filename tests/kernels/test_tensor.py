@@ -557,3 +557,20 @@ def test_split_1_reads_its_split_input(as_weight: bool) -> None:
         (2,),
         (4,),
     ]
+
+
+@pytest.mark.parametrize(("op_type", "what"), [("CumSum", "axis"), ("Trilu", "k")])
+def test_a_one_element_1_d_axis_or_k_is_refused_as_not_a_scalar(op_type: str, what: str) -> None:
+    # ONNX gives both a 0-D tensor; a [1] raised numpy's bare "only 0-dimensional arrays can be
+    # converted to Python scalars" from the kernel, and the shape rule let it through
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    one = np.array([1], np.int64)
+    graph = Graph("g", (Op(op_type, "y", ("x", "a"), ("y",)),),
+                  {"x": TensorType((2, 3), "float32")}, ("y",), {"a": one})  # fmt: skip
+    message = f"op y ({op_type}): expected input 1 ({what}) a scalar, got shape (1,)"
+    for run in (lambda: execute(graph, {"x": x}), lambda: propagate(graph)):
+        with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+            run()
+    scalar = Graph("g", graph.ops, graph.inputs, ("y",), {"a": np.array(1, np.int64)})
+    expected = np.cumsum(x, axis=1) if op_type == "CumSum" else np.triu(x, 1)
+    np.testing.assert_array_equal(execute(scalar, {"x": x})["y"], expected)
