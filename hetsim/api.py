@@ -29,7 +29,7 @@ from hetsim.errors import (
 )
 from hetsim.ir import Graph, check_graph_dims
 from hetsim.ir.cache import SIMULATOR_BUDGET, GraphCache
-from hetsim.kernels import Cost, Meta, bind_dims, kept_values, propagate_costs, value_inputs
+from hetsim.kernels import Cost, Meta, bind_dims, propagate_costs, value_inputs
 from hetsim.kernels.fuse import clear_fused
 from hetsim.kernels.propagate import check_input_array, check_input_names, check_inputs_mapping
 from hetsim.memo import Recent
@@ -358,7 +358,7 @@ def simulate(
     try:
         metas, costs = shared if shared is not None else _propagated(graph, opts.dims, given)
     except OpError as err:
-        read = _made_up_read_by(graph, err.op, kept_values(given)) if made else []
+        read = _made_up_read_by(graph, err.op, value_inputs(graph, given)) if made else []
         if not read:
             raise
         raise OpError(f"{err} ({_made_up(read, seed)})", err.op) from err

@@ -896,6 +896,25 @@ def test_a_shape_read_from_a_made_up_input_says_the_input_was_made() -> None:
     assert simulate(model, CPU_ONLY, inputs=given).outputs["out"].shape == (3, 2)
 
 
+def test_a_shape_read_from_a_made_up_float_input_says_the_input_was_made() -> None:
+    # a Resize's scales as a float graph input, made from the seed: "expected positive scales,
+    # got [-0.159...]" named no input (the hint looked at the integer inputs only)
+    model = Graph(
+        "resized",
+        (Op("Resize", "y", ("x", "", "scales"), ("out",)),),
+        {"x": TensorType((1, 1, 2, 2), "float32"), "scales": TensorType((4,), "float32")},
+        ("out",),
+        opset=13,
+    )
+    made = make_inputs(model, 0)["scales"].tolist()
+    message = (
+        f"op y (Resize): expected positive scales, got {made} (input 'scales' was made from "
+        "seed 0, not given: a shape read from it is made up; pass it in inputs)"
+    )
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        simulate(model, CPU_ONLY)
+
+
 def test_the_made_up_input_hint_goes_only_to_an_op_that_reads_the_input() -> None:
     # any op's failure got the hint: a Transpose of the float input, with a bad perm, was said
     # to owe it to the made-up shape input that only a later Reshape reads

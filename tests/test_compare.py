@@ -15,7 +15,14 @@ from hetsim.api import simulate
 from hetsim.cli import compare as compare_cli
 from hetsim.cli import main
 from hetsim.compare import Comparison, compare, dims_trace, load_shapes
-from hetsim.errors import HetsimError, ModelError, OutOfMemoryError, SimulationError
+from hetsim.errors import (
+    HetsimError,
+    ModelError,
+    OutOfMemoryError,
+    SimulationError,
+    UnknownValueError,
+)
+from hetsim.ir import Graph, Op, TensorType
 from hetsim.runtime.cuda_graph import STRATEGIES
 
 # -- traces -----------------------------------------------------------------------------------
@@ -501,3 +508,21 @@ def test_a_dim_the_model_lacks_in_a_shapes_file_names_the_file(
         f"error: --shapes {path}: trace[0]: model transformer: expected one of its symbolic "
         "dims (seq), got 'sq' (did you mean 'seq'?)\n"
     )
+
+
+def test_a_shape_read_from_an_input_value_is_said_in_compare_s_terms() -> None:
+    # "pass it in inputs": compare has no inputs, and runs a model over its symbolic dims only
+    model = Graph(
+        "expanded",
+        (Op("Expand", "y", ("x", "shape"), ("out",)),),
+        {"x": TensorType((1, "seq"), "float32"), "shape": TensorType((2,), "int64")},
+        ("out",),
+    )
+    message = (
+        "op y (Expand): expected a known value for input 1 (shape), got graph input 'shape', "
+        "whose value compare cannot take: it runs a model over its symbolic dims (simulate's "
+        "inputs= or hetsim run --inputs FILE reads it)"
+    )
+    for mode in ("timing", "functional"):
+        with pytest.raises(UnknownValueError, match=f"^{re.escape(message)}$"):
+            compare(model, "x86-h100", ["none"], trace=[{"seq": 4}], mode=mode)

@@ -10,7 +10,8 @@ decode loop waits for its token); the strategy's time is the sum. The result is 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from hetsim.compare.traces import (
     check_iterations,
     dims_trace,
 )
-from hetsim.errors import HetsimError, ModelError, Problem, SimulationError
+from hetsim.errors import HetsimError, ModelError, Problem, SimulationError, UnknownValueError
 from hetsim.ir import Graph, check_graph_dims, format_dims
 from hetsim.kernels import Meta, propagate
 from hetsim.models import load_model
@@ -240,7 +241,8 @@ def compare(
         trace = check_trace(graph, trace)
     shapes = _trace(graph.symbols, trace, iterations)
     # compiled once for every iteration: symbolic dims stay dynamic, their ops on VM levels
-    program = compile_plan(graph, platform, partition(graph, platform))
+    with _over_dims_only():
+        program = compile_plan(graph, platform, partition(graph, platform))
     metas: dict[tuple[tuple[str, int], ...], Mapping[str, Meta]] = {}
     runs, outputs = [], {}
     for name in strategies:
@@ -255,7 +257,8 @@ def compare(
             key = tuple(sorted(dims.items()))
             inputs = make_inputs(graph, seed + index, dims) if mode == "functional" else None
             if key not in metas:
-                metas[key] = propagate(graph, dims)
+                with _over_dims_only():
+                    metas[key] = propagate(graph, dims)
             is_functional = mode == "functional"
             try:
                 if rewritten is None:
@@ -278,6 +281,33 @@ def compare(
     return Comparison(
         graph.name, _target_name(target), tuple(shapes), bucket_sizes, tuple(runs), mode, outputs
     )
+
+
+@contextmanager
+def _over_dims_only() -> Iterator[None]:
+    """A shape read from a graph input's value (a Reshape's shape, a Resize's scales) said in
+    compare's terms: it runs a model over its symbolic dims, not over input values, and has no
+    ``inputs`` to pass (the API's "pass it in inputs" named an argument it lacks).
+
+    >>> with _over_dims_only():
+    ...     raise UnknownValueError("op r (Reshape): expected a known value", "s").of_graph_input()
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.UnknownValueError: op r (Reshape): expected a known value, got graph input 's', \
+whose value compare cannot take: it runs a model over its symbolic dims (simulate's inputs= or \
+hetsim run --inputs FILE reads it)
+    """
+    try:
+        yield
+    except UnknownValueError as err:
+        if not err.is_graph_input:
+            raise
+        how = "simulate's inputs= or hetsim run --inputs FILE reads it"
+        got = (
+            f"graph input {err.tensor!r}, whose value compare cannot take: it runs a model over "
+            f"its symbolic dims ({how})"
+        )
+        raise err.of_graph_input(got) from err
 
 
 def _iteration_label(strategy: str, index: int, dims: Mapping[str, int]) -> str:
