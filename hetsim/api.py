@@ -481,6 +481,8 @@ def _cost_candidates(
     try:
         own = plan_of("cost", rules, values)
     except PartitionError:
+        if rules is not None:  # refused, as partition refuses rules for any policy but 'rules'
+            raise
         baselines = _baseline_plans(plan_of, values, platform)
         if not baselines:
             raise

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hetsim.api import simulate
 from hetsim.errors import ModelError, PartitionError, Problem, TargetError
 from hetsim.ir import Graph, GraphBuilder
 from hetsim.models import load_model
@@ -157,6 +158,15 @@ def test_rules_given_to_another_policy(host_npu: Platform) -> None:
     )
     with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
         partition(_neg(), host_npu, "cost", [{"op": "Neg", "device": "host"}])
+
+
+@pytest.mark.parametrize("policy", ["capability", "cost"])
+def test_simulate_refuses_rules_for_another_policy_as_partition_does(policy: str) -> None:
+    # the cost policy's fallback to its baselines swallowed the refusal: the rules were ignored
+    rules = [{"op": "*", "device": "gpu0"}]
+    message = f"rules: expected no rules for policy {policy!r} (use policy 'rules'), got {rules}"
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        simulate("mlp", "x86-h100", mode="timing", partition=policy, rules=rules)
 
 
 def test_a_rules_file_given_to_another_policy_is_named_by_its_path(
