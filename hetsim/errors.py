@@ -9,7 +9,8 @@ name suggested is `close_name`'s.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
@@ -27,6 +28,7 @@ __all__ = [
     "TimeOverflowError",
     "UnknownValueError",
     "close_name",
+    "input_values_untaken",
     "is_count",
 ]
 
@@ -164,6 +166,28 @@ def _unknown_value(
 ) -> UnknownValueError:
     """An `UnknownValueError` unpickled (its flag is a keyword)."""
     return UnknownValueError(expected, tensor, got, is_graph_input=is_graph_input)
+
+
+@contextmanager
+def input_values_untaken(taker: str, how: str, why: str = "") -> Iterator[None]:
+    """Where `taker` (``hetsim plan``, ``compare``) propagates shapes without input arrays: a
+    shape read from a graph input's value says so in its terms, `why` it cannot take one and
+    `how` one is given, not the API's "pass it in inputs", an argument `taker` lacks.
+
+    >>> with input_values_untaken("hetsim plan", "hetsim run --inputs FILE reads it"):
+    ...     raise UnknownValueError("op r (Reshape): expected a known value", "s").of_graph_input()
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.UnknownValueError: op r (Reshape): expected a known value, got graph input 's', \
+whose value hetsim plan cannot take (hetsim run --inputs FILE reads it)
+    """
+    try:
+        yield
+    except UnknownValueError as err:
+        if not err.is_graph_input:
+            raise
+        got = f"graph input {err.tensor!r}, whose value {taker} cannot take{why} ({how})"
+        raise err.of_graph_input(got) from err
 
 
 class PartitionError(_ProblemsError, ValueError):

@@ -13,11 +13,11 @@ the names are the model's symbolic dims is checked by the command once the model
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 
 from hetsim.cli.counts import integer
-from hetsim.errors import UnknownValueError
+from hetsim.errors import input_values_untaken
 
 __all__ = ["add_dims_option", "no_input_values", "parse_dims"]
 
@@ -98,8 +98,7 @@ def add_dims_option(parser: argparse.ArgumentParser, help: str) -> None:
     )  # fmt: skip
 
 
-@contextmanager
-def no_input_values(command: str) -> Iterator[None]:
+def no_input_values(command: str) -> AbstractContextManager[None]:
     """Where `command` (``hetsim plan``, ``hetsim model show``) propagates shapes without input
     arrays: a shape read from a graph input (a Reshape's) says so in the command's terms, not
     the API's "pass it in inputs", an argument the command does not have.
@@ -112,11 +111,4 @@ def no_input_values(command: str) -> Iterator[None]:
     hetsim.errors.UnknownValueError: op r (Reshape): expected a known value, got graph input 's', \
 whose value hetsim plan cannot take (hetsim run --inputs FILE reads it)
     """
-    try:
-        yield
-    except UnknownValueError as err:
-        if not err.is_graph_input:
-            raise
-        how = "hetsim run --inputs FILE reads it"
-        got = f"graph input {err.tensor!r}, whose value {command} cannot take ({how})"
-        raise err.of_graph_input(got) from err
+    return input_values_untaken(command, "hetsim run --inputs FILE reads it")

@@ -10,8 +10,8 @@ decode loop waits for its token); the strategy's time is the sum. The result is 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,13 @@ from hetsim.compare.traces import (
     check_iterations,
     dims_trace,
 )
-from hetsim.errors import HetsimError, ModelError, Problem, SimulationError, UnknownValueError
+from hetsim.errors import (
+    HetsimError,
+    ModelError,
+    Problem,
+    SimulationError,
+    input_values_untaken,
+)
 from hetsim.ir import Graph, check_graph_dims, format_dims
 from hetsim.kernels import Meta, propagate
 from hetsim.models import load_model
@@ -283,12 +289,12 @@ def compare(
     )
 
 
-@contextmanager
-def _over_dims_only() -> Iterator[None]:
+def _over_dims_only() -> AbstractContextManager[None]:
     """A shape read from a graph input's value (a Reshape's shape, a Resize's scales) said in
     compare's terms: it runs a model over its symbolic dims, not over input values, and has no
     ``inputs`` to pass (the API's "pass it in inputs" named an argument it lacks).
 
+    >>> from hetsim.errors import UnknownValueError
     >>> with _over_dims_only():
     ...     raise UnknownValueError("op r (Reshape): expected a known value", "s").of_graph_input()
     Traceback (most recent call last):
@@ -297,17 +303,8 @@ def _over_dims_only() -> Iterator[None]:
 whose value compare cannot take: it runs a model over its symbolic dims (simulate's inputs= or \
 hetsim run --inputs FILE reads it)
     """
-    try:
-        yield
-    except UnknownValueError as err:
-        if not err.is_graph_input:
-            raise
-        how = "simulate's inputs= or hetsim run --inputs FILE reads it"
-        got = (
-            f"graph input {err.tensor!r}, whose value compare cannot take: it runs a model over "
-            f"its symbolic dims ({how})"
-        )
-        raise err.of_graph_input(got) from err
+    how = "simulate's inputs= or hetsim run --inputs FILE reads it"
+    return input_values_untaken("compare", how, ": it runs a model over its symbolic dims")
 
 
 def _iteration_label(strategy: str, index: int, dims: Mapping[str, int]) -> str:

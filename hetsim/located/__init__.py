@@ -41,6 +41,7 @@ __all__ = [
     "safe_load",
     "text_of",
     "yaml_error_at",
+    "yaml_problem",
 ]
 
 
@@ -285,6 +286,21 @@ def yaml_error_at(path: Path, err: Exception) -> tuple[str, str | None]:
     mark = getattr(err, "problem_mark", None)
     where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
     return where, getattr(err, "problem", None)
+
+
+def yaml_problem(path: Path, err: Exception) -> Problem:
+    """A YAML file's parse error as the readers of sweep and rules files say it: ``file:line``
+    (`yaml_error_at`), PyYAML's words or else the first line of its message (a NUL byte in a
+    binary file: ``unacceptable character #x0000: ...``).
+
+    >>> try:
+    ...     safe_load("a: 1\\na: 2\\n")
+    ... except yaml.YAMLError as err:
+    ...     print(yaml_problem(Path("s.yaml"), err).message)
+    s.yaml:2: expected YAML, got found the key 'a' twice
+    """
+    where, what = yaml_error_at(path, err)
+    return Problem(where, "expected YAML", what or str(err).splitlines()[0])
 
 
 def line_of(text: str, path: str, *, toml: bool = False) -> int | None:

@@ -21,7 +21,7 @@ import yaml
 
 from hetsim.errors import HetsimError, PartitionError, Problem, SweepError
 from hetsim.ir import Op
-from hetsim.located import locate, safe_load, text_of, yaml_error_at
+from hetsim.located import locate, safe_load, text_of, yaml_problem
 from hetsim.partition import (
     POLICIES,
     Rule,
@@ -33,9 +33,10 @@ from hetsim.platform import build_platform
 from hetsim.runtime.cuda_graph import STRATEGIES
 from hetsim.sim import MODES
 from hetsim.sweep.loaded import model_identity, point_model
-from hetsim.sweep.points import EXPANDERS, Axis, Point, SweepSpec
+from hetsim.sweep.points import EXPANDERS, Axis, SweepSpec
 from hetsim.sweep.results import METRIC_ROOTS, metric_problem
 from hetsim.sweep.vary import MAX_POINTS, read_axes
+from hetsim.target import Target
 from hetsim.target.schema import closest
 from hetsim.target.values import show_value
 
@@ -86,18 +87,20 @@ def load_sweep(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
         source.points()
         return source
     spec, problems, expandable = _checked(source)
-    points: tuple[Point, ...] = ()
+    target: Target | None = None  # one with the points' devices (overrides change attributes)
     if expandable:  # so a bad key does not hide a bad override or target: all at once
         try:
-            points = spec.points()  # kept by the spec for the run
+            points = spec.points()  # kept by the spec for the run (none without models)
+            target = points[0].target if points else None
         except SweepError as err:  # read from a file, these name it and the line already
             problems.extend(err.problems)
-    elif spec.target is not None:  # the points cannot be made: their base target still can
+    if target is None and spec.target is not None:  # no points: their base target still is
         try:
-            spec.base_target()
+            target = spec.base_target()
         except SweepError as err:
-            problems.extend(err.problems)
-    problems.extend(_rule_device_problems(spec, points))
+            if not expandable:  # else the points said it
+                problems.extend(err.problems)
+    problems.extend(_rule_device_problems(spec, target))
     _raise(problems, spec.source)
     return spec
 
@@ -151,10 +154,7 @@ def _read_file(path: Path) -> Any:
     try:
         return safe_load(text)  # a key given twice is an error, not the last one kept
     except yaml.YAMLError as err:
-        where, what = yaml_error_at(path, err)
-        raise SweepError(
-            [Problem(where, "expected YAML", what or str(err).splitlines()[0])]
-        ) from err
+        raise SweepError([yaml_problem(path, err)]) from err
 
 
 _NOTHING = object()
@@ -348,21 +348,12 @@ def _rules_file_problems(err: PartitionError) -> list[Problem]:
     return [Problem("rules", p.message.removeprefix("rules: ")) for p in err.problems]
 
 
-def _rule_device_problems(spec: SweepSpec, points: tuple[Point, ...]) -> list[Problem]:
-    """A rule's device that the sweep's platform lacks (checked on the first point's, or on the
-    base target's when a point's is bad: override paths change attributes, not which devices
-    there are), as `hetsim.partition.load_rules` says it: in a rules file, with that file and
-    the rule's line."""
-    if "rules" not in spec.policies:
+def _rule_device_problems(spec: SweepSpec, target: Target | None) -> list[Problem]:
+    """A rule's device that `target`, one with the devices of every point, lacks (none without
+    a target), as `hetsim.partition.load_rules` says it: in a rules file, with that file and the
+    rule's line."""
+    if "rules" not in spec.policies or target is None:
         return []
-    first = next((p for p in points if dict(p.choices).get("partition") == "rules"), None)
-    if first is not None:
-        target = first.target
-    else:  # a point's target is bad (reported): the base one has the same devices
-        try:
-            target = spec.base_target()
-        except SweepError:  # reported by `points` already
-            return []
     listed = [{"op": op, "device": device} for op, device in spec.rules]
     source = spec.rules_file or listed
     try:  # a rules file read again, for the line of the rule

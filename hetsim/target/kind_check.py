@@ -20,7 +20,7 @@ from hetsim.target.resolve import article
 from hetsim.target.schema import CATEGORIES, RESERVED_NAMES, Attr, Kind, item_path, join_path
 from hetsim.target.values import ATTR_TYPES, LARGEST_FLOAT, STRUCTURAL_TYPES, is_number, show_value
 
-__all__ = ["ATTR_NAME_PATTERN", "RESERVED_NAMES", "check_kind"]
+__all__ = ["ATTR_NAME_PATTERN", "check_kind"]
 
 ATTR_NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*"
 """An attribute's name: a word, as a config path joins it (``link.bandwidth_gbps``)."""

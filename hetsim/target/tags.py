@@ -77,20 +77,23 @@ def _read_tag(name: str, path: Path) -> Tag:
     return Tag(name, data, description, str(path))
 
 
-def split_description(data: Mapping[str, Any], path: Path) -> tuple[dict[str, Any], str]:
-    """The target or config a file holds, without its ``description``, and that description
-    on one line ("" when it has none): a tag's, or a target file's that says what it is.
+def split_description(
+    data: Mapping[str, Any], path: Path | None = None
+) -> tuple[dict[str, Any], str]:
+    """The target or config a file (`path`) or a mapping holds, without its ``description``, and
+    that description on one line ("" when it has none): a tag's, or a target's that says what it
+    is.
 
     Raises
     ------
     TargetError
-        A description that is not a string, led by the file and line.
+        A description that is not a string, led by the file and line when read from one.
     """
     data = dict(data)
     description = data.pop("description", "")
     if not isinstance(description, str):
         problem = Problem("description", "expected a string", repr(description))
-        raise TargetError(locate([problem], path))
+        raise TargetError([problem] if path is None else locate([problem], path))
     return data, " ".join(description.split())
 
 

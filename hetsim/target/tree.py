@@ -68,18 +68,15 @@ def read_spec(spec: object) -> Any:
 
 
 def _without_description(data: Any) -> Any:
-    """A mapping without the ``description`` a file may have (the forms of a target reach one
-    tree: a dict or JSON string with one was refused as an unknown attribute).
+    """A mapping without the ``description`` a file may have (`split_description`: the forms of
+    a target reach one tree; a dict or JSON string with one was refused as an unknown attribute).
 
     >>> _without_description({"description": "a GPU", "kind": "cuda"})
     {'kind': 'cuda'}
     """
     if not isinstance(data, Mapping) or "description" not in data:
         return data
-    description = data["description"]
-    if not isinstance(description, str):
-        raise TargetError([Problem("description", "expected a string", repr(description))])
-    return {key: value for key, value in data.items() if key != "description"}
+    return split_description(data)[0]
 
 
 def _problems_of(data: Mapping[str, Any], path: Path) -> list[Problem]:

@@ -23,7 +23,7 @@ import yaml
 
 from hetsim.errors import PartitionError, Problem, close_name
 from hetsim.ir import Op
-from hetsim.located import line_of, safe_load, text_of, yaml_error_at
+from hetsim.located import line_of, safe_load, text_of, yaml_problem
 from hetsim.partition.context import LevelContext, index_towards, path_refusals
 from hetsim.platform import Platform
 from hetsim.target.schema import closest, join_path
@@ -73,12 +73,8 @@ def _read(rules: str | Path) -> Any:
         raise PartitionError([replace(text, path="rules", got=f"{str(rules)!r} ({text.got})")])
     try:
         loaded = safe_load(text)
-    except yaml.YAMLError as err:
-        # as a sweep file's: ``file:line`` and PyYAML's words, or its first line when it gave
-        # no words (a NUL byte in a binary file: ``unacceptable character #x0000: ...``)
-        where, what = yaml_error_at(path, err)
-        got = what or str(err).splitlines()[0]
-        raise PartitionError([Problem(where, "expected YAML", got)]) from err
+    except yaml.YAMLError as err:  # as a sweep file's
+        raise PartitionError([yaml_problem(path, err)]) from err
     return loaded
 
 
