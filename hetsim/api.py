@@ -29,7 +29,14 @@ from hetsim.errors import (
 )
 from hetsim.ir import Graph, check_graph_dims
 from hetsim.ir.cache import SIMULATOR_BUDGET, GraphCache
-from hetsim.kernels import Cost, Meta, bind_dims, propagate_costs, value_inputs
+from hetsim.kernels import (
+    Cost,
+    Meta,
+    bind_dims,
+    input_signature,
+    propagate_costs,
+    value_inputs,
+)
 from hetsim.kernels.fuse import clear_fused
 from hetsim.kernels.propagate import check_input_array, check_input_names, check_inputs_mapping
 from hetsim.memo import Recent
@@ -249,15 +256,10 @@ def _propagated(
     Callers only read them.
     """
     arrays = {name: np.asarray(value) for name, value in inputs.items()}
-    kept = value_inputs(graph, arrays)
-    read = tuple(
-        (name, a.shape, a.dtype.str, a.tobytes() if name in kept else None)
-        for name, a in sorted(arrays.items())
-    )
     return _metas.get(
         graph,
         lambda: propagate_costs(graph, dims, arrays),
-        extra=(tuple(sorted(dims.items())), read),
+        extra=(tuple(sorted(dims.items())), input_signature(graph, arrays)),
     )
 
 

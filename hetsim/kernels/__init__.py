@@ -31,8 +31,8 @@ from hetsim.kernels.execute import Program, compile_program, execute
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.propagate import (
     bind_dims,
+    input_signature,
     keeps_value,
-    kept_values,
     propagate,
     propagate_costs,
     value_inputs,
@@ -50,8 +50,8 @@ __all__ = [
     "bind_dims",
     "compile_program",
     "execute",
+    "input_signature",
     "keeps_value",
-    "kept_values",
     "lookup",
     "propagate",
     "propagate_costs",

@@ -31,8 +31,8 @@ __all__ = [
     "check_inputs_mapping",
     "initializer_note",
     "input_dtype_error",
+    "input_signature",
     "keeps_value",
-    "kept_values",
     "propagate",
     "propagate_costs",
     "value_inputs",
@@ -259,13 +259,22 @@ def value_inputs(graph: Graph, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return {name: v for name, v in inputs.items() if name in needed or keeps_value(np.asarray(v))}
 
 
-def kept_values(inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """The inputs among `inputs` whose values propagation keeps of any graph (`keeps_value`).
+def input_signature(graph: Graph, inputs: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What propagation reads of `inputs`: each one's name, shape and dtype, and the bytes of
+    the values it keeps (`value_inputs`); the key of a cache of its results.
 
-    >>> list(kept_values({"shape": np.array([3, 1]), "x": np.zeros(2, np.float32)}))
-    ['shape']
+    >>> from hetsim.ir import TensorType
+    >>> g = Graph("g", (), {"x": TensorType((2,), "float32"), "s": TensorType((1,), "int64")},
+    ...           ("x",))
+    >>> input_signature(g, {"x": np.zeros(2, np.float32), "s": np.array([3])})[0][:3]
+    ('s', (1,), '<i8')
     """
-    return {name: v for name, v in inputs.items() if keeps_value(np.asarray(v))}
+    arrays = {name: np.asarray(value) for name, value in inputs.items()}
+    kept = value_inputs(graph, arrays)
+    return tuple(
+        (name, a.shape, a.dtype.str, a.tobytes() if name in kept else None)
+        for name, a in sorted(arrays.items())
+    )
 
 
 def _given_upstream(graph: Graph, tensor: str, given: Mapping[str, Any]) -> set[str]:

@@ -66,25 +66,30 @@ def _roi_grids(
     rois: np.ndarray, out_h: int, out_w: int, ratio: int, scale: float, is_half_pixel: bool
 ) -> tuple[np.ndarray, ...]:
     """Per roi: start_h, start_w, bin_h, bin_w (float64) and grid_h, grid_w (int64)."""
-    offset = 0.5 if is_half_pixel else 0.0
-    boxes = rois.astype(np.float64) * scale - offset
-    start_w, start_h, end_w, end_h = boxes.T
-    roi_w, roi_h = end_w - start_w, end_h - start_h
-    if not is_half_pixel:
-        roi_w, roi_h = np.maximum(roi_w, 1.0), np.maximum(roi_h, 1.0)
+    start_w, start_h, roi_w, roi_h = _boxes(rois, np.float64, scale, is_half_pixel)
     if ratio > 0:
         grid_h = np.full(len(rois), ratio, np.int64)
         grid_w = grid_h
     else:  # counted in the rois' own float type, as ONNX's reference and onnxruntime count:
         # a float32 width of exactly 1.0 is 1.0000000149 in float64, which took 2 samples a bin
         typed = rois.dtype.type if rois.dtype.kind == "f" else np.float64
-        sizes = rois * typed(scale) - typed(offset)
-        width, height = sizes[:, 2] - sizes[:, 0], sizes[:, 3] - sizes[:, 1]
-        if not is_half_pixel:
-            width, height = np.maximum(width, typed(1)), np.maximum(height, typed(1))
+        _, _, width, height = _boxes(rois, typed, scale, is_half_pixel)
         grid_h = np.ceil(height / typed(out_h)).astype(np.int64)
         grid_w = np.ceil(width / typed(out_w)).astype(np.int64)
     return start_h, start_w, roi_h / out_h, roi_w / out_w, grid_h, grid_w
+
+
+def _boxes(
+    rois: np.ndarray, typed: type[np.floating[Any]], scale: float, is_half_pixel: bool
+) -> tuple[np.ndarray, ...]:
+    """Per roi, in `typed` arithmetic: start_w, start_h, width, height, scaled and shifted by
+    the half pixel (or, without it, each side at least 1)."""
+    offset = 0.5 if is_half_pixel else 0.0
+    start_w, start_h, end_w, end_h = (rois.astype(typed) * typed(scale) - typed(offset)).T
+    width, height = end_w - start_w, end_h - start_h
+    if not is_half_pixel:
+        width, height = np.maximum(width, typed(1)), np.maximum(height, typed(1))
+    return start_w, start_h, width, height
 
 
 def _taps(coord: np.ndarray, size: int) -> tuple[np.ndarray, ...]:
