@@ -885,11 +885,7 @@ def test_a_shape_read_from_a_made_up_input_says_the_input_was_made() -> None:
         {"x": TensorType((2, 3), "float32"), "s": TensorType((2,), "int64")},
         ("out",),
     )
-    made = make_inputs(model, 0)["s"].tolist()
-    message = (
-        f"op y (Reshape): expected a shape of 6 elements, got {made} (input 's' was made from "
-        "seed 0, not given: a shape read from it is made up; pass it in inputs)"
-    )
+    message = _made_up(model, "s", "op y (Reshape): expected a shape of 6 elements")
     with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
         simulate(model, CPU_ONLY)
     given = {"x": np.ones((2, 3), np.float32), "s": np.array([3, 2])}
@@ -906,13 +902,18 @@ def test_a_shape_read_from_a_made_up_float_input_says_the_input_was_made() -> No
         ("out",),
         opset=13,
     )
-    made = make_inputs(model, 0)["scales"].tolist()
-    message = (
-        f"op y (Resize): expected positive scales, got {made} (input 'scales' was made from "
-        "seed 0, not given: a shape read from it is made up; pass it in inputs)"
-    )
+    message = _made_up(model, "scales", "op y (Resize): expected positive scales")
     with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
         simulate(model, CPU_ONLY)
+
+
+def _made_up(model: Graph, name: str, expected: str) -> str:
+    """The error of an op that read input `name`, made from seed 0: `expected`, the value."""
+    made = make_inputs(model, 0)[name].tolist()
+    return (
+        f"{expected}, got {made} (input {name!r} was made from seed 0, not given: a shape read "
+        "from it is made up; pass it in inputs)"
+    )
 
 
 def test_the_made_up_input_hint_goes_only_to_an_op_that_reads_the_input() -> None:
