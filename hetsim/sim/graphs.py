@@ -6,13 +6,13 @@ key, ``(region, shape key)``). The engine runs a `GraphStep` with `run_graph`:
 
 - **capture** (the key is not in the `GraphCache`): one ``dispatch_us`` for the instruction, as
   on a replay; then the VM interprets the region's instructions as usual (``dispatch_us`` each,
-  ALLOC and FREE with their runtime cost) but records each launch into the capture
-  (``capture_node_us``, category ``capture``) instead of running it; then
-  ``cudaGraphInstantiate`` (``instantiate_us + nodes × instantiate_node_us``, ``capture``), which
-  takes the graph's memory (``nodes × graph_node_bytes``) from the device for good; then the new
-  graph is launched (``graph_launch_us``), its nodes as on a replay. Capture does not execute
-  kernels (CUDA stream capture, and TVM's ``cuda_graph_builtin`` launch the instantiated graph
-  after capturing).
+  ALLOC and FREE with their runtime cost, taking no bytes: the buffers become the graph's) but
+  records each launch into the capture (``capture_node_us``, category ``capture``) instead of
+  running it; then ``cudaGraphInstantiate`` (``instantiate_us + nodes × instantiate_node_us``,
+  ``capture``), which takes the graph's memory (``nodes × graph_node_bytes``) from the device
+  for good; then the new graph is launched (``graph_launch_us``), its nodes and buffers as on a
+  replay. Capture does not execute kernels (CUDA stream capture, and TVM's
+  ``cuda_graph_builtin`` launch the instantiated graph after capturing).
 - **replay** (the key is cached): one ``dispatch_us`` for the instruction and ``graph_launch_us``
   (``launch``) on the host; the region's allocations are the graph's static buffers (taken and
   given back at the host's time, for free); every node is queued on the device's stream at once,
@@ -143,14 +143,12 @@ def run_graph(sim: Simulation, step: GraphStep) -> None:
     sim.t = end
     cache.padding_waste_us += step.waste_us
     first = True
-    for item in step.nodes:
+    for item in step.nodes:  # the launch, after a capture as on a replay
         cls = item.__class__
-        if cls is AllocStep:
-            if is_cached:  # a capture took the graph's buffers already
-                sim.take(item)
+        if cls is AllocStep:  # the graph's static buffers, counted while the graph runs
+            sim.take(item)
         elif cls is FreeStep:
-            if is_cached:
-                sim.give(item)
+            sim.give(item)
         else:
             if is_cached:  # a capture computed the values in program order already
                 item.run(sim.values)
@@ -164,7 +162,9 @@ def _capture(sim: Simulation, step: GraphStep) -> None:
     nodes = 0
     for item in step.body:
         if item.__class__ is AllocStep or item.__class__ is FreeStep:
-            sim.execute(item)
+            # recorded into the graph as its static buffers: the instruction's cost is paid,
+            # the bytes are taken when the graph is launched (below, in `run_graph`)
+            sim.dispatch(item)
             continue
         t = sim.dispatch(item)
         item.run(sim.values)  # values do not depend on timing: in program order, as eagerly

@@ -183,10 +183,6 @@ class Interpreter:
         """Pay `step`'s own host time (``cost_us``) as a dispatch span; return the new host time."""
         return self._dispatch(step)
 
-    def execute(self, step: Any) -> Event | None:
-        """Run `step` through its handler, as the interpreter does."""
-        return self._handlers[step.__class__](step)
-
     def take(self, step: AllocStep) -> None:
         """Take `step`'s bytes at the host's time, without its instruction cost (or fail: OOM)."""
         self._take(step, self.t)
