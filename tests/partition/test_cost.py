@@ -15,7 +15,7 @@ from hetsim.partition.costs import op_costs
 from hetsim.partition.policies import estimate_us, place_by_capability, place_by_cost
 from hetsim.platform import Platform, build_platform
 from hetsim.target import Target
-from tests.partition.tiny import level, nested, platform_of, proc, tag_platform
+from tests.partition.tiny import LINK, level, nested, platform_of, proc, tag_platform
 
 SHIPPED_TAGS = ("arm-riscv-soc", "two-node-h100", "x86-h100", "rk3588", "jetson-agx-orin")
 
@@ -119,6 +119,25 @@ def test_cost_places_no_op_whose_weights_do_not_fit(
     # the run, which had failed: its plans run, the host alone finishes first (no copies)
     result = simulate(graph, platform, mode="timing", partition="cost")
     assert result.placement == {"mm": "host", "r": "host"}
+
+
+def test_cost_falls_back_to_capability_when_its_own_weights_do_not_fit() -> None:
+    # HEFT put the MatMul on "fast" (each op fits where it goes, as the schedule places it),
+    # filling the only memory the Gemm can use: its plan's weights did not fit, and partition
+    # refused it ("expected the weights of the ops placed on it to fit in 2.9 KiB, got 4.7
+    # KiB"), where capability's plan (MatMul on "slow", Gemm on "fast") fits
+    slow = proc("npu", name="slow", ops=["MatMul"], link=LINK, mem_bandwidth_gbps=0.01,
+                launch_us=50.0)  # fmt: skip
+    fast = proc("npu", name="fast", ops=["MatMul", "Gemm"], link=LINK,
+                memory_gib=3000 / 2**30, mem_bandwidth_gbps=100.0)  # fmt: skip
+    platform = platform_of(level(proc("arm-cpu", ops=["Neg"]), [slow, fast]))
+    b = GraphBuilder("mm_gemm")
+    x = b.input("x", (1, 10))
+    weights = [b.initializer(np.ones((10, 60), np.float32), f"w{i}") for i in (1, 2)]  # 2400 B
+    graph = b.build(b.op("MatMul", x, weights[0], name="m"), b.op("Gemm", x, weights[1], name="a"))
+    expected = {"m": "slow", "a": "fast"}
+    assert dict(partition(graph, platform, "capability").placement) == expected
+    assert dict(partition(graph, platform, "cost").placement) == expected
 
 
 def _invoked_twice() -> tuple[Graph, Platform]:

@@ -274,7 +274,10 @@ def place_by_cost(context: LevelContext) -> dict[str, str]:
     heft, heft_us = scheduler.run(order, _earliest, fit=True)
     capability = place_by_capability(context)
     _, capability_us = scheduler.run(order, lambda op, _: capability[op.name])
-    fits = _Weights(context).fit(capability)
-    chosen = capability if capability_us < heft_us and fits else heft
+    # the faster of the two whose weights fit their memories (HEFT's own choices fit each op
+    # where it can, yet an early op may fill the one memory a later op can use)
+    heft_fits, capability_fits = _Weights(context).fit(heft), _Weights(context).fit(capability)
+    faster = capability_us < heft_us if heft_fits == capability_fits else capability_fits
+    chosen = capability if faster else heft
     _Weights(context).commit(chosen)
     return chosen
