@@ -35,6 +35,9 @@ DTYPES = (
     "int32",
     "int16",
     "int8",
+    "uint64",
+    "uint32",
+    "uint16",
     "uint8",
     "bool",
 )

@@ -224,3 +224,20 @@ def test_an_idle_accelerator_s_note_counts_the_reasons_past_the_three_it_names()
         "dev0 runs none of the 176 ops: no float32 in its dtypes (158), no Sum in its ops (16), "
         "no Reshape in its ops (1), other reasons (1)"
     )
+
+
+@pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64"])
+@pytest.mark.parametrize("target", ["x86-cpu", "x86-h100"])
+def test_a_cpu_or_gpu_runs_every_unsigned_type(dtype: str, target: str) -> None:
+    # a CPU or a GPU kind computes in every dtype (docs/partition.md), but the dtypes a target
+    # could name stopped at uint8: "no device can run it; tried gpu0 (no uint16 in its dtypes),
+    # host (no uint16 in its dtypes)"
+    b = GraphBuilder("unsigned")
+    x = b.input("x", (4,), dtype)
+    graph = b.build(b.op("Less", b.op("Add", x, x, name="a"), x, name="l"))
+    device = "dev0" if target == "x86-cpu" else "gpu0"
+    assert dict(partition(graph, tag_platform(target)).placement) == {"a": device, "l": device}
+    x_value = np.array([0, 1, np.iinfo(dtype).max, 7], dtype)
+    result = simulate(graph, target, inputs={"x": x_value})
+    expected = execute(graph, {"x": x_value})
+    assert result.outputs["l"].tolist() == expected["l"].tolist() == [False, False, True, False]

@@ -167,7 +167,8 @@ def _with(**level: Any) -> dict[str, Any]:
         (
             {"kind": "npu", "dtypes": ["float32", "float8"]},
             "devices[dev0].dtypes[1]: expected one of 'float64', 'float32', 'float16', 'bfloat16', "
-            "'int64', 'int32', 'int16', 'int8', 'uint8', 'bool', got 'float8'",
+            "'int64', 'int32', 'int16', 'int8', 'uint64', 'uint32', 'uint16', 'uint8', 'bool', "
+            "got 'float8'",
         ),
         (
             {"kind": "npu", "efficiency": {"matmul": 1.5}},
