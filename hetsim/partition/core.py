@@ -379,7 +379,7 @@ def partition(
             f"{type(inputs).__name__}"
         )
     constants, folded, ops = fold(graph)
-    rule_list = _policy(policy, rules, platform, ops)
+    rule_list = _policy(policy, rules, platform, graph.ops)  # a case check sees folded ops too
     if metas is None:
         if costs is not None:
             raise PartitionError("partition: expected metas= with costs= (costs are of metas)")

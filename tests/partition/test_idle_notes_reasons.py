@@ -10,6 +10,7 @@ import pytest
 
 from hetsim.api import platform_of, simulate
 from hetsim.cli import main
+from hetsim.errors import PartitionError
 from hetsim.ir import Graph, GraphBuilder
 from hetsim.kernels import propagate
 from hetsim.models import load_model
@@ -150,6 +151,21 @@ def test_a_rule_that_matches_only_folded_ops_is_noted() -> None:
     result = simulate(graph, "x86-h100", partition="rules", rules=rules, mode="timing")
     assert result.to_dict()["extra"]["placement_notes"] == [note]
     assert result.placement["a"] == "gpu0"  # capability's: no rule matches the Add
+
+
+@pytest.mark.parametrize(("op", "close"), [("W_relu", "w_relu"), ("relu", "Relu")])
+def test_a_rule_for_a_folded_op_in_another_case_is_refused(op: str, close: str) -> None:
+    # the case check saw only the ops left after folding: a rule for the folded Relu in another
+    # case passed without an error or a note, where the rule in its own case is noted (above)
+    b = GraphBuilder("g")
+    weight = b.op("Relu", np.ones(4, np.float32), name="w_relu")
+    graph = b.build(b.op("Add", b.input("x", (4,)), weight, name="a"))
+    with pytest.raises(PartitionError) as err:
+        partition(graph, platform_of("x86-h100"), "rules", [{"op": op, "device": "host"}])
+    assert str(err.value) == (
+        f"rules[0].op: expected an op type or a glob over op names, got {op!r}, which matches "
+        f"no op; rules match case-sensitively (did you mean {close!r}?)"
+    )
 
 
 def test_a_folded_op_a_rule_names_is_not_counted_as_placed_by_it() -> None:
