@@ -133,7 +133,8 @@ CUDA_GRAPH_ATTRS = (
     # instantiate grows linearly with the node count of a chain (CUDA programming guide); the
     # two figures are estimates to calibrate (REFERENCE-NUMBERS.md "Instantiate")
     Attr("graph_node_bytes", "int", "device memory per instantiated graph node", 40960, minimum=0),
-    # vLLM: 0.21 GiB for 35 graphs of ~150 nodes = ~40 KiB a node (REFERENCE-NUMBERS.md)
+    # vLLM: 0.21 GiB for 35 graphs of ~150 nodes = 42 950 B a node, taken as 40 KiB
+    # (REFERENCE-NUMBERS.md)
     non_negative("update_us", "time of cudaGraphExecUpdate (same topology)", 5.0),
     # assumed: an in-place update of an unchanged topology, cheaper than re-instantiating
     Attr("cuda_graph", "bool", "replay this device's kernels as captured CUDA graphs", False),
