@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from hetsim.errors import Problem, TargetError
 from hetsim.target.frozen import freeze, thaw
 from hetsim.target.kinds import category_of, find_kind
-from hetsim.target.resolve import Resolver, device_name, merge_values
+from hetsim.target.resolve import Resolver, device_name, level_around, merge_values, wraps
 from hetsim.target.schema import Kind, check_attrs, closest, item_path, join_path
 from hetsim.target.tags import TAGS
 
@@ -98,7 +98,10 @@ def _merge_device_list(devices: list[Any], changes: Mapping[Any, Any], path: str
             where = item_path(path, name)
             raise TargetError([Problem(where, "unknown device", hint=closest(name, names))])
         index = names.index(name)
-        merged[index] = merge_spec(_by_name(merged[index], value), value, item_path(path, name))
+        device = merged[index]
+        if wraps(device):  # changes address the level it becomes, as in the tree and in a tag
+            device = level_around(device)
+        merged[index] = merge_spec(_by_name(device, value), value, item_path(path, name))
     return [d for d in merged if d is not None]
 
 

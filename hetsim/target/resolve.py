@@ -83,6 +83,37 @@ def written_device(spec: object, tags: TagRegistry) -> str | None:
     return item_path("devices", device_name(node, 0))
 
 
+def wraps(device: object) -> bool:
+    """Whether written `device` becomes a level around itself (rule 2 of docs/targets.md): a
+    device of a known kind, not ``hetero``, given its own host, executor or runtime."""
+    if not isinstance(device, Mapping):
+        return False
+    kind = find_kind("target", device.get("kind"))
+    return kind is not None and not kind.is_composite and any(k in device for k in LEVEL_KEYS)
+
+
+def level_around(device: Mapping[str, Any]) -> dict[str, Any]:
+    """``hetero(host=<its host or its kind's default host>, ..., devices=[device])`` of a device
+    that `wraps`, its host, executor and runtime moved to the level, which takes its name.
+
+    >>> level = level_around({"kind": "npu", "name": "n", "executor": "graph"})
+    >>> level["name"], level["host"], level["executor"], level["devices"]
+    ('n', 'riscv-cpu', 'graph', [{'kind': 'npu', 'name': 'n'}])
+    """
+    inner = dict(device)
+    level: dict[str, Any] = {"kind": "hetero"}
+    if "name" in inner:
+        level["name"] = inner["name"]
+    kind = find_kind("target", inner.get("kind"))
+    assert kind is not None, "only a device of a known kind is wrapped"
+    level["host"] = inner.pop("host", kind.default_host or DEFAULT_HOST)
+    for key in LEVEL_KEYS[1:]:
+        if key in inner:
+            level[key] = inner.pop(key)
+    level["devices"] = [inner]
+    return level
+
+
 def merge_values(base: Any, override: Any) -> Any:
     """Merge plain values deeply: mappings by key, ``None`` removes a key, anything else replaces.
 
@@ -310,9 +341,24 @@ class Resolver:
             self._add(path, "expected a list of targets", repr(value))
             return None
         return [
-            self.expand(d, item_path(path, device_name(d, i)), "target", stack, depth + 1)
+            self.expand(d, item_path(path, self._written_name(d, i)), "target", stack, depth + 1)
             for i, d in enumerate(value)
         ]
+
+    def _written_name(self, device: object, index: int) -> str:
+        """The name device `index` of a written list has in the tree (`device_name` of it once
+        resolved): its own, else the one its tag gives it (a tag may name its device), else
+        ``dev<index>``. Its problems are located by it: ``devices[dev0]`` had named the device
+        whose tag names it ``accel0``, and another device truly named ``dev0`` (and its line)."""
+        for _ in range(MAX_DEPTH):  # a tag chain is far shorter; a cycle is refused elsewhere
+            if isinstance(device, Mapping) and isinstance(device.get("name"), str):
+                return str(device["name"])
+            tag = device.get("tag") if isinstance(device, Mapping) else device
+            name = self.tags.find(tag)
+            if name is None:
+                break
+            device = self.tags.get(name).data
+        return f"dev{index}"
 
     def _wrap_device(
         self, node: dict[str, Any], path: str, stack: tuple[str, ...], depth: int
@@ -330,19 +376,10 @@ class Resolver:
 
         The level takes the device's name, which the device keeps.
         """
-        device = dict(node)
-        level: dict[str, Any] = {"kind": "hetero"}
-        if "name" in device:
-            level["name"] = device["name"]
-        kind = find_kind("target", device.get("kind"))
-        assert kind is not None, "only a device of a known kind is wrapped"
-        if "host" not in device:
-            host = kind.default_host or DEFAULT_HOST
-            device["host"] = self.expand(host, join_path(path, "host"), "target", stack, depth)
-        for key in LEVEL_KEYS:
-            if key in device:
-                level[key] = device.pop(key)
-        level["devices"] = [device]
+        level = level_around(node)
+        if isinstance(level["host"], str):  # its kind's default host, by name
+            where = join_path(path, "host")
+            level["host"] = self.expand(level["host"], where, "target", stack, depth)
         return level
 
     def _complete(self, node: object, path: str, depth: int, *, is_root: bool) -> Any:

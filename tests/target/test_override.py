@@ -183,3 +183,36 @@ def test_changes_that_are_not_a_mapping_are_refused(changes: Any) -> None:
 def test_load_refuses_what_is_not_a_path() -> None:
     with pytest.raises(TargetError, match=r"^load: expected a file path, got 3$"):
         Target.load(3)  # type: ignore[arg-type]
+
+
+WRAPPED = {"kind": "hetero", "devices": [{"kind": "cuda", "name": "g", "host": "arm-cpu"}]}
+"""A device written with its own host: the level ``g`` around the device ``g``."""
+
+
+@pytest.mark.parametrize(
+    ("changes", "level", "device"),
+    [
+        ({"link": {"bandwidth_gbps": 4.0}}, {"link": 4.0}, {"link": 63.0}),
+        ({"control_latency_us": 9.0}, {"control_latency_us": 9.0}, {}),
+        ({"devices": {"g": {"cores": 7}}}, {}, {"cores": 7}),
+    ],
+)
+def test_a_device_with_its_own_host_is_changed_as_the_level_it_becomes(
+    changes: dict[str, Any], level: dict[str, float], device: dict[str, float]
+) -> None:
+    # devices[g] is the level: the fast path changed it, while the edited spec changed the
+    # written device (the link of the device, not of the level; control_latency_us, an
+    # attribute of levels, was "devices[g].devices[g].control_latency_us: unknown attribute")
+    target = Target(WRAPPED)
+    change = {"devices": {"g": changes}}
+    fast, slow = overridden(target, change), resolved_again(target, change)
+    assert fast == slow == Target(fast.spec)
+
+    def read(node: Target, key: str) -> float:
+        value = node.attrs[key]
+        return value["bandwidth_gbps"] if key == "link" else value
+
+    (wrapped,) = fast.devices
+    (inner,) = wrapped.devices
+    assert {key: read(wrapped, key) for key in level} == level
+    assert {key: read(inner, key) for key in device} == device
