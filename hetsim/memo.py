@@ -83,12 +83,14 @@ def plain_key(value: object) -> Hashable:
     --------
     >>> plain_key({"cores": 1}) == plain_key({"cores": True}), plain_key([1]) == plain_key([1])
     (False, True)
+    >>> plain_key({1: "x"}) == plain_key({True: "x"})  # keys too: each names its own path
+    False
     """
     kind = value.__class__
     if kind in _PLAIN_ATOMS:
         return kind, value
     if kind is dict and isinstance(value, dict):  # a subclass may compare otherwise
-        return dict, tuple((k, plain_key(v)) for k, v in value.items())
+        return dict, tuple((plain_key(k), plain_key(v)) for k, v in value.items())
     if (kind is list or kind is tuple) and isinstance(value, list | tuple):
         return kind, tuple(plain_key(v) for v in value)
     raise TypeError(f"plain_key: expected plain data, got {kind.__name__}")

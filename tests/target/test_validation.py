@@ -474,3 +474,11 @@ def test_a_name_too_long_for_a_file_is_still_an_unknown_name() -> None:
     with pytest.raises(TargetError) as err:
         Target(name)
     assert str(err.value) == f"unknown kind or tag {name!r}"
+
+
+def test_a_key_true_and_a_key_1_are_told_apart() -> None:
+    # the attribute check's cache took {1: 5.0} for {True: 5.0} and said link.True
+    for key, shown in ((True, "True"), (1, "1")):
+        with pytest.raises(TargetError) as err:
+            Target({"kind": "cuda", "link": {key: 5.0}})
+        assert str(err.value) == f"devices[dev0].link.{shown}: unknown attribute"
