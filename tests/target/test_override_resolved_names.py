@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from hetsim.errors import TargetError
 from hetsim.target import Target, register_tag, unregister_tag
 from tests.target.test_override import overridden, resolved_again
 
@@ -80,3 +81,18 @@ def test_a_name_written_in_the_spec_wins_over_its_tags() -> None:
         "devices[accel0]: unknown device"
     )
     assert target.override({"devices": {"mine": {"cores": 3}}}).devices[0].attrs["cores"] == 3
+
+
+@pytest.mark.usefixtures("named")
+def test_a_problem_of_a_device_named_by_its_tag_is_located_by_that_name() -> None:
+    # located by the name the device had as written: devices[dev0], the other device's name
+    spec = {"kind": "hetero", "devices": [
+        {"tag": "lab/named", "executor": "no-such-exec", "kind": "cuda"},
+        {"kind": "cuda", "name": "dev0"},
+    ]}  # fmt: skip
+    with pytest.raises(TargetError) as err:
+        Target(spec)
+    assert str(err.value).splitlines() == [
+        "devices[accel0].executor: unknown kind or tag 'no-such-exec'",
+        "devices[accel0].kind: expected 'npu' (from tag lab/named), got 'cuda'",
+    ]
