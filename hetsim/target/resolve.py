@@ -41,6 +41,11 @@ __all__ = [
 
 MAX_DEPTH = 16  # nesting of devices and given hosts; a default host sits at its level's depth
 MAX_NODES = 10_000
+"""The most targets (levels, hosts, devices) one resolved tree may hold."""
+EXPANSIONS_PER_NODE = 8
+"""What resolving may spend per target of `MAX_NODES` before it stops: a tag is expanded, then
+the values that override it (an exported tree, which names its tag at every node, about 5 times
+per target), so the tree is counted once made, and this bounds the work before that."""
 LEVEL_KEYS = ("host", "executor", "runtime")
 # The category of what each structural key holds.
 STRUCTURE = {"host": "target", "executor": "executor", "runtime": "runtime"}
@@ -165,7 +170,12 @@ class Resolver:
     def resolve(self, spec: object) -> dict[str, Any] | None:
         """The resolved tree of `spec`, rooted at a ``hetero`` level when it resolves at all."""
         node = self.expand(spec, "", "target", (), 0)
-        return self._complete(node, "", 0, is_root=True) if node is not None else None
+        tree = self._complete(node, "", 0, is_root=True) if node is not None else None
+        count = _targets(tree) if self.nodes <= MAX_NODES * EXPANSIONS_PER_NODE else 0
+        if count > MAX_NODES:  # (past the work's bound, expanding said so and stopped)
+            self._add("", f"expected at most {MAX_NODES} targets in one tree", str(count))
+            return None
+        return tree
 
     def expand(
         self, spec: object, path: str, category: str, stack: tuple[str, ...], depth: int
@@ -176,8 +186,8 @@ class Resolver:
                 self._add(path, f"expected at most {MAX_DEPTH} nested levels", f"level {depth}")
             return None
         self.nodes += 1
-        if self.nodes > MAX_NODES:
-            if self.nodes == MAX_NODES + 1:
+        if self.nodes > MAX_NODES * EXPANSIONS_PER_NODE:
+            if self.nodes == MAX_NODES * EXPANSIONS_PER_NODE + 1:
                 self._add(path, f"expected at most {MAX_NODES} targets in one tree", "more")
             return None
         export = getattr(spec, "export", None)
@@ -420,6 +430,20 @@ class Resolver:
 
     def _add(self, path: str, expected: str, got: str | None = None) -> None:
         self.problems.append(Problem(path, expected, got))
+
+
+def _targets(tree: object) -> int:
+    """The targets of a resolved tree: its levels, hosts and devices."""
+    count, todo = 0, [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            count += 1
+            todo.append(node.get("host"))
+            devices = node.get("devices")
+            if isinstance(devices, list):
+                todo += devices
+    return count
 
 
 _REMOVED = object()

@@ -291,12 +291,25 @@ def test_a_tree_too_large_is_an_error(tag_folder: Callable[..., Path]) -> None:
             f"kind: hetero\ndevices: [grow/l{level - 1}, grow/l{level - 1}]\n"
         )
     tag_folder(files)
+    with pytest.raises(TargetError) as err:
+        Target({"kind": "hetero", "devices": ["grow/l9"] * 10})
+    # 10 x (1023 levels, their 1023 hosts and 1024 NPUs), and the root and its host
+    assert str(err.value) == f"expected at most {MAX_NODES} targets in one tree, got 30702"
+    # a tree far larger stops while it is being made, where it was at that moment
     with pytest.raises(
         TargetError,
         match=rf"^devices\[dev\d\].*: expected at most {MAX_NODES} "
         r"targets in one tree, got more$",
     ):
-        Target({"kind": "hetero", "devices": ["grow/l9"] * 10})
+        Target({"kind": "hetero", "devices": [{"devices": ["grow/l9"] * 4}] * 10})
+
+
+def test_an_exported_tree_of_thousands_of_targets_reads_back() -> None:
+    # each node of an export names its tag, expanded and then overridden: its expansions were
+    # counted as targets, and 2102 targets read back as "expected at most 10000 targets"
+    target = Target({"kind": "hetero", "devices": ["x86-h100"] * 700})
+    assert 1 + sum(1 for _ in target.walk()) == 2102
+    assert Target(target.export()) == target
 
 
 def test_a_target_file_is_read_as_every_reader_reads_a_file(tmp_path: Path) -> None:
