@@ -367,11 +367,24 @@ def _follow(node: yaml.Node | None, path: str) -> int | None:
     line = None
     rest = path
     while node is not None and rest:
-        found = _step(node, rest)
+        found = _step(node, rest) or _wrapped(node, rest)
         if found is None:
             break
         node, line, rest = found
     return line
+
+
+def _wrapped(node: yaml.Node, rest: str) -> tuple[yaml.Node, int, str] | None:
+    """A device written with its own host is, in the tree, a level of its name around it
+    (``devices[g].devices[g]``): `rest` goes on in the written device itself."""
+    if not (rest.startswith("devices[") and isinstance(node, yaml.MappingNode)):
+        return None
+    if any(str(key.value) == "devices" for key, _ in node.value):
+        return None
+    name, _, after = rest.removeprefix("devices[").partition("]")
+    if name != (_name_of(node) or "dev0"):
+        return None
+    return node, node.start_mark.line + 1, after.removeprefix(".")
 
 
 def _step(node: yaml.Node, rest: str) -> tuple[yaml.Node, int, str] | None:
