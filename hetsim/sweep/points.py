@@ -40,6 +40,18 @@ __all__ = [
 OPTION_NAMES = {"policies": "partition", "strategies": "cuda_graph"}
 """Sweep key -> the `hetsim.simulate` option each of its values is passed as."""
 
+
+def param_name(path: str) -> str:
+    """The key of varied path `path` in a point's params (`Point.params`): the path itself, or
+    ``target.<path>`` where it would be taken for the model or an option (the ``model`` or
+    ``cuda_graph`` of a target written as one device, whose paths lack ``devices[dev0]``: two
+    points of different models had one id, and the second was dropped).
+
+    >>> param_name("devices[gpu0].cores"), param_name("model"), param_name("cuda_graph")
+    ('devices[gpu0].cores', 'target.model', 'target.cuda_graph')
+    """
+    return f"target.{path}" if path == "model" or path in OPTION_NAMES.values() else path
+
 _SEGMENT = r"[A-Za-z_][\w-]*(?:\[[^\[\]]+\])?"
 _PATH = re.compile(rf"{_SEGMENT}(?:\.{_SEGMENT})*")
 _TOKEN = re.compile(r"([A-Za-z_][\w-]*)(?:\[([^\[\]]+)\])?")
@@ -74,7 +86,8 @@ class Point:
     def params(self) -> dict[str, Any]:
         """What sets this point apart, as plain JSON values: model, override values, and the
         ``partition`` and ``cuda_graph`` options when the sweep names them."""
-        return {"model": self.model, **dict(self.values), **dict(self.choices)}
+        values = {param_name(path): value for path, value in self.values}
+        return {"model": self.model, **values, **dict(self.choices)}
 
     @property
     def id(self) -> str:
@@ -163,8 +176,9 @@ class SweepSpec:
 
     @property
     def varied(self) -> tuple[str, ...]:
-        """The swept override paths, in file order."""
-        return tuple(axis.path for axis in self.axes)
+        """The swept override paths, in file order, as a point's params name them
+        (`param_name`)."""
+        return tuple(param_name(axis.path) for axis in self.axes)
 
     @property
     def options(self) -> dict[str, Any]:
@@ -296,6 +310,9 @@ def _grid(axes: tuple[Axis, ...]) -> Iterator[tuple[tuple[str, Any], ...]]:
 
 
 def _zipped(axes: tuple[Axis, ...]) -> Iterator[tuple[tuple[str, Any], ...]]:
+    if not axes:  # nothing varied: one point per model and option, as a grid makes
+        yield ()
+        return
     paths = [axis.path for axis in axes]
     for values in zip(*(axis.values for axis in axes), strict=True):
         yield tuple(zip(paths, values, strict=True))

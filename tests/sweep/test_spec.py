@@ -529,6 +529,35 @@ def test_list_zips_values() -> None:
     ]
 
 
+@pytest.mark.parametrize("expand", ["grid", "list"])
+def test_nothing_varied_makes_a_point_per_model_and_option(expand: str) -> None:
+    # zipping no lists made no combination: an empty sweep, "0 points, 0 failed", exit 0
+    spec = load_sweep({**BASE, "models": ["mlp", "cnn"], "expand": expand,
+                       "strategies": ["none", "regions"]})  # fmt: skip
+    assert [p.params for p in spec.points()] == [
+        {"model": model, "cuda_graph": strategy}
+        for model in ("mlp", "cnn")
+        for strategy in ("none", "regions")
+    ]
+
+
+def test_a_varied_model_or_cuda_graph_attribute_keeps_points_apart() -> None:
+    # a one-device target's own "model" and "cuda_graph" had the keys of the point's model and
+    # strategy: mlp's and cnn's points had one id, and the results kept one of them
+    spec = load_sweep({"target": "nvidia/h100", "models": ["mlp", "cnn"],
+                       "strategies": ["none"],
+                       "vary": {"model": ["H100 A"], "cuda_graph": [True, False]}})  # fmt: skip
+    assert spec.varied == ("target.model", "target.cuda_graph")
+    points = spec.points()
+    assert [p.params for p in points] == [
+        {"model": model, "target.model": "H100 A", "target.cuda_graph": flag, "cuda_graph": "none"}
+        for model in ("mlp", "cnn")
+        for flag in (True, False)
+    ]
+    assert len({p.id for p in points}) == 4
+    assert [p.target.devices[0].attrs["cuda_graph"] for p in points] == [True, False] * 2
+
+
 def test_point_target_equals_the_hand_written_override() -> None:
     spec = load_sweep({**BASE, "vary": {BANDWIDTH: [4], DISPATCH: [0.3]}})
     expected = Target(
