@@ -52,6 +52,7 @@ def param_name(path: str) -> str:
     """
     return f"target.{path}" if path == "model" or path in OPTION_NAMES.values() else path
 
+
 _SEGMENT = r"[A-Za-z_][\w-]*(?:\[[^\[\]]+\])?"
 _PATH = re.compile(rf"{_SEGMENT}(?:\.{_SEGMENT})*")
 _TOKEN = re.compile(r"([A-Za-z_][\w-]*)(?:\[([^\[\]]+)\])?")
