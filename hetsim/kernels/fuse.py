@@ -29,6 +29,7 @@ from hetsim.ir import Graph, Op
 from hetsim.ir.cache import GraphCache
 from hetsim.kernels.arrays import zeros
 from hetsim.kernels.checks import flag_attr, float_attr
+from hetsim.kernels.elementwise import NUMPY_BROADCAST_OPSET
 from hetsim.kernels.registry import Kernel
 
 __all__ = [
@@ -164,7 +165,7 @@ def _fold_into_convs(
         dtype = inits[op.inputs[1]].dtype
         out = op.outputs[0]
         while (after := readers.get(out)) is not None:
-            step = _affine(after, out, weight, dtype, inits)
+            step = _affine(after, out, weight, dtype, inits, graph.opset)
             if step is None:
                 break
             scale, shift = step
@@ -210,14 +211,21 @@ def _conv_affine(conv: Op, inits: Mapping[str, np.ndarray]) -> tuple[np.ndarray,
 
 
 def _affine(
-    op: Op, name: str, weight: np.ndarray, dtype: np.dtype[Any], inits: Mapping[str, np.ndarray]
+    op: Op,
+    name: str,
+    weight: np.ndarray,
+    dtype: np.dtype[Any],
+    inits: Mapping[str, np.ndarray],
+    opset: int,
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """``(scale, shift)`` per output channel when `op` computes ``x·scale + shift`` of the
     Conv output `name` (of `dtype`) exactly that way (same dtype, same shape out), else None.
 
     A BatchNormalization in inference mode: ``scale = γ / sqrt(var + ε)``, ``shift = β -
     mean·scale``; a Mul or an Add of `name` by a constant that only varies along the channels
-    (a scalar, ``(C, 1, ..., 1)`` or ``(1, C, 1, ..., 1)``).
+    (a scalar, ``(C, 1, ..., 1)`` or ``(1, C, 1, ..., 1)``), as numpy broadcasts it: not in an
+    opset before `NUMPY_BROADCAST_OPSET`, where B is aligned at ``axis`` (a ``(C, 1, 1)`` at
+    axis 0 varies along the batch: folded, it had been added along the channels).
     """
     channels, rank = weight.shape[0], weight.ndim
     if op.type == "BatchNormalization":
@@ -232,6 +240,8 @@ def _affine(
         scale = gamma / np.sqrt(var + float_attr(op, "epsilon", 1e-5))
         return scale, beta - mean * scale
     if op.type not in ("Mul", "Add") or len(op.inputs) != 2 or name not in op.inputs:
+        return None
+    if opset < NUMPY_BROADCAST_OPSET:
         return None
     other = op.inputs[1] if op.inputs[0] == name else op.inputs[0]
     value = inits.get(other)  # `name` is read once, so `other` is not `name`

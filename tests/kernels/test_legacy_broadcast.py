@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pytest
 
+from hetsim.api import simulate
 from hetsim.errors import ModelError
 from hetsim.ir import Graph, Op, TensorType
 from hetsim.kernels import execute, propagate
@@ -100,3 +101,23 @@ def test_from_opset_7_every_input_broadcasts_as_numpy_does() -> None:
     x, y, found = _run(_graph("Add", (2, 1), (3,), 7))
     np.testing.assert_array_equal(found, x + y)
     assert found.shape == (2, 3)
+
+
+@pytest.mark.parametrize(("op_type", "combine"), [("Add", np.add), ("Mul", np.multiply)])
+def test_a_legacy_broadcast_after_a_conv_is_not_folded_into_it(op_type: str, combine) -> None:
+    # opset 6: B (2, 1, 1) at axis 0 runs along the batch; fused, it had been folded into the
+    # Conv as one value per channel ([11, -8, 11, -8] for [11, 12, -9, -8])
+    w = np.array([1.0, 2.0], np.float32).reshape(2, 1, 1, 1)
+    b = np.array([10.0, -10.0], np.float32).reshape(2, 1, 1)
+    ops = (
+        Op("Conv", "conv", ("x", "w"), ("c",)),
+        Op(op_type, "after", ("c", "b"), ("y",), {"broadcast": 1, "axis": 0}),
+    )
+    inputs = {"x": TensorType((2, 1, 1, 1), "float32")}
+    graph = Graph("g", ops, inputs, ("y",), {"w": w, "b": b}, opset=6)
+    x = np.ones((2, 1, 1, 1), np.float32)
+    expected = combine(x * w.reshape(1, 2, 1, 1), b.reshape(2, 1, 1, 1))  # by the batch
+    for fuse in (False, True):
+        np.testing.assert_array_equal(execute(graph, {"x": x}, fuse=fuse)["y"], expected)
+    simulated = simulate(graph, "x86-h100", inputs={"x": x}).outputs["y"]
+    np.testing.assert_array_equal(simulated, expected)
