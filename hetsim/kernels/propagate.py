@@ -11,7 +11,7 @@ op's `Cost` from the same walk. The rules themselves live in the op modules; the
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,7 @@ from hetsim.kernels.checks import raise_kernel_error
 from hetsim.kernels.costs import Cost
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import lookup
+from hetsim.memo import plain_key
 
 __all__ = [
     "SMALL_VALUE_SIZE",
@@ -467,14 +468,14 @@ def _cost(op: Op, in_metas: list[Meta | None], out_metas: list[Meta]) -> Cost:
     return lookup(op).cost(op, in_metas, out_metas)
 
 
-def _attrs_key(attrs: Mapping[str, Any]) -> tuple[Any, ...] | None:
-    """The attributes as a hashable tuple, or None when one is not hashable (a tensor)."""
-    items = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in attrs.items())
+def _attrs_key(attrs: Mapping[str, Any]) -> Hashable | None:
+    """The attributes as a hashable key that tells their types apart (`plain_key`: an ``axis``
+    of 1.0 had reused the outputs of one of 1, never meeting the rule that refuses it), or None
+    when one is not plain data (a tensor)."""
     try:
-        hash(items)
+        return plain_key(attrs if attrs.__class__ is dict else dict(attrs))
     except TypeError:
         return None
-    return items
 
 
 def _is_reusable(in_metas: list[Meta | None]) -> bool:

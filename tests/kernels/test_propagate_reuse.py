@@ -7,6 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from hetsim.errors import OpError
 from hetsim.ir import Graph, Op, TensorType
 from hetsim.kernels import OPS, propagate
 
@@ -75,3 +76,15 @@ def test_small_known_values_are_still_computed_per_op() -> None:
     assert metas["s"].value.tolist() == [2, 3]
     assert metas["n"].value is not None
     assert metas["n"].value.tolist() == [-2, -3]
+
+
+def test_an_attribute_of_another_type_is_not_reused() -> None:
+    # an axis of 1.0 has the key of an axis of 1 by ==: the second Softmax took the first's
+    # outputs without the rule that refuses a float axis
+    ops = (
+        Op("Softmax", "good", ("x",), ("y",), {"axis": 1}),
+        Op("Softmax", "bad", ("x",), ("z",), {"axis": 1.0}),
+    )
+    graph = Graph("g", ops, {"x": TensorType((2, 3), "float32")}, ("y", "z"))
+    with pytest.raises(OpError, match=r"^op bad \(Softmax\): expected attribute 'axis' to be an "):
+        propagate(graph)
