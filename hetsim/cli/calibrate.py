@@ -115,7 +115,7 @@ def tag_file_problem(path: Path, where: str) -> str | None:
     >>> print(tag_file_problem(Path("/tmp/local.txt"), "--out /tmp/local.txt"))
     --out /tmp/local.txt: expected a .yaml or .yml file (a tag in YAML), got 'local.txt'
     """
-    name = path.stem
+    name, folder = tag_of_file(path)
     if path.suffix.lower() not in TAG_FILE_SUFFIXES:
         return f"{where}: expected a .yaml or .yml file (a tag in YAML), got {path.name!r}"
     if not valid_tag_name(name):
@@ -125,14 +125,42 @@ def tag_file_problem(path: Path, where: str) -> str | None:
         got = f"the {category} kind {name.lower()!r}"
         return f"{where}: expected a file named for a tag, not a kind, got {got}"
     taken = TAGS.find(name)
-    if taken is not None and TAGS.name_for_file(path) != taken:
+    shipped = TAGS.folders()[:1]  # a shipped tag's file is not rewritten either
+    if taken is not None and (
+        TAGS.name_for_file(path) != taken or _enclosing_tag_dir(path, shipped) is not None
+    ):
         got = f"the tag {taken!r} of {TAGS.get(taken).source}"
         return f"{where}: expected a file named for a new tag, got {got}"
+    user = user_tag_dir()
+    if folder.resolve() != user.resolve() and (mine := _tag_file(user, name)) is not None:
+        # every command reads the user's folder: a folder with this file beside it is refused
+        return f"{where}: expected a file named for a new tag, got the tag {name!r} of {mine}"
     twin = _twin_file(path)
     if twin is not None:
         expected = f"expected no other file of the tag {name!r} in {path.parent}"
         return f"{where}: {expected}, got {twin}"
     return None
+
+
+def tag_of_file(path: Path) -> tuple[str, Path]:
+    """The tag `path` defines and the folder that registers it: the user's tag folder when the
+    file lies below it (``DIR/nvidia/h100.yaml`` is the tag ``nvidia/h100``), else its own.
+
+    >>> tag_of_file(Path("/elsewhere/local.yaml"))
+    ('local', PosixPath('/elsewhere'))
+    """
+    folder = _enclosing_tag_dir(path, (user_tag_dir(),)) or path.parent
+    return path.resolve().relative_to(folder.resolve()).with_suffix("").as_posix(), folder
+
+
+def _tag_file(folder: Path, name: str) -> Path | None:
+    """The file of `folder` that defines tag `name` (matched ignoring case), if any."""
+    parent = (folder / name).parent
+    if not parent.is_dir():
+        return None
+    stem = name.rsplit("/", 1)[-1].lower()
+    found = (p for p in sorted(parent.iterdir()) if p.stem.lower() == stem)
+    return next((p for p in found if p.suffix.lower() in SUFFIXES and p.is_file()), None)
 
 
 def _twin_file(path: Path) -> Path | None:
@@ -225,15 +253,16 @@ def run(args: argparse.Namespace) -> int:
         )
     with progress(steps(plan, threads), "calibrating") as advance:
         calibration = calibrate(plan, threads=threads, advance=advance)
-    with writing("--out", out):
-        path = write_tag(calibration, out)
-    if args.json:
+    if args.json:  # first: a JSON that cannot be written leaves the tag as it was
         with writing("--json", args.json) as json_path:
             json_path.write_text(json.dumps(calibration.to_dict(), indent=2) + "\n")
         print(f"wrote {args.json}", file=sys.stderr)
+    with writing("--out", out):
+        path = write_tag(calibration, out)
     width = max(len(name) for name in calibration.fitted)
     for name, fitted in calibration.fitted.items():
         print(f"{name.ljust(width)}  {fitted.value}")
     # a tag is named by its file: --out DIR/mine.yaml is the tag 'mine' of folder DIR
-    print(f"wrote {path} (tag '{path.stem}' in {path.parent})", file=sys.stderr)
+    name, folder = tag_of_file(path)
+    print(f"wrote {path} (tag '{name}' in {folder})", file=sys.stderr)
     return 0

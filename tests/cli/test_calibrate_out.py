@@ -227,3 +227,72 @@ def test_local_tag_is_rewritten_in_place(
         assert Target("local").host.attrs["model"] == "Synthetic CPU"
     finally:
         remove_tag_dir(user_folder)
+
+
+def test_out_below_the_user_folder_is_named_by_its_path_there(
+    user_folder: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # the folder registers DIR/nvidia/h100.yaml as the tag nvidia/h100: it was written, named
+    # 'h100', and every command then failed "expected a new tag name" for the shipped one
+    (user_folder / "nvidia").mkdir()
+    out = user_folder / "nvidia" / "h100.yaml"
+    err = _refused([*CALIBRATE, "--out", str(out)], monkeypatch, capsys)
+    assert err == (
+        f"error: --out {out}: expected a file named for a new tag, got the tag 'nvidia/h100' "
+        f"of {TAGS.get('nvidia/h100').source}\n"
+    )
+    monkeypatch.setattr(calibrate_cli, "calibrate", _synthetic)
+    (user_folder / "sub").mkdir()
+    mine = user_folder / "sub" / "local.yaml"
+    assert main([*CALIBRATE, "--out", str(mine)]) == 0
+    assert capsys.readouterr().err.endswith(f"wrote {mine} (tag 'sub/local' in {user_folder})\n")
+
+
+def test_a_shipped_tag_file_is_not_rewritten(
+    user_folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # its own file passed as the file "of" the tag: the H100 platform became this CPU
+    out = Path(TAGS.get("x86-h100").source)
+    err = _refused([*CALIBRATE, "--out", str(out)], monkeypatch, capsys)
+    assert err == (
+        f"error: --out {out}: expected a file named for a new tag, got the tag 'x86-h100' "
+        f"of {out}\n"
+    )
+
+
+def test_out_named_for_a_tag_of_the_user_folder_is_refused(
+    user_folder: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # every command reads the user's folder: --tags with the new file's folder then failed
+    (user_folder / "local.yaml").write_text("kind: x86-cpu\n")
+    (tmp_path / "elsewhere").mkdir()
+    out = tmp_path / "elsewhere" / "local.yaml"
+    err = _refused([*CALIBRATE, "--out", str(out)], monkeypatch, capsys)
+    assert err == (
+        f"error: --out {out}: expected a file named for a new tag, got the tag 'local' of "
+        f"{user_folder / 'local.yaml'}\n"
+    )
+
+
+def test_a_json_that_cannot_be_written_leaves_the_tag_unwritten(
+    user_folder: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # the tag was written first, and the command failed on the JSON without saying so
+    if not Path("/dev/full").exists():
+        pytest.skip("needs /dev/full, a file no write fits in")
+    monkeypatch.setattr(calibrate_cli, "calibrate", _synthetic)
+    out = tmp_path / "laptop.yaml"
+    assert main([*CALIBRATE, "--out", str(out), "--json", "/dev/full"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        "error: --json /dev/full: expected a file it can write, got No space left on device"
+    )
+    assert not out.exists()
