@@ -174,7 +174,14 @@ class Platform:
         return {
             "name": self.name,
             "processors": {
-                p.path: {"role": p.role, "kind": p.kind, "level": p.level, "memory": p.memory}
+                p.path: {
+                    "role": p.role,
+                    "kind": p.kind,
+                    "level": p.level,
+                    "memory": p.memory,
+                    # what `hetsim platform show` prints of its compute, as the tree shows it
+                    **{key: p.attrs[key] for key in ("cores", "freq_ghz", "flops_per_cycle")},
+                }
                 for p in self.processors.values()
             },
             "memories": {

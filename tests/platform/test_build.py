@@ -159,18 +159,33 @@ def test_to_dict_describes_every_part() -> None:
     assert described == {
         "name": "seed-soc",
         "processors": {
-            "host": {"role": "host", "kind": "arm", "level": "", "memory": "host.mem"},
+            # the compute `platform show` prints (it was missing from --json): seed_soc's own
+            "host": {
+                "role": "host",
+                "kind": "arm",
+                "level": "",
+                "memory": "host.mem",
+                "cores": 4,
+                "freq_ghz": 1.5,
+                "flops_per_cycle": 8,
+            },
             "vdevice0/host": {
                 "role": "coprocessor",
                 "kind": "riscv",
                 "level": "vdevice0",
                 "memory": "vdevice0/host.mem",
+                "cores": 4,
+                "freq_ghz": 1.0,
+                "flops_per_cycle": 2,
             },
             "vdevice0/npu": {
                 "role": "accelerator",
                 "kind": "accel",
                 "level": "vdevice0",
                 "memory": "vdevice0/host.mem",
+                "cores": 1,
+                "freq_ghz": 1.0,
+                "flops_per_cycle": 2000,
             },
         },
         "memories": {
