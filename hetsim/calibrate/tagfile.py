@@ -79,8 +79,11 @@ def tag_text(calibration: Calibration) -> str:
     about = _scalar(
         f"this machine ({machine.get('cpu', '')}), calibrated with hetsim's own kernels"
     )
+    # its own thread count is the library's default; the calibration ran with `modelled`
+    modelled = machine.get("blas_threads_modelled")
+    ran = f", {modelled} used" if modelled is not None else ""
     blas = ", ".join(
-        f"{b.get('internal_api')} {b.get('version')} ({b.get('num_threads')} threads)"
+        f"{b.get('internal_api')} {b.get('version')} ({b.get('num_threads')} threads{ran})"
         for b in machine.get("blas", [])
     )
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -138,7 +139,16 @@ def test_tag_file_comments_each_value(calibration: Calibration) -> None:
     for line in text.splitlines():
         if line.strip().startswith(("cores:", "mem_bandwidth_gbps:", "dispatch_us:", "conv:")):
             assert "  # " in line, line
-    assert "BLAS: openblas 0.3 (2 threads)" in text
+    assert "BLAS: openblas 0.3 (2 threads, 2 used)" in text
+
+
+def test_the_header_says_how_many_blas_threads_the_calibration_used(
+    calibration: Calibration,
+) -> None:
+    # --threads 1 on 2 cores wrote "(2 threads)", the library's default, beside "cores: 1"
+    machine = {**MACHINE, "blas_threads_modelled": 1}
+    text = tag_text(dataclasses.replace(calibration, machine=machine))
+    assert "BLAS: openblas 0.3 (2 threads, 1 used)" in text
 
 
 def test_local_target_runs_every_op_on_the_host(local_dir: Path) -> None:
