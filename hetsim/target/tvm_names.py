@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "BOARD_CPUS",
     "CPU_FAMILIES",
     "CUDA_ARCHS",
     "LLVM_CPUS",
@@ -84,6 +85,13 @@ LLVM_CPUS: dict[str, CpuTag] = {
     "sifive-x280": CpuTag("riscv-cpu", "riscv/sifive-x280"),
     "spacemit-x60": CpuTag("riscv-cpu", "riscv/spacemit-x60"),
     "sapphirerapids": CpuTag("x86-cpu", "x86/xeon-8480c"),
+}
+# TVM ``model`` (a board's SoC) -> the ``mcpu`` it implies, for a TVM tag that names no mcpu:
+# TVM 0.27's ``arm/rasp3b`` gives model bcm2837 (the Raspberry Pi 3's SoC, 4 x Cortex-A53) and an
+# armv7l triple only, and a real TVM target's export names no tag, so it read as a plain ARM CPU.
+BOARD_CPUS: dict[str, str] = {
+    "bcm2837": "cortex-a53",
+    "bcm2711": "cortex-a72",  # the Raspberry Pi 4's (TVM's rasp4b tags give the mcpu too)
 }
 # CUDA -arch -> hetsim tag; sm_90 is shared by H100 and H200 and reads as the H100.
 CUDA_ARCHS: dict[str, str] = {

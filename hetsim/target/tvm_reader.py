@@ -31,6 +31,7 @@ from hetsim.target.schema import closest, item_path, join_path
 from hetsim.target.sources import nesting_problem
 from hetsim.target.tree import Target
 from hetsim.target.tvm_names import (
+    BOARD_CPUS,
     CPU_FAMILIES,
     CUDA_ARCHS,
     LLVM_CPUS,
@@ -257,6 +258,9 @@ def _read_llvm(
 ) -> dict[str, Any]:
     triple, mcpu = config.get("mtriple"), config.get("mcpu")
     mcpu = None if mcpu in ("", "generic") else mcpu
+    if mcpu is None and use_tags:  # a board TVM names by its SoC only (`BOARD_CPUS`)
+        model = config.get("model")
+        mcpu = BOARD_CPUS.get(model) if isinstance(model, str) else None
     family = _family_of(triple, mcpu, path, problems)
     if family is None:
         return {}
@@ -372,7 +376,14 @@ def _read_tvm_tag(config: Mapping[str, Any], path: str, problems: list[Problem])
     if config.get("num-cores", own.get("num-cores")) != own.get("num-cores"):
         spec["cores"] = config["num-cores"]
     host, host_path = config.get("host"), join_path(path, "host")
-    if host is None or _read_at(host, host_path, []) == _read_at(own.get("host"), host_path, []):
+    if host is None:
+        return spec
+    found: list[Problem] = []
+    given = _read_at(host, host_path, found)
+    if found:  # a host it cannot map is refused, as without the tag (it read as no host)
+        problems += found
+        return spec
+    if given == _read_at(own.get("host"), host_path, []):
         return spec
     node = _tag_node(tag)
     if node is None or not node.is_composite:

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hetsim.api import simulate
 from hetsim.errors import TargetError
 from hetsim.target import Target
 from hetsim.target.tvm_names import CUDA_ARCHS, LLVM_CPUS, TVM_TAGS
@@ -203,6 +204,33 @@ def test_unknown_tvm_kind_suggests_a_close_one() -> None:
     assert _failure({"kind": "metal"}) == (
         "kind: expected a TVM kind that hetsim maps (composite, cuda, ext_dev, llvm), got 'metal'"
     )
+
+
+@pytest.mark.parametrize(
+    ("host", "message"),
+    [
+        ({"kind": "opencl"},
+         "host.kind: expected a TVM kind that hetsim maps (composite, cuda, ext_dev, llvm), "
+         "got 'opencl'"),
+        (5, "host: expected a TVM target config, got 5"),
+        ({"kind": "llvm", "num-cores": 4},
+         "host.mtriple: expected an mtriple or an mcpu hetsim knows (TVM's default is the build "
+         "machine's), got nothing"),
+    ],
+)  # fmt: skip
+def test_a_host_it_cannot_map_is_refused_with_a_tvm_tag(host: object, message: str) -> None:
+    # with a tag that has no host of its own, an unmappable host read as none: it was dropped,
+    # and the target got the kind's default host
+    assert _failure({"kind": "cuda", "arch": "sm_80", "host": host}) == message
+    assert _failure({"tag": "nvidia/nvidia-a100", "host": host}) == message
+
+
+def test_a_board_named_by_its_soc_reads_as_its_cpu() -> None:
+    # TVM's arm/rasp3b names no mcpu: its export read as a plain arm-cpu (1.5 GHz, 8 flop/cycle)
+    config = {"kind": "llvm", "tag": "", "mtriple": "armv7l-linux-gnueabihf", "mattr": ["+neon"],
+              "model": "bcm2837"}  # fmt: skip
+    assert tvm_to_spec(config) == {"tag": "arm/cortex-a53", "mtriple": "armv7l-linux-gnueabihf",
+                                   "mattr": ["+neon"]}  # fmt: skip
 
 
 def test_unknown_tvm_option_suggests_a_close_one() -> None:
@@ -429,6 +457,13 @@ def test_real_tvm_accepts_composites_nested_two_levels(tvm_target: TvmTarget) ->
 def test_real_tvm_target_reads_through_its_export(tvm_target: TvmTarget) -> None:
     assert tvm_to_spec(tvm_target("nvidia/nvidia-h100")) == {"tag": "nvidia/h100"}
     assert tvm_to_spec(tvm_target(NESTED_TVM)) == NESTED_SPEC
+
+
+def test_real_tvm_rasp3b_reads_as_its_tag(tvm_target: TvmTarget) -> None:
+    # its export names no tag and no mcpu: it read as a plain arm-cpu, mlp 13.0 us, not 32.4
+    real, named = Target.from_tvm(tvm_target("arm/rasp3b")), Target.from_tvm("arm/rasp3b")
+    assert [d.tag for d in real.devices] == [d.tag for d in named.devices] == ["arm/cortex-a53"]
+    assert simulate("mlp", real).makespan_us == simulate("mlp", named).makespan_us
 
 
 def test_real_tvm_jetson_tag_reads_as_a_level(tvm_target: TvmTarget) -> None:
