@@ -30,14 +30,17 @@ initializer; scales are finite float32):
   b_scale``, which differs from the float path by float32 rounding only), as onnxruntime
   fuses a Gemm without a Q.
 
-- **Relu before a Q whose zero point is its dtype's minimum** goes, the Q reading the Relu's
-  input (onnxruntime's ReluQuantFusion): the Q clips what the Relu would, so the values are the
-  same, and a Conv or MatMul before it (a fused Conv-ReLU as PyTorch exports it) then fuses.
+- **Relu before a Q whose zero point is its dtype's minimum** (and whose scale is positive)
+  goes, the Q reading the Relu's input (onnxruntime's ReluQuantFusion): the Q clips what the
+  Relu would, so the values are the same, and a Conv or MatMul before it (a fused Conv-ReLU as
+  PyTorch exports it) then fuses.
 
 - **Ops that only select or move values** (`DATA_MOVERS`: MaxPool, Reshape, Transpose,
   Gather...): between a per-tensor DQ and a Q of the same scale and zero point, the op reads the
   quantized tensor and gives the Q's output, exactly the values the float path gives, and the
-  pair goes (onnxruntime drops it so). An int8 MaxPool thus stays on the int8 device.
+  pair goes (onnxruntime drops it so). An int8 MaxPool thus stays on the int8 device (not
+  with a negative scale, which reverses the order), as a Resize does in ``nearest`` mode (not
+  cropping with ``tf_crop_and_resize``, whose float ``extrapolation_value`` the Q would map).
 
 - **Add, Mul, AveragePool, GlobalAveragePool, Sigmoid, LeakyRelu, Concat, Softmax**: every
   operand from a per-tensor DQ, the output to a per-tensor Q, one 8-bit dtype throughout:
@@ -82,7 +85,9 @@ class _Fuser(QdqReader):
     def __init__(self, graph: Graph) -> None:
         super().__init__(graph)
         self.new_constants: dict[str, np.ndarray] = {}
-        self.zeros: dict[str, str] = {}  # tensor -> the zero point made for it
+        # (tensor, scale shape) -> the zero point made for it: a weight dequantized per column
+        # and per tensor needs one of each shape
+        self.zeros: dict[tuple[str, tuple[int, ...]], str] = {}
 
     def operands(self, first: Quantized, second: Quantized, output: Quantized) -> tuple[str, ...]:
         """A QLinear op's eight inputs: each operand's tensor, scale and zero point, then the
@@ -98,13 +103,19 @@ class _Fuser(QdqReader):
         shape in the tensor's dtype, made once per tensor."""
         if found.zero is not None:
             return found.zero
-        name = self.zeros.get(found.tensor)
+        key = (found.tensor, found.scale_value.shape)
+        name = self.zeros.get(key)
         if name is None:
             name = f"{found.tensor}_zero_point"
-            while name in self.constants or name in self.producer or name in self.new_constants:
+            while (
+                name in self.constants
+                or name in self.producer
+                or name in self.new_constants
+                or name in self.graph.inputs
+            ):
                 name += "_"
             self.new_constants[name] = np.zeros(found.scale_value.shape, found.dtype)
-            self.zeros[found.tensor] = name
+            self.zeros[key] = name
         return name
 
     def conv(self, op: Op) -> tuple[Op, Op] | None:
@@ -224,8 +235,11 @@ class _Fuser(QdqReader):
         the same values either way."""
         if op.type == "MaxPool" and (self.graph.opset < 12 or any(op.outputs[1:])):
             return None  # int8 MaxPool from opset 12; its Indices are no values to quantize
-        if op.type == "Resize" and op.attrs.get("mode", "nearest") != "nearest":
-            return None  # interpolating computes new values
+        if op.type == "Resize" and (
+            op.attrs.get("mode", "nearest") != "nearest"
+            or op.attrs.get("coordinate_transformation_mode") == "tf_crop_and_resize"
+        ):
+            return None  # interpolating computes new values; a crop fills with a float value
         data = self.dequantized(op.inputs[0])
         out = self.quantized_by(op.outputs[0])
         if data is None or out is None or not is_per_tensor(data.scale_value.shape):
@@ -233,6 +247,8 @@ class _Fuser(QdqReader):
         q, y = out
         if data.dtype != y.dtype or not np.array_equal(data.scale_value, y.scale_value):
             return None
+        if op.type == "MaxPool" and not np.all(data.scale_value > 0):
+            return None  # a negative scale reverses the order: the int max is the float min
         if not np.array_equal(self.zero_value(data), self.zero_value(y)):
             return None
         return replace(op, inputs=(data.tensor, *op.inputs[1:]), outputs=(y.tensor,)), q
@@ -275,7 +291,7 @@ DATA_MOVERS = frozenset(
 )  # fmt: skip
 """Ops that only select or move values: between a DQ and a Q of one scale and zero point they
 run on the quantized tensor (onnxruntime's list of ops that "do not change the data"; Resize in
-``nearest`` mode only)."""
+``nearest`` mode only, not cropping; MaxPool with a positive scale only)."""
 
 _QLINEAR = {spec.inner: name for name, spec in SPECS.items()}
 """Float op type -> onnxruntime's QLinear op that stands for its QDQ group (QLinearAdd...)."""
@@ -348,7 +364,9 @@ def _without_clipped_relus(graph: Graph) -> Graph:
         if found is None:
             continue
         _, y = found
-        if np.all(reader.zero_value(y) == np.iinfo(y.dtype).min):
+        # only a positive scale sends every negative value to the zero point, the dtype's min
+        is_clipped = np.all(y.scale_value > 0)
+        if is_clipped and np.all(reader.zero_value(y) == np.iinfo(y.dtype).min):
             through[op.outputs[0]] = op.inputs[0]
     if not through:
         return graph
