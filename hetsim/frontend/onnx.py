@@ -134,7 +134,11 @@ def _read(source: str | Path | onnx.ModelProto) -> tuple[onnx.ModelProto, str, s
             return source, f"model {source.graph.name or '(unnamed)'}", "model"
         raise ModelError(f"load_onnx: expected a path or an onnx.ModelProto, got {source!r}")
     path = Path(source)
-    if not path.is_file():
+    try:
+        is_file = path.is_file()
+    except OSError as err:  # a name too long for the file system: not asked, refused
+        raise ModelError(f"{path}: expected an ONNX model file, got {err.strerror}") from err
+    if not is_file:
         if path.is_dir():
             found = "a directory"
         elif path.exists():  # /dev/null, a pipe: "no such file" had misled

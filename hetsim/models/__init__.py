@@ -49,7 +49,7 @@ got 'resnt50' (did you mean 'resnet50'?)
         return ZOO[source]()
     if isinstance(source, str | Path):
         # "" is no path: as Path("") it is the current folder, which load_onnx called a directory
-        if str(source).strip() and (Path(source).suffix == ".onnx" or Path(source).exists()):
+        if str(source).strip() and (Path(source).suffix == ".onnx" or _exists(Path(source))):
             return load_onnx(source)
         raise _unknown_model(source)
     onnx = require_onnx("load_model")
@@ -59,6 +59,14 @@ got 'resnt50' (did you mean 'resnet50'?)
         "load_model: expected a zoo name, a path to an .onnx file or an onnx.ModelProto, "
         f"got {type(source).__name__}"
     )
+
+
+def _exists(path: Path) -> bool:
+    """Whether `path` exists; False for a name the file system cannot even look up (too long)."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def _unknown_model(source: str | Path) -> ModelError:

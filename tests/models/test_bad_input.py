@@ -101,3 +101,12 @@ def test_transformer_without_room_for_its_weights_names_the_sizes(
     )
     with pytest.raises(ModelError, match=_exactly(message)):
         transformer(d_model=1024, heads=8, d_ff=4096)
+
+
+def test_a_name_too_long_for_the_file_system_is_a_model_error() -> None:
+    # looking it up raised OSError "File name too long" from deep inside
+    long = "a" * 300
+    with pytest.raises(ModelError, match=r": expected an ONNX model file, got File name too long$"):
+        load_model(long + ".onnx")
+    with pytest.raises(ModelError, match=r"^load_model: expected a zoo name or a path to an "):
+        load_model(long)
