@@ -112,3 +112,32 @@ def test_ops_option_rejects_counts_that_are_all_one() -> None:
     message = r"^expected two or more distinct op counts \(1,10,100\), got '5,05'$"
     with pytest.raises(argparse.ArgumentTypeError, match=message):
         bench_cli.parse_ops("5,05")
+
+
+# A GPU whose kernels do no measurable work: a replayed node costs graph_node_us (0.75), its
+# capture capture_node_us (3.0) and instantiate_node_us (1.0).
+GPU = """kind: hetero
+host: {kind: x86-cpu}
+executor: {kind: vm, dispatch_us: 1.0}
+runtime: {kind: cpp, alloc_us: 0.5, free_us: 0.25}
+devices:
+  - {name: gpu0, kind: cuda, kernel_latency_us: 2.0, launch_us: 3.0, graph_node_us: 0.75,
+     capture_node_us: 3.0, instantiate_node_us: 1.0, mem_bandwidth_gbps: 1000000,
+     flops_per_cycle: 1000000}
+"""
+
+
+def test_cuda_graph_per_op_is_what_a_replay_pays(tmp_path: Path) -> None:
+    # a first run less its capture still paid the host's ALLOC, LAUNCH and FREE of every op
+    # (1.5 + 1.0 + 1.25) beside the node: 4.5 µs, where a replay pays the node's 0.75
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "gpu.yaml").write_text(GPU)
+    add_tag_dir(tmp_path)
+    try:
+        # from 10 ops on, the nodes outlast the host's work before them (at 1 they hide behind it)
+        row = bench_row("bench/gpu", VARIANTS["cuda-graph"], "chain", (10, 100, 1000))
+    finally:
+        remove_tag_dir(tmp_path)
+    assert row.processor == "gpu0"
+    assert row.per_op_us == pytest.approx(0.75, rel=1e-6)
+    assert row.capture_per_op_us == pytest.approx(3.0 + 1.0, rel=1e-6)
