@@ -1,11 +1,13 @@
-"""The tests marked ``slow``, which the README's test command (and so CI) leaves out.
+"""The tests marked ``slow`` or ``timed``, which the README's test command (and so CI) leaves out.
 
 A test too slow for the suite (over about 10 s: the whole suite must stay well under 15 minutes
-on 2 cores) is marked ``@pytest.mark.slow`` and runs here instead. This runs them (``pytest -m
-slow`` from the project root, so the project's pytest settings apply), prints each test's
-outcome and wall time, slowest first, and writes them, with the BLAS thread pools the run had
-(threadpoolctl), to ``benchmarks/results/slow_tests.json``. It exits with pytest's status:
-non-zero when a test failed; 0 when no test is marked slow.
+on 2 cores) is marked ``@pytest.mark.slow``, and one that asserts on this machine's wall time
+``@pytest.mark.timed`` (a shared machine's load swings it: a calibrated target predicting
+`hetsim.execute` within 50% read 57% while other work ran); both run here instead. This runs
+them (``pytest -m "slow or timed"`` from the project root, so the project's pytest settings
+apply), prints each test's outcome and wall time, slowest first, and writes them, with the BLAS
+thread pools the run had (threadpoolctl), to ``benchmarks/results/slow_tests.json``. It exits
+with pytest's status: non-zero when a test failed; 0 when no test is marked.
 
 No test is marked slow today. The two that were (the functional outputs of the big ONNX light
 models against `hetsim.execute`, and ``cost`` placement never slower than ``capability`` on
@@ -66,16 +68,18 @@ def main(argv: list[str]) -> int:
     os.chdir(ROOT)  # the project's pyproject.toml holds the pytest settings
     outcomes = _Outcomes()
     start = time.perf_counter()
-    status = pytest.main(["-m", "slow", "-p", "no:cacheprovider", *argv], plugins=[outcomes])
+    status = pytest.main(
+        ["-m", "slow or timed", "-p", "no:cacheprovider", *argv], plugins=[outcomes]
+    )
     seconds = time.perf_counter() - start
     if not outcomes.ran:
         return int(status)
     if status == pytest.ExitCode.NO_TESTS_COLLECTED:
-        print("no test is marked slow: the README's test command runs them all")
+        print("no test is marked slow or timed: the README's test command runs them all")
         status = pytest.ExitCode.OK
     else:
         print(format_table(outcomes.tests))
-    print(f"{len(outcomes.tests)} slow tests in {seconds:.1f} s; pytest exit status {int(status)}")
+    print(f"{len(outcomes.tests)} tests in {seconds:.1f} s; pytest exit status {int(status)}")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     report = {
         "exit_status": int(status),
