@@ -63,14 +63,16 @@ class GraphBuilder:
         self._names.add(name)
         return name
 
-    def _fresh(self, prefix: str) -> str:
+    def _fresh(self, prefix: str, outputs: int = 0) -> str:
         """The next name ``<prefix><n>`` no tensor and no op has (an op named ``relu0`` by its
-        caller, its output ``a``, had the next Relu named ``relu0`` too)."""
+        caller, its output ``a``, had the next Relu named ``relu0`` too), nor, given `outputs`,
+        its outputs ``<prefix><n>_<i>`` (a graph input ``split0_1`` had been taken again)."""
         while True:
             count = self._counts.get(prefix, 0)
             self._counts[prefix] = count + 1
             fresh = f"{prefix}{count}"
-            if fresh not in self._names and fresh not in self._op_names:
+            names = (fresh, *(f"{fresh}_{i}" for i in range(outputs)))
+            if not any(n in self._names or n in self._op_names for n in names):
                 return fresh
 
     def input(self, name: str, shape: Sequence[Dim], dtype: str = "float32") -> str:
@@ -126,7 +128,8 @@ class GraphBuilder:
         **attrs: Any,
     ) -> tuple[str, ...]:
         """Append an op with several outputs: a count (named ``<op name>_<i>``) or the names."""
-        name = name or self._fresh(op_type.lower())
+        count = outputs if isinstance(outputs, int) else 0
+        name = name or self._fresh(op_type.lower(), count)
         names = [f"{name}_{i}" for i in range(outputs)] if isinstance(outputs, int) else outputs
         return self._append(op_type, inputs, name, names, attrs)
 
@@ -138,8 +141,14 @@ class GraphBuilder:
         outputs: Sequence[str],
         attrs: dict[str, Any],
     ) -> tuple[str, ...]:
+        # the outputs first, all or none: a refused op leaves no weight or name behind
+        taken = [n for n in outputs if n]  # "" is an omitted output, as often as need be
+        for index, n in enumerate(taken):
+            if n in self._names or n in taken[:index]:
+                raise ModelError(f"graph {self.name}: expected a new tensor name, got {n!r}")
+        self._names.update(taken)  # before the inputs: a weight's fresh name avoids them
         sources = tuple(self._source(item) for item in inputs)
-        claimed = tuple(self._claim(n) for n in outputs)
+        claimed = tuple(outputs)
         self._ops.append(Op(op_type, name, sources, claimed, attrs))
         self._op_names.add(name)
         return claimed

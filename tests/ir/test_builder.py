@@ -9,6 +9,7 @@ import pytest
 
 from hetsim.errors import ModelError
 from hetsim.ir import GraphBuilder, Op, TensorType
+from hetsim.kernels import execute
 
 
 def test_ops_get_readable_unique_names() -> None:
@@ -115,3 +116,38 @@ def test_an_automatic_op_name_skips_the_names_given() -> None:
     first = b.op("Relu", x, name="relu0", output="a")
     b.op("Relu", first)
     assert [op.name for op in b.build("relu1").ops] == ["relu0", "relu1"]
+
+
+def test_several_ops_may_omit_an_output() -> None:
+    # "" was claimed as a tensor name: the second op with an omitted output was refused
+    b = GraphBuilder("drop")
+    x = b.input("x", (2, 2))
+    a, _ = b.op_with_outputs("Split", x, outputs=["a", ""], axis=1, num_outputs=2)
+    c, _ = b.op_with_outputs("Split", x, outputs=["c", ""], axis=1, num_outputs=2)
+    graph = b.build(a, c)
+    value = np.arange(4, dtype=np.float32).reshape(2, 2)
+    result = execute(graph, {"x": value})
+    np.testing.assert_array_equal(result["a"], value[:, :1])
+    np.testing.assert_array_equal(result["c"], value[:, :1])
+
+
+def test_numbered_outputs_avoid_the_names_taken() -> None:
+    # an input named split0_1: the fresh op split0 numbered its outputs onto it
+    b = GraphBuilder("split")
+    b.input("split0_1", (2,))
+    x = b.input("x", (2, 2))
+    assert b.op_with_outputs("Split", x, outputs=2, axis=1, num_outputs=2) == (
+        "split1_0",
+        "split1_1",
+    )
+
+
+def test_a_refused_op_leaves_no_weight_behind() -> None:
+    # its array input had become an initializer before its output name was refused
+    b = GraphBuilder("left")
+    x = b.input("x", (2,))
+    b.op("Relu", x, output="t")
+    with pytest.raises(ModelError, match=r"^graph left: expected a new tensor name, got 't'$"):
+        b.op("Add", x, np.ones(2, np.float32), output="t")
+    graph = b.build("t")
+    assert dict(graph.initializers) == {}
