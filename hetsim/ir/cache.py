@@ -26,10 +26,11 @@ __all__ = ["CACHE_MAX_OPS", "GHOSTS_PER_ENTRY", "SIMULATOR_BUDGET", "GraphCache"
 T = TypeVar("T")
 
 CACHE_MAX_OPS = 100_000
-"""The ops of the graphs each of the simulator's caches (plans, metas, kernels, bound programs)
-holds at most, together, by default (`SIMULATOR_BUDGET`; `hetsim.api.set_cache_max_ops` changes
-it). What they keep grows with the ops: about 1.3 kB per op of a timing-mode chain for all of them
-together, so a 1e5-op model keeps about 130 MB. A graph of more ops is compiled and bound anew
+"""The ops of the graphs each of the simulator's caches (plans, metas, kernels, and the bound
+programs of each kept compiled program: `hetsim.sim.bind.bound_for`) holds at most, together, by
+default (`SIMULATOR_BUDGET`; `hetsim.api.set_cache_max_ops` changes it). What they keep grows
+with the ops: about 1.3 kB per op of a timing-mode chain for all of them together, so a 1e5-op
+model keeps about 130 MB. A graph of more ops is compiled and bound anew
 each call, which costs 3-4 times its engine run (at 1e5 ops,
 `benchmarks/sim_speed.py --big`: compile plus bind 5.8-8.1 µs per op, the run 1.8-2.1)."""
 
@@ -129,7 +130,8 @@ class GraphCache(Generic[T]):
             return found[2]
         value = make()
         with self._lock:  # threads of one process share the caches (a Dask worker's tasks)
-            if self.admit_after > 1 and not self._admits(key):
+            limit = self.limit  # again: lowered while `make` ran, the caches were cleared
+            if ops > limit or (self.admit_after > 1 and not self._admits(key)):
                 return value
             if key in entries:  # made meanwhile by another thread, or stale: replaced
                 self._drop(key)

@@ -6,7 +6,7 @@ import sys
 import threading
 
 from hetsim.ir import Graph, Op, TensorType
-from hetsim.ir.cache import GraphCache
+from hetsim.ir.cache import GraphCache, OpsBudget
 
 
 def relus(n: int) -> Graph:
@@ -86,3 +86,18 @@ def test_threads_sharing_a_cache_keep_its_tables_whole() -> None:
     kept = list(cache.graphs())
     assert cache.ops == sum(len(g.ops) for g in kept) <= 12
     assert len(kept) <= 3
+
+
+def test_a_budget_lowered_while_a_value_is_made_keeps_it_out() -> None:
+    # the limit was read before `make`: lowered (and the cache cleared) meanwhile, the value went
+    # in above the new budget, and stayed, as bigger graphs returned before evicting anything
+    budget = OpsBudget(100)
+    cache: GraphCache[str] = GraphCache(4, budget)
+
+    def make() -> str:
+        budget.ops = 10
+        cache.clear()
+        return "made"
+
+    assert cache.get(relus(50), make) == "made"
+    assert cache.ops == 0
