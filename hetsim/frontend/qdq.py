@@ -100,7 +100,7 @@ class _Fuser(QdqReader):
 
     def zero_point(self, found: Quantized) -> str:
         """The zero point's name: the DQ's or Q's own, else a zero initializer of the scale's
-        shape in the tensor's dtype, made once per tensor."""
+        shape in the tensor's dtype, made once per tensor and scale shape."""
         if found.zero is not None:
             return found.zero
         key = (found.tensor, found.scale_value.shape)
