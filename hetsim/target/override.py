@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from hetsim.errors import Problem, TargetError
 from hetsim.target.frozen import freeze, thaw
 from hetsim.target.kinds import category_of, find_kind
-from hetsim.target.resolve import Resolver, device_name, level_around, merge_values, wraps
+from hetsim.target.resolve import LEVEL_KEYS, Resolver, device_name, level_around, merge_values
 from hetsim.target.schema import Kind, check_attrs, closest, item_path, join_path
 from hetsim.target.tags import TAGS
 
@@ -98,9 +98,7 @@ def _merge_device_list(devices: list[Any], changes: Mapping[Any, Any], path: str
             where = item_path(path, name)
             raise TargetError([Problem(where, "unknown device", hint=closest(name, names))])
         index = names.index(name)
-        device = merged[index]
-        if wraps(device):  # changes address the level it becomes, as in the tree and in a tag
-            device = level_around(device)
+        device = _as_level(merged[index])  # changes address the level it becomes, if any
         merged[index] = merge_spec(_by_name(device, value), value, item_path(path, name))
     return [d for d in merged if d is not None]
 
@@ -122,26 +120,42 @@ def is_level_spec(spec: object) -> bool:
     >>> is_level_spec("arm-riscv-soc"), is_level_spec({"kind": "cuda"}), is_level_spec({})
     (True, False, False)
     """
+    kind = _written_kind(spec)
+    return kind is not None and kind.is_composite
+
+
+def _written_kind(spec: object) -> Kind | None:
+    """The kind `spec`'s top has, told from its ``kind``, else the tags it names (at most
+    `_TAG_CHAIN` of them), else ``hetero`` for a mapping with devices; None when in doubt."""
     for _ in range(_TAG_CHAIN):
         if isinstance(spec, str):
             kind = find_kind("target", spec)
             if kind is not None:
-                return kind.is_composite
+                return kind
             name = TAGS.find(spec)
             if name is None:
-                return False
+                return None
             spec = TAGS.get(name).data
         elif isinstance(spec, Mapping):
             if "kind" in spec:
-                kind = find_kind("target", spec["kind"])
-                return kind is not None and kind.is_composite
-            if "tag" in spec:
-                spec = spec["tag"]
-            else:
-                return "devices" in spec
+                return find_kind("target", spec["kind"])
+            if "tag" not in spec:
+                return find_kind("target", "hetero") if "devices" in spec else None
+            spec = spec["tag"]
         else:
-            return False
-    return False
+            return None
+    return None
+
+
+def _as_level(device: Any) -> Any:
+    """A written device given its own host, executor or runtime, as the level it becomes
+    (`hetsim.target.resolve.level_around`: ``devices[g]`` is that level in the tree, and in a
+    tag's devices); any other device as it is. By its kind or by its tag's (``{tag:
+    nvidia/h100, host: arm-cpu}`` becomes a level too)."""
+    if not isinstance(device, Mapping) or not any(key in device for key in LEVEL_KEYS):
+        return device
+    kind = _written_kind(device)
+    return device if kind is None or kind.is_composite else level_around(device, kind)
 
 
 def set_attrs(root: Target, changes: Mapping[str, Any], spec: Any) -> Target | None:

@@ -25,7 +25,7 @@ from hetsim.target.kinds import (
     category_of,
     find_kind,
 )
-from hetsim.target.schema import closest, item_path, join_path
+from hetsim.target.schema import Kind, closest, item_path, join_path
 from hetsim.target.sources import nesting_problem
 from hetsim.target.tags import TagRegistry
 
@@ -42,10 +42,12 @@ __all__ = [
 MAX_DEPTH = 16  # nesting of devices and given hosts; a default host sits at its level's depth
 MAX_NODES = 10_000
 """The most targets (levels, hosts, devices) one resolved tree may hold."""
-EXPANSIONS_PER_NODE = 8
+EXPANSIONS_PER_NODE = 2 * (MAX_DEPTH + 1)
 """What resolving may spend per target of `MAX_NODES` before it stops: a tag is expanded, then
-the values that override it (an exported tree, which names its tag at every node, about 5 times
-per target), so the tree is counted once made, and this bounds the work before that."""
+the values that override it. An exported tree names its tag at every node, so each node's tag
+expands its whole subtree again, once per level above it (7.4 expansions per target for
+two-node-h100's export, 11.7 for a tag nested 10 deep; at most about twice the depth, which
+`MAX_DEPTH` bounds), so the tree is counted once made, and this bounds the work before that."""
 LEVEL_KEYS = ("host", "executor", "runtime")
 # The category of what each structural key holds.
 STRUCTURE = {"host": "target", "executor": "executor", "runtime": "runtime"}
@@ -88,20 +90,13 @@ def written_device(spec: object, tags: TagRegistry) -> str | None:
     return item_path("devices", device_name(node, 0))
 
 
-def wraps(device: object) -> bool:
-    """Whether written `device` becomes a level around itself (rule 2 of docs/targets.md): a
-    device of a known kind, not ``hetero``, given its own host, executor or runtime."""
-    if not isinstance(device, Mapping):
-        return False
-    kind = find_kind("target", device.get("kind"))
-    return kind is not None and not kind.is_composite and any(k in device for k in LEVEL_KEYS)
+def level_around(device: Mapping[str, Any], kind: Kind) -> dict[str, Any]:
+    """``hetero(host=<its host or its kind's default host>, ..., devices=[device])`` of a
+    device of `kind` (not ``hetero``) given its own host, executor or runtime (rule 2 of
+    docs/targets.md), those moved to the level, which takes its name.
 
-
-def level_around(device: Mapping[str, Any]) -> dict[str, Any]:
-    """``hetero(host=<its host or its kind's default host>, ..., devices=[device])`` of a device
-    that `wraps`, its host, executor and runtime moved to the level, which takes its name.
-
-    >>> level = level_around({"kind": "npu", "name": "n", "executor": "graph"})
+    >>> npu = find_kind("target", "npu")
+    >>> level = level_around({"kind": "npu", "name": "n", "executor": "graph"}, npu)
     >>> level["name"], level["host"], level["executor"], level["devices"]
     ('n', 'riscv-cpu', 'graph', [{'kind': 'npu', 'name': 'n'}])
     """
@@ -109,8 +104,6 @@ def level_around(device: Mapping[str, Any]) -> dict[str, Any]:
     level: dict[str, Any] = {"kind": "hetero"}
     if "name" in inner:
         level["name"] = inner["name"]
-    kind = find_kind("target", inner.get("kind"))
-    assert kind is not None, "only a device of a known kind is wrapped"
     level["host"] = inner.pop("host", kind.default_host or DEFAULT_HOST)
     for key in LEVEL_KEYS[1:]:
         if key in inner:
@@ -386,7 +379,9 @@ class Resolver:
 
         The level takes the device's name, which the device keeps.
         """
-        level = level_around(node)
+        kind = find_kind("target", node.get("kind"))
+        assert kind is not None, "only a device of a known kind is wrapped"
+        level = level_around(node, kind)
         if isinstance(level["host"], str):  # its kind's default host, by name
             where = join_path(path, "host")
             level["host"] = self.expand(level["host"], where, "target", stack, depth)

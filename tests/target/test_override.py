@@ -187,8 +187,14 @@ def test_load_refuses_what_is_not_a_path() -> None:
 
 WRAPPED = {"kind": "hetero", "devices": [{"kind": "cuda", "name": "g", "host": "arm-cpu"}]}
 """A device written with its own host: the level ``g`` around the device ``g``."""
+TAG_WRAPPED = {
+    "kind": "hetero",
+    "devices": [{"tag": "nvidia/h100", "name": "g", "host": "arm-cpu"}],
+}
+"""The same, the device written by its tag (its kind is the tag's)."""
 
 
+@pytest.mark.parametrize("spec", [WRAPPED, TAG_WRAPPED])
 @pytest.mark.parametrize(
     ("changes", "level", "device"),
     [
@@ -198,12 +204,15 @@ WRAPPED = {"kind": "hetero", "devices": [{"kind": "cuda", "name": "g", "host": "
     ],
 )
 def test_a_device_with_its_own_host_is_changed_as_the_level_it_becomes(
-    changes: dict[str, Any], level: dict[str, float], device: dict[str, float]
+    spec: dict[str, Any],
+    changes: dict[str, Any],
+    level: dict[str, float],
+    device: dict[str, float],
 ) -> None:
     # devices[g] is the level: the fast path changed it, while the edited spec changed the
     # written device (the link of the device, not of the level; control_latency_us, an
     # attribute of levels, was "devices[g].devices[g].control_latency_us: unknown attribute")
-    target = Target(WRAPPED)
+    target = Target(spec)
     change = {"devices": {"g": changes}}
     fast, slow = overridden(target, change), resolved_again(target, change)
     assert fast == slow == Target(fast.spec)
