@@ -181,11 +181,28 @@ def fit_fixed_costs(tiny: list[Sample]) -> dict[str, Fitted]:
     return fitted
 
 
+SMALLEST_FRACTION = 1e-9
+"""The least efficiency a fit writes: a target's efficiencies are fractions in (0, 1]."""
+
+
+def fraction(value: float) -> float:
+    """A fitted fraction of a peak, kept to 4 significant figures within (0, 1].
+
+    Not to 4 decimals: numpy's one-thread elementwise kernels on a 64-thread host run at
+    1.4e-4 of its peak, which 4 decimals (and a 1e-4 floor) wrote as 0.0001, 28% off the rate
+    the tag's own comment gave.
+
+    >>> fraction(1.38e-4), fraction(0.123456), fraction(2.0), fraction(0.0)
+    (0.000138, 0.1235, 1.0, 1e-09)
+    """
+    return float(f"{min(max(value, SMALLEST_FRACTION), 1.0):.4g}")
+
+
 def _fit_stream(streams: list[Sample], bytes_per_us: float, latency_us: float) -> Fitted:
     """``mem_efficiency.<class>``: the median byte rate of its stream probes over the bandwidth."""
     rate = median_rate([s.bytes for s in streams], [s.median_us for s in streams], latency_us)
     return Fitted(
-        round(max(rate_efficiency(rate, bytes_per_us), 1e-4), 4),
+        fraction(rate_efficiency(rate, bytes_per_us)),
         f"median over {len(streams)} probes ({', '.join(s.probe for s in streams)}) of bytes / "
         f"(time - {latency_us:.3g} us fixed): {rate / 1e3:.4g} GB/s over mem_bandwidth_gbps",
     )
@@ -223,7 +240,7 @@ def _fit_gemm_class(
     rate = 1.0 / line.intercept  # flops per µs on a wide GEMM
     dims = sorted({s.gemm_dim for s in chosen})
     fitted[f"efficiency.{group}"] = Fitted(
-        round(min(max(rate_efficiency(rate, peak_per_us), 1e-4), 1.0), 4),
+        fraction(rate_efficiency(rate, peak_per_us)),
         f"Hockney's r∞ over {len(chosen)} probes (smallest GEMM dimension {dims[0]}..{dims[-1]})"
         f" at {threads} thread(s), (time - {latency_us:.3g} us fixed) / flops against 1 / d: "
         f"{rate / 1e3:.4g} GFLOP/s over the peak {peak_per_us / 1e3:.4g} GFLOP/s",
@@ -249,7 +266,7 @@ def _fit_class(
     rate = median_rate([s.flops for s in chosen], [s.median_us for s in chosen], latency_us)
     fitted = {
         f"efficiency.{group}": Fitted(
-            round(max(rate_efficiency(rate, peak_per_us), 1e-4), 4),
+            fraction(rate_efficiency(rate, peak_per_us)),
             f"median over {len(chosen)} probes "
             f"({', '.join(sorted({s.probe.split()[0] for s in chosen}))}) at {threads} thread(s) "
             f"of flops / (time - {latency_us:.3g} us fixed): {rate / 1e3:.4g} GFLOP/s over the "

@@ -42,7 +42,21 @@ def _scalar(text: str) -> str:
 
 
 def _line(indent: int, key: str, value: object, how: str) -> str:
-    return f"{' ' * indent}{key}: {value}  # {how}"
+    return f"{' ' * indent}{key}: {_number(value)}  # {how}"
+
+
+def _number(value: object) -> str:
+    """`value` as YAML reads it back: a float in exponent form gets a point (YAML reads ``7e-05``
+    as a string, ``7.0e-05`` as a number).
+
+    >>> _number(7e-05), _number(0.000138), _number(1.5), _number(3)
+    ('7.0e-05', '0.000138', '1.5', '3')
+    """
+    text = str(value)
+    if isinstance(value, float) and "e" in text and "." not in text:
+        mantissa, _, exponent = text.partition("e")
+        text = f"{mantissa}.0e{exponent}"
+    return text
 
 
 def _table(fitted: Mapping[str, Fitted], name: str, note: str) -> list[str]:

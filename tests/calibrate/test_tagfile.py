@@ -10,7 +10,7 @@ import pytest
 
 import hetsim
 from hetsim.calibrate import LOCAL_TAG, Calibration, Sample, tag_text, write_tag
-from hetsim.calibrate.parameters import fit_parameters
+from hetsim.calibrate.parameters import Fitted, fit_parameters, fraction
 from hetsim.calibrate.plan import CHAIN_LENGTH
 from hetsim.target import Target, add_tag_dir, remove_tag_dir
 
@@ -154,3 +154,20 @@ def test_the_header_says_how_many_blas_threads_the_calibration_used(
 def test_local_target_runs_every_op_on_the_host(local_dir: Path) -> None:
     result = hetsim.simulate("mlp", LOCAL_TAG, mode="timing")
     assert set(result.placement.values()) == {"host"}
+
+
+def test_a_tiny_efficiency_is_written_as_fitted_and_reads_back(
+    calibration: Calibration, tmp_path: Path
+) -> None:
+    # 4 decimals and a 1e-4 floor wrote 6.9e-05 as 0.0001 (45% off the rate in its comment);
+    # written as 7e-05, YAML would read a string, which the schema refuses
+    fitted = dict(calibration.fitted)
+    fitted["efficiency.elementwise"] = Fitted(fraction(6.9e-05), "tiny")
+    fitted["efficiency.reduction"] = Fitted(fraction(7e-05), "tiny, one digit")
+    write_tag(dataclasses.replace(calibration, fitted=fitted), tmp_path / "tiny.yaml")
+    add_tag_dir(tmp_path)
+    try:
+        efficiency = Target("tiny").host.attrs["efficiency"]
+    finally:
+        remove_tag_dir(tmp_path)
+    assert (efficiency["elementwise"], efficiency["reduction"]) == (6.9e-05, 7e-05)
