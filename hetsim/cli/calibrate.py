@@ -25,7 +25,7 @@ from hetsim.errors import HetsimError, TargetError
 from hetsim.target import TAGS, add_tag_dir
 from hetsim.target.kinds import category_of
 from hetsim.target.sources import SUFFIXES
-from hetsim.target.tags import TAG_PATTERN, valid_tag_name
+from hetsim.target.tags import TAG_PATTERN, shipped_tag_dir, valid_tag_name
 
 __all__ = [
     "progress",
@@ -125,7 +125,8 @@ def tag_file_problem(path: Path, where: str) -> str | None:
         got = f"the {category} kind {name.lower()!r}"
         return f"{where}: expected a file named for a tag, not a kind, got {got}"
     taken = TAGS.find(name)
-    shipped = TAGS.folders()[:1]  # a shipped tag's file is not rewritten either
+    shipped = [found] if (found := shipped_tag_dir()) is not None else []
+    # a shipped tag's own file is not rewritten either
     if taken is not None and (
         TAGS.name_for_file(path) != taken or _enclosing_tag_dir(path, shipped) is not None
     ):

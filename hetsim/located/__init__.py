@@ -53,7 +53,7 @@ def text_of(path: Path, what: str = "a text file") -> str | Problem:
     no-such-file.yaml: expected a rules file, got no such file
     """
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")  # a BOM, which YAML skipped, JSON refused
     except FileNotFoundError:
         return Problem(str(path), f"expected {what}", "no such file")
     except IsADirectoryError:

@@ -10,6 +10,7 @@ tag given as data. `register_kind` adds a kind from Python and `load_kinds` from
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -177,12 +178,13 @@ def add_tag_dir(folder: str | Path) -> tuple[str, ...]:
     """
     folder = Path(folder)
     tags = read_tag_dir(folder)
-    previous = TAGS.remove_folder(folder)
+    previous = TAGS.folder_tags(folder)
+    TAGS.remove_folder(folder)
     try:
         return _register(tags, folder)
     except TargetError:
-        if previous:
-            TAGS.commit([t for t in read_tag_dir(folder) if t.name in previous], folder)
+        if previous:  # the tags it had, as checked then: the edited files were refused
+            TAGS.commit(previous, folder)
         raise
 
 
@@ -213,12 +215,14 @@ def register_tag(name: str, data: Mapping[str, Any], description: str = "") -> s
     too_deep = nesting_problem(data, where)
     if too_deep is not None:
         raise TargetError([too_deep])
-    _register([Tag(name, dict(data), " ".join(description.split()))], None)
+    # a copy of its own: the caller's nested mappings, changed later, changed a checked tag
+    _register([Tag(name, copy.deepcopy(dict(data)), " ".join(description.split()))], None)
     return name
 
 
 def unregister_tag(name: str) -> None:
-    """Forget a tag registered with `register_tag`."""
+    """Forget a tag (its name matched ignoring case): one registered with `register_tag`, or a
+    folder's, whose file is then read as a plain target file."""
     TAGS.remove(name)
 
 
@@ -254,15 +258,7 @@ def load_kinds(path: str | Path) -> tuple[Kind, ...]:
         except TargetError as err:
             problems += err.problems
             continue
-        problems += check_kind(kind)
-        if kind.name in TAGS:
-            problems.append(
-                Problem(
-                    item_path("kinds", kind.name),
-                    "expected a kind name that is not a tag name",
-                    "a tag",
-                )
-            )
+        problems += check_kind(kind) + _tag_name_problems(kind)
         kinds.append(kind)
     if problems:
         raise TargetError(problems)
@@ -277,12 +273,20 @@ def register_kind(kind: Kind, *, replace: bool = False) -> Kind:
     TargetError
         When the name is taken (unless `replace`), malformed, or a default fails its own check.
     """
-    problems = check_kind(kind, replace=replace)
+    problems = check_kind(kind, replace=replace) + _tag_name_problems(kind)
     if problems:
         raise TargetError(problems)
     REGISTRIES[kind.category][kind.name] = kind
     TAGS.changed()  # a name resolved before may resolve to this kind now
     return kind
+
+
+def _tag_name_problems(kind: Kind) -> list[Problem]:
+    """A kind named as a registered tag would hide the tag (names are unique across both)."""
+    if not isinstance(kind, Kind) or kind.name not in TAGS:  # not a Kind: check_kind says so
+        return []
+    return [Problem(item_path("kinds", kind.name), "expected a kind name that is not a tag name",
+                    "a tag")]  # fmt: skip
 
 
 def _attr_from_data(name: str, data: object, base: Attr | None, path: str) -> Attr:

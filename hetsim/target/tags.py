@@ -191,9 +191,10 @@ class TagRegistry:
         return self._tags[name]
 
     def folders(self) -> tuple[Path, ...]:
-        """The folders tags were read from, shipped first."""
+        """The folders tags were read from, shipped first (also once it is read again)."""
         self._ensure_loaded()
-        return tuple(self._folders)
+        shipped = self._shipped.resolve() if self._shipped is not None else None
+        return tuple(sorted(self._folders, key=lambda folder: folder != shipped))
 
     def name_for_file(self, path: str | Path) -> str | None:
         """The tag a file defines, when it lies in a registered folder; else None."""
@@ -233,10 +234,24 @@ class TagRegistry:
         return names
 
     def remove(self, name: str) -> None:
-        """Forget one tag registered from Python."""
+        """Forget one tag (matched ignoring case, as `find` matches it), and, if a folder's, drop
+        it from that folder's names: its file is then read as a target, and removing the
+        folder later leaves a tag registered again under that name alone."""
         self._ensure_loaded()
-        self._tags.pop(name, None)
+        found = self.find(name)
+        if found is None:
+            return
+        del self._tags[found]
+        for folder, names in self._folders.items():
+            if found in names:
+                self._folders[folder] = tuple(n for n in names if n != found)
         self._version += 1
+
+    def folder_tags(self, folder: str | Path) -> list[Tag]:
+        """The tags registered from `folder` (none when it is not registered)."""
+        self._ensure_loaded()
+        names = self._folders.get(Path(folder).resolve(), ())
+        return [self._tags[n] for n in names if n in self._tags]
 
     def __repr__(self) -> str:
         state = f"{len(self._tags)} tags" if self._loaded else "not read yet"

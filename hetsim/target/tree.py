@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hetsim.errors import Problem, TargetError
-from hetsim.memo import Recent
+from hetsim.memo import Recent, plain_key
 from hetsim.target.canonical import canonicalize, canonicalize_config, locate_in_file
 from hetsim.target.catalog import config_category
 from hetsim.target.display import describe
@@ -59,12 +59,22 @@ def read_spec(spec: object) -> Any:
             raise TargetError([*err.problems, *_problems_of(rest, path)]) from None
         name = TAGS.name_for_file(path)
         # a registered tag file keeps its tag name, unless it was edited since it was read
-        return name if name is not None and data == TAGS.get(name).data else data
+        # by type too (`plain_key`): an edited `cores: true` is not the `cores: 1` it was
+        is_same = name is not None and _same_data(data, TAGS.get(name).data)
+        return name if is_same else data
     if isinstance(spec, str) and spec.lstrip().startswith(("{", "[")):
         return _without_description(parse_json(spec))
     if isinstance(spec, str):
         return spec.strip()
     return _without_description(spec)
+
+
+def _same_data(a: Any, b: Any) -> bool:
+    """Whether two plain data trees are equal in value and type (`hetsim.memo.plain_key`)."""
+    try:
+        return plain_key(a) == plain_key(b)
+    except TypeError:  # not plain data: as == says
+        return bool(a == b)
 
 
 def _without_description(data: Any) -> Any:
