@@ -196,6 +196,7 @@ def test_a_target_file_with_a_key_twice_names_the_line(tmp_path: Path) -> None:
             "cores",
         ),
         ("kind: hetero\ndevices:\n  - <<: &npu {kind: npu, <<: {x: 1, x: 2}}\n", "x"),
+        ("kind: cuda\n<<: {cores: 2}\n<<: {cores: 3}\n", "<<"),  # the last merge won
     ],
 )
 def test_a_key_twice_in_a_merged_mapping_names_the_line(

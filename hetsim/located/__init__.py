@@ -92,6 +92,12 @@ def _check_unique_keys(node: yaml.MappingNode, checked: set[int]) -> None:
     seen: set[tuple[str, str]] = set()
     for key, value in node.value:
         if key.tag == _MERGE:
+            if (_MERGE, "<<") in seen:  # the last would win, as a key given twice does
+                raise yaml.constructor.ConstructorError(
+                    "while reading a mapping", node.start_mark,
+                    "found the key '<<' twice", key.start_mark,
+                )  # fmt: skip
+            seen.add((_MERGE, "<<"))
             merged = value.value if isinstance(value, yaml.SequenceNode) else [value]
             for item in merged:
                 if isinstance(item, yaml.MappingNode):
