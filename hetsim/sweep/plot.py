@@ -73,9 +73,18 @@ def plot_sweep(
         raise SweepError([Problem("plot", f"expected a point with a value of {metric}", got)])
     figure = new_figure("plot_sweep", 8, 5)
     axes = figure.add_subplot()
+    # values that are not numbers (an ops list) go on a categorical axis: at places set here,
+    # in `plot_lines`' order, as matplotlib orders categories as it first meets them (a line
+    # lacking a failed middle point put that value last, and the next line zig-zagged)
+    values = {repr(x): x for points in lines.values() for x, _ in points}  # lists are values
+    is_categorical = any(not isinstance(x, int | float) for x in values.values())
+    categories = sorted(values.values(), key=_order) if is_categorical else []
+    place = {repr(v): float(i) for i, v in enumerate(categories)}
     for label, points in lines.items():
-        xs = [str(x) if not isinstance(x, int | float) else x for x, _ in points]
+        xs = [place[repr(x)] if is_categorical else x for x, _ in points]
         axes.plot(xs, [y for _, y in points], marker="o", label=label)
+    if is_categorical:
+        axes.set_xticks(list(place.values()), [str(v) for v in categories])
     axes.set_xlabel(varied[0] if varied else "model")
     axes.set_ylabel(metric)
     axes.grid(alpha=0.3)

@@ -222,15 +222,16 @@ class ResultsLog:
     def __contains__(self, point_id: object) -> bool:
         return point_id in self.records
 
-    def add(self, record: Mapping[str, Any]) -> bool:
-        """Keep and write `record`; False (and nothing written) when its point is already in.
+    def add(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Keep and write `record`, and return what was kept; None (and nothing written) when
+        its point is already in.
 
         A record whose result JSON cannot hold (a custom ``run_point`` giving numpy numbers or
         arrays) is kept as a failed one that says so: its `TypeError` had stopped the sweep
         mid-way, with the points after it unwritten.
         """
         if record["id"] in self.records:
-            return False
+            return None
         try:
             line = json.dumps(record, separators=(",", ":"))
         except (TypeError, ValueError) as err:
@@ -238,11 +239,11 @@ class ResultsLog:
             error = f"TypeError: result: expected JSON values (a result's to_dict()), got {got}"
             record = {**record, "status": "failed", "result": None, "error": error}
             line = json.dumps(record, separators=(",", ":"))
-        self.records[record["id"]] = dict(record)
+        kept = self.records[record["id"]] = dict(record)
         if self._file is not None:
             self._file.write(line + "\n")
             self._file.flush()
-        return True
+        return kept
 
     def _write(self, data: Mapping[str, Any]) -> None:
         assert self._file is not None, "a file is open"

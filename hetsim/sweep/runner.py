@@ -230,8 +230,9 @@ def run_sweep(
             runs = _on_dask(todo, run_point, workers, scheduler, options)
         with contextlib.closing(runs):
             for record in runs:
-                if log.add(record):
-                    tracker.report(record)
+                kept = log.add(record)  # a result JSON cannot hold is kept as a failure
+                if kept is not None:
+                    tracker.report(kept)
     finally:
         log.close()
     return log.sorted()
@@ -287,7 +288,22 @@ def execute_batch(batch: bytes, run_point: PointFn = simulate_point) -> bytes:
     (``docs/sweeps.md``, "Tasks and batching").
     """
     records = execute_points(pickle.loads(batch), run_point)
-    return pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        return pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # a result a worker cannot send back fails its point, not its batch
+        return pickle.dumps([_sendable(r) for r in records], protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _sendable(record: dict[str, Any]) -> dict[str, Any]:
+    """`record`, or a failed one saying why, when pickle cannot send it back (a custom
+    ``run_point``'s result holding a lock: the whole batch had failed, and been retried)."""
+    try:
+        pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as err:
+        got = f"{type(err).__name__}: {err}"
+        error = f"TypeError: result: expected values a worker can send back (pickle), got {got}"
+        return {**record, "status": "failed", "result": None, "error": error}
+    return record
 
 
 def batch_size(points: int, workers: int) -> int:

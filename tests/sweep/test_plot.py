@@ -40,3 +40,31 @@ def test_one_point_is_drawn(tmp_path: Path) -> None:
         "result": {"makespan_us": 2.0},
     }
     assert plot_sweep([record], [], tmp_path / "p.png").stat().st_size > 0
+
+
+def test_values_that_are_not_numbers_keep_one_order_on_the_axis(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # matplotlib orders categories as it meets them: mlp's line, lacking its failed middle
+    # point, put ['Relu'] before ['Gemm', 'Relu'], and cnn's line zig-zagged over them
+    import hetsim.sweep.plot as plot
+
+    figures: list[Any] = []
+
+    def kept(*args: Any) -> Any:
+        figures.append(plot_new_figure(*args))
+        return figures[-1]
+
+    plot_new_figure = plot.new_figure
+    monkeypatch.setattr(plot, "new_figure", kept)
+    ops = [["*"], ["Gemm", "Relu"], ["Relu"]]
+    records = [
+        {"index": i, "status": "ok" if (model, i % 3) != ("mlp", 1) else "failed",
+         "params": {"model": model, "ops": ops[i % 3]}, "result": {"makespan_us": float(i)}}
+        for i, model in enumerate(["mlp"] * 3 + ["cnn"] * 3)
+    ]  # fmt: skip
+    plot_sweep(records, ["ops"], tmp_path / "p.png")
+    (axes,) = figures[0].axes
+    assert [t.get_text() for t in axes.get_xticklabels()] == [str(v) for v in ops]
+    lines = {line.get_label(): list(line.get_xdata()) for line in axes.get_lines()}
+    assert lines == {"model=mlp": [0.0, 2.0], "model=cnn": [0.0, 1.0, 2.0]}

@@ -305,3 +305,34 @@ def test_resuming_a_file_that_is_not_text_is_refused(tmp_path: Path) -> None:
         SweepError, match=r"expected a .* results file, got bytes that are not UTF-8"
     ):
         run_sweep(SWEEP, out=out, workers=0, resume=True)
+
+
+def _unsendable_on_cnn(point: Point) -> dict[str, Any]:
+    """A result of cnn's 0.5 µs point neither pickle nor JSON can hold."""
+    import threading
+
+    result = simulate_point(point)
+    if point.model == "cnn" and dict(point.values)["executor.dispatch_us"] == 0.5:
+        return {**result, "lock": threading.Lock()}
+    return result
+
+
+def test_a_result_a_worker_cannot_send_back_fails_its_point_only() -> None:
+    # the batch was pickled whole: one lock in one result failed (and retried) all its points
+    points = load_sweep(SWEEP).points()
+    records = pickle.loads(execute_batch(pickle.dumps(points), _unsendable_on_cnn))
+    failed = [(r["index"], r["error"]) for r in records if r["status"] != "ok"]
+    assert failed == [
+        (4, "TypeError: result: expected values a worker can send back (pickle), got "
+            "TypeError: cannot pickle '_thread.lock' object"),
+    ]  # fmt: skip
+    assert len(records) == 6
+
+
+def test_progress_counts_a_result_kept_as_a_failure() -> None:
+    # the log kept a failed copy of a result JSON cannot hold; progress saw the "ok" original
+    seen: list[SweepProgress] = []
+    records = run_sweep(SWEEP, workers=0, run_point=_unsendable_on_cnn, progress=seen.append)
+    assert [r["status"] for r in records].count("failed") == 1
+    assert seen[-1].failed == 1
+    assert [s.record["status"] for s in seen if s.record is not None].count("failed") == 1
