@@ -390,3 +390,19 @@ def test_a_bad_description_is_reported_with_the_rest(
     assert capsys.readouterr().out == (
         f"{file}:1: description: expected a string, got 5\n{file}:{rest}\n"
     )
+
+
+@pytest.mark.parametrize("breaker", ["\u2028", "\u2029", "\u0085"])
+def test_a_unicode_line_separator_in_a_string_keeps_the_lines(tmp_path: Path, breaker: str) -> None:
+    # PyYAML counts it as a line break: cores, on line 6, was reported on line 7
+    file = tmp_path / "soc.yaml"
+    file.write_text(
+        f'kind: hetero\nhost: {{kind: x86-cpu, model: "Xeon{breaker}rev B"}}\ndevices:\n'
+        "  - kind: cuda\n    name: g\n    cores: 0\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(TargetError) as caught:
+        Target(str(file))
+    assert caught.value.problems[0].message == (
+        f"{file}:6: devices[g].cores: expected an integer >= 1, got 0"
+    )

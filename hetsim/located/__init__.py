@@ -340,7 +340,14 @@ def line_of(text: str, path: str, *, toml: bool = False) -> int | None:
 
 def _compose(text: str) -> yaml.Node | None:
     """The YAML node tree of `text` (None when it does not parse): read once per file, its
-    scalars typed as `safe_load` types them (``010`` a string)."""
+    scalars typed as `safe_load` types them (``010`` a string), for its lines only.
+
+    PyYAML counts U+2028, U+2029 and U+0085 as line breaks, where an editor and ``grep -n``
+    count newlines: in a string value they had every later line reported one line down. They
+    are read as blanks here, one character each, so every position keeps its line.
+    """
+    for breaker in ("\u2028", "\u2029", "\u0085"):
+        text = text.replace(breaker, " ")
     try:
         return _parse(yaml.compose, text, _UniqueKeyLoader)
     except yaml.YAMLError:
