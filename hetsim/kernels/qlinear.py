@@ -212,7 +212,8 @@ def _compile_qlinear_conv(op: Op, opset: int) -> Kernel:
     run_conv = compile_conv(op, opset)  # reads and checks the window attributes once
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
-        x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero, bias = (*inputs, None)[:9]
+        # omitted trailing inputs (y_zero_point, B) read as none, however many
+        x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero, bias = (*inputs, None, None)[:9]
         assert x is not None, f"{op!r}: input x is required"
         assert w is not None, f"{op!r}: input w is required"
         exact = accumulator_dtype(_conv_terms(w.shape))

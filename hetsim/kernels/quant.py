@@ -268,9 +268,13 @@ def dynamic_quantize(x: np.ndarray) -> list[np.ndarray]:
     >>> y, scale, zero_point = dynamic_quantize(np.array([-1.0, 0.0, 2.0, 3.0], np.float32))
     >>> y.tolist(), round(float(scale), 6), int(zero_point)
     ([0, 64, 191, 255], 0.015686, 64)
+    >>> [v.tolist() for v in dynamic_quantize(np.zeros((2, 0), np.float32))]
+    [[[], []], 0.003921568859368563, 0]
     """
-    high = np.float32(np.maximum(0, np.max(x)))
-    low = np.float32(np.minimum(0, np.min(x)))
+    # an empty x has the range [0, 0] (np.max of it raised); a range of one value gives onnx's
+    # reference scale, 1 / 255 (onnxruntime's is 1: the spec leaves it undefined)
+    high = np.float32(np.maximum(0, np.max(x))) if x.size else np.float32(0)
+    low = np.float32(np.minimum(0, np.min(x))) if x.size else np.float32(0)
     scale = np.float32(1.0 if high == low else high - low) / np.float32(255)
     zero_point = np.rint(np.clip(np.float32(0) - low / scale, 0, 255))
     y = np.clip(np.rint(x / scale) + zero_point, 0, 255)

@@ -116,6 +116,12 @@ def test_dynamic_quantize_of_zeros_uses_scale_one_over_255() -> None:
     assert (y.tolist(), scale.tolist(), int(zero_point)) == ([0, 0, 0], 1 / np.float32(255), 0)
 
 
+def test_dynamic_quantize_of_an_empty_x_is_empty() -> None:
+    # np.max of it raised: "zero-size array to reduction operation maximum"
+    y, scale, zero_point = _run_dynamic(np.zeros((2, 0), np.float32))
+    assert (y.shape, scale.tolist(), int(zero_point)) == ((2, 0), 1 / np.float32(255), 0)
+
+
 def _run_dynamic(x: np.ndarray) -> list[np.ndarray]:
     return OPS["DynamicQuantizeLinear"].compile(_op("DynamicQuantizeLinear", 1), 11)([x])
 
