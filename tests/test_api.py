@@ -363,6 +363,13 @@ def test_buckets_with_a_graph_executor_compiled_for_other_dims_says_why() -> Non
         simulate("transformer", mixed, cuda_graph="buckets", **options)
     padded = simulate("transformer", mixed, cuda_graph="buckets", **{**options, "dims": {"seq": 8}})
     assert padded.record.extra["cuda_graph"]["captures"] > 0
+    # seq=0: no bucket can be 0, so the message does not ask for one
+    message = (
+        "cuda_graph buckets: expected every level to run seq=1 (seq=0 padded up to its bucket), "
+        "got graph executor sub compiled for seq=0; use cuda_graph 'regions'"
+    )
+    with pytest.raises(SimulationError, match=f"^{re.escape(message)}$"):
+        simulate("transformer", mixed, cuda_graph="buckets", **{**options, "dims": {"seq": 0}})
 
 
 def test_totals_mode_keeps_busy_time_per_category() -> None:

@@ -4,7 +4,8 @@ takes them (``run``, ``plan show``, ``model show``).
 A pair is read when the command line is (`parse_dims`, argparse's ``type``), and the occurrences
 are merged as they are read (`add_dims_option`). A dim given twice is a usage error, in one
 ``--dims`` or across several: a silent last value would run a model at a size the user did not
-mean. So is a size below 1, as in a sweep file's ``dims``, and a ``--dims`` with no pair at all
+mean. So is a size below 0 (0 gives empty tensors), as in a sweep file's ``dims``, and a
+``--dims`` with no pair at all
 (``--dims ''``, from an unset shell variable), which ran the model at its default sizes. Whether
 the names are the model's symbolic dims is checked by the command once the model is loaded
 (`hetsim.ir.check_graph_dims`).

@@ -115,8 +115,9 @@ def _check_static_levels(
                 raise SimulationError(
                     f"cuda_graph buckets: expected every level to run {name}={padded[name]} "
                     f"({name}={dims[name]} padded up to its bucket), got graph executor "
-                    f"{level.level} compiled for {name}={size}; give {name} a bucket size, or "
-                    "use cuda_graph 'regions'"
+                    f"{level.level} compiled for {name}={size}; "
+                    + (f"give {name} a bucket size, or " if size > 0 else "")  # no bucket is 0
+                    + "use cuda_graph 'regions'"
                 )
 
 
