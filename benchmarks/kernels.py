@@ -287,7 +287,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=positive, default=3, help="timed runs of hetsim and ort")
     parser.add_argument("--reference-repeat", type=at_least(0), default=1, help="0 skips it")
     parser.add_argument("--out", type=Path, default=RESULTS)
-    parser.add_argument("--profile", metavar="MODEL", help="profile one model and stop")
+    parser.add_argument(
+        "--profile", metavar="MODEL", choices=list(LIGHT_MODELS),
+        help="profile one light model and stop",
+    )  # fmt: skip
     args = parser.parse_args()
     threads = args.threads
     if args.profile:

@@ -68,7 +68,7 @@ def measure(n: int, repeat: int) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=positive, nargs="*", default=[1000, 4000, 16_000])
+    parser.add_argument("--sizes", type=positive, nargs="+", default=[1000, 4000, 16_000])
     parser.add_argument("--repeat", type=positive, default=3)
     args = parser.parse_args()
     rows = [measure(n, args.repeat) for n in args.sizes]

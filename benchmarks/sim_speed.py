@@ -438,7 +438,7 @@ def functional_overhead(repeat: int, platform: Any) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=positive, nargs="*", default=[1000, 10_000, 100_000])
+    parser.add_argument("--sizes", type=positive, nargs="+", default=[1000, 10_000, 100_000])
     parser.add_argument(
         "--big", action="store_true", help="also 1e6 ops (minutes a round: try --repeat 2)"
     )

@@ -74,9 +74,13 @@ def main(argv: list[str]) -> int:
     seconds = time.perf_counter() - start
     if not outcomes.ran:
         return int(status)
-    if status == pytest.ExitCode.NO_TESTS_COLLECTED:
+    if status == pytest.ExitCode.NO_TESTS_COLLECTED and not argv:
         print("no test is marked slow or timed: the README's test command runs them all")
         status = pytest.ExitCode.OK
+    elif status in (pytest.ExitCode.NO_TESTS_COLLECTED, pytest.ExitCode.USAGE_ERROR):
+        # a -k that selects none, a path that does not exist: no run to record
+        print(f"no test ran (pytest exit status {int(status)}); {RESULTS.name} left as it was")
+        return int(status)
     else:
         print(format_table(outcomes.tests))
     print(f"{len(outcomes.tests)} tests in {seconds:.1f} s; pytest exit status {int(status)}")

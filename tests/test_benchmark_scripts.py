@@ -156,3 +156,28 @@ def test_dispatch_overhead_usage_names_the_script(
         module.main(["--help"])
     assert exit_info.value.code == 0
     assert capsys.readouterr().out.startswith("usage: dispatch_overhead.py [-h] [--target T]")
+
+
+@pytest.mark.parametrize(
+    ("script", "argv", "message"),
+    [
+        ("sim_speed", ["--sizes", "--skip-functional"],
+         "argument --sizes: expected at least one argument"),
+        ("nested_scaling", ["--sizes"], "argument --sizes: expected at least one argument"),
+        ("kernels", ["--profile", "mlp"], "argument --profile: invalid choice: 'mlp'"),
+    ],
+)  # fmt: skip
+def test_an_empty_or_unknown_argument_is_a_usage_error(
+    script: str, argv: list[str], message: str
+) -> None:
+    # --sizes with no value ran nothing and wrote an empty JSON (sim_speed) or raised from
+    # max() (nested_scaling); --profile took a zoo model that is no light model: KeyError
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / f"{script}.py"), *argv],
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert message in done.stderr
