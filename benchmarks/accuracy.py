@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
-from bench_args import make_parents, positive, run_main
+from bench_args import make_parents, output_path, positive, run_main
 from threadpoolctl import threadpool_limits
 
 from hetsim.calibrate import (
@@ -71,8 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="time execute()'s fused run, not the op-by-op one the simulator models",
     )
-    parser.add_argument("--json", type=Path, help="write machine, calibration and samples")
-    parser.add_argument("--plot", type=Path, help="write a predicted-vs-measured PNG")
+    parser.add_argument("--json", type=output_path, help="write machine, calibration and samples")
+    parser.add_argument("--plot", type=output_path, help="write a predicted-vs-measured PNG")
     args = parser.parse_args(argv)
 
     models = args.models.split(",") if args.models else list(ZOO)

@@ -60,6 +60,21 @@ def positive_list(text: str) -> list[int]:
     return [positive(part.strip()) for part in text.split(",")]
 
 
+def output_path(text: str) -> Path:
+    """An output file option (``--json``, ``--plot``, ``--out``): refused when it is a folder,
+    when the command line is read (it failed with IsADirectoryError after the whole run).
+
+    >>> output_path(".")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a file to write, got the folder '.'
+    """
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"expected a file to write, got the folder {text!r}")
+    return path
+
+
 def make_parents(path: Path) -> Path:
     """`path`, an output file of a script (``--json``, ``--plot``, ``--out``), once the folders
     it goes in exist: missing ones are made, as ``kernels.py --out`` makes them.

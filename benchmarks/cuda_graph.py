@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bench_args import make_parents, positive, run_main
+from bench_args import make_parents, output_path, positive, run_main
 from sim_speed import environment
 
 from hetsim.api import platform_of
@@ -109,8 +109,8 @@ def duration_break_even(platform: Platform, n: int, budget: int) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=positive, default=10, help="iterations (default 10)")
-    parser.add_argument("--plot", type=Path, help="write break-even iterations vs duration")
-    parser.add_argument("--json", type=Path, help="write every number as JSON")
+    parser.add_argument("--plot", type=output_path, help="write break-even iterations vs duration")
+    parser.add_argument("--json", type=output_path, help="write every number as JSON")
     args = parser.parse_args(argv)
     results: dict[str, Any] = {}
     for tag, spec in PLATFORMS.items():

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bench_args import at_least, positive, positive_list, run_main
+from bench_args import at_least, output_path, positive, positive_list, run_main
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import hetsim
@@ -286,7 +286,7 @@ def main() -> None:
     )
     parser.add_argument("--repeat", type=positive, default=3, help="timed runs of hetsim and ort")
     parser.add_argument("--reference-repeat", type=at_least(0), default=1, help="0 skips it")
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--out", type=output_path, default=RESULTS)
     parser.add_argument(
         "--profile", metavar="MODEL", choices=list(LIGHT_MODELS),
         help="profile one light model and stop",

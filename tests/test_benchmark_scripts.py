@@ -165,6 +165,10 @@ def test_dispatch_overhead_usage_names_the_script(
          "argument --sizes: expected at least one argument"),
         ("nested_scaling", ["--sizes"], "argument --sizes: expected at least one argument"),
         ("kernels", ["--profile", "mlp"], "argument --profile: invalid choice: 'mlp'"),
+        # a folder as the output file failed with IsADirectoryError once the run was done
+        ("cuda_graph", ["--json", "."],
+         "argument --json: expected a file to write, got the folder '.'"),
+        ("kernels", ["--out", "."], "argument --out: expected a file to write, got the folder '.'"),
     ],
 )  # fmt: skip
 def test_an_empty_or_unknown_argument_is_a_usage_error(

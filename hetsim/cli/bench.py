@@ -48,6 +48,10 @@ def parse_ops(text: str) -> tuple[int, ...]:
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: expected op counts of at most 100000, got 1000000
+    >>> parse_ops("200000")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected op counts of at most 100000, got 200000
     """
     counts: list[int] = []
     for part in parse_list(text):
@@ -57,13 +61,13 @@ def parse_ops(text: str) -> tuple[int, ...]:
                 f"expected comma-separated positive integers, got {part!r} in {text!r}"
             )
         counts.append(count)
+    if max(counts) > MAX_OPS:  # first: "two distinct counts" hid it behind a single count
+        raise argparse.ArgumentTypeError(
+            f"expected op counts of at most {MAX_OPS}, got {max(counts)}"
+        )
     if len(set(counts)) < 2:
         raise argparse.ArgumentTypeError(
             f"expected two or more distinct op counts (1,10,100), got {text!r}"
-        )
-    if max(counts) > MAX_OPS:
-        raise argparse.ArgumentTypeError(
-            f"expected op counts of at most {MAX_OPS}, got {max(counts)}"
         )
     return tuple(counts)
 
