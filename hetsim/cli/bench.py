@@ -61,7 +61,7 @@ def parse_ops(text: str) -> tuple[int, ...]:
                 f"expected comma-separated positive integers, got {part!r} in {text!r}"
             )
         counts.append(count)
-    if max(counts) > MAX_OPS:  # first: "two distinct counts" hid it behind a single count
+    if counts and max(counts) > MAX_OPS:  # first: "two distinct counts" hid a single count
         raise argparse.ArgumentTypeError(
             f"expected op counts of at most {MAX_OPS}, got {max(counts)}"
         )
