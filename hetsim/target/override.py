@@ -154,7 +154,13 @@ def _as_level(device: Any) -> Any:
     nvidia/h100, host: arm-cpu}`` becomes a level too)."""
     if not isinstance(device, Mapping) or not any(key in device for key in LEVEL_KEYS):
         return device
-    kind = _written_kind(device)
+    if "kind" not in device and "tag" in device:
+        # the kind its tag resolves to: a tag that gives its device a host is a level already,
+        # whose own host the changes address (wrapped again, it had grown a second level)
+        node = Resolver(TAGS).expand({"tag": device["tag"]}, "", "target", (), 0)
+        kind = find_kind("target", node.get("kind")) if node is not None else None
+    else:
+        kind = _written_kind(device)
     return device if kind is None or kind.is_composite else level_around(device, kind)
 
 

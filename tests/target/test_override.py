@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hetsim.errors import TargetError
-from hetsim.target import TAGS, Target
+from hetsim.target import TAGS, Target, register_tag, unregister_tag
 from hetsim.target.kinds import find_kind
 from hetsim.target.override import is_level_spec, set_attrs
 from hetsim.target.values import STRUCTURAL_TYPES
@@ -225,3 +225,21 @@ def test_a_device_with_its_own_host_is_changed_as_the_level_it_becomes(
     (inner,) = wrapped.devices
     assert {key: read(wrapped, key) for key in level} == level
     assert {key: read(inner, key) for key in device} == device
+
+
+def test_a_device_whose_tag_has_a_host_is_not_wrapped_again() -> None:
+    # the tag is a level already: wrapped around the kind's default host, it grew a second
+    # level (x86-cpu around arm-cpu), and Target(t.spec) differed from t
+    register_tag("lab/hosted", {"kind": "cuda", "host": "arm-cpu"})
+    try:
+        spec = {"kind": "hetero", "devices": [{"tag": "lab/hosted", "name": "g",
+                                               "executor": "graph"}]}  # fmt: skip
+        target = Target(spec)
+        change = {"devices": {"g": {"control_latency_us": 9.0}}}
+        fast, slow = overridden(target, change), resolved_again(target, change)
+        assert fast == slow == Target(fast.spec)
+        (level,) = fast.devices
+        assert (level.host.kind, level.attrs["control_latency_us"]) == ("arm-cpu", 9.0)
+        assert [d.kind for d in level.devices] == ["cuda"]
+    finally:
+        unregister_tag("lab/hosted")
