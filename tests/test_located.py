@@ -406,3 +406,27 @@ def test_a_unicode_line_separator_in_a_string_keeps_the_lines(tmp_path: Path, br
     assert caught.value.problems[0].message == (
         f"{file}:6: devices[g].cores: expected an integer >= 1, got 0"
     )
+
+
+def test_a_line_separator_in_a_name_keeps_that_names_lines(tmp_path: Path) -> None:
+    # read as a blank to count lines, the name no longer matched the path: line 2 for both
+    file = tmp_path / "soc.yaml"
+    file.write_text(
+        'kind: hetero\ndevices:\n  - kind: cuda\n    name: "g\u2028x"\n    cores: 0\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(TargetError) as caught:
+        Target(str(file))
+    lines = [p.message.split(": ")[0] for p in caught.value.problems]
+    assert lines == [f"{file}:5", f"{file}:4"]  # cores, then the name
+
+
+def test_bytes_that_are_not_utf8_are_counted_from_the_files_start(tmp_path: Path) -> None:
+    # read past a BOM, the offset was the decoded text's: 10 for byte 13
+    file = tmp_path / "bad.yaml"
+    file.write_bytes(b"\xef\xbb\xbfkind: cuda\xff\n")
+    with pytest.raises(TargetError) as caught:
+        Target(str(file))
+    assert str(caught.value) == (
+        f"{file}: expected a target file, got bytes that are not UTF-8 (at byte 13)"
+    )

@@ -21,6 +21,7 @@ sweep and rules files), where PyYAML raised `RecursionError`.
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -53,17 +54,19 @@ def text_of(path: Path, what: str = "a text file") -> str | Problem:
     no-such-file.yaml: expected a rules file, got no such file
     """
     try:
-        return path.read_text(encoding="utf-8-sig")  # a BOM, which YAML skipped, JSON refused
+        data = path.read_bytes()
     except FileNotFoundError:
         return Problem(str(path), f"expected {what}", "no such file")
     except IsADirectoryError:
         return Problem(str(path), f"expected {what}", "a directory")
-    except UnicodeDecodeError as err:
-        return Problem(
-            str(path), f"expected {what}", f"bytes that are not UTF-8 (at byte {err.start})"
-        )
     except OSError as err:
         return Problem(str(path), f"expected {what}", repr(err.strerror or str(err)))
+    bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0  # YAML skipped it,
+    try:  # JSON and TOML refused it; newlines as text mode reads them (read_text did)
+        return data[bom:].decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError as err:  # at its byte in the file, the BOM counted
+        at = bom + err.start
+        return Problem(str(path), f"expected {what}", f"bytes that are not UTF-8 (at byte {at})")
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -343,15 +346,36 @@ def _compose(text: str) -> yaml.Node | None:
     scalars typed as `safe_load` types them (``010`` a string), for its lines only.
 
     PyYAML counts U+2028, U+2029 and U+0085 as line breaks, where an editor and ``grep -n``
-    count newlines: in a string value they had every later line reported one line down. They
-    are read as blanks here, one character each, so every position keeps its line.
+    count newlines: in a string they had every later line reported one line down. Where the
+    text holds one, each node's line is counted again, in newlines up to its start.
     """
-    for breaker in ("\u2028", "\u2029", "\u0085"):
-        text = text.replace(breaker, " ")
     try:
-        return _parse(yaml.compose, text, _UniqueKeyLoader)
+        node = _parse(yaml.compose, text, _UniqueKeyLoader)
     except yaml.YAMLError:
         return None
+    if node is not None and any(c in text for c in _UNICODE_BREAKS):
+        _reline(node, text, set())
+    return node
+
+
+_UNICODE_BREAKS = ("\u2028", "\u2029", "\u0085")
+"""Characters PyYAML takes for line breaks that no editor shows as one."""
+
+
+def _reline(node: yaml.Node, text: str, seen: set[int]) -> None:
+    """Set each mark's line below `node` to the newlines before it (aliases visited once)."""
+    if id(node) in seen:
+        return
+    seen.add(id(node))
+    mark = node.start_mark
+    mark.line = text.count("\n", 0, mark.index)
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            _reline(key, text, seen)
+            _reline(value, text, seen)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _reline(item, text, seen)
 
 
 def _compose_json(text: str) -> yaml.Node | None:
