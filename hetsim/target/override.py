@@ -27,7 +27,14 @@ from typing import TYPE_CHECKING, Any
 from hetsim.errors import Problem, TargetError
 from hetsim.target.frozen import freeze, thaw
 from hetsim.target.kinds import category_of, find_kind
-from hetsim.target.resolve import LEVEL_KEYS, Resolver, device_name, level_around, merge_values
+from hetsim.target.resolve import (
+    LEVEL_KEYS,
+    Resolver,
+    device_name,
+    level_around,
+    merge_values,
+    resolved_device,
+)
 from hetsim.target.schema import Kind, check_attrs, closest, item_path, join_path
 from hetsim.target.tags import TAGS
 
@@ -154,13 +161,10 @@ def _as_level(device: Any) -> Any:
     nvidia/h100, host: arm-cpu}`` becomes a level too)."""
     if not isinstance(device, Mapping) or not any(key in device for key in LEVEL_KEYS):
         return device
-    if "kind" not in device and "tag" in device:
-        # the kind its tag resolves to: a tag that gives its device a host is a level already,
-        # whose own host the changes address (wrapped again, it had grown a second level)
-        node = Resolver(TAGS).expand({"tag": device["tag"]}, "", "target", (), 0)
-        kind = find_kind("target", node.get("kind")) if node is not None else None
-    else:
-        kind = _written_kind(device)
+    # as resolved: a tag that gives its device a host is a level already, whose own host the
+    # changes address (wrapped again, it had grown a second level)
+    node = resolved_device(device, TAGS)
+    kind = find_kind("target", node.get("kind")) if node is not None else None
     return device if kind is None or kind.is_composite else level_around(device, kind)
 
 

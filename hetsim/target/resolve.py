@@ -82,12 +82,24 @@ def written_device(spec: object, tags: TagRegistry) -> str | None:
     """
     if not isinstance(spec, Mapping) or nesting_problem(spec) is not None:
         return None
-    device = {k: v for k, v in spec.items() if k not in LEVEL_KEYS}
-    node = Resolver(tags).expand(device, "", "target", (), 0)
+    node = resolved_device(spec, tags)
     kind = find_kind("target", node.get("kind")) if node is not None else None
     if kind is None or kind.is_composite:
         return None
     return item_path("devices", device_name(node, 0))
+
+
+def resolved_device(spec: Mapping[str, Any], tags: TagRegistry) -> dict[str, Any] | None:
+    """Written `spec` resolved without its own host, executor and runtime: the device a level
+    is made around (`level_around`), unless its kind or tag is a level already (a tag that
+    gives its device a host); None when it does not resolve.
+
+    >>> from hetsim.target.tags import TAGS
+    >>> resolved_device({"tag": "nvidia/h100", "host": "arm-cpu"}, TAGS)["kind"]
+    'cuda'
+    """
+    device = {k: v for k, v in spec.items() if k not in LEVEL_KEYS}
+    return Resolver(tags).expand(device, "", "target", (), 0)
 
 
 def level_around(device: Mapping[str, Any], kind: Kind) -> dict[str, Any]:
