@@ -136,7 +136,7 @@ def tag_file_problem(path: Path, where: str) -> str | None:
     if folder.resolve() != user.resolve() and (mine := _tag_file(user, name)) is not None:
         # every command reads the user's folder: a folder with this file beside it is refused
         return f"{where}: expected a file named for a new tag, got the tag {name!r} of {mine}"
-    twin = _twin_file(path)
+    twin = _tag_file(path.parent, path.stem, other_than=path.name)
     if twin is not None:
         expected = f"expected no other file of the tag {name!r} in {path.parent}"
         return f"{where}: {expected}, got {twin}"
@@ -154,28 +154,16 @@ def tag_of_file(path: Path) -> tuple[str, Path]:
     return path.resolve().relative_to(folder.resolve()).with_suffix("").as_posix(), folder
 
 
-def _tag_file(folder: Path, name: str) -> Path | None:
-    """The file of `folder` that defines tag `name` (matched ignoring case), if any."""
+def _tag_file(folder: Path, name: str, *, other_than: str = "") -> Path | None:
+    """The file of `folder` that defines tag `name` (matched ignoring case, as the folder reads
+    it), but the file named `other_than` beside it, if any: ``local.json`` beside
+    ``local.yaml`` (a twin: the folder is then refused for defining the tag twice)."""
     parent = (folder / name).parent
     if not parent.is_dir():
         return None
     stem = name.rsplit("/", 1)[-1].lower()
-    found = (p for p in sorted(parent.iterdir()) if p.stem.lower() == stem)
+    found = (p for p in sorted(parent.iterdir()) if p.stem.lower() == stem and p.name != other_than)
     return next((p for p in found if p.suffix.lower() in SUFFIXES and p.is_file()), None)
-
-
-def _twin_file(path: Path) -> Path | None:
-    """Another file beside `path` that its folder reads as the same tag (``local.json`` beside
-    ``local.yaml``: the folder is then refused for defining it twice), or None."""
-    if not path.parent.is_dir():
-        return None
-    folded = path.stem.lower()
-    twins = (
-        p
-        for p in sorted(path.parent.iterdir())
-        if p.name != path.name and p.stem.lower() == folded and p.suffix.lower() in SUFFIXES
-    )
-    return next((p for p in twins if p.is_file()), None)
 
 
 def _enclosing_tag_dir(path: Path, folders: Iterable[Path]) -> Path | None:
