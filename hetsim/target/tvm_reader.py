@@ -387,7 +387,7 @@ def _read_tvm_tag(config: Mapping[str, Any], path: str, problems: list[Problem])
         return spec
     node = _tag_node(tag)
     if node is None or not node.is_composite:
-        return _with_host(spec, _read_at(host, host_path, problems))
+        return _with_host(spec, given)
     change = _change(host, node.host, host_path, problems)  # type: ignore[arg-type]
     return spec if change is None else spec | {"host": change}
 
