@@ -57,6 +57,13 @@ METRIC_ROOTS = tuple(dict.fromkeys(metric.split(".")[0] for metric in METRICS))
 """The keys of a result's ``to_dict()`` that a metric starts with (``breakdown_us.dispatch``)."""
 
 
+def unkept_result(record: Mapping[str, Any], expected: str, err: Exception) -> dict[str, Any]:
+    """`record` failed for a result that cannot be kept as it is (`expected` what it must be:
+    JSON values for the results file, values a Dask worker can pickle back), saying why."""
+    error = f"TypeError: result: expected {expected}, got {type(err).__name__}: {err}"
+    return {**record, "status": "failed", "result": None, "error": error}
+
+
 def read_results(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The header and the records of a results file, each point once, in file order.
 
@@ -235,9 +242,7 @@ class ResultsLog:
         try:
             line = json.dumps(record, separators=(",", ":"))
         except (TypeError, ValueError) as err:
-            got = f"{type(err).__name__}: {err}"
-            error = f"TypeError: result: expected JSON values (a result's to_dict()), got {got}"
-            record = {**record, "status": "failed", "result": None, "error": error}
+            record = unkept_result(record, "JSON values (a result's to_dict())", err)
             line = json.dumps(record, separators=(",", ":"))
         kept = self.records[record["id"]] = dict(record)
         if self._file is not None:

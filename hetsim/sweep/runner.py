@@ -26,7 +26,7 @@ from hetsim.api import simulate
 from hetsim.errors import Problem, SweepError, is_count
 from hetsim.sweep.loaded import point_model
 from hetsim.sweep.points import Point, SweepSpec
-from hetsim.sweep.results import ResultsLog
+from hetsim.sweep.results import ResultsLog, unkept_result
 from hetsim.sweep.spec import load_sweep
 
 __all__ = [
@@ -300,9 +300,7 @@ def _sendable(record: dict[str, Any]) -> dict[str, Any]:
     try:
         pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as err:
-        got = f"{type(err).__name__}: {err}"
-        error = f"TypeError: result: expected values a worker can send back (pickle), got {got}"
-        return {**record, "status": "failed", "result": None, "error": error}
+        return unkept_result(record, "values a worker can send back (pickle)", err)
     return record
 
 
