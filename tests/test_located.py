@@ -174,12 +174,17 @@ def test_a_sweep_given_as_data_has_no_file_to_name() -> None:
 # with a second 'kind: cuda' became a GPU); every YAML file hetsim reads now refuses it.
 
 
-def test_a_target_file_with_a_key_twice_names_the_line(tmp_path: Path) -> None:
-    file = tmp_path / "soc.yaml"
-    file.write_text("kind: hetero\nhost: x86-cpu\nkind: cuda\n")
+def _refused(file: Path, content: str | bytes) -> list[str]:
+    """The messages `Target` refuses `file` with, once it holds `content` (text in UTF-8)."""
+    file.write_bytes(content.encode() if isinstance(content, str) else content)
     with pytest.raises(TargetError) as caught:
         Target(str(file))
-    assert caught.value.problems[0].message == (
+    return [problem.message for problem in caught.value.problems]
+
+
+def test_a_target_file_with_a_key_twice_names_the_line(tmp_path: Path) -> None:
+    file = tmp_path / "soc.yaml"
+    assert _refused(file, "kind: hetero\nhost: x86-cpu\nkind: cuda\n")[0] == (
         f"{file}:3: expected valid yaml, got found the key 'kind' twice"
     )
 
@@ -204,10 +209,7 @@ def test_a_key_twice_in_a_merged_mapping_names_the_line(
 ) -> None:
     # PyYAML copies a merged mapping's keys in without constructing it: the last one won
     file = tmp_path / "soc.yaml"
-    file.write_text(text)
-    with pytest.raises(TargetError) as caught:
-        Target(str(file))
-    assert caught.value.problems[0].message == (
+    assert _refused(file, text)[0] == (
         f"{file}:3: expected valid yaml, got found the key {key!r} twice"
     )
 
@@ -396,37 +398,24 @@ def test_a_bad_description_is_reported_with_the_rest(
 def test_a_unicode_line_separator_in_a_string_keeps_the_lines(tmp_path: Path, breaker: str) -> None:
     # PyYAML counts it as a line break: cores, on line 6, was reported on line 7
     file = tmp_path / "soc.yaml"
-    file.write_text(
+    text = (
         f'kind: hetero\nhost: {{kind: x86-cpu, model: "Xeon{breaker}rev B"}}\ndevices:\n'
-        "  - kind: cuda\n    name: g\n    cores: 0\n",
-        encoding="utf-8",
+        "  - kind: cuda\n    name: g\n    cores: 0\n"
     )
-    with pytest.raises(TargetError) as caught:
-        Target(str(file))
-    assert caught.value.problems[0].message == (
-        f"{file}:6: devices[g].cores: expected an integer >= 1, got 0"
-    )
+    assert _refused(file, text)[0] == f"{file}:6: devices[g].cores: expected an integer >= 1, got 0"
 
 
 def test_a_line_separator_in_a_name_keeps_that_names_lines(tmp_path: Path) -> None:
     # read as a blank to count lines, the name no longer matched the path: line 2 for both
     file = tmp_path / "soc.yaml"
-    file.write_text(
-        'kind: hetero\ndevices:\n  - kind: cuda\n    name: "g\u2028x"\n    cores: 0\n',
-        encoding="utf-8",
-    )
-    with pytest.raises(TargetError) as caught:
-        Target(str(file))
-    lines = [p.message.split(": ")[0] for p in caught.value.problems]
+    text = 'kind: hetero\ndevices:\n  - kind: cuda\n    name: "g\u2028x"\n    cores: 0\n'
+    lines = [message.split(": ")[0] for message in _refused(file, text)]
     assert lines == [f"{file}:5", f"{file}:4"]  # cores, then the name
 
 
 def test_bytes_that_are_not_utf8_are_counted_from_the_files_start(tmp_path: Path) -> None:
     # read past a BOM, the offset was the decoded text's: 10 for byte 13
     file = tmp_path / "bad.yaml"
-    file.write_bytes(b"\xef\xbb\xbfkind: cuda\xff\n")
-    with pytest.raises(TargetError) as caught:
-        Target(str(file))
-    assert str(caught.value) == (
+    assert _refused(file, b"\xef\xbb\xbfkind: cuda\xff\n") == [
         f"{file}: expected a target file, got bytes that are not UTF-8 (at byte 13)"
-    )
+    ]
