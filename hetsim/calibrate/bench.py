@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -356,14 +356,24 @@ def _relu_us(processor: Processor, elements: int, itemsize: int = 4) -> float:
     return kernel_us(processor, Cost(float(elements), size, size, "elementwise"))
 
 
-def _run(graph: Graph, target: Target, options: dict[str, Any]) -> tuple[float, float, str, float]:
-    """Makespan, capture time and the processor that ran most ops, of one timing run, and what
-    every later run takes (`_replay_us` under a CUDA-graph strategy, else the same)."""
+class _Run(NamedTuple):
+    """One timing run of a benchmark graph."""
+
+    makespan_us: float
+    capture_us: float
+    processor: str
+    """The processor that ran most ops."""
+    later_us: float
+    """What every later run at these shapes takes (`_replay_us` under a CUDA-graph strategy)."""
+
+
+def _run(graph: Graph, target: Target, options: dict[str, Any]) -> _Run:
+    """One timing run of `graph` on `target` with `options`."""
     result = simulate(graph, target, mode="timing", trace=False, **options)
     busiest = Counter(result.placement.values()).most_common(1)
     capture = result.breakdown_us.get("capture", 0.0)
     later = _replay_us(graph, target, options) if options.get("cuda_graph") else result.makespan_us
-    return result.makespan_us, capture, busiest[0][0] if busiest else "host", later
+    return _Run(result.makespan_us, capture, busiest[0][0] if busiest else "host", later)
 
 
 def _replay_us(graph: Graph, target: Target, options: dict[str, Any]) -> float:
@@ -395,15 +405,15 @@ def bench_row(tag: str, variant: Variant, shape: str, ops: Sequence[int]) -> Ben
     except HetsimError as err:
         return BenchRow(tag, variant.name, shape, note=f"not available: {err}")
     counts = [n + (shape == "fanout") for n in ops]  # the graph's ops: a fan-out's Sum too
-    makespans = tuple(run[0] for run in runs)
-    captures = tuple(run[1] for run in runs)
+    makespans = tuple(run.makespan_us for run in runs)
+    captures = tuple(run.capture_us for run in runs)
     # capture is paid once per new shape; a later run replays (the first run less its capture
     # had kept the region's host dispatches: 2.37 µs per op on x86-h100 for a replay's 0.86).
     # Fitted over N, what grows: a fan-out's Sum, paid once, is part of the fixed cost (over
     # its op count, a Sum cheaper than a branch made the intercept negative).
-    line = fit_line(ops, [run[3] for run in runs])
+    line = fit_line(ops, [run.later_us for run in runs])
     capture_line = fit_line(ops, captures)
-    processor = platform_of(chosen).processors.get(runs[-1][2])
+    processor = platform_of(chosen).processors.get(runs[-1].processor)
     typical = crossover = None
     if processor is not None:
         itemsize = np.dtype(dtype).itemsize
@@ -419,7 +429,7 @@ def bench_row(tag: str, variant: Variant, shape: str, ops: Sequence[int]) -> Ben
         line.slope,
         capture_line.slope,
         line.intercept,
-        runs[-1][2],
+        runs[-1].processor,
         typical,
         crossover,
         dtype=dtype,
