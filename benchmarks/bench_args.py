@@ -19,7 +19,7 @@ from typing import Any
 from hetsim.cli.counts import integer
 from hetsim.errors import HetsimError
 
-__all__ = ["at_least", "make_parents", "positive", "positive_list", "run_main"]
+__all__ = ["at_least", "blas_line", "make_parents", "positive", "positive_list", "run_main"]
 
 
 def at_least(minimum: int) -> Callable[[str], int]:
@@ -87,6 +87,20 @@ def make_parents(path: Path) -> Path:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def blas_line() -> str:
+    """The BLAS thread pools this process has now (threadpoolctl), as one line for a script to
+    print above its table: the library and its thread count, per pool.
+
+    >>> blas_line().startswith("BLAS threads (threadpoolctl): ")
+    True
+    """
+    from threadpoolctl import threadpool_info
+
+    pools = [p for p in threadpool_info() if p["user_api"] == "blas"]
+    found = ", ".join(f"{p['num_threads']} ({p['internal_api']} {p['version']})" for p in pools)
+    return f"BLAS threads (threadpoolctl): {found or 'no BLAS loaded'}"
 
 
 def run_main(main: Callable[[], Any]) -> None:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bench_args import make_parents, output_path, positive, run_main
+from bench_args import blas_line, make_parents, output_path, positive, run_main
 from sim_speed import environment
 
 from hetsim.api import platform_of
@@ -112,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plot", type=output_path, help="write break-even iterations vs duration")
     parser.add_argument("--json", type=output_path, help="write every number as JSON")
     args = parser.parse_args(argv)
+    print(blas_line() + " (timing mode calls no BLAS)")
     results: dict[str, Any] = {}
     for tag, spec in PLATFORMS.items():
         platform = platform_of(spec)

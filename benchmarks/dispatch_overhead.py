@@ -10,9 +10,10 @@ and a log-log plot. Run: ``python benchmarks/dispatch_overhead.py [--ops 1,10,10
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from bench_args import run_main
+from bench_args import blas_line, run_main
 
 from hetsim.cli import bench
 
@@ -20,6 +21,8 @@ from hetsim.cli import bench
 def main(argv: list[str] | None = None) -> int:
     """Parse the ``bench dispatch`` options and run it."""
     args = dispatch_parser().parse_args(argv)
+    # on stderr: ``--json`` prints the JSON on stdout
+    print(blas_line() + " (simulated times only: no BLAS calls)", file=sys.stderr)
     return int(args.func(args))
 
 

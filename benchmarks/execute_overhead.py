@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from bench_args import positive, run_main
+from bench_args import blas_line, positive, run_main
 from sim_speed import environment
 from threadpoolctl import threadpool_limits
 
@@ -100,6 +100,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=positive, default=15)
     args = parser.parse_args()
     with threadpool_limits(limits=1, user_api="blas"):
+        print(blas_line(), flush=True)
         found = measure(args.repeat)
         report = {"ops": CHAIN, "repeat": args.repeat, **found, "environment": environment()}
     print(f"{CHAIN}-op chain of 4-element tensors, BLAS held to 1 thread, best of {args.repeat}")

@@ -24,7 +24,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench_args import positive, run_main
+from bench_args import blas_line, positive, run_main
 from sim_speed import chain, environment, timed
 
 from hetsim.api import platform_of, simulate
@@ -71,6 +71,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=positive, nargs="+", default=[1000, 4000, 16_000])
     parser.add_argument("--repeat", type=positive, default=3)
     args = parser.parse_args()
+    print(blas_line() + " (timing mode calls no BLAS)", flush=True)
     rows = [measure(n, args.repeat) for n in args.sizes]
     print(f"{'ops':>8}{'invocations':>13}{'nested':>10}{'chain':>10}{'ratio':>8}   (µs per op)")
     for row in rows:

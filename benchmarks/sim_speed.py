@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 import simpy
-from bench_args import positive, run_main
+from bench_args import blas_line, positive, run_main
 
 from hetsim.api import clear_caches, make_inputs, platform_of, set_cache_max_ops, simulate
 from hetsim.ir import Graph, Op, TensorType
@@ -454,9 +454,8 @@ def main() -> None:
     sizes = sorted({*args.sizes, *([1_000_000] if args.big else [])})
     platform = platform_of(TARGET)
     report_env = environment()
-    blas_threads = [p["num_threads"] for p in report_env["threadpools"] if p["user_api"] == "blas"]
     # timing mode computes nothing: the BLAS threads matter to the functional comparison only
-    print(f"BLAS threads (threadpoolctl): {blas_threads or 'no BLAS loaded'}", flush=True)
+    print(blas_line(), flush=True)
     rows = []
     for kind in ("chain", "dag"):
         for n in sizes:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_args import blas_line
 from threadpoolctl import threadpool_info
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,6 +67,7 @@ def format_table(tests: dict[str, dict[str, Any]]) -> str:
 
 def main(argv: list[str]) -> int:
     os.chdir(ROOT)  # the project's pyproject.toml holds the pytest settings
+    print(blas_line(), flush=True)
     outcomes = _Outcomes()
     start = time.perf_counter()
     status = pytest.main(

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_args import make_parents, positive, run_main
+from bench_args import blas_line, make_parents, positive, run_main
 from sim_speed import environment
 
 from hetsim.sweep import Point, load_sweep, local_cluster, run_sweep, simulate_point
@@ -134,6 +134,7 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=["resnet50", "squeezenet"])
     parser.add_argument("--repeat", type=positive, default=2, help="keep the fastest of N runs")
     args = parser.parse_args()
+    print(blas_line() + " (timing mode calls no BLAS)", flush=True)
     runs = [measure(args.points, model, args.repeat) for model in args.models]
     report = {
         "cpus": os.cpu_count(),

@@ -125,6 +125,23 @@ def test_cuda_graph_json_makes_missing_folders(
     assert grid[0] == {"n": 1, "work_us": 0.5, **times, "break_even": "6"}
 
 
+def test_a_script_prints_the_blas_threads_it_runs_with(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    if not any(pool["user_api"] == "blas" for pool in threadpool_info()):
+        pytest.skip("numpy here loads no BLAS threadpoolctl can see")
+    module = load("cuda_graph", monkeypatch)
+    times = {"eager_us": 10.0, "first_us": 40.0, "replay_us": 4.0}
+    monkeypatch.setattr(module, "PLATFORMS", {"nvidia/h100": "x86-h100"})
+    monkeypatch.setattr(module, "measure", lambda platform, n, work_us: times)
+    with threadpool_limits(limits=1, user_api="blas"):
+        assert module.main([]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("BLAS threads (threadpoolctl): 1 ("), first
+
+
 @pytest.mark.parametrize(
     ("two_workers_s", "speedup", "verdict"),
     [(1.0, 2.0, "met"), (2.0 / 1.7, 1.7, "met"), (1.6, 1.25, "NOT met")],
