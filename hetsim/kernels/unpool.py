@@ -3,7 +3,8 @@ folding sliding blocks back into an image.
 
 - MaxUnpool zeroes the output and scatters ``X`` to the flat positions ``I`` of the unpooled
   shape ``(in - 1)·stride - (pad_begin + pad_end) + kernel``, which then sits at the origin of a
-  larger ``output_shape`` if one is given.
+  larger ``output_shape`` if one is given. A position outside the unpooled shape is refused,
+  a negative one too (onnx's reference counts it from the end, numpy's way).
 - Col2Im adds each of the ``prod(block_shape)`` taps' columns into a strided view of the padded
   image, one vectorized add per tap, then crops the pads.
 
@@ -80,6 +81,21 @@ def max_unpool(x: np.ndarray, indices: np.ndarray, unpooled: Sequence[int]) -> n
     return y.reshape(tuple(unpooled))
 
 
+def _check_positions(op: Op, indices: np.ndarray, size: int, unpooled: Sequence[int]) -> None:
+    """Refuse an index of `I` outside the unpooled output: a negative one had counted from its
+    end (numpy's indexing), a silently wrong scatter; a large one failed inside numpy."""
+    if indices.size == 0:
+        return
+    bad = (indices < 0) | (indices >= size)
+    if bad.any():
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise op_error(
+            op,
+            f"expected I's flat positions in [0, {size}) of the unpooled output {list(unpooled)}",
+            f"{int(indices[at])} at I{list(at)}",
+        )
+
+
 def _compile_max_unpool(op: Op, opset: int) -> Kernel:
     kernel_shape, strides, pads = _unpool_attrs(op)
 
@@ -87,7 +103,9 @@ def _compile_max_unpool(op: Op, opset: int) -> Kernel:
         x, indices = inputs[0], inputs[1]
         assert x is not None
         assert indices is not None
-        y = max_unpool(x, indices, _unpooled_shape(x.shape, kernel_shape, strides, pads))
+        unpooled = _unpooled_shape(x.shape, kernel_shape, strides, pads)
+        _check_positions(op, indices, math.prod(unpooled), unpooled)
+        y = max_unpool(x, indices, unpooled)
         wanted = inputs[2] if len(inputs) > 2 else None
         check_integer_input(op, 2, "output_shape", wanted, rank=1)
         if wanted is None or tuple(int(n) for n in wanted) == y.shape:

@@ -4,7 +4,8 @@
   interest, all rois and channels at once, one pass per sampling point ``(iy, ix)``; a roi whose
   adaptive grid (``sampling_ratio`` 0: ``ceil(roi_size / out_size)`` per dim) is smaller than the
   largest one masks the points beyond its own grid. The max mode is onnx's (and onnxruntime's):
-  the max over points of the max of the four weighted taps.
+  the max over points of the max of the four weighted taps. A batch index outside X's batch
+  is refused, a negative one too (onnx's reference counts it from the end, numpy's way).
 
 Costs (``S`` sampling points per output element: ``sampling_ratio²``, or for an adaptive ratio
 the mean ``ceil(roi_h / out_h)·ceil(roi_w / out_w)`` of the rois when their value is known, and
@@ -170,6 +171,14 @@ def _compile_roi_align(op: Op, opset: int) -> Kernel:
         assert x is not None
         assert rois is not None
         assert batch_indices is not None
+        bad = (batch_indices < 0) | (batch_indices >= x.shape[0])
+        if bad.any():  # a negative one had counted from the batch's end (numpy's indexing)
+            roi = int(np.argmax(bad))
+            raise op_error(
+                op,
+                f"expected batch_indices in [0, {x.shape[0]}) (X's batch)",
+                f"{int(batch_indices[roi])} for roi {roi}",
+            )
         y = roi_align(x, rois, batch_indices, out_h, out_w, ratio, scale, mode, is_half_pixel)
         return [y]
 

@@ -192,3 +192,36 @@ def test_col2im_sums_overlaps() -> None:
     data = np.ones((1, 4, 4), np.float32)  # a 2×2 block sliding over a 3×3 image
     y = col2im(data, (3, 3), (2, 2), (1, 1), (0, 0, 0, 0), (1, 1))
     assert y[0, 0].tolist() == [[1, 2, 1], [2, 4, 2], [1, 2, 1]]
+
+
+@pytest.mark.parametrize(
+    ("batch_index", "message"),
+    [
+        # a negative index had counted from the batch's end: roi 1 pooled image 1, silently
+        (-1, "op v0 (RoiAlign): expected batch_indices in [0, 2) (X's batch), got -1 for roi 1"),
+        (2, "op v0 (RoiAlign): expected batch_indices in [0, 2) (X's batch), got 2 for roi 1"),
+    ],
+)
+def test_roi_align_refuses_a_batch_index_outside_the_batch(batch_index: int, message: str) -> None:
+    kernel = OPS["RoiAlign"].compile(_op("RoiAlign", 3, output_height=1, output_width=1), 16)
+    x = np.arange(32, dtype=np.float32).reshape(2, 1, 4, 4)
+    rois = np.array([[0.0, 0.0, 4.0, 4.0]] * 2, np.float32)
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        kernel([x, rois, np.array([0, batch_index])])
+
+
+@pytest.mark.parametrize(
+    ("position", "message"),
+    [
+        # a negative position had counted from the output's end: y[0, 0, 1, 1] = 1, silently
+        (-1, "got -1 at I[0, 0, 0, 1]"),
+        (4, "got 4 at I[0, 0, 0, 1]"),
+    ],
+)
+def test_max_unpool_refuses_a_position_outside_the_output(position: int, message: str) -> None:
+    op = _op("MaxUnpool", 2, kernel_shape=[1, 2], strides=[1, 2])
+    kernel = OPS["MaxUnpool"].compile(op, 11)
+    x, indices = np.ones((1, 1, 1, 2), np.float32), np.array([[[[0, position]]]])
+    expected = "op v0 (MaxUnpool): expected I's flat positions in [0, 4) of the unpooled output "
+    with pytest.raises(ModelError, match=f"^{re.escape(expected + '[1, 1, 1, 4], ' + message)}$"):
+        kernel([x, indices])
