@@ -150,7 +150,61 @@ def _name_problem(tag: Tag, seen: dict[str, Tag], registry: TagRegistry) -> Prob
     return Problem(where, "expected a new tag name", f"one defined in {source}")
 
 
-def _register(tags: list[Tag], folder: Path | None) -> tuple[str, ...]:
+def _names_in(data: object) -> set[str]:
+    """Every string value in a tag's data, folded to lowercase: the tags it can build on."""
+    if isinstance(data, str):
+        return {data.lower()}
+    if isinstance(data, Mapping):
+        data = list(data.values())
+    if isinstance(data, list | tuple):
+        return set().union(*(_names_in(item) for item in data))
+    return set()
+
+
+def _users(registry: TagRegistry, names: set[str]) -> list[str]:
+    """The tags of `registry` outside `names` (folded) that build on one of them, directly or
+    through one another: they name one (ignoring case) anywhere in their data."""
+    named = {name: _names_in(registry.get(name).data) for name in registry}
+    reached = set(names)
+    users: list[str] = []
+    grew = True
+    while grew:  # tags build on tags: to a fixed point
+        grew = False
+        for name, mentions in named.items():
+            if name.lower() not in reached and mentions & reached:
+                reached.add(name.lower())
+                users.append(name)
+                grew = True
+    return sorted(users)
+
+
+def _broken_users(
+    before: TagRegistry, after: TagRegistry, names: set[str], expected: str
+) -> list[Problem]:
+    """The problems that a change to the tags `names` (folded; changed or removed), from the
+    registry `before` to `after`, makes in the registered tags built on them, each broken one
+    led by a line naming it, its source and what it builds on. A tag broken before the change
+    (by a kind replaced since) is left to say so when used."""
+    problems: list[Problem] = []
+    for user in _users(after, names):
+        found = check_tag(user, after)
+        if found and not check_tag(user, before):
+            tag = after.get(user)
+            uses = sorted(_names_in(tag.data) & names)
+            got = f"tag {user} ({tag.source}), which builds on {', '.join(uses) or 'them'}"
+            problems += [Problem("", expected, got), *found]
+    return problems
+
+
+def _register(
+    tags: list[Tag],
+    folder: Path | None,
+    replaced: tuple[str, ...] = (),
+    before: TagRegistry | None = None,
+) -> tuple[str, ...]:
+    """Check `tags` (and, where they replace the tags `replaced` of a folder read again, the
+    registered tags built on those, which were valid in `before`), then commit them, all or
+    nothing."""
     problems, misnamed = _name_problems(tags, TAGS)
     # the values of every well-named tag are checked too, so that one error lists them all
     named = [tag for tag in tags if tag.name not in misnamed]
@@ -158,6 +212,9 @@ def _register(tags: list[Tag], folder: Path | None) -> tuple[str, ...]:
     for tag in named:
         if not tag.problems:  # a file that did not read has said so
             problems += check_tag(tag.name, staged)
+    if not problems and replaced:
+        expected = "expected the folder's tags read again to leave the tags built on them valid"
+        problems += _broken_users(before or TAGS, staged, {n.lower() for n in replaced}, expected)
     if problems:
         raise TargetError(list(dict.fromkeys(problems)))
     TAGS.commit(tags, folder)
@@ -169,7 +226,9 @@ def add_tag_dir(folder: str | Path) -> tuple[str, ...]:
 
     All or nothing: when any tag is invalid (bad file, bad value, unknown reference, cycle, a name
     that is taken or is a kind's), none is registered and one `TargetError` lists every problem.
-    Adding a folder that is already registered reads it again.
+    Adding a folder that is already registered reads it again; that too is refused where the
+    tags read now would break a registered tag built on the folder's (one it no longer has, or
+    whose value no longer fits).
 
     Returns
     -------
@@ -179,9 +238,10 @@ def add_tag_dir(folder: str | Path) -> tuple[str, ...]:
     folder = Path(folder)
     tags = read_tag_dir(folder)
     previous = TAGS.folder_tags(folder)
+    before = TAGS.staged(())  # a copy, to tell a tag this breaks from one broken already
     TAGS.remove_folder(folder)
     try:
-        return _register(tags, folder)
+        return _register(tags, folder, tuple(tag.name for tag in previous), before)
     except TargetError:
         if previous:  # the tags it had, as checked then: the edited files were refused
             TAGS.commit(previous, folder)
@@ -189,8 +249,24 @@ def add_tag_dir(folder: str | Path) -> tuple[str, ...]:
 
 
 def remove_tag_dir(folder: str | Path) -> tuple[str, ...]:
-    """Forget the tags of a registered folder; return their names."""
+    """Forget the tags of a registered folder; return their names.
+
+    Refused (a `TargetError`, nothing forgotten) while a registered tag of another folder, or
+    one registered from Python, builds on one of them: remove that one first.
+    """
+    names = tuple(tag.name for tag in TAGS.folder_tags(folder))
+    _check_removal(names)
     return TAGS.remove_folder(folder)
+
+
+def _check_removal(names: tuple[str, ...]) -> None:
+    """Refuse to forget the tags `names` while another registered tag builds on them."""
+    if not names:
+        return
+    expected = "expected no registered tag to build on the tags it forgets"
+    problems = _broken_users(TAGS, TAGS.without(names), {n.lower() for n in names}, expected)
+    if problems:
+        raise TargetError(problems)
 
 
 def register_tag(name: str, data: Mapping[str, Any], description: str = "") -> str:
@@ -222,7 +298,13 @@ def register_tag(name: str, data: Mapping[str, Any], description: str = "") -> s
 
 def unregister_tag(name: str) -> None:
     """Forget a tag (its name matched ignoring case): one registered with `register_tag`, or a
-    folder's, whose file is then read as a plain target file."""
+    folder's, whose file is then read as a plain target file.
+
+    Refused (a `TargetError`) while another registered tag builds on it: forget that one first.
+    """
+    found = TAGS.find(name)
+    if found is not None:
+        _check_removal((found,))
     TAGS.remove(name)
 
 

@@ -215,6 +215,17 @@ class TagRegistry:
         copy._folders = dict(self._folders)
         return copy
 
+    def without(self, names: Iterable[str]) -> TagRegistry:
+        """A copy without the tags `names` (registered spellings), to check a removal against."""
+        self._ensure_loaded()
+        gone = set(names)
+        copy = TagRegistry()
+        copy._tags = {n: t for n, t in self._tags.items() if n not in gone}
+        copy._folders = {
+            f: tuple(n for n in ns if n not in gone) for f, ns in self._folders.items()
+        }
+        return copy
+
     def commit(self, tags: Iterable[Tag], folder: Path | None = None) -> None:
         """Add checked `tags` (from `folder`, when they came from one)."""
         self._ensure_loaded()

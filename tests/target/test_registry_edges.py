@@ -113,3 +113,55 @@ def test_the_shipped_folder_comes_first_once_read_again(lab: Path) -> None:
     shipped = TAGS.folders()[0]
     add_tag_dir(shipped)
     assert TAGS.folders() == (shipped, lab.resolve())
+
+
+@pytest.fixture
+def box(lab: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A second registered folder whose box/soc builds on lab/gpu (a device of it)."""
+    folder = tmp_path_factory.mktemp("box")
+    (folder / "box").mkdir()
+    (folder / "box" / "soc.yaml").write_text(
+        "kind: hetero\nhost: x86/xeon-8480c\ndevices:\n  - tag: lab/gpu\n    name: gpu0\n"
+    )
+    add_tag_dir(folder)
+    yield folder
+    remove_tag_dir(folder)
+
+
+def test_a_re_add_that_breaks_a_tag_built_on_the_folder_is_refused(lab: Path, box: Path) -> None:
+    # lab read again without lab/gpu was taken: box/soc, registered and checked, then failed
+    # wherever it was used
+    (lab / "lab" / "gpu.yaml").rename(lab / "lab" / "gpu2.yaml")
+    with pytest.raises(TargetError) as err:
+        add_tag_dir(lab)
+    assert str(err.value).splitlines() == [
+        "expected the folder's tags read again to leave the tags built on them valid, got tag "
+        f"box/soc ({box / 'box' / 'soc.yaml'}), which builds on lab/gpu",
+        f"{box / 'box' / 'soc.yaml'}:4: devices[gpu0].tag: unknown tag 'lab/gpu' "
+        "(did you mean 'lab/gpu2'?)",
+    ]
+    assert Target("box/soc").devices[0].attrs["launch_us"] == 3.0
+    assert "lab/gpu2" not in TAGS
+    (lab / "lab" / "gpu2.yaml").write_text("kind: cuda\nlaunch_us: 5.0\n")
+    (lab / "lab" / "gpu.yaml").write_text("kind: cuda\nlaunch_us: 4.0\n")
+    assert add_tag_dir(lab) == ("lab/gpu", "lab/gpu2", "lab/npu")  # a change that fits
+    assert Target("box/soc").devices[0].attrs["launch_us"] == 4.0
+
+
+def test_forgetting_a_tag_another_builds_on_is_refused(lab: Path, box: Path) -> None:
+    message = (
+        "expected no registered tag to build on the tags it forgets, got tag box/soc "
+        f"({box / 'box' / 'soc.yaml'}), which builds on lab/gpu\n"
+        f"{box / 'box' / 'soc.yaml'}:4: devices[gpu0].tag: unknown tag 'lab/gpu'"
+    )
+    forgets = [
+        (lambda: remove_tag_dir(lab), ""),
+        (lambda: unregister_tag("Lab/GPU"), " (did you mean 'lab/npu'?)"),  # lab/npu stays
+    ]
+    for forget, hint in forgets:
+        with pytest.raises(TargetError) as err:
+            forget()
+        assert str(err.value) == message + hint
+        assert Target("box/soc").devices[0].attrs["launch_us"] == 3.0
+    assert remove_tag_dir(box) == ("box/soc",)  # the user first: then both go
+    add_tag_dir(box)  # for the fixture to remove
