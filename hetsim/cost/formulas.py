@@ -158,6 +158,8 @@ def kernel_us(processor: Processor, cost: Cost) -> float:
     6.0
     >>> kernel_us(numpy, passes)  # 6 + 3 calls · 2 + 16000 / 16000, the elementwise stream
     13.0
+    >>> kernel_us(numpy, Cost(4e6, 8000, 8000, "matmul", numpy_bytes=16000))  # 6 + 0 + 1
+    7.0
     >>> thin = Processor("npu", "accelerator", "accel", "", {**npu.attrs,
     ...     "gemm_half_dim": {"matmul": 16.0}}, "host.mem")
     >>> kernel_us(thin, Cost(4e6, 8000, 8000, "matmul", gemm_dim=16))  # 2 + 4 · (1 + 16/16)
@@ -207,7 +209,7 @@ def kernel_timer(processor: Processor) -> Callable[[Cost], float]:
         moved = cost.bytes_with_scratch if is_numpy else cost.bytes_total
         memory = moved / stream
         total = fixed_us + (compute if compute > memory else memory)  # max(), inlined for speed
-        if is_numpy and cost.numpy_calls:
+        if is_numpy and (cost.numpy_calls or cost.numpy_bytes):  # two terms, each on its own
             total += cost.numpy_calls * latency_us + cost.numpy_bytes / passes_rate
         if total < math.inf:
             return total

@@ -72,7 +72,7 @@ class Cost:
         gemm = f", gemm_dim={self.gemm_dim}" if self.gemm_dim else ""
         passes = (
             f", numpy_calls={self.numpy_calls}, numpy_bytes={self.numpy_bytes}"
-            if self.numpy_calls
+            if self.numpy_calls or self.numpy_bytes
             else ""
         )
         return (
