@@ -30,7 +30,7 @@ from hetsim.kernels.checks import (
     normalize_axes,
     op_error,
 )
-from hetsim.kernels.costs import Cost, metadata_cost, view_cost
+from hetsim.kernels.costs import Cost, metadata_cost, nbytes, view_cost
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import ALL_INPUTS, Kernel, register
 
@@ -391,9 +391,8 @@ def _infer_expand(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Met
 
 
 def _expand_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
-    x = inputs[0]
-    assert x is not None, f"{op!r}: input missing"
-    return Cost(0.0, x.nbytes, sum(m.nbytes for m in outputs), "data_movement")
+    """Its inputs read (``shape`` too, as Tile's ``repeats``) and its output written once."""
+    return Cost(0.0, nbytes(inputs), nbytes(outputs), "data_movement")
 
 
 register(

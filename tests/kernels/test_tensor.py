@@ -200,6 +200,16 @@ def test_gather_shape_rule_puts_index_dims_at_the_axis() -> None:
     assert out.shape == (2, 4, 5, 7)
 
 
+@pytest.mark.parametrize("op_type", ["Expand", "Tile"])
+def test_expand_and_tile_read_their_shape_input_too(op_type: str) -> None:
+    # Expand counted X alone, where Tile (and Pad, Slice) count their parameter input too:
+    # 24 B of X and 16 B of int64 shape read, 48 B written, as docs/cost-model.md says
+    x, shape = _meta(1, 6), _const(2, 6) if op_type == "Expand" else _const(2, 1)
+    (y,) = OPS[op_type].infer(_op(op_type, 2), 13, [x, shape])
+    cost = OPS[op_type].cost(_op(op_type, 2), [x, shape], [y])
+    assert (cost.bytes_read, cost.bytes_written) == (24 + 16, 48)
+
+
 def test_tile_rejects_repeats_of_the_wrong_length() -> None:
     with pytest.raises(
         ModelError, match=r"^op n0 \(Tile\): expected 2 non-negative repeats, got \[2\]$"
