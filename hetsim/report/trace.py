@@ -4,9 +4,19 @@ Owns the trace layout: one process per processor or link (``pid`` in platform or
 named by ``process_name`` metadata; one thread per stream (``tid`` from 1 within its process, in
 the order of the stream's first span), named by ``thread_name`` metadata; one complete event
 (``ph: "X"``, ``ts`` and ``dur`` in µs, which is also the simulated unit) per span, with the span's
-name, its category as ``cat`` and its args; and a flow arrow (``ph: "s"`` on the launching span,
-``ph: "f"`` with ``bp: "e"`` on the launched one, same ``id``, each at the midpoint of its span so
-it binds to that span only) per flow id that has both ends.
+name, its category as ``cat`` and its args; and a flow arrow per flow id that has both ends, bound
+to the two complete events themselves (the format's flow v2: ``bind_id`` with ``flow_out: true``
+on the launching span's event, ``flow_in: true`` on the launched one's).
+
+A flow event placed by time (``ph: "s"``/``"f"``, v1) binds to whatever slice encloses it: on a
+span of 0 µs (a dispatch cost of 0), it touched the neighbours ending and starting there too, and
+a viewer drew the arrow to one of them. v1 events remain only for a span that both starts and
+ends a flow, which one ``bind_id`` cannot hold (the engine makes none: a flow runs from a host's
+dispatch to a stream's work).
+
+Times are written to the nanosecond, each span's end rounded as its start is (``dur = round(end)
+- round(start)``): Perfetto rounds ``ts`` and ``dur`` to ns each on its own, which made a span
+overlap its neighbour by 1 ns where the float µs ends fell either side of a half nanosecond.
 The event order depends on the record alone, so the same run always writes the same file.
 """
 
@@ -55,17 +65,39 @@ def _metadata(
     return events, ids
 
 
-def _flow_events(
-    spans: tuple[Span, ...], ids: dict[tuple[str, str], tuple[int, int]]
+NS_DIGITS = 3
+"""Digits of a µs kept in ``ts`` and ``dur``: the nanosecond, as Perfetto keeps them."""
+
+
+def _flows(spans: tuple[Span, ...]) -> tuple[dict[int, dict[str, Any]], list[int]]:
+    """Span index -> the flow v2 fields of its complete event, and the flow ids (both ends
+    present) whose target already holds a ``bind_id`` as a source: those are v1 events."""
+    sources = {s.flow_out: i for i, s in enumerate(spans) if s.flow_out is not None}
+    targets = {s.flow_in: i for i, s in enumerate(spans) if s.flow_in is not None}
+    fields: dict[int, dict[str, Any]] = {}
+    placed: list[int] = []
+    for flow_id in sorted(sources.keys() & targets.keys()):
+        fields[sources[flow_id]] = {"bind_id": flow_id, "flow_out": True}
+    for flow_id in sorted(sources.keys() & targets.keys()):
+        target = targets[flow_id]
+        if target in fields:  # a span that also starts a flow: its bind_id is taken
+            placed.append(flow_id)
+        else:
+            fields[target] = {"bind_id": flow_id, "flow_in": True}
+    return fields, placed
+
+
+def _placed_flow_events(
+    spans: tuple[Span, ...], ids: dict[tuple[str, str], tuple[int, int]], placed: list[int]
 ) -> list[dict[str, Any]]:
+    """v1 flow events (``s`` and ``f``, at the midpoints of their spans) of the flows `placed`."""
     sources = {s.flow_out: s for s in spans if s.flow_out is not None}
     targets = {s.flow_in: s for s in spans if s.flow_in is not None}
     events = []
-    for flow_id in sorted(sources.keys() & targets.keys()):
+    for flow_id in placed:
         for phase, span in (("s", sources[flow_id]), ("f", targets[flow_id])):
             pid, tid = ids[span.resource, span.stream]
             event = {"name": FLOW_NAME, "cat": FLOW_NAME, "ph": phase, "id": flow_id}
-            # The midpoint lies inside the span even when a neighbour ends or starts at its edges.
             event |= {"ts": (span.start_us + span.end_us) / 2, "pid": pid, "tid": tid}
             if phase == "f":
                 event["bp"] = "e"
@@ -95,8 +127,10 @@ def chrome_trace(record: RunRecord) -> dict[str, Any]:
     ...     processors=("host", "gpu0"), links=(), link_bytes={}, peak_memory_bytes={},
     ...     placement={}, inputs={}, outputs={})
     >>> events = chrome_trace(record)["traceEvents"]
-    >>> [(e["ph"], e["pid"], e.get("tid"), e["name"]) for e in events if e["ph"] != "M"]
-    [('X', 1, 1, 'launch k'), ('X', 2, 1, 'k'), ('s', 1, 1, 'launch'), ('f', 2, 1, 'launch')]
+    >>> [(e["pid"], e["tid"], e["name"], e["bind_id"]) for e in events if e["ph"] == "X"]
+    [(1, 1, 'launch k', 7), (2, 1, 'k', 7)]
+    >>> [(e.get("flow_out"), e.get("flow_in")) for e in events if e["ph"] == "X"]
+    [(True, None), (None, True)]
     """
     record = check_record(record, "chrome_trace")
     check_traced(record, "chrome_trace")
@@ -110,25 +144,29 @@ def chrome_trace(record: RunRecord) -> dict[str, Any]:
     # A run shares one args mapping among the spans of one op signature or allocation size:
     # each is made plain once (to_plain was 60% of a 5e5-span trace), and its events share it.
     plain: dict[int, Any] = {}
+    flows, placed = _flows(spans)
     for i in order:
         span = spans[i]
         pid, tid = ids[_lane(span)]
         args = plain.get(id(span.args))
         if args is None:
             args = plain[id(span.args)] = to_plain(span.args)
-        events.append(
-            {
-                "name": span.name,
-                "cat": span.category,
-                "ph": "X",
-                "ts": span.start_us,
-                "dur": span.duration_us,
-                "pid": pid,
-                "tid": tid,
-                "args": args,
-            }
-        )
-    events += _flow_events(spans, ids)
+        start = round(span.start_us, NS_DIGITS)
+        event = {
+            "name": span.name,
+            "cat": span.category,
+            "ph": "X",
+            "ts": start,
+            "dur": round(span.end_us, NS_DIGITS) - start,
+            "pid": pid,
+            "tid": tid,
+            "args": args,
+        }
+        flow = flows.get(i)
+        if flow is not None:
+            event |= flow
+        events.append(event)
+    events += _placed_flow_events(spans, ids, placed)
     return {
         "traceEvents": events,
         "displayTimeUnit": "ns",
