@@ -36,7 +36,20 @@ __all__: list[str] = []
 
 def _compile_gather_elements(op: Op, opset: int) -> Kernel:
     axis = int_attr(op, "axis", 0)
-    return lambda inputs: [np.take_along_axis(inputs[0], inputs[1], axis=axis)]
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x, indices = inputs[0], inputs[1]
+        assert x is not None
+        assert indices is not None
+        # the output has the indices' shape: off the axis, indices may be shorter than x (only
+        # that part of x is read), where np.take_along_axis would broadcast them to x's size
+        at = axis + x.ndim if axis < 0 else axis
+        part = tuple(
+            slice(None) if dim == at else slice(0, size) for dim, size in enumerate(indices.shape)
+        )
+        return [np.take_along_axis(x[part], indices, axis=at)]
+
+    return kernel
 
 
 def _infer_gather_elements(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
@@ -44,7 +57,15 @@ def _infer_gather_elements(op: Op, opset: int, inputs: Sequence[Meta | None]) ->
     assert indices is not None, f"{op!r}: indices missing"
     if len(indices.shape) != len(x.shape):
         raise op_error(op, f"expected indices of rank {len(x.shape)}", len(indices.shape))
-    normalize_axis(op, int_attr(op, "axis", 0), len(x.shape))
+    axis = normalize_axis(op, int_attr(op, "axis", 0), len(x.shape))
+    longer = [
+        dim
+        for dim, (n, size) in enumerate(zip(indices.shape, x.shape, strict=True))
+        if dim != axis and isinstance(n, int) and isinstance(size, int) and n > size
+    ]
+    if longer:
+        expected = f"expected indices no longer than data off the axis (data {list(x.shape)})"
+        raise op_error(op, expected, f"shape {list(indices.shape)}")
     return [Meta(indices.shape, x.dtype)]
 
 

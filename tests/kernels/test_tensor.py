@@ -354,6 +354,12 @@ def test_lookup_names_the_op_and_lists_supported_ops() -> None:
             [_meta(3, 4), Meta((3, 1), np.dtype("int64"))],
             "op n0 (GatherElements): expected an axis in [-2, 2), got 2",
         ),
+        (
+            _op("GatherElements", 2, axis=0),
+            [_meta(3, 4), Meta((3, 5), np.dtype("int64"))],
+            "op n0 (GatherElements): expected indices no longer than data off the axis "
+            "(data [3, 4]), got shape [3, 5]",
+        ),
         (_op("Trilu"), [_meta(4)], "op n0 (Trilu): expected an input of rank 2 or more, got 1"),
         (
             _op("ArgMax", axis=1),
@@ -463,6 +469,23 @@ def test_added_ops_refuse_bad_inputs_naming_the_op(
 ) -> None:
     with pytest.raises(ModelError, match="^" + re.escape(message) + "$"):
         OPS[op.type].infer(op, 17, inputs)
+
+
+@pytest.mark.parametrize("axis", [0, -2])
+def test_gather_elements_output_has_the_shape_of_indices_shorter_than_data(axis: int) -> None:
+    # np.take_along_axis broadcast indices (2, 1) against data (2, 3): a (2, 3) output where
+    # the shape rule (and onnxruntime) give (2, 1)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    indices = np.array([[1], [0]], np.int64)
+    graph = Graph(
+        "g",
+        (Op("GatherElements", "ge", ("x", "i"), ("y",), {"axis": axis}),),
+        {"x": TensorType((2, 3), "float32"), "i": TensorType((2, 1), "int64")},
+        ("y",),
+    )
+    y = execute(graph, {"x": x, "i": indices})["y"]
+    expected = [[x[indices[r, 0], 0]] for r in range(2)]  # output[r][c] = x[indices[r][c]][c]
+    assert y.tolist() == expected == [[3.0], [0.0]]
 
 
 def test_gather_elements_index_out_of_range_names_the_op() -> None:
