@@ -57,8 +57,20 @@ def gemm(
     >>> a = np.array([[1.0, 2.0]], np.float32)
     >>> gemm(a, np.eye(2, dtype=np.float32), np.array([10.0], np.float32), 2.0, 0.5).tolist()
     [[7.0, 9.0]]
+
+    On integers, an alpha or beta that is not a whole number scales in float64 and the sum is
+    cast back, toward zero (onnx's reference; onnxruntime has no integer Gemm): casting 0.5 to
+    the integer type first had made it 0.
+
+    >>> gemm(np.array([[1, 2, 3]]), np.ones((3, 1), np.int64), np.array([1]), 0.5).tolist()
+    [[4]]
     """
     y: np.ndarray = np.matmul(a.T if trans_a else a, b.T if trans_b else b)
+    if y.dtype.kind in "iu" and not (float(alpha).is_integer() and float(beta).is_integer()):
+        exact = y * alpha  # float64
+        if c is not None and beta != 0.0:
+            exact += c * beta
+        return exact.astype(y.dtype)
     if alpha != 1.0:
         y *= y.dtype.type(alpha)
     if c is not None and beta != 0.0:

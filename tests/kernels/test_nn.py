@@ -366,6 +366,27 @@ def test_gemm_by_hand() -> None:
     assert got.dtype == np.float32
 
 
+@pytest.mark.parametrize(
+    ("alpha", "beta", "expected"),
+    [
+        # A·B = [[6], [15]], C = 1: 0.5·6 + 1 = 4, 0.5·15 + 1 = 8.5 -> 8 (toward zero, as onnx's
+        # reference casts); alpha cast to int64 first had made it 0, the output [[1], [1]]
+        (0.5, 1.0, [[4], [8]]),
+        (1.0, 2.5, [[8], [17]]),
+        (-0.5, 0.0, [[-3], [-7]]),
+        (2.0, 3.0, [[15], [33]]),  # whole numbers stay integer arithmetic
+    ],
+)
+def test_integer_gemm_scales_by_a_fractional_alpha_or_beta(
+    alpha: float, beta: float, expected: list[list[int]]
+) -> None:
+    a = np.array([[1, 2, 3], [4, 5, 6]], np.int64)
+    got = _run("Gemm", [a, np.ones((3, 1), np.int64), np.array([1], np.int64)], alpha=alpha,
+               beta=beta)  # fmt: skip
+    assert got.dtype == np.int64
+    assert got.tolist() == expected
+
+
 COSTS = [
     # (op, attrs, input shapes, flops, im2col column elements): 2 flops per MAC plus the
     # documented extras; a non-pointwise Conv's numpy kernel also writes and reads
