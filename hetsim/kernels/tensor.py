@@ -356,17 +356,30 @@ def _pad_params(op: Op, opset: int) -> tuple[str, float]:
 
 
 def _pad(x: np.ndarray, widths: list[tuple[int, int]], mode: Any, value: Any) -> np.ndarray:
+    if mode == "constant":
+        return _pad_constant(x, widths, value)
     # negative pads crop first; numpy's pad takes only the non-negative rest
     crop = tuple(
         slice(max(-b, 0), d - max(-e, 0)) for (b, e), d in zip(widths, x.shape, strict=True)
     )
-    x = x[crop]
-    grow = [(max(b, 0), max(e, 0)) for b, e in widths]
-    if mode != "constant":
-        padded: np.ndarray = np.pad(x, grow, mode=mode)
-        return padded
-    out = np.full([d + b + e for d, (b, e) in zip(x.shape, grow, strict=True)], value, x.dtype)
-    out[tuple(slice(b, b + d) for d, (b, _) in zip(x.shape, grow, strict=True))] = x
+    padded: np.ndarray = np.pad(x[crop], [(max(b, 0), max(e, 0)) for b, e in widths], mode=mode)
+    return padded
+
+
+def _pad_constant(x: np.ndarray, widths: list[tuple[int, int]], value: Any) -> np.ndarray:
+    """`x` at offset ``begin`` of a ``d + begin + end`` axis filled with `value`, per axis: what
+    lies outside is cut. A begin pad that cuts more than the axis holds, against a growing end
+    (``d`` 2, pads -3 and +2: one element, `value`), had cut first and then grown to 2."""
+    shape = [d + b + e for d, (b, e) in zip(x.shape, widths, strict=True)]
+    out = np.full(shape, value, x.dtype)
+    src, dst = [], []
+    for d, (b, _), n in zip(x.shape, widths, shape, strict=True):
+        low, high = max(0, -b), min(d, n - b)  # the input's indices that land in the output
+        if low >= high:
+            return out
+        src.append(slice(low, high))
+        dst.append(slice(low + b, high + b))
+    out[tuple(dst)] = x[tuple(src)]
     return out
 
 

@@ -265,6 +265,34 @@ def test_pad_widths_spread_over_the_given_axes() -> None:
     assert pad_widths(_op("Pad"), 3, [1, 2, 3, 4], [0, 2]) == [(1, 3), (0, 0), (2, 4)]
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 4), min_size=1, max_size=3).flatmap(
+        lambda shape: st.tuples(
+            st.just(shape),
+            st.lists(st.integers(-5, 4), min_size=2 * len(shape), max_size=2 * len(shape)),
+        )
+    )
+)
+def test_constant_pad_is_pad_then_cut(case: tuple[list[int], list[int]]) -> None:
+    # the spec's output: pad the positive widths, then cut the negative ones; a begin cut
+    # longer than the axis against a growing end (d 2, pads -3, +2) had given 2, not 1
+    shape, pads = case
+    rank = len(shape)
+    widths = list(zip(pads[:rank], pads[rank:], strict=True))
+    if any(d + b + e < 0 for d, (b, e) in zip(shape, widths, strict=True)):
+        return  # refused by the shape rule
+    x = np.arange(1, 1 + int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    grown = np.pad(x, [(max(b, 0), max(e, 0)) for b, e in widths], constant_values=-1.0)
+    cut = tuple(
+        slice(max(-b, 0), n - max(-e, 0)) for n, (b, e) in zip(grown.shape, widths, strict=True)
+    )
+    op = Op("Pad", "p", ("x", "pads", "value"), ("y",))
+    kernel = OPS["Pad"].compile(op, 13)
+    y = kernel([x, np.array(pads, np.int64), np.array(-1.0, np.float32)])[0]
+    np.testing.assert_array_equal(y, grown[cut])
+
+
 def test_pad_rejects_the_wrong_number_of_pads() -> None:
     with pytest.raises(ModelError, match=r"^op n0 \(Pad\): expected 4 pads, got 3$"):
         pad_widths(_op("Pad"), 2, [1, 2, 3], None)
