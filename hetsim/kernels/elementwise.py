@@ -49,7 +49,28 @@ def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind in "iu" and b.dtype.kind in "iu" and (np.asarray(b) < 0).any():
+        return _int_pow_negative(a, b)
     result: np.ndarray = np.power(a, b).astype(a.dtype, copy=False)
+    return result
+
+
+def _int_pow_negative(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Integer `a` to integer powers `b`, some negative: the real power truncated toward zero,
+    as onnxruntime gives it (numpy refuses "Integers to negative integer powers"). Below 0 the
+    power of 1 is 1, of -1 is ±1 by the exponent's parity, and of any other base lies strictly
+    between -1 and 1: 0. Zero has no such power.
+
+    >>> _int_pow_negative(np.array([2, 3, 1, -1, -1, 2]), np.array([-1, -2, -3, -3, -2, 3]))
+    array([ 0,  0,  1, -1,  1,  8])
+    """
+    a, b = np.broadcast_arrays(a, b)
+    negative = b < 0
+    if (negative & (a == 0)).any():
+        raise ValueError("expected a nonzero base where the exponent is negative, got 0")
+    below = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0))
+    powers = np.power(a, np.where(negative, 0, b))
+    result: np.ndarray = np.where(negative, below, powers).astype(a.dtype)
     return result
 
 

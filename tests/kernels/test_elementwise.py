@@ -75,6 +75,21 @@ def test_pow_keeps_base_dtype_with_int_exponent() -> None:
     assert y.tolist() == [2.25, 4.0]
 
 
+def test_int_pow_to_a_negative_power_truncates_toward_zero() -> None:
+    # numpy refuses integers to negative integer powers; the real power, truncated as
+    # onnxruntime gives it: 2^-1 = 0.5 -> 0, (-1)^-3 = -1, (-1)^-2 = 1, 1^-3 = 1
+    base = np.array([[2], [-1], [1], [-3]], np.int32)
+    (y,) = _run(_op("Pow", 2), base, np.array([-1, -2, -3, 2], np.int64))
+    expected = [[int(float(a) ** e) for e in (-1, -2, -3, 2)] for a in (2, -1, 1, -3)]
+    assert y.dtype == np.int32
+    assert y.tolist() == expected
+
+
+def test_int_zero_to_a_negative_power_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"^expected a nonzero base where the exponent is negat"):
+        _run(_op("Pow", 2), np.array([0, 2]), np.array([-1, 1]))
+
+
 def test_clip_attribute_form_reads_min_and_max() -> None:
     (y,) = _run(_op("Clip", min=-1.0, max=2.0), np.array([-3.0, 0.5, 3.0], np.float32), opset=6)
     assert y.tolist() == [-1.0, 0.5, 2.0]
