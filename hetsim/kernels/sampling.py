@@ -68,8 +68,17 @@ def _read_attrs(op: Op, opset: int) -> tuple[str, str, bool]:
 
 
 def _reflect(x: np.ndarray, low: float, high: float) -> np.ndarray:
-    """`x` reflected by the near border until within ``[low, high]``, as the reference does."""
+    """`x` reflected by the near border until within ``[low, high]``, as the reference does.
+
+    A range of no width (``align_corners`` on a dim of 1) reflects every point onto it: its
+    taps had gone to ``high - rest``, out of the dim.
+
+    >>> _reflect(np.array([2.0, -1.0, 0.0]), 0.0, 0.0).tolist()
+    [0.0, 0.0, 0.0]
+    """
     span = high - low
+    if span <= 0:
+        return np.full_like(x, low)
     below, above = x < low, x > high
     dx = np.where(below, low - x, np.where(above, x - high, 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):

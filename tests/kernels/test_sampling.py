@@ -105,6 +105,20 @@ def test_grid_sample_nearest_rounds_half_to_even() -> None:
     assert kernel([x, grid])[0].tolist() == [[[[0.0, 2.0]]]]
 
 
+def test_grid_sample_reflects_cubic_taps_onto_a_dim_of_one() -> None:
+    # align_corners on a height of 1: the reflection range has no width, and the taps went to
+    # rows 2 and -1 (IndexError); every row tap reads row 0, as with two equal rows
+    kernel = OPS["GridSample"].compile(
+        _sample(mode="cubic", padding_mode="reflection", align_corners=1), 20
+    )
+    x = np.arange(3, dtype=np.float32).reshape(1, 1, 1, 3)
+    grid = np.array([[[[0.3, 0.2], [-0.6, -0.9]]]], np.float32)
+    y = kernel([x, grid])[0]
+    two_rows = kernel([np.concatenate([x, x], axis=2), grid])[0]
+    np.testing.assert_allclose(y, two_rows, rtol=1e-6)
+    assert y[0, 0, 0, 0] == pytest.approx(1.4365, abs=1e-4)  # onnxruntime's value
+
+
 def test_affine_grid_gives_the_points_of_size() -> None:
     rule = OPS["AffineGrid"].infer
     assert rule(_affine(), 20, [_meta(2, 2, 3), _size(2, 3, 4, 5)]) == [_meta(2, 4, 5, 2)]
