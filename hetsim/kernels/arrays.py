@@ -1,4 +1,5 @@
-"""Arrays that kernels keep or share: `memoize`d index arithmetic, `read_only` views, `zeros`.
+"""Arrays that kernels keep or share: `memoize`d index arithmetic, `read_only` views, `zeros`;
+and `accumulating`, the precision a kernel sums in.
 
 Each trades a little bookkeeping for speed on the hot path (`benchmarks/kernels.py`), or keeps
 an array a compiled program holds from being written by its caller. The kernels themselves live
@@ -14,11 +15,28 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SHARED_ZEROS_BYTES", "memoize", "read_only", "zeros"]
+__all__ = ["SHARED_ZEROS_BYTES", "accumulating", "memoize", "read_only", "zeros"]
 
 _MISSING = object()
 
 _MEMO_SIZE = 64
+
+
+def accumulating(x: np.ndarray) -> np.ndarray:
+    """`x` in the precision a kernel sums it in: float32 for float16, as onnxruntime accumulates
+    and numpy's own mean does; else `x` itself. The kernel casts its result back.
+
+    A sum in float16 passed 65504, float16's largest, even where the result fits: the average
+    of 2x2 windows of 40000 was inf.
+
+    >>> big = np.full(4, 40000, np.float16)
+    >>> float(np.add.reduce(accumulating(big)) / 4), accumulating(big).dtype
+    (40000.0, dtype('float32'))
+    >>> x = np.ones(2, np.float32)
+    >>> accumulating(x) is x
+    True
+    """
+    return x.astype(np.float32) if x.dtype == np.float16 else x
 
 
 def memoize(compute: Callable[..., Any]) -> Callable[..., Any]:

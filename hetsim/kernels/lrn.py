@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hetsim.ir import Op
+from hetsim.kernels.arrays import accumulating
 from hetsim.kernels.checks import float_attr, int_attr, op_error, same_as_input
 from hetsim.kernels.costs import Cost, nbytes
 from hetsim.kernels.meta import Meta
@@ -53,7 +54,7 @@ def _compile_lrn(op: Op, opset: int) -> Kernel:
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x = inputs[0]
         assert x is not None, f"{op!r}: X is required"
-        return [lrn(x, size, alpha, beta, bias)]
+        return [lrn(accumulating(x), size, alpha, beta, bias).astype(x.dtype, copy=False)]
 
     return kernel
 

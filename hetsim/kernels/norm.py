@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hetsim.ir import Op
+from hetsim.kernels.arrays import accumulating
 from hetsim.kernels.checks import (
     flag_attr,
     float_attr,
@@ -116,11 +117,11 @@ def _compile_instance_norm(op: Op, opset: int) -> Kernel:
         assert x is not None, f"{op!r}: input x is required"
         assert scale is not None, f"{op!r}: input scale is required"
         assert bias is not None, f"{op!r}: input bias is required"
-        y, _, _ = _normalize(x, tuple(range(2, x.ndim)), epsilon)
+        y, _, _ = _normalize(accumulating(x), tuple(range(2, x.ndim)), epsilon)
         per_channel = (-1, *(1,) * (x.ndim - 2))
         y *= scale.reshape(per_channel)
         y += bias.reshape(per_channel)
-        return [y]
+        return [y.astype(x.dtype, copy=False)]
 
     return kernel
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.arrays import memoize
+from hetsim.kernels.arrays import accumulating, memoize
 from hetsim.kernels.checks import flag_attr, int_attr, ints_attr, op_error
 from hetsim.kernels.conv import pad_spatial
 from hetsim.kernels.costs import Cost, nbytes
@@ -119,15 +119,16 @@ def _divisor(geometry: Geometry, shape: tuple[int, ...], include_pad: bool) -> A
 
 
 def _average(x: np.ndarray, geometry: Geometry, divisor: Any) -> np.ndarray:
+    wide = accumulating(x)
     if _is_global(x, geometry):
-        total: np.ndarray = np.add.reduce(x, axis=tuple(range(2, x.ndim)), keepdims=True)
+        total: np.ndarray = np.add.reduce(wide, axis=tuple(range(2, x.ndim)), keepdims=True)
     else:
-        total = _reduce_windows(pad_spatial(x, geometry, 0.0), geometry, np.add)
+        total = _reduce_windows(pad_spatial(wide, geometry, 0.0), geometry, np.add)
     if isinstance(divisor, int):
-        total *= x.dtype.type(1.0 / divisor)
+        total *= wide.dtype.type(1.0 / divisor)
     else:
-        total /= divisor.astype(x.dtype)
-    return total
+        total /= divisor.astype(wide.dtype)
+    return total.astype(x.dtype, copy=False)
 
 
 def _is_global(x: np.ndarray, geometry: Geometry) -> bool:
@@ -202,7 +203,7 @@ def _compile_lp_pool(op: Op, opset: int) -> Kernel:
         x = inputs[0]
         assert x is not None, f"{op!r}: X is required"
         g = geometry(x.shape, x.shape)
-        powered = np.power(np.abs(x), p)
+        powered = np.power(np.abs(accumulating(x)), p)
         return [_lp_norm(_reduce_windows(pad_spatial(powered, g, 0.0), g, np.add), p, x.dtype)]
 
     return kernel
@@ -214,7 +215,8 @@ def _compile_global_lp_pool(op: Op, opset: int) -> Kernel:
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x = inputs[0]
         assert x is not None, f"{op!r}: X is required"
-        total = np.add.reduce(np.power(np.abs(x), p), axis=tuple(range(2, x.ndim)), keepdims=True)
+        powered = np.power(np.abs(accumulating(x)), p)
+        total = np.add.reduce(powered, axis=tuple(range(2, x.ndim)), keepdims=True)
         return [_lp_norm(total, p, x.dtype)]
 
     return kernel

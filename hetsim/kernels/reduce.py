@@ -9,8 +9,9 @@ axis: sums, means, extremes and products give their input back, the composite on
 non-reduction steps, as ONNX says (ReduceL1 and ReduceL2 the absolute value, ReduceSumSquare the
 square, ReduceLogSum the log). Outputs keep the input dtype. Over an empty set, each gives its
 identity as ONNX says: 0 (Sum, L1, L2, SumSquare), 1 (Prod), NaN (Mean), -inf (LogSum,
-LogSumExp), the dtype's lowest value (Max: -inf for floats) and highest (Min). Each costs a fixed
-number of flops per input element (`_REDUCE`)."""
+LogSumExp), the dtype's lowest value (Max: -inf for floats) and highest (Min). A float16 input
+reduces in float32 (`hetsim.kernels.arrays.accumulating`). Each costs a fixed number of flops per
+input element (`_REDUCE`)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.arrays import memoize
+from hetsim.kernels.arrays import accumulating, memoize
 from hetsim.kernels.checks import (
     check_integer_input,
     flag_attr,
@@ -144,7 +145,8 @@ def _compile(reducer: Reducer, since: int) -> Callable[[Op, int], Kernel]:
         normalized = memoize(lambda rank, axes: _axes(op, rank, axes, is_noop))  # for speed
 
         def reduce(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-            return np.asarray(reducer(x, axes, keepdims)).astype(x.dtype, copy=False)
+            summed = reducer(accumulating(x), axes, keepdims)
+            return np.asarray(summed).astype(x.dtype, copy=False)
 
         if opset < since:
             fixed = ints_attr(op, "axes", None)

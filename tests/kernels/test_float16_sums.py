@@ -1,0 +1,42 @@
+"""float16 kernels that sum accumulate in float32 (`hetsim.kernels.arrays.accumulating`): a sum
+whose partial sums pass 65504, float16's largest, though the result fits, gave inf (or, through
+a variance, 0). The reference is the same kernel on float64, cast to float16, as onnxruntime
+computes these ops."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hetsim.ir import Op
+from hetsim.kernels import OPS
+
+BIG = np.array([[[[40000.0, -30000.0], [30000.0, 40000.0]]]])  # (1, 1, 2, 2): sums pass 65504
+SQUARED = BIG * 0.75  # its squares pass 65504, its L2 norm (51 000) does not
+CASES = [
+    ("AveragePool", {"kernel_shape": [2, 2]}, [BIG]),
+    ("AveragePool", {"kernel_shape": [2, 2], "pads": [1, 1, 1, 1]}, [BIG]),
+    ("LpPool", {"kernel_shape": [2, 2], "p": 2}, [SQUARED]),
+    ("GlobalLpPool", {"p": 2}, [SQUARED]),
+    ("ReduceMean", {"keepdims": 0}, [BIG]),
+    ("ReduceSum", {"keepdims": 0}, [np.array([40000.0, 40000.0, -60000.0])]),
+    ("ReduceL2", {"keepdims": 0}, [SQUARED]),
+    ("ReduceLogSumExp", {"keepdims": 0}, [np.array([10.0, 11.0, 10.5])]),
+    ("InstanceNormalization", {}, [BIG, np.ones(1), np.zeros(1)]),
+    ("LRN", {"size": 1}, [BIG]),
+]
+
+
+@pytest.mark.parametrize(("op_type", "attrs", "inputs"), CASES, ids=[c[0] for c in CASES])
+def test_a_float16_kernel_sums_without_overflow(
+    op_type: str, attrs: dict[str, Any], inputs: list[np.ndarray]
+) -> None:
+    names = tuple(f"x{i}" for i in range(len(inputs)))
+    kernel = OPS[op_type].compile(Op(op_type, "k", names, ("y",), attrs), 17)
+    (half,) = kernel([x.astype(np.float16) for x in inputs])
+    (wide,) = kernel([x.astype(np.float64) for x in inputs])
+    assert half.dtype == np.float16
+    assert np.isfinite(wide).all()
+    np.testing.assert_allclose(half.astype(np.float64), wide, rtol=2e-3, atol=1e-3)
