@@ -65,7 +65,9 @@ def batch_norm(
 def _check_batch_norm_mode(op: Op) -> None:
     """Inference mode, spatial: the only BatchNormalization hetsim runs (its kernel and its shape
     rule both refuse the rest, so `simulate` says what `execute` does)."""
-    if flag_attr(op, "training_mode", 0) or any(op.outputs[1:]):
+    if flag_attr(op, "training_mode", 0):  # Y from the batch's own statistics: a training step
+        raise op_error(op, "expected training_mode 0 (inference)", "training_mode 1")
+    if any(op.outputs[1:]):
         raise op_error(op, "expected inference mode (one output)", f"{len(op.outputs)} outputs")
     if not flag_attr(op, "spatial", 1):
         raise op_error(op, "expected spatial=1", "spatial=0")
@@ -260,8 +262,8 @@ def _infer_group_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list
     x, scale = inputs[0], inputs[1]
     assert x is not None, f"{op!r}: X is required"
     assert scale is not None, f"{op!r}: scale is required"
-    if len(x.shape) < 3:
-        raise op_error(op, "expected an input of rank >= 3", f"shape {list(x.shape)}")
+    if len(x.shape) < 2:  # (N, C) normalizes each group of channels (onnxruntime runs it)
+        raise op_error(op, "expected an input of rank >= 2 (N, C, ...)", f"shape {list(x.shape)}")
     groups = _num_groups(op, x.shape[1])
     per = x.shape[1] if opset >= GROUP_SCALE_PER_CHANNEL_OPSET else groups
     for meta, name in zip(inputs[1:3], ("scale", "bias"), strict=True):

@@ -551,9 +551,9 @@ ERRORS = [
     (
         "GroupNormalization",
         {"num_groups": 2},
-        [(4, 2), (4,), (4,)],
-        r"op groupnormalization0 \(GroupNormalization\): expected an input of rank >= 3, "
-        r"got shape \[4, 2\]$",
+        [(4,), (4,), (4,)],
+        r"op groupnormalization0 \(GroupNormalization\): expected an input of rank >= 2 "
+        r"\(N, C, ...\), got shape \[4\]$",
     ),
     (
         "Einsum",
@@ -619,6 +619,20 @@ COMPILE_ERRORS = [
     (
         "BatchNormalization",
         {"training_mode": 1},
+        ("y", "mean", "var"),
+        r"op bad \(BatchNormalization\): expected training_mode 0 \(inference\), got "
+        r"training_mode 1$",
+    ),
+    (  # one output in training mode: it had said "expected ... one output, got 1 outputs"
+        "BatchNormalization",
+        {"training_mode": 1},
+        ("y",),
+        r"op bad \(BatchNormalization\): expected training_mode 0 \(inference\), got "
+        r"training_mode 1$",
+    ),
+    (
+        "BatchNormalization",
+        {},
         ("y", "mean", "var"),
         r"op bad \(BatchNormalization\): expected inference mode \(one output\), got 3 outputs$",
     ),
