@@ -140,7 +140,8 @@ class Graph:
     sweep). Lists become tuples (of outputs, of an op's inputs or outputs, of an input's shape:
     such an op or type is replaced by a copy), an input's numpy integer dims become ints and its
     dtype numpy's own name (``"f4"`` becomes ``"float32"``). `value_types` (declared types of
-    inner tensors, where known) are not checked past being `TensorType`.
+    inner tensors, where known) are not checked here past being `TensorType`; propagation
+    (`hetsim.kernels.propagate`) refuses an op whose output dtype is not the declared one.
 
     Raises
     ------

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.errors import ModelError, UnknownValueError, is_count
-from hetsim.ir import Graph, Op, bind_shape
+from hetsim.errors import ModelError, OpError, UnknownValueError, is_count
+from hetsim.ir import Graph, Op, bind_shape, op_label
 from hetsim.kernels.checks import raise_kernel_error
 from hetsim.kernels.costs import Cost
 from hetsim.kernels.meta import Meta
@@ -458,7 +458,26 @@ def _walk_once(
         for name, meta in zip(outputs, out_metas, strict=False):
             if name:
                 metas[name] = meta
+    if graph.value_types:
+        _check_declared(graph, metas)
     return metas
+
+
+def _check_declared(graph: Graph, metas: Mapping[str, Meta]) -> None:
+    """Refuse a tensor whose producer gives another dtype than the model declares for it (an
+    ONNX ``value_info`` or graph output type), as onnxruntime refuses such a model: run on,
+    the tensor reached its consumers, and the outputs their caller, in a type the model says
+    it never has."""
+    for name, declared in graph.value_types.items():
+        meta = metas.get(name)
+        op = graph.producer(name)
+        if meta is None or op is None or meta.dtype == np.dtype(declared.dtype):
+            continue
+        raise OpError(
+            f"{op_label(op)}: expected output {name!r} of the dtype the model declares for it, "
+            f"{np.dtype(declared.dtype)}, got {meta.dtype}",
+            op.name,
+        )
 
 
 def _cost(op: Op, in_metas: list[Meta | None], out_metas: list[Meta]) -> Cost:

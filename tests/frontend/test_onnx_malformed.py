@@ -225,14 +225,42 @@ def test_value_info_at_odds_with_the_op_sets_no_size() -> None:
         helper.make_node("Neg", ["h"], ["y"], name="neg"),
     ]
     plain = _model(nodes, [_vi("x", [64, 64])], [_vi("y", [64, 64])])
-    odd = _model(nodes, [_vi("x", [64, 64])], [_vi("y", [7, 9], TensorProto.INT64)])
-    odd.graph.value_info.append(_vi("h", [4096, 4096], TensorProto.DOUBLE))
+    odd = _model(nodes, [_vi("x", [64, 64])], [_vi("y", [7, 9])])
+    odd.graph.value_info.append(_vi("h", [4096, 4096]))
     x = np.ones((64, 64), np.float32)
     got = simulate(load_onnx(odd), "x86-h100", inputs={"x": x})
     want = simulate(load_onnx(plain), "x86-h100", inputs={"x": x})
     assert got.outputs["y"].dtype == np.float32
     assert got.outputs["y"].shape == (64, 64)
     assert got.makespan_us == want.makespan_us
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ("output", "op neg (Neg): expected output 'y' of the dtype the model declares for it, "
+                   "int64, got float32"),
+        ("value_info", "op relu (Relu): expected output 'h' of the dtype the model declares for "
+                       "it, float64, got float32"),
+    ],
+)  # fmt: skip
+def test_a_declared_dtype_at_odds_with_the_op_is_refused(where: str, message: str) -> None:
+    # it was not read: y ran as float32 where the model says int64, as onnxruntime refuses
+    # ("Type Error: Type (tensor(float)) of output arg (y) of node (neg) does not match")
+    nodes = [
+        helper.make_node("Relu", ["x"], ["h"], name="relu"),
+        helper.make_node("Neg", ["h"], ["y"], name="neg"),
+    ]
+    output = _vi("y", [64, 64], TensorProto.INT64 if where == "output" else TensorProto.FLOAT)
+    odd = _model(nodes, [_vi("x", [64, 64])], [output])
+    if where == "value_info":
+        odd.graph.value_info.append(_vi("h", [64, 64], TensorProto.DOUBLE))
+    for run in (
+        lambda: simulate(load_onnx(odd), "x86-h100", mode="timing"),
+        lambda: execute(load_onnx(odd), {"x": np.ones((64, 64), np.float32)}),
+    ):
+        with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+            run()
 
 
 def _dq_reshape_q(stated: int | None) -> onnx.ModelProto:
@@ -259,12 +287,17 @@ def test_qdq_fusion_does_not_trust_a_value_info_dtype() -> None:
     # a value_info calling the int8 tensor uint8 fused the Reshape onto it: int8 [-3, 5, ...]
     # came out where the model computes uint8 [0, 5, ...]
     x = {"x": np.array([[-3.0, 5.0], [0.0, -1.0]], np.float32)}
-    for stated in (TensorProto.UINT8, TensorProto.INT8, None):
+    for stated in (TensorProto.INT8, None):
         model = _dq_reshape_q(stated)
         got = execute(load_onnx(model), x)["y"]
         want = execute(load_onnx(model, fuse_qdq=False), x)["y"]
         assert got.dtype == want.dtype == np.uint8
         np.testing.assert_array_equal(got, [0, 5, 0, 0])
+    # the model at odds with itself is refused, fused or not, as onnxruntime refuses it
+    message = "op cast (Cast): expected output 'xi' of the dtype the model declares for it, "
+    for fuse in (True, False):
+        with pytest.raises(ModelError, match=f"^{re.escape(message)}uint8, got int8$"):
+            execute(load_onnx(_dq_reshape_q(TensorProto.UINT8), fuse_qdq=fuse), x)
 
 
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
