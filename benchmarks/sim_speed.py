@@ -179,6 +179,7 @@ def _phases(graph: Graph, platform: Any) -> dict[str, float]:
         resident=bound.resident,
         placement=plan.placement,
         programs=bound.programs,
+        deferred=bound.deferred,
     )
     marks.append(clock())
     Result.from_record(record)

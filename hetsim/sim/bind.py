@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, cast
@@ -97,6 +97,9 @@ class BoundProgram:
         Graph input name -> its slot.
     constants
         ``(slot, value)`` of every constant slot in functional mode; ``None`` in timing mode.
+    deferred
+        The memories two clocks change (`hetsim.sim.steps.two_clock_memories`): a run counts
+        them in simulated time and checks them when it ends.
     """
 
     code: tuple[Step, ...]
@@ -106,6 +109,7 @@ class BoundProgram:
     programs: tuple[tuple[str, tuple[Step, ...]], ...] = ()
     inputs: Mapping[str, int] = dataclasses.field(default_factory=dict)
     constants: tuple[tuple[int, Any], ...] | None = None
+    deferred: frozenset[str] = frozenset()
 
     def __repr__(self) -> str:
         return f"<BoundProgram steps={len(self.code)} slots={len(self.slot_names)}>"
@@ -266,12 +270,14 @@ def bind(
     if is_functional and fuse:
         space.fused = fused_runs(root.graph, root.ops, codes, len(space.slots))
     bound: list[tuple[str, tuple[Step, ...]]] = []
+    staged: set[str] = set()
     for p, p_code in zip(programs, codes, strict=True):
         _check_dims(p, run_dims, metas)
         _check_ends(p)
         try:
             binder = Binder(p, platform, run_dims, space, is_functional=is_functional)
             code = tuple([BINDERS[type(ins)](ins, binder) for ins in p_code])
+            staged |= binder.staged
         except KeyError as err:  # caught, not checked: nothing per instruction when all is well
             message = _missing(p, platform, space, err.args[0] if err.args else None)
             if message is None:
@@ -308,8 +314,22 @@ def bind(
     names = (*(slot.name for slot in space.slots), "(none)")
     return BoundProgram(
         bound[0][1], names, tuple(resident), tuple(ready), tuple(bound), dict(root.inputs),
-        constants,
+        constants, _two_clock_memories(programs, staged),
     )  # fmt: skip
+
+
+def _two_clock_memories(programs: Sequence[LevelProgram], staged: set[str]) -> frozenset[str]:
+    """`two_clock_memories` of the bound programs, from what binding found: the memories a
+    routed COPY stages in (`staged`), and those in which two programs' hosts hold slots
+    (what one host allocates, another may, at its own clock)."""
+    found = set(staged)
+    if len(programs) > 1:
+        hosts: dict[str, str] = {}
+        for p in programs:
+            for memory in {slot.memory for slot in p.slots}:
+                if hosts.setdefault(memory, p.host) != p.host:
+                    found.add(memory)
+    return frozenset(found)
 
 
 def _missing(program: LevelProgram, platform: Platform, space: SlotSpace, key: Any) -> str | None:
@@ -413,6 +433,7 @@ def run_program(
         placement=placement,
         inputs=given,
         programs=bound.programs,
+        deferred=bound.deferred,
     )
     return dataclasses.replace(record, extra={**record.extra, "levels": levels_of(platform)})
 

@@ -102,6 +102,7 @@ class Binder:
         self.timers = space.timers
         # ALLOC and FREE span args, one dict per (size, memory): steps only read them.
         self.memory_args: dict[tuple[int, str], Mapping[str, Any]] = {}
+        self.staged: set[str] = set()  # memories a routed COPY stages in (`two_clock_memories`)
 
     def memory_args_of(self, size: int, memory: str) -> Mapping[str, Any]:
         """The span args of an ALLOC or FREE of `size` bytes in `memory` (shared, read only)."""
@@ -223,6 +224,8 @@ def _copy(ins: Copy, b: Binder) -> CopyStep:
                                     ins.processor, STAGE_OP, args))  # fmt: skip
         hops.append(Hop(name, transfer_us(links[name], size)))
         at = links[name].other_end(at)
+    if stages:
+        b.staged.update(stage.memory for stage in stages)
     run: Run = no_run
     if b.is_functional:
         source, target = ins.src, ins.dst

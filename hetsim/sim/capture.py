@@ -172,6 +172,7 @@ def run_graph_program(
         else compiled.placement,
         inputs=given,
         programs=bound.programs,
+        deferred=bound.deferred,
     )
     delta = _difference(cache.stats().to_dict(), before.to_dict())
     delta["graph_memory_bytes"] = cache.stats().graph_memory_bytes

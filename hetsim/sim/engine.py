@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Generator, Iterable, Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -51,7 +51,7 @@ from simpy.events import Event
 
 from hetsim.errors import SimulationError, TimeOverflowError
 from hetsim.sim.graphs import GraphStep, run_graph
-from hetsim.sim.interpreter import Executor, Interpreter, where
+from hetsim.sim.interpreter import Executor, Interpreter, out_of_memory, where
 from hetsim.sim.records import RunRecord, Spans
 from hetsim.sim.resources import MemoryState, Row, Stream
 from hetsim.sim.steps import (
@@ -65,6 +65,7 @@ from hetsim.sim.steps import (
     RetStep,
     Step,
     SyncStep,
+    two_clock_memories,
 )
 
 __all__ = ["Simulation"]
@@ -187,6 +188,7 @@ class Simulation(Interpreter):
         placement: Mapping[str, str] | None = None,
         inputs: Mapping[str, np.ndarray] | None = None,
         programs: Sequence[tuple[str, Sequence[Step]]] = (),
+        deferred: Collection[str] | None = None,
     ) -> RunRecord:
         """Run `code` from time 0 to its RET and return what happened.
 
@@ -211,6 +213,10 @@ class Simulation(Interpreter):
             Passed through to the record.
         programs
             ``(host, steps)`` of every program by number, for INVOKE (number 0 is the root's).
+        deferred
+            The memories two clocks change (`BoundProgram.deferred`): counted in simulated time
+            and checked against their capacity when the run ends (`MemoryState.settle`);
+            ``None``: found from the steps (`two_clock_memories`).
 
         Raises
         ------
@@ -224,6 +230,10 @@ class Simulation(Interpreter):
         for slot in ready:
             self.ready[slot] = 0.0
         self.values = values if values is not None else [None] * len(slot_names)
+        if deferred is None:
+            deferred = two_clock_memories(programs or ((self.host, code),))
+        for name in deferred:
+            self.memories[name].is_deferred = True
         for step in resident:
             self._take(step, 0.0)
         self.programs = programs
@@ -236,9 +246,23 @@ class Simulation(Interpreter):
             s.is_busy for s in self.streams.values()
         ):
             raise SimulationError(self._deadlock_message())
+        self._settle_memories()
         record = self._record(placement or {}, inputs or {}, values is not None)
         self._release()
         return record
+
+    def _settle_memories(self) -> None:
+        """Check in time order each memory that two clocks changed (`MemoryState.settle`): its
+        peak, and the first ALLOC that did not fit, now an `OutOfMemoryError` as it would
+        have been when made."""
+        for memory in self.memories.values():
+            if memory.is_deferred:
+                found = memory.settle()
+                if found is not None:
+                    step, t, used = found
+                    raise out_of_memory(step, memory, t, self.placement, used)
+        for memory in self.memories.values():
+            memory.changes = []  # kept for `settle` alone
 
     def _release(self) -> None:
         """Drop the run's steps and rows once it is recorded.

@@ -48,7 +48,7 @@ from hetsim.sim.steps import (
 )
 from hetsim.units import format_sizes
 
-__all__ = ["Executor", "Interpreter", "where"]
+__all__ = ["Executor", "Interpreter", "out_of_memory", "where"]
 
 
 def where(now: float) -> str:
@@ -56,15 +56,20 @@ def where(now: float) -> str:
     return f"sim at {round(now, 3)} us"
 
 
-def _out_of_memory(
-    step: AllocStep, memory: MemoryState, t: float, placement: Mapping[str, str]
+def out_of_memory(
+    step: AllocStep,
+    memory: MemoryState,
+    t: float,
+    placement: Mapping[str, str],
+    used: int | None = None,
 ) -> OutOfMemoryError:
     """The error of an ALLOC whose bytes do not fit `memory`: the memory, and what needed them:
     a tensor and its op; a tensor placed before the run; a tensor an invocation of a nested
     level moves (its op a segment's id, as `hetsim plan` lists it, which `placement`, the run's
     ops, lacks); a result copied into the level host's memory to return; a routed copy staged
-    between hops; a CUDA graph's memory pool."""
-    free = memory.capacity_bytes - memory.used_bytes
+    between hops; a CUDA graph's memory pool. `used`: the bytes in use then, where not
+    `memory.used_bytes` (an ALLOC found past the capacity once the run is over, `settle`)."""
+    free = memory.capacity_bytes - (memory.used_bytes if used is None else used)
     if step.op == LOAD_OP:
         what = f"tensor {step.tensor}, placed before the run starts"
     elif step.op == GRAPH_POOL_OP:
@@ -189,7 +194,7 @@ class Interpreter:
 
     def give(self, step: FreeStep) -> None:
         """Give `step`'s bytes back and drop its value, without its instruction cost."""
-        self.memories[step.memory].used_bytes -= step.size_bytes
+        self._give(step.memory, step.size_bytes, self.t)
         self.values[step.slot] = None
 
     def new_flow(self) -> int:
@@ -198,21 +203,34 @@ class Interpreter:
         return self._flows
 
     def _take(self, step: AllocStep, t: float) -> None:
+        """Take `step`'s bytes in its memory at simulated time `t` (or fail: OOM; for a memory
+        checked when the run ends, `MemoryState.is_deferred`, note it)."""
         memory = self.memories[step.memory]
         used = memory.used_bytes + step.size_bytes
-        if used > memory.capacity_bytes:
-            raise _out_of_memory(step, memory, t, self.placement)
+        if memory.is_deferred:
+            memory.changes.append((t, step.size_bytes, step))
+        elif used > memory.capacity_bytes:
+            raise out_of_memory(step, memory, t, self.placement)
         memory.used_bytes = used
         if used > memory.peak_bytes:
             memory.peak_bytes = used
+
+    def _give(self, name: str, size: int, t: float) -> None:
+        """Give `size` bytes back to memory `name` at simulated time `t`."""
+        memory = self.memories[name]
+        memory.used_bytes -= size
+        if memory.is_deferred:
+            memory.changes.append((t, -size, None))
 
     def _alloc(self, step: AllocStep) -> None:
         t = self.t
         # inlined for speed: what _take does
         memory = self.memories[step.memory]
         used = memory.used_bytes + step.size_bytes
-        if used > memory.capacity_bytes:
-            raise _out_of_memory(step, memory, t, self.placement)
+        if memory.is_deferred:
+            memory.changes.append((t, step.size_bytes, step))
+        elif used > memory.capacity_bytes:
+            raise out_of_memory(step, memory, t, self.placement)
         memory.used_bytes = used
         if used > memory.peak_bytes:
             memory.peak_bytes = used
@@ -225,9 +243,12 @@ class Interpreter:
         self.t = end
 
     def _free(self, step: FreeStep) -> None:
-        self.memories[step.memory].used_bytes -= step.size_bytes
-        self.values[step.slot] = None
         t = self.t
+        memory = self.memories[step.memory]
+        memory.used_bytes -= step.size_bytes
+        if memory.is_deferred:
+            memory.changes.append((t, -step.size_bytes, None))
+        self.values[step.slot] = None
         end = t + step.cost_us
         if self.is_tracing:
             self.record((self.host, EXEC, step.name, "dispatch", t, end, None, None, step.args))
@@ -369,11 +390,12 @@ class Interpreter:
         staged: AllocStep | None = None
         for (link, duration_us), stage in zip(step.hops, (*step.stages, None), strict=True):
             yield from self._hop(step, link, duration_us)
+            now = self.env.now
             if staged is not None:
-                self.memories[staged.memory].used_bytes -= staged.size_bytes
+                self._give(staged.memory, staged.size_bytes, now)
             staged = stage
             if stage is not None:
-                self._take(stage, self.env.now)
+                self._take(stage, now)
 
     def mark_ready(self, slots: tuple[int, ...], now: float) -> None:
         """Tensors in `slots` are ready at `now`; wake the streams that wait for them."""

@@ -32,6 +32,15 @@ Row = tuple[str, str, str, str, float, float, int | None, int | None, Mapping[st
 class MemoryState:
     """Bytes in use of one memory during a run, and the peak reached.
 
+    Changed by one clock alone (one host's), a memory's changes come in time order, and
+    `used_bytes`, `peak_bytes` and an ALLOC's capacity check are exact as they happen. Changed by
+    two (a routed copy staged here at the engine's time, a memory that two levels' hosts
+    allocate in: each clock runs ahead of the other), they come out of time order: such a
+    memory `is_deferred` (set before the run, `hetsim.sim.bind.two_clock_memories`), keeps every
+    change with its simulated time (`changes`: time, bytes, the ALLOC step or ``None`` for a
+    FREE), and `settle` works out its peak and its first ALLOC past the capacity in time order
+    when the run ends.
+
     Examples
     --------
     >>> m = MemoryState("gpu0.mem", 100)
@@ -39,16 +48,44 @@ class MemoryState:
     <MemoryState gpu0.mem 0/100 B>
     """
 
-    __slots__ = ("capacity_bytes", "name", "peak_bytes", "used_bytes")
+    __slots__ = ("capacity_bytes", "changes", "is_deferred", "name", "peak_bytes", "used_bytes")
 
     def __init__(self, name: str, capacity_bytes: int) -> None:
         self.name = name
         self.capacity_bytes = capacity_bytes
         self.used_bytes = 0
         self.peak_bytes = 0
+        self.changes: list[tuple[float, int, Any]] = []
+        self.is_deferred = False
 
     def __repr__(self) -> str:
         return f"<MemoryState {self.name} {self.used_bytes}/{self.capacity_bytes} B>"
+
+    def settle(self) -> tuple[Any, float, int] | None:
+        """Replay the changes in time order (a stable sort: changes at one time keep the order
+        they were made in): set `peak_bytes`, and return the first ALLOC that passed the
+        capacity, with its time and the bytes in use before it, if any.
+
+        >>> m = MemoryState("host.mem", 10)
+        >>> m.changes = [(4.0, 6, "a"), (1.0, 6, "b"), (2.0, -6, None)]  # as they were made
+        >>> m.settle(), m.peak_bytes  # made in this order they held 12 B, never so in time
+        (None, 6)
+        >>> m.changes.append((3.0, 6, "c"))
+        >>> m.settle()  # in time order: b, its free, c, then a finds 6 B in use
+        ('a', 4.0, 6)
+        """
+        used = peak = 0
+        for t, size, step in sorted(self.changes, key=_time):
+            if size > 0 and used + size > self.capacity_bytes:
+                return step, t, used
+            used += size
+            peak = max(peak, used)
+        self.peak_bytes = peak
+        return None
+
+
+def _time(change: tuple[float, int, Any]) -> float:
+    return change[0]
 
 
 class Stream:

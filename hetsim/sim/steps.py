@@ -43,6 +43,7 @@ __all__ = [
     "SyncStep",
     "kernel_run",
     "no_run",
+    "two_clock_memories",
 ]
 
 LOAD_OP = "(load)"
@@ -271,3 +272,32 @@ Step = (
     | BranchStep
     | RetStep
 )
+
+
+def two_clock_memories(programs: Sequence[tuple[str, Sequence[Any]]]) -> frozenset[str]:
+    """The memories that two clocks change in a run of `programs` (``(host, steps)``, the
+    root's first): a routed copy's staging memory, changed at the engine's time, and a memory
+    that two programs' hosts allocate in. Their changes come out of simulated-time order, so a
+    run checks them when it ends (`hetsim.sim.resources.MemoryState.settle`).
+
+    `hetsim.sim.bind.bind` finds the same set as it binds (`BoundProgram.deferred`); this walks
+    the steps, for code bound otherwise.
+
+    >>> stage = AllocStep("stage x", 0.0, "host.mem", 8, "x", "gpu0", STAGE_OP, {})
+    >>> copy = CopyStep("copy x", 1.0, "x", 0.0, "gpu0", (), 8, (), (0,), None, {}, (stage,))
+    >>> sorted(two_clock_memories([("host", (copy,))]))
+    ['host.mem']
+    """
+    found: set[str] = set()
+    hosts: dict[str, str] = {}
+    for host, code in programs:
+        for step in code:
+            for item in (step, *getattr(step, "nodes", ())):  # a CUDA graph's nodes too
+                cls = item.__class__
+                if cls is CopyStep:
+                    found.update(stage.memory for stage in item.stages)
+                elif (cls is AllocStep or cls is FreeStep) and hosts.setdefault(
+                    item.memory, host
+                ) != host:
+                    found.add(item.memory)
+    return frozenset(found)

@@ -117,3 +117,37 @@ def test_a_result_that_does_not_fit_its_way_back_is_named_so() -> None:
         r"for tensor a@host\.mem, a result copied into its level host's memory to return$",
     ):
         simulate(model, one, mode="timing")
+
+
+def test_a_memory_two_clocks_change_is_counted_in_simulated_time() -> None:
+    # x (4000 B) sits in host.mem; a, gpu0 -> gpu1, is staged there from its first hop's end
+    # (14.373 us) to its second's (15.437); b's copy back is allocated at 18.53. The host
+    # allocated b at its own clock before the engine staged a, so counting in the order made
+    # held 12000 B, and a host.mem of 8000 B, which at no time holds more, was refused
+    ops = (Op("Relu", "r1", ("x",), ("a",)), Op("Neg", "r2", ("a",), ("b",)))
+    model = Graph("g", ops, {"x": TensorType((1000,), "float32")}, ("b",))
+    spec: dict[str, object] = {
+        "kind": "hetero",
+        "host": {"kind": "x86-cpu"},
+        "devices": [
+            {"kind": "cuda", "name": "gpu0", "ops": ["Relu"]},
+            {"kind": "cuda", "name": "gpu1", "ops": ["Neg"]},
+        ],
+    }
+    result = simulate(model, spec, mode="timing")
+    spans = {(s.resource, s.name): s for s in result.record.spans}
+    staged_to = spans["host.mem--gpu1.mem", "copy a@gpu1.mem"].end_us
+    assert staged_to < spans["host", "alloc b@host.mem"].start_us  # never held together
+    assert result.peak_memory_bytes["host.mem"] == 8000
+    spec["host"] = {"kind": "x86-cpu", "memory_gib": 8000 / 2**30}
+    assert simulate(model, spec, mode="timing").peak_memory_bytes["host.mem"] == 8000
+    spec["host"] = {"kind": "x86-cpu", "memory_gib": 7999 / 2**30}
+    # a byte short, the first ALLOC without room in simulated time is a's staging, though the
+    # host made b's (also without room, at 18.53 us) before the engine staged a
+    staged_from = spans["host.mem--gpu0.mem", "copy a@gpu1.mem"].end_us
+    with pytest.raises(
+        SimulationError,
+        match=rf"^sim at {staged_from:.3f} us, gpu0: out of memory in host\.mem \(need .*4000 B"
+        r"\), .*3999 B\) free\) for tensor a@gpu1\.mem staged on its way gpu0\.mem -> gpu1\.mem$",
+    ):
+        simulate(model, spec, mode="timing")

@@ -15,6 +15,7 @@ from hetsim.errors import SimulationError
 from hetsim.sim.engine import Simulation
 from hetsim.sim.records import RunRecord
 from hetsim.sim.steps import (
+    STAGE_OP,
     AllocStep,
     BranchStep,
     CallStep,
@@ -355,3 +356,43 @@ def test_kernels_that_wait_for_nothing_create_no_simpy_events() -> None:
         assert record.makespan_us == 6.0 + 10.0 * n + 3.0  # first queued at 6; sync 2, ret 1
         counts.append(scheduled)
     assert counts[0] == counts[1] == 3
+
+
+def _staged_copy(size: int) -> CopyStep:
+    """x (`size` B) from gpu0.mem to gpu1.mem through host.mem: staged there from the end of
+    its first hop (6 + 4 = 10 us, at the engine's time) to the end of its second (16)."""
+    hops = (Hop("host.mem--gpu0.mem", 4.0), Hop("host.mem--gpu1.mem", 6.0))
+    args = {"bytes": size, "src": "gpu0.mem", "dst": "gpu1.mem"}
+    stage = AllocStep("stage x", 0.0, "host.mem", size, "x", "gpu0", STAGE_OP, args)
+    return CopyStep("copy x", 1.0, "x", 5.0, "gpu0", hops, size, (), (0,), no_run, args, (stage,))
+
+
+def test_a_memory_two_clocks_change_is_checked_in_simulated_time() -> None:
+    # the host's clock runs ahead of the engine's: ten ALLOC/FREE pairs take it to 26 us, and
+    # its ALLOC of y there was counted before the engine staged x at 10 and gave it back at
+    # 16: 150 B in the order made, at no simulated time; the peak is 100 B, which fits
+    busy = [
+        step for _ in range(10) for step in (alloc("z", "gpu0.mem", 8), free("z", "gpu0.mem", 8, 1))
+    ]
+    code = [_staged_copy(50), *busy, alloc("y", "host.mem", 100), sync("gpu0"), RET]
+    sim = Simulation("host", ["gpu0"], {"host.mem": 100, "gpu0.mem": MIB, "gpu1.mem": MIB},
+                     ["host.mem--gpu0.mem", "host.mem--gpu1.mem"])  # fmt: skip
+    record = sim.run(code, ["x@gpu1", "z", "y"])
+    assert ("host", "exec", "alloc y", "dispatch", 26.0, 27.0) in spans(record)
+    assert ("host.mem--gpu1.mem", "link", "copy x", "transfer", 10.0, 16.0) in spans(record)
+    assert record.peak_memory_bytes["host.mem"] == 100
+
+
+def test_an_alloc_past_the_capacity_in_simulated_time_is_found_when_the_run_ends() -> None:
+    # y (60 B) is taken at 6 us on the host's clock; x, staged at 10 on the engine's, finds
+    # 60 B in use: the second clock defers the check, which then names x and its time
+    code = [_staged_copy(50), alloc("y", "host.mem", 60), sync("gpu0"), RET]
+    sim = Simulation("host", ["gpu0"], {"host.mem": 100, "gpu0.mem": MIB, "gpu1.mem": MIB},
+                     ["host.mem--gpu0.mem", "host.mem--gpu1.mem"])  # fmt: skip
+    with pytest.raises(
+        SimulationError,
+        match=r"^sim at 10\.0 us, gpu0: out of memory in host\.mem \(need 50 B, 40 B free\) "
+        r"for tensor x staged on its way gpu0\.mem -> gpu1\.mem$",
+    ):
+        sim.run(code, ["x@gpu1", "y"])
+    assert sim.memories["host.mem"].is_deferred
