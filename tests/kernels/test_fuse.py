@@ -61,6 +61,23 @@ def test_a_conv_output_read_elsewhere_keeps_its_batch_norm(rng: np.random.Genera
         np.testing.assert_array_equal(fused[name], plain[name])
 
 
+def test_a_fold_past_the_weights_dtype_is_not_made() -> None:
+    # float16 W = 1000 times the BatchNormalization's 1 / sqrt(1e-4 + 1e-5) = 95.3: 95 346,
+    # past float16's 65 504; folded, the outputs were inf where the two ops give 953 and -1906
+    b = GraphBuilder("half")
+    x = b.input("x", (1, 1, 1, 2), "float16")
+    w = b.initializer(np.full((1, 1, 1, 1), 1000, np.float16))
+    one, zero = np.ones(1, np.float16), np.zeros(1, np.float16)
+    params = [b.initializer(v) for v in (one, zero, zero, np.full(1, 1e-4, np.float16))]
+    graph = b.build(b.op("BatchNormalization", b.op("Conv", x, w), *params, epsilon=1e-5))
+    assert [op.type for op in fuse(graph).ops] == ["Conv", "BatchNormalization"]
+    inputs = {"x": np.array([[[[0.01, -0.02]]]], np.float16)}
+    fused = execute(graph, inputs)[graph.outputs[0]]
+    np.testing.assert_array_equal(fused, execute(graph, inputs, fuse=False)[graph.outputs[0]])
+    expected = 1000 * np.array([0.01, -0.02]) / np.sqrt(1e-4 + 1e-5)  # the schema's formula
+    np.testing.assert_allclose(fused.ravel(), expected, rtol=2e-3)
+
+
 def test_training_mode_batch_norm_is_not_folded(rng: np.random.Generator) -> None:
     graph = _conv_bn_relu(rng, training_mode=1)
     assert "BatchNormalization" in [op.type for op in fuse(graph).ops]
