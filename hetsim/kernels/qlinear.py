@@ -19,9 +19,10 @@ QuantizeLinear and onnxruntime); onnx's reference adds it first, which differs o
 tie with an odd zero point. The accumulator is not wrapped: a sum past int32 saturates. The
 output dtype is y_zero_point's (x's without one).
 
-Granularity: a scale and its zero point have one shape. One element (shape ``()`` or ``(1,)``)
-is per tensor; the weight may be per output channel (1-D, M elements); the others are per
-tensor.
+Granularity: a scale and its zero point have one shape, or the zero point one element with a
+finer scale (the spec gives each its granularity; onnxruntime runs it). One element (shape ``()``
+or ``(1,)``) is per tensor; the weight may be per output channel (1-D, M elements); the others
+are per tensor.
 
 Cost (op class ``conv``; bytes read are every input's, bytes written the output's): ConvInteger
 is Conv's ``2·N·M·prod(out)·(C/group)·prod(kernel)`` flops; QLinearConv adds ``N·M·prod(out)``
@@ -154,7 +155,8 @@ def check_granularity(
     op: Op, prefix: str, scale: Meta | None, zero_point: Meta | None, per: Shapes, what: str
 ) -> None:
     """Raise unless `scale` (without one, `zero_point`) is one element or of a shape in `per`
-    (the finer granularity, `what`), and `zero_point` is of the scale's shape."""
+    (the finer granularity, `what`), and `zero_point` is of the scale's shape or one element
+    (a per-tensor zero point with per-channel scales)."""
     scale_name, zero_name = f"{prefix}_scale", f"{prefix}_zero_point"
     first, name = (scale, scale_name) if scale is not None else (zero_point, zero_name)
     if first is None:
@@ -171,7 +173,7 @@ def check_granularity(
         if not is_per_tensor(zero_point.shape):
             expected = f"expected a one-element {zero_name}, as {scale_name} is"
             raise op_error(op, expected, f"shape {list(zero_point.shape)}")
-    elif zero_point.shape != scale.shape:
+    elif zero_point.shape != scale.shape and not is_per_tensor(zero_point.shape):
         expected = f"expected {article(zero_name)} of {scale_name}'s shape {list(scale.shape)}"
         raise op_error(op, expected, list(zero_point.shape))
 

@@ -11,7 +11,8 @@ accumulation overflow. QLinearMatMul requantizes it (`requantize`) as QLinearCon
 multiplier ``a_scale · b_scale / y_scale`` formed in the scales' own dtype (float32, or float16
 from opset 21). The output dtype is y_zero_point's (a's without one).
 
-Granularity: a scale and its zero point have one shape. One element (shape ``()`` or ``(1,)``)
+Granularity: a scale and its zero point have one shape, or the zero point one element with a
+finer scale. One element (shape ``()`` or ``(1,)``)
 is per tensor; ``a`` may be per row (``[M]``, or a's shape with its last dim 1) and ``b`` per
 column (``[N]``, or b's shape with its next-to-last dim 1); y is per tensor. onnx's reference
 reads a 1-D ``[M]`` zero point of ``a`` along K, not per row, as ONNX describes it.

@@ -125,6 +125,15 @@ def _qlinear_conv() -> list[Case]:
             opset=10,
             id="qlinearconv-int8-per-channel-grouped-bias",
         ),
+        Case(  # a one-element zero point with per-channel scales: each granularity alone
+            "QLinearConv",
+            {
+                **inputs(ints(U8, 1, 3, 6, 6), ints(I8, 4, 3, 3, 3), per_channel=True, y=U8),
+                "w_zero_point": ints(I8),
+            },
+            opset=13,
+            id="qlinearconv-scalar-zero-point-per-channel-scale",
+        ),
         Case(
             "QLinearConv",
             inputs(ints(U8, 1, 2, 9, 9), ints(I8, 3, 2, 3, 3), per_channel=True, y=I8),
@@ -264,6 +273,12 @@ def _qlinear_matmul() -> list[Case]:
             id="qlinearmatmul-int8-broadcast-batch",
         ),
         Case("QLinearMatMul", per_column, opset=10, id="qlinearmatmul-per-column"),
+        Case(
+            "QLinearMatMul",
+            {**per_column, "b_zero_point": ints(U8)},  # one zero point, per-column scales
+            opset=10,
+            id="qlinearmatmul-scalar-zero-point-per-column-scale",
+        ),
         Case("QLinearMatMul", per_column_nd, opset=21, id="qlinearmatmul-per-column-nd"),
         Case("QLinearMatMul", per_row, opset=10, id="qlinearmatmul-per-row-nd"),
         Case(

@@ -338,11 +338,11 @@ ERRORS = [
     ),
     pytest.param(
         "QLinearConv",
-        _conv_metas(w_scale=Meta((4,), F32)),
+        _conv_metas(w_scale=Meta((4,), F32), w_zero_point=Meta((2,), I8)),
         {},
         10,
-        "expected a w_zero_point of w_scale's shape [4], got []",
-        id="qlinearconv-zero-point-coarser-than-scale",
+        "expected a w_zero_point of w_scale's shape [4], got [2]",
+        id="qlinearconv-zero-point-of-another-length",
     ),
     pytest.param(
         "QLinearConv",
