@@ -23,7 +23,6 @@ from hetsim.errors import (
     PartitionError,
     Problem,
     SimulationError,
-    TimeOverflowError,
     UnknownValueError,
     is_count,
 )
@@ -135,9 +134,10 @@ def fastest_plan(
     synchronization, link contention), so `simulate` checks its plan against the capability
     plan this way: ``partition="cost"`` is never slower than ``"capability"`` in simulated time.
     `costs`: the ops' costs for `metas`, when the caller has them (else each run computes them).
-    A plan whose run's time overflows (`TimeOverflowError`: a link latency near 1e308 µs) never
-    finishes, and one whose tensors do not fit a memory (`OutOfMemoryError`) cannot run, so
-    another wins; when none can run, the first one's error is raised.
+    A plan whose run fails (a `SimulationError`: a time that overflows, `TimeOverflowError`, a
+    link latency near 1e308 µs; tensors that do not fit a memory, `OutOfMemoryError`; a processor
+    whose rates give no finite kernel time) cannot run, so another wins; when none can run, the
+    first one's error is raised.
     """
     programs = [compile_plan(graph, platform, plan) for plan in plans]
 
@@ -160,8 +160,8 @@ def _fastest(
     for program in programs:
         try:
             record = run(program)
-        except (TimeOverflowError, OutOfMemoryError) as err:
-            first = first or err
+        except SimulationError as err:  # this plan cannot run here (an overflow, no memory, a
+            first = first or err  # processor its ops need with a rate that is no number): next
             makespans.append(math.inf)
         else:
             makespans.append(record.makespan_us)

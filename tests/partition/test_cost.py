@@ -196,3 +196,15 @@ def test_cost_with_cuda_graphs_is_never_slower_than_its_baselines(
         for policy in ("cost", "capability", "rules")
     }  # fmt: skip
     assert runs["cost"] == min(runs.values())
+
+
+@pytest.mark.parametrize("freq_ghz", [5e-324, 1e308])
+def test_cost_keeps_off_a_host_whose_rates_give_no_time(freq_ghz: float) -> None:
+    # the host's kernel time is no finite number (a compute rate of 9e-320 flops per µs, or
+    # inf): capability runs mlp on the NPU, where cost failed on the host's own estimate and
+    # then on the host-alone baseline run
+    target = {"tag": "arm-riscv-soc", "host": {"freq_ghz": freq_ghz}}
+    capability = simulate("mlp", target, mode="timing", partition="capability")
+    cost = simulate("mlp", target, mode="timing", partition="cost")
+    assert set(cost.placement.values()) == set(capability.placement.values()) == {"vdevice0/npu"}
+    assert cost.makespan_us == capability.makespan_us

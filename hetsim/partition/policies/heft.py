@@ -24,9 +24,11 @@ estimate ignores host dispatch contention and link contention.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 
 from hetsim.cost import dispatch_us, invoke_us, kernel_us, launch_us, route_us
+from hetsim.errors import SimulationError
 from hetsim.ir import Op
 from hetsim.kernels import Cost
 from hetsim.partition.context import LevelContext, refusals
@@ -91,13 +93,20 @@ class _Scheduler:
         self.times = {op.name: self._times(op) for op in self.ops}
 
     def _times(self, op: Op) -> dict[str, float]:
-        """Choice -> `op_us`, for each choice that can run `op`, in priority order."""
+        """Choice -> `op_us`, for each choice that can run `op`, in priority order; infinite
+        where the choice's rates give no finite time (a ``freq_ghz`` of 1e308), so the schedule
+        keeps off it, as it keeps off what would overflow."""
         context, is_dynamic = self.context, op.name in self.context.dynamic
         cost, dtypes = context.costs[op.name], context.dtypes_of(op)
-        return {
-            c: op_us(context.platform, context.level, c, op, cost, is_dynamic, dtypes)
-            for c in context.candidates(op)
-        }
+        times = {}
+        for choice in context.candidates(op):
+            try:
+                times[choice] = op_us(
+                    context.platform, context.level, choice, op, cost, is_dynamic, dtypes
+                )
+            except SimulationError:  # `kernel_us`: a rate or a time that is no finite number
+                times[choice] = math.inf
+        return times
 
     def _move_us(self, tensor: str, src: str, dst: str) -> float:
         if src == dst:
