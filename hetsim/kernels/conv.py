@@ -35,6 +35,7 @@ from hetsim.kernels.window import Geometry, WindowAttrs, read_window_attrs
 
 __all__ = [
     "COLUMN_BYTES",
+    "check_bias",
     "compile_conv",
     "conv",
     "cost_conv",
@@ -236,7 +237,25 @@ def infer_conv(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     assert x is not None, f"{op!r}: input x is required"
     assert w is not None, f"{op!r}: input w is required"
     out = _conv_spec(op).geometry(x.shape, w.shape).out
+    check_bias(op, inputs, w.shape[0])
     return [Meta((x.shape[0], w.shape[0], *out), x.dtype)]
+
+
+def check_bias(op: Op, inputs: Sequence[Meta | None], channels: int) -> None:
+    """Refuse a bias B (the third input, if any) that is not one value per output channel: a
+    B of shape [2, 2] for 4 channels ran (broadcast), and one of [1] ran unfused but failed
+    fused.
+
+    >>> check_bias(Op("Conv", "c", ("x", "w", "b"), ("y",)), [None, None, Meta((2, 2), "f4")], 4)
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.OpError: op c (Conv): expected a B of shape [4] (one per output channel), got \
+shape [2, 2]
+    """
+    bias = inputs[2] if len(inputs) > 2 else None
+    if bias is not None and tuple(bias.shape) != (channels,):
+        expected = f"expected a B of shape [{channels}] (one per output channel)"
+        raise op_error(op, expected, f"shape {list(bias.shape)}")
 
 
 def cost_conv(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:

@@ -20,7 +20,7 @@ import numpy as np
 from hetsim.ir import Op
 from hetsim.kernels.arrays import memoize
 from hetsim.kernels.checks import ints_attr, op_error
-from hetsim.kernels.conv import group_of, tap_slices
+from hetsim.kernels.conv import check_bias, group_of, tap_slices
 from hetsim.kernels.conv_plan import bias_shape
 from hetsim.kernels.costs import Cost, nbytes
 from hetsim.kernels.meta import Meta
@@ -157,6 +157,7 @@ def _infer_conv_transpose(op: Op, opset: int, inputs: Sequence[Meta | None]) -> 
     taps, full = _transpose_spec(op).geometry(x.shape, w.shape)
     out = tuple(f - b - e for f, b, e in zip(full, taps.pads_begin, taps.pads_end, strict=True))
     group = _transpose_spec(op).group
+    check_bias(op, inputs, w.shape[1] * group)
     return [Meta((x.shape[0], w.shape[1] * group, *out), x.dtype)]
 
 

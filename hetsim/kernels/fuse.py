@@ -223,7 +223,9 @@ def _conv_affine(conv: Op, inits: Mapping[str, np.ndarray]) -> tuple[np.ndarray,
         return None
     channels = weight.shape[0]
     bias = inits[conv_bias] if conv_bias else np.zeros(channels)
-    return weight.astype(np.float64), bias.astype(np.float64).reshape(channels)
+    if bias.shape != (channels,):  # the Conv's shape rule refuses it, naming the op
+        return None
+    return weight.astype(np.float64), bias.astype(np.float64)
 
 
 def _affine(

@@ -555,6 +555,20 @@ ERRORS = [
         r"op groupnormalization0 \(GroupNormalization\): expected an input of rank >= 2 "
         r"\(N, C, ...\), got shape \[4\]$",
     ),
+    (  # a B of another shape ran broadcast (here over 4 channels), or failed fused
+        "Conv",
+        {},
+        [(1, 3, 5, 5), (4, 3, 3, 3), (2, 2)],
+        r"op conv0 \(Conv\): expected a B of shape \[4\] \(one per output channel\), got "
+        r"shape \[2, 2\]$",
+    ),
+    (
+        "ConvTranspose",
+        {"group": 2},
+        [(1, 4, 5, 5), (4, 3, 3, 3), (3,)],
+        r"op convtranspose0 \(ConvTranspose\): expected a B of shape \[6\] \(one per output "
+        r"channel\), got shape \[3\]$",
+    ),
     (
         "Einsum",
         {"equation": "ij,jk->ik"},
