@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -20,7 +21,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from hetsim.errors import OpError, close_name
-from hetsim.ir import Op
+from hetsim.ir import Op, op_label
 from hetsim.kernels.arity import MAX_INPUTS
 from hetsim.kernels.attributes import ATTRIBUTES
 from hetsim.kernels.checks import (
@@ -29,7 +30,7 @@ from hetsim.kernels.checks import (
     op_error,
     raise_kernel_error,
 )
-from hetsim.kernels.costs import CostRule, elementwise_cost
+from hetsim.kernels.costs import Cost, CostRule, elementwise_cost
 from hetsim.kernels.input_types import TypesCheck, types_check
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.schema_checks import (
@@ -171,12 +172,34 @@ def register(
         _with_inputs_and_outputs_checked(
             infer, check_inputs, check_attributes, types_check(op_type) if not domain else None
         ),
-        cost or elementwise_cost(op_class),
+        _finite(cost or elementwise_cost(op_class)),
         domain,
         by_opset,
     )
     OPS[op_type] = definition
     return definition
+
+
+def _finite(rule: CostRule) -> CostRule:
+    """`rule`, refusing a cost that is no finite float64 with an error naming the op: sizes of
+    dims near 1e154 made a MatMul's flops inf (``model show`` printed ``work: inf EFLOP``), and
+    larger ones an OverflowError from inside the rule."""
+
+    def cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
+        expected = "expected flops and bytes that fit a float64 (dims too large?)"
+        try:
+            found = rule(op, inputs, outputs)
+            parts = (found.flops, found.bytes_read, found.bytes_written, found.scratch_bytes,
+                     found.numpy_bytes)  # fmt: skip
+            total = math.fsum(float(part) for part in parts)
+        except OverflowError as err:
+            raise OpError(f"{op_label(op)}: {expected}, got OverflowError: {err}", op.name) from err
+        if not math.isfinite(total):
+            shown = f"{found.flops:g} flops and {found.bytes_read + found.bytes_written:g} bytes"
+            raise OpError(f"{op_label(op)}: {expected}, got {shown}", op.name)
+        return found
+
+    return cost
 
 
 def _with_inputs_and_outputs_checked(

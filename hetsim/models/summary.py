@@ -7,10 +7,12 @@ adds them up.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hetsim.errors import ModelError
 from hetsim.ir import Graph, TensorType, check_graph_dims
 from hetsim.kernels import OPS, Meta, propagate
 from hetsim.units import counted, format_bytes, format_flops
@@ -180,6 +182,12 @@ def summarize(graph: Graph, dims: Mapping[str, int] | None = None) -> Summary:
             key=lambda t: (-t.flops, -(t.bytes_read + t.bytes_written), t.type),
         )
     )
+    flops = sum(t.flops for t in op_types)
+    if not math.isfinite(flops):  # each op's fits (`hetsim.kernels.registry`), their sum not
+        raise ModelError(
+            f"model {graph.name}: expected total flops that fit a float64 (dims too large?), "
+            f"got {flops} at dims {bound}"
+        )
     return Summary(
         name=graph.name,
         opset=graph.opset,
@@ -191,7 +199,7 @@ def summarize(graph: Graph, dims: Mapping[str, int] | None = None) -> Summary:
         op_types=op_types,
         parameter_count=graph.parameter_count,
         parameter_bytes=sum(int(a.nbytes) for a in graph.initializers.values()),
-        flops=sum(t.flops for t in op_types),
+        flops=flops,
         bytes_read=sum(t.bytes_read for t in op_types),
         bytes_written=sum(t.bytes_written for t in op_types),
     )
