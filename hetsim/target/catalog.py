@@ -134,6 +134,9 @@ def _name_problem(tag: Tag, seen: dict[str, Tag], registry: TagRegistry) -> Prob
     where = item_path("tags", tag.name)
     if not valid_tag_name(tag.name):
         return Problem(where, f"expected a name matching {TAG_PATTERN!r}", repr(tag.name))
+    if _is_file(tag.name):  # `Target("board.yaml")` reads a file: such a tag was unusable by name
+        expected = f"expected a tag name without a target file suffix {sorted(SUFFIXES)}"
+        return Problem(where, expected, repr(tag.name))
     # kind names are lowercase (`NAME_PATTERN`) and tag names match ignoring case: a tag 'VM'
     # was found for the kind 'vm' wherever a tag is looked up before that kind
     folded = tag.name.lower()

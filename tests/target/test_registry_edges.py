@@ -165,3 +165,14 @@ def test_forgetting_a_tag_another_builds_on_is_refused(lab: Path, box: Path) -> 
         assert Target("box/soc").devices[0].attrs["launch_us"] == 3.0
     assert remove_tag_dir(box) == ("box/soc",)  # the user first: then both go
     add_tag_dir(box)  # for the fixture to remove
+
+
+def test_a_tag_named_as_a_target_file_is_refused() -> None:
+    # registered, it was listed but unusable by name: Target("board.yaml") reads a file
+    with pytest.raises(TargetError) as err:
+        register_tag("board.YAML", {"kind": "cuda"})
+    assert str(err.value) == (
+        "tags[board.YAML]: expected a tag name without a target file suffix ['.json', '.toml', "
+        "'.yaml', '.yml'], got 'board.YAML'"
+    )
+    assert "board.YAML" not in TAGS
