@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 
 from hetsim.errors import Problem
+from hetsim.located.paths import name_problem
 from hetsim.located.tomlscan import compose_toml
 
 __all__ = [
@@ -53,6 +54,9 @@ def text_of(path: Path, what: str = "a text file") -> str | Problem:
     >>> print(text_of(Path("no-such-file.yaml"), "a rules file").message)
     no-such-file.yaml: expected a rules file, got no such file
     """
+    bad_name = name_problem(path)
+    if bad_name is not None:  # open() raises ValueError
+        return Problem(repr(str(path)), f"expected {what}", bad_name)
     try:
         data = path.read_bytes()
     except FileNotFoundError:

@@ -7,11 +7,30 @@ caller to raise as its own error: a usage error naming an option (`hetsim.cli.fi
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from hetsim.errors import Problem
 
-__all__ = ["suffix_problem", "write_problem"]
+__all__ = ["name_problem", "suffix_problem", "write_problem"]
+
+
+def name_problem(path: str | Path) -> str | None:
+    """What makes `path` no file name this system has, or None: a NUL in it, or a character it
+    cannot encode (a lone surrogate). `open` raises ValueError for either, and
+    ``Path.is_dir`` says False, so a check that asks only that passed them.
+
+    >>> name_problem("a" + chr(0)), name_problem(chr(0xD800) + ".json"), name_problem("a.json")
+    ('a name with a NUL', 'a name this system cannot encode', None)
+    """
+    text = str(path)
+    if "\0" in text:
+        return "a name with a NUL"
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError:
+        return "a name this system cannot encode"
+    return None
 
 
 def write_problem(path: str | Path) -> Problem | None:
@@ -28,6 +47,9 @@ def write_problem(path: str | Path) -> Problem | None:
     text, out = str(path), Path(path)
     if not text.strip():
         return Problem("", "expected a path of a file to write", repr(text))
+    bad_name = name_problem(text)
+    if bad_name is not None:
+        return Problem("", "expected a file it can write", f"{text!r} ({bad_name})")
     try:
         if out.is_dir():
             return Problem("", "expected a file to write", f"the directory {text!r}")

@@ -20,6 +20,7 @@ from typing import Any, Literal, TextIO
 
 from hetsim.errors import Problem, SweepError, is_count
 from hetsim.located import text_of
+from hetsim.located.paths import name_problem
 from hetsim.report import BREAKDOWN_KEYS, LinkStats, ProcessorStats
 from hetsim.sweep.points import SweepSpec
 from hetsim.target.schema import closest
@@ -143,6 +144,9 @@ def _header(path: Path, line: str) -> dict[str, Any]:
 
 def _opened(path: Path, mode: Literal["w", "r+"]) -> TextIO:
     """The results file at `path`, opened in `mode`; a `SweepError` that says why not."""
+    bad_name = name_problem(path)
+    if bad_name is not None:
+        raise SweepError([Problem(repr(str(path)), "expected a results file", bad_name)])
     if not path.parent.is_dir():
         expected, got = "expected a file in an existing folder", f"no folder {str(path.parent)!r}"
         raise SweepError([Problem(str(path), expected, got)])

@@ -23,7 +23,15 @@ from hetsim.target.kinds import DEFAULT_HOST, REGISTRIES, category_of, find_kind
 from hetsim.target.resolve import Resolver
 from hetsim.target.schema import CATEGORIES, Attr, Kind, closest, item_path, join_path
 from hetsim.target.sources import SUFFIXES, load_file, nesting_problem
-from hetsim.target.tags import TAG_PATTERN, TAGS, Tag, TagRegistry, read_tag_dir, valid_tag_name
+from hetsim.target.tags import (
+    TAG_PATTERN,
+    TAGS,
+    Tag,
+    TagRegistry,
+    folder_path,
+    read_tag_dir,
+    valid_tag_name,
+)
 from hetsim.target.values import ATTR_TYPES, show_value
 
 __all__ = [
@@ -238,7 +246,7 @@ def add_tag_dir(folder: str | Path) -> tuple[str, ...]:
     tuple[str, ...]
         The names registered.
     """
-    folder = Path(folder)
+    folder = folder_path(folder)
     tags = read_tag_dir(folder)
     previous = TAGS.folder_tags(folder)
     before = TAGS.staged(())  # a copy, to tell a tag this breaks from one broken already
@@ -257,6 +265,7 @@ def remove_tag_dir(folder: str | Path) -> tuple[str, ...]:
     Refused (a `TargetError`, nothing forgotten) while a registered tag of another folder, or
     one registered from Python, builds on one of them: remove that one first.
     """
+    folder = folder_path(folder)
     names = tuple(tag.name for tag in TAGS.folder_tags(folder))
     _check_removal(names)
     return TAGS.remove_folder(folder)

@@ -17,6 +17,7 @@ import yaml
 
 from hetsim.errors import Problem, TargetError
 from hetsim.located import load_json, locate, safe_load, text_of, yaml_error_at
+from hetsim.located.paths import name_problem
 from hetsim.target.schema import item_path, join_path
 
 __all__ = [
@@ -143,8 +144,9 @@ def load_file(path: str | Path, what: str = "a target file") -> Any:
         deeper than `MAX_NESTING`.
     """
     path = Path(path)
-    if "\0" in str(path):  # no file is named so; open() raises ValueError
-        raise TargetError([Problem(repr(str(path)), f"expected {what}", "a name with a NUL")])
+    bad_name = name_problem(path)  # no file is named so; open() raises ValueError
+    if bad_name is not None:
+        raise TargetError([Problem(repr(str(path)), f"expected {what}", bad_name)])
     if is_dir(path):
         raise TargetError([Problem(str(path), f"expected {what}", "a directory")])
     parser = SUFFIXES.get(path.suffix.lower())

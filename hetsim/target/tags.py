@@ -9,6 +9,7 @@ checking a new tag before it is registered is `hetsim.target.catalog`.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import Any
 
 from hetsim.errors import Problem, TargetError
 from hetsim.located import locate
+from hetsim.located.paths import name_problem
 from hetsim.target.sources import SUFFIXES, load_file
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "TAG_PATTERN",
     "Tag",
     "TagRegistry",
+    "folder_path",
     "read_tag_dir",
     "shipped_tag_dir",
     "split_description",
@@ -102,6 +105,20 @@ MAX_TAG_FOLDER_ENTRIES = 10_000
 parsed every YAML file below it, for minutes; the shipped folder holds under a hundred."""
 
 
+def folder_path(folder: object) -> Path:
+    """`folder` as a `Path`, refused unless it is a str or an `os.PathLike` (bytes, None).
+
+    >>> folder_path(b"tags")
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.TargetError: b'tags': expected a folder path (a str or a Path), got a bytes
+    """
+    if not isinstance(folder, str | os.PathLike):
+        got = f"a {type(folder).__name__}"
+        raise TargetError([Problem(repr(folder), "expected a folder path (a str or a Path)", got)])
+    return Path(folder)
+
+
 def read_tag_dir(folder: str | Path) -> list[Tag]:
     """Every tag in `folder`, named by its path below it; bad files come back with problems.
 
@@ -111,10 +128,14 @@ def read_tag_dir(folder: str | Path) -> list[Tag]:
         When `folder` is not a directory, or holds more than `MAX_TAG_FOLDER_ENTRIES` files
         and folders.
     """
-    folder = Path(folder)
-    if not folder.is_dir():
-        found = "a file" if folder.exists() else "none"
-        raise TargetError([Problem(str(folder), "expected a folder of tag files", found)])
+    folder = folder_path(folder)
+    bad_name = name_problem(folder)
+    try:
+        found = bad_name or (None if folder.is_dir() else "a file" if folder.exists() else "none")
+    except OSError as err:  # a name too long to look up
+        found = err.strerror or str(err)
+    if found is not None:
+        raise TargetError([Problem(repr(str(folder)), "expected a folder of tag files", found)])
     entries: list[Path] = []
     for entry in folder.rglob("*"):  # lazily: a folder too big to be one is refused early
         entries.append(entry)
