@@ -9,7 +9,7 @@ name suggested is `close_name`'s.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from numbers import Integral
@@ -30,6 +30,7 @@ __all__ = [
     "close_name",
     "input_values_untaken",
     "is_count",
+    "is_items",
 ]
 
 
@@ -53,6 +54,21 @@ def is_count(value: object, minimum: int = 0) -> bool:
     (True, True, False, False, False, False)
     """
     return not isinstance(value, bool) and isinstance(value, Integral) and int(value) >= minimum
+
+
+def is_items(value: object) -> bool:
+    """Whether `value` is a collection of items an option takes: iterable, but not a str, bytes
+    or a mapping, nor a 0-d numpy array (iterable by its type, not by its value).
+
+    >>> import numpy as np
+    >>> is_items([1, 2]), is_items(np.array([1, 2])), is_items(np.array(4)), is_items("ab")
+    (True, True, False, False)
+    """
+    return (
+        isinstance(value, Iterable)
+        and not isinstance(value, str | bytes | Mapping)
+        and getattr(value, "ndim", 1) != 0
+    )
 
 
 class HetsimError(Exception):

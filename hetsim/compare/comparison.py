@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from hetsim.errors import (
     Problem,
     SimulationError,
     input_values_untaken,
+    is_items,
 )
 from hetsim.ir import Graph, check_graph_dims, format_dims
 from hetsim.kernels import Meta, propagate
@@ -320,10 +321,10 @@ def _iteration_label(strategy: str, index: int, dims: Mapping[str, int]) -> str:
 def check_trace(graph: Graph, trace: object) -> tuple[Mapping[str, int], ...]:
     """`trace` as a tuple of dims, each checked for `graph`: its symbolic dims, every one sized
     (a `ModelError` naming the iteration, ``trace[3]: ...``, otherwise)."""
-    if isinstance(trace, str | bytes | Mapping) or not isinstance(trace, Iterable):
+    if not is_items(trace):
         expected = "expected a sequence of dims, one mapping per iteration"
         raise ModelError(Problem("trace", expected, repr(trace)).message)
-    found = tuple(trace)
+    found = tuple(cast(Iterable[Any], trace))
     for index, dims in enumerate(found):
         if dims is None:  # check_dims takes None for no dims; an iteration is one mapping
             expected = "expected a mapping of dim name -> size"
@@ -343,10 +344,7 @@ def check_trace(graph: Graph, trace: object) -> tuple[Mapping[str, int], ...]:
 def _strategies(strategies: object) -> tuple[str, ...]:
     """`strategies` checked: names in `STRATEGIES`, at least one, each once (a name twice made
     two identical rows)."""
-    if isinstance(strategies, str) or not isinstance(strategies, Iterable):
-        names: tuple[Any, ...] = ()
-    else:
-        names = tuple(strategies)
+    names: tuple[Any, ...] = tuple(cast(Iterable[Any], strategies)) if is_items(strategies) else ()
     if not names:
         expected = f"expected one or more of {', '.join(STRATEGIES)}"
         raise SimulationError(Problem("strategies", expected, repr(strategies)).message)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from numbers import Integral
 from typing import NamedTuple, cast
 
-from hetsim.errors import Problem, SimulationError, is_count
+from hetsim.errors import Problem, SimulationError, is_count, is_items
 from hetsim.platform import Platform
 from hetsim.runtime.bytecode import (
     BranchShape,
@@ -364,8 +364,8 @@ def check_buckets(buckets: object) -> tuple[int, ...]:
     hetsim.errors.SimulationError: buckets: expected increasing positive integers, got (32, 16)
     """
     items: tuple[object, ...] = (buckets,)
-    if isinstance(buckets, Iterable) and not isinstance(buckets, str | bytes | Mapping):
-        items = tuple(buckets)
+    if is_items(buckets):
+        items = tuple(cast(Iterable[object], buckets))
     # numpy ints too, as dims takes them; is_count saw each is an Integral
     found = tuple(int(cast(Integral, b)) for b in items if is_count(b, 1))
     if not found or len(found) != len(items) or any(a >= b for a, b in itertools.pairwise(found)):

@@ -94,7 +94,7 @@ class SimOptions:
                 )
                 raise SimulationError(problem.message)
         mode = options.get("mode", "functional")
-        if mode not in MODES:
+        if not isinstance(mode, str) or mode not in MODES:
             raise SimulationError(
                 Problem("simulate", "expected mode 'functional' or 'timing'", repr(mode)).message
             )

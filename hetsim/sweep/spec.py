@@ -206,7 +206,7 @@ class _Parser:
 
     def choice(self, key: str, default: str, choices: tuple[str, ...]) -> str:
         value = self.data.get(key, default)
-        if value not in choices:
+        if not isinstance(value, str) or value not in choices:
             expected = "expected one of " + ", ".join(map(repr, choices))
             self.add(key, expected, value, closest(value, choices))
             return default

@@ -161,7 +161,8 @@ def _same_kind(old: object, new: object) -> bool:
     """Whether an override mapping refines `old` rather than replacing it."""
     if not (isinstance(old, dict) and isinstance(new, Mapping)) or "tag" in new:
         return False
-    return bool(new.get("kind", old.get("kind")) == old.get("kind"))
+    kind = new.get("kind", old.get("kind"))
+    return isinstance(kind, str) and kind == old.get("kind")
 
 
 @dataclass
