@@ -16,6 +16,7 @@ from typing import Any
 
 from hetsim.api import make_inputs, simulate
 from hetsim.calibrate.probe import time_us
+from hetsim.errors import HetsimError, is_count
 from hetsim.kernels import compile_program
 from hetsim.models import load_model
 
@@ -39,7 +40,13 @@ def error_pct(predicted: float, measured: float) -> float:
 
     >>> error_pct(110.0, 100.0), error_pct(75.0, 100.0)
     (10.0, -25.0)
+    >>> error_pct(1.0, 0.0)
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.HetsimError: error_pct: expected a positive measured time, got 0.0
     """
+    if not measured > 0:  # NaN too
+        raise HetsimError(f"error_pct: expected a positive measured time, got {measured!r}")
     return (predicted - measured) / measured * 100.0
 
 
@@ -108,6 +115,8 @@ def compare_model(
         it, so the op-by-op run (the default here) is the like-for-like measurement; the fused
         one shows what a runtime that fuses would take.
     """
+    if not is_count(repeats, 1):  # 0 divided by zero, -1 gave no samples, 1.5 a TypeError
+        raise HetsimError(f"compare_model: expected repeats an integer >= 1, got {repeats!r}")
     graph = load_model(model)
     dims = {k: v for k, v in DIMS.items() if k in graph.symbols}
     inputs = make_inputs(graph, seed, dims)
@@ -132,6 +141,8 @@ def summarize(comparisons: list[Comparison]) -> dict[str, float]:
     {'median_abs_error_pct': 20.0, 'max_abs_error_pct': 30.0}
     """
     errors = [abs(c.error_pct) for c in comparisons]
+    if not errors:
+        raise HetsimError("summarize: expected one or more comparisons, got none")
     return {
         "median_abs_error_pct": float(statistics.median(errors)),
         "max_abs_error_pct": float(max(errors)),

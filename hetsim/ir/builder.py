@@ -15,7 +15,10 @@ import numpy as np
 from hetsim.errors import ModelError
 from hetsim.ir.graph import Dim, Graph, Op, TensorType
 
-__all__ = ["GraphBuilder"]
+__all__ = ["MAX_OUTPUTS", "GraphBuilder"]
+
+MAX_OUTPUTS = 65_536
+"""The most outputs `GraphBuilder.op_with_outputs` names from a count (a Split into as many)."""
 
 Source = str | np.ndarray | None
 """An op input: a tensor name, an array (added as an initializer), or None (omitted)."""
@@ -115,7 +118,7 @@ class GraphBuilder:
         **attrs
             The op's attributes, as Python values.
         """
-        name = name or self._fresh(op_type.lower())
+        name = name or self._fresh(self._op_type(op_type).lower())
         (result,) = self._append(op_type, inputs, name, [output or name], attrs)
         return result
 
@@ -127,11 +130,29 @@ class GraphBuilder:
         name: str | None = None,
         **attrs: Any,
     ) -> tuple[str, ...]:
-        """Append an op with several outputs: a count (named ``<op name>_<i>``) or the names."""
+        """Append an op with several outputs: a count (named ``<op name>_<i>``, at most
+        `MAX_OUTPUTS`) or the names."""
+        if (
+            isinstance(outputs, bool)
+            or not isinstance(outputs, int | Sequence)
+            or isinstance(outputs, str)
+        ):
+            expected = "expected outputs a count or a sequence of names"
+            raise ModelError(f"graph {self.name}: {expected}, got {outputs!r}")
+        if isinstance(outputs, int) and not 0 <= outputs <= MAX_OUTPUTS:  # 2**70 ran for ever
+            expected = f"expected an output count from 0 to {MAX_OUTPUTS:,}"
+            raise ModelError(f"graph {self.name}: {expected}, got {outputs}")
         count = outputs if isinstance(outputs, int) else 0
-        name = name or self._fresh(op_type.lower(), count)
+        name = name or self._fresh(self._op_type(op_type).lower(), count)
         names = [f"{name}_{i}" for i in range(outputs)] if isinstance(outputs, int) else outputs
         return self._append(op_type, inputs, name, names, attrs)
+
+    def _op_type(self, op_type: object) -> str:
+        """`op_type`, refused unless a non-empty str (None failed on ``.lower()``)."""
+        if not isinstance(op_type, str) or not op_type:
+            expected = "expected an op type (a non-empty str)"
+            raise ModelError(f"graph {self.name}: {expected}, got {op_type!r}")
+        return op_type
 
     def _append(
         self,

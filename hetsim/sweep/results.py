@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from hetsim.errors import Problem, SweepError, is_count
+from hetsim.errors import Problem, SweepError, is_count, is_items
 from hetsim.located import text_of
 from hetsim.located.paths import name_problem
 from hetsim.report import BREAKDOWN_KEYS, LinkStats, ProcessorStats
@@ -77,6 +78,9 @@ def read_results(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]
         format version), or with a line before the last that is not a point's record, or
         holds a point already read (named by ``file:line``).
     """
+    if not isinstance(path, str | os.PathLike):
+        expected = "expected a results file path (a str or a Path)"
+        raise SweepError([Problem("read_results", expected, show_value(path))])
     header, records = _read(Path(path))
     return header, [record for _, record in records]
 
@@ -298,8 +302,10 @@ def _not_a_metric(metric: object) -> Problem:
     return Problem("metric", expected, repr(metric), _metric_hint(metric))
 
 
-def _metric_keys(metric: str) -> tuple[str, ...] | None:
+def _metric_keys(metric: object) -> tuple[str, ...] | None:
     """The keys of `metric` in a result, by `METRICS` (a name may hold dots); None if not one."""
+    if not isinstance(metric, str):
+        return None
     root, _, rest = metric.partition(".")
     if root in _STATS:
         name, _, stat = rest.rpartition(".")
@@ -364,6 +370,8 @@ def metric_value(record: Mapping[str, Any], metric: str = "makespan_us") -> floa
     keys = _metric_keys(metric)
     if keys is None:
         raise SweepError([_not_a_metric(metric)])
+    if not isinstance(record, Mapping):
+        raise SweepError([Problem("record", "expected a mapping (a results record)", repr(record))])
     if record.get("status") != "ok":
         return math.nan
     where = f"metric {metric}"
@@ -399,6 +407,9 @@ def best_points(
     >>> {m: r["index"] for m, r in best_points(runs).items()}
     {'mlp': 1, 'cnn': 2}
     """
+    if not is_items(records):
+        expected = "expected records (a list of results records)"
+        raise SweepError([Problem("best_points", expected, show_value(records))])
     best: dict[str, dict[str, Any]] = {}
     for record in records:
         value = metric_value(record, metric)

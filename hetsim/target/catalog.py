@@ -293,6 +293,8 @@ def register_tag(name: str, data: Mapping[str, Any], description: str = "") -> s
     'doc/fast-gpu'
     >>> unregister_tag("doc/fast-gpu")
     """
+    if not isinstance(name, str | int | float | bool | None):  # a list, looked up as a key
+        raise TargetError([Problem("tags", "expected a tag name (a str)", show_value(name))])
     where = item_path("tags", name)
     if not isinstance(data, Mapping):
         expected = "expected a mapping (a tag holds one target or config)"

@@ -66,8 +66,9 @@ def _config_line(role: str, config: Config) -> str:
     return f"{role}: {_label(config)}  {values}"
 
 
-def render_tree(target: Target) -> str:
-    """An indented drawing of a tree with kinds, tags, executors and key parameters.
+def render_tree(target: Target | Any) -> str:
+    """An indented drawing of a tree with kinds, tags, executors and key parameters; `target` a
+    `Target` or anything `Target` takes (a tag name, a spec: it had failed on a name).
 
     >>> from hetsim.target.tree import Target
     >>> print(render_tree(Target({"kind": "npu", "name": "npu"})))
@@ -77,6 +78,10 @@ def render_tree(target: Target) -> str:
     ├─ runtime: cpp  alloc_us=0.5, free_us=0.2, call_us=0.1
     └─ npu: npu  1 x 1 GHz, 2048 GFLOP/s, mem 16 GB/s
     """
+    from hetsim.target.tree import Target  # tree imports this module
+
+    if not isinstance(target, Target):
+        target = Target(target)
     head = describe(target) if not target.is_composite else _head(target)
     lines = [f"{head}  {_figures(target, is_device=False)}".rstrip()]
     lines += _children(target, "")
@@ -130,12 +135,28 @@ def _attr_rows(attrs: Iterable[Attr], prefix: str = "") -> list[tuple[str, ...]]
     return rows
 
 
-def schema_table(kind: Kind) -> str:
-    """A kind's schema as a Markdown table, with its keys, flags and rules above it.
+def _kind_named(name: object) -> Kind:
+    """The kind called `name`, in whichever category has it (a `TargetError` if none does)."""
+    from hetsim.errors import Problem, TargetError
+
+    for registry in REGISTRIES.values():
+        found = registry.get(name) if isinstance(name, str) else None
+        if found is not None:
+            return found
+    names = sorted(n for registry in REGISTRIES.values() for n in registry)
+    raise TargetError([Problem("schema_table", f"expected a Kind or a kind name in {names}",
+                               repr(name))])  # fmt: skip
+
+
+def schema_table(kind: Kind | str) -> str:
+    """A kind's schema as a Markdown table, with its keys, flags and rules above it; `kind` a
+    `Kind` or a kind's name (``"cuda"``: it had failed on a name).
 
     >>> print(schema_table(REGISTRIES["executor"]["graph"]).splitlines()[0])
     ### `graph` (executor): a graph executor: a static node list, static shapes only
     """
+    if not isinstance(kind, Kind):
+        kind = _kind_named(kind)
     flags = [f for f in ("can_host", "is_composite", "can_capture") if getattr(kind, f)]
     lines = [f"### `{kind.name}` ({kind.category}): {kind.doc}", ""]
     facts = []

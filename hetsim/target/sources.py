@@ -8,6 +8,7 @@ is the business of `resolve` and `canonical`.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -143,6 +144,9 @@ def load_file(path: str | Path, what: str = "a target file") -> Any:
         When the file is missing, a directory, has another suffix, does not parse, or nests
         deeper than `MAX_NESTING`.
     """
+    if not isinstance(path, str | os.PathLike):
+        raise TargetError([Problem(repr(path), f"expected a path to {what} (a str or a Path)",
+                                   f"a {type(path).__name__}")])  # fmt: skip
     path = Path(path)
     bad_name = name_problem(path)  # no file is named so; open() raises ValueError
     if bad_name is not None:
