@@ -470,8 +470,10 @@ def _check_declared(graph: Graph, metas: Mapping[str, Meta]) -> None:
     it never has."""
     for name, declared in graph.value_types.items():
         meta = metas.get(name)
-        op = graph.producer(name)
-        if meta is None or op is None or meta.dtype == np.dtype(declared.dtype):
+        if meta is None or meta.dtype == np.dtype(declared.dtype):
+            continue
+        op = graph.producer(name)  # a walk over the ops: only for a mismatch
+        if op is None:  # a graph input: checked against its array where one is given
             continue
         raise OpError(
             f"{op_label(op)}: expected output {name!r} of the dtype the model declares for it, "
