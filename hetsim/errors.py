@@ -219,8 +219,21 @@ class SimulationError(HetsimError, RuntimeError):
 
 class OutOfMemoryError(SimulationError):
     """A simulated run needs more of a memory than it holds (the message names the memory, the
-    tensor and the op). `hetsim.api.fastest_plan` takes such a candidate plan as one that cannot
-    run rather than failing the call."""
+    tensor and the op; `at_us`, when known, the simulated time). `hetsim.api.fastest_plan` takes
+    such a candidate plan as one that cannot run rather than failing the call.
+
+    >>> err = OutOfMemoryError("sim at 2.0 us, host: out of memory in host.mem", 2.0)
+    >>> str(err), err.at_us
+    ('sim at 2.0 us, host: out of memory in host.mem', 2.0)
+    """
+
+    def __init__(self, message: str, at_us: float | None = None) -> None:
+        # both in args: SimPy copies an exception that fails a process as type(err)(*err.args)
+        super().__init__(message, at_us)
+        self.at_us = at_us
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class TimeOverflowError(SimulationError):

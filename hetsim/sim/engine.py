@@ -49,7 +49,7 @@ import numpy as np
 import simpy
 from simpy.events import Event
 
-from hetsim.errors import SimulationError, TimeOverflowError
+from hetsim.errors import OutOfMemoryError, SimulationError, TimeOverflowError
 from hetsim.sim.graphs import GraphStep, run_graph
 from hetsim.sim.interpreter import Executor, Interpreter, out_of_memory, where
 from hetsim.sim.records import RunRecord, Spans
@@ -240,7 +240,13 @@ class Simulation(Interpreter):
         root = Executor(self.host, code)
         self.executors.append(root)
         self.env.process(self._interpret(root))
-        self.env.run()
+        try:
+            self.env.run()
+        except OutOfMemoryError as err:  # a deferred memory may have run out earlier, among
+            earlier = self._deferred_overflow()  # the changes the engine has reached so far
+            if earlier is not None and (err.at_us is None or (earlier.at_us or 0.0) < err.at_us):
+                raise earlier from err
+            raise
         self._load(root)
         if any(not e.is_done for e in self.executors) or any(
             s.is_busy for s in self.streams.values()
@@ -254,15 +260,24 @@ class Simulation(Interpreter):
     def _settle_memories(self) -> None:
         """Check in time order each memory that two clocks changed (`MemoryState.settle`): its
         peak, and the first ALLOC that did not fit, now an `OutOfMemoryError` as it would
-        have been when made."""
-        for memory in self.memories.values():
-            if memory.is_deferred:
-                found = memory.settle()
-                if found is not None:
-                    step, t, used = found
-                    raise out_of_memory(step, memory, t, self.placement, used)
+        have been when made (the earliest in simulated time, of all such memories)."""
+        earliest = self._deferred_overflow()
+        if earliest is not None:
+            raise earliest
         for memory in self.memories.values():
             memory.changes = []  # kept for `settle` alone
+
+    def _deferred_overflow(self) -> OutOfMemoryError | None:
+        """The error of the earliest ALLOC, in simulated time, that did not fit a memory two
+        clocks changed; None if each fit (the memories' peaks are then set)."""
+        found = []
+        for memory in self.memories.values():
+            if memory.is_deferred:
+                crossing = memory.settle()
+                if crossing is not None:
+                    step, t, used = crossing
+                    found.append(out_of_memory(step, memory, t, self.placement, used))
+        return min(found, key=lambda err: err.at_us or 0.0, default=None)
 
     def _release(self) -> None:
         """Drop the run's steps and rows once it is recorded.

@@ -87,7 +87,8 @@ def out_of_memory(
     return OutOfMemoryError(
         f"{where(t)}, {step.processor}: out of memory in {memory.name} "
         f"(need {need}, {room} free) for {what}"
-        f"{empty_memory_note(memory.name, memory.capacity_bytes)}"
+        f"{empty_memory_note(memory.name, memory.capacity_bytes)}",
+        t,
     )
 
 
