@@ -418,6 +418,15 @@ def _infer_pad(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     shape = tuple(d + b + e for d, (b, e) in zip(x.shape, widths, strict=True))
     if min(shape, default=0) < 0:
         raise op_error(op, f"expected pads that fit {list(x.shape)}", [w for w in widths])
+    mode, _ = _pad_params(op, opset)
+    if mode != "constant":  # cut first, then extended from what is left (`_pad`)
+        for axis, (d, (b, e)) in enumerate(zip(x.shape, widths, strict=True)):
+            kept = d - max(-b, 0) - max(-e, 0)
+            if kept < 0 or (kept == 0 and max(b, e) > 0):
+                expected = (
+                    f"expected cuts that leave {mode} mode values to extend on axis {axis} (of {d})"
+                )
+                raise op_error(op, expected, f"pads {b} and {e}")
     return [Meta(shape, x.dtype)]
 
 

@@ -315,6 +315,26 @@ def test_pad_rejects_crops_larger_than_the_tensor() -> None:
         OPS["Pad"].infer(_op("Pad", 2), 13, [_meta(2, 3), _const(-3, 0, 0, 0)])
 
 
+@pytest.mark.parametrize(
+    ("mode", "pads", "got"),
+    [
+        # d 2, grow 2 then cut 3: the rule said [1], the kernel cut past the start and gave 3
+        ("edge", [2, -3], "pads 2 and -3"),
+        ("reflect", [1, -5], "pads 1 and -5"),
+        ("wrap", [-2, 1], "pads -2 and 1"),  # nothing left to extend
+    ],
+)
+def test_pad_refuses_cuts_that_leave_a_mode_nothing_to_extend(
+    mode: str, pads: list[int], got: str
+) -> None:
+    d = 4 if pads == [1, -5] else 2
+    message = f"op n0 (Pad): expected cuts that leave {mode} mode values to extend on axis 0 "
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}\\(of {d}\\), got {got}$"):
+        OPS["Pad"].infer(_op("Pad", 2, mode=mode), 19, [_meta(d), _const(*pads)])
+    kept = OPS["Pad"].infer(_op("Pad", 2, mode=mode), 19, [_meta(4), _const(1, -2)])
+    assert kept[0].shape == (3,)  # a cut that leaves values: fine
+
+
 def test_transpose_rejects_a_non_permutation() -> None:
     with pytest.raises(
         ModelError,
