@@ -22,6 +22,7 @@ import numpy as np
 
 from hetsim.ir import Op
 from hetsim.kernels import conv, conv_transpose, lrn, norm, pool
+from hetsim.kernels.arrays import accumulating
 from hetsim.kernels.checks import (
     broadcast_shape,
     flag_attr,
@@ -282,10 +283,11 @@ def softmax(x: np.ndarray, axis: int) -> np.ndarray:
     >>> softmax(np.log(np.array([[1.0, 3.0]], np.float32)), 1).tolist()
     [[0.25, 0.75]]
     """
-    y: np.ndarray = x - x.max(axis=axis, keepdims=True)
+    wide = accumulating(x)  # float16's exponentials summed in float32: 70000 passed 65504
+    y: np.ndarray = wide - wide.max(axis=axis, keepdims=True)
     np.exp(y, out=y)
     y /= y.sum(axis=axis, keepdims=True)
-    return y
+    return y.astype(x.dtype, copy=False)
 
 
 def log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
@@ -296,9 +298,10 @@ def log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
     >>> np.exp(log_softmax(np.log(np.array([[1.0, 3.0]], np.float32)), 1)).round(6).tolist()
     [[0.25, 0.75]]
     """
-    y: np.ndarray = x - x.max(axis=axis, keepdims=True)
+    wide = accumulating(x)
+    y: np.ndarray = wide - wide.max(axis=axis, keepdims=True)
     y -= np.log(np.exp(y).sum(axis=axis, keepdims=True))
-    return y
+    return y.astype(x.dtype, copy=False)
 
 
 def hardmax(x: np.ndarray, axis: int) -> np.ndarray:

@@ -279,7 +279,8 @@ def _compile_mean_variance_norm(op: Op, opset: int) -> Kernel:
         x = inputs[0]
         assert x is not None, f"{op!r}: input X is required"
         at = tuple(normalize_axis(op, a, x.ndim) for a in axes)
-        centered = x - x.mean(axis=at, keepdims=True)
+        wide = accumulating(x)
+        centered = wide - wide.mean(axis=at, keepdims=True)
         deviation = np.sqrt(np.mean(np.square(centered), axis=at, keepdims=True))
         return [(centered / deviation).astype(x.dtype, copy=False)]
 
@@ -296,12 +297,13 @@ def _compile_lp_norm(op: Op, opset: int) -> Kernel:
         x = inputs[0]
         assert x is not None, f"{op!r}: input X is required"
         at = normalize_axis(op, axis, x.ndim)
+        wide = accumulating(x)
         if p == 1:
-            norm = np.sum(np.abs(x), axis=at, keepdims=True)
+            norm = np.sum(np.abs(wide), axis=at, keepdims=True)
         else:
-            norm = np.sqrt(np.sum(np.square(x), axis=at, keepdims=True))
+            norm = np.sqrt(np.sum(np.square(wide), axis=at, keepdims=True))
         with np.errstate(invalid="ignore", divide="ignore"):
-            y = np.where(norm == 0, 0, x / norm)  # a zero vector stays zero
+            y = np.where(norm == 0, 0, wide / norm)  # a zero vector stays zero
         return [y.astype(x.dtype, copy=False)]
 
     return kernel

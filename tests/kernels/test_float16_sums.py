@@ -21,11 +21,13 @@ CASES = [
     ("LpPool", {"kernel_shape": [2, 2], "p": 2}, [SQUARED]),
     ("GlobalLpPool", {"p": 2}, [SQUARED]),
     ("ReduceMean", {"keepdims": 0}, [BIG]),
-    ("ReduceSum", {"keepdims": 0}, [np.array([40000.0, 40000.0, -60000.0])]),
     ("ReduceL2", {"keepdims": 0}, [SQUARED]),
-    ("ReduceLogSumExp", {"keepdims": 0}, [np.array([10.0, 11.0, 10.5])]),
     ("InstanceNormalization", {}, [BIG, np.ones(1), np.zeros(1)]),
     ("LRN", {"size": 1}, [BIG]),
+    ("LpNormalization", {"p": 2}, [SQUARED]),
+    ("MeanVarianceNormalization", {}, [BIG]),
+    ("Softmax", {}, [np.zeros((1, 70_000))]),  # a vocabulary: 70 000 ones summed
+    ("LogSoftmax", {}, [np.zeros((1, 70_000))]),
 ]
 
 
@@ -39,4 +41,4 @@ def test_a_float16_kernel_sums_without_overflow(
     (wide,) = kernel([x.astype(np.float64) for x in inputs])
     assert half.dtype == np.float16
     assert np.isfinite(wide).all()
-    np.testing.assert_allclose(half.astype(np.float64), wide, rtol=2e-3, atol=1e-3)
+    np.testing.assert_allclose(half.astype(np.float64), wide, rtol=3e-3, atol=1e-6)
