@@ -58,15 +58,22 @@ def _infer_gather_elements(op: Op, opset: int, inputs: Sequence[Meta | None]) ->
     if len(indices.shape) != len(x.shape):
         raise op_error(op, f"expected indices of rank {len(x.shape)}", len(indices.shape))
     axis = normalize_axis(op, int_attr(op, "axis", 0), len(x.shape))
+    _check_within(op, indices.shape, x.shape, axis)
+    return [Meta(indices.shape, x.dtype)]
+
+
+def _check_within(op: Op, shape: tuple[Any, ...], data: tuple[Any, ...], axis: int) -> None:
+    """GatherElements' and ScatterElements' indices (of rank data's) may be no longer than data
+    off `axis`: the spec reads and writes data at their positions there (ScatterElements had
+    failed inside its kernel with an IndexError)."""
     longer = [
         dim
-        for dim, (n, size) in enumerate(zip(indices.shape, x.shape, strict=True))
+        for dim, (n, size) in enumerate(zip(shape, data, strict=True))
         if dim != axis and isinstance(n, int) and isinstance(size, int) and n > size
     ]
     if longer:
-        expected = f"expected indices no longer than data off the axis (data {list(x.shape)})"
-        raise op_error(op, expected, f"shape {list(indices.shape)}")
-    return [Meta(indices.shape, x.dtype)]
+        expected = f"expected indices no longer than data off the axis (data {list(data)})"
+        raise op_error(op, expected, f"shape {list(shape)}")
 
 
 register(
@@ -189,10 +196,11 @@ def _compile_scatter_elements(op: Op, opset: int) -> Kernel:
 def _infer_scatter_elements(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     data, indices, updates = present(op, inputs, 3)
     _scatter_reduction(op)
-    normalize_axis(op, int_attr(op, "axis", 0), len(data.shape))
+    axis = normalize_axis(op, int_attr(op, "axis", 0), len(data.shape))
     if updates.shape != indices.shape or len(indices.shape) != len(data.shape):
         expected = f"expected indices and updates of one shape, of rank {len(data.shape)}"
         raise op_error(op, expected, f"{list(indices.shape)} and {list(updates.shape)}")
+    _check_within(op, indices.shape, data.shape, axis)
     return [Meta(data.shape, data.dtype)]
 
 

@@ -408,6 +408,12 @@ def test_lookup_names_the_op_and_lists_supported_ops() -> None:
             "op n0 (GatherElements): expected indices no longer than data off the axis "
             "(data [3, 4]), got shape [3, 5]",
         ),
+        (  # it passed the rule and failed inside the kernel with an IndexError
+            _op("ScatterElements", 3, axis=0),
+            [_meta(3, 4), Meta((2, 5), np.dtype("int64")), _meta(2, 5)],
+            "op n0 (ScatterElements): expected indices no longer than data off the axis "
+            "(data [3, 4]), got shape [2, 5]",
+        ),
         (_op("Trilu"), [_meta(4)], "op n0 (Trilu): expected an input of rank 2 or more, got 1"),
         (
             _op("ArgMax", axis=1),
