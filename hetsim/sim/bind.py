@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, cast
@@ -61,6 +61,7 @@ from hetsim.sim.steps import (
     AllocStep,
     Step,
     no_run,
+    two_clock_memories,
 )
 
 __all__ = [
@@ -314,22 +315,8 @@ def bind(
     names = (*(slot.name for slot in space.slots), "(none)")
     return BoundProgram(
         bound[0][1], names, tuple(resident), tuple(ready), tuple(bound), dict(root.inputs),
-        constants, _two_clock_memories(programs, staged),
+        constants, two_clock_memories(bound) if len(bound) > 1 else frozenset(staged),
     )  # fmt: skip
-
-
-def _two_clock_memories(programs: Sequence[LevelProgram], staged: set[str]) -> frozenset[str]:
-    """`two_clock_memories` of the bound programs, from what binding found: the memories a
-    routed COPY stages in (`staged`), and those in which two programs' hosts hold slots
-    (what one host allocates, another may, at its own clock)."""
-    found = set(staged)
-    if len(programs) > 1:
-        hosts: dict[str, str] = {}
-        for p in programs:
-            for memory in {slot.memory for slot in p.slots}:
-                if hosts.setdefault(memory, p.host) != p.host:
-                    found.add(memory)
-    return frozenset(found)
 
 
 def _missing(program: LevelProgram, platform: Platform, space: SlotSpace, key: Any) -> str | None:

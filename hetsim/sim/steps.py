@@ -280,8 +280,8 @@ def two_clock_memories(programs: Sequence[tuple[str, Sequence[Any]]]) -> frozens
     that two programs' hosts allocate in. Their changes come out of simulated-time order, so a
     run checks them when it ends (`hetsim.sim.resources.MemoryState.settle`).
 
-    `hetsim.sim.bind.bind` finds the same set as it binds (`BoundProgram.deferred`); this walks
-    the steps, for code bound otherwise.
+    `hetsim.sim.bind.bind` gives this set as `BoundProgram.deferred`: for one program, from
+    the staging it binds (no walk over the steps), else by this walk.
 
     >>> stage = AllocStep("stage x", 0.0, "host.mem", 8, "x", "gpu0", STAGE_OP, {})
     >>> copy = CopyStep("copy x", 1.0, "x", 0.0, "gpu0", (), 8, (), (0,), None, {}, (stage,))
