@@ -10,13 +10,14 @@ on the launching span's event, ``flow_in: true`` on the launched one's).
 
 A flow event placed by time (``ph: "s"``/``"f"``, v1) binds to whatever slice encloses it: on a
 span of 0 µs (a dispatch cost of 0), it touched the neighbours ending and starting there too, and
-a viewer drew the arrow to one of them. v1 events remain only for a span that both starts and
-ends a flow, which one ``bind_id`` cannot hold (the engine makes none: a flow runs from a host's
-dispatch to a stream's work).
+a viewer drew the arrow to one of them. v1 events remain only for a flow into a span that
+also starts one, which one ``bind_id`` cannot hold (the engine makes none: a flow runs from a
+host's dispatch to a stream's work); such a flow is v1 at both ends, and the trace's ``bind_id``s
+then start at `V1_CLEAR_IDS`.
 
 Times are written to the nanosecond, each span's end rounded as its start is (``dur = round(end)
-- round(start)``): Perfetto rounds ``ts`` and ``dur`` to ns each on its own, which made a span
-overlap its neighbour by 1 ns where the float µs ends fell either side of a half nanosecond.
+- round(start)``): Perfetto converts ``ts`` and ``dur`` to ns each on its own (rounded in some
+versions, truncated in others), which could make a span overlap its neighbour by 1 ns.
 The event order depends on the record alone, so the same run always writes the same file.
 """
 
@@ -69,21 +70,26 @@ NS_DIGITS = 3
 """Digits of a µs kept in ``ts`` and ``dur``: the nanosecond, as Perfetto keeps them."""
 
 
+V1_CLEAR_IDS = 1 << 32
+"""Added to every ``bind_id`` of a trace that also holds v1 flow events: Perfetto numbers v1
+flows from its own counter, in the ids v2 ``bind_id``s name, and a clash joined two arrows."""
+
+
 def _flows(spans: tuple[Span, ...]) -> tuple[dict[int, dict[str, Any]], list[int]]:
     """Span index -> the flow v2 fields of its complete event, and the flow ids (both ends
-    present) whose target already holds a ``bind_id`` as a source: those are v1 events."""
+    present) whose target also starts a flow, so holds that one's ``bind_id``: those are
+    written as v1 events at both ends."""
     sources = {s.flow_out: i for i, s in enumerate(spans) if s.flow_out is not None}
     targets = {s.flow_in: i for i, s in enumerate(spans) if s.flow_in is not None}
+    paired = sorted(sources.keys() & targets.keys())
+    starts = {sources[flow_id] for flow_id in paired}
+    placed = [flow_id for flow_id in paired if targets[flow_id] in starts]
+    base = V1_CLEAR_IDS if placed else 0
     fields: dict[int, dict[str, Any]] = {}
-    placed: list[int] = []
-    for flow_id in sorted(sources.keys() & targets.keys()):
-        fields[sources[flow_id]] = {"bind_id": flow_id, "flow_out": True}
-    for flow_id in sorted(sources.keys() & targets.keys()):
-        target = targets[flow_id]
-        if target in fields:  # a span that also starts a flow: its bind_id is taken
-            placed.append(flow_id)
-        else:
-            fields[target] = {"bind_id": flow_id, "flow_in": True}
+    for flow_id in paired:
+        if flow_id not in placed:
+            fields[sources[flow_id]] = {"bind_id": base + flow_id, "flow_out": True}
+            fields[targets[flow_id]] = {"bind_id": base + flow_id, "flow_in": True}
     return fields, placed
 
 

@@ -12,6 +12,7 @@ import pytest
 from hetsim import simulate
 from hetsim.errors import SimulationError
 from hetsim.report import Result, chrome_trace
+from hetsim.report.trace import V1_CLEAR_IDS
 from hetsim.sim.records import Span
 from tests.report.scenarios import LINK, SPANS, two_level_record
 
@@ -129,14 +130,16 @@ def test_a_flow_of_a_zero_length_span_binds_to_that_span_alone() -> None:
 
 
 def test_a_span_that_starts_and_ends_flows_keeps_its_second_as_placed_events() -> None:
-    # one bind_id per event: the flow into a span that also starts one is written as v1
+    # one bind_id per event: the flow into a span that also starts one is written as v1 at
+    # both ends (its source had kept a bind_id too, a v2 flow that never ended), and the v2
+    # ids move clear of the ids Perfetto gives v1 flows (a clash joined two arrows)
     spans = (
         Span("host", "exec", "launch n", "launch", 0.0, 1.0, flow_out=1),
         Span("vdevice0/host", "exec", "run n", "launch", 1.0, 3.0, flow_in=1, flow_out=2),
         Span("vdevice0/npu", "stream0", "n", "compute", 3.0, 4.0, flow_in=2),
     )
     events = chrome_trace(two_level_record(spans=spans, link_bytes={}))["traceEvents"]
-    assert _bound(events) == [(1, "launch n", "out"), (2, "n", "in"), (2, "run n", "out")]
+    assert _bound(events) == [(V1_CLEAR_IDS + 2, "n", "in"), (V1_CLEAR_IDS + 2, "run n", "out")]
     placed = [(e["ph"], e["id"], e["ts"], e["pid"]) for e in events if e["ph"] in ("s", "f")]
     assert placed == [("s", 1, 0.5, 1), ("f", 1, 2.0, 3)]
 
