@@ -11,8 +11,9 @@ padded with -inf. ``offset`` is the past length, or ``nonpad_kv_seqlen - Sq`` pe
 softmax (in ``softmax_precision``'s dtype when given) gives 0 to a row whose bias is all -inf.
 The KV heads of grouped-query attention are broadcast over their query heads rather than
 repeated (`np.repeat` in the reference), which copies nothing and computes the same products.
-``qk_matmul_output`` is the reference's: the softcapped scores for modes 0 and 1, the biased
-ones for 2, the probabilities for 3, in Q's dtype. 3-D inputs are split into
+``qk_matmul_output`` is, in Q's dtype, what the spec says of each mode: the scores of the
+matmul for 0, softcapped for 1 (onnx's reference gives the softcapped ones for 0 too;
+onnxruntime follows the spec), biased for 2, the probabilities for 3. 3-D inputs are split into
 ``q_num_heads``/``kv_num_heads`` heads and Y merged back. The shape rule checks what the
 kernel trusts (`hetsim.kernels.attention_spec`, with the attributes). The present key and value are
 the past ones with K and V appended.
@@ -173,7 +174,7 @@ def attention(
     """
     dtype = q.dtype
     root = dtype.type(np.sqrt(scale if scale is not None else 1 / np.sqrt(q.shape[3])))
-    scores = _grouped_matmul(q * root, (k * root).swapaxes(2, 3))
+    raw = scores = _grouped_matmul(q * root, (k * root).swapaxes(2, 3))
     if softcap > 0:
         scores = np.tanh(scores / softcap) * softcap
     biased = scores if bias is None else scores + bias
@@ -186,7 +187,7 @@ def attention(
     y = _grouped_matmul(probs, v)
     if mode is None:
         return y, None
-    kept = {2: biased, 3: probs}.get(mode, scores)  # 0 and 1 both the softcapped scores
+    kept = (raw, scores, biased, probs)[mode]
     return y, kept.astype(dtype, copy=False)
 
 

@@ -189,9 +189,26 @@ def _cache() -> list[Case]:
     ]
 
 
+def _raw_scores(case: Case) -> Case:
+    """`case` (mode 0, softcapped) against onnx's reference, but for its qk_matmul_output: the
+    spec's "output of qk matmul", before the softcap, as onnxruntime gives it (the reference
+    gives the softcapped scores, as for mode 1)."""
+    from dataclasses import replace
+
+    from tests.kernels.case import run_reference
+
+    def reference(q: np.ndarray, k: np.ndarray, *_: np.ndarray) -> list[np.ndarray]:
+        outputs = run_reference(case)
+        root = q.dtype.type(np.sqrt(1 / np.sqrt(q.shape[-1])))  # the scale, split as the
+        raw = (q * root) @ (k * root).swapaxes(-1, -2)  # reference splits it over Q and K
+        return [*outputs[:-1], raw.astype(q.dtype)]
+
+    return replace(case, reference=reference, why="onnx's reference softcaps mode 0's scores")
+
+
 def _scores() -> list[Case]:
     mask = {"attn_mask": f32(3, 5)}
-    return [
+    cases = [
         Case(
             "Attention",
             _with(qkv(1, 2, 2, 3, 5, 4, 4), **mask),
@@ -201,7 +218,10 @@ def _scores() -> list[Case]:
             id=f"attention-softcap-mode{mode}",
         )
         for mode in (0, 1, 2, 3)
-    ] + [
+    ]
+    return [
+        _raw_scores(cases[0]),
+        *cases[1:],
         Case(
             "Attention",
             _with(qkv(1, 2, 2, 3, 5, 4, 4), **mask),
