@@ -73,8 +73,8 @@ Transform = Callable[[np.ndarray, int, float, float, Any], np.ndarray]
 TRANSFORMS: dict[str, Transform] = {
     "half_pixel": lambda y, n, s, w, roi: (y + 0.5) / s - 0.5,
     "half_pixel_symmetric": lambda y, n, s, w, roi: n / 2 * (1 - len(y) / w) + (y + 0.5) / s - 0.5,
-    "pytorch_half_pixel": lambda y, n, s, w, roi: (
-        np.full(len(y), -0.5) if w == 1 else (y + 0.5) / s - 0.5
+    "pytorch_half_pixel": lambda y, n, s, w, roi: (  # the spec's 0 at an output length of 1,
+        np.zeros(1) if len(y) == 1 else (y + 0.5) / s - 0.5  # onnxruntime's; the reference's -0.5
     ),
     "align_corners": lambda y, n, s, w, roi: np.zeros(len(y)) if w == 1 else y * (n - 1) / (w - 1),
     "asymmetric": lambda y, n, s, w, roi: y / s,
