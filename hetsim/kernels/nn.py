@@ -225,9 +225,13 @@ def _labels(op: Op, shapes: Sequence[tuple[int, ...]]) -> _Labels:
     ellipsis = broadcast_shape(op, *broadcast) if broadcast else ()
     if output is None:  # numpy's implicit output: '...', then the labels seen once, sorted
         output = ELLIPSIS + "".join(sorted(c for c, n in counts.items() if n == 1))
-    for letter in output.replace(ELLIPSIS, ""):
+    kept = output.replace(ELLIPSIS, "")
+    for letter in kept:
         if letter not in sizes:
             raise op_error(op, f"expected output labels among the inputs' {sorted(sizes)}", letter)
+    twice = sorted({letter for letter in kept if kept.count(letter) > 1})
+    if twice:  # 'ii->ii' passed the rule, and numpy's einsum refused it in the kernel
+        raise op_error(op, f"expected each output label once in {output!r}", repr(twice[0]))
     if ellipsis and ELLIPSIS not in output:
         raise op_error(op, "expected '...' in the output, as the inputs have it", list(ellipsis))
     return _Labels(sizes, ellipsis, output)

@@ -582,6 +582,12 @@ ERRORS = [
         r"op einsum0 \(Einsum\): expected output labels among the inputs' \['i', 'j', 'k'\], "
         r"got z$",
     ),
+    (  # it passed the rule (a timing run ran it) and numpy's einsum refused it in the kernel
+        "Einsum",
+        {"equation": "ij->jj"},
+        [(3, 3)],
+        r"op einsum0 \(Einsum\): expected each output label once in 'jj', got 'j'$",
+    ),
     (
         "Einsum",
         {"equation": "ij->ji"},
