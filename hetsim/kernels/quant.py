@@ -219,10 +219,14 @@ def _compile_dequantize(op: Op, opset: int) -> Kernel:
         x, scale, zero_point = (*inputs, None)[:3]
         assert x is not None, f"{op!r}: input x is required"
         assert scale is not None, f"{op!r}: input scale is required"
-        # onnx's reference, step for step: subtract in float32, multiply, then cast
-        y = x.astype(np.float32)
+        # (x - zero point) in integers, as the spec writes it and onnxruntime computes it (in
+        # float32 first, onnx's reference's way, an int32 past 2**24 lost its last bits), then
+        # the multiply in float32 and the cast
         if zero_point is not None:
-            y = y - spread(zero_point, x.shape, axis, block_size)
+            shift = spread(zero_point, x.shape, axis, block_size)
+            y = (x.astype(np.int64) - shift.astype(np.int64)).astype(np.float32)
+        else:
+            y = x.astype(np.float32)
         y = y * spread(scale, x.shape, axis, block_size)
         return [y.astype(output_dtype or scale.dtype, copy=False)]
 

@@ -97,6 +97,14 @@ def test_per_axis_dequantize_scales_each_channel() -> None:
     assert (y.dtype, y.tolist()) == (F32, [[0.0, 5.0], [20.0, 40.0]])
 
 
+def test_dequantize_subtracts_an_int32_zero_point_exactly() -> None:
+    # (16777217 - 1) * 1 = 16777216, which float32 holds; subtracted in float32 (16777217 is
+    # no float32: 16777216), it gave 16777215
+    x = np.array([16777217, -16777217], np.int32)
+    y = _run("DequantizeLinear", x, np.array(1.0, F32), np.array(1, np.int32))
+    assert y.tolist() == [16777216.0, -16777218.0]
+
+
 def test_dequantize_gives_the_scale_dtype_or_output_dtype() -> None:
     x, scale = np.array([1, 2], np.int8), np.array(0.5, F16)
     assert _run("DequantizeLinear", x, scale).dtype == F16
