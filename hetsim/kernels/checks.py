@@ -133,8 +133,18 @@ got '0'
 
 
 def flag_attr(op: Op, name: str, default: int) -> bool:
-    """INT attribute `name` of `op` read as a flag (``keepdims``, ``transB``): nonzero is set."""
-    return int_attr(op, name, default) != 0
+    """INT attribute `name` of `op` read as a flag (``keepdims``, ``transB``): 0 or 1, as ONNX
+    defines its flags and onnxruntime checks them (``exclusive=2`` had read as set).
+
+    >>> flag_attr(Op("CumSum", "c", ("x", "a"), ("y",), {"exclusive": 2}), "exclusive", 0)
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.OpError: op c (CumSum): expected exclusive 0 or 1, got 2
+    """
+    value = int_attr(op, name, default)
+    if value not in (0, 1):
+        raise op_error(op, f"expected {name} 0 or 1", value)
+    return value == 1
 
 
 @overload

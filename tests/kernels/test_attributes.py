@@ -231,3 +231,22 @@ def test_an_onnx_model_with_a_misspelled_name_is_refused() -> None:
     )
     with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
         hetsim.execute(load_onnx(model), {"x": X})
+
+
+@pytest.mark.parametrize(
+    ("op_type", "attrs", "inputs"),
+    [
+        ("CumSum", {"exclusive": 2}, ("x", "axis")),
+        ("Resize", {"mode": "cubic", "exclude_outside": 2}, ("x", "", "scales")),
+        ("ReduceSum", {"keepdims": -1}, ("x",)),
+    ],
+)
+def test_a_flag_other_than_0_or_1_is_refused(
+    op_type: str, attrs: dict[str, int | str], inputs: tuple[str, ...]
+) -> None:
+    # read as "nonzero is set", exclusive=2 ran as exclusive; onnxruntime refuses it
+    name, value = next((k, v) for k, v in attrs.items() if isinstance(v, int))
+    op = Op(op_type, "f", inputs, ("y",), attrs)
+    message = f"op f ({op_type}): expected {name} 0 or 1, got {value}"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        OPS[op_type].compile(op, 13)
