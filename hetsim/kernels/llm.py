@@ -135,6 +135,11 @@ def _compile_rotary(op: Op, opset: int) -> Kernel:
         assert cos is not None
         assert sin is not None
         position_ids = rest[0] if rest else None
+        if position_ids is not None and position_ids.size:
+            low, high = int(position_ids.min()), int(position_ids.max())
+            if low < 0 or high >= cos.shape[0]:  # a negative one picked a row from the end
+                expected = f"expected position_ids in [0, {cos.shape[0]}) (cos_cache's rows)"
+                raise op_error(op, expected, low if low < 0 else high)
         y = rotary_embedding(
             x,
             cos,

@@ -310,3 +310,15 @@ def test_inputs_of_one_onnx_type_must_share_a_dtype() -> None:
     message = f"{P}expected inputs of one dtype, got float32 and float64"
     with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
         _infer(metas, 23)
+
+
+@pytest.mark.parametrize("length", [-1, 6])
+def test_nonpad_kv_seqlen_outside_the_keys_is_refused(length: int) -> None:
+    # -1 hid every key and moved the causal offset before the first; 6 read as 5
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((1, 2, 3, 4)).astype(np.float32)
+    k = rng.standard_normal((1, 2, 5, 4)).astype(np.float32)
+    op = Op("Attention", "a", ("q", "k", "v", "", "", "", "n"), ("y",), {})
+    message = f"op a (Attention): expected nonpad_kv_seqlen in [0, 5] (the keys), got {length}"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        OPS["Attention"].compile(op, 24)([q, k, k, None, None, None, np.array([length])])

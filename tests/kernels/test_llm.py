@@ -227,3 +227,15 @@ def test_swiglu_cost_is_its_elementwise_math() -> None:
     cost = OPS["SwiGLU"].cost(op, metas, OPS["SwiGLU"].infer(op, 28, metas))
     assert cost.flops == 8 * (5 + TRANSCENDENTAL_FLOPS)
     assert (cost.bytes_read, cost.bytes_written, cost.op_class) == (64, 32, "elementwise")
+
+
+@pytest.mark.parametrize("position", [-1, 4])
+def test_rotary_refuses_a_position_outside_the_cache(position: int) -> None:
+    # a negative position had picked a cache row from the end, silently
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 2, 8)).astype(np.float32)
+    cache = rng.standard_normal((4, 4)).astype(np.float32)
+    op = Op("RotaryEmbedding", "r", ("x", "c", "s", "p"), ("y",), {"num_heads": 1})
+    message = "op r (RotaryEmbedding): expected position_ids in [0, 4) (cos_cache's rows), got "
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}{position}$"):
+        OPS["RotaryEmbedding"].compile(op, 23)([x, cache, cache, np.array([[0, position]])])
