@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
+from hetsim.kernels.arrays import accumulating
 from hetsim.kernels.attention_spec import (
     AttentionSettings,
     as_4d,
@@ -179,7 +180,8 @@ def attention(
     if softcap > 0:
         scores = np.tanh(scores / softcap) * softcap
     biased = scores if bias is None else scores + bias
-    probs = _softmax(biased if precision is None else biased.astype(precision))
+    # float16 summed in float32 (`accumulating`): 70 000 keys of one score gave Y = 0
+    probs = _softmax(accumulating(biased) if precision is None else biased.astype(precision))
     if bias is not None:
         empty = np.isneginf(bias.max(axis=-1, keepdims=True))
         if empty.any():
