@@ -15,7 +15,8 @@ by a zero scale) saturates where onnx's reference, which casts to int32 first, w
 NaN gives the dtype's minimum, as onnxruntime gives it (the spec leaves it open); the
 division is in numpy's dtype of x and the scale, or opset 23's ``precision``.
 DequantizeLinear is ``(float32(x) - zero_point) * scale``, in the scale's dtype or its
-``output_dtype`` (opset 23). DynamicQuantizeLinear computes its uint8 scale and zero point from
+``output_dtype`` (opset 23); an int32 x's subtraction is done in int64 first, exact where
+float32 is not (past 2**24). DynamicQuantizeLinear computes its uint8 scale and zero point from
 x's range inside the kernel, with ONNX's formula step for step; the shape rule gives them shape
 ``()``. Each is a few numpy expressions over whole arrays; attributes are read once, when the
 op compiles, and the shape rules check what the kernels trust.
@@ -49,6 +50,7 @@ _DEQUANTIZED_DTYPES = (*QUANTIZED_DTYPES, np.dtype("int32"))
 _FLOAT_DTYPES = (np.dtype("float32"), np.dtype("float16"))
 _UINT8 = np.dtype("uint8")
 _FLOAT32 = np.dtype("float32")
+_INT32 = np.dtype(np.int32)
 
 
 def either_of(dtypes: Sequence[np.dtype[Any]]) -> str:
@@ -219,14 +221,19 @@ def _compile_dequantize(op: Op, opset: int) -> Kernel:
         x, scale, zero_point = (*inputs, None)[:3]
         assert x is not None, f"{op!r}: input x is required"
         assert scale is not None, f"{op!r}: input scale is required"
-        # (x - zero point) in integers, as the spec writes it and onnxruntime computes it (in
-        # float32 first, onnx's reference's way, an int32 past 2**24 lost its last bits), then
-        # the multiply in float32 and the cast
-        if zero_point is not None:
-            shift = spread(zero_point, x.shape, axis, block_size)
-            y = (x.astype(np.int64) - shift.astype(np.int64)).astype(np.float32)
-        else:
+        # an int32's (x - zero point) in integers, as the spec writes it and onnxruntime computes
+        # it (in float32 first, onnx's reference's way, one past 2**24 lost its last bits); a
+        # narrower x is exact in float32 either way, and stays onnx's reference's step for step
+        if zero_point is None:
             y = x.astype(np.float32)
+        else:
+            shift = spread(zero_point, x.shape, axis, block_size)
+            wide = x.dtype == _INT32
+            y = (
+                (x.astype(np.int64) - shift).astype(np.float32)
+                if wide
+                else x.astype(_FLOAT32) - shift
+            )
         y = y * spread(scale, x.shape, axis, block_size)
         return [y.astype(output_dtype or scale.dtype, copy=False)]
 
@@ -246,9 +253,11 @@ def _infer_dequantize(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list
 
 def _cost_dequantize(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """2 flops per element; the numpy calls after the cast to float32: the multiplication, the
-    subtraction of a zero point, and a cast to an output dtype other than float32."""
-    _, _, zero_point = _inputs(op, inputs)
-    calls = 1 + (zero_point is not None) + (outputs[0].dtype != _FLOAT32)
+    subtraction of a zero point (an int32 x's in int64: a cast more), and a cast to an output
+    dtype other than float32."""
+    x, _, zero_point = _inputs(op, inputs)
+    wide = zero_point is not None and x.dtype == _INT32
+    calls = 1 + (zero_point is not None) + wide + (outputs[0].dtype != _FLOAT32)
     return dataclasses.replace(_DEQUANTIZE_COST(op, inputs, outputs), numpy_calls=calls)
 
 
