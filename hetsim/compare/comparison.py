@@ -28,6 +28,7 @@ from hetsim.compare.traces import (
 from hetsim.errors import (
     HetsimError,
     ModelError,
+    OutOfMemoryError,
     Problem,
     SimulationError,
     input_values_untaken,
@@ -279,7 +280,10 @@ def compare(
                         is_functional=is_functional, trace=False,
                     )  # fmt: skip
             except SimulationError as err:  # graphs kept over iterations: which one failed
-                raise type(err)(f"{_iteration_label(name, index, dims)}: {err}") from err
+                message = f"{_iteration_label(name, index, dims)}: {err}"
+                if isinstance(err, OutOfMemoryError):  # its simulated time kept
+                    raise OutOfMemoryError(message, err.at_us) from err
+                raise type(err)(message) from err
             times.append(record.makespan_us)
             if inputs is not None:
                 outputs[name] = dict(record.outputs)

@@ -134,7 +134,8 @@ got '0'
 
 def flag_attr(op: Op, name: str, default: int) -> bool:
     """INT attribute `name` of `op` read as a flag (``keepdims``, ``transB``): 0 or 1, as ONNX
-    defines its flags and onnxruntime checks them (``exclusive=2`` had read as set).
+    defines its flags (``exclusive=2`` had read as set; onnxruntime refuses it for CumSum, and
+    reads another flag's 2 as set or as unset, op by op).
 
     >>> flag_attr(Op("CumSum", "c", ("x", "a"), ("y",), {"exclusive": 2}), "exclusive", 0)
     Traceback (most recent call last):

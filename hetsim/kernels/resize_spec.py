@@ -6,7 +6,10 @@ shape and each axis's scale from the scales or the sizes; `source_coordinates` m
 positions to input coordinates by the ``coordinate_transformation_mode`` (`TRANSFORMS`). Both
 follow ONNX's reference (``onnx/reference/ops/op_resize.py``) float for float:
 ``floor(dim * scale)`` without the roi (as onnxruntime does), and the float output width
-``scale * dim`` in the coordinate formulas. Before opset 11 there is no
+``scale * dim`` in the coordinate formulas (``align_corners`` and ``tf_crop_and_resize``: onnx's
+node tests expect it, where onnxruntime divides by the integer length), but for
+``pytorch_half_pixel`` at an output length of 1, which samples at 0 as the spec and onnxruntime
+do (the reference's -0.5 is onnx/onnx#4275). Before opset 11 there is no
 ``coordinate_transformation_mode``: coordinates are ``asymmetric``, and nearest rounds as
 `LEGACY_NEAREST` says.
 
