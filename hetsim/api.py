@@ -412,20 +412,27 @@ def simulate(
         if not values:
             raise
         program = program_of(values)
-    record = run_with_graphs(
-        program,
-        platform,
-        metas,
-        costs=costs,
-        dims=dims,
-        inputs=given,
-        is_functional=opts.is_functional,
-        trace=opts.trace,
-        fuse=opts.fuse,
-        cuda_graph=cuda_graph,
-        buckets=opts.buckets,
-        graph_devices=graph_devices,
-    )
+    try:
+        record = run_with_graphs(
+            program,
+            platform,
+            metas,
+            costs=costs,
+            dims=dims,
+            inputs=given,
+            is_functional=opts.is_functional,
+            trace=opts.trace,
+            fuse=opts.fuse,
+            cuda_graph=cuda_graph,
+            buckets=opts.buckets,
+            graph_devices=graph_devices,
+        )
+    except OpError as err:  # a kernel refused a value made up from the seed (an index past
+        integers = [n for n, t in graph.inputs.items() if np.dtype(t.dtype).kind in "iu"]
+        read = _made_up_read_by(graph, err.op, integers) if made else []  # its range)
+        if not read:
+            raise
+        raise OpError(f"{err} ({_made_up(read, seed, values=True)})", err.op) from err
     if "buckets" in options and cuda_graph != "buckets":  # kept: one option set for each strategy
         notes = [
             *record.extra.get("cuda_graph_notes", ()),
@@ -451,22 +458,27 @@ def _made_up_read_by(graph: Graph, op: str, made: Collection[str]) -> list[str]:
     return []
 
 
-def _made_up(names: Sequence[str], seed: int) -> str:
+def _made_up(names: Sequence[str], seed: int, *, values: bool = False) -> str:
     """The hint for a model that failed on integer inputs `simulate` made from `seed`: a shape
-    read from them (a Reshape's) is made up too.
+    read from them (a Reshape's) is made up too; with `values`, what a kernel read of them (an
+    index, a length) is.
 
     >>> _made_up(["s"], 0)
     "input 's' was made from seed 0, not given: a shape read from it is made up; pass it in inputs"
+    >>> _made_up(["n"], 1, values=True)
+    "input 'n' was made from seed 1, not given: its values are made up; pass it in inputs"
     """
     if len(names) == 1:
+        what = "its values are" if values else "a shape read from it is"
         return (
-            f"input {names[0]!r} was made from seed {seed}, not given: a shape read from it "
-            "is made up; pass it in inputs"
+            f"input {names[0]!r} was made from seed {seed}, not given: {what} made up; pass it "
+            "in inputs"
         )
     listed = ", ".join(map(repr, names))
+    what = "their values are" if values else "a shape read from them is"
     return (
-        f"inputs {listed} were made from seed {seed}, not given: a shape read from them is "
-        "made up; pass them in inputs"
+        f"inputs {listed} were made from seed {seed}, not given: {what} made up; pass them in "
+        "inputs"
     )
 
 

@@ -1075,3 +1075,20 @@ def test_buckets_may_be_numpy_integers() -> None:
         buckets=[16, 32],
     )  # fmt: skip
     assert found.makespan_us == plain.makespan_us
+
+
+def test_a_kernel_that_refuses_a_made_up_index_says_it_was_made_up() -> None:
+    # an index made from the seed past data's 2 rows: the message named the op alone, as if
+    # the model were at fault
+    graph = Graph(
+        "g",
+        (Op("Gather", "pick", ("data", "i"), ("y",)),),
+        {"i": TensorType((2000,), "int64")},  # past SMALL_VALUE_SIZE: computed in the run
+        ("y",),
+        {"data": np.zeros((2, 3), np.float32)},
+    )
+    with pytest.raises(OpError, match=r"\(input 'i' was made from seed 0, not given: its values "
+                       r"are made up; pass it in inputs\)$"):  # fmt: skip
+        simulate(graph, "x86-h100", seed=0)
+    given = {"i": np.zeros(2000, np.int64)}
+    assert simulate(graph, "x86-h100", inputs=given).outputs["y"].shape == (2000, 3)
