@@ -465,20 +465,29 @@ def _made_up(names: Sequence[str], seed: int, *, values: bool = False) -> str:
 
     >>> _made_up(["s"], 0)
     "input 's' was made from seed 0, not given: a shape read from it is made up; pass it in inputs"
-    >>> _made_up(["n"], 1, values=True)
-    "input 'n' was made from seed 1, not given: its values are made up; pass it in inputs"
+    >>> print(_made_up(["n"], 1, values=True))
+    input 'n' was made from seed 1, not given: if the value refused is read from it, pass it in \
+inputs
     """
     if len(names) == 1:
-        what = "its values are" if values else "a shape read from it is"
+        if values:  # the op reads it, but the value refused may be the model's own
+            return (
+                f"input {names[0]!r} was made from seed {seed}, not given: if the value refused "
+                "is read from it, pass it in inputs"
+            )
         return (
-            f"input {names[0]!r} was made from seed {seed}, not given: {what} made up; pass it "
-            "in inputs"
+            f"input {names[0]!r} was made from seed {seed}, not given: a shape read from it is "
+            "made up; pass it in inputs"
         )
     listed = ", ".join(map(repr, names))
-    what = "their values are" if values else "a shape read from them is"
+    if values:
+        return (
+            f"inputs {listed} were made from seed {seed}, not given: if the value refused is "
+            "read from them, pass them in inputs"
+        )
     return (
-        f"inputs {listed} were made from seed {seed}, not given: {what} made up; pass them in "
-        "inputs"
+        f"inputs {listed} were made from seed {seed}, not given: a shape read from them is "
+        "made up; pass them in inputs"
     )
 
 
