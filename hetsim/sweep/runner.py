@@ -417,8 +417,19 @@ def _on_dask(
 
 
 def _finished(future: Any, points: Sequence[Point]) -> list[dict[str, Any]]:
-    """The records of a finished task; a task that erred (its worker kept dying) fails them."""
-    if future.status == "finished":
-        return pickle.loads(future.result())  # type: ignore[no-any-return]
-    err = future.exception()
+    """The records of a finished task; a task that erred (its worker kept dying) fails them.
+
+    A task is done once its result is made, but the result stays on its worker until fetched:
+    a worker that dies before then leaves the future ``lost`` (Dask computes it again), not
+    erred. Its result is waited for; read as an error (``exception()`` is None then), its good
+    points had been recorded failed, ``NoneType: None``, and `--resume` never ran them again.
+    """
+    err: BaseException | None = None
+    if future.status == "error":
+        err = future.exception()
+    else:
+        try:
+            return pickle.loads(future.result())  # type: ignore[no-any-return]
+        except Exception as raised:  # its recomputation failed too (KilledWorker), or cancelled
+            err = raised
     return [_record(point, None, f"{type(err).__name__}: {err}", 0.0, "none") for point in points]

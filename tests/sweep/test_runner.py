@@ -336,3 +336,34 @@ def test_progress_counts_a_result_kept_as_a_failure() -> None:
     assert [r["status"] for r in records].count("failed") == 1
     assert seen[-1].failed == 1
     assert [s.record["status"] for s in seen if s.record is not None].count("failed") == 1
+
+
+class _Future:
+    """A Dask future as `runner._finished` reads it: its status, result and exception."""
+
+    def __init__(self, status: str, result: Any = None, error: BaseException | None = None):
+        self.status, self._result, self._error = status, result, error
+
+    def result(self) -> Any:
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+    def exception(self) -> BaseException | None:
+        return self._error if self.status == "error" else None
+
+
+def test_a_result_lost_with_its_worker_is_waited_for_not_failed() -> None:
+    # a worker that died after its task finished left the future "lost" (Dask computes it
+    # again): read as an error, exception() None, its good points were recorded failed,
+    # "NoneType: None", and --resume skipped them for good
+    points = load_sweep(SWEEP).points()[:2]
+    records = execute_points(points)
+    lost = _Future("lost", pickle.dumps(records))
+    assert runner._finished(lost, points) == records
+    for future, error in [
+        (_Future("error", error=RuntimeError("worker died")), "RuntimeError: worker died"),
+        (_Future("lost", error=RuntimeError("killed again")), "RuntimeError: killed again"),
+    ]:
+        failed = runner._finished(future, points)
+        assert [(r["status"], r["error"]) for r in failed] == [("failed", error)] * 2
