@@ -252,24 +252,17 @@ class Simulation(Interpreter):
             s.is_busy for s in self.streams.values()
         ):
             raise SimulationError(self._deadlock_message())
-        self._settle_memories()
+        earliest = self._deferred_overflow()  # in simulated time, now that every change is made
+        if earliest is not None:
+            raise earliest
         record = self._record(placement or {}, inputs or {}, values is not None)
         self._release()
         return record
 
-    def _settle_memories(self) -> None:
-        """Check in time order each memory that two clocks changed (`MemoryState.settle`): its
-        peak, and the first ALLOC that did not fit, now an `OutOfMemoryError` as it would
-        have been when made (the earliest in simulated time, of all such memories)."""
-        earliest = self._deferred_overflow()
-        if earliest is not None:
-            raise earliest
-        for memory in self.memories.values():
-            memory.changes = []  # kept for `settle` alone
-
     def _deferred_overflow(self) -> OutOfMemoryError | None:
-        """The error of the earliest ALLOC, in simulated time, that did not fit a memory two
-        clocks changed; None if each fit (the memories' peaks are then set)."""
+        """Replay in time order each memory that two clocks changed (`MemoryState.settle`):
+        the error of the earliest ALLOC, in simulated time, that did not fit one, as it would
+        have been when made; None if each fit (the memories' peaks are then set)."""
         found = []
         for memory in self.memories.values():
             if memory.is_deferred:
@@ -293,6 +286,9 @@ class Simulation(Interpreter):
         for executor in self.executors:
             executor.code = ()
         self._rows.clear()
+        for memory in self.memories.values():
+            if memory.is_deferred:
+                memory.changes = []  # kept for `settle` alone
 
     # -- results ----------------------------------------------------------------------------
 

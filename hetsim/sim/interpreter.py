@@ -10,7 +10,7 @@ tables) and turns the run into a record. Here:
 - the SimPy processes of the work a stream runs as a process: a copy (`Interpreter.transfer`) and
   a nested invocation (`Interpreter.invoke`). Kernels are scheduled by the stream itself
   (`hetsim.sim.resources.Stream`).
-- `dispatch`, `execute`, `take`, `give` and `new_flow`, for step handlers defined outside the
+- `dispatch`, `take`, `give`, `new_flow` and `record`, for step handlers defined outside the
   engine (`hetsim.sim.graphs`).
 
 The rules the handlers follow are in `hetsim.sim.engine`'s docstring and docs/runtime.md. The

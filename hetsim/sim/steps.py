@@ -292,12 +292,11 @@ def two_clock_memories(programs: Sequence[tuple[str, Sequence[Any]]]) -> frozens
     hosts: dict[str, str] = {}
     for host, code in programs:
         for step in code:
-            for item in (step, *getattr(step, "nodes", ())):  # a CUDA graph's nodes too
-                cls = item.__class__
-                if cls is CopyStep:
-                    found.update(stage.memory for stage in item.stages)
-                elif (cls is AllocStep or cls is FreeStep) and hosts.setdefault(
-                    item.memory, host
-                ) != host:
-                    found.add(item.memory)
+            cls = step.__class__
+            if cls is CopyStep:
+                found.update(stage.memory for stage in step.stages)
+            elif (cls is AllocStep or cls is FreeStep) and hosts.setdefault(
+                step.memory, host
+            ) != host:
+                found.add(step.memory)
     return frozenset(found)
