@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from numbers import Integral
-from typing import Any
+from typing import Any, TypeGuard
 
 __all__ = [
     "HetsimError",
@@ -56,7 +56,7 @@ def is_count(value: object, minimum: int = 0) -> bool:
     return not isinstance(value, bool) and isinstance(value, Integral) and int(value) >= minimum
 
 
-def is_items(value: object) -> bool:
+def is_items(value: object) -> TypeGuard[Iterable[Any]]:
     """Whether `value` is a collection of items an option takes: iterable, but not a str, bytes
     or a mapping, nor a 0-d numpy array (iterable by its type, not by its value).
 

@@ -10,11 +10,11 @@ decode loop waits for its token); the strategy's time is the sum. The result is 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +28,6 @@ from hetsim.compare.traces import (
 from hetsim.errors import (
     HetsimError,
     ModelError,
-    OutOfMemoryError,
     Problem,
     SimulationError,
     input_values_untaken,
@@ -280,10 +279,9 @@ def compare(
                         is_functional=is_functional, trace=False,
                     )  # fmt: skip
             except SimulationError as err:  # graphs kept over iterations: which one failed
+                # its other args kept, as SimPy rebuilds an error (an OutOfMemoryError's time)
                 message = f"{_iteration_label(name, index, dims)}: {err}"
-                if isinstance(err, OutOfMemoryError):  # its simulated time kept
-                    raise OutOfMemoryError(message, err.at_us) from err
-                raise type(err)(message) from err
+                raise type(err)(message, *err.args[1:]) from err
             times.append(record.makespan_us)
             if inputs is not None:
                 outputs[name] = dict(record.outputs)
@@ -328,7 +326,7 @@ def check_trace(graph: Graph, trace: object) -> tuple[Mapping[str, int], ...]:
     if not is_items(trace):
         expected = "expected a sequence of dims, one mapping per iteration"
         raise ModelError(Problem("trace", expected, repr(trace)).message)
-    found = tuple(cast(Iterable[Any], trace))
+    found = tuple(trace)
     for index, dims in enumerate(found):
         if dims is None:  # check_dims takes None for no dims; an iteration is one mapping
             expected = "expected a mapping of dim name -> size"
@@ -348,7 +346,7 @@ def check_trace(graph: Graph, trace: object) -> tuple[Mapping[str, int], ...]:
 def _strategies(strategies: object) -> tuple[str, ...]:
     """`strategies` checked: names in `STRATEGIES`, at least one, each once (a name twice made
     two identical rows)."""
-    names: tuple[Any, ...] = tuple(cast(Iterable[Any], strategies)) if is_items(strategies) else ()
+    names: tuple[Any, ...] = tuple(strategies) if is_items(strategies) else ()
     if not names:
         expected = f"expected one or more of {', '.join(STRATEGIES)}"
         raise SimulationError(Problem("strategies", expected, repr(strategies)).message)

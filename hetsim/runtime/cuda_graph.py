@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from numbers import Integral
 from typing import NamedTuple, cast
@@ -365,7 +365,7 @@ def check_buckets(buckets: object) -> tuple[int, ...]:
     """
     items: tuple[object, ...] = (buckets,)
     if is_items(buckets):
-        items = tuple(cast(Iterable[object], buckets))
+        items = tuple(buckets)
     # numpy ints too, as dims takes them; is_count saw each is an Integral
     found = tuple(int(cast(Integral, b)) for b in items if is_count(b, 1))
     if not found or len(found) != len(items) or any(a >= b for a, b in itertools.pairwise(found)):
