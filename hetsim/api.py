@@ -428,8 +428,10 @@ def simulate(
             graph_devices=graph_devices,
         )
     except OpError as err:  # a kernel refused a value made up from the seed (an index past
+        if not made:  # its range)
+            raise
         integers = [n for n, t in graph.inputs.items() if np.dtype(t.dtype).kind in "iu"]
-        read = _made_up_read_by(graph, err.op, integers) if made else []  # its range)
+        read = _made_up_read_by(graph, err.op, integers)
         if not read:
             raise
         raise OpError(f"{err} ({_made_up(read, seed, values=True)})", err.op) from err
@@ -469,26 +471,14 @@ def _made_up(names: Sequence[str], seed: int, *, values: bool = False) -> str:
     input 'n' was made from seed 1, not given: if the value refused is read from it, pass it in \
 inputs
     """
-    if len(names) == 1:
-        if values:  # the op reads it, but the value refused may be the model's own
-            return (
-                f"input {names[0]!r} was made from seed {seed}, not given: if the value refused "
-                "is read from it, pass it in inputs"
-            )
-        return (
-            f"input {names[0]!r} was made from seed {seed}, not given: a shape read from it is "
-            "made up; pass it in inputs"
-        )
-    listed = ", ".join(map(repr, names))
-    if values:
-        return (
-            f"inputs {listed} were made from seed {seed}, not given: if the value refused is "
-            "read from them, pass them in inputs"
-        )
-    return (
-        f"inputs {listed} were made from seed {seed}, not given: a shape read from them is "
-        "made up; pass them in inputs"
-    )
+    one = len(names) == 1
+    who = f"input {names[0]!r} was" if one else f"inputs {', '.join(map(repr, names))} were"
+    it = "it" if one else "them"
+    if values:  # the op reads it, but the value refused may be the model's own
+        advice = f"if the value refused is read from {it}, pass {it} in inputs"
+    else:
+        advice = f"a shape read from {it} is made up; pass {it} in inputs"
+    return f"{who} made from seed {seed}, not given: {advice}"
 
 
 def _cost_candidates(
