@@ -75,33 +75,36 @@ V1_CLEAR_IDS = 1 << 32
 flows from its own counter, in the ids v2 ``bind_id``s name, and a clash joined two arrows."""
 
 
-def _flows(spans: tuple[Span, ...]) -> tuple[dict[int, dict[str, Any]], list[int]]:
-    """Span index -> the flow v2 fields of its complete event, and the flow ids (both ends
+Placed = list[tuple[int, Span, Span]]
+"""Flows written as v1 events: id, source span, target span."""
+
+
+def _flows(spans: tuple[Span, ...]) -> tuple[dict[int, dict[str, Any]], Placed]:
+    """Span index -> the flow v2 fields of its complete event, and the flows (both ends
     present) whose target also starts a flow, so holds that one's ``bind_id``: those are
     written as v1 events at both ends."""
     sources = {s.flow_out: i for i, s in enumerate(spans) if s.flow_out is not None}
     targets = {s.flow_in: i for i, s in enumerate(spans) if s.flow_in is not None}
     paired = sorted(sources.keys() & targets.keys())
     starts = {sources[flow_id] for flow_id in paired}
-    placed = [flow_id for flow_id in paired if targets[flow_id] in starts]
+    placed = {flow_id for flow_id in paired if targets[flow_id] in starts}
     base = V1_CLEAR_IDS if placed else 0
     fields: dict[int, dict[str, Any]] = {}
     for flow_id in paired:
         if flow_id not in placed:
             fields[sources[flow_id]] = {"bind_id": base + flow_id, "flow_out": True}
             fields[targets[flow_id]] = {"bind_id": base + flow_id, "flow_in": True}
-    return fields, placed
+    ends = [(f, spans[sources[f]], spans[targets[f]]) for f in paired if f in placed]
+    return fields, ends
 
 
 def _placed_flow_events(
-    spans: tuple[Span, ...], ids: dict[tuple[str, str], tuple[int, int]], placed: list[int]
+    ids: dict[tuple[str, str], tuple[int, int]], placed: Placed
 ) -> list[dict[str, Any]]:
     """v1 flow events (``s`` and ``f``, at the midpoints of their spans) of the flows `placed`."""
-    sources = {s.flow_out: s for s in spans if s.flow_out is not None}
-    targets = {s.flow_in: s for s in spans if s.flow_in is not None}
     events = []
-    for flow_id in placed:
-        for phase, span in (("s", sources[flow_id]), ("f", targets[flow_id])):
+    for flow_id, source, target in placed:
+        for phase, span in (("s", source), ("f", target)):
             pid, tid = ids[span.resource, span.stream]
             event = {"name": FLOW_NAME, "cat": FLOW_NAME, "ph": phase, "id": flow_id}
             event |= {"ts": (span.start_us + span.end_us) / 2, "pid": pid, "tid": tid}
@@ -172,7 +175,7 @@ def chrome_trace(record: RunRecord) -> dict[str, Any]:
         if flow is not None:
             event |= flow
         events.append(event)
-    events += _placed_flow_events(spans, ids, placed)
+    events += _placed_flow_events(ids, placed)
     return {
         "traceEvents": events,
         "displayTimeUnit": "ns",
