@@ -164,9 +164,11 @@ class GraphBuilder:
     ) -> tuple[str, ...]:
         # the outputs first, all or none: a refused op leaves no weight or name behind
         taken = [n for n in outputs if n]  # "" is an omitted output, as often as need be
-        for index, n in enumerate(taken):
-            if n in self._names or n in taken[:index]:
+        seen: set[str] = set()
+        for n in taken:
+            if n in self._names or n in seen:
                 raise ModelError(f"graph {self.name}: expected a new tensor name, got {n!r}")
+            seen.add(n)
         self._names.update(taken)  # before the inputs: a weight's fresh name avoids them
         sources = tuple(self._source(item) for item in inputs)
         claimed = tuple(outputs)
