@@ -198,10 +198,7 @@ def _compile_mod(op: Op, opset: int) -> Kernel:
 
 
 def _fmod(op: Op) -> bool:
-    fmod = int_attr(op, "fmod", 0)
-    if fmod not in (0, 1):
-        raise op_error(op, "expected fmod 0 or 1", fmod)
-    return bool(fmod)
+    return flag_attr(op, "fmod", 0)
 
 
 MOD_FLOAT_FLOOR_OPSET = 28

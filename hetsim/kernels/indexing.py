@@ -20,6 +20,7 @@ from hetsim.kernels.checks import (
     attr,
     check_integer_input,
     constant_input,
+    flag_attr,
     int_attr,
     integer_input,
     normalize_axis,
@@ -253,10 +254,7 @@ register(
 
 
 def _top_k_params(op: Op, opset: int) -> tuple[int, bool]:
-    largest = int_attr(op, "largest", 1)
-    if largest not in (0, 1):
-        raise op_error(op, "expected largest 0 or 1", largest)
-    return int_attr(op, "axis", -1), bool(largest)
+    return int_attr(op, "axis", -1), flag_attr(op, "largest", 1)
 
 
 def _top_k_count(op: Op, opset: int, k: np.ndarray | None) -> int:

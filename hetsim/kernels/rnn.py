@@ -90,9 +90,7 @@ def _spec(op: Op) -> _Spec:
     hidden = int_attr(op, "hidden_size", None)
     if hidden is not None and hidden < 1:
         raise op_error(op, "expected hidden_size >= 1", hidden)
-    layout = int_attr(op, "layout", 0)
-    if layout not in (0, 1):
-        raise op_error(op, "expected layout 0 or 1", layout)
+    layout = int(flag_attr(op, "layout", 0))
     clip = float_attr(op, "clip", None)
     if clip is not None and not clip > 0:
         raise op_error(op, "expected a positive clip", clip)
