@@ -195,7 +195,7 @@ def _stash(op: Op, x: np.ndarray) -> np.ndarray:
     """`x` in the precision its statistics are computed in: float32 for a float16 input (the
     default ``stash_type`` 1), the input's own precision for float32 and float64."""
     _stash_type(op)
-    return x.astype(np.float32) if x.dtype == np.float16 else x
+    return accumulating(x)
 
 
 def _stash_type(op: Op) -> None:

@@ -38,6 +38,7 @@ import numpy as np
 from hetsim.ir import Op
 from hetsim.kernels.checks import dtype_of, int_attr, normalize_axis, op_error
 from hetsim.kernels.costs import Cost, elementwise_cost, nbytes
+from hetsim.kernels.integer import centered
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import Kernel, register
 
@@ -224,16 +225,11 @@ def _compile_dequantize(op: Op, opset: int) -> Kernel:
         # an int32's (x - zero point) in integers, as the spec writes it and onnxruntime computes
         # it (in float32 first, onnx's reference's way, one past 2**24 lost its last bits); a
         # narrower x is exact in float32 either way, and stays onnx's reference's step for step
-        if zero_point is None:
-            y = x.astype(np.float32)
+        shift = None if zero_point is None else spread(zero_point, x.shape, axis, block_size)
+        if shift is not None and x.dtype == _INT32:
+            y = centered(x, shift, np.dtype(np.int64)).astype(_FLOAT32)
         else:
-            shift = spread(zero_point, x.shape, axis, block_size)
-            wide = x.dtype == _INT32
-            y = (
-                (x.astype(np.int64) - shift).astype(np.float32)
-                if wide
-                else x.astype(_FLOAT32) - shift
-            )
+            y = centered(x, shift, _FLOAT32)
         y = y * spread(scale, x.shape, axis, block_size)
         return [y.astype(output_dtype or scale.dtype, copy=False)]
 
