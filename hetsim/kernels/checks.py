@@ -132,6 +132,22 @@ got '0'
     return None if value is None else int(value)
 
 
+def check_values_below(op: Op, values: np.ndarray, stop: int, expected: str) -> None:
+    """Refuse integer `values` outside ``[0, stop)`` (`expected` says which range), naming the
+    first bound passed: the least value if negative (numpy indexing counts it from the end,
+    silently), else the greatest.
+
+    >>> check_values_below(Op("X", "x", (), ("y",)), np.array([0, -1]), 4, "expected i in [0, 4)")
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.OpError: op x (X): expected i in [0, 4), got -1
+    """
+    if values.size:
+        low, high = int(values.min()), int(values.max())
+        if low < 0 or high >= stop:
+            raise op_error(op, expected, low if low < 0 else high)
+
+
 def flag_attr(op: Op, name: str, default: int) -> bool:
     """INT attribute `name` of `op` read as a flag (``keepdims``, ``transB``): 0 or 1, as ONNX
     defines its flags (``exclusive=2`` had read as set; onnxruntime refuses it for CumSum, and

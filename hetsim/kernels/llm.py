@@ -42,7 +42,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.checks import attr, flag_attr, float_attr, int_attr, normalize_axis, op_error
+from hetsim.kernels.checks import (
+    attr,
+    check_values_below,
+    flag_attr,
+    float_attr,
+    int_attr,
+    normalize_axis,
+    op_error,
+)
 from hetsim.kernels.costs import Cost, elementwise_cost, movement_cost, nbytes
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import Kernel, register
@@ -135,11 +143,10 @@ def _compile_rotary(op: Op, opset: int) -> Kernel:
         assert cos is not None
         assert sin is not None
         position_ids = rest[0] if rest else None
-        if position_ids is not None and position_ids.size:
-            low, high = int(position_ids.min()), int(position_ids.max())
-            if low < 0 or high >= cos.shape[0]:  # a negative one picked a row from the end
-                expected = f"expected position_ids in [0, {cos.shape[0]}) (cos_cache's rows)"
-                raise op_error(op, expected, low if low < 0 else high)
+        if position_ids is not None:
+            rows = cos.shape[0]
+            expected = f"expected position_ids in [0, {rows}) (cos_cache's rows)"
+            check_values_below(op, position_ids, rows, expected)
         y = rotary_embedding(
             x,
             cos,
