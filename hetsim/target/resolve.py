@@ -46,8 +46,8 @@ EXPANSIONS_PER_NODE = 2 * (MAX_DEPTH + 1)
 """What resolving may spend per target of `MAX_NODES` before it stops: a tag is expanded, then
 the values that override it. An exported tree names its tag at every node, so each node's tag
 expands its whole subtree again, once per level above it (7.4 expansions per target for
-two-node-h100's export, 11.7 for a tag nested 10 deep; at most about twice the depth, which
-`MAX_DEPTH` bounds), so the tree is counted once made, and this bounds the work before that."""
+two-node-h100's export; at most about twice the depth, which `MAX_DEPTH` bounds), so the tree
+is counted once made, and this bounds the work before that."""
 LEVEL_KEYS = ("host", "executor", "runtime")
 # The category of what each structural key holds.
 STRUCTURE = {"host": "target", "executor": "executor", "runtime": "runtime"}
