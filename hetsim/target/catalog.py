@@ -210,12 +210,11 @@ def _broken_users(
 def _register(
     tags: list[Tag],
     folder: Path | None,
-    replaced: tuple[str, ...] = (),
-    before: TagRegistry | None = None,
+    replacing: tuple[tuple[str, ...], TagRegistry] | None = None,
 ) -> tuple[str, ...]:
-    """Check `tags` (and, where they replace the tags `replaced` of a folder read again, the
-    registered tags built on those, which were valid in `before`), then commit them, all or
-    nothing."""
+    """Check `tags` (and, where they replace a folder's tags read again, ``replacing``: those
+    tags' names and the registry before, the registered tags built on them, which were valid
+    then), then commit them, all or nothing."""
     problems, misnamed = _name_problems(tags, TAGS)
     # the values of every well-named tag are checked too, so that one error lists them all
     named = [tag for tag in tags if tag.name not in misnamed]
@@ -223,9 +222,10 @@ def _register(
     for tag in named:
         if not tag.problems:  # a file that did not read has said so
             problems += check_tag(tag.name, staged)
-    if not problems and replaced:
+    if not problems and replacing is not None and replacing[0]:
+        replaced, before = replacing
         expected = "expected the folder's tags read again to leave the tags built on them valid"
-        problems += _broken_users(before or TAGS, staged, {n.lower() for n in replaced}, expected)
+        problems += _broken_users(before, staged, {n.lower() for n in replaced}, expected)
     if problems:
         raise TargetError(list(dict.fromkeys(problems)))
     TAGS.commit(tags, folder)
@@ -252,7 +252,7 @@ def add_tag_dir(folder: str | Path) -> tuple[str, ...]:
     before = TAGS.staged(())  # a copy, to tell a tag this breaks from one broken already
     TAGS.remove_folder(folder)
     try:
-        return _register(tags, folder, tuple(tag.name for tag in previous), before)
+        return _register(tags, folder, (tuple(tag.name for tag in previous), before))
     except TargetError:
         if previous:  # the tags it had, as checked then: the edited files were refused
             TAGS.commit(previous, folder)
