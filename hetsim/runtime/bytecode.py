@@ -8,7 +8,8 @@ compile time to tensor slots, processor paths, memory and link names):
 
 ============  ===================================================================================
 ALLOC         take the bytes of tensor slot `tensor` in `memory` (an op output, a copy target)
-FREE          give them back after the tensor's last use (stream ordered: see docs/runtime.md)
+FREE          give them back after the tensor's last use; with `after`, once those streams reach
+              it (stream ordered: see docs/runtime.md)
 CALL          run op `op` on the host itself, on slots `inputs` -> `outputs`
 LAUNCH        launch op `op` on device `processor`'s stream (asynchronous); `waits` are input
               slots made on another stream, which the kernel waits for on the device
@@ -67,10 +68,18 @@ class Alloc(NamedTuple):
 
 
 class Free(NamedTuple):
-    """FREE `tensor` from `memory`."""
+    """FREE `tensor` from `memory`; its bytes come back once the streams `after` reach it.
+
+    `after` names the streams with work queued, and not synchronized since, that reads or
+    writes the tensor in a memory their device does not own (a host's memory an accelerator
+    computes in, a host buffer a device copies from): the FREE is queued on each, and the bytes
+    come back when the last of them reaches it, as a stream-ordered free does
+    (``cudaFreeAsync``). Empty, they come back at once (docs/runtime.md, "Memories").
+    """
 
     tensor: int
     memory: str
+    after: tuple[str, ...] = ()
 
 
 class Call(NamedTuple):
@@ -220,8 +229,11 @@ def _operands(program: VmProgram, ins: Instruction) -> str:
         return ", ".join(name(s) for s in slots)
 
     match ins:
-        case Alloc(tensor, memory, _, _) | Free(tensor, memory):
+        case Alloc(tensor, memory, _, _):
             return f"{name(tensor)} in {memory}"
+        case Free(tensor, memory, streams):
+            after = f" after {', '.join(streams)}" if streams else ""
+            return f"{name(tensor)} in {memory}{after}"
         case Call(op, inputs, outputs):
             return f"{program.ops[op].name}({names(inputs)}) -> {names(outputs)}"
         case Launch(op, processor, inputs, outputs, waits):

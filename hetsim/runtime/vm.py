@@ -123,6 +123,10 @@ class LevelCompiler:
         self.synced: dict[str, int] = {}  # stream -> items covered by the last SYNC
         self.constants: list[int] = []
         self.memory_at: dict[str, str] = {}  # placement path -> its memory, once checked
+        # slot -> stream -> the last item queued on that stream that reads or writes the slot,
+        # for streams whose device does not own the slot's memory: a FREE of the slot waits
+        # for those items not synchronized since (`Free.after`)
+        self.used_on: dict[int, dict[str, int]] = {}
 
     def compile(
         self,
@@ -285,6 +289,7 @@ class LevelCompiler:
         slot_in, nested, host, host_memory = self.slot_in, self.nested, self.host, self.host_memory
         queued, synced = self.queued, self.synced
         append, located = code.append, self._located
+        own, used_on, after = self.stream_of_memory, self.used_on, self._after
         for number, unit in enumerate(self.units):
             memory = memories[number]
             where = unit.where
@@ -328,11 +333,17 @@ class LevelCompiler:
                                   unit.name))  # fmt: skip
                 else:
                     append(_new(Launch, (unit.op, where, inputs, tuple(outputs), waits)))
+                if waits and used_on:
+                    self._covered(waits)
                 item = queued.get(user, 0)  # `_queue`, inlined
                 queued[user] = item + 1
                 for slot in outputs:
                     made_on[slot] = user
                     made_item[slot] = item
+                if own.get(memory) != user:  # its slots, all in `memory`, are not its device's
+                    for used in (*inputs, *outputs):
+                        if used is not None:
+                            used_on.setdefault(used, {})[user] = item
             # FREE each tensor this unit reads last: its copy here, its home anywhere
             last_here = last_in[memory]
             in_host = memory == host_memory
@@ -344,13 +355,17 @@ class LevelCompiler:
                 if last_here[tensor] == number:
                     copy = here[tensor]
                     if copy != homes[tensor] and not (in_host and is_output[tensor]):
-                        append(_new(Free, (copy, memory)))
+                        streams = after(copy) if copy in used_on else ()
+                        append(_new(Free, (copy, memory, streams)))
                 if last_any[tensor] == number and not kept[tensor]:
                     home = homes[tensor]
-                    append(_new(Free, (home, slots[home].memory)))
+                    streams = after(home) if home in used_on else ()
+                    append(_new(Free, (home, slots[home].memory, streams)))
             for tensor in made:  # an output nothing reads
                 if tensor >= 0 and not kept[tensor] and last_any[tensor] < 0:
-                    append(_new(Free, (homes[tensor], memory)))
+                    home = homes[tensor]
+                    streams = after(home) if home in used_on else ()
+                    append(_new(Free, (home, memory, streams)))
 
     def _free_returned_homes(self, returned: tuple[tuple[str, int], ...]) -> None:
         """FREE each output's copy on a device once its COPY to the host's memory is queued,
@@ -359,7 +374,7 @@ class LevelCompiler:
         for tensor in dict.fromkeys(self.ids[name] for name, _ in returned):
             home = self.home[tensor]  # a constant has none; any other output has one
             if not self.is_constant[tensor] and self.slots[home].memory != self.host_memory:
-                self.code.append(_new(Free, (home, self.slots[home].memory)))
+                self.code.append(_new(Free, (home, self.slots[home].memory, self._after(home))))
 
     def _located(self, tensor: int, memory: str, user_name: str) -> int:
         """The slot of tensor number `tensor` in `memory`, copying it there first if needed."""
@@ -384,9 +399,37 @@ class LevelCompiler:
         if not (self.caller_outputs and memory == self.host_memory and self.is_kept[tensor]):
             self.code.append(Alloc(dst, memory, self.nested.get(where, where), user_name))
         route = tuple(link.name for link in self.platform.route(src_memory, memory))
-        self.code.append(Copy(src, dst, route, stream, self._waits((src,), stream)))
+        waits = self._waits((src,), stream)
+        self.code.append(Copy(src, dst, route, stream, waits))
+        self._covered(waits)
         self._queue(stream, [dst])
+        item = self.queued[stream] - 1
+        for slot, in_memory in ((src, src_memory), (dst, memory)):
+            if self.stream_of_memory.get(in_memory) != stream:
+                self.used_on.setdefault(slot, {})[stream] = item
         return dst
+
+    def _covered(self, waits: tuple[int, ...]) -> None:
+        """Work queued now waits for `waits`, made on other streams: a FREE of one need not
+        wait for the stream that made it, unless that stream used it since (the waiting
+        stream's order covers the making; where it does not own the memory, its own use is
+        noted as any)."""
+        made_on, made_item = self.made_on, self.made_item
+        for slot in waits:
+            uses = self.used_on.get(slot)
+            maker = made_on[slot]
+            if uses is not None and maker is not None and uses.get(maker) == made_item[slot]:
+                del uses[maker]
+
+    def _after(self, slot: int) -> tuple[str, ...]:
+        """The streams a FREE of `slot` waits for (`Free.after`): those with work queued that
+        uses it in a memory their device does not own, and no SYNC since."""
+        synced = self.synced
+        return tuple(
+            stream
+            for stream, item in self.used_on.get(slot, {}).items()
+            if synced.get(stream, 0) <= item
+        )
 
     def _waits(self, inputs: tuple[int | None, ...], stream: str) -> tuple[int, ...]:
         """Input slots made on a stream other than `stream`: the device must wait for them."""

@@ -44,6 +44,7 @@ from hetsim.platform import Platform
 from hetsim.runtime import (
     MNEMONICS,
     Copy,
+    Free,
     GraphProgram,
     Invoke,
     Launch,
@@ -161,16 +162,20 @@ _streams: weakref.WeakKeyDictionary[Any, frozenset[str]] = weakref.WeakKeyDictio
 
 
 def _streams_used(program: LevelProgram | PlanProgram) -> frozenset[str]:
-    """The processors whose streams `program` queues work on, found once per program (a scan
+    """The processors whose streams `program` queues work (or a FREE's bytes: `Free.after`)
+    on, found once per program (a scan
     of every instruction: about 6% of a warm run of a 1e3-op chain, when done every run)."""
     found = _streams.get(program)
     if found is None:
-        found = _streams[program] = frozenset(
-            ins.processor  # type: ignore[union-attr]  # _QUEUED: the instructions with one
-            for p in programs_of(program)
-            for ins in p.code
-            if type(ins) in _QUEUED
-        )
+        streams: set[str] = set()
+        for p in programs_of(program):
+            for ins in p.code:
+                kind = type(ins)
+                if kind in _QUEUED:
+                    streams.add(ins.processor)  # type: ignore[union-attr]  # each has one
+                elif kind is Free and ins.after:  # type: ignore[union-attr]
+                    streams.update(ins.after)  # type: ignore[union-attr]
+        found = _streams[program] = frozenset(streams)
     return found
 
 

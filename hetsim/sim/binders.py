@@ -102,7 +102,9 @@ class Binder:
         self.timers = space.timers
         # ALLOC and FREE span args, one dict per (size, memory): steps only read them.
         self.memory_args: dict[tuple[int, str], Mapping[str, Any]] = {}
-        self.staged: set[str] = set()  # memories a routed COPY stages in (`two_clock_memories`)
+        # memories a routed COPY stages in, or a FREE gives back to at a stream's time
+        # (`two_clock_memories`)
+        self.staged: set[str] = set()
 
     def memory_args_of(self, size: int, memory: str) -> Mapping[str, Any]:
         """The span args of an ALLOC or FREE of `size` bytes in `memory` (shared, read only)."""
@@ -186,8 +188,13 @@ def _free(ins: Free, b: Binder) -> FreeStep:
     slot = b.slots[ins.tensor]
     size = b.sizes[ins.tensor]
     args = b.memory_args_of(size, ins.memory)
+    if ins.after:  # given back at a stream's time: `two_clock_memories`
+        for stream in ins.after:
+            b.platform.processors[stream]  # a KeyError names one it lacks
+        b.staged.add(ins.memory)
     return new_tuple(FreeStep, (
         f"free {slot.name}", b.dispatch_us + b.free_us, ins.memory, size, ins.tensor, args,
+        ins.after,
     ))  # fmt: skip
 
 

@@ -27,7 +27,9 @@ simulated resources:
   in turn (store and forward) and records one ``transfer`` span per hop.
 - **memories** (`MemoryState`): byte counters with a capacity. Allocation and free happen at the
   host's time (a stream-ordered allocator: a kernel queued later on the same stream cannot run
-  before the previous user of the memory); an allocation that does not fit is a
+  before the previous user of the memory), except a free that waits for streams using the tensor
+  in a memory their device does not own (`FreeStep.after`: its bytes come back when each stream
+  reaches it, `hetsim.sim.steps.Release`); an allocation that does not fit is a
   `SimulationError`, never a wait, so a blocking ``simpy.Container`` is not needed.
 
 If SimPy's queue empties while the program or a stream still waits, the run stops with a

@@ -15,7 +15,9 @@ key, ``(region, shape key)``). The engine runs a `GraphStep` with `run_graph`:
   ``cuda_graph_builtin`` launch the instantiated graph after capturing).
 - **replay** (the key is cached): one ``dispatch_us`` for the instruction and ``graph_launch_us``
   (``launch``) on the host; the region's allocations are the graph's static buffers (taken and
-  given back at the host's time, for free); every node is queued on the device's stream at once,
+  given back at the host's time, for free; where the device computes in a memory it does not
+  own, given back when its stream has run the nodes before them: `FreeStep.after`); every node
+  is queued on the device's stream at once,
   each taking ``kernel_us − kernel_latency_us + graph_node_us``.
 
 The cache belongs to whoever runs a sequence of iterations (`hetsim.compare`) and outlives each

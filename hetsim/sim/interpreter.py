@@ -42,6 +42,7 @@ from hetsim.sim.steps import (
     FreeStep,
     InvokeStep,
     LaunchStep,
+    Release,
     RetStep,
     Step,
     SyncStep,
@@ -194,8 +195,12 @@ class Interpreter:
         self._take(step, self.t)
 
     def give(self, step: FreeStep) -> None:
-        """Give `step`'s bytes back and drop its value, without its instruction cost."""
-        self._give(step.memory, step.size_bytes, self.t)
+        """Give `step`'s bytes back (at once, or when its streams reach it: `FreeStep.after`)
+        and drop its value, without its instruction cost."""
+        if step.after:
+            self._queue_release(step, self.t)
+        else:
+            self.give_bytes(step.memory, step.size_bytes, self.t)
         self.values[step.slot] = None
 
     def new_flow(self) -> int:
@@ -216,7 +221,7 @@ class Interpreter:
         if used > memory.peak_bytes:
             memory.peak_bytes = used
 
-    def _give(self, name: str, size: int, t: float) -> None:
+    def give_bytes(self, name: str, size: int, t: float) -> None:
         """Give `size` bytes back to memory `name` at simulated time `t`."""
         memory = self.memories[name]
         memory.used_bytes -= size
@@ -243,12 +248,22 @@ class Interpreter:
             self.busy_us[self.host, "dispatch"] += end - t
         self.t = end
 
+    def _queue_release(self, step: FreeStep, t: float) -> None:
+        """Queue `step`'s bytes on each stream of its `after`: they come back when the last
+        reaches them (`hetsim.sim.resources.Stream`), in a memory counted in simulated time."""
+        release = Release(step, t)
+        for stream in step.after:
+            self.streams[stream].push((release, t, None))
+
     def _free(self, step: FreeStep) -> None:
         t = self.t
-        memory = self.memories[step.memory]
-        memory.used_bytes -= step.size_bytes
-        if memory.is_deferred:
-            memory.changes.append((t, -step.size_bytes, None))
+        if step.after:
+            self._queue_release(step, t)
+        else:
+            memory = self.memories[step.memory]
+            memory.used_bytes -= step.size_bytes
+            if memory.is_deferred:
+                memory.changes.append((t, -step.size_bytes, None))
         self.values[step.slot] = None
         end = t + step.cost_us
         if self.is_tracing:
@@ -393,7 +408,7 @@ class Interpreter:
             yield from self._hop(step, link, duration_us)
             now = self.env.now
             if staged is not None:
-                self._give(staged.memory, staged.size_bytes, now)
+                self.give_bytes(staged.memory, staged.size_bytes, now)
             staged = stage
             if stage is not None:
                 self._take(stage, now)

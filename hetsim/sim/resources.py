@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from simpy.events import Event, Timeout
 
-from hetsim.sim.steps import LaunchStep
+from hetsim.sim.steps import LaunchStep, Release
 
 if TYPE_CHECKING:
     from hetsim.sim.engine import Simulation
@@ -90,6 +90,10 @@ def _time(change: tuple[float, int, Any]) -> float:
 
 class Stream:
     """An in-order queue of device work (kernels, copies, invocations) on one processor.
+
+    A FREE that waits for the stream (`hetsim.sim.steps.Release`) is queued too: it takes no
+    time, and its bytes come back when the stream reaches it (when the work queued before it
+    ends) and every other stream it waits for has too.
 
     Items are ``(step, issue_us, flow)``; each starts at ``max(issue_us, end of the work before
     it, ready time of each tensor it waits for)``. A kernel whose waited tensors have known ready
@@ -173,24 +177,30 @@ class Stream:
                     return
                 if ready_us > start:
                     start = ready_us
-            if step.__class__ is not LaunchStep:
-                self.is_busy = True
-                sim.env.process(sim.stream_processes[step.__class__](self, item, start))
-                return
-            end = start + step.kernel_us
-            if sim.is_tracing:
-                sim.record(
-                    (self.processor, STREAM, step.op, "compute", start, end, None, flow, step.args)
-                )
-            else:  # what the untraced record does, in place (see Simulation.__init__)
-                sim.busy_us[self.processor, "compute"] += end - start
-            self.tail_us = end
-            # inlined for speed: mark_ready, when no stream waits for anything
-            if sim.waiters:
-                sim.mark_ready(step.produces, end)
+            cls = step.__class__
+            if cls is LaunchStep:
+                end = start + step.kernel_us
+                if sim.is_tracing:
+                    sim.record(
+                        (self.processor, STREAM, step.op, "compute", start, end, None, flow,
+                         step.args)
+                    )  # fmt: skip
+                else:  # what the untraced record does, in place (see Simulation.__init__)
+                    sim.busy_us[self.processor, "compute"] += end - start
+                self.tail_us = end
+                # inlined for speed: mark_ready, when no stream waits for anything
+                if sim.waiters:
+                    sim.mark_ready(step.produces, end)
+                else:
+                    for slot in step.produces:
+                        ready[slot] = end
+            elif cls is Release:  # a FREE's bytes: back once the work before it is done
+                if step.reached(start):
+                    sim.give_bytes(step.memory, step.size_bytes, step.at_us)
             else:
-                for slot in step.produces:
-                    ready[slot] = end
+                self.is_busy = True
+                sim.env.process(sim.stream_processes[cls](self, item, start))
+                return
             if not queue:
                 break
             item = queue.popleft()

@@ -37,6 +37,7 @@ __all__ = [
     "Hop",
     "InvokeStep",
     "LaunchStep",
+    "Release",
     "RetStep",
     "Run",
     "Step",
@@ -131,7 +132,10 @@ class AllocStep(NamedTuple):
 
 
 class FreeStep(NamedTuple):
-    """FREE: give back `size_bytes` of `memory` (its name); the value in `slot` is dropped."""
+    """FREE: give back `size_bytes` of `memory` (its name); the value in `slot` is dropped.
+
+    The bytes come back at the host's time, or, with `after` (streams, as `Free.after`), when
+    the last of those streams reaches the FREE (a `Release` queued on each)."""
 
     name: str
     cost_us: float
@@ -139,6 +143,33 @@ class FreeStep(NamedTuple):
     size_bytes: int
     slot: int
     args: Mapping[str, Any]
+    after: tuple[str, ...] = ()
+
+
+class Release:
+    """A FREE's bytes on their way back: queued on each stream of `FreeStep.after`, they come
+    back when the last of those streams reaches it, at the latest of the times it did
+    (`hetsim.sim.resources.Stream`); one per FREE run."""
+
+    __slots__ = ("at_us", "left", "memory", "name", "size_bytes")
+    waits: tuple[int, ...] = ()  # a stream item's: it waits for no tensor
+
+    def __init__(self, step: FreeStep, t: float) -> None:
+        self.name = step.name
+        self.memory = step.memory
+        self.size_bytes = step.size_bytes
+        self.left = len(step.after)
+        self.at_us = t  # the host's FREE: no stream gives the bytes back before it
+
+    def __repr__(self) -> str:
+        return f"<Release {self.name} {self.size_bytes} B of {self.memory}, {self.left} left>"
+
+    def reached(self, t: float) -> bool:
+        """A stream reached it at `t`; whether that was the last (the bytes come back)."""
+        if t > self.at_us:
+            self.at_us = t
+        self.left -= 1
+        return self.left == 0
 
 
 class CallStep(NamedTuple):
@@ -276,8 +307,9 @@ Step = (
 
 def two_clock_memories(programs: Sequence[tuple[str, Sequence[Any]]]) -> frozenset[str]:
     """The memories that two clocks change in a run of `programs` (``(host, steps)``, the
-    root's first): a routed copy's staging memory, changed at the engine's time, and a memory
-    that two programs' hosts allocate in. Their changes come out of simulated-time order, so a
+    root's first): a routed copy's staging memory, changed at the engine's time, a memory a
+    FREE gives back to at a stream's time (`FreeStep.after`), and a memory that two programs'
+    hosts allocate in. Their changes come out of simulated-time order, so a
     run checks them when it ends (`hetsim.sim.resources.MemoryState.settle`).
 
     `hetsim.sim.bind.bind` gives this set as `BoundProgram.deferred`: for one program, from
@@ -298,5 +330,7 @@ def two_clock_memories(programs: Sequence[tuple[str, Sequence[Any]]]) -> frozens
             elif (cls is AllocStep or cls is FreeStep) and hosts.setdefault(
                 step.memory, host
             ) != host:
+                found.add(step.memory)
+            if cls is FreeStep and step.after:  # given back at a stream's time
                 found.add(step.memory)
     return frozenset(found)

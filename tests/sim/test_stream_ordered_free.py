@@ -1,0 +1,125 @@
+"""A FREE of a tensor that device work still uses in a memory the device does not own gives its
+bytes back when that device's stream reaches the FREE (`Free.after`), not at the host's time:
+the host runs ahead of the streams, and counted at its time the bytes had been reused while a
+kernel or a copy still read them (docs/runtime.md, "Memories").
+
+Tiny-target parameters (tests/sim/tiny.py): each tensor is 1000 B; host ALLOC 1 + 0.5 µs, FREE
+1 + 0.25, CALL 1 µs then the kernel 1 + 2000 B / 1000 B/µs = 3 µs; LAUNCH 1 + 4 µs, a device
+kernel 3 + 2000 B / 2000 B/µs = 4 µs; a device of ``memory_gib=0`` computes in host.mem.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hetsim.api import platform_of, simulate
+from hetsim.errors import SimulationError
+from hetsim.ir import Op
+from hetsim.runtime import compile_vm, place
+from tests.sim.tiny import device, graph, target
+
+
+def listing(model: object, tgt: dict[str, object]) -> list[str]:
+    platform = platform_of(tgt)
+    return [
+        line.split(maxsplit=1)[1]
+        for line in compile_vm(model, platform, place(model, platform)).listing().splitlines()
+    ]
+
+
+def spans_of(result: object) -> dict[tuple[str, str], tuple[float, float]]:
+    return {(s.resource, s.name): (s.start_us, s.end_us) for s in result.spans}  # type: ignore[attr-defined]
+
+
+SHARED = (
+    Op("Relu", "r1", ("x",), ("a",)),  # on npu, in host.mem
+    Op("Relu", "r2", ("a",), ("b",)),  # on npu: a's last reader
+    Op("Neg", "n", ("x",), ("c",)),  # on the host, while r2 still reads a
+)
+
+
+def test_a_free_waits_for_the_stream_of_a_device_computing_in_host_memory() -> None:
+    model = graph(*SHARED, outputs=("b", "c"))
+    tgt = target(device("npu", ["Relu"], memory_gib=0))
+    assert listing(model, tgt)[:6] == [
+        "ALLOC        a in host.mem",
+        "LAUNCH       r1@npu(x) -> a",
+        "ALLOC        b in host.mem",
+        "LAUNCH       r2@npu(a) -> b",
+        "FREE         a in host.mem after npu",
+        "ALLOC        c in host.mem",
+    ]
+    result = simulate(model, tgt, mode="timing")
+    spans = spans_of(result)
+    # host: ALLOC a 0-1.5, LAUNCH r1 1.5-6.5, ALLOC b 6.5-8, LAUNCH r2 8-13, FREE a 13-14.25,
+    # ALLOC c 14.25-15.75; npu: r1 6.5-10.5, r2 13-17
+    assert spans["npu", "r2"] == (13.0, 17.0)
+    assert spans["host", "free a"] == (13.0, 14.25)
+    assert spans["host", "alloc c"] == (14.25, 15.75)
+    # from 14.25 to 17, host.mem holds x, a (r2 reads it), b and c: 4000 B (3000 at the
+    # host's time: a had been back at 13)
+    assert result.peak_memory_bytes == {"host.mem": 4000}
+    tgt["host"]["memory_gib"] = 3999 / 2**30  # type: ignore[index]
+    with pytest.raises(
+        SimulationError,
+        match=r"^sim at 14\.25 us, host: out of memory in host\.mem \(need 1000 B, 999 B free\) "
+        r"for tensor c of op n$",
+    ):
+        simulate(model, tgt, mode="timing")
+
+
+def test_a_free_after_a_sync_gives_the_bytes_back_at_once() -> None:
+    # n reads b, made on npu's stream: a SYNC comes first, and a's FREE (after it) waits for no
+    # stream: host.mem holds x, a, b, then c once a is back (3000 B)
+    ops = (*SHARED[:2], Op("Neg", "n", ("b",), ("c",)), Op("Neg", "m", ("a",), ("d",)))
+    model = graph(*ops, outputs=("c", "d"))
+    tgt = target(device("npu", ["Relu"], memory_gib=0))
+    code = listing(model, tgt)
+    assert code.index("SYNC         npu") < code.index("FREE         a in host.mem")
+    assert "FREE         b in host.mem" in code  # read last on the host: no stream to wait for
+    assert not [line for line in code if " after " in line and line.startswith("FREE")]
+
+
+def test_a_free_waits_for_every_stream_that_uses_the_tensor() -> None:
+    # a, made and read on npu0 and read on npu1, comes back when both streams reach its FREE:
+    # npu0 at 19.5 (the host's FREE; r2 ended at 17), npu1 when n1 ends at 23.5
+    ops = (
+        *SHARED[:2],
+        Op("Neg", "n1", ("a",), ("c",)),  # on npu1: waits on the device for a, made on npu0
+        Op("Sigmoid", "s", ("x",), ("d",)),  # on the host, after a's FREE
+    )
+    model = graph(*ops, outputs=("b", "c", "d"))
+    tgt = target(device("npu0", ["Relu"], memory_gib=0), device("npu1", ["Neg"], memory_gib=0))
+    assert "FREE         a in host.mem after npu0, npu1" in listing(model, tgt)
+    result = simulate(model, tgt, mode="timing")
+    spans = spans_of(result)
+    assert spans["npu0", "r2"] == (13.0, 17.0)
+    assert spans["npu1", "n1"] == (19.5, 23.5)
+    assert spans["host", "free a"] == (19.5, 20.75)
+    assert spans["host", "alloc d"] == (20.75, 22.25)
+    # at 20.75, x, a, b, c and d: 5000 B (4000 with a back at the host's 19.5)
+    assert result.peak_memory_bytes == {"host.mem": 5000}
+
+
+def test_a_host_buffer_a_copy_reads_comes_back_when_the_copying_stream_passes_its_free() -> None:
+    # h, made on the host, is copied to gpu0 (12-23 us on the link, queued on gpu0's stream,
+    # then r 23-27); its FREE (19.75) waits for gpu0's stream, as a stream-ordered free does:
+    # back when the work queued before it ends (27). d (21) and a@host.mem (26.5) come while h
+    # is held: x, h, d, a@host.mem, 4000 B
+    ops = (
+        Op("Neg", "n", ("x",), ("h",)),
+        Op("Relu", "r", ("h",), ("a",)),
+        Op("Sigmoid", "s", ("x",), ("d",)),
+    )
+    model = graph(*ops, outputs=("a", "d"))
+    tgt = target(device("gpu0", ["Relu"]))
+    code = listing(model, tgt)
+    assert "FREE         h in host.mem after gpu0" in code
+    assert "FREE         h@gpu0.mem in gpu0.mem" in code  # gpu0's own memory: its stream's order
+    result = simulate(model, tgt, mode="timing")
+    spans = spans_of(result)
+    assert spans["host.mem--gpu0.mem", "copy h@gpu0.mem"] == (12.0, 23.0)
+    assert spans["gpu0", "r"] == (23.0, 27.0)
+    assert spans["host", "free h"] == (19.75, 21.0)
+    assert spans["host", "alloc a@host.mem"] == (26.5, 28.0)
+    assert result.peak_memory_bytes == {"host.mem": 4000, "gpu0.mem": 2000}
