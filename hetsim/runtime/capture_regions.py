@@ -118,7 +118,7 @@ def find_regions(program: VmProgram, platform: Platform) -> tuple[Region, ...]:
             stop += 1
         # what follows the last launch stays outside, except the FREEs of the graph's buffers
         stop = last_launch + 1
-        while stop < len(code) and _is_trailing(code[stop], memory):
+        while stop < len(code) and stop not in targets and _is_trailing(code[stop], memory):
             stop += 1
         nodes = sum(isinstance(code[i], Launch) for i in range(start, stop))
         kept = tuple(i for i in deferred if i < stop)

@@ -26,7 +26,7 @@ from hetsim.ir import Graph, GraphBuilder, Op, TensorType
 from hetsim.kernels import execute, propagate
 from hetsim.models import load_model
 from hetsim.report import Result, check_invariants
-from hetsim.runtime import BranchShape, Launch, compile_vm, place
+from hetsim.runtime import MNEMONICS, BranchShape, Launch, compile_vm, place
 from hetsim.runtime.capture_regions import find_regions
 from hetsim.runtime.cuda_graph import capture_program
 from hetsim.sim import run_program
@@ -170,6 +170,29 @@ def test_a_branch_target_alone_splitting_two_regions_is_noted() -> None:
     rewritten = capture_program(program, platform, "regions")
     assert [(r.start, r.stop) for r in rewritten.regions] == [(3, 9), (9, 15)]
     assert rewritten.notes == ("g0 and g1 split by a branch target at 9",)
+
+
+def test_a_branch_target_on_a_free_after_the_last_launch_ends_the_region() -> None:
+    # the FREEs after a region's last LAUNCH joined it without a look for branch targets: one
+    # there fell inside the region, and capture_program raised KeyError renumbering the branch
+    model = chain(2, "n")
+    platform = platform_of(TINY)
+    program = compile_vm(model, platform, place(model, platform))
+    code = list(program.code)
+    first = next(i for i, ins in enumerate(code) if isinstance(ins, Launch))
+    assert MNEMONICS[type(code[first + 1])] == "FREE"  # x@gpu0.mem, after r1 read it
+    code.insert(0, BranchShape("n", "<", 0, first + 2))  # never taken: lands on that FREE
+    program = dataclasses.replace(program, code=tuple(code))
+    regions = find_regions(program, platform)
+    assert all(not r.start < first + 2 < r.stop for r in regions)
+    rewritten = capture_program(program, platform, "regions")
+    x = np.arange(-20, 20, dtype=np.float32)
+    metas = propagate(model, {"n": 40}, {"x": x})
+    record = run_graph_program(
+        rewritten, platform, metas, GraphCache(), dims={"n": 40}, inputs={"x": x}
+    )
+    assert record.extra["cuda_graph"]["captures"] == len(rewritten.regions) == 2
+    np.testing.assert_array_equal(record.outputs["a2"], np.maximum(x, 0))
 
 
 def test_an_unknown_strategy_is_an_error() -> None:
