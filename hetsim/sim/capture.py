@@ -258,12 +258,19 @@ class _Folder:
         rewritten = self.rewritten
         steps: list[Step | GraphStep] = []
         renumber: dict[int, int] = {}  # rewritten pc -> pc in `steps`
+        eager: set[int] = set()  # VM code an eager region's steps hold already
         for pc, (ins, origin) in enumerate(zip(rewritten.code, rewritten.origin, strict=True)):
             renumber[pc] = len(steps)
             if isinstance(ins, CudaGraph) and ins.region in self.regions:
                 steps.append(self.graph_step(self.regions[ins.region]))
-            elif isinstance(ins, CudaGraph):  # this run uses no graph: the VM steps, eager
-                steps.extend(self.step(i) for i in ins.body)
+            elif isinstance(ins, CudaGraph):  # this run uses no graph: the VM code, eager, in
+                # its order: the FREEs of other memories a graph defers (rewritten to follow
+                # it) where the program has them, as a run without CUDA graphs
+                span = range(ins.body[0], ins.body[-1] + 1)
+                steps.extend(self.step(i) for i in span)
+                eager.update(span)
+            elif origin in eager:
+                continue
             else:
                 step = self.step(origin)
                 if isinstance(ins, BranchShape):  # its step has the VM code's target: take

@@ -302,6 +302,26 @@ def test_a_dim_past_every_bucket_runs_eagerly() -> None:
     assert (cache.eager_runs, cache.captures) == (1, 0)
 
 
+def test_a_dim_past_every_bucket_runs_the_free_a_graph_defers_where_the_program_has_it() -> None:
+    # Neg runs on the host: its input a1's copy there is freed (host.mem) inside region g1,
+    # and a graph defers that FREE past itself; an eager run had done the same, so every span
+    # after it moved 1.25 µs (dispatch 1 + free 0.25) earlier than a run without graphs
+    ops = (
+        Op("Relu", "r1", ("x",), ("a1",)),
+        Op("Neg", "n1", ("a1",), ("b",)),
+        Op("Relu", "r2", ("b",), ("a2",)),
+        Op("Relu", "r3", ("a2",), ("a3",)),
+    )
+    model = Graph("split", ops, {"x": TensorType(("n",), "float32")}, ("a3",))
+    platform = platform_of(TINY)
+    program = compile_vm(model, platform, place(model, platform))
+    assert any(r.deferred for r in find_regions(program, platform))
+    (past,), cache = runs(model, TINY, "buckets", [{"n": 300}], buckets=(256,))
+    (eager,), _ = runs(model, TINY, "none", [{"n": 300}])
+    assert cache.eager_runs == 1
+    assert list(past.spans) == list(eager.spans)
+
+
 def shape_input_graph(op_type: str) -> Graph:
     """r1 (Relu, gpu0) -> `op_type` (Reshape or Expand, host) with the shape given as input s
     -> r2 (Relu, gpu0); x is float32[n]."""
