@@ -92,6 +92,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument(
         "--resume", action="store_true", help="complete --out, skipping the points it holds"
     )
+    parser.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="with --resume: run again the points --out holds as failed",
+    )
     parser.add_argument("--json", action="store_true", help="print the counts and best points")
     parser.add_argument("--plot", type=png_file, metavar="FILE", help="plot the metric to a PNG")
     parser.set_defaults(func=sweep)
@@ -208,12 +213,20 @@ def sweep(args: argparse.Namespace) -> int:
     """Run the sweep with a progress bar, then print the best points; return the exit status."""
     if args.resume and args.out is None:  # before the sweep loads: nothing to complete
         raise HetsimError("--resume: expected --out (the results file to complete), got none")
+    if args.retry_failed and not args.resume:
+        raise HetsimError("--retry-failed: expected --resume (it retries what --out holds)")
     spec = load_sweep(args.file)  # every problem at once, before the bar; run_sweep reuses
     # the points it made
     options = {"out": args.out, "workers": args.workers, "scheduler": args.scheduler}
     try:
         with _progress() as report:
-            records = run_sweep(spec, resume=args.resume, progress=report, **options)
+            records = run_sweep(
+                spec,
+                resume=args.resume,
+                retry_failed=args.retry_failed,
+                progress=report,
+                **options,
+            )
     except KeyboardInterrupt:
         where = f"; rerun with --resume to complete {args.out}" if args.out else ""
         print(f"interrupted{where}", file=sys.stderr)

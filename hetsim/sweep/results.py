@@ -173,6 +173,10 @@ class ResultsLog:
     resume
         Continue an existing file: its records count as done. Without it, an existing
         non-empty file is refused rather than overwritten.
+    retry_failed
+        With `resume`: the file's failed records do not count as done; they are taken out of
+        the file (rewritten whole, then moved into place, so a kill leaves the old file or the
+        new one), and their points run again.
 
     Raises
     ------
@@ -182,7 +186,14 @@ class ResultsLog:
         cannot be written (a directory, a missing folder, no permission).
     """
 
-    def __init__(self, path: str | Path | None, spec: SweepSpec, *, resume: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | Path | None,
+        spec: SweepSpec,
+        *,
+        resume: bool = False,
+        retry_failed: bool = False,
+    ) -> None:
         if path is not None and not isinstance(path, str | Path):
             raise SweepError([Problem("out", "expected a file path", repr(path))])
         self.path = None if path is None else Path(path)
@@ -194,13 +205,13 @@ class ResultsLog:
         if self.path.is_dir():
             raise SweepError([Problem(str(self.path), "expected a results file", "a directory")])
         if self.path.exists() and self.path.stat().st_size > 0:
-            self._reopen(resume)
+            self._reopen(resume, retry_failed)
         else:
             self._file = _opened(self.path, "w")
             header = {"format": FORMAT, "sweep": spec.hash, "name": spec.name}
             self._write(header | {"varied": list(spec.varied), "metric": spec.metric})
 
-    def _reopen(self, resume: bool) -> None:
+    def _reopen(self, resume: bool, retry_failed: bool) -> None:
         assert self.path is not None, "only a file is reopened"
         if not resume:
             expected = "expected a new results file (--resume completes an existing one)"
@@ -211,6 +222,8 @@ class ResultsLog:
             got = f"results of another sweep (hash {header.get('sweep')}, {header.get('name')!r})"
             raise SweepError([Problem(str(self.path), expected, got)])
         self._check_points(records)
+        if retry_failed and any(r["status"] == "failed" for _, r in records):
+            records = self._drop_failed(records)
         self.records = {r["id"]: r for _, r in records}
         end = self.path.read_bytes().rfind(b"\n") + 1  # bytes: what truncate() counts
         self._file = _opened(self.path, "r+")
@@ -219,6 +232,20 @@ class ResultsLog:
         self._file.seek(0, 2)
         if not end:  # the header alone, without its newline: truncating erased it
             self._file.write("\n")
+
+    def _drop_failed(
+        self, records: list[tuple[int, dict[str, Any]]]
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """Rewrite the file without its failed records (its header and other lines as they
+        are; a last line cut short goes too) and return the records kept."""
+        assert self.path is not None, "only a file is rewritten"
+        lines = self.path.read_bytes().split(b"\n")
+        kept = [(number, r) for number, r in records if r["status"] != "failed"]
+        new = self.path.with_name(self.path.name + ".retry")
+        with _opened(new, "w") as out:  # bytes as read: lines are JSON, ASCII or UTF-8
+            out.write(b"\n".join([lines[0], *(lines[n - 1] for n, _ in kept), b""]).decode())
+        os.replace(new, self.path)
+        return kept
 
     def _check_points(self, records: list[tuple[int, dict[str, Any]]]) -> None:
         """Each record is one of this sweep's points, at its index (a line of another sweep

@@ -168,6 +168,7 @@ def run_sweep(
     workers: int = 2,
     scheduler: str | None = None,
     resume: bool = False,
+    retry_failed: bool = False,
     progress: Callable[[SweepProgress], object] | None = None,
     run_point: PointFn = simulate_point,
     retries: int = RETRIES,
@@ -189,6 +190,10 @@ def run_sweep(
         Address of a running Dask scheduler (``tcp://host:8786``): used instead of a local cluster.
     resume
         Complete an existing results file of the same sweep, skipping the points it holds.
+    retry_failed
+        With `resume`, run again the points the file holds as failed (a worker that kept
+        dying, a point that failed for a reason since mended): their records leave the file,
+        and the new ones are written as any.
     progress
         Called with a `SweepProgress` once at the start and after each point.
     run_point
@@ -202,7 +207,8 @@ def run_sweep(
     ------
     SweepError
         A bad sweep, a bad `workers`, an existing `out` without `resume`, `resume` without
-        `out`, or a resumed file of another sweep (or one that is damaged).
+        `out`, `retry_failed` without `resume`, or a resumed file of another sweep (or one
+        that is damaged).
     """
     spec = load_sweep(spec)  # every problem at once; the spec keeps its points
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
@@ -215,10 +221,15 @@ def run_sweep(
         raise SweepError([Problem("resume", "expected true or false", repr(resume))])
     if resume and out is None:  # ran every point again, and kept none
         raise SweepError([Problem("resume", "expected a results file to complete (out)", "none")])
+    if not isinstance(retry_failed, bool):
+        raise SweepError([Problem("retry_failed", "expected true or false", repr(retry_failed))])
+    if retry_failed and not resume:
+        expected = "expected resume=True (it retries the failed points of a file it completes)"
+        raise SweepError([Problem("retry_failed", expected, "resume=False")])
     if progress is not None and not callable(progress):
         raise SweepError([Problem("progress", "expected a callable or None", repr(progress))])
     points = spec.points()
-    log = ResultsLog(out, spec, resume=resume)
+    log = ResultsLog(out, spec, resume=resume, retry_failed=retry_failed)
     try:
         todo = [p for p in points if p.id not in log]
         tracker = _Tracker(len(points), len(points) - len(todo), progress)

@@ -189,3 +189,14 @@ def test_resume_without_out_is_refused_before_the_sweep_loads(
     assert capsys.readouterr().err == (
         "error: --resume: expected --out (the results file to complete), got none\n"
     )
+
+
+def test_retry_failed_needs_resume(
+    sweep_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = str(tmp_path / "r.jsonl")
+    assert cli.main(["sweep", str(sweep_file), "--out", out, "--retry-failed"]) == 1
+    assert capsys.readouterr().err == (
+        "error: --retry-failed: expected --resume (it retries what --out holds)\n"
+    )
+    assert not (tmp_path / "r.jsonl").exists()

@@ -199,6 +199,30 @@ def test_resume_drops_a_line_cut_short(tmp_path: Path) -> None:
     assert len(records) == 6
 
 
+def test_retry_failed_runs_the_failed_points_of_a_file_again(tmp_path: Path) -> None:
+    # a plain --resume skips a point recorded failed for good, whatever failed it (a worker
+    # that kept dying, a bug since mended): this runs it again and keeps the rest as it is
+    out = tmp_path / "results.jsonl"
+    run_sweep(SWEEP, out=out, workers=0, run_point=_failing_on_cnn)
+    before = out.read_text().splitlines()
+    failed_line = next(line for line in before[1:] if '"status":"failed"' in line)
+    assert run_sweep(SWEEP, out=out, workers=0, resume=True)[4]["status"] == "failed"
+    seen: list[SweepProgress] = []
+    records = run_sweep(
+        SWEEP, out=out, workers=0, resume=True, retry_failed=True, progress=seen.append
+    )
+    assert (seen[0].skipped, seen[-1].done, seen[-1].failed) == (5, 6, 0)
+    after = out.read_text().splitlines()
+    assert after[:-1] == [line for line in before if line != failed_line]  # as they were
+    assert json.loads(after[-1])["index"] == 4
+    assert _stable(records) == _stable(run_sweep(SWEEP, workers=0))
+    assert _stable(read_results(out)[1]) == _stable(records)
+    assert not list(tmp_path.glob("*.retry"))
+    # nothing failed: the file stays as it is
+    run_sweep(SWEEP, out=out, workers=0, resume=True, retry_failed=True)
+    assert out.read_text().splitlines() == after
+
+
 def test_resume_refuses_results_of_another_sweep(tmp_path: Path) -> None:
     out = tmp_path / "results.jsonl"
     run_sweep({**SWEEP, "models": ["mlp"]}, out=out, workers=0)
@@ -255,6 +279,12 @@ def test_local_cluster_workers_keep_glibc_heap_trimming_default(scheduler: str) 
     [
         ({"retries": -1}, "retries: expected an integer >= 0, got -1"),
         ({"resume": "no"}, "resume: expected true or false, got 'no'"),
+        ({"retry_failed": 1}, "retry_failed: expected true or false, got 1"),
+        (
+            {"retry_failed": True},
+            "retry_failed: expected resume=True (it retries the failed points of a file it "
+            "completes), got resume=False",
+        ),
         ({"progress": 3}, "progress: expected a callable or None, got 3"),
         ({"out": 3}, "out: expected a file path, got 3"),
     ],
