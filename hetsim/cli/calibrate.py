@@ -24,7 +24,7 @@ from hetsim.cli.files import output_file, writing
 from hetsim.errors import HetsimError, TargetError
 from hetsim.target import TAGS, add_tag_dir
 from hetsim.target.kinds import category_of
-from hetsim.target.sources import SUFFIXES
+from hetsim.target.sources import SUFFIXES, is_file_name
 from hetsim.target.tags import TAG_PATTERN, shipped_tag_dir, valid_tag_name
 
 __all__ = [
@@ -120,6 +120,11 @@ def tag_file_problem(path: Path, where: str) -> str | None:
         return f"{where}: expected a .yaml or .yml file (a tag in YAML), got {path.name!r}"
     if not valid_tag_name(name):
         return f"{where}: expected a file named for a tag (matching {TAG_PATTERN!r}), got {name!r}"
+    if is_file_name(name):  # the folder refuses it: `Target("mine.json")` reads a file
+        expected = (
+            f"expected a file named for a tag without a target file suffix {sorted(SUFFIXES)}"
+        )
+        return f"{where}: {expected}, got {name!r}"
     # tag names match ignoring case, kind names are lowercase: 'VM.yaml' is the kind 'vm' too
     if (category := category_of(name.lower())) is not None:
         got = f"the {category} kind {name.lower()!r}"

@@ -5,6 +5,7 @@ calibration, as a tag folder that breaks every command or a tag that cannot be r
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from hetsim.calibrate import Calibration
 from hetsim.cli import calibrate as calibrate_cli
 from hetsim.cli import main
+from hetsim.errors import TargetError
 from hetsim.target import TAGS, Target, add_tag_dir, remove_tag_dir
 from hetsim.target.tags import TAG_PATTERN
 from tests.calibrate.synthetic import synthetic
@@ -99,6 +101,7 @@ def test_json_in_the_user_tag_folder_is_refused_with_out_elsewhere(
 
 NAMED_FOR_A_TAG = "expected a file named for a tag"
 YAML = "expected a .yaml or .yml file (a tag in YAML)"
+SUFFIXED = "target file suffix ['.json', '.toml', '.yaml', '.yml']"
 
 
 @pytest.mark.parametrize(
@@ -114,6 +117,8 @@ YAML = "expected a .yaml or .yml file (a tag in YAML)"
         ("o", f"{YAML}, got 'o'"),
         ("o.json", f"{YAML}, got 'o.json'"),
         ("o.toml", f"{YAML}, got 'o.toml'"),
+        ("mine.json.yaml", f"{NAMED_FOR_A_TAG} without a {SUFFIXED}, got 'mine.json'"),
+        ("mine.YML.yml", f"{NAMED_FOR_A_TAG} without a {SUFFIXED}, got 'mine.YML'"),
     ],
 )
 def test_out_that_can_never_be_a_tag_is_refused_before_calibrating(
@@ -131,6 +136,21 @@ def test_out_that_can_never_be_a_tag_is_refused_before_calibrating(
     err = _refused([*CALIBRATE, "--out", str(out)], monkeypatch, capsys)
     assert err == f"error: --out {out}: {message}\n"
     assert not out.exists()
+
+
+def test_out_named_with_a_target_file_suffix_is_what_its_folder_refuses(
+    user_folder: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # mine.json.yaml was written as the tag 'mine.json'; every command then failed on the
+    # user's folder, which refuses that name: the same check, made before measuring
+    out = user_folder / "mine.json.yaml"
+    err = _refused([*CALIBRATE, "--out", str(out)], monkeypatch, capsys)
+    assert err == (f"error: --out {out}: {NAMED_FOR_A_TAG} without a {SUFFIXED}, got 'mine.json'\n")
+    out.write_text("kind: x86-cpu\n")
+    with pytest.raises(TargetError, match=re.escape(f"expected a tag name without a {SUFFIXED}")):
+        add_tag_dir(user_folder)
 
 
 def test_out_named_for_a_shipped_tag_is_refused(
