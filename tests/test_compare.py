@@ -275,6 +275,29 @@ def test_table_and_json() -> None:
     assert data["strategies"][1]["captures"] == 1
 
 
+def test_speedups_without_eager_name_their_baseline() -> None:
+    # without none, the column was over the first strategy listed, and read as over eager
+    trace = [{"seq": 4}, {"seq": 5}, {"seq": 4}]
+    found = compare("transformer", "x86-h100", ("whole", "buckets"), trace=trace, buckets=(8,))
+    whole_us, buckets_us = (sum(run.iterations_us) for run in found.runs)
+    assert [row["speedup"] for row in found.rows()] == [1.0, whole_us / buckets_us]
+    notes = [line for line in found.format_table().splitlines() if line.startswith("note:")]
+    assert notes == [
+        "note: speedup is over whole, the first strategy: eager (none) was not compared"
+    ]
+    data = json.loads(json.dumps(found.to_dict()))
+    assert data["baseline"] == "whole"
+    assert [row["speedup"] for row in data["strategies"]] == [1.0, whole_us / buckets_us]
+
+
+def test_speedups_over_eager_add_no_note() -> None:
+    found = compare("cnn", "x86-h100", ("whole", "none"), iterations=2)
+    whole, none = found.runs
+    assert [row["speedup"] for row in found.rows()] == [none.total_us / whole.total_us, 1.0]
+    assert not [line for line in found.format_table().splitlines() if line.startswith("note:")]
+    assert found.to_dict()["baseline"] == "none"
+
+
 def test_a_strategy_that_falls_back_is_noted_once_by_name() -> None:
     # arm-riscv-soc has no CUDA device: whole finds nothing to capture and runs eagerly
     found = compare("cnn", "arm-riscv-soc", ("none", "whole"), iterations=1)

@@ -1,9 +1,10 @@
 """``hetsim compare MODEL --target T --cuda-graph none,whole,regions,buckets``: offload strategies.
 
 Owns the command's options and what it prints: one table (or ``--json``) with, per CUDA-graph
-strategy, total and per-iteration simulated time, speedup over eager, captures, capture time,
-replays, iterations past every bucket, graph memory and padding waste; ``--plot`` writes a bar
-chart. The comparison itself is `hetsim.compare.compare`.
+strategy, total and per-iteration simulated time, speedup over eager (``none``; without it, over
+the first strategy listed, which a note names), captures, capture time, replays, iterations past
+every bucket, graph memory and padding waste; ``--plot`` writes a bar chart.
+The comparison itself is `hetsim.compare.compare`.
 """
 
 from __future__ import annotations
@@ -118,8 +119,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="compare CUDA-graph offload strategies over many iterations",
         description=(
             "Run MODEL on TARGET for many iterations under each CUDA-graph strategy and print "
-            "one table: time, speedup over eager, captures, capture time, replays, iterations "
-            "past every bucket, graph memory, padding."
+            "one table: time, speedup over eager (none; without it, over the first strategy "
+            "listed), captures, capture time, replays, iterations past every bucket, graph "
+            "memory, padding."
         ),
     )
     parser.add_argument("model", metavar="MODEL", help="a zoo model name or an .onnx file")

@@ -5,7 +5,8 @@ A comparison runs one model for N iterations under each strategy (`hetsim.runtim
 of a shape pays the capture and later ones replay. The shapes of the iterations come from a *trace*
 (`hetsim.compare.traces`). Each iteration is one simulated run (the VM ends it with a SYNC, as a
 decode loop waits for its token); the strategy's time is the sum. The result is a frozen
-`Comparison`: one table row per strategy.
+`Comparison`: one table row per strategy, with its speedup over the baseline (eager, ``none``,
+when compared, else the first strategy; the table, JSON and plot name it when it is not eager).
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ class Comparison:
         ]
 
     def to_dict(self) -> dict[str, Any]:
-        """The comparison as plain JSON values."""
+        """The comparison as plain JSON values (``baseline``: the strategy speedups are over)."""
         return {
             "model": self.model,
             "target": self.target,
@@ -135,12 +136,14 @@ class Comparison:
             "iterations": len(self.trace),
             "trace": [dict(d) for d in self.trace],
             "buckets": list(self.buckets),
+            "baseline": self.baseline.strategy,
             "strategies": self.rows(),
             "iterations_us": {r.strategy: list(r.iterations_us) for r in self.runs},
         }
 
     def format_table(self) -> str:
-        """The comparison as a plain-text table, then the notes of strategies that fell back."""
+        """The comparison as a plain-text table, then the notes: the baseline of the speedups
+        when it is not eager, and the strategies that fell back."""
         cells = [[header for header, _ in COLUMNS]]
         for row in self.rows():
             cells.append([_cell(row[key]) for _, key in COLUMNS])
@@ -155,10 +158,21 @@ class Comparison:
         lines.insert(1, "  ".join("-" * w for w in widths))
         title = f"{self.model} on {self.target}, {len(self.trace)} iterations"
         notes = [f"note: {run.strategy}: {n}" for run in self.runs for n in run.notes]
+        if (baseline := self._baseline_note()) is not None:
+            notes.insert(0, f"note: {baseline}")
         return "\n".join([title, *lines, *notes])
 
+    def _baseline_note(self) -> str | None:
+        """What the speedups are over when it is not eager (it read as eager, over 'whole'
+        for ``whole,buckets``); None when ``none`` was compared."""
+        name = self.baseline.strategy
+        if name == "none":
+            return None
+        return f"speedup is over {name}, the first strategy: eager (none) was not compared"
+
     def plot(self, path: str | Path) -> Path:
-        """A bar chart of each strategy's total time (speedup over the baseline on each bar).
+        """A bar chart of each strategy's total time (speedup over the baseline on each bar,
+        named in the title when it is not eager).
 
         Raises
         ------
@@ -180,7 +194,10 @@ class Comparison:
             label = f"{row['speedup']:.2f}×"
             axes.annotate(label, where, ha="center", va="bottom", fontsize="small")
         axes.set_ylabel(f"simulated time of {len(self.trace)} iterations (µs)")
-        axes.set_title(f"{self.model} on {self.target}: CUDA-graph strategies")
+        title = f"{self.model} on {self.target}: CUDA-graph strategies"
+        if self.baseline.strategy != "none":
+            title += f"\n(speedup over {self.baseline.strategy}; eager not compared)"
+        axes.set_title(title)
         figure.tight_layout()
         figure.savefig(out, format="png")
         return out
