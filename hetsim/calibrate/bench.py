@@ -281,7 +281,11 @@ VARIANTS: dict[str, Variant] = {
 
 @dataclass(frozen=True, slots=True)
 class BenchRow:
-    """One tag × variant × shape: makespans by op count and what they fit to."""
+    """One tag × variant × shape: makespans by op count and what they fit to.
+
+    `per_op_us` and `fixed_us` are the line through (`ops`, `later_us`) (a fan-out's over its
+    branches, one less than its `ops`); `capture_per_op_us` the slope of `capture_us`.
+    """
 
     tag: str
     variant: str
@@ -298,6 +302,9 @@ class BenchRow:
     note: str = ""
     dtype: str = "float32"
     """The element type of the benchmark graphs (`bench_device`): what the device computes in."""
+    later_us: tuple[float, ...] = ()
+    """The makespan of a later run at each op count: a CUDA graph's replay (the first run, in
+    `makespan_us`, captures); the first run's makespan at the other levels."""
 
     @property
     def is_available(self) -> bool:
@@ -307,7 +314,7 @@ class BenchRow:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values."""
         row = dataclasses.asdict(self)
-        for name in ("ops", "makespan_us", "capture_us"):
+        for name in ("ops", "makespan_us", "capture_us", "later_us"):
             row[name] = list(row[name])
         return row
 
@@ -411,7 +418,8 @@ def bench_row(tag: str, variant: Variant, shape: str, ops: Sequence[int]) -> Ben
     # had kept the region's host dispatches: 2.37 µs per op on x86-h100 for a replay's 0.86).
     # Fitted over N, what grows: a fan-out's Sum, paid once, is part of the fixed cost (over
     # its op count, a Sum cheaper than a branch made the intercept negative).
-    line = fit_line(ops, [run.later_us for run in runs])
+    later = tuple(run.later_us for run in runs)
+    line = fit_line(ops, later)
     capture_line = fit_line(ops, captures)
     processor = platform_of(chosen).processors.get(runs[-1].processor)
     typical = crossover = None
@@ -433,6 +441,7 @@ def bench_row(tag: str, variant: Variant, shape: str, ops: Sequence[int]) -> Ben
         typical,
         crossover,
         dtype=dtype,
+        later_us=later,
     )
 
 
@@ -447,7 +456,7 @@ def bench_dispatch(
     Parameters
     ----------
     tags
-        Tag (or target) names; default `platform_tags()`.
+        Tag (or kind) names, one or more; None (the default): `platform_tags()`.
     ops
         Op counts to simulate; the slope over them is the per-op overhead.
     advance
@@ -456,13 +465,14 @@ def bench_dispatch(
     Raises
     ------
     HetsimError
-        `ops` that `check_ops` refuses; a `TargetError` for `tags` that `check_tags` refuses.
+        `ops` that `check_ops` refuses; a `TargetError` for `tags` that `check_tags` refuses
+        (an empty list, an item that is not a name).
     """
     counts = check_ops(ops)
     tick = advance or (lambda _label: None)
     rows = []
-    chosen = [] if tags is None else check_tags(tags)
-    for tag in chosen or platform_tags():
+    chosen = platform_tags() if tags is None else check_tags(tags)
+    for tag in chosen:
         for variant in VARIANTS.values():
             for shape in SHAPES:
                 rows.append(bench_row(tag, variant, shape, counts))

@@ -46,7 +46,9 @@ def check_tags(tags: object, where: str = "tags") -> list[str]:
     Raises
     ------
     TargetError
-        A str (iterated, its letters were tags) or no sequence; every name that does not resolve.
+        A str (iterated, its letters were tags), no sequence or an empty one (it ran every
+        shipped platform tag, as None does); every item that is not a str (a `Target` failed
+        later, in the table and the JSON) and every name that does not resolve.
 
     Examples
     --------
@@ -54,11 +56,20 @@ def check_tags(tags: object, where: str = "tags") -> list[str]:
     Traceback (most recent call last):
     ...
     hetsim.errors.TargetError: --target: unknown kind or tag 'x86-h10' (did you mean 'x86-h100'?)
+    >>> check_tags([], "tags")
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.TargetError: tags: expected a list of one or more tag names, got list []
     """
     if isinstance(tags, str) or not isinstance(tags, Sequence):
         raise TargetError([Problem(where, "expected a list of tag names", shown(tags))])
+    if not tags:
+        raise TargetError([Problem(where, "expected a list of one or more tag names", shown(tags))])
     problems: list[Problem] = []
-    for tag in tags:
+    for index, tag in enumerate(tags):
+        if not isinstance(tag, str):
+            problems.append(Problem(f"{where}[{index}]", "expected a tag name (a str)", shown(tag)))
+            continue
         try:
             Target(tag)
         except TargetError as err:

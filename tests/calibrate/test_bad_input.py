@@ -149,3 +149,23 @@ def test_one_tag_as_a_str_is_refused() -> None:
     expected = "tags: expected a list of tag names, got str 'x86-h100'"
     with pytest.raises(TargetError, match=f"^{re.escape(expected)}$"):
         bench_dispatch("x86-h100", (1, 10))
+
+
+@pytest.mark.usefixtures("unbenchmarked")
+def test_no_tags_are_refused() -> None:
+    # [] benchmarked every shipped platform tag, as None (the default) does
+    expected = "tags: expected a list of one or more tag names, got list []"
+    with pytest.raises(TargetError, match=f"^{re.escape(expected)}$"):
+        bench_dispatch([], (1, 10))
+
+
+@pytest.mark.usefixtures("unbenchmarked")
+def test_tags_that_are_not_names_are_refused() -> None:
+    # a Target was benchmarked, then failed with a TypeError in bench_table and the JSON
+    target = Target("x86-h100")
+    expected = (
+        f"tags[1]: expected a tag name (a str), got Target {target!r}\n"
+        "tags[2]: expected a tag name (a str), got int 3"
+    )
+    with pytest.raises(TargetError, match=f"^{re.escape(expected)}$"):
+        bench_dispatch(["x86-h100", target, 3], (1, 10))  # type: ignore[list-item]

@@ -5,12 +5,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
+import hetsim.calibrate.benchreport as benchreport
 from hetsim.calibrate import VARIANTS, bench_dispatch, platform_tags
 from hetsim.calibrate.bench import Variant, bench_row, fanout_graph
+from hetsim.calibrate.benchreport import plot_bench
 from hetsim.cli import bench as bench_cli
+from hetsim.report.figures import new_figure
 from hetsim.target import add_tag_dir, remove_tag_dir
 
 # A host that runs every op itself: per chain op the VM pays ALLOC, CALL and FREE (3 × 1.0 µs of
@@ -127,17 +132,54 @@ devices:
 """
 
 
-def test_cuda_graph_per_op_is_what_a_replay_pays(tmp_path: Path) -> None:
-    # a first run less its capture still paid the host's ALLOC, LAUNCH and FREE of every op
-    # (1.5 + 1.0 + 1.25) beside the node: 4.5 µs, where a replay pays the node's 0.75
+@pytest.fixture
+def gpu(tmp_path: Path) -> Iterator[str]:
     (tmp_path / "bench").mkdir()
     (tmp_path / "bench" / "gpu.yaml").write_text(GPU)
     add_tag_dir(tmp_path)
-    try:
-        # from 10 ops on, the nodes outlast the host's work before them (at 1 they hide behind it)
-        row = bench_row("bench/gpu", VARIANTS["cuda-graph"], "chain", (10, 100, 1000))
-    finally:
-        remove_tag_dir(tmp_path)
+    yield "bench/gpu"
+    remove_tag_dir(tmp_path)
+
+
+def test_cuda_graph_per_op_is_what_a_replay_pays(gpu: str) -> None:
+    # a first run less its capture still paid the host's ALLOC, LAUNCH and FREE of every op
+    # (1.5 + 1.0 + 1.25) beside the node: 4.5 µs, where a replay pays the node's 0.75
+    # from 10 ops on, the nodes outlast the host's work before them (at 1 they hide behind it)
+    row = bench_row(gpu, VARIANTS["cuda-graph"], "chain", (10, 100, 1000))
     assert row.processor == "gpu0"
     assert row.per_op_us == pytest.approx(0.75, rel=1e-6)
     assert row.capture_per_op_us == pytest.approx(3.0 + 1.0, rel=1e-6)
+
+
+def test_cuda_graph_row_keeps_the_replays_it_fits(gpu: str) -> None:
+    # the row kept only first runs: per_op_us could not be found from its own makespans, and
+    # the plot drew first runs less capture (slope 4.5 here, 2.37 on x86-h100)
+    row = bench_row(gpu, VARIANTS["cuda-graph"], "chain", (10, 100, 1000))
+    slope, intercept = np.polyfit(row.ops, row.later_us, 1)
+    assert (row.per_op_us, row.fixed_us) == (pytest.approx(slope), pytest.approx(intercept))
+    first_slope = np.polyfit(row.ops, np.subtract(row.makespan_us, row.capture_us), 1)[0]
+    assert first_slope == pytest.approx(1.5 + 1.0 + 1.25 + 0.75, rel=1e-6)
+    data = json.loads(json.dumps(row.to_dict()))
+    assert data["later_us"] == list(row.later_us)
+    assert data["makespan_us"] == list(row.makespan_us)
+
+
+def test_plot_draws_what_the_table_fits(
+    gpu: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    figures: list[Any] = []
+
+    def kept(*args: Any) -> Any:
+        figures.append(new_figure(*args))
+        return figures[-1]
+
+    monkeypatch.setattr(benchreport, "new_figure", kept)
+    rows = [bench_row(gpu, VARIANTS[v], "chain", (10, 100, 1000)) for v in ("vm", "cuda-graph")]
+    plot_bench(rows, tmp_path / "bench.png")
+    (axes,) = figures[0].axes
+    drawn = {line.get_label(): list(line.get_ydata()) for line in axes.get_lines()}
+    assert drawn == {
+        f"{gpu} vm": list(rows[0].later_us),
+        f"{gpu} cuda-graph": list(rows[1].later_us),
+    }
+    assert rows[0].later_us == rows[0].makespan_us  # nothing captured: later runs are the first

@@ -22,7 +22,9 @@ from hetsim.sweep import plot_sweep
 matplotlib = pytest.importorskip("matplotlib")
 
 ROWS = [
-    BenchRow(tag, variant, "chain", (1, 10), (2.0, 11.0), (0.0, 0.0), per_op_us=1.0)
+    BenchRow(
+        tag, variant, "chain", (1, 10), (2.0, 11.0), (0.0, 0.0), per_op_us=1.0, later_us=(2.0, 11.0)
+    )
     for tag in ("a", "b")
     for variant in ("vm", "graph")
 ]
