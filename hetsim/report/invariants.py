@@ -3,8 +3,11 @@
 Owns the checks that hold whatever the engine does, so the engine's tests can run them on every
 scenario:
 
+- the makespan is a finite number, 0 or more (not NaN: every comparison with NaN is false, so
+  NaN times broke no other check);
 - every span names a resource of the run (a processor or a link) and a known category;
-- every span lies inside ``[0, makespan]`` and ends at or after it starts;
+- every span starts and ends at finite times, lies inside ``[0, makespan]`` and ends at or after
+  it starts;
 - no two spans overlap on one stream of a processor (a stream runs one thing at a time); link
   spans may overlap unless ``exclusive_links`` is set, because transfers share a link's bandwidth;
 - every flow id has exactly one source span and one target span, and the target starts at or
@@ -19,6 +22,7 @@ Each broken invariant is a `Problem` whose message has the usual shape
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 from numbers import Integral
@@ -56,8 +60,17 @@ def _check_names(record: RunRecord) -> Iterable[Problem]:
             yield Problem(_where(span), f"expected a category in {CATEGORIES}", repr(span.category))
 
 
+def _check_makespan(record: RunRecord) -> Iterable[Problem]:
+    makespan = record.makespan_us
+    if not (math.isfinite(makespan) and makespan >= 0):
+        yield Problem("makespan_us", "expected a finite time of 0 us or more", repr(makespan))
+
+
 def _check_bounds(record: RunRecord, tol: float) -> Iterable[Problem]:
     for span in record.spans:
+        if not (math.isfinite(span.start_us) and math.isfinite(span.end_us)):
+            yield Problem(_where(span), "expected a finite start and end", _interval(span))
+            continue
         if span.end_us < span.start_us:
             yield Problem(_where(span), "expected an end at or after the start", _interval(span))
         if span.start_us < -tol or span.end_us > record.makespan_us + tol:
@@ -168,6 +181,7 @@ def check_invariants(run: RunRecord | Result, *, exclusive_links: bool = False) 
     record = check_record(run, "check_invariants")
     tol = TOLERANCE * max(1.0, abs(record.makespan_us))
     return [
+        *_check_makespan(record),
         *_check_names(record),
         *_check_bounds(record, tol),
         *_check_overlaps(record, tol, exclusive_links),

@@ -121,10 +121,15 @@ class Result:
         HetsimError
             `record` is not a `RunRecord` (a `Result` gives its own record).
         SimulationError
-            The totals overflow to infinity.
+            A makespan that is NaN or negative (busy times were cut to it), a span time that is
+            NaN or infinite (the totals are NaN), or totals that overflow to infinity.
         """
         record = check_record(record, "Result.from_record")
         makespan = float(record.makespan_us)
+        if not makespan >= 0:  # NaN too
+            raise SimulationError(
+                f"Result.from_record: expected a makespan_us of 0 us or more, got {makespan!r}"
+            )
         run_totals = totals(record)
         busy = run_totals[1]
         processors = {
@@ -136,6 +141,12 @@ class Result:
             for name in record.links
         }
         breakdown = breakdown_us(run_totals, record.processors, makespan)
+        undefined = [category for category, us in breakdown.items() if math.isnan(us)]
+        if undefined:  # read as overflow, NaN passing `not us < math.inf`
+            raise SimulationError(
+                f"expected finite figures, got a NaN breakdown for {', '.join(undefined)}: a span "
+                "starts or ends at NaN or infinity (check_invariants names it)"
+            )
         overflown = [category for category, us in breakdown.items() if not us < math.inf]
         if overflown:  # every span is finite (the engine checks), but sums near 1.8e308 are not
             raise SimulationError(

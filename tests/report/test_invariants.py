@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -137,3 +138,25 @@ def test_assert_invariants_raises_with_every_violation() -> None:
     with pytest.raises(SimulationError, match=f"^{re.escape(expected)}$"):
         assert_invariants(Result.from_record(record))
     assert_invariants(two_level_record())
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "interval"),
+    [(math.nan, 1.0, "[nan, 1]"), (0.0, math.nan, "[0, nan]"), (0.0, math.inf, "[0, inf]")],
+)
+def test_a_span_time_that_is_not_finite_is_a_violation(
+    start: float, end: float, interval: str
+) -> None:
+    # every comparison with NaN is false: a NaN start or end broke no invariant
+    assert _with(Span("gpu0", "stream2", "k", "compute", start, end)) == [
+        f"span 'k' on gpu0/stream2: expected a finite start and end, got {interval} us"
+    ]
+
+
+@pytest.mark.parametrize("makespan", [math.nan, -1.0, math.inf])
+def test_a_makespan_that_is_not_a_finite_time_is_a_violation(makespan: float) -> None:
+    # NaN and -1 passed (with no spans to fall outside them): -1 gave busy_us -1.0
+    record = two_level_record(spans=(), link_bytes={}, makespan_us=makespan)
+    assert [problem.message for problem in check_invariants(record)] == [
+        f"makespan_us: expected a finite time of 0 us or more, got {makespan!r}"
+    ]

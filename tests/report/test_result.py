@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import re
 
 import numpy as np
 import pytest
@@ -11,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hetsim.api import simulate
+from hetsim.errors import SimulationError
 from hetsim.report import BREAKDOWN_KEYS, LinkStats, ProcessorStats, Result
 from hetsim.sim.records import RunRecord, Span
 from tests.report.scenarios import BREAKDOWN, BUSY, LINK, two_level_record
@@ -204,3 +207,23 @@ def test_breakdown_adds_up_to_processor_time_when_streams_do_not_overlap(
     # Quarter-microsecond times keep every sum exact in binary floating point.
     result = Result.from_record(record)
     assert sum(result.breakdown_us.values()) == len(record.processors) * record.makespan_us
+
+
+@pytest.mark.parametrize("makespan", [math.nan, -1.0])
+def test_a_makespan_that_is_nan_or_negative_is_refused(makespan: float) -> None:
+    # NaN read as an overflow ("an infinite breakdown ... overflows"); -1 gave busy_us -1.0
+    message = f"Result.from_record: expected a makespan_us of 0 us or more, got {makespan!r}"
+    with pytest.raises(SimulationError, match=f"^{re.escape(message)}$"):
+        Result.from_record(two_level_record(makespan_us=makespan))
+
+
+def test_a_nan_span_time_is_said_to_be_nan() -> None:
+    # it read as "an infinite breakdown for compute: a makespan of 10 µs summed over 4
+    # processors overflows (a time parameter of the platform near 1e308 µs?)"
+    spans = (*two_level_record().spans, Span("gpu0", "stream2", "k", "compute", math.nan, 1.0))
+    message = (
+        "expected finite figures, got a NaN breakdown for compute: a span starts or ends at NaN "
+        "or infinity (check_invariants names it)"
+    )
+    with pytest.raises(SimulationError, match=f"^{re.escape(message)}$"):
+        Result.from_record(two_level_record(spans=spans))
