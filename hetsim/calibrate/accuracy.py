@@ -154,17 +154,51 @@ def pool(rounds: list[list[Comparison]]) -> list[Comparison]:
 
     The prediction is the median of the rounds' predictions and the measurement pools every
     round's samples, so a round whose calibration and timed runs met different loads on a
-    shared machine weighs no more than any other.
+    shared machine weighs no more than any other. Rounds are matched by model name (not by
+    position: rounds of the same models in another order mixed them), in the first round's order.
 
+    Raises
+    ------
+    HetsimError
+        A round that names a model twice, or compares other models than the first round.
+
+    Examples
+    --------
     >>> a = [Comparison("mlp", 5, 10.0, (9.0,), {}), Comparison("cnn", 12, 50.0, (40.0,), {})]
-    >>> b = [Comparison("mlp", 5, 14.0, (11.0, 12.0), {}), Comparison("cnn", 12, 70.0, (80.0,), {})]
+    >>> b = [Comparison("cnn", 12, 70.0, (80.0,), {}), Comparison("mlp", 5, 14.0, (11.0, 12.0), {})]
     >>> [(c.model, c.predicted_us, c.measured_us) for c in pool([a, b])]
     [('mlp', 12.0, (9.0, 11.0, 12.0)), ('cnn', 60.0, (40.0, 80.0))]
+    >>> pool([a, b[:1]])
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.HetsimError: pool: expected rounds[1] to compare the models of rounds[0] \
+(mlp, cnn), got cnn
     """
+    by_model = [_by_model(comparisons, index) for index, comparisons in enumerate(rounds)]
+    order = list(by_model[0]) if by_model else []
+    for index, models in enumerate(by_model):
+        if set(models) != set(order):
+            expected = f"expected rounds[{index}] to compare the models of rounds[0]"
+            raise HetsimError(
+                f"pool: {expected} ({', '.join(order)}), got {', '.join(models) or 'none'}"
+            )
     pooled = []
-    for same in zip(*rounds, strict=True):
+    for model in order:
+        same = [models[model] for models in by_model]
         first = same[0]
         samples = tuple(us for c in same for us in c.measured_us)
         predicted = float(statistics.median(c.predicted_us for c in same))
         pooled.append(Comparison(first.model, first.ops, predicted, samples, first.breakdown_us))
     return pooled
+
+
+def _by_model(comparisons: list[Comparison], index: int) -> dict[str, Comparison]:
+    """Round `index`'s comparisons by model name, in its order; each model once."""
+    found: dict[str, Comparison] = {}
+    for comparison in comparisons:
+        if comparison.model in found:
+            raise HetsimError(
+                f"pool: expected each model once in rounds[{index}], got {comparison.model!r} twice"
+            )
+        found[comparison.model] = comparison
+    return found

@@ -3,6 +3,8 @@ the plans' step count, and pooling accuracy rounds."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from hetsim.calibrate.accuracy import Comparison, pool
@@ -87,6 +89,42 @@ def test_pooling_takes_the_median_prediction_and_every_sample() -> None:
     assert pooled.predicted_us == 12.0
     assert pooled.measured_us == (9.0, 10.0, 12.0, 11.0)
     assert pooled.error_pct == pytest.approx((12.0 - 10.5) / 10.5 * 100)
+
+
+def test_pooling_matches_rounds_by_model_not_position() -> None:
+    # rounds of the same models in another order were zipped by position: mlp's prediction was
+    # the median of mlp's and cnn's, and its samples mixed both models'
+    first = [Comparison("mlp", 5, 10.0, (9.0,), {}), Comparison("cnn", 12, 100.0, (90.0,), {})]
+    second = [Comparison("cnn", 12, 110.0, (95.0,), {}), Comparison("mlp", 5, 12.0, (11.0,), {})]
+    pooled = pool([first, second])
+    assert [(c.model, c.ops, c.predicted_us, c.measured_us) for c in pooled] == [
+        ("mlp", 5, 11.0, (9.0, 11.0)),
+        ("cnn", 12, 105.0, (90.0, 95.0)),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("second", "message"),
+    [
+        (
+            [Comparison("mlp", 5, 12.0, (11.0,), {}), Comparison("rnn", 7, 1.0, (1.0,), {})],
+            "pool: expected rounds[1] to compare the models of rounds[0] (mlp, cnn), got mlp, rnn",
+        ),
+        (
+            [Comparison("mlp", 5, 12.0, (11.0,), {})],
+            "pool: expected rounds[1] to compare the models of rounds[0] (mlp, cnn), got mlp",
+        ),
+        (
+            [Comparison("mlp", 5, 12.0, (11.0,), {}), Comparison("mlp", 5, 1.0, (1.0,), {})],
+            "pool: expected each model once in rounds[1], got 'mlp' twice",
+        ),
+    ],
+)
+def test_pooling_rounds_of_other_models_is_refused(second: list[Comparison], message: str) -> None:
+    # a shorter round raised zip()'s ValueError; other models were pooled with the first's
+    first = [Comparison("mlp", 5, 10.0, (9.0,), {}), Comparison("cnn", 12, 100.0, (90.0,), {})]
+    with pytest.raises(HetsimError, match=f"^{re.escape(message)}$"):
+        pool([first, second])
 
 
 def _conv_sample(dim: int, flops: float, us: float) -> Sample:
