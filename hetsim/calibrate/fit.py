@@ -9,12 +9,15 @@ with known answers; measuring is `hetsim.calibrate.run`, and which samples give 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 
 from hetsim.errors import HetsimError
+from hetsim.ir.nodes import shown
 
 __all__ = [
     "Line",
@@ -53,13 +56,48 @@ class Line:
         return f"<Line {self.intercept:.4g} + {self.slope:.4g}·x over {self.points} points>"
 
 
+def _samples(where: str, **named: Sequence[float]) -> list[np.ndarray]:
+    """Each of `named` as an array of floats, checked: a sequence of numbers (not bools, not
+    str), all of one length, every one finite (NaN had numpy's LAPACK fail, printing to stderr).
+
+    >>> _samples("f", xs=[1, 2.5], ys=[3.0, 4.0])
+    [array([1. , 2.5]), array([3., 4.])]
+    >>> _samples("f", xs=[1.0, 2.0], ys=[3.0])
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.HetsimError: f: expected xs and ys of one length, got 2 and 1
+    """
+    arrays = []
+    for name, values in named.items():
+        message = f"{where}: expected {name} a sequence of numbers, got {shown(values)}"
+        try:
+            array = np.asarray(values)
+        except ValueError as err:  # a ragged list
+            raise HetsimError(message) from err
+        if array.ndim != 1 or array.dtype.kind not in "iuf":  # not bools, str or objects
+            raise HetsimError(message)
+        arrays.append(array.astype(float))
+    lengths = [len(array) for array in arrays]
+    if len(set(lengths)) > 1:
+        raise HetsimError(
+            f"{where}: expected {' and '.join(named)} of one length, got "
+            + " and ".join(map(str, lengths))
+        )
+    for name, array in zip(named, arrays, strict=True):
+        if not np.isfinite(array).all():
+            got = list(map(float, array))
+            raise HetsimError(f"{where}: expected {name} of finite numbers, got {got}")
+    return arrays
+
+
 def fit_line(xs: Sequence[float], ys: Sequence[float]) -> Line:
     """Least-squares straight line through ``(xs[i], ys[i])``.
 
     Raises
     ------
     HetsimError
-        Fewer than two points, or every x the same (no slope to fit).
+        `xs` or `ys` not a sequence of finite numbers, the two of different lengths, fewer than
+        two points, or every x the same (no slope to fit).
 
     Examples
     --------
@@ -71,8 +109,7 @@ def fit_line(xs: Sequence[float], ys: Sequence[float]) -> Line:
     ...
     hetsim.errors.HetsimError: fit_line: expected at least two points with distinct x, got [1.0]
     """
-    x = np.asarray(xs, dtype=float)
-    y = np.asarray(ys, dtype=float)
+    x, y = _samples("fit_line", xs=xs, ys=ys)
     if len(x) < 2 or np.ptp(x) == 0:
         raise HetsimError(
             f"fit_line: expected at least two points with distinct x, got {list(map(float, x))}"
@@ -90,7 +127,8 @@ def theil_sen(xs: Sequence[float], ys: Sequence[float]) -> Line:
     Raises
     ------
     HetsimError
-        Fewer than two points, or every x the same.
+        `xs` or `ys` not a sequence of finite numbers, the two of different lengths, fewer than
+        two points, or every x the same.
 
     Examples
     --------
@@ -98,8 +136,7 @@ def theil_sen(xs: Sequence[float], ys: Sequence[float]) -> Line:
     >>> line.intercept, line.slope
     (1.0, 2.0)
     """
-    x = np.asarray(xs, dtype=float)
-    y = np.asarray(ys, dtype=float)
+    x, y = _samples("theil_sen", xs=xs, ys=ys)
     i, j = np.triu_indices(len(x), k=1)
     distinct = x[j] != x[i]
     if not distinct.any():
@@ -128,7 +165,8 @@ def median_rate(work: Sequence[float], us: Sequence[float], overhead_us: float) 
     Raises
     ------
     HetsimError
-        No sample takes longer than `overhead_us`.
+        `work` or `us` not a sequence of finite numbers, the two of different lengths,
+        `overhead_us` not a finite number, or no sample takes longer than `overhead_us`.
 
     Examples
     --------
@@ -139,7 +177,12 @@ def median_rate(work: Sequence[float], us: Sequence[float], overhead_us: float) 
     ...
     hetsim.errors.HetsimError: median_rate: expected a sample above the 1.0 us overhead, got [0.5]
     """
-    rates = [w / (t - overhead_us) for w, t in zip(work, us, strict=True) if t > overhead_us]
+    is_number = isinstance(overhead_us, Real) and not isinstance(overhead_us, bool)
+    if not (is_number and math.isfinite(overhead_us)):
+        got = shown(overhead_us)
+        raise HetsimError(f"median_rate: expected overhead_us a finite number, got {got}")
+    works, times = _samples("median_rate", work=work, us=us)
+    rates = [w / (t - overhead_us) for w, t in zip(works, times, strict=True) if t > overhead_us]
     if not rates:
         raise HetsimError(
             f"median_rate: expected a sample above the {overhead_us} us overhead, got {list(us)}"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
@@ -93,3 +96,37 @@ def test_flops_per_cycle_follows_the_widest_fma(flags: list[str], expected: floa
 
 def test_line_evaluates() -> None:
     assert Line(1.0, 2.0, 2)(3.0) == 7.0
+
+
+LENGTH = "expected xs and ys of one length, got 3 and 2"
+OVERHEAD = "median_rate: expected overhead_us a finite number"
+NUMBERS = "expected xs a sequence of numbers"
+
+
+@pytest.mark.parametrize(
+    ("fit", "message"),
+    [
+        (lambda: fit_line([1, 2, 3], [1, 2]), f"fit_line: {LENGTH}"),
+        (lambda: theil_sen([1, 2, 3], [1, 2]), f"theil_sen: {LENGTH}"),
+        (lambda: median_rate([1.0], [2.0, 3.0], 0.0),
+         "median_rate: expected work and us of one length, got 1 and 2"),
+        (lambda: fit_line([1, 2, np.nan], [1, 2, 3]),
+         "fit_line: expected xs of finite numbers, got [1.0, 2.0, nan]"),
+        (lambda: theil_sen([1, 2], [1, np.inf]),
+         "theil_sen: expected ys of finite numbers, got [1.0, inf]"),
+        (lambda: median_rate([1.0], [np.nan], 0.0),
+         "median_rate: expected us of finite numbers, got [nan]"),
+        (lambda: median_rate([1.0], [2.0], np.nan), f"{OVERHEAD}, got float nan"),
+        (lambda: median_rate([1.0], [2.0], None), f"{OVERHEAD}, got None"),
+        (lambda: fit_line("12", [1, 2]), f"fit_line: {NUMBERS}, got str '12'"),
+        (lambda: fit_line([1, 2], [True, False]),
+         "fit_line: expected ys a sequence of numbers, got list [True, False]"),
+        (lambda: theil_sen([[1, 2], [3]], [1, 2]),
+         f"theil_sen: {NUMBERS}, got list [[1, 2], [3]]"),
+    ],
+)  # fmt: skip
+def test_bad_samples_are_named(fit: Callable[[], object], message: str) -> None:
+    # IndexError, TypeError and zip()'s ValueError for different lengths; NaN had numpy's LAPACK
+    # print "On entry to DLASCL parameter number 4 had an illegal value" and raise LinAlgError
+    with pytest.raises(HetsimError, match=f"^{re.escape(message)}$"):
+        fit()
