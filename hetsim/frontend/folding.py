@@ -1,6 +1,8 @@
 """Constant folding of an imported graph: every op whose outputs are known before the run (its
 inputs constants, or its outputs known from static shapes) becomes initializers, computed with the
-kernels of `hetsim.kernels.OPS`.
+kernels of `hetsim.kernels.OPS`. A kernel that fails here is reported as `execute` reports it
+(`hetsim.kernels.checks.raise_kernel_error`): an OpError naming the op, or a SimulationError
+for arrays this machine cannot allocate.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import numpy as np
 from hetsim.errors import ModelError
 from hetsim.ir import Graph, Op
 from hetsim.kernels import OPS, Meta
+from hetsim.kernels.checks import raise_kernel_error
 
 __all__ = ["fold_constants"]
 
@@ -73,8 +76,11 @@ def _fold(
     if all(not n or n in constants for n in op.inputs):
         # the shape rule checks what the kernel trusts: a malformed op is a ModelError here
         definition.infer(op, opset, [metas[n] if n else None for n in op.inputs])
-        args = [constants[n] if n else None for n in op.inputs]
-        return definition.compile(op, opset)(args)
+        kernel = definition.compile(op, opset)
+        try:
+            return kernel([constants[n] if n else None for n in op.inputs])
+        except Exception as err:  # a Gather index out of range, a ConstantOfShape too large
+            raise_kernel_error(op, err)
     if not all(not n or n in metas for n in op.inputs):
         return None
     try:

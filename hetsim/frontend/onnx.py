@@ -19,7 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from hetsim.errors import ModelError, OpError
+from hetsim.errors import ModelError, OpError, SimulationError
 from hetsim.frontend import proto as onnx_proto
 from hetsim.frontend import qdq, tensors
 from hetsim.frontend.folding import fold_constants
@@ -58,7 +58,9 @@ def load_onnx(
     Returns
     -------
     Graph
-        Ops in topological order; the opset is the model's default-domain opset.
+        Ops in topological order; the opset is the model's default-domain opset, or, for a
+        model that imports only another domain's (``com.microsoft``) and has no op of the
+        default domain, `NEWEST_OPSET`.
 
     Raises
     ------
@@ -67,13 +69,17 @@ def load_onnx(
         (``<file>: op <name> (<OpType>): unsupported op <OpType>; supported ops: ...``), a call
         of a function of the model's own included; an unsupported dtype; a structural problem
         (dangling input, cycle, duplicate output); an op that folding constants runs and
-        refuses (an `OpError`). Each message is led by the file (``model <graph name>`` for a
-        ModelProto) and names where in it the problem is.
+        refuses (an `OpError`, as `execute` raises it); a ModelProto whose external data is not
+        loaded. Each message is led by the file (``model <graph name>`` for a ModelProto) and
+        names where in it the problem is.
         What ONNX forbids and would otherwise be read as a guess: two initializers, or two
         attributes of a node, of one name; two default-domain opsets; a graph input that is
         an initializer stating another dtype or shape; an attribute whose value is not in its
         type's field, that refers to a function's attribute, or whose text is not UTF-8; a
         sparse initializer; a tensor value outside its dtype's range.
+    SimulationError
+        An op that folding constants runs whose arrays this machine cannot allocate (as
+        `execute` raises it, led by the file).
 
     Examples
     --------
@@ -100,6 +106,8 @@ def load_onnx(
         return fold_constants(graph) if fold else graph
     except ModelError as err:  # an op that folding or fusion ran and refused: in which model
         raise _in_model(err, where) from err
+    except SimulationError as err:  # a folded op's arrays past this machine's memory
+        raise SimulationError(f"{where}: {err}") from err
 
 
 def require_onnx(where: str) -> ModuleType:
@@ -177,12 +185,20 @@ def _check_external_files(model: onnx.ModelProto, path: Path) -> None:
         else:
             where = f"{path}: op {op_names[index]} ({nodes[index].op_type}) attribute {name}"
         location = entries.get("location", "")
-        if location and folder not in (folder / location).resolve().parents:  # /etc/x, ../x
+        try:
+            is_outside = bool(location) and folder not in (folder / location).resolve().parents
+            is_file = bool(location) and (path.parent / location).is_file()
+        except (OSError, ValueError) as err:  # a name too long for the file system, a NUL byte
+            reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+            raise ModelError(
+                f"{where}: expected an external data file name, got {location!r} ({reason})"
+            ) from err
+        if is_outside:  # /etc/x, ../x
             raise ModelError(
                 f"{where}: expected an external data file in the model's folder, got "
                 f"{location!r}, outside it"
             )
-        if not location or not (path.parent / location).is_file():
+        if not is_file:
             got = "no location" if not location else f"no file {path.parent / location}"
             raise ModelError(
                 f"{where}: expected its external data file {location or '(unnamed)'} beside the "
@@ -211,7 +227,7 @@ def _convert(model: onnx.ModelProto, where: str, default_name: str) -> Graph:
     functions = frozenset((f.domain, f.name) for f in model.functions)
     # first: a model of another domain's ops imports no opset
     ops = _ops(proto.node, where, functions)
-    opset = _default_opset(model, where)
+    opset = _default_opset(model, where, ops)
     initializers = tensors.initializers(proto, where)
     if not proto.output:  # nothing to compute: it "ran" in the RET's dispatch alone
         raise ModelError(f"{where}: expected a graph with at least one output, got none")
@@ -262,12 +278,20 @@ conformance cases they are checked against); a model declaring a newer one may m
 version hetsim has never seen, so it is refused rather than run under the old semantics."""
 
 
-def _default_opset(model: onnx.ModelProto, where: str) -> int:
+def _default_opset(model: onnx.ModelProto, where: str, ops: Sequence[Op]) -> int:
+    """The model's default-domain opset; `NEWEST_OPSET` for a model that imports none but
+    another domain's (onnxruntime's ``com.microsoft``) and has no default-domain op: its ops'
+    inner float ops (a QLinearSigmoid's Sigmoid) then follow the newest versions, as
+    onnxruntime's contrib kernels do."""
     versions = list(
         dict.fromkeys(o.version for o in model.opset_import if o.domain in _DEFAULT_DOMAINS)
     )
     if not versions:
-        raise ModelError(f"{where}: expected an opset for the default ONNX domain, got none")
+        needing = next((op for op in ops if not OPS[op.type].domain), None)
+        if needing is None and model.opset_import:
+            return NEWEST_OPSET
+        of = f" (op {needing.name} ({needing.type}) is in it)" if needing else ""
+        raise ModelError(f"{where}: expected an opset for the default ONNX domain{of}, got none")
     if len(versions) > 1:  # which one the ops follow would be a guess
         got = " and ".join(str(v) for v in versions)
         raise ModelError(f"{where}: expected one default-domain opset, got {got}")

@@ -157,10 +157,12 @@ def to_array(tensor: Any, dtype: np.dtype[Any], where: str = "tensor") -> np.nda
     Raises
     ------
     ModelError
-        Naming `where`, when a dim is negative, the dims are more than numpy can hold, the
-        stored values are not as many as the dims say (a truncated file, or a writer's bug):
-        numpy would raise from deep inside a reshape; or a value in a wider field (an int8 in
-        ``int32_data``) is outside the dtype's range: numpy would wrap it around silently.
+        Naming `where`, when the values are kept in an external file that was not loaded (a
+        ModelProto of ``onnx.load(..., load_external_data=False)``), a dim is negative, the
+        dims are more than numpy can hold, the stored values are not as many as the dims say
+        (a truncated file, or a writer's bug): numpy would raise from deep inside a reshape;
+        or a value in a wider field (an int8 in ``int32_data``) is outside the dtype's range:
+        numpy would wrap it around silently.
 
     Examples
     --------
@@ -174,6 +176,13 @@ def to_array(tensor: Any, dtype: np.dtype[Any], where: str = "tensor") -> np.nda
     hetsim.errors.ModelError: initializer w: expected 3 values (dims [3]) of float32, got \
 8 bytes of raw_data (2 values)
     """
+    if tensor.data_location == EXTERNAL:  # read, it would be "got 0 in float_data"
+        location = next((e.value for e in tensor.external_data if e.key == "location"), "")
+        file = f"external file {location!r}" if location else "an external file (no location)"
+        raise ModelError(
+            f"{where}: expected its values in the model, got them in {file}, not loaded (load "
+            "the model from its path, or call onnx.load_external_data_for_model first)"
+        )
     shape = tuple(tensor.dims)
     if any(dim < 0 for dim in shape):
         raise ModelError(f"{where}: expected dims >= 0, got {list(shape)}")

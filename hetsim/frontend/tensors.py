@@ -95,9 +95,7 @@ def check_initializer_input(info: onnx.ValueInfoProto, array: np.ndarray, where:
     dtype = dtype_name(tensor.elem_type, where)
     stated, fits = dtype, dtype == array.dtype.name
     if tensor.HasField("shape"):
-        dims = [
-            d.dim_value if d.HasField("dim_value") else d.dim_param or "?" for d in tensor.shape.dim
-        ]
+        dims = [d.dim_value if _is_size(d) else d.dim_param or "?" for d in tensor.shape.dim]
         stated = type_label(dtype, dims)
         fits = fits and len(dims) == array.ndim
         fits = fits and all(
@@ -127,7 +125,8 @@ def tensor_type(
 ) -> TensorType:
     """The `TensorType` that `info` states. An unknown dim is symbolic: its ``dim_param``, or,
     unnamed, ``<tensor>_d<index>``; where `dim_names` (the model's `dim_params`) hold that
-    name, the first free ``<tensor>_d<index>_<n>`` (n = 1, 2, ...), so that it varies apart."""
+    name, the first free ``<tensor>_d<index>_<n>`` (n = 1, 2, ...), so that it varies apart. A
+    negative ``dim_value`` (-1, as some exporters write an unknown dim) is an unnamed one."""
     kind = info.type.WhichOneof("value")
     if kind != "tensor_type":
         raise ModelError(f"{where}: expected a tensor, got {kind or 'no type'}")
@@ -136,11 +135,17 @@ def tensor_type(
         raise ModelError(f"{where}: expected a tensor of known rank, got no shape")
     shape: list[Dim] = []
     for index, dim in enumerate(tensor.shape.dim):
-        if dim.HasField("dim_value"):
+        if _is_size(dim):
             shape.append(int(dim.dim_value))
         else:
             shape.append(dim.dim_param or _unnamed_dim(f"{info.name}_d{index}", dim_names))
     return TensorType(tuple(shape), dtype_name(tensor.elem_type, where))
+
+
+def _is_size(dim: onnx.TensorShapeProto.Dimension) -> bool:
+    """Whether `dim` states a size: a ``dim_value`` >= 0 (onnx's checker and onnxruntime take
+    a negative one as unknown)."""
+    return dim.HasField("dim_value") and dim.dim_value >= 0
 
 
 def _unnamed_dim(name: str, dim_names: Collection[str]) -> str:

@@ -562,3 +562,71 @@ def test_a_graph_without_outputs_is_refused() -> None:
     message = "model g: expected a graph with at least one output, got none"
     with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
         load_onnx(model)
+
+
+@pytest.mark.parametrize("size", [-1, -2])
+def test_a_negative_input_dim_is_an_unnamed_unknown_dim(size: int) -> None:
+    # "expected each dim an integer >= 0 or a symbolic name, got -1": onnx's checker takes it,
+    # as onnxruntime and the reference evaluator run it, an unknown dim
+    node = helper.make_node("Relu", ["x"], ["y"], name="relu")
+    x_info, y_info = _vi("x", [3, 2]), _vi("y", [3, 2])
+    x_info.type.tensor_type.shape.dim[0].dim_value = size
+    y_info.type.tensor_type.shape.dim[1].dim_value = size
+    model = _model([node], [x_info], [y_info])
+    onnx.checker.check_model(model)
+    graph = load_onnx(model)
+    assert graph.inputs == {"x": TensorType(("x_d0", 2), "float32")}
+    x = np.random.default_rng(0).standard_normal((4, 2)).astype(np.float32)
+    (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
+    np.testing.assert_array_equal(execute(graph, {"x": x})["y"], expected)
+
+
+def test_an_initializer_input_with_a_negative_dim_is_its_initializer() -> None:
+    node = helper.make_node("Add", ["x", "w"], ["y"], name="add")
+    w_info = _vi("w", [2])
+    w_info.type.tensor_type.shape.dim[0].dim_value = -1
+    weight = numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "w")
+    model = _model([node], [_vi("x", [2]), w_info], [_vi("y", [2])], [weight])
+    np.testing.assert_array_equal(load_onnx(model).initializers["w"], [1.0, 2.0])
+
+
+def _ms_sigmoid_model(opsets: list[tuple[str, int]]) -> onnx.ModelProto:
+    """A lone com.microsoft QLinearSigmoid of a uint8 x (scale 0.05, zero 128) to a uint8 y
+    (scale 1/256, zero 0), importing `opsets`."""
+    node = helper.make_node(
+        "QLinearSigmoid", ["x", "xs", "xz", "ys", "yz"], ["y"], name="sig", domain="com.microsoft"
+    )
+    weights = [
+        numpy_helper.from_array(np.array(v, dtype), name)
+        for name, v, dtype in [
+            ("xs", 0.05, np.float32), ("xz", 128, np.uint8),
+            ("ys", 1 / 256, np.float32), ("yz", 0, np.uint8),
+        ]
+    ]  # fmt: skip
+    uint8 = TensorProto.UINT8
+    graph = helper.make_graph([node], "g", [_vi("x", [4], uint8)], [_vi("y", [4], uint8)], weights)
+    opset_imports = [helper.make_opsetid(domain, v) for domain, v in opsets]
+    return helper.make_model(graph, opset_imports=opset_imports, ir_version=8)
+
+
+def test_a_model_of_com_microsoft_ops_alone_needs_no_default_opset() -> None:
+    # "expected an opset for the default ONNX domain, got none": onnx's checker takes the
+    # model, and onnxruntime runs it
+    model = _ms_sigmoid_model([("com.microsoft", 1)])
+    onnx.checker.check_model(model)
+    graph = load_onnx(model)
+    assert graph.opset == 28  # NEWEST_OPSET: what the QLinearSigmoid's inner Sigmoid follows
+    x = np.array([0, 100, 128, 255], np.uint8)
+    real = (x.astype(np.float64) - 128) * 0.05
+    expected = np.clip(np.rint(1 / (1 + np.exp(-real)) * 256), 0, 255)  # [0, 51, 128, 255]
+    assert execute(graph, {"x": x})["y"].tolist() == expected.tolist() == [0, 51, 128, 255]
+
+
+def test_a_default_domain_op_without_its_opset_names_the_op() -> None:
+    model = _ms_sigmoid_model([("com.microsoft", 1)])
+    model.graph.node.append(helper.make_node("Relu", ["y"], ["z"], name="relu"))
+    message = (
+        "model g: expected an opset for the default ONNX domain (op relu (Relu) is in it), got none"
+    )
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        load_onnx(model)

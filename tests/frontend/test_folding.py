@@ -1,0 +1,98 @@
+"""Constant folding at load: a kernel that fails on a constant sub-graph is reported as
+`execute` reports it, naming the op, and led by the model."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from hetsim import execute  # noqa: E402
+from hetsim.errors import OpError, SimulationError  # noqa: E402
+from hetsim.frontend import load_onnx  # noqa: E402
+
+
+def _const(name: str, values: object, dtype: type = np.int64) -> onnx.TensorProto:
+    return numpy_helper.from_array(np.array(values, dtype), name)
+
+
+def _constant_branch(node: onnx.NodeProto, weights: list[onnx.TensorProto]) -> onnx.ModelProto:
+    """y = Identity(x), and output k of `node`, which reads only `weights`: folded at load."""
+    graph = helper.make_graph(
+        [node, helper.make_node("Identity", ["x"], ["y"], name="id")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [1]),
+            helper.make_tensor_value_info("k", TensorProto.INT64, None),
+        ],
+        weights,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+INDEX_5 = "IndexError: index 5 is out of bounds for axis 0 with size 2"
+FAILING = [
+    (
+        helper.make_node("Gather", ["a", "i"], ["k"], name="op"),
+        [_const("a", [2, 3]), _const("i", [5])],
+        f"op op (Gather): expected its kernel to compute, got {INDEX_5}",
+    ),
+    (
+        helper.make_node("ConstantOfShape", ["s"], ["k"], name="op"),
+        [_const("s", [-1])],
+        "op op (ConstantOfShape): expected its kernel to compute, got ValueError: negative "
+        "dimensions are not allowed",
+    ),
+    (
+        helper.make_node("GatherElements", ["a", "i"], ["k"], name="op"),
+        [_const("a", [2, 3]), _const("i", [5])],
+        f"op op (GatherElements): expected its kernel to compute, got {INDEX_5}",
+    ),
+    (
+        helper.make_node("ScatterElements", ["a", "i", "u"], ["k"], name="op"),
+        [_const("a", [2, 3]), _const("i", [5]), _const("u", [1])],
+        f"op op (ScatterElements): expected its kernel to compute, got {INDEX_5}",
+    ),
+    (
+        helper.make_node("ScatterND", ["a", "i", "u"], ["k"], name="op"),
+        [_const("a", [2, 3]), _const("i", [[5]]), _const("u", [1])],
+        f"op op (ScatterND): expected its kernel to compute, got {INDEX_5}",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("node", "weights", "message"), FAILING, ids=[case[0].op_type for case in FAILING]
+)
+def test_a_kernel_failing_while_folding_is_the_op_error_execute_raises(
+    node: onnx.NodeProto, weights: list[onnx.TensorProto], message: str
+) -> None:
+    # numpy's bare IndexError or ValueError came out of load_onnx
+    model = _constant_branch(node, weights)
+    with pytest.raises(OpError, match=f"^{re.escape(message)}$") as unfolded:
+        execute(load_onnx(model, fold=False), {"x": np.ones(1, np.float32)})
+    with pytest.raises(OpError, match=f"^{re.escape(f'model g: {message}')}$") as folded:
+        load_onnx(model)
+    assert folded.value.op == unfolded.value.op == "op"
+    assert type(folded.value.__cause__.__cause__) is type(unfolded.value.__cause__)  # numpy's
+
+
+def test_arrays_too_large_to_fold_are_the_simulation_error_execute_raises() -> None:
+    # numpy's bare MemoryError came out of load_onnx
+    huge = _const("s", [10**8, 10**8])  # 40 PB of float32: no machine allocates it
+    model = _constant_branch(helper.make_node("ConstantOfShape", ["s"], ["k"], name="op"), [huge])
+    message = (
+        r"op op \(ConstantOfShape\): expected arrays this machine can allocate, got "
+        r"MemoryError: Unable to allocate .* \(timing mode computes no values\)$"
+    )
+    with pytest.raises(SimulationError, match=f"^{message}"):
+        execute(load_onnx(model, fold=False), {"x": np.ones(1, np.float32)})
+    with pytest.raises(SimulationError, match=f"^model g: {message}") as caught:
+        load_onnx(model)
+    assert isinstance(caught.value.__cause__, SimulationError)
+    assert isinstance(caught.value.__cause__.__cause__, MemoryError)
