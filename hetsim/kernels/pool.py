@@ -21,7 +21,7 @@ import numpy as np
 
 from hetsim.ir import Op
 from hetsim.kernels.arrays import accumulating, memoize
-from hetsim.kernels.checks import flag_attr, int_attr, ints_attr, op_error
+from hetsim.kernels.checks import flag_attr, float_attr, int_attr, ints_attr, op_error
 from hetsim.kernels.conv import pad_spatial
 from hetsim.kernels.costs import Cost, nbytes
 from hetsim.kernels.meta import Meta
@@ -182,21 +182,22 @@ def _compile_average_pool(op: Op, opset: int) -> Kernel:
     return kernel
 
 
-def _lp_order(op: Op) -> int:
-    p = int_attr(op, "p", 2)
+def _lp_order(op: Op, opset: int) -> float:
+    """``p``: an INT from opset 2, a FLOAT (2.0, 3.5) at opset 1."""
+    p = float_attr(op, "p", 2.0) if opset < 2 else int_attr(op, "p", 2)
     if p < 1:
         raise op_error(op, "expected p >= 1", p)
     return p
 
 
-def _lp_norm(windows_sum: np.ndarray, p: int, dtype: np.dtype[Any]) -> np.ndarray:
+def _lp_norm(windows_sum: np.ndarray, p: float, dtype: np.dtype[Any]) -> np.ndarray:
     root: np.ndarray = windows_sum if p == 1 else np.power(windows_sum, 1.0 / p)
     return root.astype(dtype, copy=False)
 
 
 def _compile_lp_pool(op: Op, opset: int) -> Kernel:
     """``(Σ |x|^p)^(1/p)`` over each window, padding counting as zeros."""
-    p = _lp_order(op)
+    p = _lp_order(op, opset)
     geometry = memoize(partial(_geometry, _window_of(op)))
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
@@ -210,7 +211,7 @@ def _compile_lp_pool(op: Op, opset: int) -> Kernel:
 
 
 def _compile_global_lp_pool(op: Op, opset: int) -> Kernel:
-    p = _lp_order(op)
+    p = _lp_order(op, opset)
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x = inputs[0]

@@ -1,7 +1,7 @@
 """What a Resize or Upsample asks for: its `ResizeSpec`, output shape and source coordinates.
 
-`read_spec` reads and checks the attributes of a Resize (opsets 10 to 19) or an Upsample (7, 9)
-once and records where its roi, scales and sizes inputs are; `resize_shape` gives the output
+`read_spec` reads and checks the attributes of a Resize (opsets 10 to 19) or an Upsample (1, 7,
+9) once and records where its roi, scales and sizes inputs are; `resize_shape` gives the output
 shape and each axis's scale from the scales or the sizes; `source_coordinates` maps output
 positions to input coordinates by the ``coordinate_transformation_mode`` (`TRANSFORMS`). Both
 follow ONNX's reference (``onnx/reference/ops/op_resize.py``) float for float:
@@ -11,7 +11,8 @@ node tests expect it, where onnxruntime divides by the integer length), but for
 ``pytorch_half_pixel`` at an output length of 1, which samples at 0 as the spec and onnxruntime
 do (the reference's -0.5 is onnx/onnx#4275). Before opset 11 there is no
 ``coordinate_transformation_mode``: coordinates are ``asymmetric``, and nearest rounds as
-`LEGACY_NEAREST` says.
+`LEGACY_NEAREST` says. Upsample-1 scales the last two axes (height, width) by its
+``height_scale`` and ``width_scale``; its ``bilinear`` mode is Upsample-7's ``linear``.
 
 How an axis is resampled at those coordinates (its taps and weights, one pass per axis), and
 the ops' registration, live in `resize.py`.
@@ -92,7 +93,8 @@ class ResizeSpec:
     """A Resize's or Upsample's attributes, read and checked once, and where its inputs are.
 
     `roi_at`, `scales_at` and `sizes_at` are input positions (None where the opset has no such
-    input); `fixed_scales` holds Upsample-7's ``scales`` attribute.
+    input); `fixed_scales` holds Upsample-7's ``scales`` attribute (Upsample-1's
+    ``height_scale`` and ``width_scale``, of axes -2 and -1).
     """
 
     op: Op
@@ -141,6 +143,11 @@ def read_spec(op: Op, opset: int) -> ResizeSpec:
     ...
     hetsim.errors.OpError: op r (Resize): expected mode 'nearest' or 'linear', got 'cubic'
     """
+    if op.type == "Upsample" and opset < 7:
+        mode = choice(op, "mode", attr(op, "mode", "nearest"), ("nearest", "bilinear"))
+        height_width = (float_attr(op, "height_scale"), float_attr(op, "width_scale"))
+        mode = "linear" if mode == "bilinear" else mode
+        return ResizeSpec(op, mode, axes=(-2, -1), scales_at=None, fixed_scales=height_width)
     if op.type == "Upsample" or opset < 11:
         mode = choice(op, "mode", attr(op, "mode", "nearest"), MODES[:2])
         if op.type == "Upsample" and opset < 9:
