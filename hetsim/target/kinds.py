@@ -16,6 +16,7 @@ from typing import Any
 from hetsim.target.kind_attrs import link_attr, non_negative, processor_attrs
 from hetsim.target.rules import (
     AtMost,
+    CpuNames,
     DevicesNeedExecutorFlag,
     HostNeedsFlag,
     OnlyAlone,
@@ -63,7 +64,7 @@ def _cpu(name: str, isa: str, triple: str, doc: str, default_host: str, **number
         keys=("cpu", isa),
         can_host=True,
         default_host=default_host,
-        rules=(OnlyAlone("ops", "*"),),
+        rules=(OnlyAlone("ops", "*"), CpuNames(name)),
     )
 
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AtMost",
+    "CpuNames",
     "DevicesNeedExecutorFlag",
     "HostNeedsFlag",
     "OnlyAlone",
@@ -62,6 +63,40 @@ class AtMost(Rule):
             return []
         expected = f"expected at most {self.limit} ({node[self.limit]!r}; {self.reason})"
         return [Problem(join_path(path, self.attr), expected, repr(node[self.attr]))]
+
+
+@dataclass(frozen=True, slots=True)
+class CpuNames(Rule):
+    """A CPU's ``mtriple`` names its own architecture, and its ``mcpu``, where it is a core
+    hetsim knows (`hetsim.target.tvm_names.LLVM_CPUS`), one of that architecture: an ARM kind
+    with an x86 triple read back from TVM as an x86 CPU (`Target.to_tvm`, `from_tvm`)."""
+
+    kind: str
+
+    @property
+    def doc(self) -> str:  # type: ignore[override]
+        return "`mtriple` and a known `mcpu` are of this kind's architecture"
+
+    def check(
+        self, node: Mapping[str, Any], path: str, lookup: Callable[[str, str], Kind | None]
+    ) -> list[Problem]:
+        from hetsim.target.tvm_names import CPU_FAMILIES, LLVM_CPUS  # data tables
+
+        family = CPU_FAMILIES.get(self.kind)
+        if family is None:  # a kind registered without a family: nothing to check against
+            return []
+        problems = []
+        triple, mcpu = node["mtriple"], node["mcpu"]
+        if not family.matches(triple):
+            prefixes = ", ".join(f"{p}*" for p in family.prefixes)
+            expected = f"expected a triple of {self.kind} ({prefixes})"
+            problems.append(Problem(join_path(path, "mtriple"), expected, repr(triple)))
+        cpu = LLVM_CPUS.get(mcpu)
+        if cpu is not None and cpu.kind != self.kind:
+            expected = f"expected an mcpu of {self.kind} or one hetsim does not know"
+            got = f"{mcpu!r}, a core of {cpu.kind}"
+            problems.append(Problem(join_path(path, "mcpu"), expected, got))
+        return problems
 
 
 @dataclass(frozen=True, slots=True)

@@ -198,6 +198,8 @@ def _read_node(config: Mapping[str, Any], path: str, problems: list[Problem]) ->
     tag, model = config.get("tag"), config.get("model")
     if isinstance(tag, str) and tag:
         return _read_tvm_tag(config, path, problems)
+    if not _is_written(config) and (named := _tvm_tag_stated(config)) is not None:
+        return _read_tvm_tag({**config, "tag": named}, path, problems)
     if _is_written(config) and model != MODEL_PREFIX:
         spec = _read_hetsim_tag(config, path, problems)
     else:
@@ -206,6 +208,30 @@ def _read_node(config: Mapping[str, Any], path: str, problems: list[Problem]) ->
     if host is None or config.get("kind") == "composite":
         return spec
     return _with_host(spec, _read_at(host, join_path(path, "host"), problems))
+
+
+def _tvm_kind_of(options: Mapping[str, Any]) -> str:
+    """The TVM kind of a tag of `TVM_TAG_OPTIONS`: cuda for a GPU's (it has an ``arch``)."""
+    return "cuda" if "arch" in options else "llvm"
+
+
+def _stated(config: Mapping[str, Any]) -> dict[str, Any]:
+    """What a TVM node states of its device, host included: not its tag, its ``model`` (a
+    board's name) or the options that only steer code generation."""
+    return {
+        key: _stated(value) if isinstance(value, Mapping) else _plain(value)
+        for key, value in config.items()
+        if key not in ("tag", "model") and not _is_codegen_option(key)
+    }
+
+
+def _tvm_tag_stated(config: Mapping[str, Any]) -> str | None:
+    """The TVM tag whose options `config` states exactly, if any: ``export()`` of a
+    ``tvm.target.Target`` made from a tag name keeps its options, not its name (``tag: ""``),
+    and read as options it was another platform than the name (a Jetson's host and GPU as a
+    plain level, its GPU named ``dev0``, not ``jetson-agx-orin``)."""
+    stated = _stated(config)
+    return next((name for name, options in _TAG_STATES.items() if options == stated), None)
 
 
 def _is_written(config: Mapping[str, Any]) -> bool:
@@ -344,6 +370,12 @@ def _devices_of(config: Mapping[str, Any], path: str, problems: list[Problem]) -
     return list(devices)
 
 
+_TAG_STATES: dict[str, dict[str, Any]] = {
+    name: _stated({"kind": _tvm_kind_of(options), **options})
+    for name, options in TVM_TAG_OPTIONS.items()
+}
+"""Each TVM tag's options as its ``export()`` states them (`_stated`), its kind included."""
+
 _KINDS: dict[str, _Kind] = {
     "llvm": _Kind(frozenset({"mtriple", "mcpu", "mattr", "num-cores"}), _read_llvm),
     "cuda": _Kind(frozenset({"arch", "mcpu"}), _read_cuda),
@@ -365,12 +397,15 @@ def _read_tvm_tag(config: Mapping[str, Any], path: str, problems: list[Problem])
         problems.append(Problem(join_path(path, "tag"), expected, repr(name), hint))
         return {}
     own = TVM_TAG_OPTIONS.get(name, {})
+    # what may change a TVM tag: its host, and num-cores where its kind (llvm) takes it (TVM
+    # refuses num-cores on a cuda tag, which had set an H100's 132 SMs to 4)
+    overrides = ("host", "num-cores") if _tvm_kind_of(own) == "llvm" else ("host",)
     for key, value in config.items():
-        if key in ("tag", "kind", "model", "host", "num-cores") or _is_codegen_option(key):
+        if key in ("tag", "kind", "model", *overrides) or _is_codegen_option(key):
             continue
         if key in own and _plain(value) == own[key]:
             continue
-        expected = f"expected only host or num-cores to override TVM tag {name!r}"
+        expected = f"expected only {' or '.join(overrides)} to override TVM tag {name!r}"
         problems.append(Problem(join_path(path, key), expected, repr(value)))
     spec: dict[str, Any] = {"tag": tag}
     if config.get("num-cores", own.get("num-cores")) != own.get("num-cores"):
@@ -398,7 +433,15 @@ def _read_hetsim_tag(
     """A node written by `spec_to_tvm` from a tag: its ``model`` names the tag, its ``kind``
     the tag's kind, which resolving checks (a ``cuda`` node naming a whole platform's tag
     became that platform), and the rest what it changes of the tag."""
-    known = {option for kind in _KINDS.values() for option in kind.options}
+    kind_of = config.get("kind")
+    reader = _KINDS.get(kind_of) if isinstance(kind_of, str) else None
+    # its TVM kind's options (a cuda node took llvm's num-cores and mtriple); a kind hetsim
+    # does not map, which resolving names, any kind's
+    known = (
+        reader.options
+        if reader is not None
+        else {option for kind in _KINDS.values() for option in kind.options}
+    )
     _check_options(config, known, path, problems)
     spec = {"tag": config["model"].removeprefix(MODEL_PREFIX)}
     kind = _hetsim_kind(config)
