@@ -245,8 +245,14 @@ class Simulation(Interpreter):
         try:
             self.env.run()
         except OutOfMemoryError as err:  # a deferred memory may have run out earlier, among
-            earlier = self._deferred_overflow()  # the changes the engine has reached so far
-            if earlier is not None and (err.at_us is None or (earlier.at_us or 0.0) < err.at_us):
+            earlier = self._deferred_overflow()  # the changes the engine has reached so far:
+            # every change up to the engine's time is made (the hosts run ahead of it, and a
+            # stream gives bytes back at its time or later), none past it for certain
+            if (
+                earlier is not None
+                and (earlier.at_us or 0.0) <= self.env.now
+                and (err.at_us is None or (earlier.at_us or 0.0) < err.at_us)
+            ):
                 raise earlier from err
             raise
         self._load(root)

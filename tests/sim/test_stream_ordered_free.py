@@ -123,3 +123,34 @@ def test_a_host_buffer_a_copy_reads_comes_back_when_the_copying_stream_passes_it
     assert spans["host", "free h"] == (19.75, 21.0)
     assert spans["host", "alloc a@host.mem"] == (26.5, 28.0)
     assert result.peak_memory_bytes == {"host.mem": 4000, "gpu0.mem": 2000}
+
+
+def test_an_overflow_on_the_spot_is_not_hidden_by_a_release_not_reached_yet() -> None:
+    # gpu0.mem overflows on the spot at the host's 41.75 us while the engine is still at 0: the
+    # Release of h (FREE h after gpu0) was not reached yet, and host.mem, settled on what it had,
+    # looked full at 27.5 (c's ALLOC), where it holds 3000 B at most and fits
+    def tgt(host_bytes: int, gpu_bytes: int) -> dict[str, object]:
+        tgt = target(
+            device("gpu0", ["Relu", "Add"], memory_gib=gpu_bytes / 2**30),
+            device("npu", ["Sigmoid"], memory_gib=0),
+        )
+        tgt["host"]["memory_gib"] = host_bytes / 2**30  # type: ignore[index]
+        return tgt
+
+    ops = (
+        Op("Neg", "n", ("x",), ("h",)),  # host
+        Op("Relu", "r", ("h",), ("a",)),  # gpu0, from h copied out of host.mem
+        Op("Sigmoid", "q", ("a",), ("c",)),  # npu, in host.mem
+        Op("Add", "m", ("a", "c"), ("f",)),  # gpu0
+    )
+    model = graph(*ops, outputs=("f",))
+    result = simulate(model, tgt(2**30, 2**30), mode="timing")
+    assert result.peak_memory_bytes == {"host.mem": 3000, "gpu0.mem": 3000}
+    assert "FREE         h in host.mem after gpu0" in listing(model, tgt(2**30, 2**30))
+    simulate(model, tgt(3000, 3000), mode="timing")  # both at their peaks: it fits
+    with pytest.raises(
+        SimulationError,
+        match=r"^sim at 41\.75 us, gpu0: out of memory in gpu0\.mem \(need 1000 B, 999 B free\) "
+        r"for tensor f of op m$",
+    ):
+        simulate(model, tgt(3000, 2999), mode="timing")
