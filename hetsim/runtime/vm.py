@@ -340,7 +340,10 @@ class LevelCompiler:
                 for slot in outputs:
                     made_on[slot] = user
                     made_item[slot] = item
-                if own.get(memory) != user:  # its slots, all in `memory`, are not its device's
+                # its slots, all in `memory`, wait for the stream unless it is their device's
+                # (the next work there queues behind); an invocation's always: its level's host
+                # allocates in that memory while the invocation runs
+                if unit.op is None or own.get(memory) != user:
                     for used in (*inputs, *outputs):
                         if used is not None:
                             used_on.setdefault(used, {})[user] = item

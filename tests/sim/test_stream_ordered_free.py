@@ -154,3 +154,40 @@ def test_an_overflow_on_the_spot_is_not_hidden_by_a_release_not_reached_yet() ->
         r"for tensor f of op m$",
     ):
         simulate(model, tgt(3000, 2999), mode="timing")
+
+
+def test_an_invocation_s_arguments_stay_until_its_level_has_run() -> None:
+    # the root freed x@node0/host.mem at its 5 us, and the invocation reading it began at 13.5:
+    # node0's host, allocating b in that memory at 15.53 while r read x (18.03-21.03), found x's
+    # bytes back (peak 2000 B: x and the result buffer c); they are back when node0's stream
+    # passes the FREE now: x, c and b, 3000 B
+    def tgt(node_bytes: int) -> dict[str, object]:
+        root = target()
+        node_host = {**root["host"], "memory_gib": node_bytes / 2**30}  # type: ignore[dict-item]
+        root["devices"] = [
+            {
+                "name": "node0",
+                "kind": "hetero",
+                "host": node_host,
+                "executor": root["executor"],
+                "runtime": root["runtime"],
+                "link": {"bandwidth_gbps": 1.0, "latency_us": 10.0},
+                "devices": [device("acc", ["Sigmoid"])],
+            }
+        ]
+        return root
+
+    ops = (Op("Relu", "r", ("x",), ("b",)), Op("Neg", "n", ("b",), ("c",)))
+    model = graph(*ops, outputs=("c",))
+    rules = [{"op": "*", "device": "node0/host"}]
+    result = simulate(model, tgt(2**30), mode="timing", partition="rules", rules=rules)
+    spans = spans_of(result)
+    assert spans["node0/host", "alloc b"][0] == pytest.approx(15.532, abs=1e-3)
+    assert spans["node0/host", "r"][0] > spans["node0/host", "alloc b"][0]
+    assert result.peak_memory_bytes["node0/host.mem"] == 3000
+    with pytest.raises(
+        SimulationError,
+        match=r"^sim at 15\.532 us, node0/host: out of memory in node0/host\.mem \(need 1000 B, "
+        r"999 B free\) for tensor b of op r$",
+    ):
+        simulate(model, tgt(2999), mode="timing", partition="rules", rules=rules)
