@@ -191,6 +191,11 @@ def _free(ins: Free, b: Binder) -> FreeStep:
     if ins.after:  # given back at a stream's time: `two_clock_memories`
         for stream in ins.after:
             b.platform.processors[stream]  # a KeyError names one it lacks
+            if stream == b.program.host:  # written by hand: the compilers name device streams
+                raise SimulationError(
+                    f"FREE {slot.name}: expected device streams to wait for, got {stream!r}, "
+                    "the program's host"
+                )
         b.staged.add(ins.memory)
     return new_tuple(FreeStep, (
         f"free {slot.name}", b.dispatch_us + b.free_us, ins.memory, size, ins.tensor, args,

@@ -276,8 +276,8 @@ class Simulation(Interpreter):
             if memory.is_deferred:
                 crossing = memory.settle()
                 if crossing is not None:
-                    step, t, used = crossing
-                    found.append(out_of_memory(step, memory, t, self.placement, used))
+                    step, t, used, size = crossing
+                    found.append(out_of_memory(step, memory, t, self.placement, used, size))
         return min(found, key=lambda err: err.at_us or 0.0, default=None)
 
     def _release(self) -> None:
@@ -295,6 +295,7 @@ class Simulation(Interpreter):
             executor.code = ()
         self._rows.clear()
         for memory in self.memories.values():
+            memory.pools = {}
             if memory.is_deferred:
                 memory.changes = []  # kept for `settle` alone
 

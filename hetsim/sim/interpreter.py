@@ -20,7 +20,7 @@ place): `benchmarks/sim_speed.py` times them.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
@@ -63,13 +63,15 @@ def out_of_memory(
     t: float,
     placement: Mapping[str, str],
     used: int | None = None,
+    taken: int | None = None,
 ) -> OutOfMemoryError:
     """The error of an ALLOC whose bytes do not fit `memory`: the memory, and what needed them:
     a tensor and its op; a tensor placed before the run; a tensor an invocation of a nested
     level moves (its op a segment's id, as `hetsim plan` lists it, which `placement`, the run's
     ops, lacks); a result copied into the level host's memory to return; a routed copy staged
     between hops; a CUDA graph's memory pool. `used`: the bytes in use then, where not
-    `memory.used_bytes` (an ALLOC found past the capacity once the run is over, `settle`)."""
+    `memory.used_bytes` (an ALLOC found past the capacity once the run is over, `settle`);
+    `taken`: the bytes it took, where it reused some of its stream's (`MemoryState.pools`)."""
     free = memory.capacity_bytes - (memory.used_bytes if used is None else used)
     if step.op == LOAD_OP:
         what = f"tensor {step.tensor}, placed before the run starts"
@@ -84,7 +86,10 @@ def out_of_memory(
     else:
         level = step.processor.rpartition("/")[0]  # the invoked level's host allocates
         what = f"tensor {step.tensor} of segment {step.op} (an invocation of {level})"
-    need, room = format_sizes(step.size_bytes, free)
+    size = step.size_bytes if taken is None else taken
+    need, room = format_sizes(size, free)
+    if size != step.size_bytes:
+        need += f" more: {step.size_bytes - size} B of its {step.size_bytes} reused on its stream"
     return OutOfMemoryError(
         f"{where(t)}, {step.processor}: out of memory in {memory.name} "
         f"(need {need}, {room} free) for {what}"
@@ -210,36 +215,77 @@ class Interpreter:
 
     def _take(self, step: AllocStep, t: float) -> None:
         """Take `step`'s bytes in its memory at simulated time `t` (or fail: OOM; for a memory
-        checked when the run ends, `MemoryState.is_deferred`, note it)."""
+        checked when the run ends, `MemoryState.is_deferred`, note it), less those it reuses:
+        bytes this host freed for `step`'s processor, whose stream has not given them back."""
         memory = self.memories[step.memory]
-        used = memory.used_bytes + step.size_bytes
+        size = step.size_bytes
+        if memory.pools:
+            size -= self._reused(memory, step, t)
+        used = memory.used_bytes + size
         if memory.is_deferred:
-            memory.changes.append((t, step.size_bytes, step))
+            if size or not step.size_bytes:  # one reused whole changes nothing
+                memory.changes.append((t, size, step))
         elif used > memory.capacity_bytes:
-            raise out_of_memory(step, memory, t, self.placement)
+            raise out_of_memory(step, memory, t, self.placement, taken=size)
         memory.used_bytes = used
         if used > memory.peak_bytes:
             memory.peak_bytes = used
+
+    def _reused(self, memory: MemoryState, step: AllocStep, t: float) -> int:
+        """The bytes of `step`, made at `t`, it takes from the pool of its processor's stream
+        and this host (`MemoryState.pools`), oldest FREE first: work queued there later runs
+        after the work before those FREEs, as a stream-ordered allocator reuses a block. A
+        Release back by `t` has nothing to give (and none later: this host's clock only
+        advances); one back after `t` gave its bytes back too early, and takes them again."""
+        pool = memory.pools.get((step.processor, self.host))
+        reused = 0
+        while pool and reused < step.size_bytes:
+            release = pool[0]
+            back = release.reached_us
+            if (back is not None and back <= t) or release.pooled == 0:
+                pool.popleft()
+                continue
+            taken = min(step.size_bytes - reused, release.pooled)
+            release.pooled -= taken
+            reused += taken
+            if back is not None:  # given back at `back`, after `t`: not so, these bytes
+                memory.used_bytes += taken
+                if release.change_at >= 0:  # its change gives back `taken` bytes less
+                    at, size, _ = memory.changes[release.change_at]
+                    memory.changes[release.change_at] = (at, size + taken, None)
+        return reused
 
     def give_bytes(self, name: str, size: int, t: float) -> None:
         """Give `size` bytes back to memory `name` at simulated time `t`."""
         memory = self.memories[name]
         memory.used_bytes -= size
-        if memory.is_deferred:
+        if memory.is_deferred and size:
             memory.changes.append((t, -size, None))
+
+    def give_back(self, release: Release) -> None:
+        """Give back what `release` holds, now that every stream reached it (at its time); a
+        later allocation for its stream made before that time takes some back (`_reused`)."""
+        memory = self.memories[release.memory]
+        size = release.returned()
+        memory.used_bytes -= size
+        if memory.is_deferred:
+            release.change_at = len(memory.changes)
+            memory.changes.append((release.at_us, -size, None))
 
     def _alloc(self, step: AllocStep) -> None:
         t = self.t
-        # inlined for speed: what _take does
         memory = self.memories[step.memory]
-        used = memory.used_bytes + step.size_bytes
-        if memory.is_deferred:
-            memory.changes.append((t, step.size_bytes, step))
-        elif used > memory.capacity_bytes:
-            raise out_of_memory(step, memory, t, self.placement)
-        memory.used_bytes = used
-        if used > memory.peak_bytes:
-            memory.peak_bytes = used
+        if memory.pools:  # bytes its stream may reuse: `_take`
+            self._take(step, t)
+        else:  # inlined for speed: what _take does
+            used = memory.used_bytes + step.size_bytes
+            if memory.is_deferred:
+                memory.changes.append((t, step.size_bytes, step))
+            elif used > memory.capacity_bytes:
+                raise out_of_memory(step, memory, t, self.placement)
+            memory.used_bytes = used
+            if used > memory.peak_bytes:
+                memory.peak_bytes = used
         # inlined for speed (here and in _free): what _dispatch does
         end = t + step.cost_us
         if self.is_tracing:
@@ -250,10 +296,23 @@ class Interpreter:
 
     def _queue_release(self, step: FreeStep, t: float) -> None:
         """Queue `step`'s bytes on each stream of its `after`: they come back when the last
-        reaches them (`hetsim.sim.resources.Stream`), in a memory counted in simulated time."""
-        release = Release(step, t)
-        for stream in step.after:
-            self.streams[stream].push((release, t, None))
+        reaches them (`hetsim.sim.resources.Stream`), in a memory counted in simulated time.
+        Held up by one stream, they wait in its pool for this host's next allocations for it."""
+        (stream, *others) = step.after
+        release = Release(step, t, pooled=not others)
+        if not others:
+            pools = self.memories[step.memory].pools
+            key = (stream, self.host)
+            pool = pools.get(key)
+            if pool is None:
+                pool = pools[key] = deque()
+            pool.append(release)
+        for name in step.after:
+            queue = self.streams[name]
+            if queue.is_busy:
+                queue.push((release, t, None))
+            elif release.reached(max(queue.tail_us, t)):  # what a push would do, at once
+                self.give_back(release)
 
     def _free(self, step: FreeStep) -> None:
         t = self.t

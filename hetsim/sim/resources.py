@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from simpy.events import Event, Timeout
@@ -39,7 +40,9 @@ class MemoryState:
     memory `is_deferred` (set before the run, `hetsim.sim.bind.two_clock_memories`), keeps every
     change with its simulated time (`changes`: time, bytes, the ALLOC step or ``None`` for a
     FREE), and `settle` works out its peak and its first ALLOC past the capacity in time order
-    when the run ends.
+    when the run ends. A FREE that waits for one stream (`hetsim.sim.steps.Release`) leaves its
+    bytes in `pools` for the freeing host's next allocations for that stream until it is
+    reached.
 
     Examples
     --------
@@ -48,7 +51,9 @@ class MemoryState:
     <MemoryState gpu0.mem 0/100 B>
     """
 
-    __slots__ = ("capacity_bytes", "changes", "is_deferred", "name", "peak_bytes", "used_bytes")
+    __slots__ = (
+        "capacity_bytes", "changes", "is_deferred", "name", "peak_bytes", "pools", "used_bytes",
+    )  # fmt: skip
 
     def __init__(self, name: str, capacity_bytes: int) -> None:
         self.name = name
@@ -57,14 +62,18 @@ class MemoryState:
         self.peak_bytes = 0
         self.changes: list[tuple[float, int, Any]] = []
         self.is_deferred = False
+        # (stream, host) -> the Releases whose bytes that host may hand to its allocations for
+        # that stream, oldest first (`hetsim.sim.steps.Release.pooled`)
+        self.pools: dict[tuple[str, str], deque[Any]] = {}
 
     def __repr__(self) -> str:
         return f"<MemoryState {self.name} {self.used_bytes}/{self.capacity_bytes} B>"
 
-    def settle(self) -> tuple[Any, float, int] | None:
+    def settle(self) -> tuple[Any, float, int, int] | None:
         """Replay the changes in time order (a stable sort: changes at one time keep the order
         they were made in): set `peak_bytes`, and return the first ALLOC that passed the
-        capacity, with its time and the bytes in use before it, if any.
+        capacity, with its time, the bytes in use before it and the bytes it took (its size,
+        less what it reused: `pools`), if any.
 
         >>> m = MemoryState("host.mem", 10)
         >>> m.changes = [(4.0, 6, "a"), (1.0, 6, "b"), (2.0, -6, None)]  # as they were made
@@ -72,20 +81,19 @@ class MemoryState:
         (None, 6)
         >>> m.changes.append((3.0, 6, "c"))
         >>> m.settle()  # in time order: b, its free, c, then a finds 6 B in use
-        ('a', 4.0, 6)
+        ('a', 4.0, 6, 6)
         """
         used = peak = 0
-        for t, size, step in sorted(self.changes, key=_time):
-            if size > 0 and used + size > self.capacity_bytes:
-                return step, t, used
+        capacity = self.capacity_bytes
+        for t, size, step in sorted(self.changes, key=itemgetter(0)):
             used += size
-            peak = max(peak, used)
+            if size > 0:
+                if used > capacity:
+                    return step, t, used - size, size
+                if used > peak:
+                    peak = used
         self.peak_bytes = peak
         return None
-
-
-def _time(change: tuple[float, int, Any]) -> float:
-    return change[0]
 
 
 class Stream:
@@ -196,7 +204,7 @@ class Stream:
                         ready[slot] = end
             elif cls is Release:  # a FREE's bytes: back once the work before it is done
                 if step.reached(start):
-                    sim.give_bytes(step.memory, step.size_bytes, step.at_us)
+                    sim.give_back(step)
             else:
                 self.is_busy = True
                 sim.env.process(sim.stream_processes[cls](self, item, start))

@@ -10,12 +10,17 @@ kernel 3 + 2000 B / 2000 B/µs = 4 µs; a device of ``memory_gib=0`` computes in
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import pytest
 
 from hetsim.api import platform_of, simulate
 from hetsim.errors import SimulationError
 from hetsim.ir import Op
-from hetsim.runtime import compile_vm, place
+from hetsim.kernels import propagate
+from hetsim.runtime import Free, compile_vm, place
+from hetsim.sim import run_program
 from tests.sim.tiny import device, graph, target
 
 
@@ -69,8 +74,8 @@ def test_a_free_waits_for_the_stream_of_a_device_computing_in_host_memory() -> N
 
 
 def test_a_free_after_a_sync_gives_the_bytes_back_at_once() -> None:
-    # n reads b, made on npu's stream: a SYNC comes first, and a's FREE (after it) waits for no
-    # stream: host.mem holds x, a, b, then c once a is back (3000 B)
+    # n reads b, made on npu's stream: a SYNC comes first, and the FREEs after it wait for no
+    # stream: host.mem holds x, a, b and c at c's ALLOC, then x, a, c and d (4000 B)
     ops = (*SHARED[:2], Op("Neg", "n", ("b",), ("c",)), Op("Neg", "m", ("a",), ("d",)))
     model = graph(*ops, outputs=("c", "d"))
     tgt = target(device("npu", ["Relu"], memory_gib=0))
@@ -78,6 +83,24 @@ def test_a_free_after_a_sync_gives_the_bytes_back_at_once() -> None:
     assert code.index("SYNC         npu") < code.index("FREE         a in host.mem")
     assert "FREE         b in host.mem" in code  # read last on the host: no stream to wait for
     assert not [line for line in code if " after " in line and line.startswith("FREE")]
+    assert simulate(model, tgt, mode="timing").peak_memory_bytes == {"host.mem": 4000}
+
+
+def test_a_stream_reuses_at_once_the_bytes_its_host_freed_for_it() -> None:
+    # a chain on one device computing in host.mem, kernels slower than the host (50 us): the
+    # host runs ahead, and each FREE waits for the stream, but the next ALLOC, for the same
+    # stream's next kernel, takes those bytes at once, as a stream-ordered allocator does: x
+    # and two links of the chain, 3000 B, however long the chain (it had grown with it: 5000 B
+    # at 4 ops, 9000 at 8, 16000 at 16, the host's run-ahead)
+    tgt = target(device("npu", ["Relu"], memory_gib=0, kernel_latency_us=50.0))
+    for n in (4, 16):
+        ops = [Op("Relu", f"r{i}", (f"t{i - 1}" if i else "x",), (f"t{i}",)) for i in range(n)]
+        model = graph(*ops, outputs=(f"t{n - 1}",))
+        assert f"FREE         t{n - 3} in host.mem after npu" in listing(model, tgt)
+        result = simulate(model, tgt, mode="timing")
+        kernels = [s for s in result.spans if s.resource == "npu"]
+        assert kernels[-1].end_us > 2 * [s for s in result.spans if s.name == "free t0"][-1].end_us
+        assert result.peak_memory_bytes == {"host.mem": 3000}
 
 
 def test_a_free_waits_for_every_stream_that_uses_the_tensor() -> None:
@@ -191,3 +214,32 @@ def test_an_invocation_s_arguments_stay_until_its_level_has_run() -> None:
         r"999 B free\) for tensor b of op r$",
     ):
         simulate(model, tgt(2999), mode="timing", partition="rules", rules=rules)
+
+
+@pytest.mark.parametrize(
+    ("after", "message"),
+    [
+        (
+            ("nope",),
+            "bind: program of level (root) of tiny: expected platform hetero[cuda] to have "
+            "'nope', which the program names, got none (a program compiled for another "
+            "platform?)",
+        ),
+        (("host",), "FREE a: expected device streams to wait for, got 'host', the program's host"),
+    ],
+)
+def test_a_free_written_by_hand_waits_for_device_streams_only(
+    after: tuple[str, ...], message: str
+) -> None:
+    tgt = target(device("npu", ["Relu"], memory_gib=0))
+    model = graph(*SHARED[:2], outputs=("b",))
+    platform = platform_of(tgt)
+    program = compile_vm(model, platform, place(model, platform))
+    code = tuple(
+        ins._replace(after=after) if isinstance(ins, Free) else ins for ins in program.code
+    )
+    with pytest.raises(SimulationError, match=f"^{re.escape(message)}$"):
+        run_program(
+            dataclasses.replace(program, code=code), platform, propagate(model, {}),
+            is_functional=False,
+        )  # fmt: skip
