@@ -25,8 +25,9 @@ __all__ = ["Region", "find_regions"]
 class Region:
     """Instructions ``code[start:stop]`` of a program, capturable as one graph on `processor`.
 
-    `deferred` are FREEs of other memories inside that range (host bookkeeping, no stream work):
-    they run just after the graph instead, so they do not split it.
+    `deferred` are FREEs of other memories inside that range (no stream work of their own; one
+    that waits for the device's stream, `Free.after`, waits for the graph): they run just after
+    the graph instead, so they do not split it.
 
     Examples
     --------
