@@ -121,8 +121,8 @@ class Result:
         HetsimError
             `record` is not a `RunRecord` (a `Result` gives its own record).
         SimulationError
-            A makespan that is NaN or negative (busy times were cut to it), a span time that is
-            NaN or infinite (the totals are NaN), or totals that overflow to infinity.
+            A makespan that is NaN or negative (busy times were cut to it), a span that starts
+            or ends at NaN or infinity (named), or totals that overflow to infinity.
         """
         record = check_record(record, "Result.from_record")
         makespan = float(record.makespan_us)
@@ -141,14 +141,10 @@ class Result:
             for name in record.links
         }
         breakdown = breakdown_us(run_totals, record.processors, makespan)
-        undefined = [category for category, us in breakdown.items() if math.isnan(us)]
-        if undefined:  # read as overflow, NaN passing `not us < math.inf`
-            raise SimulationError(
-                f"expected finite figures, got a NaN breakdown for {', '.join(undefined)}: a span "
-                "starts or ends at NaN or infinity (check_invariants names it)"
-            )
+        if not all(math.isfinite(us) for us in breakdown.values()):
+            _check_span_times(record)  # a record made by hand: which span, rather than a sum
         overflown = [category for category, us in breakdown.items() if not us < math.inf]
-        if overflown:  # every span is finite (the engine checks), but sums near 1.8e308 are not
+        if overflown:  # every span is finite (checked), but sums near 1.8e308 are not
             raise SimulationError(
                 f"expected finite figures, got an infinite breakdown for {', '.join(overflown)}: "
                 f"a makespan of {makespan:g} µs summed over {len(record.processors)} processors "
@@ -250,3 +246,15 @@ class Result:
             f"<Result makespan={self.makespan_us:g} us, {len(self.processors)} processors, "
             f"{len(self.links)} links>"
         )
+
+
+def _check_span_times(record: RunRecord) -> None:
+    """Refuse the first span of `record` that starts or ends at NaN or infinity (the engine
+    makes none: a record made by hand); its totals had read as an overflow."""
+    for row in getattr(record.spans, "rows", record.spans):  # `Spans`, or a tuple of them
+        start, end = row[4], row[5]
+        if not (math.isfinite(start) and math.isfinite(end)):
+            raise SimulationError(
+                f"expected finite span times, got {row[2]!r} on {row[0]}/{row[1]} from "
+                f"{start!r} to {end!r} us"
+            )
