@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from hetsim.errors import Problem
 from hetsim.target.schema import item_path, join_path
+from hetsim.target.tvm_names import CPU_FAMILIES, LLVM_CPUS
 
 if TYPE_CHECKING:
     from hetsim.target.schema import Kind
@@ -80,8 +81,6 @@ class CpuNames(Rule):
     def check(
         self, node: Mapping[str, Any], path: str, lookup: Callable[[str, str], Kind | None]
     ) -> list[Problem]:
-        from hetsim.target.tvm_names import CPU_FAMILIES, LLVM_CPUS  # data tables
-
         family = CPU_FAMILIES.get(self.kind)
         if family is None:  # a kind registered without a family: nothing to check against
             return []
