@@ -304,7 +304,8 @@ class BenchRow:
     """The element type of the benchmark graphs (`bench_device`): what the device computes in."""
     later_us: tuple[float, ...] = ()
     """The makespan of a later run at each op count: a CUDA graph's replay (the first run, in
-    `makespan_us`, captures); the first run's makespan at the other levels."""
+    `makespan_us`, captures); the first run's makespan at the other levels (`bench_row` fills
+    it; left empty, `plot_bench` draws `makespan_us`)."""
 
     @property
     def is_available(self) -> bool:

@@ -130,7 +130,8 @@ def plot_bench(rows: Sequence[BenchRow], path: str | Path) -> Path:
     variants = list(dict.fromkeys(r.variant for r in chains))
     for r in chains:
         style = _STYLES[variants.index(r.variant) % len(_STYLES)]
-        ax.loglog(r.ops, r.later_us, style, color=colors[r.tag], label=f"{r.tag} {r.variant}")
+        later = r.later_us or r.makespan_us  # a row made without its later runs: its first
+        ax.loglog(r.ops, later, style, color=colors[r.tag], label=f"{r.tag} {r.variant}")
     ax.set_xlabel("ops in the chain")
     ax.set_ylabel("simulated makespan of a later run (us; a CUDA graph replays)")
     ax.set_title("Dispatch overhead: chains of tiny kernels")
