@@ -214,7 +214,9 @@ def sweep(args: argparse.Namespace) -> int:
     if args.resume and args.out is None:  # before the sweep loads: nothing to complete
         raise HetsimError("--resume: expected --out (the results file to complete), got none")
     if args.retry_failed and not args.resume:
-        raise HetsimError("--retry-failed: expected --resume (it retries what --out holds)")
+        raise HetsimError(
+            "--retry-failed: expected --resume (it retries the failed points of --out), got none"
+        )
     spec = load_sweep(args.file)  # every problem at once, before the bar; run_sweep reuses
     # the points it made
     options = {"out": args.out, "workers": args.workers, "scheduler": args.scheduler}

@@ -197,6 +197,7 @@ def test_retry_failed_needs_resume(
     out = str(tmp_path / "r.jsonl")
     assert cli.main(["sweep", str(sweep_file), "--out", out, "--retry-failed"]) == 1
     assert capsys.readouterr().err == (
-        "error: --retry-failed: expected --resume (it retries what --out holds)\n"
+        "error: --retry-failed: expected --resume (it retries the failed points of --out), got "
+        "none\n"
     )
     assert not (tmp_path / "r.jsonl").exists()
