@@ -185,26 +185,41 @@ def _check_external_files(model: onnx.ModelProto, path: Path) -> None:
         else:
             where = f"{path}: op {op_names[index]} ({nodes[index].op_type}) attribute {name}"
         location = entries.get("location", "")
-        try:
-            is_outside = bool(location) and folder not in (folder / location).resolve().parents
-            is_file = bool(location) and (path.parent / location).is_file()
-        except (OSError, ValueError) as err:  # a name too long for the file system, a NUL byte
-            reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-            raise ModelError(
-                f"{where}: expected an external data file name, got {location!r} ({reason})"
-            ) from err
-        if is_outside:  # /etc/x, ../x
+        if location and _is_outside(location, folder, where):  # /etc/x, ../x
             raise ModelError(
                 f"{where}: expected an external data file in the model's folder, got "
                 f"{location!r}, outside it"
             )
-        if not is_file:
+        if not location or not _named_file(path.parent / location, location, where):
             got = "no location" if not location else f"no file {path.parent / location}"
             raise ModelError(
                 f"{where}: expected its external data file {location or '(unnamed)'} beside the "
                 f"model, got {got}"
             )
         _check_extent(entries, path.parent / location, where)
+
+
+def _is_outside(location: str, folder: Path, where: str) -> bool:
+    """Whether external data `location` lies outside the model's `folder` (a `ModelError`
+    for a location no file can have: a NUL byte, a name too long for the file system)."""
+    try:
+        return folder not in (folder / location).resolve().parents
+    except (OSError, ValueError) as err:
+        raise _unnameable(location, where, err) from err
+
+
+def _named_file(file: Path, location: str, where: str) -> bool:
+    """Whether `file`, external data `location` beside the model, is a file (as
+    `_is_outside`, a `ModelError` for a name no file can have)."""
+    try:
+        return file.is_file()
+    except (OSError, ValueError) as err:
+        raise _unnameable(location, where, err) from err
+
+
+def _unnameable(location: str, where: str, err: OSError | ValueError) -> ModelError:
+    reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+    return ModelError(f"{where}: expected an external data file name, got {location!r} ({reason})")
 
 
 def _check_extent(entries: dict[str, str], file: Path, where: str) -> None:
