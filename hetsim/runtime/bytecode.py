@@ -59,12 +59,16 @@ the level needs it)."""
 
 
 class Alloc(NamedTuple):
-    """ALLOC `tensor` in `memory`; `processor` and `op` say who needs it (for messages)."""
+    """ALLOC `tensor` in `memory`; `processor` and `op` say who needs it (for messages),
+    `writer` the stream whose work writes it (a device's, or a nested level host's for an
+    invocation's results; ``""`` where the host writes it): it may reuse bytes a FREE left to
+    that stream (docs/runtime.md, "Memories")."""
 
     tensor: int
     memory: str
     processor: str
     op: str
+    writer: str = ""
 
 
 class Free(NamedTuple):

@@ -39,10 +39,11 @@ __all__ = ["LevelCompiler", "Unit"]
 
 
 _new = tuple.__new__
-"""``_new(Alloc, (slot, memory, user, op))`` makes an instruction (or a `Slot`, a `Unit`) as
-``Alloc(slot, memory, user, op)`` does, without the Python-level ``__new__`` a named tuple runs:
-for speed, where the compiler makes one per op (with the binder's steps made the same way,
-compiling a 1e5-op chain went from 4.7-5.9 to 3.6-4.5 µs per op: docs/runtime.md)."""
+"""``_new(Alloc, (slot, memory, user, op, writer))`` makes an instruction (or a `Slot`, a
+`Unit`) as ``Alloc(slot, memory, user, op, writer)`` does, without the Python-level ``__new__``
+a named tuple runs (every field given: it fills no defaults): for speed, where the compiler
+makes one per op (with the binder's steps made the same way, compiling a 1e5-op chain went from
+4.7-5.9 to 3.6-4.5 µs per op: docs/runtime.md)."""
 
 
 class Unit(NamedTuple):
@@ -316,7 +317,8 @@ class LevelCompiler:
                     made_on.append(None)
                     made_item.append(0)
                     if not (owned and kept[tensor]):
-                        append(_new(Alloc, (slot, memory, user, unit.name)))
+                        writer = "" if where == host else user  # a CALL's: the host's
+                        append(_new(Alloc, (slot, memory, user, unit.name, writer)))
                     outputs.append(slot)
             if where == host:
                 for source in inputs:  # `_sync_for`, inlined
@@ -400,7 +402,7 @@ class LevelCompiler:
         dst = self._new_slot(tensor, memory, is_home=False)
         where = self.placement.get(user_name, self.host)
         if not (self.caller_outputs and memory == self.host_memory and self.is_kept[tensor]):
-            self.code.append(Alloc(dst, memory, self.nested.get(where, where), user_name))
+            self.code.append(Alloc(dst, memory, self.nested.get(where, where), user_name, stream))
         route = tuple(link.name for link in self.platform.route(src_memory, memory))
         waits = self._waits((src,), stream)
         self.code.append(Copy(src, dst, route, stream, waits))

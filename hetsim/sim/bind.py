@@ -303,7 +303,7 @@ def bind(
         found = space.slots[slot]
         return new_tuple(AllocStep, (
             "load", 0.0, found.memory, space.sizes[slot], found.name,
-            owner.get(found.memory, host), LOAD_OP, {},
+            owner.get(found.memory, host), LOAD_OP, {}, "",
         ))  # fmt: skip
 
     resident = [load(slot, root.host) for slot in root.inputs.values()]

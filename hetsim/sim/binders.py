@@ -178,10 +178,10 @@ def _alloc(ins: Alloc, b: Binder) -> AllocStep:
     size = b.sizes[ins.tensor]
     cost = b.dispatch_us + b.alloc_us
     args = b.memory_args_of(size, ins.memory)
-    return new_tuple(
-        AllocStep,
-        (f"alloc {slot.name}", cost, ins.memory, size, slot.name, ins.processor, ins.op, args),
-    )
+    return new_tuple(AllocStep, (
+        f"alloc {slot.name}", cost, ins.memory, size, slot.name, ins.processor, ins.op, args,
+        ins.writer,
+    ))  # fmt: skip
 
 
 def _free(ins: Free, b: Binder) -> FreeStep:

@@ -295,7 +295,6 @@ class Simulation(Interpreter):
             executor.code = ()
         self._rows.clear()
         for memory in self.memories.values():
-            memory.pools = {}
             if memory.is_deferred:
                 memory.changes = []  # kept for `settle` alone
 

@@ -20,7 +20,7 @@ place): `benchmarks/sim_speed.py` times them.
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
+from collections import defaultdict
 from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
@@ -71,7 +71,7 @@ def out_of_memory(
     ops, lacks); a result copied into the level host's memory to return; a routed copy staged
     between hops; a CUDA graph's memory pool. `used`: the bytes in use then, where not
     `memory.used_bytes` (an ALLOC found past the capacity once the run is over, `settle`);
-    `taken`: the bytes it took, where it reused some of its stream's (`MemoryState.pools`)."""
+    `taken`: the bytes it took, where it reused some its stream was left (`MemoryState.settle`)."""
     free = memory.capacity_bytes - (memory.used_bytes if used is None else used)
     if step.op == LOAD_OP:
         what = f"tensor {step.tensor}, placed before the run starts"
@@ -196,8 +196,9 @@ class Interpreter:
         return self._dispatch(step)
 
     def take(self, step: AllocStep) -> None:
-        """Take `step`'s bytes at the host's time, without its instruction cost (or fail: OOM)."""
-        self._take(step, self.t)
+        """Take `step`'s bytes at the host's time, without its instruction cost (or fail: OOM);
+        the host's allocation: it may reuse bytes left to its writer (`_take`)."""
+        self._take(step, self.t, reuses=True)
 
     def give(self, step: FreeStep) -> None:
         """Give `step`'s bytes back (at once, or when its streams reach it: `FreeStep.after`)
@@ -213,79 +214,53 @@ class Interpreter:
         self._flows += 1
         return self._flows
 
-    def _take(self, step: AllocStep, t: float) -> None:
+    def _take(self, step: AllocStep, t: float, *, reuses: bool = False) -> None:
         """Take `step`'s bytes in its memory at simulated time `t` (or fail: OOM; for a memory
-        checked when the run ends, `MemoryState.is_deferred`, note it), less those it reuses:
-        bytes this host freed for `step`'s processor, whose stream has not given them back."""
+        checked when the run ends, `MemoryState.is_deferred`, note it). `reuses`: an
+        allocation of this host's, which may take bytes its FREEs left to the stream that writes
+        it (`AllocStep.writer`, `MemoryState.settle`); staging and what is resident before the
+        run reuse nothing."""
         memory = self.memories[step.memory]
-        size = step.size_bytes
-        if memory.pools:
-            size -= self._reused(memory, step, t)
-        used = memory.used_bytes + size
+        used = memory.used_bytes + step.size_bytes
         if memory.is_deferred:
-            if size or not step.size_bytes:  # one reused whole changes nothing
-                memory.changes.append((t, size, step))
+            pool = (step.writer, self.host) if reuses and step.writer else None
+            memory.changes.append((t, step.size_bytes, step, pool))
         elif used > memory.capacity_bytes:
-            raise out_of_memory(step, memory, t, self.placement, taken=size)
+            raise out_of_memory(step, memory, t, self.placement)
         memory.used_bytes = used
         if used > memory.peak_bytes:
             memory.peak_bytes = used
-
-    def _reused(self, memory: MemoryState, step: AllocStep, t: float) -> int:
-        """The bytes of `step`, made at `t`, it takes from the pool of its processor's stream
-        and this host (`MemoryState.pools`), oldest FREE first: work queued there later runs
-        after the work before those FREEs, as a stream-ordered allocator reuses a block. A
-        Release back by `t` has nothing to give (and none later: this host's clock only
-        advances); one back after `t` gave its bytes back too early, and takes them again."""
-        pool = memory.pools.get((step.processor, self.host))
-        reused = 0
-        while pool and reused < step.size_bytes:
-            release = pool[0]
-            back = release.reached_us
-            if (back is not None and back <= t) or release.pooled == 0:
-                pool.popleft()
-                continue
-            taken = min(step.size_bytes - reused, release.pooled)
-            release.pooled -= taken
-            reused += taken
-            if back is not None:  # given back at `back`, after `t`: not so, these bytes
-                memory.used_bytes += taken
-                if release.change_at >= 0:  # its change gives back `taken` bytes less
-                    at, size, _ = memory.changes[release.change_at]
-                    memory.changes[release.change_at] = (at, size + taken, None)
-        return reused
 
     def give_bytes(self, name: str, size: int, t: float) -> None:
         """Give `size` bytes back to memory `name` at simulated time `t`."""
         memory = self.memories[name]
         memory.used_bytes -= size
-        if memory.is_deferred and size:
-            memory.changes.append((t, -size, None))
+        if memory.is_deferred:
+            memory.changes.append((t, -size, None, None))
 
     def give_back(self, release: Release) -> None:
-        """Give back what `release` holds, now that every stream reached it (at its time); a
-        later allocation for its stream made before that time takes some back (`_reused`)."""
+        """Give back what `release` holds, now that every stream reached it, at its time:
+        where it is pooled, what no allocation took by then (`MemoryState.settle`)."""
+        if not release.is_pooled:
+            self.give_bytes(release.memory, release.size_bytes, release.at_us)
+            return
         memory = self.memories[release.memory]
-        size = release.returned()
-        memory.used_bytes -= size
-        if memory.is_deferred:
-            release.change_at = len(memory.changes)
-            memory.changes.append((release.at_us, -size, None))
+        memory.used_bytes -= release.size_bytes
+        memory.changes.append((release.at_us, 0, release, None))
 
     def _alloc(self, step: AllocStep) -> None:
         t = self.t
+        # inlined for speed: what _take does
         memory = self.memories[step.memory]
-        if memory.pools:  # bytes its stream may reuse: `_take`
-            self._take(step, t)
-        else:  # inlined for speed: what _take does
-            used = memory.used_bytes + step.size_bytes
-            if memory.is_deferred:
-                memory.changes.append((t, step.size_bytes, step))
-            elif used > memory.capacity_bytes:
-                raise out_of_memory(step, memory, t, self.placement)
-            memory.used_bytes = used
-            if used > memory.peak_bytes:
-                memory.peak_bytes = used
+        used = memory.used_bytes + step.size_bytes
+        if memory.is_deferred:
+            pool = (step.writer, self.host) if step.writer else None
+            memory.changes.append((t, step.size_bytes, step, pool))
+        elif used > memory.capacity_bytes:
+            raise out_of_memory(step, memory, t, self.placement)
+        memory.used_bytes = used
+        if used > memory.peak_bytes:
+            memory.peak_bytes = used
         # inlined for speed (here and in _free): what _dispatch does
         end = t + step.cost_us
         if self.is_tracing:
@@ -297,16 +272,12 @@ class Interpreter:
     def _queue_release(self, step: FreeStep, t: float) -> None:
         """Queue `step`'s bytes on each stream of its `after`: they come back when the last
         reaches them (`hetsim.sim.resources.Stream`), in a memory counted in simulated time.
-        Held up by one stream, they wait in its pool for this host's next allocations for it."""
-        (stream, *others) = step.after
-        release = Release(step, t, pooled=not others)
-        if not others:
-            pools = self.memories[step.memory].pools
-            key = (stream, self.host)
-            pool = pools.get(key)
-            if pool is None:
-                pool = pools[key] = deque()
-            pool.append(release)
+        Held up by one stream, they are left, until then, to this host's next allocations that
+        stream writes (`MemoryState.settle`)."""
+        release = Release(step, t)
+        if release.is_pooled:
+            memory = self.memories[step.memory]
+            memory.changes.append((t, 0, release, (step.after[0], self.host)))
         for name in step.after:
             queue = self.streams[name]
             if queue.is_busy:
@@ -322,7 +293,7 @@ class Interpreter:
             memory = self.memories[step.memory]
             memory.used_bytes -= step.size_bytes
             if memory.is_deferred:
-                memory.changes.append((t, -step.size_bytes, None))
+                memory.changes.append((t, -step.size_bytes, None, None))
         self.values[step.slot] = None
         end = t + step.cost_us
         if self.is_tracing:

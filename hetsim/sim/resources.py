@@ -40,9 +40,8 @@ class MemoryState:
     memory `is_deferred` (set before the run, `hetsim.sim.bind.two_clock_memories`), keeps every
     change with its simulated time (`changes`: time, bytes, the ALLOC step or ``None`` for a
     FREE), and `settle` works out its peak and its first ALLOC past the capacity in time order
-    when the run ends. A FREE that waits for one stream (`hetsim.sim.steps.Release`) leaves its
-    bytes in `pools` for the freeing host's next allocations for that stream until it is
-    reached.
+    when the run ends, a FREE that waits for one stream leaving its bytes to the freeing host's
+    next allocations that stream writes until it is reached (`hetsim.sim.steps.Release`).
 
     Examples
     --------
@@ -51,20 +50,17 @@ class MemoryState:
     <MemoryState gpu0.mem 0/100 B>
     """
 
-    __slots__ = (
-        "capacity_bytes", "changes", "is_deferred", "name", "peak_bytes", "pools", "used_bytes",
-    )  # fmt: skip
+    __slots__ = ("capacity_bytes", "changes", "is_deferred", "name", "peak_bytes", "used_bytes")
 
     def __init__(self, name: str, capacity_bytes: int) -> None:
         self.name = name
         self.capacity_bytes = capacity_bytes
         self.used_bytes = 0
         self.peak_bytes = 0
-        self.changes: list[tuple[float, int, Any]] = []
+        # (time, bytes, what, pool): an ALLOC (its step, and the pool it may reuse from), a
+        # FREE (None), a Release into its pool (at the FREE) or out of it (when reached)
+        self.changes: list[tuple[float, int, Any, Any]] = []
         self.is_deferred = False
-        # (stream, host) -> the Releases whose bytes that host may hand to its allocations for
-        # that stream, oldest first (`hetsim.sim.steps.Release.pooled`)
-        self.pools: dict[tuple[str, str], deque[Any]] = {}
 
     def __repr__(self) -> str:
         return f"<MemoryState {self.name} {self.used_bytes}/{self.capacity_bytes} B>"
@@ -72,24 +68,47 @@ class MemoryState:
     def settle(self) -> tuple[Any, float, int, int] | None:
         """Replay the changes in time order (a stable sort: changes at one time keep the order
         they were made in): set `peak_bytes`, and return the first ALLOC that passed the
-        capacity, with its time, the bytes in use before it and the bytes it took (its size,
-        less what it reused: `pools`), if any.
+        capacity, with its time, the bytes in use before it and the bytes it took, if any.
+
+        An ALLOC naming a pool (``(writer, host)``) first takes the bytes of the Releases in
+        it, oldest first: those a FREE of that host left to that stream, not back yet
+        (`hetsim.sim.steps.Release`); it takes only the rest anew.
 
         >>> m = MemoryState("host.mem", 10)
-        >>> m.changes = [(4.0, 6, "a"), (1.0, 6, "b"), (2.0, -6, None)]  # as they were made
+        >>> m.changes = [(4.0, 6, "a", None), (1.0, 6, "b", None), (2.0, -6, None, None)]
         >>> m.settle(), m.peak_bytes  # made in this order they held 12 B, never so in time
         (None, 6)
-        >>> m.changes.append((3.0, 6, "c"))
+        >>> m.changes.append((3.0, 6, "c", None))
         >>> m.settle()  # in time order: b, its free, c, then a finds 6 B in use
         ('a', 4.0, 6, 6)
         """
         used = peak = 0
         capacity = self.capacity_bytes
-        for t, size, step in sorted(self.changes, key=itemgetter(0)):
-            used += size
+        pools: dict[Any, deque[Any]] = {}
+        for t, size, what, pool in sorted(self.changes, key=itemgetter(0)):
+            if what is None:  # a FREE
+                used += size
+                continue
+            if what.__class__ is Release:
+                if pool is not None:  # its bytes, left to a stream's next allocations
+                    what.pooled = what.size_bytes
+                    pools.setdefault(pool, deque()).append(what)
+                else:  # reached: what no allocation took comes back
+                    used -= what.pooled
+                    what.pooled = 0
+                continue
+            held = pools.get(pool) if pool is not None else None
+            while held and size > 0:
+                release = held[0]
+                taken = min(size, release.pooled)
+                release.pooled -= taken
+                size -= taken
+                if release.pooled == 0:
+                    held.popleft()
             if size > 0:
-                if used > capacity:
-                    return step, t, used - size, size
+                if used + size > capacity:
+                    return what, t, used, size
+                used += size
                 if used > peak:
                     peak = used
         self.peak_bytes = peak

@@ -119,7 +119,7 @@ def _named_run(
 
 class AllocStep(NamedTuple):
     """ALLOC: take `size_bytes` of `memory` (its name) for `tensor` (an op's output or a copy's
-    target)."""
+    target); `writer` is `Alloc.writer` (``""``: it reuses nothing)."""
 
     name: str
     cost_us: float
@@ -129,6 +129,7 @@ class AllocStep(NamedTuple):
     processor: str
     op: str
     args: Mapping[str, Any]
+    writer: str = ""
 
 
 class FreeStep(NamedTuple):
@@ -151,42 +152,32 @@ class Release:
     back when the last of those streams reaches it, at the latest of the times it did
     (`hetsim.sim.resources.Stream`); one per FREE run.
 
-    Where one stream alone holds them up, the host that freed them may hand them to its own
-    allocations for that stream made before they come back (`pooled`, the bytes not handed out
-    yet; `hetsim.sim.interpreter.Interpreter`): work queued there later runs after the work
-    before the FREE, as a stream-ordered allocator reuses a block. A stream may reach it before
-    the host makes such an allocation, though not in simulated time (both clocks run ahead of
-    the engine's): what it gave back is then taken again at its time (`reached_us`).
+    Where one stream alone holds them up (`is_pooled`), the host that freed them may hand them,
+    before then, to its own allocations that stream's work writes (`AllocStep.writer`): that
+    work runs after the work before the FREE, as a stream-ordered allocator reuses a block.
+    Which allocation takes what is worked out in simulated time when the memory is settled
+    (`hetsim.sim.resources.MemoryState.settle`, `pooled` the bytes no allocation took yet).
 
-    >>> step = FreeStep("free a", 1.0, "host.mem", 1000, 3, {}, ("npu",))
-    >>> release = Release(step, 5.0, pooled=True)
-    >>> release.pooled = 400  # an allocation for npu took 600 B of it
-    >>> release.reached(9.0), release.returned(), release.reached_us
-    (True, 400, 9.0)
+    >>> step = FreeStep("free a", 1.0, "host.mem", 1000, 3, {}, ("npu", "gpu0"))
+    >>> release = Release(step, 5.0)
+    >>> release.reached(9.0), release.reached(7.0), release.at_us, release.is_pooled
+    (False, True, 9.0, False)
     """
 
-    __slots__ = (
-        "at_us", "change_at", "is_pooled", "left", "memory", "name", "pooled", "size_bytes",
-    )  # fmt: skip
+    __slots__ = ("at_us", "is_pooled", "left", "memory", "name", "pooled", "size_bytes")
     waits: tuple[int, ...] = ()  # a stream item's: it waits for no tensor
 
-    def __init__(self, step: FreeStep, t: float, *, pooled: bool = False) -> None:
+    def __init__(self, step: FreeStep, t: float) -> None:
         self.name = step.name
         self.memory = step.memory
         self.size_bytes = step.size_bytes
         self.left = len(step.after)
         self.at_us = t  # the host's FREE: no stream gives the bytes back before it
-        self.is_pooled = pooled
-        self.pooled = step.size_bytes if pooled else 0
-        self.change_at = -1  # the index of its change in the memory's, once given back
+        self.is_pooled = self.left == 1
+        self.pooled = 0
 
     def __repr__(self) -> str:
         return f"<Release {self.name} {self.size_bytes} B of {self.memory}, {self.left} left>"
-
-    @property
-    def reached_us(self) -> float | None:
-        """When the bytes came back: None until every stream reached it."""
-        return self.at_us if self.left == 0 else None
 
     def reached(self, t: float) -> bool:
         """A stream reached it at `t`; whether that was the last (the bytes come back)."""
@@ -194,11 +185,6 @@ class Release:
             self.at_us = t
         self.left -= 1
         return self.left == 0
-
-    def returned(self) -> int:
-        """The bytes that come back now that every stream reached it: all of them, or, pooled,
-        those no allocation took so far."""
-        return self.pooled if self.is_pooled else self.size_bytes
 
 
 class CallStep(NamedTuple):

@@ -126,9 +126,34 @@ def test_a_free_waits_for_every_stream_that_uses_the_tensor() -> None:
 
 def test_a_host_buffer_a_copy_reads_comes_back_when_the_copying_stream_passes_its_free() -> None:
     # h, made on the host, is copied to gpu0 (12-23 us on the link, queued on gpu0's stream,
-    # then r 23-27); its FREE (19.75) waits for gpu0's stream, as a stream-ordered free does:
-    # back when the work queued before it ends (27). d (21) and a@host.mem (26.5) come while h
-    # is held: x, h, d, a@host.mem, 4000 B
+    # then r, a sum into 4 B, 23-26.502); its FREE (19.75) waits for gpu0's stream, as a
+    # stream-ordered free does: back when the work queued before it ends (26.502). d (21) and e
+    # (26.5), the host's, come while h is held: x, h, d and e, 4000 B (3004 counted at the
+    # host's time)
+    ops = (
+        Op("Neg", "n", ("x",), ("h",)),
+        Op("ReduceSum", "r", ("h",), ("a",), {"keepdims": 0}),
+        Op("Sigmoid", "s", ("x",), ("d",)),
+        Op("Tanh", "u", ("x",), ("e",)),
+    )
+    model = graph(*ops, outputs=("a", "d", "e"))
+    tgt = target(device("gpu0", ["ReduceSum"]))
+    code = listing(model, tgt)
+    assert "FREE         h in host.mem after gpu0" in code
+    assert "FREE         h@gpu0.mem in gpu0.mem" in code  # gpu0's own memory: its stream's order
+    result = simulate(model, tgt, mode="timing")
+    spans = spans_of(result)
+    assert spans["host.mem--gpu0.mem", "copy h@gpu0.mem"] == (12.0, 23.0)
+    assert spans["gpu0", "r"] == (23.0, 23.0 + 3 + 1004 / 2000)
+    assert spans["host", "free h"] == (19.75, 21.0)
+    assert spans["host", "alloc e"][0] == 26.5
+    assert result.peak_memory_bytes == {"host.mem": 4000, "gpu0.mem": 1004}
+
+
+def test_an_allocation_a_later_copy_writes_reuses_what_its_stream_was_left() -> None:
+    # a@host.mem, the copy back of r's output, is written by gpu0's stream, queued after the
+    # work that read h: it takes h's bytes, left to gpu0, before gpu0 reaches h's FREE (at 27,
+    # after r): x, h (then a@host.mem) and d, 3000 B, where counting it anew gave 4000
     ops = (
         Op("Neg", "n", ("x",), ("h",)),
         Op("Relu", "r", ("h",), ("a",)),
@@ -136,16 +161,11 @@ def test_a_host_buffer_a_copy_reads_comes_back_when_the_copying_stream_passes_it
     )
     model = graph(*ops, outputs=("a", "d"))
     tgt = target(device("gpu0", ["Relu"]))
-    code = listing(model, tgt)
-    assert "FREE         h in host.mem after gpu0" in code
-    assert "FREE         h@gpu0.mem in gpu0.mem" in code  # gpu0's own memory: its stream's order
     result = simulate(model, tgt, mode="timing")
     spans = spans_of(result)
-    assert spans["host.mem--gpu0.mem", "copy h@gpu0.mem"] == (12.0, 23.0)
     assert spans["gpu0", "r"] == (23.0, 27.0)
-    assert spans["host", "free h"] == (19.75, 21.0)
     assert spans["host", "alloc a@host.mem"] == (26.5, 28.0)
-    assert result.peak_memory_bytes == {"host.mem": 4000, "gpu0.mem": 2000}
+    assert result.peak_memory_bytes == {"host.mem": 3000, "gpu0.mem": 2000}
 
 
 def test_an_overflow_on_the_spot_is_not_hidden_by_a_release_not_reached_yet() -> None:
@@ -243,3 +263,32 @@ def test_a_free_written_by_hand_waits_for_device_streams_only(
             dataclasses.replace(program, code=code), platform, propagate(model, {}),
             is_functional=False,
         )  # fmt: skip
+
+
+def test_bytes_back_before_an_allocation_are_not_handed_to_it_again() -> None:
+    # a@host.mem's FREE (27.25) waits for npu, whose stream reaches it when n1 ends (36.5), a
+    # point the engine had not reached when the host, far ahead, made d (49.75) for npu: d took
+    # a's bytes as if still held, a stayed counted past 36.5, and a host.mem of 5000 B (x, c,
+    # h0, h1, h2 at 40.75, its peak) was refused at 40.75
+    def tgt(host_bytes: int) -> dict[str, object]:
+        tgt = target(device("gpu0", ["Abs"]), device("npu", ["Neg"], memory_gib=0))
+        tgt["host"]["memory_gib"] = host_bytes / 2**30  # type: ignore[index]
+        return tgt
+
+    ops = (
+        Op("Abs", "p", ("x",), ("a",)),  # gpu0, copied back for npu
+        Op("Neg", "n1", ("a",), ("c",)),  # npu
+        Op("Sigmoid", "h0", ("x",), ("h0",)),  # the host's, from here
+        Op("Sigmoid", "h1", ("h0",), ("h1",)),
+        Op("Add", "h2", ("h0", "h1"), ("h2",)),
+        Op("Neg", "n2", ("h2",), ("d",)),  # npu
+    )
+    model = graph(*ops, outputs=("c", "d"))
+    rules = [{"op": name, "device": "host"} for name in ("h0", "h1", "h2")]
+    result = simulate(model, tgt(2**30), mode="timing", partition="rules", rules=rules)
+    spans = spans_of(result)
+    assert spans["npu", "n1"] == (32.5, 36.5)
+    assert spans["host", "free a@host.mem"][0] == 27.25
+    assert spans["host", "alloc d"][0] == 49.75
+    assert result.peak_memory_bytes["host.mem"] == 5000
+    simulate(model, tgt(5000), mode="timing", partition="rules", rules=rules)
