@@ -142,11 +142,15 @@ def compile_program(graph: Graph, *, fuse_ops: bool = True) -> Program:
     >>> len(program.steps), program.run({"x": np.ones(2, np.float32)})["y"].tolist()
     (1, [-2.0, -3.0])
     """
-    slots: dict[str, int] = {"": _NONE_SLOT, "\0discard": _DISCARD_SLOT}
+    # tensor name -> its slot; the discard slot has no name (a tensor may have any name)
+    slots: dict[str, int] = {"": _NONE_SLOT}
     constants: dict[int, np.ndarray] = {}
 
     def slot(name: str) -> int:
-        return slots.setdefault(name, len(slots))
+        found = slots.get(name)
+        if found is None:
+            found = slots[name] = len(slots) + 1  # after _DISCARD_SLOT
+        return found
 
     fused = fused_of(graph) if fuse_ops else Fused(graph.ops)
     for name, value in itertools.chain(graph.initializers.items(), fused.constants.items()):
@@ -172,7 +176,7 @@ def compile_program(graph: Graph, *, fuse_ops: bool = True) -> Program:
             continue
         steps.append(_Step(kernel, ins, outs, (), op))
     kept = {slots[name] for name in graph.outputs}
-    initial: list[np.ndarray | None] = [None] * len(slots)
+    initial: list[np.ndarray | None] = [None] * (len(slots) + 1)  # and _DISCARD_SLOT
     for index, value in constants.items():
         initial[index] = read_only(value)  # kept for every run: an output may hand it out
     return Program(
@@ -242,9 +246,10 @@ def execute(
     ------
     ModelError
         A missing or unknown input name, a wrong dtype, rank or dim (the message names the input),
-        a `graph` that is not a `Graph`, or `inputs` that are not a mapping; an op whose inputs
-        its shape rule refuses, as `hetsim.simulate` does (an Add of float32 and int32, a 3-D
-        Gemm: numpy would compute something); a kernel that fails on its inputs (naming its op).
+        a `graph` that is not a `Graph`, `inputs` that are not a mapping, or `fuse` not a bool;
+        an op whose inputs its shape rule refuses, as `hetsim.simulate` does (an Add of float32
+        and int32, a 3-D Gemm: numpy would compute something); a kernel that fails on its
+        inputs (naming its op).
     SimulationError
         A kernel whose arrays this machine has no room for (naming its op).
 
@@ -266,6 +271,8 @@ def execute(
             f"execute: expected a Graph (hetsim.load_model makes one of a zoo name or an .onnx "
             f"path), got {type(graph).__name__}"
         )
+    if not isinstance(fuse, bool):  # "no" read as true: fused, as simulate refuses it
+        raise ModelError(f"execute: expected fuse True or False, got {fuse!r}")
     check_inputs_mapping(inputs)
     program = _programs.get(graph, lambda: compile_program(graph, fuse_ops=fuse), extra=fuse)
     program.check(inputs)

@@ -388,3 +388,23 @@ def test_execute_refuses_what_simulate_refuses(
     for run in (lambda: execute(graph, inputs), lambda: simulate(graph, "x86-h100", inputs=inputs)):
         with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
             run()
+
+
+def test_a_tensor_may_have_any_name_an_omitted_output_is_written_apart() -> None:
+    # the omitted outputs' slot was named "\0discard": an input of that name shared it, and a
+    # Split's omitted second output overwrote it (y read [4, 6] where x[:2] + d is [101, 102])
+    name = "\0discard"
+    ops = (Op("Split", "s", ("x",), ("a", "")), Op("Add", "add", ("a", name), ("y",)))
+    inputs = {"x": TensorType((4,), "float32"), name: TensorType((2,), "float32")}
+    graph = Graph("g", ops, inputs, ("y",), opset=13)
+    x, d = np.array([1, 2, 3, 4], np.float32), np.array([100, 100], np.float32)
+    for fuse in (False, True):
+        np.testing.assert_array_equal(execute(graph, {"x": x, name: d}, fuse=fuse)["y"], [101, 102])
+
+
+def test_fuse_is_a_bool() -> None:
+    # "no" read as true: the run fused, where simulate refuses it
+    relu = (Op("Relu", "r", ("x",), ("y",)),)
+    graph = Graph("g", relu, {"x": TensorType((2,), "float32")}, ("y",))
+    with pytest.raises(ModelError, match=r"^execute: expected fuse True or False, got 'no'$"):
+        execute(graph, {"x": np.ones(2, np.float32)}, fuse="no")  # type: ignore[arg-type]
