@@ -17,7 +17,14 @@ import numpy as np
 from hetsim.errors import ModelError
 from hetsim.ir.nodes import Op, TensorType, op_label, shown
 
-__all__ = ["checked_input_type", "checked_mapping", "checked_names", "checked_ops"]
+__all__ = [
+    "checked_dtype",
+    "checked_input_type",
+    "checked_mapping",
+    "checked_names",
+    "checked_ops",
+    "checked_value_type",
+]
 
 
 def checked_input_type(graph: str, name: str, declared: object) -> TensorType:
@@ -40,6 +47,29 @@ def checked_input_type(graph: str, name: str, declared: object) -> TensorType:
                 f"{where}: expected each dim an integer >= 0 or a symbolic name, got {dim!r} "
                 f"in shape {list(shape)}"
             )
+    known = checked_dtype(where, dtype)
+    as_named = type(declared.dtype) is str and declared.dtype == known
+    if as_named and type(shape) is tuple and all(type(d) in (int, str) for d in shape):
+        return declared
+    return TensorType(tuple(d if isinstance(d, str) else int(d) for d in shape), known)
+
+
+def checked_value_type(graph: str, name: str, declared: object) -> TensorType:
+    """A `value_types` entry: a `TensorType` whose dtype is one `checked_dtype` takes (its
+    shape is the declaration's, as read); returned with the dtype numpy's own name."""
+    where = f"graph {graph}: value_types[{name!r}]"
+    if not isinstance(declared, TensorType):
+        raise ModelError(f"{where}: expected a TensorType, got {shown(declared)}")
+    known = checked_dtype(where, declared.dtype)
+    if type(declared.dtype) is str and declared.dtype == known:
+        return declared
+    return TensorType(declared.shape, known)
+
+
+def checked_dtype(where: str, dtype: object) -> str:
+    """`dtype`'s numpy name: a numpy dtype name of a bool or number kind, or a numpy dtype or
+    scalar type (``np.float32``); ``None`` and ``"float"``, which numpy reads as float64, and an
+    unknown name are refused (they failed deep in a kernel, or read as float64)."""
     expected = "expected a numpy dtype name (float32, int64, ...)"
     if isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
         dtype = np.dtype(dtype).name  # np.float32 or np.dtype("float32"): its name, as written
@@ -55,10 +85,7 @@ def checked_input_type(graph: str, name: str, declared: object) -> TensorType:
         raise ModelError(f"{where}: {expected}, got {dtype!r}") from None
     if known.kind not in "biuf":  # str, object, record, time: no kernel computes in them
         raise ModelError(f"{where}: {expected}, got {dtype!r} (not a bool or number dtype)")
-    as_named = type(declared.dtype) is str and declared.dtype == known.name
-    if as_named and type(shape) is tuple and all(type(d) in (int, str) for d in shape):
-        return declared
-    return TensorType(tuple(d if isinstance(d, str) else int(d) for d in shape), known.name)
+    return known.name
 
 
 def checked_mapping(where: str, value: object, of: str) -> dict[str, Any]:

@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hetsim.errors import ModelError, is_count
-from hetsim.ir.fields import checked_input_type, checked_mapping, checked_names, checked_ops
+from hetsim.ir.fields import (
+    checked_input_type,
+    checked_mapping,
+    checked_names,
+    checked_ops,
+    checked_value_type,
+)
 from hetsim.ir.nodes import Dim, Op, TensorType, bind_shape, op_label, shown
 
 __all__ = ["Dim", "Graph", "Op", "TensorType", "bind_shape", "op_label", "topological_order"]
@@ -154,7 +160,8 @@ class Graph:
         message names the graph and the op); a graph input that is not a `TensorType`, or
         whose shape is not a tuple or list of sizes >= 0 and names, or whose dtype is not a
         numpy dtype name of a bool or number; an initializer that is not a numpy array; a
-        `value_types` entry that is not a `TensorType`. On a dangling input, a tensor produced
+        `value_types` entry that is not a `TensorType` or whose dtype is not such a name. On a
+        dangling input, a tensor produced
         twice, a cycle (the message names the op), an output nothing produces, or two ops of
         one name.
 
@@ -205,10 +212,7 @@ class Graph:
                     f"got {type(value).__name__}"
                 )
         for name, declared in value_types.items():
-            if not isinstance(declared, TensorType):
-                raise ModelError(
-                    f"{where}: value_types[{name!r}]: expected a TensorType, got {shown(declared)}"
-                )
+            value_types[name] = checked_value_type(self.name, name, declared)
         ops = checked_ops(self.name, self.ops)
         kind = dict.fromkeys(initializers, "an initializer")
         for name in inputs:

@@ -131,6 +131,17 @@ BAD = {
         lambda: _graph(value_types={"y": (2, 3)}),
         "graph g: value_types['y']: expected a TensorType, got tuple (2, 3)",
     ),
+    # an unknown dtype raised numpy's TypeError from propagation, naming no tensor; None and
+    # "float" read as float64
+    "value_types_dtype": (
+        lambda: _graph(value_types={"y": TensorType((2, 3), "nonsense")}),
+        "graph g: value_types['y']: expected a numpy dtype name (float32, int64, ...), got "
+        "'nonsense'",
+    ),
+    "value_types_dtype_none": (
+        lambda: _graph(value_types={"y": TensorType((2, 3), None)}),  # type: ignore[arg-type]
+        "graph g: value_types['y']: expected a numpy dtype name (float32, int64, ...), got None",
+    ),
     "opset_bool": (
         lambda: _graph(opset=True),
         "graph g: opset: expected an integer >= 1, got bool True",
