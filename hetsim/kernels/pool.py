@@ -113,7 +113,7 @@ def average_pool(x: np.ndarray, geometry: Geometry, include_pad: bool) -> np.nda
 def _divisor(geometry: Geometry, shape: tuple[int, ...], include_pad: bool) -> Any:
     """What an average pool's window sums are divided by: one count, or `pool_counts`."""
     counts = pool_counts(geometry, shape[2:], include_pad)
-    if counts.min() == counts.max():
+    if counts.min() == counts.max() > 0:  # one count; windows of padding alone count 0: NaN
         return int(counts.flat[0])
     return counts
 
@@ -127,7 +127,8 @@ def _average(x: np.ndarray, geometry: Geometry, divisor: Any) -> np.ndarray:
     if isinstance(divisor, int):
         total *= wide.dtype.type(1.0 / divisor)
     else:
-        total /= divisor.astype(wide.dtype)
+        with np.errstate(invalid="ignore"):  # a window of padding alone: 0 / 0, NaN (ONNX's)
+            total /= divisor.astype(wide.dtype)
     return total.astype(x.dtype, copy=False)
 
 

@@ -10,6 +10,7 @@ checked in full.
 from __future__ import annotations
 
 import itertools
+import warnings
 from typing import Any
 
 import numpy as np
@@ -309,6 +310,27 @@ def test_ceil_mode_drops_a_window_that_starts_in_the_end_pad() -> None:
     assert _infer("MaxPool", [(1, 1, 4)], kernel_shape=[2], strides=[3], pads=[1, 1], ceil_mode=1)[
         0
     ].shape == (1, 1, 2)
+
+
+@pytest.mark.parametrize(
+    ("x", "strides", "pads", "expected"),
+    [
+        # every window padding alone: a ZeroDivisionError had failed the op
+        ([1.0], [3], [2, 2], [np.nan, np.nan]),
+        # some windows: NaN for those (the values of onnx's reference)
+        ([1.0, 2.0, 3.0], [1], [0, 2], [1.5, 2.5, 3.0, np.nan]),
+    ],
+)
+def test_an_average_over_a_window_of_padding_alone_is_nan(
+    x: list[float], strides: list[int], pads: list[int], expected: list[float]
+) -> None:
+    # count_include_pad=0 averages over no element there: 0 / 0, NaN, as onnx's reference
+    attrs = {"kernel_shape": [2], "strides": strides, "pads": pads, "count_include_pad": 0}
+    op = Op("AveragePool", "p", ("x",), ("y",), attrs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and quietly: no RuntimeWarning from the division
+        (y,) = OPS["AveragePool"].compile(op, 19)([np.array([[x]], np.float32)])
+    np.testing.assert_array_equal(y[0, 0], expected)
 
 
 def test_global_average_pool_keeps_float32() -> None:
