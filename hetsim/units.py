@@ -11,6 +11,8 @@ Conventions, used in every attribute name and every formula:
 
 from __future__ import annotations
 
+import math
+
 __all__ = [
     "BYTES_PER_GIB",
     "BYTES_PER_KIB",
@@ -105,13 +107,20 @@ def format_bytes(size_bytes: float) -> str:
     1 (a model at a huge symbolic dim read "44703496694.6 GiB", which ran its table's columns
     together).
 
+    A negative size is placed by its magnitude, a fraction of a byte rounds (1023.999 B had
+    read "1023 B"), and a size that is no number reads as it is.
+
     >>> format_bytes(64 * 1024**2), format_bytes(512), format_bytes(1536), format_bytes(3 * 2**50)
     ('64.0 MiB', '512 B', '1.5 KiB', '3.0 PiB')
+    >>> format_bytes(1023.999), format_bytes(-1536), format_bytes(float("nan"))
+    ('1024 B', '-1.5 KiB', 'nan B')
     """
+    if not math.isfinite(size_bytes):  # NaN had raised from int()
+        return f"{size_bytes} B"
     for unit, scale in _BYTE_UNITS:
         if abs(size_bytes) >= scale:
             return f"{size_bytes / scale:.1f} {unit}iB"
-    return f"{int(size_bytes)} B"
+    return f"{round(size_bytes)} B"
 
 
 def format_sizes(first: float, second: float) -> tuple[str, str]:
@@ -136,11 +145,18 @@ def format_flops(flops: float) -> str:
     """Work for people: the largest decimal unit (SI: k, M, G, T, P, E) that keeps the number at
     or above 1.
 
+    A negative count is placed by its magnitude (-2.5e9 had read "-2500000000 FLOP"), and one
+    that is no number reads as it is (inf had read "inf EFLOP").
+
     >>> format_flops(2.5e9), format_flops(1536), format_flops(20), format_flops(2.8e20)
     ('2.50 GFLOP', '1.54 kFLOP', '20 FLOP', '280.00 EFLOP')
+    >>> format_flops(-2.5e9), format_flops(float("inf"))
+    ('-2.50 GFLOP', 'inf FLOP')
     """
+    if not math.isfinite(flops):
+        return f"{flops} FLOP"
     for unit, scale in _FLOP_UNITS:
-        if flops >= scale:
+        if abs(flops) >= scale:
             return f"{flops / scale:.2f} {unit}FLOP"
     return f"{flops:.0f} FLOP"
 
