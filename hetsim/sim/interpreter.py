@@ -88,11 +88,11 @@ def out_of_memory(
         what = f"tensor {step.tensor} of segment {step.op} (an invocation of {level})"
     size = step.size_bytes if taken is None else taken
     need, room = format_sizes(size, free)
-    if size != step.size_bytes:
-        need += f" more: {step.size_bytes - size} B of its {step.size_bytes} reused on its stream"
+    reused = step.size_bytes - size
+    also = f"; it reuses another {reused} B freed for its stream" if reused else ""
     return OutOfMemoryError(
         f"{where(t)}, {step.processor}: out of memory in {memory.name} "
-        f"(need {need}, {room} free) for {what}"
+        f"(need {need}, {room} free{also}) for {what}"
         f"{empty_memory_note(memory.name, memory.capacity_bytes)}",
         t,
     )

@@ -292,3 +292,29 @@ def test_bytes_back_before_an_allocation_are_not_handed_to_it_again() -> None:
     assert spans["host", "alloc d"][0] == 49.75
     assert result.peak_memory_bytes["host.mem"] == 5000
     simulate(model, tgt(5000), mode="timing", partition="rules", rules=rules)
+
+
+def test_an_allocation_that_reuses_part_of_its_bytes_needs_the_rest() -> None:
+    # host.mem: x 1000, a 1000, b 2000; c (4000) reuses a's 1000: 7000; d (4000) reuses b's
+    # 2000 and needs 2000 more: 9000 at 22 us (x, a/c, b/d: what each FREE left to npu)
+    ops = (
+        Op("Relu", "r0", ("x",), ("a",)),
+        Op("Concat", "c1", ("a", "a"), ("b",), {"axis": 0}),
+        Op("Concat", "c2", ("b", "b"), ("c",), {"axis": 0}),
+        Op("Relu", "r1", ("c",), ("d",)),
+    )
+    model = graph(*ops, outputs=("d",))
+
+    def tgt(host_bytes: int) -> dict[str, object]:
+        tgt = target(device("npu", ["Relu", "Concat"], memory_gib=0, kernel_latency_us=50.0))
+        tgt["host"]["memory_gib"] = host_bytes / 2**30  # type: ignore[index]
+        return tgt
+
+    assert simulate(model, tgt(9000), mode="timing").peak_memory_bytes == {"host.mem": 9000}
+    with pytest.raises(
+        SimulationError,
+        match=r"^sim at 22\.0 us, npu: out of memory in host\.mem \(need 2\.0 KiB \(2000 B\), "
+        r"2\.0 KiB \(1999 B\) free; it reuses another 2000 B freed for its stream\) for tensor "
+        r"d of op r1$",
+    ):
+        simulate(model, tgt(8999), mode="timing")
