@@ -143,11 +143,15 @@ class Graph:
     Building a Graph checks its fields and structure and puts `ops` in topological order
     (stable: an ordered list stays as it is). Mappings are copied, so the caller's dicts stay
     its own; treat them as read-only (plain dicts keep a Graph picklable for a distributed
-    sweep). Lists become tuples (of outputs, of an op's inputs or outputs, of an input's shape:
-    such an op or type is replaced by a copy), an input's numpy integer dims become ints and its
-    dtype numpy's own name (``"f4"`` becomes ``"float32"``). `value_types` (declared types of
-    inner tensors, where known) are not checked here past being `TensorType`; propagation
-    (`hetsim.kernels.propagate`) refuses an op whose output dtype is not the declared one.
+    sweep). The initializer arrays are the caller's, not copied: a Graph is a value, and what
+    `execute` and `simulate` keep of it (folded constants, fused weights) is computed once, so
+    an array changed in place after a first run is not seen there while the op-by-op kernels
+    read the change (build a new Graph with the new arrays). Lists become tuples (of outputs,
+    of an op's inputs or outputs, of an input's shape: such an op or type is replaced by a
+    copy), an input's numpy integer dims become ints and its dtype numpy's own name (``"f4"``
+    becomes ``"float32"``). `value_types` (declared types of inner tensors, where known) are
+    checked here for their dtype alone; propagation (`hetsim.kernels.propagate`) refuses an op
+    whose output dtype is not the declared one.
 
     Raises
     ------
