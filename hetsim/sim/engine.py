@@ -276,8 +276,8 @@ class Simulation(Interpreter):
             if memory.is_deferred:
                 crossing = memory.settle()
                 if crossing is not None:
-                    step, t, used, size = crossing
-                    found.append(out_of_memory(step, memory, t, self.placement, used, size))
+                    step, t, used, new_bytes = crossing
+                    found.append(out_of_memory(step, memory, t, self.placement, used, new_bytes))
         return min(found, key=lambda err: err.at_us or 0.0, default=None)
 
     def _release(self) -> None:

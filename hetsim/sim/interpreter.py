@@ -47,7 +47,7 @@ from hetsim.sim.steps import (
     Step,
     SyncStep,
 )
-from hetsim.units import format_sizes
+from hetsim.units import format_bytes, format_sizes
 
 __all__ = ["Executor", "Interpreter", "out_of_memory", "where"]
 
@@ -63,7 +63,7 @@ def out_of_memory(
     t: float,
     placement: Mapping[str, str],
     used: int | None = None,
-    taken: int | None = None,
+    new_bytes: int | None = None,
 ) -> OutOfMemoryError:
     """The error of an ALLOC whose bytes do not fit `memory`: the memory, and what needed them:
     a tensor and its op; a tensor placed before the run; a tensor an invocation of a nested
@@ -71,7 +71,8 @@ def out_of_memory(
     ops, lacks); a result copied into the level host's memory to return; a routed copy staged
     between hops; a CUDA graph's memory pool. `used`: the bytes in use then, where not
     `memory.used_bytes` (an ALLOC found past the capacity once the run is over, `settle`);
-    `taken`: the bytes it took, where it reused some its stream was left (`MemoryState.settle`)."""
+    `new_bytes`: the bytes it needs beyond those it reuses, freed for its stream
+    (`MemoryState.settle`)."""
     free = memory.capacity_bytes - (memory.used_bytes if used is None else used)
     if step.op == LOAD_OP:
         what = f"tensor {step.tensor}, placed before the run starts"
@@ -86,10 +87,10 @@ def out_of_memory(
     else:
         level = step.processor.rpartition("/")[0]  # the invoked level's host allocates
         what = f"tensor {step.tensor} of segment {step.op} (an invocation of {level})"
-    size = step.size_bytes if taken is None else taken
+    size = step.size_bytes if new_bytes is None else new_bytes
     need, room = format_sizes(size, free)
     reused = step.size_bytes - size
-    also = f"; it reuses another {reused} B freed for its stream" if reused else ""
+    also = f"; it reuses another {format_bytes(reused)} freed for its stream" if reused else ""
     return OutOfMemoryError(
         f"{where(t)}, {step.processor}: out of memory in {memory.name} "
         f"(need {need}, {room} free{also}) for {what}"
@@ -279,11 +280,7 @@ class Interpreter:
             memory = self.memories[step.memory]
             memory.changes.append((t, 0, release, (step.after[0], self.host)))
         for name in step.after:
-            queue = self.streams[name]
-            if queue.is_busy:
-                queue.push((release, t, None))
-            elif release.reached(max(queue.tail_us, t)):  # what a push would do, at once
-                self.give_back(release)
+            self.streams[name].push((release, t, None))
 
     def _free(self, step: FreeStep) -> None:
         t = self.t

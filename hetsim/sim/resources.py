@@ -38,10 +38,11 @@ class MemoryState:
     two (a routed copy staged here at the engine's time, a memory that two levels' hosts
     allocate in: each clock runs ahead of the other), they come out of time order: such a
     memory `is_deferred` (set before the run, `hetsim.sim.bind.two_clock_memories`), keeps every
-    change with its simulated time (`changes`: time, bytes, the ALLOC step or ``None`` for a
-    FREE), and `settle` works out its peak and its first ALLOC past the capacity in time order
-    when the run ends, a FREE that waits for one stream leaving its bytes to the freeing host's
-    next allocations that stream writes until it is reached (`hetsim.sim.steps.Release`).
+    change with its simulated time (`changes`: time, bytes, what, pool; what is the ALLOC step,
+    ``None`` for a FREE, or a `hetsim.sim.steps.Release` going into the pool named, or, pool
+    ``None``, out of it), and `settle` works out its peak and its first ALLOC past the capacity
+    in time order when the run ends, a FREE that waits for one stream leaving its bytes to the
+    freeing host's next allocations that stream writes until it is reached.
 
     Examples
     --------
@@ -68,7 +69,8 @@ class MemoryState:
     def settle(self) -> tuple[Any, float, int, int] | None:
         """Replay the changes in time order (a stable sort: changes at one time keep the order
         they were made in): set `peak_bytes`, and return the first ALLOC that passed the
-        capacity, with its time, the bytes in use before it and the bytes it took, if any.
+        capacity, with its time, the bytes in use before it and the bytes it needed beyond those
+        it reused, if any.
 
         An ALLOC naming a pool (``(writer, host)``) first takes the bytes of the Releases in
         it, oldest first: those a FREE of that host left to that stream, not back yet

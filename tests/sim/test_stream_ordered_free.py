@@ -21,6 +21,8 @@ from hetsim.ir import Op
 from hetsim.kernels import propagate
 from hetsim.runtime import Free, compile_vm, place
 from hetsim.sim import run_program
+from hetsim.sim.resources import MemoryState
+from hetsim.sim.steps import AllocStep, FreeStep, Release
 from tests.sim.tiny import device, graph, target
 
 
@@ -314,7 +316,68 @@ def test_an_allocation_that_reuses_part_of_its_bytes_needs_the_rest() -> None:
     with pytest.raises(
         SimulationError,
         match=r"^sim at 22\.0 us, npu: out of memory in host\.mem \(need 2\.0 KiB \(2000 B\), "
-        r"2\.0 KiB \(1999 B\) free; it reuses another 2000 B freed for its stream\) for tensor "
+        r"2\.0 KiB \(1999 B\) free; it reuses another 2\.0 KiB freed for its stream\) for "
+        r"tensor "
         r"d of op r1$",
     ):
         simulate(model, tgt(8999), mode="timing")
+
+
+def test_only_the_freeing_stream_s_own_work_takes_its_bytes() -> None:
+    # a's FREE (13 us) waits for npu, whose r1 reads a until 108.5; c@host.mem (28.5), written
+    # by gpu0's copy (35.75-46.75), may not take a's bytes: it would write them while r1 still
+    # reads a. host.mem holds x, a, b and c@host.mem: 4000 B
+    tgt = target(
+        device("npu", ["Relu"], memory_gib=0, kernel_latency_us=50.0), device("gpu0", ["Abs"])
+    )
+    ops = (
+        Op("Relu", "r0", ("x",), ("a",)),
+        Op("Relu", "r1", ("a",), ("b",)),
+        Op("Abs", "g", ("x",), ("c",)),
+    )
+    model = graph(*ops, outputs=("b", "c"))
+    result = simulate(model, tgt, mode="timing")
+    spans = spans_of(result)
+    assert spans["npu", "r1"] == (57.5, 108.5)
+    assert spans["host", "alloc c@host.mem"][0] == 28.5
+    assert spans["gpu0", "copy c@host.mem"] == (35.75, 46.75)
+    assert result.peak_memory_bytes["host.mem"] == 4000
+
+
+def test_a_free_that_waits_for_two_streams_leaves_its_bytes_to_neither() -> None:
+    # a is read by npu0 (r2) and npu1 (n1, 19.5-23.5): its FREE (19.5) waits for both, and f
+    # (20.75), for npu0, may not take a's bytes: npu1 still reads a until 23.5. x, a, b, c and
+    # f: 5000 B
+    ops = (
+        *SHARED[:2],
+        Op("Neg", "n1", ("a",), ("c",)),  # npu1
+        Op("Relu", "r5", ("c",), ("f",)),  # npu0, after a's FREE
+    )
+    model = graph(*ops, outputs=("b", "f"))
+    tgt = target(device("npu0", ["Relu"], memory_gib=0), device("npu1", ["Neg"], memory_gib=0))
+    result = simulate(model, tgt, mode="timing")
+    spans = spans_of(result)
+    assert spans["npu1", "n1"] == (19.5, 23.5)
+    assert spans["host", "free a"][0] == 19.5
+    assert spans["host", "alloc f"][0] == 20.75
+    assert result.peak_memory_bytes["host.mem"] == 5000
+
+
+def test_bytes_back_are_counted_once_though_their_stream_was_left_them() -> None:
+    # a, left to npu, comes back at 2 us: d (3 us, for npu) takes new bytes, and x (4 us) next
+    # to it makes 1500 B; handing d a's bytes again after they came back read 1000
+    memory = MemoryState("host.mem", 10**6)
+    memory.is_deferred = True
+    a = AllocStep("alloc a", 0.0, "host.mem", 1000, "a", "host", "p", {}, "")
+    release = Release(FreeStep("free a", 0.25, "host.mem", 1000, 3, {}, ("npu",)), 1.0)
+    d = AllocStep("alloc d", 0.0, "host.mem", 1000, "d", "npu", "n", {}, "npu")
+    x = AllocStep("alloc x", 0.0, "host.mem", 500, "x", "host", "p", {}, "")
+    memory.changes = [
+        (0.0, 1000, a, None),
+        (1.0, 0, release, ("npu", "host")),  # its FREE, at 1: into npu's pool
+        (2.0, 0, release, None),  # npu reached it: what no allocation took comes back
+        (3.0, 1000, d, ("npu", "host")),
+        (4.0, 500, x, None),
+    ]
+    assert memory.settle() is None
+    assert memory.peak_bytes == 1500
