@@ -121,8 +121,9 @@ class Result:
         HetsimError
             `record` is not a `RunRecord` (a `Result` gives its own record).
         SimulationError
-            A makespan that is NaN or negative (busy times were cut to it), a span that starts
-            or ends at NaN or infinity (named), or totals that overflow to infinity.
+            A makespan that is NaN or negative (busy times were cut to it), a span whose NaN or
+            infinite start or end makes a total so (named; spans are not checked one by one
+            otherwise: the engine makes none), or totals that overflow to infinity.
         """
         record = check_record(record, "Result.from_record")
         makespan = float(record.makespan_us)
@@ -141,7 +142,8 @@ class Result:
             for name in record.links
         }
         breakdown = breakdown_us(run_totals, record.processors, makespan)
-        if not all(math.isfinite(us) for us in breakdown.values()):
+        figures = (*breakdown.values(), *(link.busy_us for link in links.values()))
+        if not all(math.isfinite(us) for us in figures):
             _check_span_times(record)  # a record made by hand: which span, rather than a sum
         overflown = [category for category, us in breakdown.items() if not us < math.inf]
         if overflown:  # every span is finite (checked), but sums near 1.8e308 are not
