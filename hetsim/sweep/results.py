@@ -222,10 +222,11 @@ class ResultsLog:
             got = f"results of another sweep (hash {header.get('sweep')}, {header.get('name')!r})"
             raise SweepError([Problem(str(self.path), expected, got)])
         self._check_points(records)
+        data = self.path.read_bytes()  # bytes: what truncate() counts
         if retry_failed and any(r["status"] == "failed" for _, r in records):
-            records = self._drop_failed(records)
+            records, data = self._drop_failed(records, data)
         self.records = {r["id"]: r for _, r in records}
-        end = self.path.read_bytes().rfind(b"\n") + 1  # bytes: what truncate() counts
+        end = data.rfind(b"\n") + 1
         self._file = _opened(self.path, "r+")
         if end:
             self._file.truncate(end)  # drop a line cut short by a kill
@@ -234,18 +235,19 @@ class ResultsLog:
             self._file.write("\n")
 
     def _drop_failed(
-        self, records: list[tuple[int, dict[str, Any]]]
-    ) -> list[tuple[int, dict[str, Any]]]:
-        """Rewrite the file without its failed records (its header and other lines as they
-        are; a last line cut short goes too) and return the records kept."""
+        self, records: list[tuple[int, dict[str, Any]]], data: bytes
+    ) -> tuple[list[tuple[int, dict[str, Any]]], bytes]:
+        """Rewrite the file, `data`, without its failed records (its header and other lines as
+        they are; a last line cut short goes too); the records kept, and the file's new bytes."""
         assert self.path is not None, "only a file is rewritten"
-        lines = self.path.read_bytes().split(b"\n")
+        lines = data.split(b"\n")
         kept = [(number, r) for number, r in records if r["status"] != "failed"]
+        data = b"\n".join([lines[0], *(lines[n - 1] for n, _ in kept), b""])
         new = self.path.with_name(self.path.name + ".retry")
         with _opened(new, "w") as out:  # bytes as read: lines are JSON, ASCII or UTF-8
-            out.write(b"\n".join([lines[0], *(lines[n - 1] for n, _ in kept), b""]).decode())
+            out.write(data.decode())
         os.replace(new, self.path)
-        return kept
+        return kept, data
 
     def _check_points(self, records: list[tuple[int, dict[str, Any]]]) -> None:
         """Each record is one of this sweep's points, at its index (a line of another sweep
