@@ -185,12 +185,13 @@ def _check_external_files(model: onnx.ModelProto, path: Path) -> None:
         else:
             where = f"{path}: op {op_names[index]} ({nodes[index].op_type}) attribute {name}"
         location = entries.get("location", "")
-        if location and _is_outside(location, folder, where):  # /etc/x, ../x
+        found = _external_file(location, folder, where) if location else "missing"
+        if found == "outside":  # /etc/x, ../x
             raise ModelError(
                 f"{where}: expected an external data file in the model's folder, got "
                 f"{location!r}, outside it"
             )
-        if not location or not _named_file(path.parent / location, location, where):
+        if found == "missing":
             got = "no location" if not location else f"no file {path.parent / location}"
             raise ModelError(
                 f"{where}: expected its external data file {location or '(unnamed)'} beside the "
@@ -199,27 +200,20 @@ def _check_external_files(model: onnx.ModelProto, path: Path) -> None:
         _check_extent(entries, path.parent / location, where)
 
 
-def _is_outside(location: str, folder: Path, where: str) -> bool:
-    """Whether external data `location` lies outside the model's `folder` (a `ModelError`
-    for a location no file can have: a NUL byte, a name too long for the file system)."""
+def _external_file(location: str, folder: Path, where: str) -> str:
+    """Where external data `location` is, beside a model in `folder`: ``"outside"`` the folder
+    (looked at first: an unreadable folder there is outside all the same), a file ``"here"``,
+    or ``"missing"``; a `ModelError` for a location no file can have (a NUL byte, a name too
+    long for the file system)."""
     try:
-        return folder not in (folder / location).resolve().parents
+        if folder not in (folder / location).resolve().parents:
+            return "outside"
+        return "here" if (folder / location).is_file() else "missing"
     except (OSError, ValueError) as err:
-        raise _unnameable(location, where, err) from err
-
-
-def _named_file(file: Path, location: str, where: str) -> bool:
-    """Whether `file`, external data `location` beside the model, is a file (as
-    `_is_outside`, a `ModelError` for a name no file can have)."""
-    try:
-        return file.is_file()
-    except (OSError, ValueError) as err:
-        raise _unnameable(location, where, err) from err
-
-
-def _unnameable(location: str, where: str, err: OSError | ValueError) -> ModelError:
-    reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-    return ModelError(f"{where}: expected an external data file name, got {location!r} ({reason})")
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise ModelError(
+            f"{where}: expected an external data file name, got {location!r} ({reason})"
+        ) from err
 
 
 def _check_extent(entries: dict[str, str], file: Path, where: str) -> None:
