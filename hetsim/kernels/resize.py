@@ -40,6 +40,7 @@ from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import Kernel, register
 from hetsim.kernels.resize_spec import (
     LEGACY_NEAREST,
+    MODE_ALIASES,
     ResizeSpec,
     read_spec,
     resize_shape,
@@ -278,7 +279,7 @@ def _cost_resize(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta])
     """Nearest copies; linear and cubic take ``2 * taps`` flops per output element and resized
     axis (see the module docstring)."""
     mode = attr(op, "mode", "nearest")
-    mode = "linear" if mode == "bilinear" else mode  # Upsample-1's name of it (`read_spec`)
+    mode = MODE_ALIASES.get(mode, mode)
     if mode not in _SUPPORT:
         return Cost(0.0, nbytes(inputs), nbytes(outputs), "data_movement")
     x, y = inputs[0], outputs[0]

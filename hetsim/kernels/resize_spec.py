@@ -42,6 +42,7 @@ from hetsim.kernels.checks import (
 __all__ = [
     "LEGACY_NEAREST",
     "MODES",
+    "MODE_ALIASES",
     "NEAREST_MODES",
     "POLICIES",
     "TRANSFORMS",
@@ -53,6 +54,8 @@ __all__ = [
 ]
 
 MODES = ("nearest", "linear", "cubic")
+MODE_ALIASES = {"bilinear": "linear"}
+"""Upsample-1's names of the modes, as later versions name them."""
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 POLICIES = ("stretch", "not_larger", "not_smaller")
 LEGACY_NEAREST = "legacy"
@@ -146,7 +149,7 @@ def read_spec(op: Op, opset: int) -> ResizeSpec:
     if op.type == "Upsample" and opset < 7:
         mode = choice(op, "mode", attr(op, "mode", "nearest"), ("nearest", "bilinear"))
         height_width = (float_attr(op, "height_scale"), float_attr(op, "width_scale"))
-        mode = "linear" if mode == "bilinear" else mode
+        mode = MODE_ALIASES.get(mode, mode)
         return ResizeSpec(op, mode, axes=(-2, -1), scales_at=None, fixed_scales=height_width)
     if op.type == "Upsample" or opset < 11:
         mode = choice(op, "mode", attr(op, "mode", "nearest"), MODES[:2])
