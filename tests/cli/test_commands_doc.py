@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from hetsim.cli.reference import commands_markdown
-
-DOC = Path(__file__).resolve().parents[2] / "docs" / "commands.md"
-BEGIN, END = "<!-- commands:begin -->\n", "<!-- commands:end -->\n"
+from tests.generated_blocks import generated_block
 
 
 def test_the_command_reference_in_the_docs_is_up_to_date() -> None:
-    text = DOC.read_text()
-    block = text[text.index(BEGIN) + len(BEGIN) : text.index(END)]
-    assert block == commands_markdown(), (
+    assert generated_block("commands.md", "commands") == commands_markdown(), (
         "docs/commands.md is stale: replace the block between the commands markers with the "
         "output of `python -m hetsim.cli.reference`"
     )

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from hetsim.target import kinds_markdown
+from tests.generated_blocks import DOCS, generated_block
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "targets.md"
-BEGIN, END = "<!-- kinds:begin -->\n", "<!-- kinds:end -->\n"
+DOC = DOCS / "targets.md"
 
 
 def test_kind_schemas_in_the_docs_are_up_to_date() -> None:
-    text = DOC.read_text()
-    block = text[text.index(BEGIN) + len(BEGIN) : text.index(END)]
-    assert block == kinds_markdown(), (
+    assert generated_block("targets.md", "kinds") == kinds_markdown(), (
         "docs/targets.md is stale: replace the block between the kinds markers with the output "
         "of `hetsim targets kinds --markdown`"
     )
