@@ -170,7 +170,11 @@ def register(
         op_class,
         _naming_the_op(compile, check_inputs, check_attributes),
         _with_inputs_and_outputs_checked(
-            infer, check_inputs, check_attributes, types_check(op_type) if not domain else None
+            infer,
+            check_inputs,
+            check_attributes,
+            types_check(op_type) if not domain else None,
+            compile,
         ),
         _finite(cost or elementwise_cost(op_class)),
         domain,
@@ -207,18 +211,29 @@ def _with_inputs_and_outputs_checked(
     check_inputs: InputCheck,
     check_attributes: AttributeCheck,
     check_types: TypesCheck | None,
+    compile: Compile,
 ) -> Infer:
     """`infer`, run once the op's attribute names are found among those its type takes at the
-    opset, its required inputs present and no more inputs named than it takes, and followed by
-    the check that each input is of a type its schema takes (`hetsim.kernels.input_types`); an
-    op naming more outputs than it gives (a Relu with two) is a ModelError rather than an output
-    without a meta."""
+    opset, its attribute values among those its kernel can use, its required inputs present and
+    no more inputs named than it takes, and followed by the check that each input is of a type
+    its schema takes (`hetsim.kernels.input_types`); an op naming more outputs than it gives (a
+    Relu with two) is a ModelError rather than an output without a meta.
+
+    The attribute values are checked by compiling the op's kernel (`compile` reads them, and
+    nothing else: it sees no inputs) and dropping it: a timing-mode run, which compiles no
+    kernel, had taken a LeakyRelu ``alpha`` of ``"x"`` that a functional one refused.
+    """
 
     def checked(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
         if op.attrs:  # the hot path: an op without attributes pays this test only
             check_attributes(op, opset)
         check_inputs(op, opset)
         outputs = infer(op, opset, inputs)
+        if op.attrs:  # after the rule, whose messages say more of the inputs
+            try:
+                compile(op, opset)
+            except Exception as err:
+                raise_kernel_error(op, err, "expected attributes its kernel can use")
         if check_types is not None:  # after the rule: its own messages say more (one dtype)
             check_types(op, opset, inputs)
         if len(op.outputs) > len(outputs):
