@@ -7,7 +7,8 @@ The instruction set (each instruction is a small frozen named tuple; its operand
 compile time to tensor slots, processor paths, memory and link names):
 
 ============  ===================================================================================
-ALLOC         take the bytes of tensor slot `tensor` in `memory` (an op output, a copy target)
+ALLOC         take the bytes of tensor slot `tensor` in `memory` (an op output, a copy target);
+              `writer` is the stream whose work writes them ("" for the host's)
 FREE          give them back after the tensor's last use; with `after`, once those streams reach
               it (stream ordered: see docs/runtime.md)
 CALL          run op `op` on the host itself, on slots `inputs` -> `outputs`
@@ -233,8 +234,9 @@ def _operands(program: VmProgram, ins: Instruction) -> str:
         return ", ".join(name(s) for s in slots)
 
     match ins:
-        case Alloc(tensor, memory, _, _):
-            return f"{name(tensor)} in {memory}"
+        case Alloc(tensor, memory, _, _, writer):
+            on = f" on {writer}" if writer else ""
+            return f"{name(tensor)} in {memory}{on}"
         case Free(tensor, memory, streams):
             after = f" after {', '.join(streams)}" if streams else ""
             return f"{name(tensor)} in {memory}{after}"

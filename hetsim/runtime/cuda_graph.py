@@ -270,10 +270,10 @@ def capture_program(
     >>> program = compile_vm(model, platform, place(model, platform))
     >>> rewritten = capture_program(program, platform, "regions")
     >>> print(rewritten.listing())
-       0  ALLOC        x@gpu0.mem in gpu0.mem
+       0  ALLOC        x@gpu0.mem in gpu0.mem on gpu0
        1  COPY         x -> x@gpu0.mem on gpu0 via host.mem--gpu0.mem
        2  CUDA_GRAPH   g0 on gpu0: 5 kernels, VM code[2:17]
-       3  ALLOC        fc3@host.mem in host.mem
+       3  ALLOC        fc3@host.mem in host.mem on gpu0
        4  COPY         fc3 -> fc3@host.mem on gpu0 via host.mem--gpu0.mem
        5  FREE         fc3 in gpu0.mem
        6  SYNC         gpu0

@@ -34,26 +34,26 @@ def test_listing_of_a_two_device_program() -> None:
     model = two_device_graph()
     program = compile_vm(model, platform, place(model, platform))
     assert program.listing().splitlines() == [
-        "   0  ALLOC        x@gpu0.mem in gpu0.mem",
+        "   0  ALLOC        x@gpu0.mem in gpu0.mem on gpu0",
         "   1  COPY         x -> x@gpu0.mem on gpu0 via host.mem--gpu0.mem",
-        "   2  ALLOC        a in gpu0.mem",
+        "   2  ALLOC        a in gpu0.mem on gpu0",  # written by gpu0's work
         "   3  LAUNCH       relu@gpu0(x@gpu0.mem) -> a",
         "   4  FREE         x@gpu0.mem in gpu0.mem",
-        "   5  ALLOC        a@gpu1.mem in gpu1.mem",
+        "   5  ALLOC        a@gpu1.mem in gpu1.mem on gpu0",
         # the source memory's device carries the copy, over both hops of the route
         "   6  COPY         a -> a@gpu1.mem on gpu0 via host.mem--gpu0.mem, host.mem--gpu1.mem",
-        "   7  ALLOC        b in gpu1.mem",
+        "   7  ALLOC        b in gpu1.mem on gpu1",
         # made on gpu0's stream: gpu1 waits for it on the device, the host does not block
         "   8  LAUNCH       neg@gpu1(a@gpu1.mem) -> b after a@gpu1.mem",
         "   9  FREE         a@gpu1.mem in gpu1.mem",
-        "  10  ALLOC        b@host.mem in host.mem",
+        "  10  ALLOC        b@host.mem in host.mem on gpu1",
         "  11  COPY         b -> b@host.mem on gpu1 via host.mem--gpu1.mem",
-        "  12  ALLOC        c in host.mem",
+        "  12  ALLOC        c in host.mem",  # the host writes it: no stream
         "  13  SYNC         gpu1",  # the host reads b@host.mem, made on gpu1's stream
         "  14  CALL         add(b@host.mem, w2) -> c",
         "  15  FREE         b@host.mem in host.mem",
         "  16  FREE         b in gpu1.mem",
-        "  17  ALLOC        a@host.mem in host.mem",  # outputs end in host memory
+        "  17  ALLOC        a@host.mem in host.mem on gpu0",  # outputs end in host memory
         "  18  COPY         a -> a@host.mem on gpu0 via host.mem--gpu0.mem",
         "  19  FREE         a in gpu0.mem",  # its last use was that copy (stream-ordered)
         "  20  SYNC         gpu0",
