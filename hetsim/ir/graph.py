@@ -143,10 +143,13 @@ class Graph:
     Building a Graph checks its fields and structure and puts `ops` in topological order
     (stable: an ordered list stays as it is). Mappings are copied, so the caller's dicts stay
     its own; treat them as read-only (plain dicts keep a Graph picklable for a distributed
-    sweep). The initializer arrays are the caller's, not copied: a Graph is a value, and what
-    `execute` and `simulate` keep of it (folded constants, fused weights) is computed once, so
-    an array changed in place after a first run is not seen there while the op-by-op kernels
-    read the change (build a new Graph with the new arrays). Lists become tuples (of outputs,
+    sweep). The initializer arrays are the caller's, not copied, and the Graph holds read-only
+    views of them: a Graph is a value, and what `execute` and `simulate` keep of it (folded
+    constants, fused weights) is computed once, so an array changed in place after a first run
+    would not be seen there while the op-by-op kernels read the change. Writing through
+    ``graph.initializers`` is refused by numpy (``assignment destination is read-only``); the
+    caller's own array can still be written, and must not be once the Graph is built (build a
+    new Graph with new arrays). Lists become tuples (of outputs,
     of an op's inputs or outputs, of an input's shape: such an op or type is replaced by a
     copy), an input's numpy integer dims become ints and its dtype numpy's own name (``"f4"``
     becomes ``"float32"``). `value_types` (declared types of inner tensors, where known) are
@@ -215,6 +218,9 @@ class Graph:
                     f"{where}: initializer {name!r}: expected a numpy array, "
                     f"got {type(value).__name__}"
                 )
+            if value.flags.writeable:  # a read-only view: the caller's array, not a copy
+                initializers[name] = value = value.view()
+                value.flags.writeable = False
         for name, declared in value_types.items():
             value_types[name] = checked_value_type(self.name, name, declared)
         ops = checked_ops(self.name, self.ops)

@@ -148,6 +148,23 @@ def test_an_initializer_must_be_an_array() -> None:
         Graph("g", (), X, ("w",), {"w": [1.0, 2.0]})  # type: ignore[dict-item]
 
 
+def test_initializers_are_read_only_views_of_the_callers_arrays() -> None:
+    # what execute and simulate keep of a graph (folded constants) is computed once: a weight
+    # written through the graph after a first run had left simulate's output stale while
+    # execute's op-by-op kernels read the change
+    w = np.ones(4, np.float32)
+    graph = Graph("g", (Op("Neg", "n", ("w",), ("y",)),), {}, ("y",), {"w": w})
+    held = graph.initializers["w"]
+    assert held.base is w
+    assert not held.flags.writeable
+    assert w.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        held[0] = 5.0
+    frozen = np.zeros(2, np.float32)
+    frozen.flags.writeable = False  # already read-only: kept as it is, no view of a view
+    assert Graph("g", (), {}, ("w",), {"w": frozen}).initializers["w"] is frozen
+
+
 def test_model_error_is_a_hetsim_error_and_a_value_error() -> None:
     with pytest.raises(HetsimError):
         Graph("g", (), X, ("nope",))
