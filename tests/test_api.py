@@ -940,6 +940,31 @@ def test_the_made_up_input_hint_goes_only_to_an_op_that_reads_the_input() -> Non
         simulate(model, CPU_ONLY)
 
 
+@pytest.mark.parametrize(
+    ("ops", "initializers", "message"),
+    [
+        # the op's dtype is wrong whatever the made-up values
+        ((Op("Softmax", "sm", ("i",), ("out",)),), {},
+         "op sm (Softmax): expected input 0 (input) of float16/32/64, got int64"),
+        # its own constant is: the depth comes from an initializer, not from i
+        ((Op("OneHot", "oh", ("i", "depth", "values"), ("out",)),),
+         {"depth": np.array([-3]), "values": np.array([0.0, 1.0], np.float32)},
+         "op oh (OneHot): expected one positive depth, got [-3]"),
+    ],
+    ids=["dtype", "constant"],
+)  # fmt: skip
+def test_no_made_up_input_hint_for_a_failure_that_any_values_give(
+    ops: tuple[Op, ...], initializers: dict, message: str
+) -> None:
+    # both read the made-up integer input i, and had been told to pass it in inputs: the same
+    # error came with it passed
+    model = Graph("g", ops, {"i": TensorType((3,), "int64")}, ("out",), initializers)
+    with pytest.raises(OpError, match=f"^{re.escape(message)}$"):
+        simulate(model, CPU_ONLY)
+    with pytest.raises(OpError, match=f"^{re.escape(message)}$"):
+        simulate(model, CPU_ONLY, inputs={"i": np.zeros(3, np.int64)})
+
+
 def test_the_made_up_input_hint_follows_a_shape_computed_from_the_input() -> None:
     # the Reshape reads s + one: both made from the seed
     model = Graph(
