@@ -128,9 +128,7 @@ def test_a_shapes_file_that_starts_as_json_and_is_not_says_so(tmp_path: Path) ->
         # an int too long for int(): a bare ValueError
         (
             "[" + "9" * 5000 + "]",
-            "Exceeds the limit (4300 digits) for integer string "
-            "conversion: value has 5000 digits; use sys.set_int_max_str_digits() to increase the "
-            "limit",
+            "an integer of 5000 digits, more than Python reads (4300)",
         ),
     ],
     ids=["key-twice", "nested-100000-deep", "int-of-5000-digits"],

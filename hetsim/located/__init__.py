@@ -24,6 +24,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,8 @@ from hetsim.located.tomlscan import compose_toml
 __all__ = [
     "LEADING_ZERO",
     "DuplicateKeyError",
+    "HugeIntegerError",
+    "huge_integer_error",
     "line_of",
     "load_json",
     "locate",
@@ -144,6 +147,64 @@ _UniqueKeyLoader.add_implicit_resolver(
     list("-+0123456789."),
 )
 
+
+class HugeIntegerError(ValueError):
+    """An integer of more digits than Python's int() reads (`sys.get_int_max_str_digits`), at
+    `line` of the text: json, tomllib and PyYAML each refused one with Python's own words (and
+    its advice to call ``sys.set_int_max_str_digits``) and no line. It has the ``problem`` and
+    ``problem_mark`` of PyYAML's errors, so `yaml_error_at` reads it as it reads theirs."""
+
+    def __init__(self, line: int, digits: int) -> None:
+        limit = sys.get_int_max_str_digits()
+        self.problem = f"an integer of {digits} digits, more than Python reads ({limit})"
+        self.problem_mark = yaml.Mark("", 0, line - 1, 0, None, None)
+        self.line = line
+        super().__init__(self.problem)
+
+
+def huge_integer_error(text: str, err: Exception) -> HugeIntegerError | None:
+    """`err`, a reader's error on `text`, as a `HugeIntegerError` when it is int()'s refusal of
+    an integer too long to read (at the first such run of digits in `text`); else None.
+
+    >>> try:
+    ...     int("9" * 5000)
+    ... except ValueError as err:
+    ...     found = huge_integer_error("a = 1\\nb = " + "9" * 5000, err)
+    >>> found.line, str(found)
+    (2, 'an integer of 5000 digits, more than Python reads (4300)')
+    """
+    if not isinstance(err, ValueError) or "integer string conversion" not in str(err):
+        return None
+    found = re.search(rf"[0-9]{{{sys.get_int_max_str_digits() + 1},}}", text)
+    if found is None:
+        return None
+    return HugeIntegerError(text.count("\n", 0, found.start()) + 1, len(found.group()))
+
+
+def _construct_int(loader: _UniqueKeyLoader, node: yaml.ScalarNode) -> Any:
+    """An int, or an error at its line for one too long for Python to read."""
+    try:
+        return yaml.SafeLoader.construct_yaml_int(loader, node)
+    except ValueError as err:
+        digits = sum(c.isdigit() for c in str(node.value))
+        problem = str(HugeIntegerError(node.start_mark.line + 1, digits))
+        raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark) from err
+
+
+def _construct_timestamp(loader: _UniqueKeyLoader, node: yaml.ScalarNode) -> Any:
+    """A date or time, or an error at its line for one that does not exist (2023-02-30)."""
+    try:
+        return yaml.SafeLoader.construct_yaml_timestamp(loader, node)
+    except ValueError as err:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"{node.value!r}, not a date ({err})", node.start_mark
+        ) from err
+
+
+_UniqueKeyLoader.add_constructor(_INT, _construct_int)
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+
+
 MAX_YAML_NODES = 1_000_000
 """The most values a YAML file may hold with its aliases expanded. PyYAML builds an alias as a
 second reference to one object, so a file of nine nested ten-fold aliases (a "billion laughs")
@@ -237,7 +298,8 @@ class DuplicateKeyError(ValueError):
 
 def load_json(text: str) -> Any:
     """`json.loads`, refusing a key given twice in one object (json keeps the last one silently,
-    as PyYAML did): a `DuplicateKeyError` marking the line of the second key.
+    as PyYAML did): a `DuplicateKeyError` marking the line of the second key; an integer too
+    long for Python to read is a `HugeIntegerError` at its line.
 
     Examples
     --------
@@ -260,6 +322,11 @@ def load_json(text: str) -> Any:
         if found is None:
             raise
         raise DuplicateKeyError(*found) from None
+    except ValueError as err:  # int()'s refusal of an integer of 4,300+ digits: at its line
+        huge = huge_integer_error(text, err)
+        if huge is None:
+            raise
+        raise huge from err
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

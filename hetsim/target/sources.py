@@ -17,7 +17,14 @@ from typing import Any
 import yaml
 
 from hetsim.errors import Problem, TargetError
-from hetsim.located import load_json, locate, safe_load, text_of, yaml_error_at
+from hetsim.located import (
+    huge_integer_error,
+    load_json,
+    locate,
+    safe_load,
+    text_of,
+    yaml_error_at,
+)
 from hetsim.located.paths import name_problem
 from hetsim.target.schema import item_path, join_path
 
@@ -37,15 +44,25 @@ def _yaml(text: str) -> Any:
     return safe_load(text)  # a key given twice is an error, not the last one kept
 
 
+def _toml(text: str) -> Any:
+    try:
+        return tomllib.loads(text)
+    except ValueError as err:  # int()'s refusal of 4,300+ digits: at its line (load_json's too)
+        huge = huge_integer_error(text, err)
+        if huge is None:
+            raise
+        raise huge from err
+
+
 # suffix -> parser; each raises its library's error on bad input, translated in load_file.
 SUFFIXES: dict[str, Callable[[str], Any]] = {
     ".yaml": _yaml,
     ".yml": _yaml,
     ".json": load_json,  # a key given twice is an error here too
-    ".toml": tomllib.loads,
+    ".toml": _toml,
 }
-# ValueError covers JSON's and TOML's own errors, and what every reader's int() raises for an
-# integer of more than 4,300 digits (and PyYAML's date() for a day like 2023-02-30)
+# ValueError covers JSON's and TOML's own errors (an integer too long for int(): a
+# HugeIntegerError at its line, as YAML's is)
 PARSE_ERRORS = (yaml.YAMLError, ValueError, RecursionError)
 
 

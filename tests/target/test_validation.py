@@ -406,12 +406,22 @@ def test_the_largest_numbers_allowed_make_a_valid_tree() -> None:
 def test_an_integer_too_long_for_python_to_read_is_a_target_error(
     tmp_path: Path, name: str, text: str
 ) -> None:
-    # int() refuses more than 4,300 digits with a ValueError, which escaped the readers
+    # int() refuses more than 4,300 digits with a ValueError, which escaped the readers, then
+    # came with Python's words (and its advice to call sys.set_int_max_str_digits) and no line
     path = tmp_path / name
+    line = 1 if name.endswith(".json") else 2
     assert _problems_of_file(path, text) == [
-        f"{path}: expected valid {path.suffix[1:]}, got Exceeds the limit (4300 digits) for "
-        "integer string conversion: value has 5000 digits; use sys.set_int_max_str_digits() to "
-        "increase the limit"
+        f"{path}:{line}: expected valid {path.suffix[1:]}, got an integer of 5000 digits, more "
+        "than Python reads (4300)"
+    ]
+
+
+def test_a_date_that_does_not_exist_is_named_at_its_line(tmp_path: Path) -> None:
+    # PyYAML's date() raised a ValueError without the line: "got day is out of range for month"
+    path = tmp_path / "t.yaml"
+    assert _problems_of_file(path, "kind: cuda\nmodel: 2023-02-30\n") == [
+        f"{path}:2: expected valid yaml, got '2023-02-30', not a date (day is out of range for "
+        "month)"
     ]
 
 
@@ -419,8 +429,7 @@ def test_a_json_spec_with_an_integer_too_long_to_read_is_a_target_error() -> Non
     with pytest.raises(TargetError) as err:
         Target(f'{{"kind": "cuda", "cores": {"9" * 5000}}}')
     assert str(err.value) == (
-        "spec: expected valid JSON, got Exceeds the limit (4300 digits) for integer string "
-        "conversion: value has 5000 digits; use sys.set_int_max_str_digits() to increase the limit"
+        "spec: expected valid JSON, got an integer of 5000 digits, more than Python reads (4300)"
     )
 
 
