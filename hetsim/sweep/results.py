@@ -23,7 +23,7 @@ from hetsim.errors import Problem, SweepError, is_count, is_items
 from hetsim.located import text_of
 from hetsim.located.paths import name_problem
 from hetsim.report import BREAKDOWN_KEYS, LinkStats, ProcessorStats
-from hetsim.sweep.points import SweepSpec
+from hetsim.sweep.points import SweepSpec, digest
 from hetsim.target.schema import closest
 from hetsim.target.values import finite_float, show_value
 
@@ -232,7 +232,7 @@ class ResultsLog:
             self._file.truncate(end)  # drop a line cut short by a kill
         self._file.seek(0, 2)
         if not end:  # the header alone, without its newline: truncating erased it
-            self._file.write("\n")
+            self._put("\n")
 
     def _drop_failed(
         self, records: list[tuple[int, dict[str, Any]]], data: bytes
@@ -252,16 +252,19 @@ class ResultsLog:
     def _check_points(self, records: list[tuple[int, dict[str, Any]]]) -> None:
         """Each record is one of this sweep's points, at its index (a line of another sweep
         was ranked with these, and skipped none)."""
-        indices = {point.id: point.index for point in self.spec.points()}
+        points = {point.id: point for point in self.spec.points()}
         for number, record in records:
             where = f"{self.path}:{number}"
-            index = indices.get(record["id"])
-            if index is None:
+            point = points.get(record["id"])
+            if point is None:
                 got = f"point {record['id']!r}, which it does not have"
                 raise SweepError([Problem(where, "expected a point of this sweep", got)])
-            if record["index"] != index:
-                expected = f"expected {index} (of point {record['id']!r})"
+            if record["index"] != point.index:
+                expected = f"expected {point.index} (of point {record['id']!r})"
                 raise SweepError([Problem(f"{where}: index", expected, repr(record["index"]))])
+            if digest(record["params"]) != digest(point.params):  # edited: ranked as another
+                expected = f"expected those of point {record['id']!r}, {point.params}"
+                raise SweepError([Problem(f"{where}: params", expected, repr(record["params"]))])
 
     def __contains__(self, point_id: object) -> bool:
         return point_id in self.records
@@ -283,14 +286,24 @@ class ResultsLog:
             line = json.dumps(record, separators=(",", ":"))
         kept = self.records[record["id"]] = dict(record)
         if self._file is not None:
-            self._file.write(line + "\n")
-            self._file.flush()
+            self._put(line + "\n")
         return kept
 
     def _write(self, data: Mapping[str, Any]) -> None:
-        assert self._file is not None, "a file is open"
-        self._file.write(json.dumps(data, separators=(",", ":")) + "\n")
-        self._file.flush()
+        self._put(json.dumps(data, separators=(",", ":")) + "\n")
+
+    def _put(self, text: str) -> None:
+        """Write `text` to the file now; a `SweepError` naming the file where it cannot be
+        written (a full disk said only "No space left on device")."""
+        assert self._file is not None and self.path is not None, "a file is open"
+        try:
+            self._file.write(text)
+            self._file.flush()
+        except OSError as err:
+            got = repr(err.strerror or str(err))
+            raise SweepError(
+                [Problem(str(self.path), "expected a writable results file", got)]
+            ) from err
 
     def close(self) -> None:
         """Close the file (records stay readable)."""
@@ -373,8 +386,9 @@ def metric_value(record: Mapping[str, Any], metric: str = "makespan_us") -> floa
     ------
     SweepError
         A `metric` that is not one of `METRICS`, a name the result does not hold, or a value
-        there that is not a finite number (NaN was ranked as a failed point, silently, and
-        -inf won); a record with an index is named by it.
+        there that is not a finite number >= 0 (NaN was ranked as a failed point, silently,
+        and -inf won; a negative time, which no run gives, won too); a record with an index is
+        named by it.
 
     Examples
     --------
@@ -394,7 +408,7 @@ def metric_value(record: Mapping[str, Any], metric: str = "makespan_us") -> floa
     >>> metric_value({"index": 3, "status": "ok", "result": {"makespan_us": float("nan")}})
     Traceback (most recent call last):
     ...
-    hetsim.errors.SweepError: metric makespan_us of point 3: expected a finite number, got nan
+    hetsim.errors.SweepError: metric makespan_us of point 3: expected a finite number >= 0, got nan
     """
     keys = _metric_keys(metric)
     if keys is None:
@@ -412,8 +426,8 @@ def metric_value(record: Mapping[str, Any], metric: str = "makespan_us") -> floa
             raise SweepError([_missing(where, keys[:depth], key, value)])
         value = value[key]
     number = finite_float(value)
-    if number is None:
-        raise SweepError([Problem(where, "expected a finite number", show_value(value))])
+    if number is None or number < 0:  # every metric is a time, a share or a count of bytes
+        raise SweepError([Problem(where, "expected a finite number >= 0", show_value(value))])
     return number
 
 

@@ -86,14 +86,15 @@ def test_a_metric_that_is_not_a_number_is_refused_even_for_a_failed_point() -> N
         (None, "None"),  # TypeError from float()
         (True, "True"),  # ranked as 1.0
         (10**400, "a 401-digit integer"),  # OverflowError from float()
+        (-5.0, "-5.0"),  # a negative time, which no run gives, won
     ],
-    ids=["nan", "-inf", "inf", "str", "None", "bool", "huge-int"],
+    ids=["nan", "-inf", "inf", "str", "None", "bool", "huge-int", "negative"],
 )
 def test_a_metric_value_that_is_not_a_finite_number_names_the_point(
     value: object, got: str
 ) -> None:
     record = {"index": 3, "status": "ok", "result": {"makespan_us": value}}
-    message = f"metric makespan_us of point 3: expected a finite number, got {got}"
+    message = f"metric makespan_us of point 3: expected a finite number >= 0, got {got}"
     with pytest.raises(SweepError, match="^" + re.escape(message) + "$"):
         metric_value(record)
 

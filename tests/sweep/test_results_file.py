@@ -94,6 +94,20 @@ def test_resume_refuses_a_point_at_another_index(out: Path) -> None:
         run_sweep(SWEEP, out=out, workers=0, resume=True)
 
 
+def test_resume_refuses_a_point_whose_params_were_edited(out: Path) -> None:
+    # its id stayed, and it was ranked as the best point of a model it never ran
+    header, first, second = _lines(out)
+    record = json.loads(first)
+    edited = record | {"params": record["params"] | {"model": "no-such-model"}}
+    _write(out, [header, json.dumps(edited), second])
+    message = (
+        f"{out}:2: params: expected those of point {record['id']!r}, {record['params']}, got "
+        f"{edited['params']}"
+    )
+    with pytest.raises(SweepError, match=_full(message)):
+        run_sweep(SWEEP, out=out, workers=0, resume=True)
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -173,3 +187,11 @@ def test_a_result_json_cannot_hold_fails_its_point_and_the_sweep_goes_on(tmp_pat
     )
     _, written = read_results(out)
     assert [r["status"] for r in written] == ["failed", "ok"]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_a_results_file_on_a_full_disk_is_named() -> None:
+    # the OSError came out alone: "error: No space left on device", naming no file
+    message = "/dev/full: expected a writable results file, got 'No space left on device'"
+    with pytest.raises(SweepError, match=_full(message)):
+        run_sweep(SWEEP, out="/dev/full", workers=0)
