@@ -11,6 +11,7 @@ point. The points themselves are `hetsim.sweep.points`; running them is `hetsim.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -359,7 +360,14 @@ def _rule_device_problems(spec: SweepSpec, target: Target | None) -> list[Proble
     try:  # a rules file read again, for the line of the rule
         load_rules(source, build_platform(target))
     except PartitionError as err:
-        return _rule_problems(spec, err)
+        problems = _rule_problems(spec, err)
+        renamed = [path for path in spec.varied if path.endswith(".name")]
+        if not renamed:
+            return problems
+        # the platform named is the base target's, which has the device: its first point's
+        # does not (a device's name varied: ``devices[gpu0].name: [g1]``)
+        varies = f" as the sweep's first point has it (it varies {', '.join(renamed)})"
+        return [dataclasses.replace(p, expected=p.expected + varies) for p in problems]
     return []
 
 

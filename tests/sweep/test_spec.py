@@ -715,6 +715,23 @@ def test_a_rule_device_is_checked_when_a_point_target_is_bad() -> None:
     ]
 
 
+def test_a_rule_device_a_varied_name_renamed_says_so() -> None:
+    # "platform x86-h100" has gpu0: the sweep's first point, whose gpu0 is g1, does not
+    data = {
+        "target": "x86-h100",
+        "models": ["mlp"],
+        "policies": ["rules"],
+        "rules": [{"op": "fc1", "device": "gpu0"}],
+        "vary": {"devices[gpu0].name": ["g1"]},
+    }
+    message = (
+        "rules[0].device: expected a processor or level of platform x86-h100 as the sweep's "
+        "first point has it (it varies devices[gpu0].name), got 'gpu0'"
+    )
+    with pytest.raises(SweepError, match=_full(message)):
+        load_sweep(data)
+
+
 def test_a_bad_target_is_reported_when_the_points_cannot_be_made() -> None:
     # paths inside one another stop the points being made: the unknown tag waited for a rerun
     vary = {DISPATCH: [1], "executor": [{"kind": "vm"}]}
