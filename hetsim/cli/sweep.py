@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from hetsim.cli.counts import count_type, integer
-from hetsim.cli.files import input_path, output_file, png_file, writing
+from hetsim.cli.files import input_path, png_file, suffixed_file, writing
 from hetsim.errors import HetsimError
 from hetsim.report.tables import rich_console
 from hetsim.sweep import (
@@ -70,7 +70,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("file", metavar="FILE", type=input_path, help="the sweep file (YAML)")
     parser.add_argument(
         "--out",
-        type=output_file,
+        type=suffixed_file(".jsonl"),
         metavar="RESULTS.jsonl",
         help="results file, one JSON line per point",
     )

@@ -98,6 +98,7 @@ def test_a_chart_path_must_end_in_png(
 ONE_FORMAT_WRITERS = [
     (["run", "mlp", "--target", "x86-h100"], "--trace", ".json"),
     (["run", "mlp", "--target", "x86-h100"], "--save-outputs", ".npz"),
+    (["sweep", "sweep.yaml"], "--out", ".jsonl"),  # JSON lines had gone into results.png
 ]
 """The options typed `suffixed_file`: the file they write has one format."""
 
