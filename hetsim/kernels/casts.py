@@ -88,6 +88,10 @@ def _compile_dropout(op: Op, opset: int) -> Kernel:
 
 def _infer_dropout(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x = present(op, inputs, 1)[0]
+    training = inputs[2] if len(inputs) > 2 else None
+    if training is not None and training.value is not None and bool(training.value):
+        # a constant true: the kernel refuses it, and a timing run, which runs none, had not
+        raise op_error(op, "expected training_mode false (inference)", True)
     out = [Meta(x.shape, x.dtype)]
     if len(op.outputs) > 1 and op.outputs[1] != "":
         out.append(Meta(x.shape, _mask_dtype(x, opset)))

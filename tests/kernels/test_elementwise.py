@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -10,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hetsim.api import simulate
 from hetsim.errors import ModelError
-from hetsim.ir import Op
+from hetsim.ir import Graph, Op, TensorType
 from hetsim.kernels import OPS, Meta
 from hetsim.kernels.checks import broadcast_shape
 from hetsim.kernels.unary import erf
@@ -149,6 +151,25 @@ def test_dropout_rejects_training_mode_input() -> None:
         match=r"^op n0 \(Dropout\): expected training_mode false \(inference\), got True$",
     ):
         kernel([np.zeros(2, np.float32), None, np.array(True)])
+
+
+@pytest.mark.parametrize("mode", ["timing", "functional"])
+def test_a_constant_training_mode_is_refused_in_both_modes(mode: str) -> None:
+    # timing mode runs no kernel: a Dropout in training mode ran there, and failed functional
+    graph = Graph(
+        "g",
+        (Op("Dropout", "n0", ("x", "", "t"), ("y",)),),
+        {"x": TensorType((2,), "float32")},
+        ("y",),
+        {"t": np.array(True)},
+    )
+    with pytest.raises(
+        ModelError,
+        match=r"^op n0 \(Dropout\): expected training_mode false \(inference\), got True$",
+    ):
+        simulate(graph, "x86-cpu", mode=mode)
+    graph = dataclasses.replace(graph, initializers={"t": np.array(False)})
+    assert simulate(graph, "x86-cpu", mode=mode).makespan_us > 0
 
 
 def test_binary_shape_rule_rejects_unbroadcastable_shapes() -> None:
