@@ -45,7 +45,8 @@ FALLBACK_OP_CLASS = "other"
 
 
 def peak_gflops(processor: Processor) -> float:
-    """Peak FP32 GFLOP/s: ``cores × freq_ghz × flops_per_cycle``.
+    """Peak GFLOP/s: ``cores × freq_ghz × flops_per_cycle``, at the processor's rated dtype
+    (FP32 for a CPU or GPU; an NPU's tag cites its INT8 or FP16 MACs), for every dtype alike.
 
     >>> npu = Processor("npu", "accelerator", "accel", "", {"cores": 1, "freq_ghz": 1.0,
     ...     "flops_per_cycle": 2048}, "host.mem")

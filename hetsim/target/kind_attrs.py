@@ -121,7 +121,11 @@ def processor_attrs(
     return (
         Attr("cores", "int", "cores (a GPU's SMs; an NPU's MAC array is one)", cores, minimum=1),
         _positive("freq_ghz", "clock frequency", freq_ghz),
-        _positive("flops_per_cycle", "FP32 flops per core per cycle", flops_per_cycle),
+        _positive(
+            "flops_per_cycle",
+            "flops per core per cycle: FP32 on a CPU or GPU, 2 x an NPU's MACs at its rated dtype",
+            flops_per_cycle,
+        ),
         _positive(
             "mem_bandwidth_gbps", "bandwidth of the memory it computes from", mem_bandwidth_gbps
         ),

@@ -64,6 +64,22 @@ def test_listing_of_a_two_device_program() -> None:
     assert dict(program.inputs) == {"x": 0}
 
 
+def test_the_final_syncs_come_in_the_documented_order() -> None:
+    # docs/runtime.md rule 4: the stream that made an output's copy in host memory first (gpu1,
+    # which copies b back), then every other stream with unsynchronized work, as first used
+    platform = platform_of(TWO_GPUS)
+    model = graph(Op("Relu", "r", ("x",), ("a",)), Op("Neg", "n", ("a",), ("b",)), outputs=("b",))
+    tail = compile_vm(model, platform, place(model, platform)).listing().splitlines()[-6:]
+    assert [line[6:].rstrip() for line in tail] == [
+        "ALLOC        b@host.mem in host.mem on gpu1",
+        "COPY         b -> b@host.mem on gpu1 via host.mem--gpu1.mem",
+        "FREE         b in gpu1.mem",  # after every copy back, before any SYNC
+        "SYNC         gpu1",
+        "SYNC         gpu0",
+        "RET          b=b@host.mem",
+    ]
+
+
 def test_the_program_computes_what_execute_does() -> None:
     model = two_device_graph()
     x = np.arange(-2.0, 2.0, dtype=np.float32)
