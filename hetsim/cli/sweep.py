@@ -217,10 +217,11 @@ def sweep(args: argparse.Namespace) -> int:
         raise HetsimError(
             "--retry-failed: expected --resume (it retries the failed points of --out), got none"
         )
-    spec = load_sweep(args.file)  # every problem at once, before the bar; run_sweep reuses
-    # the points it made
     options = {"out": args.out, "workers": args.workers, "scheduler": args.scheduler}
     try:
+        # every problem at once, before the bar; run_sweep reuses the points it made (checking
+        # a big sweep's takes minutes: a Ctrl-C then is an interruption as any)
+        spec = load_sweep(args.file)
         with _progress() as report:
             records = run_sweep(
                 spec,
@@ -230,7 +231,8 @@ def sweep(args: argparse.Namespace) -> int:
                 **options,
             )
     except KeyboardInterrupt:
-        where = f"; rerun with --resume to complete {args.out}" if args.out else ""
+        started = args.out is not None and args.out.exists()  # not while the sweep was checked
+        where = f"; rerun with --resume to complete {args.out}" if started else ""
         print(f"interrupted{where}", file=sys.stderr)
         return INTERRUPTED
     failed = [r for r in records if r["status"] != "ok"]

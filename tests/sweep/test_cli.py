@@ -66,13 +66,29 @@ def test_table_and_plot(sweep_file: Path, capsys: pytest.CaptureFixture[str]) ->
 def test_ctrl_c_says_how_to_resume(
     sweep_file: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    out = sweep_file.with_name("results.jsonl")
+
     def interrupted(*args: Any, **kwargs: Any) -> None:
+        out.write_text("{}\n")  # run_sweep writes the file's header first
         raise KeyboardInterrupt
 
     monkeypatch.setattr(sweep_cli, "run_sweep", interrupted)
-    out = sweep_file.with_name("results.jsonl")
     assert _run(["sweep", str(sweep_file), "--out", str(out)]) == sweep_cli.INTERRUPTED
     assert capsys.readouterr().err.endswith(f"interrupted; rerun with --resume to complete {out}\n")
+
+
+def test_ctrl_c_while_the_sweep_is_checked_is_an_interruption_too(
+    sweep_file: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # checking a big sweep's points takes minutes: a Ctrl-C then printed a traceback, and no
+    # results file was begun to resume
+    def interrupted(*args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep_cli, "load_sweep", interrupted)
+    out = sweep_file.with_name("results.jsonl")
+    assert _run(["sweep", str(sweep_file), "--out", str(out)]) == sweep_cli.INTERRUPTED
+    assert capsys.readouterr().err == "interrupted\n"
 
 
 def test_plain_progress_line(capsys: pytest.CaptureFixture[str]) -> None:
