@@ -80,9 +80,14 @@ def plot_sweep(
     is_categorical = any(not isinstance(x, int | float) for x in values.values())
     categories = sorted(values.values(), key=_order) if is_categorical else []
     place = {repr(v): float(i) for i, v in enumerate(categories)}
-    for label, points in lines.items():
+    width = 0.8 / len(lines)  # bars side by side at each model, one per label
+    for number, (label, points) in enumerate(lines.items()):
         xs = [place[repr(x)] if is_categorical else x for x, _ in points]
-        axes.plot(xs, [y for _, y in points], marker="o", label=label)
+        if varied:
+            axes.plot(xs, [y for _, y in points], marker="o", label=label)
+        else:  # nothing varied: the models are no axis to draw a line along
+            at = [x + (number - (len(lines) - 1) / 2) * width for x in xs]
+            axes.bar(at, [y for _, y in points], width=width, label=label)
     if is_categorical:
         axes.set_xticks(list(place.values()), [str(v) for v in categories])
     axes.set_xlabel(varied[0] if varied else "model")

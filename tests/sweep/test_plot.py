@@ -68,3 +68,33 @@ def test_values_that_are_not_numbers_keep_one_order_on_the_axis(
     assert [t.get_text() for t in axes.get_xticklabels()] == [str(v) for v in ops]
     lines = {line.get_label(): list(line.get_xdata()) for line in axes.get_lines()}
     assert lines == {"model=mlp": [0.0, 2.0], "model=cnn": [0.0, 1.0, 2.0]}
+
+
+def test_a_sweep_that_varies_nothing_is_drawn_as_bars(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the module says one bar per point: a line joined the models instead
+    import hetsim.sweep.plot as plot
+
+    figures: list[Any] = []
+
+    def kept(*args: Any) -> Any:
+        figures.append(plot_new_figure(*args))
+        return figures[-1]
+
+    plot_new_figure = plot.new_figure
+    monkeypatch.setattr(plot, "new_figure", kept)
+    records = [
+        {"index": i, "status": "ok", "params": {"model": model, "cuda_graph": graph},
+         "result": {"makespan_us": float(i + 1)}}
+        for i, (model, graph) in enumerate(
+            [("mlp", "none"), ("mlp", "regions"), ("cnn", "none"), ("cnn", "regions")]
+        )
+    ]  # fmt: skip
+    plot_sweep(records, [], tmp_path / "p.png")
+    (axes,) = figures[0].axes
+    assert axes.get_lines() == []
+    assert [t.get_text() for t in axes.get_xticklabels()] == ["cnn", "mlp"]
+    bars = sorted((p.get_x() + p.get_width() / 2, p.get_height()) for p in axes.patches)
+    # none then regions at each model (cnn at 0, mlp at 1), 0.4 wide, side by side
+    assert bars == [(-0.2, 3.0), (0.2, 4.0), (0.8, 1.0), (1.2, 2.0)]
