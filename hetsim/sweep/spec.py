@@ -136,7 +136,9 @@ def _checked(source: Mapping[str, Any] | str | Path) -> tuple[SweepSpec, list[Pr
         return _parse(source, None)
     path = Path(source)
     try:
-        return _parse(_read_file(path), path.parent, path)
+        # its folder is the file's own: a symlink to it reads the files beside the file (the
+        # same sweep, by any path, has the same points), not those beside the link
+        return _parse(_read_file(path), path.resolve().parent, path)
     except SweepError as err:
         raise SweepError(locate(err.problems, path)) from None  # file:line: path: ...
 

@@ -514,6 +514,24 @@ def test_one_model_file_named_two_ways_is_refused(other: str, tmp_path: Path) ->
         load_sweep(path)
 
 
+def test_a_sweep_file_read_through_a_symlink_reads_the_files_beside_it(tmp_path: Path) -> None:
+    # the link's folder was read: "elsewhere/m.onnx: expected an ONNX model file, got no such
+    # file", where docs/sweeps.md says a sweep file by another path has the same points
+    pytest.importorskip("onnx")
+    from hetsim.models import light_model_path
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    shutil.copyfile(light_model_path("squeezenet"), tmp_path / "real" / "m.onnx")
+    real = tmp_path / "real" / "s.yaml"
+    real.write_text("target: arm-riscv-soc\nmodels: [m.onnx]\n")
+    link = tmp_path / "elsewhere" / "s.yaml"
+    link.symlink_to(real)
+    by_link, by_file = load_sweep(link), load_sweep(real)
+    assert by_link.hash == by_file.hash
+    assert [p.params for p in by_link.points()] == [p.params for p in by_file.points()]
+
+
 def test_grid_crosses_models_and_values_in_order() -> None:
     spec = load_sweep({**BASE, "models": ["mlp", "cnn"], "vary": {DISPATCH: [0.1, 0.2]}})
     params = [(p.index, p.params["model"], p.params[DISPATCH]) for p in spec.points()]
