@@ -295,7 +295,8 @@ class ResultsLog:
     def _put(self, text: str) -> None:
         """Write `text` to the file now; a `SweepError` naming the file where it cannot be
         written (a full disk said only "No space left on device")."""
-        assert self._file is not None and self.path is not None, "a file is open"
+        assert self._file is not None, "a file is open"
+        assert self.path is not None, "only a file is written"
         try:
             self._file.write(text)
             self._file.flush()
