@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from hetsim.cli import compare as compare_cli
+from hetsim.cli import main
 from hetsim.compare import MAX_ITERATIONS, Comparison, StrategyRun, compare, dims_trace, load_shapes
-from hetsim.compare.traces import check_iterations
+from hetsim.compare.traces import MAX_SIZE, check_iterations
 from hetsim.errors import HetsimError, ModelError
 from hetsim.sim.graphs import GraphStats
 
@@ -55,6 +56,64 @@ def test_a_spec_past_an_int64_is_an_error() -> None:
     with _raises(f"--seq-dist: expected numbers up to 2**63 - 1, got {spec!r}"):
         dims_trace(spec, 2)
     assert len(dims_trace(f"uniform:1:{2**63 - 1}", 2)) == 2
+
+
+HUGE = "9" * 5000
+"""An integer of more digits than int() reads (4,300)."""
+
+
+def test_a_spec_number_of_more_digits_than_int_reads_is_an_error() -> None:
+    # int() raised its ValueError: Exceeds the limit (4300 digits) for integer string conversion
+    with _raises(f"--seq-dist: expected numbers up to 2**63 - 1, got 'fixed:{HUGE}'"):
+        dims_trace(f"fixed:{HUGE}", 2)
+
+
+@pytest.mark.parametrize(
+    ("text", "item"),
+    [
+        (f"1 2 {HUGE}\n", repr(HUGE)),
+        (f'["{HUGE}"]', repr(HUGE)),
+        (f'[{{"seq": "{HUGE}"}}]', repr({"seq": HUGE})),
+        (f"4 {2**63}\n", repr(str(2**63))),
+        (f"[4, {2**63}]", repr(2**63)),
+    ],
+    ids=["text-of-5000-digits", "json-str-of-5000-digits", "json-dims-of-5000-digits",
+         "text-past-int64", "json-past-int64"],
+)  # fmt: skip
+def test_a_shapes_size_past_an_int64_is_an_error(text: str, item: str, tmp_path: Path) -> None:
+    # 5000 digits raised int()'s ValueError; 2**63 ran, to fail as an out-of-memory error
+    path = tmp_path / "shapes.txt"
+    path.write_text(text)
+    with _raises(f"--shapes {path}: expected integer sizes up to 2**63 - 1, got {item}"):
+        load_shapes(path)
+    with _raises(f"--shapes {path}: expected integer sizes up to 2**63 - 1, got {item}"):
+        load_shapes(path, dims=())  # a static model, whose iterations the sizes only count
+
+
+def test_a_shapes_size_of_an_int64_is_taken(tmp_path: Path) -> None:
+    path = tmp_path / "shapes.txt"
+    path.write_text(f"4 {MAX_SIZE}\n")
+    assert load_shapes(path) == ({"seq": 4}, {"seq": MAX_SIZE})
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("--shapes", "--shapes {path}: expected integer sizes up to 2**63 - 1, got '{huge}'"),
+        ("--seq-dist", "--seq-dist: expected numbers up to 2**63 - 1, got 'fixed:{huge}'"),
+    ],
+    ids=["shapes", "seq-dist"],
+)
+def test_compare_names_a_number_of_more_digits_than_int_reads(
+    option: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a traceback: ValueError: Exceeds the limit (4300 digits) for integer string conversion
+    path = tmp_path / "shapes.txt"
+    path.write_text(f"1 2 {HUGE}\n")
+    value = str(path) if option == "--shapes" else f"fixed:{HUGE}"
+    assert main(["compare", "transformer", "--target", "x86-h100", option, value]) == 1
+    error = capsys.readouterr().err
+    assert error == f"error: {message.format(path=path, huge=HUGE)}\n"
 
 
 @pytest.mark.parametrize("dims", ["seq", None, [1]])

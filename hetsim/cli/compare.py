@@ -14,12 +14,13 @@ import itertools
 import json
 import sys
 
-from hetsim.cli.counts import count_type
+from hetsim.cli.counts import count_type, integer
 from hetsim.cli.files import input_path, png_file, writing
 from hetsim.errors import HetsimError, ModelError
 
 __all__ = [
     "DEFAULT_STRATEGIES",
+    "MAX_BUCKET",
     "MAX_ITERATIONS",
     "parse_buckets",
     "parse_list",
@@ -40,6 +41,10 @@ per strategy, and runs one simulation per strategy: ``hetsim compare squeezenet 
 an hour and some 600 MB. Far larger counts are typos. `hetsim.compare.MAX_ITERATIONS`, the API's
 own cap, is the same number (written out here: the parser is built without importing the
 engine)."""
+
+MAX_BUCKET = 2**63 - 1
+"""``--buckets``' largest size: an int64, as ONNX holds dims. `hetsim.compare.MAX_SIZE`, the
+largest size of a trace, is the same number (written out here, as `MAX_ITERATIONS` is)."""
 
 
 def parse_list(text: str) -> list[str]:
@@ -94,6 +99,10 @@ def parse_buckets(text: str) -> list[int]:
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: expected increasing positive integers, got '8,4'
+    >>> parse_buckets("1," + "9" * 5000)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected positive integers up to 2**63 - 1, got '999...'
     """
     parts = parse_list(text)
     if not parts:
@@ -102,11 +111,17 @@ def parse_buckets(text: str) -> list[int]:
         )
     sizes = []
     for part in parts:
-        if not (part.isascii() and part.isdigit()) or int(part) == 0:  # not "²": int() refuses it
+        # not "²", which int() refuses; None: more digits than int() reads
+        size = integer(part) if part.isascii() and part.isdigit() else 0
+        if size == 0:
             raise argparse.ArgumentTypeError(
                 f"expected comma-separated positive integers, got {part!r}"  # argparse names it
             )
-        sizes.append(int(part))
+        if size is None or size > MAX_BUCKET:
+            raise argparse.ArgumentTypeError(
+                f"expected positive integers up to 2**63 - 1, got {part!r}"
+            )
+        sizes.append(size)
     if any(a >= b for a, b in itertools.pairwise(sizes)):  # said "buckets:", not the option
         raise argparse.ArgumentTypeError(f"expected increasing positive integers, got {text!r}")
     return sizes

@@ -40,7 +40,8 @@ MAX_ITERATIONS = 1_000_000
 (`hetsim.cli.compare.MAX_ITERATIONS` says why): far larger counts are typos, and ran out of memory
 or raised an `OverflowError` while the trace was made."""
 MAX_SIZE = 2**63 - 1
-"""The largest number in a spec: an int64, as numpy draws them (``uniform``) and ONNX holds dims."""
+"""The largest number in a spec or a shapes file: an int64, as numpy draws them (``uniform``) and
+ONNX holds dims."""
 
 
 def _fixed(args: list[int], iterations: int, rng: np.random.Generator) -> list[int]:
@@ -101,11 +102,12 @@ def dims_trace(
     draw, (least, most), _ = found
     if not least <= len(parts) <= most:
         raise HetsimError(_spec_problem(spec).message)
-    if any(int(p) > MAX_SIZE for p in parts):
+    numbers = [_number(p) for p in parts]
+    if any(n > MAX_SIZE for n in numbers):
         raise HetsimError(f"--seq-dist: expected numbers up to 2**63 - 1, got {spec!r}")
-    if kind == "uniform" and int(parts[0]) > int(parts[1]):
+    if kind == "uniform" and numbers[0] > numbers[1]:
         raise HetsimError(f"--seq-dist: expected uniform:LO:HI with LO <= HI, got {spec!r}")
-    values = draw([int(p) for p in parts], iterations, np.random.default_rng(seed))
+    values = draw(numbers, iterations, np.random.default_rng(seed))
     return tuple(dict.fromkeys(dims, value) for value in values)
 
 
@@ -123,8 +125,8 @@ def load_shapes(path: str | Path, *, dims: Sequence[str] = ("seq",)) -> tuple[di
     ------
     HetsimError
         A file that is neither (one that starts as JSON does, ``[`` or ``{``, and is not, says
-        where), a size that is not an integer >= 0, `path` that is not a str or an
-        `os.PathLike`, or `dims` that is not a sequence of names.
+        where), a size that is not an integer from 0 to `MAX_SIZE`, `path` that is not a str or
+        an `os.PathLike`, or `dims` that is not a sequence of names.
     """
     if not isinstance(path, str | os.PathLike):
         expected = "expected a path to a shapes file (a str or an os.PathLike)"
@@ -152,10 +154,8 @@ def load_shapes(path: str | Path, *, dims: Sequence[str] = ("seq",)) -> tuple[di
     trace = []
     for item in items if isinstance(items, list) else [items]:
         entry = _entry(item, dims)
-        if entry is None:
-            raise HetsimError(
-                Problem(f"--shapes {path}", "expected integer sizes >= 0", repr(item)).message
-            )
+        if isinstance(entry, str):
+            raise HetsimError(Problem(f"--shapes {path}", entry, repr(item)).message)
         trace.append(entry)
     if not trace:
         got = "an empty list" if text.strip() else "no sizes"  # text with no item is "[]"
@@ -165,23 +165,34 @@ def load_shapes(path: str | Path, *, dims: Sequence[str] = ("seq",)) -> tuple[di
     return tuple(trace)
 
 
-def _entry(item: Any, dims: Sequence[str]) -> dict[str, int] | None:
-    """One iteration's dims from an item of a shapes file, or ``None`` if it is not a size or a
-    non-empty mapping of sizes."""
-    if not isinstance(item, dict):
-        size = _size(item)
-        return None if size is None else dict.fromkeys(dims, size)
-    sizes = {str(k): _size(v) for k, v in item.items()}
+def _entry(item: Any, dims: Sequence[str]) -> dict[str, int] | str:
+    """One iteration's dims from an item of a shapes file (a size or a non-empty mapping of
+    sizes), else what is expected of the item."""
+    sizes = {str(k): _size(v) for k, v in (item if isinstance(item, dict) else {"": item}).items()}
     found = {k: v for k, v in sizes.items() if v is not None}
-    return found if found and len(found) == len(sizes) else None
+    if not found or len(found) < len(sizes):
+        return "expected integer sizes >= 0"
+    if max(found.values()) > MAX_SIZE:  # a bare size too, which a static model does not use
+        return "expected integer sizes up to 2**63 - 1"
+    return found if isinstance(item, dict) else dict.fromkeys(dims, found[""])
 
 
 def _size(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
-    if isinstance(value, int) or (isinstance(value, str) and value.isdecimal()):
-        return int(value) if int(value) >= 0 else None  # 0 too, as dims take it
+    if isinstance(value, str) and value.isdecimal():
+        return _number(value)
+    if isinstance(value, int):
+        return value if value >= 0 else None  # 0 too, as dims take it
     return None
+
+
+def _number(digits: str) -> int:
+    """Decimal `digits` as an int; past `MAX_SIZE` where int() cannot read them (4,300+ digits)."""
+    try:
+        return int(digits)
+    except ValueError:  # as `hetsim.cli.counts.integer`: int() refuses that many digits
+        return MAX_SIZE + 1
 
 
 def _check_dim_names(dims: object) -> None:

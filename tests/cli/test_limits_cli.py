@@ -7,9 +7,11 @@ from __future__ import annotations
 import pytest
 
 from hetsim.cli import build_parser, main
+from hetsim.cli import compare as compare_cli
 from hetsim.cli.bench import MAX_OPS
 from hetsim.cli.compare import MAX_ITERATIONS
 from hetsim.cli.sweep import MAX_WORKERS
+from hetsim.compare.traces import MAX_SIZE
 
 
 def _usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -58,6 +60,23 @@ def test_buckets_in_digits_int_cannot_read_are_named(
         "hetsim compare: error: argument --buckets: expected comma-separated positive "
         f"integers, got {bad!r}"
     )
+
+
+@pytest.mark.parametrize("value", ["9" * 5000, str(2**63)], ids=["5000-digits", "2**63"])
+def test_buckets_past_an_int64_are_a_usage_error(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 5000 digits, more than int() reads: argparse's "invalid parse_buckets value"
+    assert _usage_error([*COMPARE, "--buckets", f"1,{value}"], capsys) == (
+        "hetsim compare: error: argument --buckets: expected positive integers up to "
+        f"2**63 - 1, got {value!r}"
+    )
+
+
+def test_buckets_up_to_an_int64_are_taken() -> None:
+    assert compare_cli.MAX_BUCKET == MAX_SIZE == 2**63 - 1
+    args = build_parser().parse_args([*COMPARE, "--buckets", f"1,{MAX_SIZE}"])
+    assert args.buckets == [1, MAX_SIZE]
 
 
 def test_an_op_count_past_the_cap_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
