@@ -2,7 +2,8 @@
 inputs constants, or its outputs known from static shapes) becomes initializers, computed with the
 kernels of `hetsim.kernels.OPS`. A kernel that fails here is reported as `execute` reports it
 (`hetsim.kernels.checks.raise_kernel_error`): an OpError naming the op, or a SimulationError
-for arrays this machine cannot allocate.
+for arrays this machine cannot allocate; a shape rule that fails, as `propagate` reports it
+(`hetsim.kernels.propagate.infer_metas`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from hetsim.errors import ModelError
 from hetsim.ir import Graph, Op
 from hetsim.kernels import OPS, Meta
 from hetsim.kernels.checks import raise_kernel_error
+from hetsim.kernels.propagate import infer_metas
 
 __all__ = ["fold_constants"]
 
@@ -75,7 +77,7 @@ def _fold(
     definition = OPS[op.type]
     if all(not n or n in constants for n in op.inputs):
         # the shape rule checks what the kernel trusts: a malformed op is a ModelError here
-        definition.infer(op, opset, [metas[n] if n else None for n in op.inputs])
+        infer_metas(op, opset, [metas[n] if n else None for n in op.inputs])
         kernel = definition.compile(op, opset)
         try:
             return kernel([constants[n] if n else None for n in op.inputs])
@@ -84,7 +86,7 @@ def _fold(
     if not all(not n or n in metas for n in op.inputs):
         return None
     try:
-        outputs = definition.infer(op, opset, [metas[n] if n else None for n in op.inputs])
+        outputs = infer_metas(op, opset, [metas[n] if n else None for n in op.inputs])
     except ModelError:
         # Folding is an optimization: an op whose shape rule needs what only a run knows (a
         # computed Reshape target) stays, and propagate() or execute() reports any real fault.

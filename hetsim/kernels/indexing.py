@@ -237,6 +237,8 @@ def _infer_one_hot(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Me
     indices, values = first_input(op, inputs), inputs[2]
     assert values is not None, f"{op!r}: values missing"
     depth_value = constant_input(op, inputs, 1, "depth").reshape(-1)
+    if depth_value.size == 1 and not np.isfinite(depth_value[0]):
+        raise op_error(op, "expected a finite depth", depth_value[0])
     if depth_value.size != 1 or depth_value[0] < 1:
         raise op_error(op, "expected one positive depth", depth_value.tolist())
     if values.shape != (2,):

@@ -11,7 +11,7 @@ op's `Cost` from the same walk. The rules themselves live in the op modules; the
 from __future__ import annotations
 
 import weakref
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,7 @@ __all__ = [
     "check_input_array",
     "check_input_names",
     "check_inputs_mapping",
+    "infer_metas",
     "initializer_note",
     "input_dtype_error",
     "input_signature",
@@ -504,6 +505,22 @@ def _is_reusable(in_metas: list[Meta | None]) -> bool:
     return any(m is not None and m.value is None for m in in_metas)
 
 
+def infer_metas(op: Op, opset: int, in_metas: Sequence[Meta | None]) -> list[Meta]:
+    """The output metas of `op`'s shape rule; what the rule raises other than a `HetsimError`
+    (an `OverflowError` its checks missed) becomes an `OpError` naming the op.
+
+    Examples
+    --------
+    >>> op = Op("Relu", "r0", ("x",), ("y",))
+    >>> infer_metas(op, 17, [Meta((2, 3), np.dtype("float32"))])
+    [<Meta float32[2, 3]>]
+    """
+    try:
+        return lookup(op).infer(op, opset, in_metas)
+    except Exception as err:  # a rule's own checks raise ModelErrors; this is what they missed
+        raise_kernel_error(op, err, "expected attributes its shape rule can use")
+
+
 def _infer(
     op: Op,
     opset: int,
@@ -511,13 +528,9 @@ def _infer(
     shared: dict[tuple[tuple[int, ...], np.dtype[Any]], Meta],
 ) -> list[Meta]:
     """Run `op`'s shape rule; compute small outputs of known inputs for real."""
-    definition = lookup(op)
-    try:
-        out_metas = definition.infer(op, opset, in_metas)
-    except Exception as err:  # a rule's own checks raise ModelErrors; this is what they missed
-        raise_kernel_error(op, err, "expected attributes its shape rule can use")
+    out_metas = infer_metas(op, opset, in_metas)
     if _is_small_known(in_metas, out_metas):
-        kernel = definition.compile(op, opset)
+        kernel = lookup(op).compile(op, opset)
         try:
             values = kernel([None if m is None else m.value for m in in_metas])
         except Exception as err:

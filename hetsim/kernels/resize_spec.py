@@ -20,6 +20,7 @@ the ops' registration, live in `resize.py`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -210,6 +211,8 @@ def resize_shape(
     if len(values) != len(axes):
         raise op_error(op, f"expected {len(axes)} {what} (one per resized axis)", values)
     if sizes is None:
+        if not all(math.isfinite(s) for s in values):
+            raise op_error(op, "expected finite scales", values)
         if not all(s > 0 for s in values):
             raise op_error(op, "expected positive scales", values)
         factors = [1.0] * rank

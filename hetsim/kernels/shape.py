@@ -192,6 +192,9 @@ def _infer_range(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta
     start, limit, delta = (
         constant_input(op, inputs, i, n, rank=0) for i, n in enumerate(_RANGE_NAMES)
     )
+    for name, bound in zip(_RANGE_NAMES, (start, limit, delta), strict=True):
+        if not np.isfinite(bound):  # a bound of inf or NaN makes no count of elements
+            raise op_error(op, f"expected a finite {name}", bound)
     if delta == 0:
         raise op_error(op, "expected a non-zero delta", 0)
     count = max(math.ceil((float(limit) - float(start)) / float(delta)), 0)
