@@ -201,10 +201,15 @@ def slices(
 _SLICE_PARAMS = ("starts", "ends", "axes", "steps")
 
 
+def _slice_attrs(op: Op) -> list[tuple[int, ...] | None]:
+    """Slice-1's starts and ends (required) and axes attributes, which became inputs at 10."""
+    return [ints_attr(op, "starts"), ints_attr(op, "ends"), ints_attr(op, "axes", None)]
+
+
 def _compile_slice(op: Op, opset: int) -> Kernel:
     index = memoize(lambda shape, *params: slices(op, shape, *params))  # for speed
     if opset < 10:
-        fixed = [ints_attr(op, name, None) for name in _SLICE_PARAMS[:3]]
+        fixed = _slice_attrs(op)
         return lambda inputs: [inputs[0][index(inputs[0].shape, inputs[0].shape, *fixed, None)]]
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
@@ -219,9 +224,10 @@ def _compile_slice(op: Op, opset: int) -> Kernel:
 
 def _infer_slice(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x = first_input(op, inputs)
-    params = [versioned(op, opset, 10, n, i + 1, inputs) for i, n in enumerate(_SLICE_PARAMS)]
     if opset < 10:
-        params[3] = None
+        params = [*_slice_attrs(op), None]
+    else:
+        params = [versioned(op, opset, 10, n, i + 1, inputs) for i, n in enumerate(_SLICE_PARAMS)]
     index = slices(op, x.shape, *params)
     shape = tuple(len(range(*s.indices(d))) for s, d in zip(index, x.shape, strict=True))
     return [Meta(shape, x.dtype)]
@@ -383,12 +389,15 @@ def _pad_constant(x: np.ndarray, widths: list[tuple[int, int]], value: Any) -> n
     return out
 
 
+def _pad_attr(op: Op, opset: int) -> tuple[int, ...]:
+    """Pad's required pads attribute, before opset 11 made it an input (``paddings`` at 1)."""
+    return ints_attr(op, "pads" if opset >= 2 else "paddings")
+
+
 def _compile_pad(op: Op, opset: int) -> Kernel:
     mode, attr_value = _pad_params(op, opset)
     if opset < 11:
-        pads = ints_attr(op, "pads" if opset >= 2 else "paddings", None)
-        if pads is None:
-            raise op_error(op, "expected a pads attribute", "none")
+        pads = _pad_attr(op, opset)
         return lambda inputs: [
             _pad(inputs[0], pad_widths(op, inputs[0].ndim, pads, None), mode, attr_value)
         ]
@@ -409,7 +418,7 @@ def _infer_pad(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     _pad_params(op, opset)
     pads: Sequence[int] | np.ndarray | None
     if opset < 11:
-        pads = ints_attr(op, "pads" if opset >= 2 else "paddings", None)
+        pads = _pad_attr(op, opset)
         axes = None
     else:
         pads = integer_input(op, inputs, 1, "pads", rank=1)

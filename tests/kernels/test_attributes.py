@@ -102,9 +102,8 @@ SHARED_READS: dict[str, set[str]] = {
     "LSTM": {"linear_before_reset"},
     "RNN": {"input_forget", "linear_before_reset"},
     # `shape.versioned` reads the attribute form before the opset of the input form (Pad's
-    # axes, Slice's steps), which these ops never had
+    # axes), which these ops never had
     "Pad": {"axes"},
-    "Slice": {"steps"},
     # the cost rule it shares with Resize
     "Upsample": {"antialias"},
     # `qoperator` reads those of QLinearAveragePool and QLinearSoftmax for all eight
