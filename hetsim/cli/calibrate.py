@@ -20,7 +20,7 @@ from pathlib import Path
 
 from hetsim.calibrate import LOCAL_TAG, calibrate, is_thread_count, steps, thread_range, write_tag
 from hetsim.cli.counts import integer
-from hetsim.cli.files import output_file, writing
+from hetsim.cli.files import output_file, suffixed_file, writing
 from hetsim.errors import HetsimError, TargetError
 from hetsim.target import TAGS, add_tag_dir
 from hetsim.target.kinds import category_of
@@ -221,7 +221,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--threads", type=thread_count, metavar="N", help="BLAS threads to model (default: all)"
     )
     parser.add_argument(
-        "--json", type=output_file, metavar="FILE", help="also write the machine and raw samples"
+        "--json",
+        type=suffixed_file(".json"),
+        metavar="FILE.json",
+        help="also write the machine and raw samples",
     )
     # the command rewrites the local tag: a corrupt one must not stop it (`hetsim.cli.main`)
     parser.set_defaults(func=run, reads_user_tags=False)

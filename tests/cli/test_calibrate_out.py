@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from hetsim.calibrate import Calibration
+from hetsim.cli import build_parser, main
 from hetsim.cli import calibrate as calibrate_cli
-from hetsim.cli import main
 from hetsim.errors import TargetError
 from hetsim.target import TAGS, Target, add_tag_dir, remove_tag_dir
 from hetsim.target.tags import TAG_PATTERN
@@ -97,6 +97,32 @@ def test_json_in_the_user_tag_folder_is_refused_with_out_elsewhere(
     assert err == (
         f"error: --json: expected a file outside the tag folder {user_folder}, got {samples}\n"
     )
+
+
+@pytest.mark.parametrize("name", ["cal.png", "cal.yaml", "cal.json.txt"])
+def test_json_named_for_another_format_is_a_usage_error(
+    user_folder: Path,
+    tmp_path: Path,
+    name: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # accepted: JSON written under cal.png, where run --trace t.png is refused
+    monkeypatch.setattr(calibrate_cli, "calibrate", _never)
+    samples = str(tmp_path / name)
+    with pytest.raises(SystemExit) as exit_info:
+        main([*CALIBRATE, "--json", samples])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "hetsim calibrate: error: argument --json: expected a .json path (or none), got "
+        f"{samples!r}"
+    )
+
+
+@pytest.mark.parametrize("name", ["cal.json", "cal.JSON", "cal"])
+def test_json_named_json_or_without_a_suffix_is_taken(tmp_path: Path, name: str) -> None:
+    args = build_parser().parse_args(["calibrate", "--json", str(tmp_path / name)])
+    assert args.json == tmp_path / name
 
 
 NAMED_FOR_A_TAG = "expected a file named for a tag"
