@@ -200,11 +200,25 @@ def test_an_unknown_strategy_is_an_error() -> None:
         compare("cnn", "x86-h100", ("none", "al"), iterations=1)
 
 
-@pytest.mark.parametrize("strategies", [(), [], "whole"])
+@pytest.mark.parametrize("strategies", [(), [], ""])
 def test_no_strategy_is_an_error(strategies: object) -> None:
-    # () failed in Comparison.baseline with an IndexError; "whole" compared 'w', 'h', ...
+    # () failed in Comparison.baseline with an IndexError
     message = (
         f"strategies: expected one or more of none, whole, regions, buckets, got {strategies!r}"
+    )
+    with pytest.raises(SimulationError, match=f"^{re.escape(message)}$"):
+        compare("cnn", "x86-h100", strategies, iterations=1)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("strategies", "names"), [("whole", "['whole']"), ("none, whole", "['none', 'whole']")]
+)
+def test_a_str_of_strategies_is_an_error_naming_the_list(strategies: str, names: str) -> None:
+    # "whole" compared 'w', 'h', ..., then was refused as "expected one or more of none,
+    # whole, regions, buckets, got 'whole'", which lists the very name it got
+    message = (
+        "strategies: expected a list or tuple of names from none, whole, regions, buckets, got "
+        f"the str {strategies!r} (a list of names: {names})"
     )
     with pytest.raises(SimulationError, match=f"^{re.escape(message)}$"):
         compare("cnn", "x86-h100", strategies, iterations=1)  # type: ignore[arg-type]

@@ -363,6 +363,12 @@ def check_trace(graph: Graph, trace: object) -> tuple[Mapping[str, int], ...]:
 def _strategies(strategies: object) -> tuple[str, ...]:
     """`strategies` checked: names in `STRATEGIES`, at least one, each once (a name twice made
     two identical rows)."""
+    words = strategies.split(",") if isinstance(strategies, str) else []
+    listed = [word.strip() for word in words if word.strip()]
+    if listed:  # "whole" is no list of its letters, and was refused as if no name were given
+        expected = f"expected a list or tuple of names from {', '.join(STRATEGIES)}"
+        got = f"the str {strategies!r} (a list of names: {listed!r})"
+        raise SimulationError(Problem("strategies", expected, got).message)
     names: tuple[Any, ...] = tuple(strategies) if is_items(strategies) else ()
     if not names:
         expected = f"expected one or more of {', '.join(STRATEGIES)}"
