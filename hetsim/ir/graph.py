@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 
@@ -136,6 +137,15 @@ an initializer or an op output, got 'w'
     return tuple(order)
 
 
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """`array`, or a read-only view of it where it is writeable (no copy)."""
+    if not array.flags.writeable:
+        return array
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
 @dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)  # weakly keyed: value_inputs
 class Graph:
     """A model: ops in topological order, graph inputs and outputs, initializers (weights).
@@ -149,12 +159,12 @@ class Graph:
     would not be seen there while the op-by-op kernels read the change. Writing through
     ``graph.initializers`` is refused by numpy (``assignment destination is read-only``); the
     caller's own array can still be written, and must not be once the Graph is built (build a
-    new Graph with new arrays). Lists become tuples (of outputs,
-    of an op's inputs or outputs, of an input's shape: such an op or type is replaced by a
-    copy), an input's numpy integer dims become ints and its dtype numpy's own name (``"f4"``
-    becomes ``"float32"``). `value_types` (declared types of inner tensors, where known) are
-    checked here for their dtype alone; propagation (`hetsim.kernels.propagate`) refuses an op
-    whose output dtype is not the declared one.
+    new Graph with new arrays). A pickled or copied Graph holds read-only arrays too. Lists
+    become tuples (of outputs, of an op's inputs or outputs, of an input's shape: such an op or
+    type is replaced by a copy), an input's numpy integer dims become ints and its dtype numpy's
+    own name (``"f4"`` becomes ``"float32"``). `value_types` (declared types of inner tensors,
+    where known) are checked here for their dtype alone; propagation
+    (`hetsim.kernels.propagate`) refuses an op whose output dtype is not the declared one.
 
     Raises
     ------
@@ -218,9 +228,7 @@ class Graph:
                     f"{where}: initializer {name!r}: expected a numpy array, "
                     f"got {type(value).__name__}"
                 )
-            if value.flags.writeable:  # a read-only view: the caller's array, not a copy
-                initializers[name] = value = value.view()
-                value.flags.writeable = False
+            initializers[name] = _read_only(value)
         for name, declared in value_types.items():
             value_types[name] = checked_value_type(self.name, name, declared)
         ops = checked_ops(self.name, self.ops)
@@ -243,6 +251,14 @@ class Graph:
         object.__setattr__(self, "initializers", initializers)
         object.__setattr__(self, "opset", int(self.opset))
         object.__setattr__(self, "value_types", value_types)
+
+    def __setstate__(self, state: list[Any]) -> None:
+        """Unpickled or deep-copied (no `__post_init__`): the fields as the dataclass sets them,
+        the initializers read-only again (unpickled arrays are writeable)."""
+        for item, value in zip(fields(self), state, strict=True):
+            object.__setattr__(self, item.name, value)
+        frozen = {name: _read_only(array) for name, array in self.initializers.items()}
+        object.__setattr__(self, "initializers", frozen)
 
     @property
     def symbols(self) -> tuple[str, ...]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import pickle
 import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -163,6 +165,16 @@ def test_initializers_are_read_only_views_of_the_callers_arrays() -> None:
     frozen = np.zeros(2, np.float32)
     frozen.flags.writeable = False  # already read-only: kept as it is, no view of a view
     assert Graph("g", (), {}, ("w",), {"w": frozen}).initializers["w"] is frozen
+
+
+@pytest.mark.parametrize("copied", [lambda g: pickle.loads(pickle.dumps(g)), copy.deepcopy])
+def test_initializers_stay_read_only_in_a_pickled_or_copied_graph(copied: Any) -> None:
+    # no __post_init__ runs there: a Graph sent to a Dask worker held writeable arrays again
+    graph = Graph("g", (Op("Neg", "n", ("w",), ("y",)),), {}, ("y",), {"w": np.ones(4)})
+    again = copied(graph)
+    np.testing.assert_array_equal(again.initializers["w"], np.ones(4))
+    assert not again.initializers["w"].flags.writeable
+    assert [op.name for op in again.ops] == ["n"]
 
 
 def test_model_error_is_a_hetsim_error_and_a_value_error() -> None:
