@@ -11,6 +11,7 @@ running points is `hetsim.sweep.runner`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -161,6 +162,25 @@ def _opened(path: Path, mode: Literal["w", "r+"]) -> TextIO:
         raise SweepError([Problem(str(path), "expected a writable results file", got)]) from err
 
 
+def _write_or_say(file: TextIO, path: Path, text: str) -> None:
+    """Write `text` to `file` (at `path`) and flush it; a `SweepError` naming the file where it
+    cannot be written (a full disk said only "No space left on device")."""
+    try:
+        file.write(text)
+        file.flush()
+    except OSError as err:
+        got = repr(err.strerror or str(err))
+        raise SweepError([Problem(str(path), "expected a writable results file", got)]) from err
+
+
+def _close_failed(file: TextIO) -> None:
+    """Close `file`, whose write failed: its flush fails again (the text is still buffered),
+    and that bare OSError would replace the `SweepError` that names the file; the file is
+    closed still."""
+    with contextlib.suppress(OSError):
+        file.close()
+
+
 class ResultsLog:
     """The records of one sweep run, kept in memory and, given a path, appended to its file.
 
@@ -244,8 +264,13 @@ class ResultsLog:
         kept = [(number, r) for number, r in records if r["status"] != "failed"]
         data = b"\n".join([lines[0], *(lines[n - 1] for n, _ in kept), b""])
         new = self.path.with_name(self.path.name + ".retry")
-        with _opened(new, "w") as out:  # bytes as read: lines are JSON, ASCII or UTF-8
-            out.write(data.decode())
+        out = _opened(new, "w")
+        try:
+            _write_or_say(out, new, data.decode())  # bytes as read: JSON lines, ASCII or UTF-8
+        except SweepError:
+            _close_failed(out)
+            raise
+        out.close()
         os.replace(new, self.path)
         return kept, data
 
@@ -293,18 +318,16 @@ class ResultsLog:
         self._put(json.dumps(data, separators=(",", ":")) + "\n")
 
     def _put(self, text: str) -> None:
-        """Write `text` to the file now; a `SweepError` naming the file where it cannot be
-        written (a full disk said only "No space left on device")."""
+        """Write `text` to the file now (`_write_or_say`); a file that fails is closed
+        (`_close_failed`), so that `close` does not flush it again."""
         assert self._file is not None, "a file is open"
         assert self.path is not None, "only a file is written"
         try:
-            self._file.write(text)
-            self._file.flush()
-        except OSError as err:
-            got = repr(err.strerror or str(err))
-            raise SweepError(
-                [Problem(str(self.path), "expected a writable results file", got)]
-            ) from err
+            _write_or_say(self._file, self.path, text)
+        except SweepError:
+            self._file, file = None, self._file
+            _close_failed(file)
+            raise
 
     def close(self) -> None:
         """Close the file (records stay readable)."""

@@ -94,11 +94,14 @@ def test_resume_refuses_a_point_at_another_index(out: Path) -> None:
         run_sweep(SWEEP, out=out, workers=0, resume=True)
 
 
-def test_resume_refuses_a_point_whose_params_were_edited(out: Path) -> None:
+@pytest.mark.parametrize(
+    "change", [{"model": "no-such-model"}, {"executor.dispatch_us": 0.75}], ids=["model", "value"]
+)
+def test_resume_refuses_a_point_whose_params_were_edited(out: Path, change: dict[str, Any]) -> None:
     # its id stayed, and it was ranked as the best point of a model it never ran
     header, first, second = _lines(out)
     record = json.loads(first)
-    edited = record | {"params": record["params"] | {"model": "no-such-model"}}
+    edited = record | {"params": record["params"] | change}
     _write(out, [header, json.dumps(edited), second])
     message = (
         f"{out}:2: params: expected those of point {record['id']!r}, {record['params']}, got "
@@ -195,3 +198,69 @@ def test_a_results_file_on_a_full_disk_is_named() -> None:
     message = "/dev/full: expected a writable results file, got 'No space left on device'"
     with pytest.raises(SweepError, match=_full(message)):
         run_sweep(SWEEP, out="/dev/full", workers=0)
+
+
+class _FullDisk:
+    """A results file whose disk fills after `room` writes: as a buffered file does, a write
+    is kept and the flush fails, and so does every flush after it (close's too)."""
+
+    def __init__(self, file: Any, room: int) -> None:
+        self.file, self.room, self.pending = file, room, False
+
+    def write(self, text: str) -> int:
+        self.pending = self.room <= 0
+        self.room -= 1
+        return 0 if self.pending else self.file.write(text)
+
+    def flush(self) -> None:
+        if self.pending:
+            raise OSError(28, "No space left on device")
+        self.file.flush()
+
+    def close(self) -> None:
+        try:
+            self.flush()
+        finally:
+            self.file.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.file, name)
+
+
+def _filling(monkeypatch: pytest.MonkeyPatch, name: str, room: int) -> None:
+    """Files named `name` that `hetsim.sweep.results` opens fill after `room` writes."""
+    import hetsim.sweep.results as results
+
+    opened = results._opened
+
+    def filling(path: Path, mode: Any) -> Any:
+        file = opened(path, mode)
+        return _FullDisk(file, room) if path.name == name else file
+
+    monkeypatch.setattr(results, "_opened", filling)
+
+
+def test_a_results_file_that_fills_mid_sweep_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the header fitted and a record did not: close() flushed the record again, and its bare
+    # OSError ("error: No space left on device") replaced the error naming the file
+    _filling(monkeypatch, "r.jsonl", room=1)
+    out = tmp_path / "r.jsonl"
+    message = f"{out}: expected a writable results file, got 'No space left on device'"
+    with pytest.raises(SweepError, match=_full(message)):
+        run_sweep(SWEEP, out=out, workers=0)
+
+
+def test_a_retry_rewrite_that_cannot_be_written_is_named(
+    out: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --retry-failed writes the file anew beside itself, outside the file's own writes
+    header, first, second = _lines(out)
+    failed = json.loads(first) | {"status": "failed", "result": None, "error": "E: e"}
+    _write(out, [header, json.dumps(failed), second])
+    _filling(monkeypatch, "r.jsonl.retry", room=0)
+    message = f"{out}.retry: expected a writable results file, got 'No space left on device'"
+    with pytest.raises(SweepError, match=_full(message)):
+        run_sweep(SWEEP, out=out, workers=0, resume=True, retry_failed=True)
+    assert _lines(out)[1] == json.dumps(failed)  # the file as it was
