@@ -361,7 +361,7 @@ def simulate(
         metas, costs = shared if shared is not None else _propagated(graph, opts.dims, given)
     except OpError as err:
         read = _made_up_read_by(graph, err.op, value_inputs(graph, given)) if made else []
-        if not read or not _owes_to(read, err, graph, opts.dims, given):
+        if not read or not _owes_to(read, err, graph, opts.dims, given, seed):
             raise
         raise OpError(f"{err} ({_made_up(read, seed)})", err.op) from err
     dims = bind_dims(graph, opts.dims, {name: np.shape(v) for name, v in given.items()})
@@ -460,27 +460,34 @@ def _made_up_read_by(graph: Graph, op: str, made: Collection[str]) -> list[str]:
     return []
 
 
+REDRAWS = 4
+"""How many other sets of made-up values `_owes_to` propagates a failed model with."""
+
+
 def _owes_to(
     made: Sequence[str],
     err: OpError,
     graph: Graph,
     dims: Mapping[str, int],
     given: Mapping[str, np.ndarray],
+    seed: int,
 ) -> bool:
     """Whether propagation's failure `err` depends on the values of inputs `made` (made up from
-    the seed): propagated again with each of them changed (every element one more, a bool
-    negated), it passes or fails otherwise. A failure of the op's dtypes or of its own constants
-    (a Softmax of an int64 input, a OneHot's negative depth) is the same with any values, and
-    the hint to pass the inputs would mislead."""
-    changed = dict(given)
-    for name in made:
-        value = np.asarray(given[name])
-        changed[name] = np.logical_not(value) if value.dtype.kind == "b" else value + 1
-    try:
-        _propagated(graph, dims, changed)
-    except OpError as again:
-        return str(again) != str(err)
-    return True
+    `seed`): propagated again with those inputs made up from each of the `REDRAWS` next seeds,
+    it passes or fails otherwise at least once. A failure of the op's dtypes or of its own
+    constants (a Softmax of an int64 input, a OneHot's negative depth) is the same with any
+    values, and the hint to pass the inputs would mislead; values drawn anew, not shifted,
+    change how they relate too (a Range's delta of ``a - b``, 0 where both came out 3)."""
+    for other in range(seed + 1, seed + 1 + REDRAWS):
+        drawn = make_inputs(graph, other, dims)
+        try:
+            _propagated(graph, dims, {**given, **{name: drawn[name] for name in made}})
+        except Exception as again:  # another error (an UnknownValueError) depends on them too
+            if type(again) is not type(err) or str(again) != str(err):
+                return True
+        else:
+            return True
+    return False
 
 
 def _made_up(names: Sequence[str], seed: int, *, values: bool = False) -> str:
