@@ -25,6 +25,7 @@ import codecs
 import json
 import re
 import sys
+import tomllib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ __all__ = [
     "huge_integer_error",
     "line_of",
     "load_json",
+    "load_toml",
     "locate",
     "safe_load",
     "text_of",
@@ -162,32 +164,69 @@ class HugeIntegerError(ValueError):
         super().__init__(self.problem)
 
 
+_TOKENS = re.compile(
+    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\n])*"|\'[^\'\n]*\'|#[^\n]*'
+    r"|[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9_]+)?"
+)
+"""JSON's and TOML's strings, TOML's comments, and numbers: what `huge_integer_error` reads an
+integer among (a run of digits in a string or a float is none)."""
+
+
 def huge_integer_error(text: str, err: Exception) -> HugeIntegerError | None:
-    """`err`, a reader's error on `text`, as a `HugeIntegerError` when it is int()'s refusal of
-    an integer too long to read (at the first such run of digits in `text`); else None.
+    """`err`, a reader's error on JSON or TOML `text`, as a `HugeIntegerError` when it is int()'s
+    refusal of an integer too long to read (the first such integer in `text`, not in a string or
+    a float, which float() reads whole); else None.
 
     >>> try:
     ...     int("9" * 5000)
     ... except ValueError as err:
-    ...     found = huge_integer_error("a = 1\\nb = " + "9" * 5000, err)
+    ...     text = 'a = "' + "1" * 5000 + '"\\nb = 0.' + "2" * 5000 + "\\nc = " + "9" * 4400
+    ...     found = huge_integer_error(text, err)
     >>> found.line, str(found)
-    (2, 'an integer of 5000 digits, more than Python reads (4300)')
+    (3, 'an integer of 4400 digits, more than Python reads (4300)')
     """
     if not isinstance(err, ValueError) or "integer string conversion" not in str(err):
         return None
-    found = re.search(rf"[0-9]{{{sys.get_int_max_str_digits() + 1},}}", text)
-    if found is None:
-        return None
-    return HugeIntegerError(text.count("\n", 0, found.start()) + 1, len(found.group()))
+    limit = sys.get_int_max_str_digits()
+    for token in _TOKENS.finditer(text):
+        number = token.group()
+        if number[0] in "\"'#" or "." in number or "e" in number.lower():
+            continue
+        digits = sum(c.isdigit() for c in number)
+        if digits > limit:
+            return HugeIntegerError(text.count("\n", 0, token.start()) + 1, digits)
+    return None
+
+
+def load_toml(text: str) -> Any:
+    """`tomllib.loads`; an integer too long for Python to read is a `HugeIntegerError` at its
+    line, as `load_json` gives it."""
+    try:
+        return tomllib.loads(text)
+    except ValueError as err:
+        huge = huge_integer_error(text, err)
+        if huge is None:
+            raise
+        raise huge from err
+
+
+_NOT_READ = (ValueError, TypeError, IndexError, AttributeError)
+"""What PyYAML's int() and date() constructors raise for a scalar they cannot read (``!!int
+abc``, ``!!int ''``, ``!!timestamp foo``, ``2023-02-30``, 4,301 digits): none names its line."""
 
 
 def _construct_int(loader: _UniqueKeyLoader, node: yaml.ScalarNode) -> Any:
-    """An int, or an error at its line for one too long for Python to read."""
+    """An int, or an error at its line for a scalar that is none, or one too long to read."""
     try:
         return yaml.SafeLoader.construct_yaml_int(loader, node)
-    except ValueError as err:
+    except _NOT_READ as err:
         digits = sum(c.isdigit() for c in str(node.value))
-        problem = str(HugeIntegerError(node.start_mark.line + 1, digits))
+        too_long = isinstance(err, ValueError) and "integer string conversion" in str(err)
+        problem = (
+            str(HugeIntegerError(node.start_mark.line + 1, digits))
+            if too_long
+            else f"{node.value!r}, not an integer"
+        )
         raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark) from err
 
 
@@ -195,9 +234,10 @@ def _construct_timestamp(loader: _UniqueKeyLoader, node: yaml.ScalarNode) -> Any
     """A date or time, or an error at its line for one that does not exist (2023-02-30)."""
     try:
         return yaml.SafeLoader.construct_yaml_timestamp(loader, node)
-    except ValueError as err:
+    except _NOT_READ as err:
+        why = f" ({err})" if isinstance(err, ValueError) else ""
         raise yaml.constructor.ConstructorError(
-            None, None, f"{node.value!r}, not a date ({err})", node.start_mark
+            None, None, f"{node.value!r}, not a date{why}", node.start_mark
         ) from err
 
 

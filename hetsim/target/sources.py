@@ -9,7 +9,6 @@ is the business of `resolve` and `canonical`.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -18,8 +17,8 @@ import yaml
 
 from hetsim.errors import Problem, TargetError
 from hetsim.located import (
-    huge_integer_error,
     load_json,
+    load_toml,
     locate,
     safe_load,
     text_of,
@@ -44,22 +43,12 @@ def _yaml(text: str) -> Any:
     return safe_load(text)  # a key given twice is an error, not the last one kept
 
 
-def _toml(text: str) -> Any:
-    try:
-        return tomllib.loads(text)
-    except ValueError as err:  # int()'s refusal of 4,300+ digits: at its line (load_json's too)
-        huge = huge_integer_error(text, err)
-        if huge is None:
-            raise
-        raise huge from err
-
-
 # suffix -> parser; each raises its library's error on bad input, translated in load_file.
 SUFFIXES: dict[str, Callable[[str], Any]] = {
     ".yaml": _yaml,
     ".yml": _yaml,
     ".json": load_json,  # a key given twice is an error here too
-    ".toml": _toml,
+    ".toml": load_toml,
 }
 # ValueError covers JSON's and TOML's own errors (an integer too long for int(): a
 # HugeIntegerError at its line, as YAML's is)

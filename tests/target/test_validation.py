@@ -416,6 +416,45 @@ def test_an_integer_too_long_for_python_to_read_is_a_target_error(
     ]
 
 
+LONG, HUGE = "1" * 5000, "9" * 4400
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line"),
+    [
+        # the first long run of digits was blamed, in a string or a float (float() reads those)
+        ("t.json", f'{{"kind": "cuda",\n "model": "{LONG}",\n "cores": {HUGE}}}', 3),
+        ("t.toml", f'kind = "cuda"\nfreq_ghz = 0.{LONG}\ncores = {HUGE}\n', 3),
+    ],
+    ids=["json-string", "toml-float"],
+)
+def test_the_integer_too_long_is_named_not_a_long_string_or_float(
+    tmp_path: Path, name: str, text: str, line: int
+) -> None:
+    path = tmp_path / name
+    assert _problems_of_file(path, text) == [
+        f"{path}:{line}: expected valid {path.suffix[1:]}, got an integer of 4400 digits, more "
+        "than Python reads (4300)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "got"),
+    [
+        ("!!int abc", "'abc', not an integer"),  # was "an integer of 0 digits, more than ..."
+        ("!!int ''", "'', not an integer"),  # IndexError from PyYAML: a traceback
+        ("!!timestamp foo", "'foo', not a date"),  # AttributeError from PyYAML: a traceback
+    ],
+)
+def test_a_tagged_scalar_yaml_cannot_read_is_named_at_its_line(
+    tmp_path: Path, value: str, got: str
+) -> None:
+    path = tmp_path / "t.yaml"
+    assert _problems_of_file(path, f"kind: cuda\nmodel: {value}\n") == [
+        f"{path}:2: expected valid yaml, got {got}"
+    ]
+
+
 def test_a_date_that_does_not_exist_is_named_at_its_line(tmp_path: Path) -> None:
     # PyYAML's date() raised a ValueError without the line: "got day is out of range for month"
     path = tmp_path / "t.yaml"
