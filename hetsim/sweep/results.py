@@ -325,7 +325,8 @@ class ResultsLog:
         try:
             _write_or_say(self._file, self.path, text)
         except SweepError:
-            self._file, file = None, self._file
+            file = self._file
+            self._file = None
             _close_failed(file)
             raise
 
