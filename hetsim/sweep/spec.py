@@ -11,7 +11,6 @@ point. The points themselves are `hetsim.sweep.points`; running them is `hetsim.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from hetsim.partition import (
     load_rules,
     read_rules,
 )
-from hetsim.platform import build_platform
+from hetsim.platform import Platform, build_platform
 from hetsim.runtime.cuda_graph import STRATEGIES
 from hetsim.sim import MODES
 from hetsim.sweep.loaded import model_identity, point_model
@@ -362,15 +361,31 @@ def _rule_device_problems(spec: SweepSpec, target: Target | None) -> list[Proble
     try:  # a rules file read again, for the line of the rule
         load_rules(source, build_platform(target))
     except PartitionError as err:
-        problems = _rule_problems(spec, err)
-        renamed = [path for path in spec.varied if path.endswith(".name")]
-        if not renamed:
-            return problems
-        # the platform named is the base target's, which has the device: its first point's
-        # does not (a device's name varied: ``devices[gpu0].name: [g1]``)
-        varies = f" as the sweep's first point has it (it varies {', '.join(renamed)})"
-        return [dataclasses.replace(p, expected=p.expected + varies) for p in problems]
+        return _rule_problems(spec, err) + _renamed_problems(spec, target)
     return []
+
+
+def _renamed_problems(spec: SweepSpec, target: Target) -> list[Problem]:
+    """Where a rule's device is one the base target has and `target`, the first point's, has not
+    (a varied name renamed it: ``devices[gpu0].name: [g1]``), a problem that says so: the rule's
+    own says the platform, named as the base target is, lacks a device it has."""
+    renames = [path for path in spec.varied if path.endswith(".name")]
+    if not renames:
+        return []
+    base, first = build_platform(spec.base_target()), build_platform(target)
+
+    def has(platform: Platform, device: str) -> bool:
+        return device in platform.processors or device in platform.levels
+
+    named = dict.fromkeys(device for _, device in spec.rules)
+    renamed = [d for d in named if has(base, d) and not has(first, d)]
+    if not renamed:
+        return []
+    expected = (
+        f"expected names that keep the devices the rules name ({', '.join(map(repr, renamed))}): "
+        "rules are checked against the first point's platform"
+    )
+    return [Problem(f"vary.{path}", expected) for path in renames]
 
 
 def _rule_problems(spec: SweepSpec, err: PartitionError) -> list[Problem]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -733,21 +734,38 @@ def test_a_rule_device_is_checked_when_a_point_target_is_bad() -> None:
     ]
 
 
-def test_a_rule_device_a_varied_name_renamed_says_so() -> None:
-    # "platform x86-h100" has gpu0: the sweep's first point, whose gpu0 is g1, does not
+@pytest.mark.parametrize("in_file", [False, True], ids=["listed", "rules-file"])
+def test_a_rule_device_a_varied_name_renamed_says_so(tmp_path: Path, in_file: bool) -> None:
+    # "platform x86-h100" has gpu0: the sweep's first point, whose gpu0 is g1, does not; a note
+    # put after the rule's message had landed after its "got" for a rules file
+    (tmp_path / "place.yaml").write_text("- {op: fc1, device: gpu0}\n")
+    rules: Any = "place.yaml" if in_file else [{"op": "fc1", "device": "gpu0"}]
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "target: x86-h100\nmodels: [mlp]\npolicies: [rules]\n"
+        f"rules: {json.dumps(rules)}\nvary:\n  devices[gpu0].name: [g1]\n"
+    )
+    rule = f"rules: {tmp_path / 'place.yaml'}:1: rules[0].device" if in_file else "rules[0].device"
+    with pytest.raises(SweepError) as caught:
+        load_sweep(path)
+    assert str(caught.value).splitlines() == [
+        f"{path}:4: {rule}: expected a processor or level of platform x86-h100, got 'gpu0'",
+        f"{path}:6: vary.devices[gpu0].name: expected names that keep the devices the rules name "
+        "('gpu0'): rules are checked against the first point's platform",
+    ]
+
+
+def test_no_rename_note_for_a_rule_device_no_platform_has(tmp_path: Path) -> None:
     data = {
         "target": "x86-h100",
         "models": ["mlp"],
         "policies": ["rules"],
-        "rules": [{"op": "fc1", "device": "gpu0"}],
+        "rules": [{"op": "fc1", "device": "gpu9"}],
         "vary": {"devices[gpu0].name": ["g1"]},
     }
-    message = (
-        "rules[0].device: expected a processor or level of platform x86-h100 as the sweep's "
-        "first point has it (it varies devices[gpu0].name), got 'gpu0'"
-    )
-    with pytest.raises(SweepError, match=_full(message)):
+    with pytest.raises(SweepError) as caught:
         load_sweep(data)
+    assert [p.path for p in caught.value.problems] == ["rules[0].device"]
 
 
 def test_a_bad_target_is_reported_when_the_points_cannot_be_made() -> None:
