@@ -218,6 +218,7 @@ def sweep(args: argparse.Namespace) -> int:
             "--retry-failed: expected --resume (it retries the failed points of --out), got none"
         )
     options = {"out": args.out, "workers": args.workers, "scheduler": args.scheduler}
+    existed = args.out is not None and args.out.exists()  # another sweep's, unless resumed
     try:
         # every problem at once, before the bar; run_sweep reuses the points it made (checking
         # a big sweep's takes minutes: a Ctrl-C then is an interruption as any)
@@ -231,7 +232,8 @@ def sweep(args: argparse.Namespace) -> int:
                 **options,
             )
     except KeyboardInterrupt:
-        started = args.out is not None and args.out.exists()  # not while the sweep was checked
+        # begun by this run (not while the sweep was checked), or the one it completes
+        started = args.out is not None and args.out.exists() and (args.resume or not existed)
         where = f"; rerun with --resume to complete {args.out}" if started else ""
         print(f"interrupted{where}", file=sys.stderr)
         return INTERRUPTED

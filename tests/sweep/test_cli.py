@@ -89,6 +89,9 @@ def test_ctrl_c_while_the_sweep_is_checked_is_an_interruption_too(
     out = sweep_file.with_name("results.jsonl")
     assert _run(["sweep", str(sweep_file), "--out", str(out)]) == sweep_cli.INTERRUPTED
     assert capsys.readouterr().err == "interrupted\n"
+    out.write_text("{}\n")  # another sweep's file, which --resume would refuse: no advice
+    assert _run(["sweep", str(sweep_file), "--out", str(out)]) == sweep_cli.INTERRUPTED
+    assert capsys.readouterr().err == "interrupted\n"
 
 
 def test_plain_progress_line(capsys: pytest.CaptureFixture[str]) -> None:

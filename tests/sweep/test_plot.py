@@ -42,21 +42,27 @@ def test_one_point_is_drawn(tmp_path: Path) -> None:
     assert plot_sweep([record], [], tmp_path / "p.png").stat().st_size > 0
 
 
+@pytest.fixture
+def figures(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The figures `plot_sweep` draws, kept to be read."""
+    import hetsim.sweep.plot as plot
+
+    kept: list[Any] = []
+    new_figure = plot.new_figure
+
+    def keeping(*args: Any) -> Any:
+        kept.append(new_figure(*args))
+        return kept[-1]
+
+    monkeypatch.setattr(plot, "new_figure", keeping)
+    return kept
+
+
 def test_values_that_are_not_numbers_keep_one_order_on_the_axis(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, figures: list[Any]
 ) -> None:
     # matplotlib orders categories as it meets them: mlp's line, lacking its failed middle
     # point, put ['Relu'] before ['Gemm', 'Relu'], and cnn's line zig-zagged over them
-    import hetsim.sweep.plot as plot
-
-    figures: list[Any] = []
-
-    def kept(*args: Any) -> Any:
-        figures.append(plot_new_figure(*args))
-        return figures[-1]
-
-    plot_new_figure = plot.new_figure
-    monkeypatch.setattr(plot, "new_figure", kept)
     ops = [["*"], ["Gemm", "Relu"], ["Relu"]]
     records = [
         {"index": i, "status": "ok" if (model, i % 3) != ("mlp", 1) else "failed",
@@ -70,20 +76,8 @@ def test_values_that_are_not_numbers_keep_one_order_on_the_axis(
     assert lines == {"model=mlp": [0.0, 2.0], "model=cnn": [0.0, 1.0, 2.0]}
 
 
-def test_a_sweep_that_varies_nothing_is_drawn_as_bars(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_sweep_that_varies_nothing_is_drawn_as_bars(tmp_path: Path, figures: list[Any]) -> None:
     # the module says one bar per point: a line joined the models instead
-    import hetsim.sweep.plot as plot
-
-    figures: list[Any] = []
-
-    def kept(*args: Any) -> Any:
-        figures.append(plot_new_figure(*args))
-        return figures[-1]
-
-    plot_new_figure = plot.new_figure
-    monkeypatch.setattr(plot, "new_figure", kept)
     records = [
         {"index": i, "status": "ok", "params": {"model": model, "cuda_graph": graph},
          "result": {"makespan_us": float(i + 1)}}
