@@ -1,6 +1,6 @@
 """What the benchmark scripts share on their command lines: counts checked when read, output
-files whose missing folders are made, and a `main` whose hetsim errors end in a one-line
-message, as the ``hetsim`` command's do.
+files whose missing folders are made, a `main` whose hetsim errors end in a one-line message,
+as the ``hetsim`` command's do, and the lines that say whether each goal is met.
 
 A count of 0 had divided by zero (``--sizes 0``, ``--repeats 0``) or printed inf and written
 its JSON (``--repeat 0``); a model or tag that does not exist ended in a traceback above
@@ -12,14 +12,22 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from hetsim.cli.counts import integer
 from hetsim.errors import HetsimError
 
-__all__ = ["at_least", "blas_line", "make_parents", "positive", "positive_list", "run_main"]
+__all__ = [
+    "at_least",
+    "blas_line",
+    "format_goals",
+    "make_parents",
+    "positive",
+    "positive_list",
+    "run_main",
+]
 
 
 def at_least(minimum: int) -> Callable[[str], int]:
@@ -101,6 +109,26 @@ def blas_line() -> str:
     pools = [p for p in threadpool_info() if p["user_api"] == "blas"]
     found = ", ".join(f"{p['num_threads']} ({p['internal_api']} {p['version']})" for p in pools)
     return f"BLAS threads (threadpoolctl): {found or 'no BLAS loaded'}"
+
+
+def format_goals(
+    found: Sequence[Mapping[str, Any]], describe: Callable[[Mapping[str, Any]], str], none: str
+) -> str:
+    """A script's goals, one line each: ``goal <describe(goal)>: met``, or ``NOT met``, by the
+    goal's ``met``; with no goal checked, one line that says why (`none`).
+
+    >>> found = [{"value": 1.5, "met": True}, {"value": 3.0, "met": False}]
+    >>> print(format_goals(found, lambda goal: f"{goal['value']}x (limit 2x)", "1 thread only"))
+    goal 1.5x (limit 2x): met
+    goal 3.0x (limit 2x): NOT met
+    >>> format_goals([], str, "1 thread only")
+    'goals: none checked (1 thread only)'
+    """
+    if not found:
+        return f"goals: none checked ({none})"
+    return "\n".join(
+        f"goal {describe(goal)}: {'met' if goal['met'] else 'NOT met'}" for goal in found
+    )
 
 
 def run_main(main: Callable[[], Any]) -> None:

@@ -48,6 +48,7 @@ import tracemalloc
 from collections import defaultdict
 from collections.abc import Callable
 from functools import partial
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -377,8 +378,12 @@ def format_goals(found: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def environment() -> dict[str, Any]:
-    """Interpreter, library versions, CPU count, BLAS build and the live thread pools."""
+def environment(*libraries: str) -> dict[str, Any]:
+    """Interpreter, library versions, CPU count, BLAS build and the live thread pools.
+
+    `libraries`: further installed packages whose versions the numbers depend on (a script's
+    own subject: ``"dask", "distributed"`` for the sweep's scaling), each under its name.
+    """
     from threadpoolctl import threadpool_info
 
     blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
@@ -389,6 +394,7 @@ def environment() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "numpy": np.__version__,
         "simpy": simpy.__version__,
+        **{name: version(name) for name in libraries},
         "blas": {k: blas.get(k) for k in ("name", "version", "openblas configuration")},
         "threadpools": threadpool_info(),
     }

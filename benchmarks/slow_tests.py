@@ -5,9 +5,10 @@ on 2 cores) is marked ``@pytest.mark.slow``, and one that asserts on this machin
 ``@pytest.mark.timed`` (a shared machine's load swings it: a calibrated target predicting
 `hetsim.execute` within 50% read 57% while other work ran); both run here instead. This runs
 them (``pytest -m "slow or timed"`` from the project root, so the project's pytest settings
-apply), prints each test's outcome and wall time, slowest first, and writes them, with the BLAS
-thread pools the run had (threadpoolctl), to ``benchmarks/results/slow_tests.json``. It exits
-with pytest's status: non-zero when a test failed; 0 when no test is marked.
+apply), prints each test's outcome and wall time, slowest first, and writes them, with the
+interpreter, the versions of pytest, numpy and simpy and the BLAS thread pools the run had
+(`sim_speed.environment`), to ``benchmarks/results/slow_tests.json``. It exits with pytest's
+status: non-zero when a test failed; 0 when no test is marked.
 
 No test is marked slow today. The two that were (the functional outputs of the big ONNX light
 models against `hetsim.execute`, and ``cost`` placement never slower than ``capability`` on
@@ -29,7 +30,7 @@ from typing import Any
 
 import pytest
 from bench_args import blas_line
-from threadpoolctl import threadpool_info
+from sim_speed import environment
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).parent / "results" / "slow_tests.json"
@@ -91,7 +92,7 @@ def main(argv: list[str]) -> int:
         "exit_status": int(status),
         "seconds": seconds,
         "tests": outcomes.tests,
-        "threadpools": threadpool_info(),
+        "environment": environment("pytest"),
     }
     RESULTS.write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {RESULTS.relative_to(ROOT)}")

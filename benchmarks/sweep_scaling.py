@@ -6,8 +6,9 @@ speedup of 2 workers over 1 against its goal (at least `SPEEDUP_GOAL`, 1.7x: met
 the table and the JSON), the overhead per point of running on Dask (1 worker) over calling
 `simulate_point` in-process, and the time per point the client spends loading the sweep and
 checking every point's target before any runs (part of the Dask runs' time); writes
-``benchmarks/results/sweep_scaling.json``, with the interpreter, library versions and BLAS
-thread pools (`sim_speed.environment`; timing mode calls no BLAS). Each cluster is started and
+``benchmarks/results/sweep_scaling.json``, with the interpreter, library versions (dask and
+distributed, whose scaling this measures, among them) and BLAS thread pools
+(`sim_speed.environment`; timing mode calls no BLAS). Each cluster is started and
 warmed up (hetsim imported and the model loaded on every worker) before the clock starts; the
 start time is reported apart. Each figure is the fastest of ``--repeat`` runs: other processes
 on a shared machine only ever slow a run down.
@@ -139,7 +140,7 @@ def main() -> None:
     report = {
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
-        "environment": environment(),
+        "environment": environment("dask", "distributed"),
         "runs": runs,
     }
     make_parents(RESULTS).write_text(json.dumps(report, indent=2) + "\n")
