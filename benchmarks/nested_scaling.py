@@ -9,9 +9,12 @@ one-level ``x86-h100`` (the baseline: `benchmarks/sim_speed.py`'s chain). Each k
 of ``--repeat`` rounds. It prints µs per op of both, their ratio, and the max over min per op
 across the sizes: flat means no cost that grows with the invocations (compiling asked the plan
 for each invocation's segments by scanning all of them, which made it quadratic: 99, 175 and
-269 µs per op at 1000, 4000 and 8000 ops, where it now takes 73-83 up to 16 000). Timing mode
-computes no values, so no BLAS thread runs; the JSON records the thread pools anyway
-(`sim_speed.environment`).
+269 µs per op at 1000, 4000 and 8000 ops). It is now flat up to 16 000: 108-117 µs per op (max
+over min 1.03-1.08), 9.5-10.7 times the chain's, in two runs of ``python
+benchmarks/nested_scaling.py`` on this 2-core shared machine (2026-12-07). The µs per op move
+with the machine and its load (other sittings here read 73-83, and up to about 200); the ratio
+to the chain, timed in the same rounds, is the steadier figure. Timing mode computes no values,
+so no BLAS thread runs; the JSON records the thread pools anyway (`sim_speed.environment`).
 
 Usage: ``python benchmarks/nested_scaling.py [--sizes 1000 4000 16000] [--repeat 3]``; writes
 ``benchmarks/results/nested_scaling.json``.

@@ -174,8 +174,10 @@ def time_cold(call: Callable[[], Any], *, repeats: int, flush: np.ndarray) -> li
 
     In a model a kernel runs after its predecessors' work, which left its data in the shared
     outer cache at best, not in the core's own L1 and L2; a kernel called again and again in a
-    loop (`time_us`) finds them hot and runs up to 2.5 times faster (a Relu over a 3.2 MB
-    activation: 113 µs hot, 282 µs right after writing 96 MiB, on the development machine).
+    loop (`time_us`) finds them hot and runs faster: 3.75-4.45 times on the development
+    machine (a Relu over a 3.2 MB activation at one BLAS thread: 152-160 µs hot, 582-686 µs
+    right after writing 96 MiB, medians of 15, on 2026-12-07; how much depends on the machine
+    and its load: docs/validation.md).
     Writing a few times the L2 before each call is the middle ground a model's kernels see.
 
     >>> samples = time_cold(lambda: None, repeats=2, flush=flush_buffer(1 << 16))
@@ -201,7 +203,8 @@ def time_interleaved(
     One round calls each of `calls` once, in order, timing each call alone; a sample is the
     median of a call's times over `rounds` rounds. A kernel that runs between other kernels
     (a model) finds colder caches and predictors than one repeated in a loop (`time_us`): on
-    the development machine tiny kernels took 1.2-1.8 times as long interleaved.
+    the development machine the ten tiny kernels of the plan took 1.08-1.42 times as long
+    interleaved (one BLAS thread, medians of 15, three runs on 2026-12-07: docs/validation.md).
 
     >>> samples = time_interleaved([lambda: None, lambda: None], repeats=3, rounds=2)
     >>> len(samples), [len(s) for s in samples], all(t >= 0 for s in samples for t in s)
