@@ -991,6 +991,33 @@ def test_the_made_up_input_hint_follows_a_relation_of_two_made_up_inputs() -> No
     assert simulate(model, CPU_ONLY, inputs=given).outputs["out"].tolist() == [0, 2, 4]
 
 
+def test_a_retry_that_fails_with_another_error_keeps_the_models_own() -> None:
+    # a - b is 0: the Range fails; values drawn anew with a > b make a Range of thousands of
+    # elements, whose sum is no longer computed: the retry's UnknownValueError had come out in
+    # place of the model's own error
+    scalar = TensorType((), "int64")
+    ops = (
+        Op("Sub", "d", ("a", "b"), ("delta",)),
+        Op("Range", "r", ("start", "limit", "delta"), ("seq",)),
+        Op("ReduceSum", "rs", ("seq",), ("total",), {"keepdims": 1}),
+        Op("Reshape", "reshape", ("x", "total"), ("out",)),
+    )
+    inputs = {"a": scalar, "b": scalar, "x": TensorType((4,), "float32")}
+    model = Graph("g", ops, inputs, ("out",), {"start": np.array(0), "limit": np.array(5000)})
+    seed = next(
+        seed
+        for seed in range(100)
+        if make_inputs(model, seed)["a"] == make_inputs(model, seed)["b"]
+        and make_inputs(model, seed + 1)["a"] > make_inputs(model, seed + 1)["b"]
+    )
+    message = (
+        f"op r (Range): expected a non-zero delta, got 0 (inputs 'a', 'b' were made from seed "
+        f"{seed}, not given: a shape read from them is made up; pass them in inputs)"
+    )
+    with pytest.raises(OpError, match=f"^{re.escape(message)}$"):
+        simulate(model, CPU_ONLY, seed=seed)
+
+
 def test_the_made_up_input_hint_follows_a_shape_computed_from_the_input() -> None:
     # the Reshape reads s + one: both made from the seed
     model = Graph(
