@@ -218,7 +218,8 @@ def sweep(args: argparse.Namespace) -> int:
             "--retry-failed: expected --resume (it retries the failed points of --out), got none"
         )
     options = {"out": args.out, "workers": args.workers, "scheduler": args.scheduler}
-    existed = args.out is not None and args.out.exists()  # another sweep's, unless resumed
+    # another sweep's, unless resumed (an empty file is begun anew, as ResultsLog begins it)
+    existed = args.out is not None and args.out.exists() and args.out.stat().st_size > 0
     try:
         # every problem at once, before the bar; run_sweep reuses the points it made (checking
         # a big sweep's takes minutes: a Ctrl-C then is an interruption as any)

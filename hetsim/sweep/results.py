@@ -269,6 +269,7 @@ class ResultsLog:
             _write_or_say(out, new, data.decode())  # bytes as read: JSON lines, ASCII or UTF-8
         except SweepError:
             _close_failed(out)
+            new.unlink(missing_ok=True)  # half written: it would keep the full disk's space
             raise
         out.close()
         os.replace(new, self.path)

@@ -75,6 +75,9 @@ def test_ctrl_c_says_how_to_resume(
     monkeypatch.setattr(sweep_cli, "run_sweep", interrupted)
     assert _run(["sweep", str(sweep_file), "--out", str(out)]) == sweep_cli.INTERRUPTED
     assert capsys.readouterr().err.endswith(f"interrupted; rerun with --resume to complete {out}\n")
+    out.write_text("")  # an empty file is begun anew, as a missing one: this run began it
+    assert _run(["sweep", str(sweep_file), "--out", str(out)]) == sweep_cli.INTERRUPTED
+    assert capsys.readouterr().err.endswith(f"interrupted; rerun with --resume to complete {out}\n")
 
 
 def test_ctrl_c_while_the_sweep_is_checked_is_an_interruption_too(

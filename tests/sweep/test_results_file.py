@@ -264,3 +264,4 @@ def test_a_retry_rewrite_that_cannot_be_written_is_named(
     with pytest.raises(SweepError, match=_full(message)):
         run_sweep(SWEEP, out=out, workers=0, resume=True, retry_failed=True)
     assert _lines(out)[1] == json.dumps(failed)  # the file as it was
+    assert not out.with_name("r.jsonl.retry").exists()  # half written, it kept the disk's space
