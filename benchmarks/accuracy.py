@@ -36,7 +36,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench_args import format_goals, make_parents, output_path, positive, run_main
+from bench_args import goal_lines, make_parents, output_path, positive, run_main
 from threadpoolctl import threadpool_limits
 
 from hetsim.calibrate import (
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     print(accuracy_table(comparisons))
     summary = summarize(comparisons)
     found = [] if args.fused else goals(summary, len(comparisons))
-    print(format_goals(found, _goal, "they are stated for the op-by-op run: drop --fused"))
+    print(goal_lines(found, _goal, "they are stated for the op-by-op run: drop --fused"))
     if args.json:
         with threadpool_limits(limits=threads, user_api="blas"):  # the BLAS the runs had
             machine = describe_machine()

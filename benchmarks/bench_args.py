@@ -22,7 +22,7 @@ from hetsim.errors import HetsimError
 __all__ = [
     "at_least",
     "blas_line",
-    "format_goals",
+    "goal_lines",
     "make_parents",
     "positive",
     "positive_list",
@@ -111,17 +111,17 @@ def blas_line() -> str:
     return f"BLAS threads (threadpoolctl): {found or 'no BLAS loaded'}"
 
 
-def format_goals(
+def goal_lines(
     found: Sequence[Mapping[str, Any]], describe: Callable[[Mapping[str, Any]], str], none: str
 ) -> str:
     """A script's goals, one line each: ``goal <describe(goal)>: met``, or ``NOT met``, by the
     goal's ``met``; with no goal checked, one line that says why (`none`).
 
     >>> found = [{"value": 1.5, "met": True}, {"value": 3.0, "met": False}]
-    >>> print(format_goals(found, lambda goal: f"{goal['value']}x (limit 2x)", "1 thread only"))
+    >>> print(goal_lines(found, lambda goal: f"{goal['value']}x (limit 2x)", "1 thread only"))
     goal 1.5x (limit 2x): met
     goal 3.0x (limit 2x): NOT met
-    >>> format_goals([], str, "1 thread only")
+    >>> goal_lines([], str, "1 thread only")
     'goals: none checked (1 thread only)'
     """
     if not found:

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bench_args import at_least, format_goals, output_path, positive, positive_list, run_main
+from bench_args import at_least, goal_lines, output_path, positive, positive_list, run_main
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import hetsim
@@ -305,7 +305,7 @@ def main() -> None:
     ]
     show_table(rows)
     found = goals(rows)
-    print(format_goals(found, _goal, "they are stated at 1 thread: --threads 1"))
+    print(goal_lines(found, _goal, "they are stated at 1 thread: --threads 1"))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     report = {"environment": env, "results": rows, "goals": found}
     args.out.write_text(json.dumps(report, indent=2) + "\n")

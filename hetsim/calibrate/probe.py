@@ -204,7 +204,8 @@ def time_interleaved(
     median of a call's times over `rounds` rounds. A kernel that runs between other kernels
     (a model) finds colder caches and predictors than one repeated in a loop (`time_us`): on
     the development machine the ten tiny kernels of the plan took 1.08-1.42 times as long
-    interleaved (one BLAS thread, medians of 15, three runs on 2026-12-07: docs/validation.md).
+    interleaved in 57 of 60 readings (one BLAS thread, medians of 15, three runs on 2026-12-07;
+    in one round three kernels were slow in the loop instead: docs/validation.md).
 
     >>> samples = time_interleaved([lambda: None, lambda: None], repeats=3, rounds=2)
     >>> len(samples), [len(s) for s in samples], all(t >= 0 for s in samples for t in s)

@@ -44,7 +44,8 @@ engine)."""
 
 MAX_BUCKET = 2**63 - 1
 """``--buckets``' largest size: an int64, as ONNX holds dims. `hetsim.compare.MAX_SIZE`, the
-largest size of a trace, is the same number (written out here, as `MAX_ITERATIONS` is)."""
+largest number of a ``--seq-dist`` spec or a ``--shapes`` file, is the same number (written out
+here, as `MAX_ITERATIONS` is)."""
 
 
 def parse_list(text: str) -> list[str]:
