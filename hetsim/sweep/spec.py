@@ -11,6 +11,7 @@ point. The points themselves are `hetsim.sweep.points`; running them is `hetsim.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from hetsim.platform import Platform, build_platform
 from hetsim.runtime.cuda_graph import STRATEGIES
 from hetsim.sim import MODES
 from hetsim.sweep.loaded import model_identity, point_model
-from hetsim.sweep.points import EXPANDERS, Axis, SweepSpec
+from hetsim.sweep.points import EXPANDERS, Axis, SweepSpec, parse_path
 from hetsim.sweep.results import METRIC_ROOTS, metric_problem
 from hetsim.sweep.vary import MAX_POINTS, read_axes
 from hetsim.target import Target
@@ -366,26 +367,49 @@ def _rule_device_problems(spec: SweepSpec, target: Target | None) -> list[Proble
 
 
 def _renamed_problems(spec: SweepSpec, target: Target) -> list[Problem]:
-    """Where a rule's device is one the base target has and `target`, the first point's, has not
-    (a varied name renamed it: ``devices[gpu0].name: [g1]``), a problem that says so: the rule's
-    own says the platform, named as the base target is, lacks a device it has."""
-    renames = [path for path in spec.varied if path.endswith(".name")]
-    if not renames:
-        return []
+    """Where a rule's device is one the base target has and `target`, the first point's, has not,
+    a problem at each varied name that renamed it or a level above it (``devices[gpu0].name:
+    [g1]``): the rule's own problem says the platform, named as the base target is, lacks a
+    device it has."""
     base, first = build_platform(spec.base_target()), build_platform(target)
 
     def has(platform: Platform, device: str) -> bool:
         return device in platform.processors or device in platform.levels
 
     named = dict.fromkeys(device for _, device in spec.rules)
-    renamed = [d for d in named if has(base, d) and not has(first, d)]
-    if not renamed:
-        return []
-    expected = (
-        f"expected names that keep the devices the rules name ({', '.join(map(repr, renamed))}): "
-        "rules are checked against the first point's platform"
-    )
-    return [Problem(f"vary.{path}", expected) for path in renames]
+    lost = [d for d in named if has(base, d) and not has(first, d)]
+    problems = []
+    for path in spec.varied:
+        renamed = _renamed_device(path)
+        if renamed is None:
+            continue
+        hit = [d for d in lost if d == renamed or d.startswith(f"{renamed}/")]
+        if hit:
+            kept = ", ".join(map(repr, hit))
+            expected = (
+                f"expected names that keep the devices the rules name ({kept}): rules are "
+                "checked against the first point's platform"
+            )
+            problems.append(Problem(f"vary.{path}", expected))
+    return problems
+
+
+def _renamed_device(path: str) -> str | None:
+    """The device whose name varied path `path` sets, by its path in the tree (``node0/gpu0``
+    for ``devices[node0].devices[gpu0].name``, ``host`` for ``host.name``); None for a path
+    that sets no name.
+
+    >>> _renamed_device("devices[node0].devices[gpu0].name"), _renamed_device("host.name")
+    ('node0/gpu0', 'host')
+    >>> _renamed_device("devices[gpu0].link.bandwidth_gbps") is None
+    True
+    """
+    keys = parse_path(path)
+    if keys[-1] != "name":
+        return None
+    device = [key for before, key in itertools.pairwise(("", *keys[:-1])) if before == "devices"]
+    device += ["host"] if keys[-2:] == ("host", "name") else []
+    return "/".join(device) or None
 
 
 def _rule_problems(spec: SweepSpec, err: PartitionError) -> list[Problem]:

@@ -765,7 +765,33 @@ def test_no_rename_note_for_a_rule_device_no_platform_has(tmp_path: Path) -> Non
     }
     with pytest.raises(SweepError) as caught:
         load_sweep(data)
-    assert [p.path for p in caught.value.problems] == ["rules[0].device"]
+    assert [p.message for p in caught.value.problems] == [
+        "rules[0].device: expected a processor or level of platform x86-h100, got 'gpu9'"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("device", "renamed"), [("node0/gpu0", "node0"), ("node1", "node1")], ids=["device", "level"]
+)
+def test_only_the_rename_of_a_rule_device_or_its_level_is_named(device: str, renamed: str) -> None:
+    # every varied name was blamed, the other node's too
+    data = {
+        "target": "two-node-h100",
+        "models": ["mlp"],
+        "policies": ["rules"],
+        "rules": [{"op": "fc1", "device": device}],
+        "vary": {"devices[node0].name": ["n0"], "devices[node1].name": ["n1"]},
+    }
+    with pytest.raises(SweepError) as caught:
+        load_sweep(data)
+    assert [p.path for p in caught.value.problems] == [
+        "rules[0].device",
+        f"vary.devices[{renamed}].name",
+    ]
+    assert caught.value.problems[-1].expected == (
+        f"expected names that keep the devices the rules name ({device!r}): rules are checked "
+        "against the first point's platform"
+    )
 
 
 def test_a_bad_target_is_reported_when_the_points_cannot_be_made() -> None:
