@@ -34,7 +34,7 @@ import yaml
 
 from hetsim.errors import Problem
 from hetsim.located.paths import name_problem
-from hetsim.located.tomlscan import compose_toml
+from hetsim.located.tomlscan import compose_toml, scan_toml
 
 __all__ = [
     "LEADING_ZERO",
@@ -152,50 +152,62 @@ _UniqueKeyLoader.add_implicit_resolver(
 
 class HugeIntegerError(ValueError):
     """An integer of more digits than Python's int() reads (`sys.get_int_max_str_digits`), at
-    `line` of the text: json, tomllib and PyYAML each refused one with Python's own words (and
-    its advice to call ``sys.set_int_max_str_digits``) and no line. It has the ``problem`` and
-    ``problem_mark`` of PyYAML's errors, so `yaml_error_at` reads it as it reads theirs."""
+    `line` of the text (None where it was not found): json, tomllib and PyYAML each refused one
+    with Python's own words (and its advice to call ``sys.set_int_max_str_digits``) and no line.
+    It has the ``problem`` and ``problem_mark`` of PyYAML's errors, so `yaml_error_at` reads it
+    as it reads theirs."""
 
-    def __init__(self, line: int, digits: int) -> None:
+    def __init__(self, line: int | None, digits: int) -> None:
         limit = sys.get_int_max_str_digits()
         self.problem = f"an integer of {digits} digits, more than Python reads ({limit})"
-        self.problem_mark = yaml.Mark("", 0, line - 1, 0, None, None)
+        self.problem_mark = None if line is None else yaml.Mark("", 0, line - 1, 0, None, None)
         self.line = line
         super().__init__(self.problem)
 
 
-_TOKENS = re.compile(
-    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\n])*"|\'[^\'\n]*\'|#[^\n]*'
-    r"|[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9_]+)?"
-)
-"""JSON's and TOML's strings, TOML's comments, and numbers: what `huge_integer_error` reads an
-integer among (a run of digits in a string or a float is none)."""
+_DECIMAL = re.compile(r"[-+]?[0-9][0-9_]*")
+"""A decimal integer as JSON and TOML write one: int() limits its digits (not a hex, octal or
+binary one's)."""
 
 
-def huge_integer_error(text: str, err: Exception) -> HugeIntegerError | None:
-    """`err`, a reader's error on JSON or TOML `text`, as a `HugeIntegerError` when it is int()'s
-    refusal of an integer too long to read (the first such integer in `text`, not in a string or
-    a float, which float() reads whole); else None.
+def huge_integer_error(err: Exception, tree: yaml.Node | None) -> HugeIntegerError | None:
+    """`err`, a reader's error, as a `HugeIntegerError` when it is int()'s refusal of an integer
+    too long to read: the first value of the text's node `tree` (`_compose_json`'s,
+    `tomlscan.scan_toml`'s) that is such an integer, not a key, a string or a float (without a
+    line where none is found); else None.
 
     >>> try:
     ...     int("9" * 5000)
     ... except ValueError as err:
-    ...     text = 'a = "' + "1" * 5000 + '"\\nb = 0.' + "2" * 5000 + "\\nc = " + "9" * 4400
-    ...     found = huge_integer_error(text, err)
+    ...     long, huge = "1" * 5000, "9" * 4400
+    ...     text = f'{{"a": "{long}",\\n "b": 0.{long},\\n "c": {huge}}}'
+    ...     found = huge_integer_error(err, _compose_json(text))
     >>> found.line, str(found)
     (3, 'an integer of 4400 digits, more than Python reads (4300)')
     """
     if not isinstance(err, ValueError) or "integer string conversion" not in str(err):
         return None
     limit = sys.get_int_max_str_digits()
-    for token in _TOKENS.finditer(text):
-        number = token.group()
-        if number[0] in "\"'#" or "." in number or "e" in number.lower():
-            continue
-        digits = sum(c.isdigit() for c in number)
-        if digits > limit:
-            return HugeIntegerError(text.count("\n", 0, token.start()) + 1, digits)
-    return None
+    for node in _values(tree):
+        if node.tag != _STR and _DECIMAL.fullmatch(node.value):
+            digits = sum(c.isdigit() for c in node.value)
+            if digits > limit:
+                return HugeIntegerError(node.start_mark.line + 1, digits)
+    # none found: no tree (a key of 1024+ characters is more than YAML composes): int()'s count
+    said = re.search(r"value has (\d+) digits", str(err))
+    return HugeIntegerError(None, int(said.group(1))) if said else None
+
+
+def _values(node: yaml.Node | None) -> Iterator[yaml.ScalarNode]:
+    """The scalar values of `node`'s tree, in document order (keys left out)."""
+    if isinstance(node, yaml.MappingNode):
+        for _, value in node.value:
+            yield from _values(value)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            yield from _values(item)
+    elif isinstance(node, yaml.ScalarNode):
+        yield node
 
 
 def load_toml(text: str) -> Any:
@@ -204,7 +216,7 @@ def load_toml(text: str) -> Any:
     try:
         return tomllib.loads(text)
     except ValueError as err:
-        huge = huge_integer_error(text, err)
+        huge = huge_integer_error(err, scan_toml(text))
         if huge is None:
             raise
         raise huge from err
@@ -363,7 +375,7 @@ def load_json(text: str) -> Any:
             raise
         raise DuplicateKeyError(*found) from None
     except ValueError as err:  # int()'s refusal of an integer of 4,300+ digits: at its line
-        huge = huge_integer_error(text, err)
+        huge = huge_integer_error(err, _compose_json(text))
         if huge is None:
             raise
         raise huge from err

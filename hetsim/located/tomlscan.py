@@ -14,15 +14,25 @@ from typing import Any
 
 import yaml
 
-__all__ = ["compose_toml"]
+__all__ = ["compose_toml", "scan_toml"]
 
 
 def compose_toml(text: str) -> Any:
     """The node tree of TOML `text`, made to read as YAML's (None when it does not parse)."""
     try:
         tomllib.loads(text)  # the scan trusts the text's grammar: only valid TOML is scanned
+    except (ValueError, RecursionError):  # tomllib's errors are ValueErrors
+        return None
+    return scan_toml(text)
+
+
+def scan_toml(text: str) -> Any:
+    """The node tree of TOML `text` whose grammar tomllib checked, or whose only fault is one
+    it does not scan: an integer too long for int() (a value's text is kept, unread); None
+    where the scan fails."""
+    try:
         return _TomlScan(text).document()
-    except (ValueError, RecursionError):  # tomllib's errors are ValueErrors, and so are the scan's
+    except (ValueError, RecursionError):  # the scan's errors are ValueErrors
         return None
 
 

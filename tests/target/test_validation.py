@@ -425,8 +425,15 @@ LONG, HUGE = "1" * 5000, "9" * 4400
         # the first long run of digits was blamed, in a string or a float (float() reads those)
         ("t.json", f'{{"kind": "cuda",\n "model": "{LONG}",\n "cores": {HUGE}}}', 3),
         ("t.toml", f'kind = "cuda"\nfreq_ghz = 0.{LONG}\ncores = {HUGE}\n', 3),
+        # and, a review found, a key of digits, a comment, TOML's literal and multi-line strings
+        # (one with an escaped quote), a hex integer, which int() reads whatever its length
+        ("t.toml", f'kind = "cuda"\n{LONG} = 1\ncores = {HUGE}\n', 3),
+        ("t.toml", f'kind = "cuda"\n# {LONG}\ncores = {HUGE}\n', 3),
+        ("t.toml", f"kind = 'cuda'\nmodel = '{LONG}'\ncores = {HUGE}\n", 3),
+        ("t.toml", f'kind = "cuda"\nmodel = """q\\"""{LONG}"""\ncores = {HUGE}\n', 3),
+        ("t.toml", f'kind = "cuda"\nx = 0x{LONG}\ncores = {HUGE}\n', 3),
     ],
-    ids=["json-string", "toml-float"],
+    ids=["json-string", "toml-float", "toml-key", "toml-comment", "toml-literal", "toml-ml", "hex"],
 )
 def test_the_integer_too_long_is_named_not_a_long_string_or_float(
     tmp_path: Path, name: str, text: str, line: int
@@ -452,6 +459,15 @@ def test_a_tagged_scalar_yaml_cannot_read_is_named_at_its_line(
     path = tmp_path / "t.yaml"
     assert _problems_of_file(path, f"kind: cuda\nmodel: {value}\n") == [
         f"{path}:2: expected valid yaml, got {got}"
+    ]
+
+
+def test_an_integer_too_long_where_no_line_is_found_is_named_without_one(tmp_path: Path) -> None:
+    # a key of 5000 digits is more than YAML composes, which finds JSON's lines
+    path = tmp_path / "t.json"
+    text = f'{{"kind": "cuda", "{LONG}": 1,\n "cores": {"9" * 5000}}}'
+    assert _problems_of_file(path, text) == [
+        f"{path}: expected valid json, got an integer of 5000 digits, more than Python reads (4300)"
     ]
 
 
