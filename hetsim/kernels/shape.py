@@ -197,8 +197,10 @@ def _infer_range(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta
             raise op_error(op, f"expected a finite {name}", bound)
     if delta == 0:
         raise op_error(op, "expected a non-zero delta", 0)
-    count = max(math.ceil((float(limit) - float(start)) / float(delta)), 0)
-    return [Meta((count,), start.dtype)]
+    steps = (float(limit) - float(start)) / float(delta)
+    if not math.isfinite(steps):  # finite bounds whose span overflows: (1e308 - -1e308) / 1
+        raise op_error(op, "expected a count of elements that fits a float", steps)
+    return [Meta((max(math.ceil(steps), 0),), start.dtype)]
 
 
 _RANGE_NAMES = ("start", "limit", "delta")

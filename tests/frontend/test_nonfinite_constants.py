@@ -164,3 +164,26 @@ def test_a_shape_rule_failing_while_folding_names_the_op(monkeypatch: pytest.Mon
         "cannot convert float infinity to integer"
     ):
         load_onnx(_model(RANGE, {}, constants))
+
+
+def test_a_shape_rule_failing_on_an_op_of_graph_inputs_names_the_op_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # folding reads the shapes of ops it cannot compute, to fold what follows from them: the
+    # exception came out of load_onnx there as well
+    def infer(op: Op, opset: int, inputs: list[Meta | None]) -> list[Meta]:
+        raise _Unexpected("boom")
+
+    monkeypatch.setitem(OPS, "Range", replace(OPS["Range"], infer=infer))
+    model = load_onnx(_model(RANGE, {"a": [], "b": [], "c": []}, {}))  # the op stays
+    inputs = {name: _f32(value) for name, value in zip("abc", (0, 4, 1), strict=True)}
+    expected = "expected attributes its shape rule can use, got _Unexpected: boom"
+    with _raises(f"op rg (Range): {expected}"):
+        hetsim.simulate(model, TARGET, inputs=inputs)
+
+
+def test_a_range_of_finite_bounds_too_far_apart_is_refused() -> None:
+    # (1e308 - -1e308) / 1 overflows to inf: the catch-all's OverflowError message came out
+    constants = {"a": np.array(-1e308), "b": np.array(1e308), "c": np.array(1.0)}
+    with _raises("model g: op rg (Range): expected a count of elements that fits a float, got inf"):
+        load_onnx(_model(RANGE, {}, constants))
