@@ -202,3 +202,20 @@ def test_an_empty_or_unknown_argument_is_a_usage_error(
     )  # fmt: skip
     assert done.returncode == 2
     assert message in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("median", "largest", "met"),
+    [(10.04, 24.9, [True, True]), (10.05, 25.0, [False, True]), (3.0, 25.06, [True, False])],
+)
+def test_accuracy_judges_its_goal_as_it_prints_it(
+    monkeypatch: pytest.MonkeyPatch, median: float, largest: float, met: list[bool]
+) -> None:
+    # docs/validation.md states median <= 10% and none beyond 25%; a value is judged at the one
+    # decimal it is printed with (10.04 reads 10.0: met; 10.05 reads 10.1: not)
+    module = load("accuracy", monkeypatch)
+    summary = {"median_abs_error_pct": median, "max_abs_error_pct": largest}
+    found = module.goals(summary, 7)
+    assert [goal["met"] for goal in found] == met
+    assert [goal["limit"] for goal in found] == [10.0, 25.0]
+    assert {goal["models"] for goal in found} == {7}
