@@ -219,3 +219,18 @@ def test_accuracy_judges_its_goal_as_it_prints_it(
     assert [goal["met"] for goal in found] == met
     assert [goal["limit"] for goal in found] == [10.0, 25.0]
     assert {goal["models"] for goal in found} == {7}
+
+
+def test_dispatch_overhead_writes_its_json_and_keeps_stdout_json_with_json(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # it printed a table or the JSON, never both, and wrote no results file
+    module = load("dispatch_overhead", monkeypatch)
+    monkeypatch.setattr(module, "RESULTS", tmp_path / "results" / "dispatch_overhead.json")
+    assert module.main(["--ops", "1,10", "--target", "x86-h100", "--json"]) == 0
+    captured = capsys.readouterr()
+    printed = json.loads(captured.out)  # the command's JSON alone: the table went to stderr
+    written = json.loads(module.RESULTS.read_text())
+    assert written["rows"] == printed["rows"]
+    assert "environment" in written
+    assert "per-op us" in captured.err  # the table's header
