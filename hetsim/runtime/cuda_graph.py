@@ -44,6 +44,7 @@ __all__ = [
     "capture_program",
     "check_buckets",
     "strategy_problem",
+    "uncaptured_notes",
 ]
 
 DEFAULT_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
@@ -241,6 +242,17 @@ STRATEGIES: Mapping[str, Strategy] = {
 """CUDA-graph strategies by the name `simulate(cuda_graph=...)` and ``--cuda-graph`` take."""
 
 
+def uncaptured_notes(platform: Platform, devices: Collection[str], root: str) -> tuple[str, ...]:
+    """The notes of devices flagged ``cuda_graph`` (`devices`) whose kernels are not captured:
+    those not at the root level `root`, whose program alone is captured."""
+    return tuple(
+        f"{path}: cuda_graph is set, but only the root level's kernels are captured "
+        f"(it is at level {platform.processors[path].level})"
+        for path in sorted(devices)
+        if platform.processors[path].level != root
+    )
+
+
 def capture_program(
     compiled: VmProgram | PlanProgram,
     platform: Platform,
@@ -292,12 +304,7 @@ def capture_program(
     skipped: tuple[str, ...] = ()
     if devices is not None:
         regions = tuple(r for r in regions if r.processor in devices)
-        skipped = tuple(
-            f"{path}: cuda_graph is set, but only the root level's kernels are captured "
-            f"(it is at level {platform.processors[path].level})"
-            for path in sorted(devices)
-            if platform.processors[path].level != program.level
-        )
+        skipped = uncaptured_notes(platform, devices, program.level)
     chosen, notes = found.select(program, regions)
     notes = (*skipped, *notes)
     is_bucketed = found.is_bucketed and bool(chosen)  # nothing captured: nothing padded

@@ -43,7 +43,13 @@ from hetsim.runtime import (
     VmProgram,
 )
 from hetsim.runtime.capture_regions import Region
-from hetsim.runtime.cuda_graph import CapturedProgram, CudaGraph, bucket_dims, capture_program
+from hetsim.runtime.cuda_graph import (
+    CapturedProgram,
+    CudaGraph,
+    bucket_dims,
+    capture_program,
+    uncaptured_notes,
+)
 from hetsim.sim.bind import (
     BoundProgram,
     bind,
@@ -87,6 +93,13 @@ def run_with_graphs(
     }  # fmt: skip
     if cuda_graph == "none":
         return run_program(program, platform, metas, is_functional=is_functional, **options)
+    root = program.root if isinstance(program, PlanProgram) else program
+    if graph_devices is not None and not isinstance(root, VmProgram):
+        # flagged by the target, not asked for: devices of nested levels (a graph-executor root
+        # has no device that may set the flag), whose kernels run eagerly, as at a VM root
+        record = run_program(program, platform, metas, is_functional=is_functional, **options)
+        notes = list(uncaptured_notes(platform, graph_devices, root.level))
+        return dataclasses.replace(record, extra={**record.extra, "cuda_graph_notes": notes})
     rewritten = capture_program(program, platform, cuda_graph, buckets, graph_devices)
     record = run_graph_program(
         rewritten, platform, metas, GraphCache(), is_functional=is_functional, **options

@@ -502,6 +502,22 @@ def test_a_flagged_device_of_a_nested_level_is_noted_not_captured() -> None:
     ]
 
 
+def test_a_flagged_device_under_a_graph_executor_root_is_noted_too() -> None:
+    # a valid tree (the flagged GPU's own level runs a VM) whose root runs a graph executor:
+    # the flag alone had asked for regions, which refuse a root with no VM program to capture
+    target = {
+        "kind": "hetero", "executor": "graph", "runtime": "cpp",
+        "devices": [{"kind": "cuda", "name": "g", "cuda_graph": True, "host": "x86-cpu",
+                     "executor": "vm", "runtime": "cpp"}],
+    }  # fmt: skip
+    result = simulate(_two_relus(), target, mode="timing")
+    assert result.record.extra["cuda_graph_notes"] == [
+        "g/g: cuda_graph is set, but only the root level's kernels are captured (it is at level g)"
+    ]
+    eager = simulate(_two_relus(), target, mode="timing", cuda_graph="none")
+    assert result.makespan_us == eager.makespan_us
+
+
 @pytest.mark.parametrize(
     ("strategy", "note"),
     [
