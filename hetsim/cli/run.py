@@ -140,18 +140,25 @@ def _load_inputs(path: Path) -> dict[str, np.ndarray]:
     with loaded:
         if not loaded.files:  # a timing run took it for no --inputs at all
             raise HetsimError(f"{expected}, got an archive with no arrays")
-        return {name: _entry(loaded, name, expected) for name in loaded.files}
+        # by member, not by numpy's key: loaded["a.npy"] is member a.npy, input a's array, where
+        # an input named "a.npy" is member a.npy.npy (it read a's values silently)
+        return {
+            member.removesuffix(".npy"): _entry(loaded, member, expected)
+            for member in loaded.zip.namelist()
+        }
 
 
-def _entry(loaded: np.lib.npyio.NpzFile, name: str, expected: str) -> np.ndarray:
-    """One array of an ``--inputs`` file, or a `HetsimError` saying why it cannot be read."""
+def _entry(loaded: np.lib.npyio.NpzFile, member: str, expected: str) -> np.ndarray:
+    """The array of member `member` of an ``--inputs`` file, or a `HetsimError` saying why it
+    cannot be read."""
+    name = member.removesuffix(".npy")
+    if not member.endswith(".npy"):  # numpy reads such a member as its raw bytes
+        raise HetsimError(f"{expected}, got an entry {name!r} that is not an array")
     try:
-        value = loaded[name]
+        with loaded.zip.open(member) as entry:
+            return np.lib.format.read_array(entry, allow_pickle=False)
     except ENTRY_ERRORS as err:
         raise HetsimError(f"{expected}, got an entry {name!r} it cannot read: {err}") from err
-    if not isinstance(value, np.ndarray):  # a zip member that is not an .npy: its raw bytes
-        raise HetsimError(f"{expected}, got an entry {name!r} that is not an array")
-    return value
 
 
 def _save_outputs(outputs: Mapping[str, np.ndarray], path: Path) -> None:

@@ -179,6 +179,20 @@ def test_saving_outputs_of_a_timing_run_is_an_error(
     assert calls == []
 
 
+def test_an_input_named_like_another_with_npy_reads_its_own_array(
+    calls: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    # numpy's key lookup takes "a.npy" for member a.npy, input a's: d = a - a.npy read [0, 0]
+    a, b = np.array([1.0, 2.0], np.float32), np.array([-10.0, -20.0], np.float32)
+    np.savez(tmp_path / "in.npz", **{"a": a, "a.npy": b})
+    path = str(tmp_path / "in.npz")
+    assert main(["run", "tiny.onnx", "--target", "t.toml", "--inputs", path, "--json"]) == 0
+    inputs = calls[0]["inputs"]
+    assert sorted(inputs) == ["a", "a.npy"]
+    np.testing.assert_array_equal(inputs["a"], a)
+    np.testing.assert_array_equal(inputs["a.npy"], b)
+
+
 def test_inputs_that_are_one_array_are_an_error(
     calls: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
