@@ -10,28 +10,42 @@ Reference counting still frees everything acyclic at once; cycles are collected 
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 __all__ = ["paused"]
 
 
+_lock = threading.Lock()
+_pausing = 0  # callers inside `paused` now, in every thread
+_was_enabled = False  # the collector's state when the first of them came in
+
+
 @contextmanager
 def paused() -> Iterator[None]:
     """Pause the collector, and restore its state after (it stays off if it was off).
 
-    A process-wide switch: threads that pause it at once may run part of their work with it
-    on again, which is slower, never wrong, and it always ends as it began.
+    A process-wide switch, counted across threads: the first caller in saves the collector's
+    state and turns it off, the last one out restores it. (Each caller saving and restoring
+    its own read of the state left it off for good where two threads interleaved: one read
+    "off" while the other's pause was on, and never turned it on again.)
 
     >>> import gc
     >>> with paused():
     ...     gc.isenabled()
     False
     """
-    was_enabled = gc.isenabled()
-    gc.disable()
+    global _pausing, _was_enabled
+    with _lock:
+        if _pausing == 0:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+        _pausing += 1
     try:
         yield
     finally:
-        if was_enabled:
-            gc.enable()
+        with _lock:
+            _pausing -= 1
+            if _pausing == 0 and _was_enabled:
+                gc.enable()
