@@ -256,11 +256,20 @@ def _propagated(
     Callers only read them.
     """
     arrays = {name: np.asarray(value) for name, value in inputs.items()}
-    return _metas.get(
-        graph,
-        lambda: propagate_costs(graph, dims, arrays),
-        extra=(tuple(sorted(dims.items())), input_signature(graph, arrays)),
+    dims_key = tuple(sorted(dims.items()))
+    signature = input_signature(graph, arrays)
+    found = _metas.get(
+        graph, lambda: propagate_costs(graph, dims, arrays), extra=(dims_key, signature)
     )
+    again = input_signature(graph, arrays)
+    if again != signature:
+        # propagation learned meanwhile that a shape needs an input's value (a Resize's float
+        # scales): the key read before lacked it, and an entry under it, made by this call or
+        # by another thread's with other values, is not this call's
+        return _metas.get(
+            graph, lambda: propagate_costs(graph, dims, arrays), extra=(dims_key, again)
+        )
+    return found
 
 
 # compiling, binding and running n ops make O(n) objects that live until the run ends: with

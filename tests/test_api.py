@@ -1170,3 +1170,34 @@ def test_a_kernel_that_refuses_a_made_up_index_says_it_was_made_up() -> None:
         simulate(graph, "x86-h100", seed=0)
     given = {"i": np.zeros(2000, np.int64)}
     assert simulate(graph, "x86-h100", inputs=given).outputs["y"].shape == (2000, 3)
+
+
+def test_metas_cached_under_a_key_read_before_a_value_was_needed_are_not_reused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # threads interleaved: one read its key before another's propagation learned that the Resize
+    # needs the scales' values, then found that other's metas under that value-less key (the
+    # peak of a scale-8 run read 48 B, a scale-1 run's): here the interleaving is set by hand
+    import hetsim.api as api
+    from hetsim.kernels import input_signature
+
+    model = Graph(
+        "resized",
+        (Op("Resize", "y", ("x", "", "scales"), ("out",)),),
+        {"x": TensorType((1, 1, 2, 2), "float32"), "scales": TensorType((4,), "float32")},
+        ("out",),
+        opset=13,
+    )
+    x = np.ones((1, 1, 2, 2), np.float32)
+    by_two = {"x": x, "scales": np.array([1, 1, 2, 2], np.float32)}
+    by_eight = {"x": x, "scales": np.array([1, 1, 8, 8], np.float32)}
+    stale = input_signature(model, by_eight)  # read before anything learned the scales
+    api._propagated(model, {}, by_two)  # the other thread: its metas under that same key
+    reads = iter([stale])
+
+    def first_stale(graph: Graph, arrays: dict) -> Any:
+        return next(reads, None) or input_signature(graph, arrays)
+
+    monkeypatch.setattr(api, "input_signature", first_stale)
+    metas, _ = api._propagated(model, {}, by_eight)
+    assert metas["out"].shape == (1, 1, 16, 16)
