@@ -325,15 +325,34 @@ def _ops(
 
 
 def _op_names(nodes: Sequence[onnx.NodeProto]) -> list[str]:
-    """The name of each node's op: its own, its first output's, or ``node<index>``, made unique."""
-    names: dict[str, None] = {}  # a dict for its order
+    """The name of each node's op: its own, its first output's, or ``node<index>``, made unique.
+
+    A node's own name, the first time it is given, is its op's: a name made for another node
+    (an unnamed node's output name, a repeated name with a suffix) never takes it, so that rules
+    naming an op by the model's node names place that op (an unnamed Relu whose output is
+    ``relu`` had taken the name of the node named ``relu``, which became ``relu_1``).
+
+    >>> from onnx import helper
+    >>> nodes = [helper.make_node("Relu", ["x"], ["relu"]), helper.make_node("Neg", ["x"], ["n"],
+    ...          name="relu"), helper.make_node("Abs", ["x"], ["a"], name="relu")]
+    >>> _op_names(nodes)
+    ['relu_0', 'relu', 'relu_2']
+    """
+    own: dict[str, int] = {}  # each explicit name -> the first node that gives it
+    for index, node in enumerate(nodes):
+        if node.name:
+            own.setdefault(node.name, index)
+    names: list[str] = []
+    taken: set[str] = set()
     for index, node in enumerate(nodes):
         name = node.name or (node.output[0] if node.output else "") or f"node{index}"
         unique, suffix = name, index
-        while unique in names:  # ONNX lets nodes share a name; hetsim's ops each have their own
+        # ONNX lets nodes share a name; hetsim's ops each have their own
+        while unique in taken or (unique in own and own[unique] != index):
             unique, suffix = f"{name}_{suffix}", suffix + 1
-        names[unique] = None
-    return list(names)
+        taken.add(unique)
+        names.append(unique)
+    return names
 
 
 def _attributes(node: onnx.NodeProto, where: str) -> dict[str, Any]:

@@ -205,6 +205,22 @@ def test_node_names_made_unique_never_take_a_name_in_use() -> None:
     assert [op.name for op in graph.ops] == ["a", "a_2", "a_3"]
 
 
+def test_a_node_keeps_its_own_name_from_names_made_for_others() -> None:
+    # an unnamed node took its output's name 'relu', so the node named 'relu' became 'relu_1'
+    # (rules naming 'relu' placed the other op); a repeated 'n' took 'n_3', a later node's own
+    nodes = [
+        helper.make_node("Relu", ["x"], ["relu"]),
+        helper.make_node("Neg", ["relu"], ["h"], name="relu"),
+        helper.make_node("Abs", ["h"], ["k"], name="n"),
+        helper.make_node("Abs", ["k"], ["m"], name="n"),
+        helper.make_node("Neg", ["m"], ["y"], name="n_3"),
+    ]
+    graph = load_onnx(_model(nodes, [_vi("x", [2])], [_vi("y", [2])]))
+    assert [(op.type, op.name) for op in graph.ops] == [
+        ("Relu", "relu_0"), ("Neg", "relu"), ("Abs", "n"), ("Abs", "n_4"), ("Neg", "n_3"),
+    ]  # fmt: skip
+
+
 def test_an_initializer_input_with_a_named_dim_or_no_shape_is_its_initializer() -> None:
     # IR 3 lists every weight as an input too; a named dim or a missing shape states nothing
     for stated in (_vi("w", ["n"]), _vi("w", None)):
