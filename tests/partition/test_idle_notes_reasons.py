@@ -176,3 +176,16 @@ def test_a_folded_op_a_rule_names_is_not_counted_as_placed_by_it() -> None:
     plan = partition(graph, platform_of("x86-h100"), "rules", [{"op": "Relu", "device": "gpu0"}])
     assert plan.folded == ("w_relu",)
     assert plan.ruled == ("r",)
+
+
+def test_the_case_hint_for_a_glob_is_a_glob_that_matches_the_op() -> None:
+    # it suggested the op's raw name 'Blk[1]': as a glob, that matches 'Blk1', not the op, and
+    # the rule then placed nothing, silently
+    b = GraphBuilder("g")
+    graph = b.build(b.op("Relu", b.input("x", (4,)), name="Blk[1]"))
+    with pytest.raises(PartitionError) as err:
+        partition(graph, platform_of("x86-h100"), "rules", [{"op": "blk[[]1]", "device": "host"}])
+    hint = "Blk[[]1[]]"
+    assert str(err.value).endswith(f"(did you mean {hint!r}?)")
+    plan = partition(graph, platform_of("x86-h100"), "rules", [{"op": hint, "device": "host"}])
+    assert plan.placement["Blk[1]"] == "host"

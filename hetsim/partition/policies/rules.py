@@ -13,6 +13,7 @@ device's ``ops``, a dynamic op to a static graph executor) is an error, never a 
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
@@ -32,6 +33,7 @@ __all__ = [
     "Rule",
     "check_case",
     "folded_rule_notes",
+    "glob_escaped",
     "load_rules",
     "place_by_rules",
     "read_rules",
@@ -281,13 +283,27 @@ def check_case(
         _refuse(problems, source)
 
 
+def glob_escaped(name: str) -> str:
+    """A glob that matches op name `name` alone: each ``*``, ``?``, ``[`` and ``]`` in a class
+    of its own (docs/partition.md: ``blk[[]1]`` for the op ``blk[1]``).
+
+    >>> glob_escaped("Blk[1]*")
+    'Blk[[]1[]][*]'
+    >>> glob = glob_escaped("Blk[1]*")
+    >>> fnmatchcase("Blk[1]*", glob), fnmatchcase("Blk1", glob)
+    (True, False)
+    """
+    return re.sub(r"([*?\[\]])", r"[\1]", name)
+
+
 def _case_problem(rule: Rule, ops: Sequence[Op]) -> Problem | None:
     """The problem of `rule` when it matches none of `ops` but would in another case."""
     if any(rule.matches(op) for op in ops):
         return None
     lowered = rule.op.lower()
     close = next((op.type for op in ops if op.type.lower() == lowered), None)
-    close = close or next((op.name for op in ops if fnmatchcase(op.name.lower(), lowered)), None)
+    named = next((op.name for op in ops if fnmatchcase(op.name.lower(), lowered)), None)
+    close = close or (None if named is None else glob_escaped(named))
     if close is None:
         return None
     return Problem(
