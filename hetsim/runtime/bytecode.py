@@ -51,6 +51,7 @@ __all__ = [
     "Slot",
     "Sync",
     "VmProgram",
+    "operands",
 ]
 
 
@@ -221,12 +222,15 @@ class VmProgram:
     def listing(self) -> str:
         """The code as text, one instruction a line, slots and ops by name."""
         return "\n".join(
-            f"{pc:4d}  {MNEMONICS[type(ins)]:<12} {_operands(self, ins)}"
+            f"{pc:4d}  {MNEMONICS[type(ins)]:<12} {operands(self, ins)}"
             for pc, ins in enumerate(self.code)
         )
 
 
-def _operands(program: VmProgram, ins: Instruction) -> str:
+def operands(program: VmProgram, ins: Instruction) -> str:
+    """Instruction `ins` of `program`'s operands as its listing line shows them, slots and ops by
+    name (a name may hold spaces or newlines: read it from here, not from a listing's lines)."""
+
     def name(slot: int | None) -> str:
         return "-" if slot is None else program.slots[slot].name
 

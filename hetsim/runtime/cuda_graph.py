@@ -20,6 +20,7 @@ from typing import NamedTuple, cast
 from hetsim.errors import Problem, SimulationError, is_count, is_items
 from hetsim.platform import Platform
 from hetsim.runtime.bytecode import (
+    MNEMONICS,
     BranchShape,
     Call,
     Copy,
@@ -28,6 +29,7 @@ from hetsim.runtime.bytecode import (
     Launch,
     Sync,
     VmProgram,
+    operands,
 )
 from hetsim.runtime.capture_regions import Region, find_regions
 from hetsim.runtime.program import PlanProgram
@@ -126,7 +128,6 @@ class CapturedProgram:
 
     def listing(self) -> str:
         """The rewritten code as text: VM instructions as `VmProgram.listing` prints them."""
-        lines = self.program.listing().splitlines()
         regions = {r.id: r for r in self.regions}
         out = []
         for pc, (ins, origin) in enumerate(zip(self.code, self.origin, strict=True)):
@@ -139,7 +140,8 @@ class CapturedProgram:
             elif isinstance(ins, BranchShape):
                 text = f"{'BRANCH_SHAPE':<12} if {ins.dim} {ins.test} {ins.value} goto {ins.target}"
             else:
-                text = lines[origin][6:]
+                original = self.program.code[origin]
+                text = f"{MNEMONICS[type(original)]:<12} {operands(self.program, original)}"
             out.append(f"{pc:4d}  {text}")
         return "\n".join(out)
 
@@ -152,12 +154,12 @@ def _breakers(program: VmProgram, regions: tuple[Region, ...]) -> tuple[str, ...
     """Notes naming what split each pair of neighbouring regions on a device: its host work and
     control (`SPLITTERS`), else the device work a capture there cannot hold (`_uncapturable`)."""
     notes = []
-    lines = program.listing().splitlines()
     for before, after in itertools.pairwise(regions):
         if before.processor != after.processor:
             continue
         between = range(before.stop, after.start)
-        named = [_word(lines[i]) for i in between if isinstance(program.code[i], SPLITTERS)]
+        code = program.code
+        named = [_word(program, code[i]) for i in between if isinstance(code[i], SPLITTERS)]
         if not named:
             named = [w for i in between if (w := _uncapturable(program, i, before)) is not None]
         why = ", ".join(map(repr, named)) if named else f"a branch target at {after.start}"
@@ -165,9 +167,10 @@ def _breakers(program: VmProgram, regions: tuple[Region, ...]) -> tuple[str, ...
     return tuple(notes)
 
 
-def _word(line: str) -> str:
-    """An instruction as a note names it: its listing line's opcode and first operand."""
-    return " ".join(line[6:].split()[:2]).lower()
+def _word(program: VmProgram, ins: Instruction) -> str:
+    """An instruction as a note names it: its opcode in lower case and its operands up to its
+    results (``call add(a@host.mem, b) -> c`` is ``call add(a@host.mem, b)``), names as given."""
+    return f"{MNEMONICS[type(ins)].lower()} {operands(program, ins).split(' -> ')[0]}"
 
 
 def _uncapturable(program: VmProgram, pc: int, region: Region) -> str | None:

@@ -491,6 +491,26 @@ def test_only_the_flagged_devices_kernels_are_captured() -> None:
     assert eager == ["dispatch", "launch"]  # gpu1's kernel is launched as ever
 
 
+def test_a_split_note_names_the_host_op_whole() -> None:
+    # the note re-read the listing's lines: a name with a space or a newline, or a second
+    # input, was cut or shifted ('call my', 'call add(a@host.mem,'), and lower-cased
+    ops = (
+        Op("Relu", "r\n1", ("x",), ("a",)),
+        Op("Add", "My Add", ("a", "x"), ("b",)),  # gpu0 runs Relu alone: the host adds
+        Op("Relu", "r2", ("b",), ("c",)),
+    )
+    model = graph(*ops, outputs=("c",))
+    platform = platform_of(TINY)
+    program = compile_vm(model, platform, place(model, platform))
+    rewritten = capture_program(program, platform, "regions")
+    assert rewritten.notes == ("g0 and g1 split by 'sync gpu0', 'call My Add(a@host.mem, x)'",)
+    # the VM listing's lines shift after r\n1's: each line is made from its instruction
+    assert any(
+        line.endswith("CALL         My Add(a@host.mem, x) -> b")
+        for line in rewritten.listing().splitlines()
+    )
+
+
 def test_a_flagged_device_of_a_nested_level_is_noted_not_captured() -> None:
     nested = {"node1": {"devices": {"gpu0": {"cuda_graph": True}}}}
     target = {"tag": "two-node-h100", "devices": nested}
