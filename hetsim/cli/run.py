@@ -142,20 +142,22 @@ def _load_inputs(path: Path) -> dict[str, np.ndarray]:
             raise HetsimError(f"{expected}, got an archive with no arrays")
         # by member, not by numpy's key: loaded["a.npy"] is member a.npy, input a's array, where
         # an input named "a.npy" is member a.npy.npy (it read a's values silently)
+        archive = loaded.zip
+        assert archive is not None, "an NpzFile read from a file has its zip"
         return {
-            member.removesuffix(".npy"): _entry(loaded, member, expected)
-            for member in loaded.zip.namelist()
+            member.removesuffix(".npy"): _entry(archive, member, expected)
+            for member in archive.namelist()
         }
 
 
-def _entry(loaded: np.lib.npyio.NpzFile, member: str, expected: str) -> np.ndarray:
+def _entry(archive: zipfile.ZipFile, member: str, expected: str) -> np.ndarray:
     """The array of member `member` of an ``--inputs`` file, or a `HetsimError` saying why it
     cannot be read."""
     name = member.removesuffix(".npy")
     if not member.endswith(".npy"):  # numpy reads such a member as its raw bytes
         raise HetsimError(f"{expected}, got an entry {name!r} that is not an array")
     try:
-        with loaded.zip.open(member) as entry:
+        with archive.open(member) as entry:
             return np.lib.format.read_array(entry, allow_pickle=False)
     except ENTRY_ERRORS as err:
         raise HetsimError(f"{expected}, got an entry {name!r} it cannot read: {err}") from err

@@ -25,6 +25,7 @@ from hetsim.frontend import qdq, tensors
 from hetsim.frontend.folding import fold_constants
 from hetsim.frontend.tensors import SUPPORTED_DTYPES
 from hetsim.ir import Graph, Op
+from hetsim.ir.fields import RESERVED_OP_NAMES
 from hetsim.kernels import OPS
 
 if TYPE_CHECKING:
@@ -343,7 +344,7 @@ def _op_names(nodes: Sequence[onnx.NodeProto]) -> list[str]:
         if node.name:
             own.setdefault(node.name, index)
     names: list[str] = []
-    taken: set[str] = set()
+    taken: set[str] = set(RESERVED_OP_NAMES)  # a node named (return) is renamed, not refused
     for index, node in enumerate(nodes):
         name = node.name or (node.output[0] if node.output else "") or f"node{index}"
         unique, suffix = name, index

@@ -18,6 +18,7 @@ from hetsim.errors import ModelError
 from hetsim.ir.nodes import Op, TensorType, op_label, shown
 
 __all__ = [
+    "RESERVED_OP_NAMES",
     "checked_dtype",
     "checked_input_type",
     "checked_mapping",
@@ -148,7 +149,7 @@ def _has_usual_fields(ops: tuple[object, ...]) -> bool:
     if not set(map(type, names)) <= {str}:
         return False
     distinct = set(names)
-    if len(distinct) < len(names) or "" in distinct:
+    if len(distinct) < len(names) or "" in distinct or not distinct.isdisjoint(RESERVED_OP_NAMES):
         return False
     try:
         types = set(map(_TYPE, ops))  # a few op types: the checks below take no time
@@ -184,10 +185,24 @@ def checked_ops(graph: str, ops: object) -> tuple[Op, ...]:
     return checked
 
 
+RESERVED_OP_NAMES = frozenset({"(return)", "(load)", "(stage)", "(graph pool)"})
+"""The names the engine gives its own steps in place of an op's (a result's copy for RET, a
+resident input, a routed copy's staging buffer, a CUDA graph's pool: `hetsim.runtime.RETURN_OP`,
+`hetsim.sim.steps`' ``*_OP``), which no op may take: an op named ``(stage)`` that ran out of
+memory crashed the message meant for a staged copy."""
+
+
 def _check_op_names(graph: str, ops: Iterable[Op]) -> None:
-    """Op names are unique: placements, plans and spans are keyed by them."""
+    """Op names are unique: placements, plans and spans are keyed by them; none is one of the
+    engine's own (`RESERVED_OP_NAMES`)."""
     seen: set[str] = set()
     for op in ops:
         if op.name in seen:
             raise ModelError(f"graph {graph}: expected distinct op names, got {op.name!r} twice")
+        if op.name in RESERVED_OP_NAMES:
+            kept = ", ".join(map(repr, sorted(RESERVED_OP_NAMES)))
+            raise ModelError(
+                f"graph {graph}: expected op names other than those hetsim gives its own steps "
+                f"({kept}), got {op.name!r}"
+            )
         seen.add(op.name)

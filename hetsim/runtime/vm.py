@@ -147,7 +147,8 @@ class LevelCompiler:
         last_in, last_any = self._last_uses(memories)
         self._compile_units(memories, last_in, last_any)
         returned = tuple(
-            (name, self._located(ids[name], self.host_memory, RETURN_OP)) for name in outputs
+            (name, self._located(ids[name], self.host_memory, RETURN_OP, self.host))
+            for name in outputs
         )
         self._free_returned_homes(returned)
         for slot in dict.fromkeys(slot for _, slot in returned):
@@ -303,7 +304,7 @@ class LevelCompiler:
                     read.append(None)
                 else:
                     slot = here[tensor]
-                    read.append(slot if slot >= 0 else located(tensor, memory, unit.name))
+                    read.append(slot if slot >= 0 else located(tensor, memory, unit.name, where))
             inputs = tuple(read)
             made = self.unit_outputs[number]
             outputs = []
@@ -381,8 +382,10 @@ class LevelCompiler:
             if not self.is_constant[tensor] and self.slots[home].memory != self.host_memory:
                 self.code.append(_new(Free, (home, self.slots[home].memory, self._after(home))))
 
-    def _located(self, tensor: int, memory: str, user_name: str) -> int:
-        """The slot of tensor number `tensor` in `memory`, copying it there first if needed."""
+    def _located(self, tensor: int, memory: str, user_name: str, where: str) -> int:
+        """The slot of tensor number `tensor` in `memory`, copying it there first if needed, for
+        unit `user_name` placed on `where` (not looked up by name: an op may be named as a
+        segment, ``s0``, or as the result copies' ``(return)``)."""
         slot = self.slot_in[memory][tensor]
         if slot >= 0:
             return slot
@@ -400,7 +403,6 @@ class LevelCompiler:
                 f"copy {name}: expected a device stream to carry {src_memory} -> {memory}, got none"
             )
         dst = self._new_slot(tensor, memory, is_home=False)
-        where = self.placement.get(user_name, self.host)
         if not (self.caller_outputs and memory == self.host_memory and self.is_kept[tensor]):
             self.code.append(Alloc(dst, memory, self.nested.get(where, where), user_name, stream))
         route = tuple(link.name for link in self.platform.route(src_memory, memory))

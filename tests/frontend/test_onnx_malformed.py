@@ -221,6 +221,13 @@ def test_a_node_keeps_its_own_name_from_names_made_for_others() -> None:
     ]  # fmt: skip
 
 
+def test_a_node_named_as_an_engine_step_is_renamed() -> None:
+    # a Graph refuses the names hetsim gives its own steps; a model's node is renamed instead
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="(return)")]
+    graph = load_onnx(_model(nodes, [_vi("x", [2])], [_vi("y", [2])]))
+    assert [op.name for op in graph.ops] == ["(return)_0"]
+
+
 def test_an_initializer_input_with_a_named_dim_or_no_shape_is_its_initializer() -> None:
     # IR 3 lists every weight as an input too; a named dim or a missing shape states nothing
     for stated in (_vi("w", ["n"]), _vi("w", None)):

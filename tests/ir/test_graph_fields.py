@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from hetsim.errors import ModelError
 from hetsim.ir import Graph, Op, TensorType, bind_shape
+from hetsim.ir.fields import RESERVED_OP_NAMES
 
 X = {"x": TensorType((2, 3), "float32")}
 RELU = Op("Relu", "r", ("x",), ("y",))
@@ -287,3 +288,19 @@ def test_well_formed_graphs_build_with_tuple_fields(fields: dict[str, Any]) -> N
 def test_a_numpy_dtype_or_scalar_type_becomes_its_name(dtype: object) -> None:
     graph = Graph("g", (), {"x": TensorType((2,), dtype)}, ())  # type: ignore[arg-type]
     assert graph.inputs["x"] == TensorType((2,), "float32")
+
+
+def test_the_engines_own_step_names_are_no_op_names() -> None:
+    # an op named (stage) that ran out of memory crashed the message meant for a staged copy
+    # (KeyError: 'src'); (return) put the result copy's ALLOC on the op's processor
+    from hetsim.runtime.bytecode import RETURN_OP
+    from hetsim.sim.steps import GRAPH_POOL_OP, LOAD_OP, STAGE_OP
+
+    assert {RETURN_OP, LOAD_OP, STAGE_OP, GRAPH_POOL_OP} == RESERVED_OP_NAMES
+    message = (
+        "graph g: expected op names other than those hetsim gives its own steps ('(graph pool)', "
+        "'(load)', '(return)', '(stage)'), got '(stage)'"
+    )
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        Graph("g", (Op("Relu", "(stage)", ("x",), ("y",)),), {"x": TensorType((2,), "float32")},
+              ("y",))  # fmt: skip
