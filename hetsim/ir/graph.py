@@ -178,9 +178,10 @@ class Graph:
         whose shape is not a tuple or list of sizes >= 0 and names, or whose dtype is not a
         numpy dtype name of a bool or number; an initializer that is not a numpy array; a
         `value_types` entry that is not a `TensorType` or whose dtype is not such a name. On a
-        dangling input, a tensor produced
-        twice, a cycle (the message names the op), an output nothing produces, or two ops of
-        one name.
+        dangling input, a tensor produced twice, a cycle (the message names the op), an output
+        nothing produces, two ops of one name, or an op named as hetsim names its own steps
+        (`hetsim.ir.fields.RESERVED_OP_NAMES`: ``(return)``, ``(load)``, ``(stage)``,
+        ``(graph pool)``).
 
     Examples
     --------
