@@ -899,16 +899,21 @@ def test_a_shape_read_from_a_made_up_input_says_the_input_was_made() -> None:
     assert simulate(model, CPU_ONLY, inputs=given).outputs["out"].shape == (3, 2)
 
 
-def test_a_shape_read_from_a_made_up_float_input_says_the_input_was_made() -> None:
-    # a Resize's scales as a float graph input, made from the seed: "expected positive scales,
-    # got [-0.159...]" named no input (the hint looked at the integer inputs only)
-    model = Graph(
+def _resized() -> Graph:
+    """A Resize whose scales are a float graph input: its output's shape needs their values."""
+    return Graph(
         "resized",
         (Op("Resize", "y", ("x", "", "scales"), ("out",)),),
         {"x": TensorType((1, 1, 2, 2), "float32"), "scales": TensorType((4,), "float32")},
         ("out",),
         opset=13,
     )
+
+
+def test_a_shape_read_from_a_made_up_float_input_says_the_input_was_made() -> None:
+    # a Resize's scales as a float graph input, made from the seed: "expected positive scales,
+    # got [-0.159...]" named no input (the hint looked at the integer inputs only)
+    model = _resized()
     message = _made_up(model, "scales", "op y (Resize): expected positive scales")
     with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
         simulate(model, CPU_ONLY)
@@ -1181,13 +1186,7 @@ def test_metas_cached_under_a_key_read_before_a_value_was_needed_are_not_reused(
     import hetsim.api as api
     from hetsim.kernels import input_signature
 
-    model = Graph(
-        "resized",
-        (Op("Resize", "y", ("x", "", "scales"), ("out",)),),
-        {"x": TensorType((1, 1, 2, 2), "float32"), "scales": TensorType((4,), "float32")},
-        ("out",),
-        opset=13,
-    )
+    model = _resized()
     x = np.ones((1, 1, 2, 2), np.float32)
     by_two = {"x": x, "scales": np.array([1, 1, 2, 2], np.float32)}
     by_eight = {"x": x, "scales": np.array([1, 1, 8, 8], np.float32)}
