@@ -258,18 +258,20 @@ def _propagated(
     arrays = {name: np.asarray(value) for name, value in inputs.items()}
     dims_key = tuple(sorted(dims.items()))
     signature = input_signature(graph, arrays)
-    found = _metas.get(
-        graph, lambda: propagate_costs(graph, dims, arrays), extra=(dims_key, signature)
-    )
+    made: list[tuple[Mapping[str, Meta], Mapping[str, Cost]]] = []
+
+    def make() -> tuple[Mapping[str, Meta], Mapping[str, Cost]]:
+        made.append(propagate_costs(graph, dims, arrays))
+        return made[-1]
+
+    found = _metas.get(graph, make, extra=(dims_key, signature))
     again = input_signature(graph, arrays)
-    if again != signature:
-        # propagation learned meanwhile that a shape needs an input's value (a Resize's float
-        # scales): the key read before lacked it, and an entry under it, made by this call or
-        # by another thread's with other values, is not this call's
-        return _metas.get(
-            graph, lambda: propagate_costs(graph, dims, arrays), extra=(dims_key, again)
-        )
-    return found
+    if again == signature:
+        return found
+    # propagation learned meanwhile that a shape needs an input's value (a Resize's float
+    # scales): the key read before lacked it, and an entry under it made by another thread's
+    # call with other values is not this call's; one this call made is, kept under the new key
+    return _metas.get(graph, (lambda: made[0]) if made else make, extra=(dims_key, again))
 
 
 # compiling, binding and running n ops make O(n) objects that live until the run ends: with

@@ -1200,3 +1200,24 @@ def test_metas_cached_under_a_key_read_before_a_value_was_needed_are_not_reused(
     monkeypatch.setattr(api, "input_signature", first_stale)
     metas, _ = api._propagated(model, {}, by_eight)
     assert metas["out"].shape == (1, 1, 16, 16)
+
+
+def test_a_first_propagation_that_learns_a_needed_value_runs_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # its key is read again after it learns the scales are needed: it had propagated again
+    import hetsim.api as api
+
+    calls: list[int] = []
+    propagate_costs = api.propagate_costs
+
+    def counted(*args: Any) -> Any:
+        calls.append(1)
+        return propagate_costs(*args)
+
+    monkeypatch.setattr(api, "propagate_costs", counted)
+    x = np.ones((1, 1, 2, 2), np.float32)
+    inputs = {"x": x, "scales": np.array([1, 1, 2, 2], np.float32)}
+    metas, _ = api._propagated(_resized(), {}, inputs)
+    assert metas["out"].shape == (1, 1, 4, 4)
+    assert len(calls) == 1
