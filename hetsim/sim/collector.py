@@ -40,7 +40,7 @@ def paused() -> Iterator[None]:
     with _lock:
         if _pausing == 0:
             _was_enabled = gc.isenabled()
-            gc.disable()
+        gc.disable()  # on every entry: another may have turned it on meanwhile
         _pausing += 1
     try:
         yield

@@ -47,6 +47,17 @@ def test_the_collector_is_on_again_once_every_thread_is_out() -> None:
         gc.enable()
 
 
+def test_a_pause_begun_while_another_runs_turns_the_collector_off_again() -> None:
+    # something turned it on while one pause ran: a pause entered after ran with it on
+    try:
+        with paused():
+            gc.enable()
+            with paused():
+                assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def test_a_collector_off_before_stays_off() -> None:
     gc.disable()
     try:
