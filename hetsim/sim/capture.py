@@ -58,7 +58,7 @@ from hetsim.sim.bind import (
     run_program,
     simulation_for,
 )
-from hetsim.sim.graphs import GraphCache, GraphStep
+from hetsim.sim.graphs import GraphCache, GraphStats, GraphStep
 from hetsim.sim.records import RunRecord
 from hetsim.sim.steps import GRAPH_POOL_OP, AllocStep, BranchStep, FreeStep, Step
 
@@ -99,7 +99,9 @@ def run_with_graphs(
         # has no device that may set the flag), whose kernels run eagerly, as at a VM root
         record = run_program(program, platform, metas, is_functional=is_functional, **options)
         notes = list(uncaptured_notes(platform, graph_devices, root.level))
-        return dataclasses.replace(record, extra={**record.extra, "cuda_graph_notes": notes})
+        stats = GraphStats().to_dict()  # no graph: every counter 0, as a VM root's would read
+        extra = {**record.extra, "cuda_graph": stats, "cuda_graph_notes": notes}
+        return dataclasses.replace(record, extra=extra)
     rewritten = capture_program(program, platform, cuda_graph, buckets, graph_devices)
     record = run_graph_program(
         rewritten, platform, metas, GraphCache(), is_functional=is_functional, **options

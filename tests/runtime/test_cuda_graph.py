@@ -496,17 +496,17 @@ def test_a_split_note_names_the_host_op_whole() -> None:
     # input, was cut or shifted ('call my', 'call add(a@host.mem,'), and lower-cased
     ops = (
         Op("Relu", "r\n1", ("x",), ("a",)),
-        Op("Add", "My Add", ("a", "x"), ("b",)),  # gpu0 runs Relu alone: the host adds
+        Op("Add", "My -> Add", ("a", "x"), ("b",)),  # gpu0 runs Relu alone: the host adds
         Op("Relu", "r2", ("b",), ("c",)),
     )
     model = graph(*ops, outputs=("c",))
     platform = platform_of(TINY)
     program = compile_vm(model, platform, place(model, platform))
     rewritten = capture_program(program, platform, "regions")
-    assert rewritten.notes == ("g0 and g1 split by 'sync gpu0', 'call My Add(a@host.mem, x)'",)
+    assert rewritten.notes == ("g0 and g1 split by 'sync gpu0', 'call My -> Add(a@host.mem, x)'",)
     # the VM listing's lines shift after r\n1's: each line is made from its instruction
     assert any(
-        line.endswith("CALL         My Add(a@host.mem, x) -> b")
+        line.endswith("CALL         My -> Add(a@host.mem, x) -> b")
         for line in rewritten.listing().splitlines()
     )
 
@@ -534,6 +534,7 @@ def test_a_flagged_device_under_a_graph_executor_root_is_noted_too() -> None:
     assert result.record.extra["cuda_graph_notes"] == [
         "g/g: cuda_graph is set, but only the root level's kernels are captured (it is at level g)"
     ]
+    assert result.record.extra["cuda_graph"]["captures"] == 0  # the counters, as a VM root's
     eager = simulate(_two_relus(), target, mode="timing", cuda_graph="none")
     assert result.makespan_us == eager.makespan_us
 
