@@ -154,9 +154,10 @@ def _entry(archive: zipfile.ZipFile, member: str, expected: str) -> np.ndarray:
     """The array of member `member` of an ``--inputs`` file, or a `HetsimError` saying why it
     cannot be read."""
     name = member.removesuffix(".npy")
-    if not member.endswith(".npy"):  # numpy reads such a member as its raw bytes
-        raise HetsimError(f"{expected}, got an entry {name!r} that is not an array")
     try:
+        with archive.open(member) as entry:
+            if entry.read(6) != b"\x93NUMPY":  # not an .npy (numpy hands its raw bytes out)
+                raise HetsimError(f"{expected}, got an entry {name!r} that is not an array")
         with archive.open(member) as entry:
             return np.lib.format.read_array(entry, allow_pickle=False)
     except ENTRY_ERRORS as err:

@@ -193,6 +193,19 @@ def test_an_input_named_like_another_with_npy_reads_its_own_array(
     np.testing.assert_array_equal(inputs["a.npy"], b)
 
 
+def test_an_array_member_named_without_npy_is_read(
+    calls: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    # read by its bytes, as numpy reads it: the name alone had it refused
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, np.arange(3, dtype=np.float32))
+    path = tmp_path / "in.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("x", buffer.getvalue())
+    assert main(["run", "tiny.onnx", "--target", "t.toml", "--inputs", str(path), "--json"]) == 0
+    np.testing.assert_array_equal(calls[0]["inputs"]["x"], [0, 1, 2])
+
+
 def test_inputs_that_are_one_array_are_an_error(
     calls: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
