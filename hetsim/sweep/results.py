@@ -158,8 +158,7 @@ def _opened(path: Path, mode: Literal["w", "r+"]) -> TextIO:
     try:
         return path.open(mode)
     except OSError as err:
-        got = repr(err.strerror or str(err))
-        raise SweepError([Problem(str(path), "expected a writable results file", got)]) from err
+        raise _unwritable(path, err) from err
 
 
 def _write_or_say(file: TextIO, path: Path, text: str) -> None:
@@ -169,8 +168,13 @@ def _write_or_say(file: TextIO, path: Path, text: str) -> None:
         file.write(text)
         file.flush()
     except OSError as err:
-        got = repr(err.strerror or str(err))
-        raise SweepError([Problem(str(path), "expected a writable results file", got)]) from err
+        raise _unwritable(path, err) from err
+
+
+def _unwritable(path: Path, err: OSError) -> SweepError:
+    """The error of a results file at `path` that could not be opened or written: `err`'s words."""
+    got = repr(err.strerror or str(err))
+    return SweepError([Problem(str(path), "expected a writable results file", got)])
 
 
 def _close_failed(file: TextIO) -> None:
