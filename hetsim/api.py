@@ -491,8 +491,8 @@ def _owes_to(
     change how they relate too (a Range's delta of ``a - b``, 0 where both came out 3)."""
     for other in range(seed + 1, seed + 1 + REDRAWS):
         drawn = make_inputs(graph, other, dims)
-        try:
-            _propagated(graph, dims, {**given, **{name: drawn[name] for name in made}})
+        try:  # not through `_propagated`: its cache would keep each draw's metas
+            propagate_costs(graph, dims, {**given, **{name: drawn[name] for name in made}})
         except Exception as again:  # another error (an UnknownValueError) depends on them too
             if type(again) is not type(err) or str(again) != str(err):
                 return True
