@@ -185,7 +185,7 @@ def huge_integer_error(err: Exception, tree: yaml.Node | None) -> HugeIntegerErr
     >>> found.line, str(found)
     (3, 'an integer of 4400 digits, more than Python reads (4300)')
     """
-    if not isinstance(err, ValueError) or "integer string conversion" not in str(err):
+    if not _is_too_long(err):
         return None
     limit = sys.get_int_max_str_digits()
     for node in _values(tree):
@@ -196,6 +196,11 @@ def huge_integer_error(err: Exception, tree: yaml.Node | None) -> HugeIntegerErr
     # none found: no tree (a key of 1024+ characters is more than YAML composes): int()'s count
     said = re.search(r"value has (\d+) digits", str(err))
     return HugeIntegerError(None, int(said.group(1))) if said else None
+
+
+def _is_too_long(err: Exception) -> bool:
+    """Whether `err` is int()'s refusal of more digits than it reads (a ValueError, by words)."""
+    return isinstance(err, ValueError) and "integer string conversion" in str(err)
 
 
 def _values(node: yaml.Node | None) -> Iterator[yaml.ScalarNode]:
@@ -233,10 +238,9 @@ def _construct_int(loader: _UniqueKeyLoader, node: yaml.ScalarNode) -> Any:
         return yaml.SafeLoader.construct_yaml_int(loader, node)
     except _NOT_READ as err:
         digits = sum(c.isdigit() for c in str(node.value))
-        too_long = isinstance(err, ValueError) and "integer string conversion" in str(err)
         problem = (
             str(HugeIntegerError(node.start_mark.line + 1, digits))
-            if too_long
+            if _is_too_long(err)
             else f"{node.value!r}, not an integer"
         )
         raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark) from err
