@@ -227,9 +227,10 @@ class VmProgram:
         )
 
 
-def operands(program: VmProgram, ins: Instruction) -> str:
+def operands(program: VmProgram, ins: Instruction, *, results: bool = True) -> str:
     """Instruction `ins` of `program`'s operands as its listing line shows them, slots and ops by
-    name (a name may hold spaces or newlines: read it from here, not from a listing's lines)."""
+    name (a name may hold spaces or newlines: read it from here, not from a listing's lines);
+    without `results`, a CALL's or an INVOKE's up to what it reads (``add(a, b)``)."""
 
     def name(slot: int | None) -> str:
         return "-" if slot is None else program.slots[slot].name
@@ -245,7 +246,8 @@ def operands(program: VmProgram, ins: Instruction) -> str:
             after = f" after {', '.join(streams)}" if streams else ""
             return f"{name(tensor)} in {memory}{after}"
         case Call(op, inputs, outputs):
-            return f"{program.ops[op].name}({names(inputs)}) -> {names(outputs)}"
+            call = f"{program.ops[op].name}({names(inputs)})"
+            return f"{call} -> {names(outputs)}" if results else call
         case Launch(op, processor, inputs, outputs, waits):
             after = f" after {names(waits)}" if waits else ""
             return f"{program.ops[op].name}@{processor}({names(inputs)}) -> {names(outputs)}{after}"
@@ -254,8 +256,11 @@ def operands(program: VmProgram, ins: Instruction) -> str:
         case Sync(processor):
             return processor
         case Invoke(level, number, inputs, outputs, processor, waits, _):
+            call = f"{level}#{number}({names(inputs)})"
+            if not results:
+                return call
             after = f" after {names(waits)}" if waits else ""
-            return f"{level}#{number}({names(inputs)}) -> {names(outputs)} on {processor}{after}"
+            return f"{call} -> {names(outputs)} on {processor}{after}"
         case BranchShape(dim, test, value, target):
             return f"if {dim} {test} {value} goto {target}"
         case Ret(outputs):

@@ -171,12 +171,7 @@ def _word(program: VmProgram, ins: Instruction) -> str:
     """An instruction as a note names it: its opcode in lower case and its operands up to its
     results (``call add(a@host.mem, b) -> c`` is ``call add(a@host.mem, b)``), names as given
     (read from the instruction: a name may hold `` -> ``)."""
-    mnemonic = MNEMONICS[type(ins)].lower()
-    if isinstance(ins, Call | Invoke):
-        read = ", ".join("-" if s is None else program.slots[s].name for s in ins.inputs)
-        what = program.ops[ins.op].name if isinstance(ins, Call) else f"{ins.level}#{ins.program}"
-        return f"{mnemonic} {what}({read})"
-    return f"{mnemonic} {operands(program, ins)}"
+    return f"{MNEMONICS[type(ins)].lower()} {operands(program, ins, results=False)}"
 
 
 def _uncapturable(program: VmProgram, pc: int, region: Region) -> str | None:
