@@ -174,10 +174,10 @@ def time_cold(call: Callable[[], Any], *, repeats: int, flush: np.ndarray) -> li
 
     In a model a kernel runs after its predecessors' work, which left its data in the shared
     outer cache at best, not in the core's own L1 and L2; a kernel called again and again in a
-    loop (`time_us`) finds them hot and runs faster: 3.75-4.45 times on the development
-    machine (a Relu over a 3.2 MB activation at one BLAS thread: 152-160 µs hot, 582-686 µs
-    right after writing 96 MiB, medians of 15, on 2026-12-07; how much depends on the machine
-    and its load: docs/validation.md).
+    loop (`time_us`) may find them hot and run faster: how much depends on the machine and its
+    load (docs/validation.md: a Relu over a 3.2 MB activation read 1.21-1.46x after writing
+    96 MiB, 2.5x at an earlier sitting, and no difference after this function's 4 x L2 on a
+    machine with 1 MiB of L2).
     Writing a few times the L2 before each call is the middle ground a model's kernels see.
 
     >>> samples = time_cold(lambda: None, repeats=2, flush=flush_buffer(1 << 16))
