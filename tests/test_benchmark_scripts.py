@@ -206,7 +206,12 @@ def test_an_empty_or_unknown_argument_is_a_usage_error(
 
 @pytest.mark.parametrize(
     ("median", "largest", "met"),
-    [(10.04, 24.9, [True, True]), (10.05, 25.0, [False, True]), (3.0, 25.06, [True, False])],
+    [
+        (10.04, 24.9, [True, True]),
+        (10.05, 25.0, [False, True]),
+        (3.0, 25.04, [True, True]),  # printed 25.0: met, where the raw value is not
+        (3.0, 25.06, [True, False]),
+    ],
 )
 def test_accuracy_judges_its_goal_as_it_prints_it(
     monkeypatch: pytest.MonkeyPatch, median: float, largest: float, met: list[bool]

@@ -21,18 +21,20 @@ def _interleaved(first_out: str) -> bool:
 
     a = threading.Thread(target=run, args=("a",))
     a.start()
-    inside["a"].wait(5)
+    assert inside["a"].wait(5)
     b = threading.Thread(target=run, args=("b",))
     b.start()
-    inside["b"].wait(5)
+    assert inside["b"].wait(5)
     assert not gc.isenabled()
     other = "b" if first_out == "a" else "a"
     leave[first_out].set()
     threads = {"a": a, "b": b}
     threads[first_out].join(5)
+    assert not threads[first_out].is_alive()
     assert not gc.isenabled()  # the other is still inside
     leave[other].set()
     threads[other].join(5)
+    assert not threads[other].is_alive()
     return gc.isenabled()
 
 

@@ -20,6 +20,7 @@ from hetsim.errors import SimulationError
 from hetsim.ir import Op
 from hetsim.kernels import propagate
 from hetsim.runtime import Free, compile_vm, place
+from hetsim.runtime.bytecode import MNEMONICS, operands
 from hetsim.sim import run_program
 from hetsim.sim.resources import MemoryState
 from hetsim.sim.steps import AllocStep, FreeStep, Release
@@ -27,11 +28,10 @@ from tests.sim.tiny import device, graph, target
 
 
 def listing(model: object, tgt: dict[str, object]) -> list[str]:
+    """The program's instructions as its listing shows them, without their numbers."""
     platform = platform_of(tgt)
-    return [
-        line.split(maxsplit=1)[1]
-        for line in compile_vm(model, platform, place(model, platform)).listing().splitlines()
-    ]
+    program = compile_vm(model, platform, place(model, platform))
+    return [f"{MNEMONICS[type(ins)]:<12} {operands(program, ins)}" for ins in program.code]
 
 
 def spans_of(result: object) -> dict[tuple[str, str], tuple[float, float]]:

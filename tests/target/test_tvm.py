@@ -203,7 +203,7 @@ def test_a_node_written_from_a_tag_takes_its_own_kind_s_options() -> None:
     assert _failure(written | {"num-cores": 4}) == "num-cores: unknown TVM option"
     assert _failure(written | {"mtriple": "aarch64-linux-gnu"}) == "mtriple: unknown TVM option"
     npu = {"kind": "ext_dev", "model": "hetsim:vendor/npu", "mcpu": "cortex-a72"}
-    assert _failure(npu).startswith("mcpu: unknown TVM option")
+    assert _failure(npu) == "mcpu: unknown TVM option"
 
 
 def test_unknown_tvm_tag_suggests_a_close_one() -> None:
