@@ -9,30 +9,20 @@ import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx import TensorProto, helper  # noqa: E402
 
 from hetsim import execute  # noqa: E402
 from hetsim.errors import OpError, SimulationError  # noqa: E402
 from hetsim.frontend import load_onnx  # noqa: E402
-
-
-def _const(name: str, values: object, dtype: type = np.int64) -> onnx.TensorProto:
-    return numpy_helper.from_array(np.array(values, dtype), name)
+from tests.frontend.test_onnx import _model, _vi  # noqa: E402
+from tests.frontend.test_opset_forms import _const  # noqa: E402
 
 
 def _constant_branch(node: onnx.NodeProto, weights: list[onnx.TensorProto]) -> onnx.ModelProto:
     """y = Identity(x), and output k of `node`, which reads only `weights`: folded at load."""
-    graph = helper.make_graph(
-        [node, helper.make_node("Identity", ["x"], ["y"], name="id")],
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-        [
-            helper.make_tensor_value_info("y", TensorProto.FLOAT, [1]),
-            helper.make_tensor_value_info("k", TensorProto.INT64, None),
-        ],
-        weights,
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    identity = helper.make_node("Identity", ["x"], ["y"], name="id")
+    outputs = [_vi("y", [1]), _vi("k", None, TensorProto.INT64)]
+    return _model([node, identity], [_vi("x", [1])], outputs, weights)
 
 
 INDEX_5 = "IndexError: index 5 is out of bounds for axis 0 with size 2"

@@ -12,13 +12,15 @@ import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx import helper, numpy_helper  # noqa: E402
 
 import hetsim  # noqa: E402
 from hetsim.errors import OpError  # noqa: E402
 from hetsim.frontend import load_onnx  # noqa: E402
 from hetsim.ir import Op  # noqa: E402
 from hetsim.kernels import OPS, Meta  # noqa: E402
+from tests.frontend.test_onnx import _model as onnx_model  # noqa: E402
+from tests.frontend.test_onnx import _vi  # noqa: E402
 
 TARGET = "x86-h100"
 INF, NAN = float("inf"), float("nan")
@@ -37,14 +39,9 @@ def _model(
 ) -> onnx.ModelProto:
     """`node` with float graph inputs `inputs` (name -> shape) and initializers `constants`, its
     output y of unknown shape."""
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape) for n, shape in inputs.items()],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(value, name) for name, value in constants.items()],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    weights = [numpy_helper.from_array(value, name) for name, value in constants.items()]
+    graph_inputs = [_vi(name, shape) for name, shape in inputs.items()]
+    return onnx_model([node], graph_inputs, [_vi("y", None)], weights, opset=opset)
 
 
 def _f32(*values: float) -> np.ndarray:
