@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -16,8 +15,8 @@ from hetsim.calibrate.bench import Variant, bench_row, fanout_graph
 from hetsim.calibrate.benchreport import plot_bench
 from hetsim.calibrate.fit import fit_line
 from hetsim.cli import bench as bench_cli
-from hetsim.report.figures import new_figure
 from hetsim.target import add_tag_dir, remove_tag_dir
+from tests.figures import keep_figures
 
 # A host that runs every op itself: per chain op the VM pays ALLOC, CALL and FREE (3 × 1.0 µs of
 # dispatch), 0.5 µs to allocate, 0.25 µs to free, and the kernel's 2.0 µs fixed latency (its
@@ -169,13 +168,7 @@ def test_cuda_graph_row_keeps_the_replays_it_fits(gpu: str) -> None:
 def test_plot_draws_what_the_table_fits(
     gpu: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    figures: list[Any] = []
-
-    def kept(*args: Any) -> Any:
-        figures.append(new_figure(*args))
-        return figures[-1]
-
-    monkeypatch.setattr(benchreport, "new_figure", kept)
+    figures = keep_figures(monkeypatch, benchreport)
     rows = [bench_row(gpu, VARIANTS[v], "chain", (10, 100, 1000)) for v in ("vm", "cuda-graph")]
     plot_bench(rows, tmp_path / "bench.png")
     (axes,) = figures[0].axes

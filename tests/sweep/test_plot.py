@@ -10,6 +10,7 @@ import pytest
 
 from hetsim.errors import SweepError
 from hetsim.sweep import plot_sweep
+from tests.figures import keep_figures
 
 
 def _failed(index: int) -> dict[str, Any]:
@@ -47,15 +48,7 @@ def figures(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The figures `plot_sweep` draws, kept to be read."""
     import hetsim.sweep.plot as plot
 
-    kept: list[Any] = []
-    new_figure = plot.new_figure
-
-    def keeping(*args: Any) -> Any:
-        kept.append(new_figure(*args))
-        return kept[-1]
-
-    monkeypatch.setattr(plot, "new_figure", keeping)
-    return kept
+    return keep_figures(monkeypatch, plot)
 
 
 def test_values_that_are_not_numbers_keep_one_order_on_the_axis(
