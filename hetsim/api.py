@@ -324,7 +324,7 @@ def simulate(
     -------
     Result
         Makespan, breakdown, per-processor, per-link and per-memory figures, placement, inputs,
-        outputs.
+        outputs (as `hetsim.execute` gives them: arrays of the caller's own).
 
     Raises
     ------

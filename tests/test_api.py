@@ -541,8 +541,7 @@ def test_a_constant_output_cannot_change_later_runs(bound: list[bool]) -> None:
     platform = platform_of(HOST_GPU)
     simulate(model, platform, inputs={"x": np.zeros(3, np.float32)})  # the plan is kept next call
     first = simulate(model, platform, inputs={"x": np.zeros(3, np.float32)})
-    with pytest.raises(ValueError, match="read-only"):
-        first.outputs[minus][0] = 100.0
+    first.outputs[minus][0] = 100.0  # the caller's own copy (`owned_outputs`)
     again = simulate(model, platform, inputs={"x": np.zeros(3, np.float32)})
     assert bound == [True, True]  # `again` reuses `first`'s binding
     assert again.outputs[minus].tolist() == [-1.0, -1.0, -1.0]

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
-__all__ = ["SHARED_ZEROS_BYTES", "accumulating", "memoize", "read_only", "zeros"]
+__all__ = ["SHARED_ZEROS_BYTES", "accumulating", "memoize", "owned_outputs", "read_only", "zeros"]
 
 _MISSING = object()
 
@@ -73,8 +73,9 @@ def read_only(value: Any) -> Any:
     """`value` as a read-only view when it is an array (its own flags untouched), else as is.
 
     A compiled program keeps its constants (initializers and folded results) for every later
-    run; a graph output that is a constant hands the kept array to the caller, whose in-place
-    write would otherwise change every later run's result. Kernels never write into their inputs.
+    run: read-only, no kernel or caller can change a later run's result through one (a graph
+    output that is a constant goes out as a copy: `owned_outputs`). Kernels never write into
+    their inputs.
 
     Examples
     --------
@@ -88,6 +89,48 @@ def read_only(value: Any) -> Any:
     view = value.view()
     view.flags.writeable = False
     return view
+
+
+def owned_outputs(outputs: dict[str, Any], inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """`outputs` (name -> value) as arrays the caller owns: each that is read-only (a kept
+    constant, a broadcast view) or shares its buffer with one of `inputs` or an earlier output
+    is copied; the rest, nearly always all, are returned as they are.
+
+    Kernels return views where numpy does (an Identity, a Reshape, a Slice), so an output could
+    be the caller's own input array, or one array under two output names: an in-place write to
+    one would change the other, where onnxruntime and ONNX's reference evaluator hand out
+    separate arrays. One pass, no copy unless needed (the same buffer found by the array that
+    owns it, then by `np.may_share_memory`'s bounds).
+
+    Examples
+    --------
+    >>> x = np.arange(3.0)
+    >>> out = owned_outputs({"y": x, "z": x, "w": read_only(np.ones(2))}, {"x": x})
+    >>> out["y"] is x, np.shares_memory(out["y"], out["z"]), out["w"].flags.writeable
+    (False, False, True)
+    """
+    taken: dict[int, list[np.ndarray]] = {}
+    for value in inputs.values():
+        if isinstance(value, np.ndarray):
+            taken.setdefault(_buffer_owner(value), []).append(value)
+    owned = {}
+    for name, value in outputs.items():
+        if isinstance(value, np.ndarray):
+            others = taken.setdefault(_buffer_owner(value), [])
+            if not value.flags.writeable or any(np.may_share_memory(value, o) for o in others):
+                value = value.copy()
+                others = taken.setdefault(_buffer_owner(value), [])
+            others.append(value)
+        owned[name] = value
+    return owned
+
+
+def _buffer_owner(value: np.ndarray) -> int:
+    """The id of the object that holds `value`'s memory (itself, or the base of its views)."""
+    owner: Any = value
+    while isinstance(owner, np.ndarray) and owner.base is not None:
+        owner = owner.base
+    return id(owner)
 
 
 def zeros(shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:

@@ -20,7 +20,7 @@ import numpy as np
 from hetsim.errors import ModelError, UnknownValueError
 from hetsim.ir import Graph, Op, TensorType
 from hetsim.ir.cache import GraphCache
-from hetsim.kernels.arrays import read_only
+from hetsim.kernels.arrays import owned_outputs, read_only
 from hetsim.kernels.checks import raise_kernel_error
 from hetsim.kernels.fuse import Fused, fused_of, with_epilogue
 from hetsim.kernels.propagate import (
@@ -101,7 +101,7 @@ class Program:
         except Exception as err:  # the step whose kernel failed, found only then: no cost
             failed = next(s.op for s in self.steps if s.kernel is kernel and s.outputs is outs)
             raise_kernel_error(failed, err)
-        return {name: values[slot] for name, slot in self.outputs}  # type: ignore[misc]
+        return owned_outputs({name: values[slot] for name, slot in self.outputs}, inputs)
 
     def check(self, inputs: Mapping[str, np.ndarray]) -> None:
         """Refuse `inputs` that `run` cannot take: missing or unknown names, another dtype than
@@ -240,7 +240,8 @@ def execute(
     Returns
     -------
     dict
-        Output name -> array, in the graph's output order.
+        Output name -> array, in the graph's output order: writeable arrays of the caller's own,
+        none a view of an input, a constant or another output (`owned_outputs`).
 
     Raises
     ------

@@ -52,6 +52,7 @@ import simpy
 from simpy.events import Event
 
 from hetsim.errors import OutOfMemoryError, SimulationError, TimeOverflowError
+from hetsim.kernels.arrays import owned_outputs
 from hetsim.sim.graphs import GraphStep, run_graph
 from hetsim.sim.interpreter import Executor, Interpreter, out_of_memory, where
 from hetsim.sim.records import RunRecord, Spans
@@ -337,6 +338,8 @@ class Simulation(Interpreter):
         rows = sorted(self._rows, key=itemgetter(4))  # stable: same-time rows keep order
         spans = Spans(tuple(rows))  # made into `Span`s when first read
         outputs = {name: self.values[slot] for name, slot in self._outputs.items()}
+        if has_values:
+            outputs = owned_outputs(outputs, inputs)
         busy: dict[str, dict[str, float]] = {}
         for (resource, category), total in sorted(self._totals.busy_us.items()):
             busy.setdefault(resource, {})[category] = total

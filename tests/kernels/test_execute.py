@@ -12,6 +12,7 @@ from hetsim.api import simulate
 from hetsim.errors import ModelError, SimulationError
 from hetsim.ir import Graph, Op, TensorType
 from hetsim.kernels import compile_program, execute
+from hetsim.kernels.arrays import owned_outputs
 
 execute_module = importlib.import_module("hetsim.kernels.execute")
 
@@ -93,13 +94,57 @@ def _constant_output() -> Graph:
 def test_a_constant_output_cannot_change_later_runs() -> None:
     graph = _constant_output()
     first = execute(graph, {"x": np.zeros(3, np.float32)})
-    with pytest.raises(ValueError, match="read-only"):
-        first["minus"][0] = 100.0
+    first["minus"][0] = 100.0  # the caller's own copy (`owned_outputs`)
     again = execute(graph, {"x": np.zeros(3, np.float32)})
     assert again["minus"].tolist() == again["y"].tolist() == [-1.0, -1.0, -1.0]
     held = graph.initializers["w"]  # a read-only view (Graph); the caller's array left alone
     assert not held.flags.writeable
     assert held.base.flags.writeable
+
+
+def _aliasing_outputs() -> Graph:
+    """y = Identity(x), z = Identity(y), v = Flatten(w), s = Slice(x): every output a view of
+    an input, of another output or of a constant, as numpy's kernels give them."""
+    ops = (
+        Op("Identity", "i", ("x",), ("y",)),
+        Op("Identity", "j", ("y",), ("z",)),
+        Op("Flatten", "f", ("w",), ("v",)),
+        Op("Slice", "s", ("x", "zero", "one"), ("s",)),
+    )
+    inits = {
+        "w": np.ones((2, 3), np.float32),
+        "zero": np.array([0], np.int64),
+        "one": np.array([1], np.int64),
+    }
+    return Graph("g", ops, {"x": TensorType((2, 3), "float32")}, ("y", "z", "v", "s"), inits)
+
+
+@pytest.mark.parametrize("run", ["execute", "simulate"])
+def test_outputs_are_the_callers_own_arrays(run: str) -> None:
+    graph = _aliasing_outputs()
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    if run == "execute":
+        out = execute(graph, {"x": x})
+    else:
+        out = simulate(graph, "x86-h100", inputs={"x": x}).outputs
+    for name in ("y", "z", "v", "s"):
+        np.add(out[name], 100.0, out=out[name])  # each a writeable array of its own
+    assert x.tolist() == [[0, 1, 2], [3, 4, 5]]  # the input untouched
+    assert out["y"].tolist() == out["z"].tolist() == [[100, 101, 102], [103, 104, 105]]
+    assert out["v"].tolist() == [[101] * 3] * 2
+    assert out["s"].tolist() == [[100, 101, 102]]
+    assert graph.initializers["w"].tolist() == [[1] * 3] * 2
+
+
+def test_outputs_that_alias_nothing_are_handed_out_as_they_are() -> None:
+    x = np.ones(4, np.float32)
+    y, z = np.zeros(4, np.float32), np.zeros(4, np.float32)
+    halves = np.arange(4.0)  # two outputs of one buffer that do not overlap: no copy either
+    out = owned_outputs({"y": y, "z": z, "a": halves[:2], "b": halves[2:], "n": None}, {"x": x})
+    assert (out["y"] is y, out["z"] is z, out["n"]) == (True, True, None)
+    assert (out["a"].base is halves, out["b"].base is halves) == (True, True)
+    again = owned_outputs({"a": halves[::2], "b": halves[1::2]}, {})  # interleaved: copied
+    assert (again["a"].base is halves, again["b"].base) == (True, None)
 
 
 def test_intermediates_are_freed_after_their_last_use() -> None:
