@@ -90,6 +90,18 @@ def test_rule_sending_op_to_device_without_it(host_npu: Platform) -> None:
         partition(_neg(), host_npu, "rules", [{"op": "Neg", "device": "npu"}])
 
 
+def test_rule_sending_op_to_a_level_names_its_devices_and_its_host() -> None:
+    sub = nested("sub", [proc("npu", name="acc", ops=["Add"], link=LINK)])
+    sub["host"]["ops"] = ["Relu"]
+    platform = platform_of(level(proc("arm-cpu"), [sub]))
+    message = (
+        "op neg0 (Neg): rules[0] places it on sub, which cannot run it; "
+        "sub/acc (no Neg in its ops), sub/host (no Neg in its ops)"
+    )
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(_neg(), platform, "rules", [{"op": "Neg", "device": "sub"}])
+
+
 def test_dynamic_segment_sent_to_a_graph_executor_by_rule() -> None:
     message = (
         "op q.matmul (MatMul): rules[0] places it on vdevice0/npu, which cannot run it; "

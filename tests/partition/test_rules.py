@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
+from hetsim.api import simulate
 from hetsim.ir import Graph, GraphBuilder
 from hetsim.models import load_model
 from hetsim.partition import Rule, load_rules, partition
@@ -75,6 +78,21 @@ def test_rule_may_name_a_coprocessor_for_an_op_its_accelerator_lacks() -> None:
         ("vdevice0:s0", "vdevice0/npu"),
         ("vdevice0:s1", "vdevice0/host"),
     ]
+
+
+def test_a_nested_level_named_by_a_rule_gives_its_host_what_its_devices_lack() -> None:
+    soc = tag_platform("arm-riscv-soc")
+    b = GraphBuilder("g")
+    graph = b.build(b.op("Softmax", b.op("Relu", b.input("x", (1, 4)))))
+    plan = partition(graph, soc, "rules", [{"op": "*", "device": "vdevice0"}])
+    assert dict(plan.placement) == {"relu0": "vdevice0/npu", "softmax0": "vdevice0/host"}
+    x = np.array([[1.0, -2.0, 3.0, 0.5]], np.float32)
+    got = simulate(
+        graph, soc, inputs={"x": x}, partition="rules", rules=[{"op": "*", "device": "vdevice0"}]
+    )
+    assert got.placement == dict(plan.placement)
+    e = np.exp(np.maximum(x, 0) - np.maximum(x, 0).max())
+    np.testing.assert_allclose(got.outputs["softmax0"], e / e.sum(), rtol=1e-6)
 
 
 PIPELINE = [

@@ -336,6 +336,20 @@ def _choice_towards(context: LevelContext, device: str) -> str | None:
     return None if index is None else choices[index]
 
 
+def _rule_refusals(context: LevelContext, device: str, op: Op) -> list[tuple[str, str]]:
+    """Why `op` cannot go where a rule names, `device`: a processor, or a nested level, which
+    places what it is given by capability, its host included (a Softmax sent to ``vdevice0``
+    runs on ``vdevice0/host`` when the NPU lacks it); empty when it can."""
+    platform = context.platform
+    is_dynamic, dtypes = op.name in context.dynamic, context.dtypes_of(op)
+    refused = path_refusals(platform, device, op, is_dynamic, dtypes)
+    level = platform.levels.get(device)
+    if refused and level is not None:
+        by_host = path_refusals(platform, level.host, op, is_dynamic, dtypes)
+        refused = list(dict.fromkeys(refused + by_host)) if by_host else []
+    return refused
+
+
 def place_by_rules(context: LevelContext) -> dict[str, str]:
     """Op name -> the choice the first matching rule leads to; capability's for unmatched ops.
 
@@ -351,9 +365,7 @@ def place_by_rules(context: LevelContext) -> dict[str, str]:
         if rule is None or choice is None:
             placed[op.name] = context.candidates(op)[0]
             continue
-        refused = path_refusals(
-            context.platform, rule.device, op, op.name in context.dynamic, context.dtypes_of(op)
-        )
+        refused = _rule_refusals(context, rule.device, op)
         if refused:
             reasons = ", ".join(f"{path} ({reason})" for path, reason in refused)
             message = (
