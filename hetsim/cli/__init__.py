@@ -12,8 +12,8 @@ import sys
 from collections.abc import Sequence
 from importlib import import_module
 
-from hetsim.cli.calibrate import register_user_tags
-from hetsim.errors import HetsimError, OpError, UnknownValueError
+from hetsim.cli.calibrate import TAG_DIR_VARIABLE, register_user_tags
+from hetsim.errors import HetsimError, OpError, TargetError, UnknownValueError
 
 __all__ = ["main"]
 
@@ -77,6 +77,20 @@ def _naming_the_model_file(err: HetsimError, args: argparse.Namespace) -> str:
     return text if text.startswith(f"{model}: ") else f"{model}: {text}"
 
 
+def _user_tags_hint(err: HetsimError) -> str:
+    """Where a tag of the user's own comes from, for an unknown tag with no close name: a tag
+    folder that `targets list --tags` showed is not registered for `run` or `plan`."""
+    unknown = ("unknown tag ", "unknown kind or tag ")
+    if isinstance(err, TargetError) and any(
+        p.expected.startswith(unknown) and p.hint is None for p in err.problems
+    ):
+        return (
+            f" (a tag folder of your own: {TAG_DIR_VARIABLE}=DIR before any command, or the "
+            "command's --tags DIR where it has one)"
+        )
+    return ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = build_parser().parse_args(argv)
@@ -87,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             register_user_tags()
         return int(args.func(args) or 0)
     except HetsimError as err:
-        print(f"error: {_naming_the_model_file(err, args)}", file=sys.stderr)
+        print(f"error: {_naming_the_model_file(err, args)}{_user_tags_hint(err)}", file=sys.stderr)
         return 1
     except ModuleNotFoundError as err:
         extra = EXTRA_OF_MODULE.get((err.name or "").partition(".")[0])

@@ -94,6 +94,25 @@ def test_show_an_unknown_name_prints_the_problem_without_a_traceback(
     assert err == "error: unknown kind or tag 'cdua' (did you mean 'cuda'?)\n"
 
 
+def test_an_unknown_tag_with_no_close_name_says_where_own_tags_come_from(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "lab").mkdir()
+    (tmp_path / "lab" / "board.yaml").write_text("tag: x86-h100\n")
+    monkeypatch.delenv("HETSIM_TAG_DIR", raising=False)
+    assert main(["plan", "mlp", "--target", "lab/board"]) == 1
+    assert capsys.readouterr().err == (
+        "error: unknown tag 'lab/board' (a tag folder of your own: HETSIM_TAG_DIR=DIR before any "
+        "command, or the command's --tags DIR where it has one)\n"
+    )
+    monkeypatch.setenv("HETSIM_TAG_DIR", str(tmp_path))  # as the hint says: found
+    try:
+        assert main(["plan", "mlp", "--target", "lab/board"]) == 0
+    finally:
+        remove_tag_dir(tmp_path)
+    assert "plan of mlp on lab/board" in capsys.readouterr().out
+
+
 def test_validate_prints_every_problem_and_exits_1(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

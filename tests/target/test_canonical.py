@@ -114,6 +114,15 @@ def test_nested_device_with_a_host_becomes_a_nested_level_named_like_it() -> Non
     assert [(d.kind, d.name) for d in level.devices] == [("cuda", "gpu0")]
 
 
+def test_a_link_given_beside_a_devices_host_is_the_devices_own() -> None:
+    # docs/targets.md, rule 2: the device keeps it; the level it becomes gets the default link
+    device = {"tag": "vendor/npu", "name": "acc", "host": "riscv/sifive-u74",
+              "link": {"bandwidth_gbps": 1}}  # fmt: skip
+    level = Target({"kind": "hetero", "host": "arm/cortex-a72", "devices": [device]}).devices[0]
+    assert level.attrs["link"]["bandwidth_gbps"] == 16.0
+    assert level.devices[0].attrs["link"]["bandwidth_gbps"] == 1.0
+
+
 def test_a_mapping_with_devices_and_no_kind_is_a_level() -> None:
     assert Target({"devices": ["npu"]}) == Target({"kind": "hetero", "devices": ["npu"]})
 
