@@ -80,6 +80,14 @@ def test_parser_reads_every_option() -> None:
             ["run", "mlp", "--target", "cpu", "--mode", "fast"],
             "argument --mode: invalid choice: 'fast'",  # the rest is worded by the Python version
         ),
+        (  # these two were errors with status 1, after the model and target were read
+            ["run", "mlp", "--target", "cpu", "--partition", "costs"],
+            "argument --partition: invalid choice: 'costs'",
+        ),
+        (
+            ["run", "mlp", "--target", "cpu", "--cuda-graph", "foo"],
+            "argument --cuda-graph: invalid choice: 'foo'",
+        ),
     ],
     ids=[
         "no-target",
@@ -88,6 +96,8 @@ def test_parser_reads_every_option() -> None:
         "dims-negative",
         "dims-twice",
         "bad-mode",
+        "bad-partition",
+        "bad-cuda-graph",
     ],
 )
 def test_bad_arguments_exit_with_usage(
