@@ -20,7 +20,7 @@ from hetsim.ir import Graph, Op, TensorType
 from hetsim.kernels import execute, propagate
 from hetsim.models import load_model
 from hetsim.partition import partition
-from hetsim.report import check_invariants, level_stats
+from hetsim.report import check_invariants, format_summary, level_stats
 from hetsim.runtime import GraphProgram, VmProgram, compile_plan
 from hetsim.target import list_tags
 from tests.runtime.nested_tiny import nested
@@ -207,6 +207,15 @@ def test_per_level_figures_sum_the_levels_processors_and_links() -> None:
     assert stats["vdevice0"].dispatch_us == pytest.approx(host_dispatch)
     assert stats["vdevice0"].link_bytes == sum(s.bytes for s in result.links.values())
     assert stats[""].link_bytes == 0
+
+
+def test_a_level_is_busy_for_its_processors_summed_longer_than_the_run() -> None:
+    result = simulate("mlp", "x86-h100", mode="timing")
+    level = result.levels[""]
+    busy = result.processors["host"].busy_us + result.processors["gpu0"].busy_us
+    assert level.busy_us == pytest.approx(busy)
+    assert (round(level.busy_us, 2), round(result.makespan_us, 2)) == (41.91, 34.58)  # runtime.md
+    assert "busy, summed (us)" in format_summary(result)
 
 
 @pytest.mark.parametrize("name", ["v--d", "soc--npu"])

@@ -80,7 +80,7 @@ def summary_tables(result: Result) -> tuple[Table, ...]:
         ),
         Table(
             "Levels",
-            ("level", "host", "processors", "busy (us)", "dispatch (us)", "link bytes"),
+            ("level", "host", "processors", "busy, summed (us)", "dispatch (us)", "link bytes"),
             tuple(
                 (
                     path or "(root)",
