@@ -109,14 +109,27 @@ def fit_parameters(machine: Mapping[str, Any], samples: list[Sample]) -> dict[st
             )
     loop = next(s for s in samples if s.op_class == "loop")
     relu = next(s for s in samples if s.op_class == "loop-kernel")
-    step_us = loop.median_us / CHAIN_LENGTH - relu.median_us
-    fitted["dispatch_us"] = Fitted(
-        round(max(step_us, 0.0) / VM_INSTRUCTIONS_PER_CHAIN_OP, 4),
-        f"one step of the eager loop ({loop.median_us / CHAIN_LENGTH:.3g} us per op of a "
-        f"{CHAIN_LENGTH}-Relu chain, less the Relu kernel's {relu.median_us:.3g} us) spread over "
-        f"the {VM_INSTRUCTIONS_PER_CHAIN_OP} VM instructions of a host op (ALLOC, CALL, FREE)",
-    )
+    fitted["dispatch_us"] = _fit_dispatch(loop.median_us / CHAIN_LENGTH, relu.median_us)
     return fitted
+
+
+def _fit_dispatch(per_op_us: float, relu_us: float) -> Fitted:
+    """``dispatch_us``: one step of the eager loop, less its Relu timed alone, over the VM
+    instructions of a host op; 0, saying so, where the Relu alone took longer than a step (the
+    two are timed apart, and a busy machine can slow either).
+
+    >>> _fit_dispatch(1.3, 1.46).how.endswith("-0.16 us, below 0: floored at 0")
+    True
+    """
+    step_us = per_op_us - relu_us
+    how = (
+        f"one step of the eager loop ({per_op_us:.3g} us per op of a {CHAIN_LENGTH}-Relu chain, "
+        f"less the Relu kernel's {relu_us:.3g} us) spread over the "
+        f"{VM_INSTRUCTIONS_PER_CHAIN_OP} VM instructions of a host op (ALLOC, CALL, FREE)"
+    )
+    if step_us < 0:
+        return Fitted(0.0, f"{how}; the difference is {step_us:.3g} us, below 0: floored at 0")
+    return Fitted(round(step_us / VM_INSTRUCTIONS_PER_CHAIN_OP, 4), how)
 
 
 def fit_fixed_costs(tiny: list[Sample]) -> dict[str, Fitted]:
@@ -227,7 +240,9 @@ def _fit_gemm_class(
     Time per flop is a straight line in 1 / d (d the probe's `Sample.gemm_dim`):
     ``(time - fixed) / flops = 1/r∞ + (n½ / r∞) · 1/d``, fitted with `theil_sen`. Where the
     line does not make sense (fewer than two distinct d, a non-positive intercept or a negative
-    slope) it falls back to `_fit_class` and n½ = 0.
+    slope) it falls back to `_fit_class` and n½ = 0. Where its r∞ is above the peak, the
+    efficiency is capped at 1 and n½ refitted with r∞ at the peak (`_half_dim_at_peak`): the
+    line's own n½ went with its r∞, and the tag's capped rate then ran the convs 2x slow.
     """
     fitted = _fit_class(samples, group, threads, peak_per_us, latency_us)  # the fallback
     chosen = [s for s in _group(samples, group, threads) if s.gemm_dim > 0]
@@ -239,17 +254,47 @@ def _fit_gemm_class(
         return fitted
     rate = 1.0 / line.intercept  # flops per µs on a wide GEMM
     dims = sorted({s.gemm_dim for s in chosen})
-    fitted[f"efficiency.{group}"] = Fitted(
-        fraction(rate_efficiency(rate, peak_per_us)),
+    how = (
         f"Hockney's r∞ over {len(chosen)} probes (smallest GEMM dimension {dims[0]}..{dims[-1]})"
         f" at {threads} thread(s), (time - {latency_us:.3g} us fixed) / flops against 1 / d: "
-        f"{rate / 1e3:.4g} GFLOP/s over the peak {peak_per_us / 1e3:.4g} GFLOP/s",
+        f"{rate / 1e3:.4g} GFLOP/s"
+    )
+    half_dim = line.slope / line.intercept
+    if rate <= peak_per_us:
+        fitted[f"efficiency.{group}"] = Fitted(
+            fraction(rate_efficiency(rate, peak_per_us)),
+            f"{how} over the peak {peak_per_us / 1e3:.4g} GFLOP/s",
+        )
+        fitted[f"gemm_half_dim.{group}"] = Fitted(
+            round(half_dim, 2), "Hockney's n½ of the same fit: the dimension at half of r∞"
+        )
+        return fitted
+    fitted[f"efficiency.{group}"] = Fitted(
+        1.0, f"{how}, above the peak {peak_per_us / 1e3:.4g} GFLOP/s: capped at the peak"
     )
     fitted[f"gemm_half_dim.{group}"] = Fitted(
-        round(line.slope / line.intercept, 2),
-        "Hockney's n½ of the same fit: the dimension at half of r∞",
+        round(_half_dim_at_peak(xs, ys, peak_per_us), 2),
+        f"Hockney's n½ with r∞ at the peak: the median over the {len(chosen)} probes of the n½ "
+        f"that gives each its measured rate (the line's own, {half_dim:.4g}, went with its r∞)",
     )
     return fitted
+
+
+def _half_dim_at_peak(xs: list[float], ys: list[float], peak_per_us: float) -> float:
+    """Hockney's n½ with r∞ fixed at `peak_per_us`: the median over the samples (``xs`` = 1 / d,
+    ``ys`` = time per flop) of ``d · (peak · y - 1)``, each sample's own, and at least 0.
+
+    The median, as `theil_sen` takes, so one disturbed sample cannot move it far: the tag then
+    predicts as many probes too fast as too slow.
+
+    >>> _half_dim_at_peak([1 / 16, 1 / 32, 1 / 64], [0.5, 0.5, 0.3125], peak_per_us=4.0)
+    16.0
+    >>> _half_dim_at_peak([1 / 16, 1 / 32], [0.2, 0.2], peak_per_us=4.0)  # faster than the peak
+    0.0
+    """
+    return max(
+        float(median([(peak_per_us * y - 1.0) / x for x, y in zip(xs, ys, strict=True)])), 0.0
+    )
 
 
 def _fit_class(

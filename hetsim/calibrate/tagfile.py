@@ -1,9 +1,11 @@
 """The ``local`` tag file: a calibration written as a hetero target, one comment per value.
 
 Owns the file's layout: a ``hetero`` level whose host is this machine's CPU kind with the fitted
-parameters, whose VM pays the fitted per-instruction cost, and whose one device runs no op (a
-``hetero`` level needs a device; `hetsim.execute` runs every op on the calling CPU, so the model
-runs every op on the host, as ``CALL``). Where the file goes by default is the CLI's choice.
+parameters, whose VM pays the fitted per-instruction cost, and whose one device, the
+`PLACEHOLDER`, runs no op (a ``hetero`` level needs a device; `hetsim.execute` runs every op on
+the calling CPU, so the model runs every op on the host, as ``CALL``: the CPU as the device
+would have the VM launch each op and overlap its dispatch with the kernel, which the eager loop
+never does). Where the file goes by default is the CLI's choice.
 """
 
 from __future__ import annotations
@@ -19,10 +21,13 @@ from hetsim.calibrate.parameters import Fitted
 from hetsim.calibrate.run import Calibration
 from hetsim.kernels import OP_CLASSES
 
-__all__ = ["LOCAL_TAG", "tag_text", "write_tag"]
+__all__ = ["LOCAL_TAG", "PLACEHOLDER", "tag_text", "write_tag"]
 
 LOCAL_TAG = "local"
 """The tag name of a calibration (the file ``local.yaml`` in a tag folder)."""
+PLACEHOLDER = "placeholder"
+"""The name of the tag's one device, which runs no op: a run's note that it runs none and its
+idle time in the breakdown name it so (it was ``idle``, the name of the breakdown's category)."""
 
 HOST_ATTRIBUTES = (
     "cores",
@@ -136,10 +141,12 @@ def tag_text(calibration: Calibration) -> str:
     lines += _table(fitted, "gemm_half_dim", "classes not listed: 0, no loss on thin GEMMs")
     lines += [
         "devices:",
-        "  - name: idle  # a hetero level needs a device; this one runs no op, so all run on host",
+        f"  - name: {PLACEHOLDER}  # a hetero level needs a device: this one runs no op, so "
+        "every op runs on the host, as in the eager loop; its 'runs none of the ops' note and "
+        "its idle time are expected",
         f"    kind: {machine.get('kind', 'x86-cpu')}",
-        "    ops: []",
-        "    memory_gib: 0",
+        "    ops: []  # none: hetsim.execute runs every op on the calling CPU, synchronously",
+        "    memory_gib: 0  # it holds no tensor: none of the model's data is placed here",
         "",
     ]
     return "\n".join(lines)

@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -177,6 +178,32 @@ def _enclosing_tag_dir(path: Path, folders: Iterable[Path]) -> Path | None:
     return next((f for f in folders if resolved.is_relative_to(f.resolve())), None)
 
 
+def _write_problem(path: Path, where: str) -> str | None:
+    """Why the file `path` cannot be written, led by `where`; None when it can. A file there
+    must be one this process may write; else its folder (the nearest that exists: `write_tag`
+    makes the rest) must take a new file, which only making one tells (as root, `os.access`
+    says yes to ``/proc``): a temporary one, removed at once, so nothing is left behind.
+
+    >>> print(_write_problem(Path("/proc/t.yaml"), "--out /proc/t.yaml"))  # doctest: +ELLIPSIS
+    --out /proc/t.yaml: expected a file it can write, got no file can be made in /proc (...)
+    """
+    expected = f"{where}: expected a file it can write"
+    try:
+        if path.is_dir():
+            return f"{expected}, got the folder {str(path)!r}"
+        if path.exists():
+            return None if os.access(path, os.W_OK) else f"{expected}, got a file it may not write"
+        folder = next((p for p in path.parents if p.exists()), Path("."))
+    except OSError as err:  # a name too long to look up
+        return f"{expected}, got {err.strerror or err}"
+    try:
+        with tempfile.TemporaryFile(dir=folder):  # unnamed where the system can: never seen
+            pass
+    except OSError as err:
+        return f"{expected}, got no file can be made in {folder} ({err.strerror or err})"
+    return None
+
+
 def thread_count(text: str) -> int:
     """``--threads``: an integer from 1 to this machine's CPUs (`thread_range`), checked when
     the command line is read.
@@ -248,6 +275,14 @@ def run(args: argparse.Namespace) -> int:
         raise HetsimError(
             f"--json: expected a file outside the tag folder {folder}, got {args.json}"
         )
+    # else found when writing, after the whole calibration, and its samples lost
+    places = {"--out" if args.out else _tag_dir_source(os.environ): out}
+    if args.json:
+        places["--json"] = args.json
+    for option, path in places.items():
+        problem = _write_problem(path, f"{option} {path}")
+        if problem:
+            raise HetsimError(problem)
     with progress(steps(plan, threads), "calibrating") as advance:
         calibration = calibrate(plan, threads=threads, advance=advance)
     if args.json:  # first: a JSON that cannot be written leaves the tag as it was

@@ -274,7 +274,8 @@ def idle_notes(
     ruled: Collection[str] = (),
 ) -> tuple[str, ...]:
     """Why each accelerator that `placement` (op name -> processor) gives no op runs none of
-    the placed ones among `ops`: its most frequent refusals.
+    the placed ones among `ops`: its most frequent refusals (none for one whose ``ops`` is
+    empty: it runs nothing by design).
 
     An accelerator left idle looks, in a run's summary, like one that was fast; the note says
     what kept the ops off it (a float model on an int8 NPU: ``no float32 in its dtypes``; a
@@ -310,7 +311,12 @@ def idle_notes(
     """
     used = set(placement.values())
     processors = platform.processors.values()
-    idle = [p.path for p in processors if p.role == "accelerator" and p.path not in used]
+    # one whose `ops` lists none runs none by design (a calibrated tag's placeholder): no note
+    idle = [
+        p.path
+        for p in processors
+        if p.role == "accelerator" and p.path not in used and p.attrs.get("ops", (ANY_OP,))
+    ]
     ops = [op for op in ops if op.name in placement] if idle else []
     if not ops:
         return ()

@@ -144,3 +144,34 @@ def test_a_conv_fit_without_a_spread_of_dims_keeps_a_flat_rate() -> None:
     fitted = _fit_gemm_class(samples, "conv", 1, peak_per_us=200.0, latency_us=5.0)
     assert fitted["efficiency.conv"].value == pytest.approx(0.5)  # the median rate, 100
     assert fitted["gemm_half_dim.conv"].value == 0.0
+
+
+def test_a_conv_line_above_the_peak_refits_n_half_at_the_peak() -> None:
+    # r∞ = 400 flops/µs, n½ = 400 on a 200 peak: the capped efficiency kept the line's n½, and
+    # the tag ran every probe at half its measured rate (7.7 flops/µs at d = 16, measured 15.4)
+    dims = (16, 32, 64, 128)
+    samples = [_conv_sample(d, 1e6, 5.0 + 1e6 * (1 + 400 / d) / 400) for d in dims]
+    fitted = _fit_gemm_class(samples, "conv", 1, peak_per_us=200.0, latency_us=5.0)
+    assert fitted["efficiency.conv"].value == 1.0
+    # each probe's own n½ at the peak, d · (200 · time per flop - 1) = 200 - d / 2: 192, 184,
+    # 168, 136; their median
+    assert fitted["gemm_half_dim.conv"].value == pytest.approx(176.0)
+    for d in dims:
+        measured = 400 * d / (d + 400)
+        assert 200 * d / (d + 176.0) == pytest.approx(measured, rel=0.15)
+    assert fitted["efficiency.conv"].how.endswith(
+        "0.4 GFLOP/s, above the peak 0.2 GFLOP/s: capped at the peak"
+    )
+    assert fitted["gemm_half_dim.conv"].how == (
+        "Hockney's n½ with r∞ at the peak: the median over the 4 probes of the n½ that gives "
+        "each its measured rate (the line's own, 400, went with its r∞)"
+    )
+
+
+def test_a_conv_line_below_the_peak_keeps_its_own_n_half() -> None:
+    # r∞ = 100 of a 200 peak: the line's n½ stands (20), however the probes spread
+    samples = [_conv_sample(d, 1e6, 5.0 + 1e6 * (1 + 20 / d) / 100) for d in (16, 196)]
+    fitted = _fit_gemm_class(samples, "conv", 1, peak_per_us=200.0, latency_us=5.0)
+    assert fitted["gemm_half_dim.conv"].how == (
+        "Hockney's n½ of the same fit: the dimension at half of r∞"
+    )

@@ -12,6 +12,7 @@ import hetsim
 from hetsim.calibrate import LOCAL_TAG, Calibration, Sample, tag_text, write_tag
 from hetsim.calibrate.parameters import Fitted, fit_parameters, fraction
 from hetsim.calibrate.plan import CHAIN_LENGTH
+from hetsim.calibrate.tagfile import PLACEHOLDER
 from hetsim.target import Target, add_tag_dir, remove_tag_dir
 
 MACHINE = {
@@ -171,3 +172,36 @@ def test_a_tiny_efficiency_is_written_as_fitted_and_reads_back(
     finally:
         remove_tag_dir(tmp_path)
     assert (efficiency["elementwise"], efficiency["reduction"]) == (6.9e-05, 7e-05)
+
+
+def test_a_relu_slower_than_a_chain_step_floors_dispatch_and_says_so() -> None:
+    # 0.0 had been written with the arithmetic of a positive step, the floor unsaid
+    samples = [s for s in _samples() if s.op_class != "loop"]
+    loop_us = CHAIN_LENGTH * (LATENCY_US - 0.25)  # a step 0.25 µs below the Relu alone
+    samples.append(_sample(f"eager chain {CHAIN_LENGTH}", "loop", 0.0, loop_us))
+    dispatch = fit_parameters(MACHINE, samples)["dispatch_us"]
+    assert dispatch.value == 0.0
+    assert dispatch.how == (
+        f"one step of the eager loop (1.75 us per op of a {CHAIN_LENGTH}-Relu chain, less the "
+        "Relu kernel's 2 us) spread over the 3 VM instructions of a host op (ALLOC, CALL, FREE);"
+        " the difference is -0.25 us, below 0: floored at 0"
+    )
+
+
+def test_every_value_in_the_tag_carries_a_comment(calibration: Calibration) -> None:
+    # the placeholder device's `memory_gib: 0` and `ops: []` had none
+    for line in tag_text(calibration).splitlines():
+        key, _, value = line.strip().removeprefix("- ").partition(":")
+        if key.startswith("#") or key in {"description", "kind", "model", "name"}:
+            continue  # the header, and names: not values
+        if value.strip() and not value.strip().startswith("#"):  # not a heading (`efficiency:`)
+            assert "  # " in value, line
+
+
+def test_the_placeholder_device_runs_no_op_and_gets_no_idle_note(local_dir: Path) -> None:
+    # named `idle`, it read as the breakdown's idle category, and every run on `local` said
+    # "idle runs none of the 5 ops: no Gemm in its ops (3), ...", of a device that runs none
+    result = hetsim.simulate("mlp", LOCAL_TAG, mode="timing")
+    assert sorted(result.processors) == ["host", PLACEHOLDER]
+    assert set(result.placement.values()) == {"host"}
+    assert "placement_notes" not in result.to_dict()["extra"]

@@ -342,3 +342,66 @@ def test_a_json_that_cannot_be_written_leaves_the_tag_unwritten(
         "error: --json /dev/full: expected a file it can write, got No space left on device"
     )
     assert not out.exists()
+
+
+def _proc_takes_no_file() -> None:
+    """Skip unless /proc takes no new file (as on Linux, where root's `os.access` says yes)."""
+    if not Path("/proc").is_dir() or calibrate_cli._write_problem(Path("/proc/x"), "") is None:
+        pytest.skip("needs /proc, a folder that takes no new file")
+
+
+def test_out_in_a_folder_that_takes_no_file_is_refused_before_calibrating(
+    user_folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # found when writing, after the whole calibration: "got No such file or directory"
+    _proc_takes_no_file()
+    err = _refused([*CALIBRATE, "--out", "/proc/local.yaml"], monkeypatch, capsys)
+    assert err == (
+        "error: --out /proc/local.yaml: expected a file it can write, got no file can be made "
+        "in /proc (No such file or directory)\n"
+    )
+
+
+def test_json_in_a_folder_that_takes_no_file_is_refused_before_calibrating(
+    user_folder: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _proc_takes_no_file()
+    (tmp_path / "out").mkdir()
+    out = tmp_path / "out" / "laptop.yaml"
+    err = _refused([*CALIBRATE, "--out", str(out), "--json", "/proc/cal.json"], monkeypatch, capsys)
+    assert err == (
+        "error: --json /proc/cal.json: expected a file it can write, got no file can be made "
+        "in /proc (No such file or directory)\n"
+    )
+    assert list((tmp_path / "out").iterdir()) == []  # the check leaves nothing behind
+
+
+def test_a_user_folder_under_a_folder_that_takes_no_file_is_refused_before_calibrating(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the folder is made when writing: its nearest existing parent must take it
+    _proc_takes_no_file()
+    monkeypatch.setenv("HETSIM_TAG_DIR", "/proc/hetsim-tags")
+    err = _refused(CALIBRATE, monkeypatch, capsys)
+    assert err == (
+        "error: HETSIM_TAG_DIR /proc/hetsim-tags/local.yaml: expected a file it can write, got "
+        "no file can be made in /proc (No such file or directory)\n"
+    )
+
+
+def test_checking_out_leaves_no_file_when_the_calibration_is_interrupted(
+    user_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*_args: object, **_kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(calibrate_cli, "calibrate", interrupted)
+    for folder in ("out", "samples"):
+        (tmp_path / folder).mkdir()
+    args = [*CALIBRATE, "--out", str(tmp_path / "out" / "laptop.yaml")]
+    with pytest.raises(KeyboardInterrupt):
+        main([*args, "--json", str(tmp_path / "samples" / "cal.json")])
+    assert [list((tmp_path / f).iterdir()) for f in ("out", "samples")] == [[], []]
