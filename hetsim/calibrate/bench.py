@@ -3,9 +3,10 @@ dominates.
 
 Owns the benchmark graphs (a chain and a fan-out of tiny kernels), the runtime variants it
 compares on every shipped platform tag (`VARIANTS`: the VM, the graph executor, a nested level,
-CUDA-graph replay), the fit of makespan over op count (slope: per-op overhead; intercept: fixed
-cost; a fan-out's over its branches, its Sum in the fixed cost) and the crossover with the kernel
-time of a typical op. Each variant's ops go to the first of its devices that runs them
+CUDA-graph replay), the fit of makespan over op count (intercept: fixed cost; slope: per-op
+overhead, less the benchmark op's own kernel where the level's host runs it; a fan-out's over its
+branches, its Sum in the fixed cost) and the op size below which that overhead outlasts the
+kernel. Each variant's ops go to the first of its devices that runs them
 (`bench_device`, by the partitioner's capability rule). A variant whose runtime is not in this
 build, or that a tag cannot set up (no device runs the ops, a runtime that cannot run the
 executor), is reported as not available, with the reason; its numbers are never made up.
@@ -15,8 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -30,9 +32,9 @@ from hetsim.calibrate.fit import fit_line
 from hetsim.cost import kernel_us
 from hetsim.errors import HetsimError
 from hetsim.ir import Graph, GraphBuilder, Op
-from hetsim.kernels import Cost, propagate
+from hetsim.kernels import Cost, propagate, propagate_costs
 from hetsim.partition import partition, refusals
-from hetsim.platform import Processor
+from hetsim.platform import Platform, Processor
 from hetsim.runtime import compile_plan
 from hetsim.runtime.cuda_graph import capture_program
 from hetsim.sim import SimOptions
@@ -54,6 +56,7 @@ __all__ = [
     "crossover_elements",
     "fanout_graph",
     "platform_tags",
+    "serial_kernel_us",
 ]
 
 DEFAULT_OPS = (1, 10, 100, 1000, 10000)
@@ -61,6 +64,11 @@ DEFAULT_OPS = (1, 10, 100, 1000, 10000)
 TYPICAL_OP_ELEMENTS = 64 * 56 * 56
 """A typical op: a Relu over ResNet-50's first-stage activation (1×64×56×56 float32)."""
 MAX_CROSSOVER_ELEMENTS = 1 << 40
+TIE_RTOL = 1e-9
+"""A kernel time this close (relative) to the overhead reaches it. The fitted slope carries float
+error (about 1e-13 relative), which had put x86-h100's graph-executor crossover at 954 751
+elements, one past (3.34 − 1.06) µs × 3.35e6 B/µs / 8 B = 954 750; one element changes the
+kernel time of a crossover under 1e8 elements by more than this, so only a tie moves."""
 
 
 def fanout_graph(width: int, size: int = 4, dtype: str = "float32") -> Graph:
@@ -283,8 +291,10 @@ VARIANTS: dict[str, Variant] = {
 class BenchRow:
     """One tag × variant × shape: makespans by op count and what they fit to.
 
-    `per_op_us` and `fixed_us` are the line through (`ops`, `later_us`) (a fan-out's over its
-    branches, one less than its `ops`); `capture_per_op_us` the slope of `capture_us`.
+    `fixed_us` is the intercept of the line through (`ops`, `later_us`) (a fan-out's over its
+    branches, one less than its `ops`), `per_op_us` its slope less `kernel_per_op_us`: the
+    per-op overhead; `capture_per_op_us` the slope of `capture_us`. `crossover_elements` is 0
+    where dispatch never dominates (`crossover_elements`).
     """
 
     tag: str
@@ -306,6 +316,10 @@ class BenchRow:
     """The makespan of a later run at each op count: a CUDA graph's replay (the first run, in
     `makespan_us`, captures); the first run's makespan at the other levels (`bench_row` fills
     it; left empty, `plot_bench` draws `makespan_us`)."""
+    kernel_per_op_us: float = 0.0
+    """The ops' own kernel time per op that the slope includes, taken out of it to give
+    `per_op_us` (the slope is their sum): the slope, over `ops`, of the kernel time the levels'
+    hosts spent running the ops themselves (`serial_kernel_us`); 0 where a device ran them."""
 
     @property
     def is_available(self) -> bool:
@@ -340,28 +354,71 @@ def _has_own_memory(target: Target) -> bool:
 
 def crossover_elements(processor: Processor, overhead_us: float, itemsize: int = 4) -> int:
     """The fewest Relu elements (of `itemsize` bytes) whose kernel time on `processor` reaches
-    `overhead_us`.
+    `overhead_us`; 0 when a one-element Relu already does.
 
-    Below it, the per-op dispatch overhead takes longer than the op itself.
+    Below it, the per-op dispatch overhead takes longer than the op itself: an op of `e`
+    elements is dominated by its dispatch exactly when ``e < crossover_elements(...)``, so 0
+    says never. A kernel time within `TIE_RTOL` of the overhead reaches it.
 
     >>> cpu = Processor("host", "host", "x86-cpu", "", {"cores": 1, "freq_ghz": 1.0,
     ...     "flops_per_cycle": 1, "efficiency": {"elementwise": 1.0}, "mem_bandwidth_gbps": 8,
     ...     "kernel_latency_us": 1.0}, "host.mem")
     >>> crossover_elements(cpu, 2.0)  # 1 µs more at 8 B/element, 8 GB/s: 1000 elements
     1000
+    >>> crossover_elements(cpu, 2.2 - 0.9)  # 1.3000000000000003 µs: 300 elements, not 301
+    300
+    >>> crossover_elements(cpu, 0.5)  # less than the kernel's own 1 µs latency: never
+    0
     """
-    low, high = 0, 1
-    while _relu_us(processor, high, itemsize) < overhead_us and high < MAX_CROSSOVER_ELEMENTS:
+
+    def is_below(elements: int) -> bool:
+        kernel = _relu_us(processor, elements, itemsize)
+        return kernel < overhead_us and not math.isclose(kernel, overhead_us, rel_tol=TIE_RTOL)
+
+    if not is_below(1):
+        return 0
+    low, high = 1, 2
+    while is_below(high) and high < MAX_CROSSOVER_ELEMENTS:
         low, high = high, high * 2
     while high - low > 1:
         mid = (low + high) // 2
-        low, high = (mid, high) if _relu_us(processor, mid, itemsize) < overhead_us else (low, mid)
+        low, high = (mid, high) if is_below(mid) else (low, mid)
     return high
 
 
 def _relu_us(processor: Processor, elements: int, itemsize: int = 4) -> float:
     size = itemsize * elements
     return kernel_us(processor, Cost(float(elements), size, size, "elementwise"))
+
+
+def serial_kernel_us(graph: Graph, platform: Platform, placement: Mapping[str, str]) -> float:
+    """The kernel time of `graph`'s ops that a level's host ran itself (`placement`: op name →
+    processor path): what a run spends in kernels between its dispatches.
+
+    A level's host (role ``host`` or ``coprocessor``) runs its ops itself: each CALL's kernel
+    (its `kernel_us`, by the op's cost rule) takes its time between two dispatches. A device's
+    kernels run on its stream while the host dispatches the next op, and count nothing here:
+    while they are shorter, the run's time per op is the host's (a CUDA-graph replay's, the
+    device's per node, which replaces the kernel's latency).
+
+    >>> platform = platform_of(Target("arm-riscv-soc"))
+    >>> serial_kernel_us(chain_of(1), platform, {"r0": "host"})  # 1.0 + 32 B at 12.8 GB/s
+    1.0025
+    >>> serial_kernel_us(chain_of(1), platform, {"r0": "vdevice0/npu"})
+    0.0
+    """
+    processors = platform.processors
+    hosts = {path for path in set(placement.values()) if processors[path].role != "accelerator"}
+    if not hosts:  # no cost walk where devices ran every op (the GPU rows)
+        return 0.0
+    _metas, costs = propagate_costs(graph)
+    # the ops of one shape share a `Cost` (`propagate_costs`): one kernel_us per kind of op
+    kinds = Counter((placement[op.name], costs[op.name]) for op in graph.ops)
+    return sum(
+        count * kernel_us(processors[path], cost)
+        for (path, cost), count in kinds.items()
+        if path in hosts
+    )
 
 
 class _Run(NamedTuple):
@@ -373,6 +430,8 @@ class _Run(NamedTuple):
     """The processor that ran most ops."""
     later_us: float
     """What every later run at these shapes takes (`_replay_us` under a CUDA-graph strategy)."""
+    serial_us: float
+    """The kernel time the levels' hosts spent running ops themselves (`serial_kernel_us`)."""
 
 
 def _run(graph: Graph, target: Target, options: dict[str, Any]) -> _Run:
@@ -381,7 +440,8 @@ def _run(graph: Graph, target: Target, options: dict[str, Any]) -> _Run:
     busiest = Counter(result.placement.values()).most_common(1)
     capture = result.breakdown_us.get("capture", 0.0)
     later = _replay_us(graph, target, options) if options.get("cuda_graph") else result.makespan_us
-    return _Run(result.makespan_us, capture, busiest[0][0] if busiest else "host", later)
+    serial = serial_kernel_us(graph, platform_of(target), result.placement)
+    return _Run(result.makespan_us, capture, busiest[0][0] if busiest else "host", later, serial)
 
 
 def _replay_us(graph: Graph, target: Target, options: dict[str, Any]) -> float:
@@ -422,12 +482,16 @@ def bench_row(tag: str, variant: Variant, shape: str, ops: Sequence[int]) -> Ben
     later = tuple(run.later_us for run in runs)
     line = fit_line(ops, later)
     capture_line = fit_line(ops, captures)
+    # a host's own kernels lie between its dispatches: each op adds its kernel too (a fan-out's
+    # branch, the Sum's read of one more input), which is the op's time, not its dispatch
+    kernel_per_op = fit_line(ops, [run.serial_us for run in runs]).slope
+    per_op = line.slope - kernel_per_op
     processor = platform_of(chosen).processors.get(runs[-1].processor)
     typical = crossover = None
     if processor is not None:
         itemsize = np.dtype(dtype).itemsize
         typical = _relu_us(processor, TYPICAL_OP_ELEMENTS, itemsize)
-        crossover = crossover_elements(processor, line.slope, itemsize)
+        crossover = crossover_elements(processor, per_op, itemsize)
     return BenchRow(
         tag,
         variant.name,
@@ -435,7 +499,7 @@ def bench_row(tag: str, variant: Variant, shape: str, ops: Sequence[int]) -> Ben
         tuple(counts),
         makespans,
         captures,
-        line.slope,
+        per_op,
         capture_line.slope,
         line.intercept,
         runs[-1].processor,
@@ -443,6 +507,7 @@ def bench_row(tag: str, variant: Variant, shape: str, ops: Sequence[int]) -> Ben
         crossover,
         dtype=dtype,
         later_us=later,
+        kernel_per_op_us=kernel_per_op,
     )
 
 
@@ -459,7 +524,8 @@ def bench_dispatch(
     tags
         Tag (or kind) names, one or more; None (the default): `platform_tags()`.
     ops
-        Op counts to simulate; the slope over them is the per-op overhead.
+        Op counts to simulate; the slope over them (less the op's own kernel where the level's
+        host runs it) is the per-op overhead.
     advance
         Called with a label after each row (a progress bar's step).
 

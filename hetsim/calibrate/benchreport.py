@@ -55,13 +55,17 @@ BENCH_HEADER = (
 
 def bench_table(rows: Sequence[BenchRow]) -> str:
     """One line per tag × level × shape: per-op and fixed cost, and the crossover (in elements
-    of the graphs' dtype: float32 unless the device computes in another, then named).
+    of the graphs' dtype: float32 unless the device computes in another, then named; "never"
+    where even a one-element op outlasts the overhead).
 
     >>> print(bench_table([BenchRow("soc", "vm", "chain", (1, 2), (3.0, 5.0), (0.0, 0.0), 2.0,
-    ...     0.0, 1.0, "npu", 1.5, 700), BenchRow("soc", "graph", "chain", note="n/a")]))
-    tag  level  shape  per-op us  fixed us  capture/op us  runs on  typical op us  dominates below
-    soc  vm     chain          2         1              0      npu            1.5     700 elements
-    soc  graph  chain  n/a
+    ...     0.0, 1.0, "npu", 1.5, 700), BenchRow("soc", "vm", "fanout", note="n/a"),
+    ...     BenchRow("soc", "graph", "chain", (1, 2), (3.0, 3.5), (0.0, 0.0), 0.5, 0.0, 2.5,
+    ...     "npu", 1.5, 0)]))
+    tag  level  shape   per-op us  fixed us  capture/op us  runs on  typical op us  dominates below
+    soc  vm     chain           2         1              0      npu            1.5     700 elements
+    soc  vm     fanout  n/a
+    soc  graph  chain         0.5       2.5              0      npu            1.5            never
     """
     lines: list[tuple[str, ...]] = [BENCH_HEADER]
     notes = {}
@@ -80,11 +84,18 @@ def bench_table(rows: Sequence[BenchRow]) -> str:
                 _num(r.capture_per_op_us),
                 r.processor,
                 _num(r.typical_kernel_us),
-                f"{r.crossover_elements} elements"
-                + ("" if r.dtype == "float32" else f" ({r.dtype})"),
+                _crossover(r),
             )
         )
     return _table(lines, 3, notes)
+
+
+def _crossover(row: BenchRow) -> str:
+    """The "dominates below" cell: "never" for a crossover of 0 (`crossover_elements`)."""
+    if row.crossover_elements == 0:
+        return "never"
+    dtype = "" if row.dtype == "float32" else f" ({row.dtype})"
+    return f"{row.crossover_elements} elements{dtype}"
 
 
 def accuracy_table(comparisons: Sequence[Comparison]) -> str:

@@ -82,8 +82,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         description=(
             "Simulate chains and fan-outs of tiny kernels at each runtime level ("
             + ", ".join(VARIANTS)
-            + "); fit makespan over op count: the slope is the per-op overhead, the intercept "
-            "the fixed cost; say below which op size dispatch takes longer than the kernel."
+            + "); fit makespan over op count: the slope, less the op's own kernel where the "
+            "level's host runs it, is the per-op overhead, the intercept the fixed cost; say "
+            "below which op size dispatch takes longer than the kernel (or never)."
         ),
     )
     parser.add_argument(

@@ -12,22 +12,23 @@ import pytest
 import hetsim.calibrate.benchreport as benchreport
 from hetsim.calibrate import VARIANTS, bench_dispatch, platform_tags
 from hetsim.calibrate.bench import Variant, bench_row, fanout_graph
-from hetsim.calibrate.benchreport import plot_bench
+from hetsim.calibrate.benchreport import bench_table, plot_bench
 from hetsim.calibrate.fit import fit_line
 from hetsim.cli import bench as bench_cli
 from hetsim.target import add_tag_dir, remove_tag_dir
 from tests.figures import keep_figures
 
 # A host that runs every op itself: per chain op the VM pays ALLOC, CALL and FREE (3 × 1.0 µs of
-# dispatch), 0.5 µs to allocate, 0.25 µs to free, and the kernel's 2.0 µs fixed latency (its
-# compute and memory terms are ~1e-8 µs at these rates).
+# dispatch), 0.5 µs to allocate, 0.25 µs to free: its per-op overhead; each CALL then runs the
+# kernel, its 2.0 µs fixed latency (its compute and memory terms are ~1e-8 µs at these rates).
 HOST_ONLY = """kind: hetero
 host: {kind: x86-cpu, kernel_latency_us: 2.0, mem_bandwidth_gbps: 1000000, flops_per_cycle: 1000000}
 executor: {kind: vm, dispatch_us: 1.0}
 runtime: {kind: cpp, alloc_us: 0.5, free_us: 0.25}
 devices: [{name: idle, kind: x86-cpu, ops: [], memory_gib: 0}]
 """
-PER_OP_US = 3 * 1.0 + 0.5 + 0.25 + 2.0
+PER_OP_US = 3 * 1.0 + 0.5 + 0.25
+KERNEL_US = 2.0
 
 
 @pytest.fixture
@@ -43,6 +44,9 @@ def test_vm_per_op_slope_matches_the_cost_model(host_only: str) -> None:
     row = bench_row(host_only, VARIANTS["vm"], "chain", (1, 10, 100))
     assert row.ops == (1, 10, 100)
     assert row.per_op_us == pytest.approx(PER_OP_US, rel=1e-6)
+    assert row.kernel_per_op_us == pytest.approx(KERNEL_US, rel=1e-6)
+    slope = fit_line(row.ops, row.later_us).slope
+    assert row.per_op_us + row.kernel_per_op_us == pytest.approx(slope, rel=1e-12)
     # beyond N ops: the RET (1.0), less the FREE the last op's output never gets (1.0 + 0.25)
     assert row.fixed_us == pytest.approx(1.0 - 1.25, abs=1e-6)
     assert row.processor == "host"
@@ -57,6 +61,78 @@ def test_fanout_counts_the_final_sum_and_fits_over_its_branches(host_only: str) 
     # ALLOC (1.0 + 0.5) and CALL (1.0 + 2.0), and the RET (1.0)
     assert row.per_op_us == pytest.approx(PER_OP_US, rel=1e-6)
     assert row.fixed_us == pytest.approx(1.5 + 3.0 + 1.0, rel=1e-6)
+
+
+# A host whose Relu takes time by its memory: e float32 elements take LATENCY + 8e B / 8000 B/µs
+# (the compute term is ~1e-6 of that).
+HOST_CPU = """kind: hetero
+host: {{kind: x86-cpu, kernel_latency_us: {latency}, mem_bandwidth_gbps: 8,
+       flops_per_cycle: 1000000}}
+executor: {executor}
+runtime: {{kind: cpp, alloc_us: 0.5, free_us: 0.25}}
+devices: [{{name: idle, kind: x86-cpu, ops: [], memory_gib: 0}}]
+"""
+
+
+def host_cpu(
+    tmp_path: Path, latency_us: float = 1.0, executor: str = "{kind: vm, dispatch_us: 1.0}"
+) -> str:
+    """HOST_CPU with `latency_us` and `executor`, as a target file."""
+    path = tmp_path / f"host-cpu-{latency_us}.yaml"
+    path.write_text(HOST_CPU.format(latency=latency_us, executor=executor))
+    return str(path)
+
+
+@pytest.mark.parametrize("latency_us", [1.0, 5.0])
+def test_a_hosts_own_kernel_time_is_not_dispatch_overhead(
+    tmp_path: Path, latency_us: float
+) -> None:
+    # each CALL runs its Relu (the latency and 32 B at 8 GB/s) between two dispatches: the slope
+    # grows with it, the overhead does not (arm-riscv-soc's vm read 3.2 µs, 7.2 with a 5 µs host
+    # kernel latency)
+    row = bench_row(host_cpu(tmp_path, latency_us), VARIANTS["vm"], "chain", (1, 10, 100))
+    assert row.per_op_us == pytest.approx(PER_OP_US, rel=1e-9)
+    assert row.kernel_per_op_us == pytest.approx(latency_us + 32 / 8000, rel=1e-9)
+
+
+def test_a_hosts_crossover_is_where_its_kernel_reaches_the_overhead(tmp_path: Path) -> None:
+    # 1.0 + 8e / 8000 = 3.75 µs at e = 2750 elements (the slope with the kernel, 4.754, gave 3754)
+    row = bench_row(host_cpu(tmp_path), VARIANTS["vm"], "chain", (1, 10, 100))
+    assert row.crossover_elements == 2750
+
+
+def test_a_fanouts_sum_reading_one_more_input_is_not_overhead(tmp_path: Path) -> None:
+    # each branch adds one 16 B input to the Sum's reads, 0.002 µs at 8 GB/s: the Sum's time
+    tag = host_cpu(tmp_path)
+    chain, fanout = (bench_row(tag, VARIANTS["vm"], s, (1, 10, 100)) for s in ("chain", "fanout"))
+    assert fanout.per_op_us == pytest.approx(PER_OP_US, rel=1e-9)
+    assert fanout.kernel_per_op_us == pytest.approx(chain.kernel_per_op_us + 16 / 8000, rel=1e-9)
+    assert fanout.crossover_elements == chain.crossover_elements == 2750
+
+
+def test_dispatch_shorter_than_any_kernel_never_dominates(tmp_path: Path) -> None:
+    # a graph executor's node (0.5 µs) is less than the host kernel's latency alone (1.0 µs);
+    # the crossover had been the kernel's own time, 1.504 µs, reached at 504 elements
+    tag = host_cpu(tmp_path, executor="{kind: graph, node_us: 0.5}")
+    row = bench_row(tag, VARIANTS["graph"], "chain", (1, 10))
+    assert row.per_op_us == pytest.approx(0.5, rel=1e-9)
+    assert row.crossover_elements == 0
+    assert bench_table([row]).splitlines()[1].split()[-1] == "never"
+
+
+def test_device_kernels_behind_the_hosts_dispatch_stay_out_of_the_kernel_time(gpu: str) -> None:
+    # ALLOC (1.0 + 0.5), LAUNCH (1.0 + 3.0), FREE (1.0 + 0.25) per op on the host: the GPU runs
+    # each 2.0 µs kernel on its stream meanwhile, so the slope is the host's alone
+    row = bench_row(gpu, VARIANTS["vm"], "chain", (1, 10, 100))
+    assert row.per_op_us == pytest.approx(1.5 + 4.0 + 1.25, rel=1e-9)
+    assert row.kernel_per_op_us == 0.0
+
+
+def test_a_crossover_at_an_exact_tie_is_the_tie() -> None:
+    # x86-h100's graph executor: (3.34 − 1.06) µs × 3.35e6 B/µs / 8 B = 954 750 elements; the
+    # slope fitted here, 3.340000000000008, had given 954 751
+    row = bench_row("x86-h100", VARIANTS["graph"], "chain", (1, 10, 100))
+    assert row.crossover_elements == 954750
 
 
 def test_levels_the_tag_lacks_are_not_applicable(host_only: str) -> None:
@@ -97,7 +173,28 @@ def test_cli_prints_json_with_machine_and_raw_makespans(
     assert data["ops"] == [1, 10]
     assert "blas" in data["machine"]
     vm = next(r for r in data["rows"] if r["variant"] == "vm" and r["shape"] == "chain")
-    assert vm["makespan_us"][1] - vm["makespan_us"][0] == pytest.approx(9 * PER_OP_US)
+    assert vm["makespan_us"][1] - vm["makespan_us"][0] == pytest.approx(9 * (PER_OP_US + KERNEL_US))
+    assert vm["kernel_per_op_us"] == pytest.approx(KERNEL_US)
+
+
+def test_cli_says_never_in_the_table_and_0_in_the_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    bench_cli.register(parser.add_subparsers(dest="command"))
+    tag = host_cpu(tmp_path, executor="{kind: graph, node_us: 0.5}")
+    argv = ["bench", "dispatch", "--target", tag, "--ops", "1,10"]
+    for extra in ([], ["--json"]):
+        args = parser.parse_args(argv + extra)
+        assert args.func(args) == 0
+    table, json_text = capsys.readouterr().out.split("\n{", 1)
+    line = next(line for line in table.splitlines() if line.split()[1:3] == ["graph", "chain"])
+    assert line.split()[-1] == "never"
+    data = json.loads("{" + json_text)
+    graph = next(r for r in data["rows"] if r["variant"] == "graph" and r["shape"] == "chain")
+    assert graph["crossover_elements"] == 0
 
 
 def test_ops_option_rejects_a_single_count() -> None:
@@ -149,6 +246,7 @@ def test_cuda_graph_per_op_is_what_a_replay_pays(gpu: str) -> None:
     assert row.processor == "gpu0"
     assert row.per_op_us == pytest.approx(0.75, rel=1e-6)
     assert row.capture_per_op_us == pytest.approx(3.0 + 1.0, rel=1e-6)
+    assert row.crossover_elements == 0  # a node's 0.75 µs, under any kernel's 2.0 µs latency
 
 
 def test_cuda_graph_row_keeps_the_replays_it_fits(gpu: str) -> None:
