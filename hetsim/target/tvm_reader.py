@@ -10,25 +10,32 @@ This module owns the TVM -> hetsim direction, `tvm_to_spec`, and its registry of
   that tag (the options TVM gives its own tag are no overrides), and a node whose ``model`` says
   ``"hetsim:<tag>"`` reads back as that tag with what it changes of the tag, level by level.
 
-It translates only: `tvm_to_spec` returns a spec that `hetsim.target.Target` then resolves and
-validates. TVM has no executors, runtimes, links or device names, and none of hetsim's cost
+It translates: `tvm_to_spec` returns a spec that `hetsim.target.Target` resolves and validates,
+and resolves it once itself only to say its problems in the TVM input's terms (`_tvm_path`: the
+path and option names the input wrote, ``num-cores`` for ``cores``, ``model`` for a tag it
+names). TVM has no executors, runtimes, links or device names, and none of hetsim's cost
 parameters: those come from tags and defaults. TVM options that only steer code generation
-(``keys``, ``max_num_threads``, ``feature.*``, ...) are accepted and ignored. The name tables are
-`tvm_names`; the way back is `tvm_writer`. ``tvm`` itself is never imported here: a real
-``tvm.target.Target`` is read through its ``export()``.
+(``keys``, ``max_num_threads``, ``feature.*``, ...) are ignored, once every option has the type
+TVM gives it (`TVM_OPTION_TYPES`): what TVM refuses is refused. The name tables are `tvm_names`;
+the way back is `tvm_writer`. ``tvm`` itself is never imported here: a real ``tvm.target.Target``
+is read through its ``export()``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from numbers import Integral
+from typing import Any, TypeGuard
 
 from hetsim.errors import Problem, TargetError
 from hetsim.located import load_json
+from hetsim.target.resolve import device_name, resolved_device, written_device
 from hetsim.target.schema import closest, item_path, join_path
 from hetsim.target.sources import nesting_problem
+from hetsim.target.tags import TAGS
 from hetsim.target.tree import Target
 from hetsim.target.tvm_names import (
     BOARD_CPUS,
@@ -42,7 +49,7 @@ from hetsim.target.tvm_names import (
 )
 from hetsim.target.tvm_writer import spec_to_tvm
 
-__all__ = ["tvm_to_spec"]
+__all__ = ["TVM_OPTION_TYPES", "tvm_to_spec"]
 
 # Options that steer TVM's code generation and mean nothing to the simulation.
 _CODEGEN_OPTIONS = frozenset(
@@ -56,6 +63,36 @@ _CODEGEN_OPTIONS = frozenset(
     }
 )  # fmt: skip
 _FEATURE_PREFIX = "feature."
+
+TVM_OPTION_TYPES: dict[str, str] = {
+    "tag": "str", "model": "str", "device": "str", "keys": "Array<str>", "libs": "Array<str>",
+    "from_device": "int", "target_device_type": "int",
+    "mtriple": "str", "mcpu": "str", "mattr": "Array<str>", "num-cores": "int",
+    "mfloat-abi": "str", "mabi": "str", "jit": "str", "cl-opt": "Array<str>", "opt-level": "int",
+    "vector-width": "int", "fast-math": "bool", "fast-math-nnan": "bool",
+    "fast-math-ninf": "bool", "fast-math-nsz": "bool", "fast-math-arcp": "bool",
+    "fast-math-contract": "bool", "fast-math-reassoc": "bool",
+    "arch": "str", "max_num_threads": "int", "max_threads_per_block": "int",
+    "max_shared_memory_per_block": "int", "thread_warp_size": "int",
+    "registers_per_block": "int", "l2_cache_size_bytes": "int",
+}  # fmt: skip
+"""The type TVM 0.27 gives each option of the kinds hetsim maps (``TargetKind.options_from_name``),
+but ``kind``, ``host`` and ``devices``, which reading checks: an option of another type is refused,
+as TVM refuses it, though hetsim ignores its value."""
+
+
+def _is_strings(value: object) -> bool:
+    return isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
+
+
+# TVM type -> what a message calls it, and whether a value has it (TVM takes 1 for a bool, and
+# True for an int)
+_TYPE_CHECKS: dict[str, tuple[str, Callable[[object], bool]]] = {
+    "str": ("a string", lambda value: isinstance(value, str)),
+    "int": ("an integer", lambda value: isinstance(value, Integral)),
+    "bool": ("a boolean", lambda value: isinstance(value, Integral)),
+    "Array<str>": ("a list of strings", _is_strings),
+}
 
 _Reader = Callable[[Mapping[str, Any], str, list[Problem], bool], dict[str, Any]]
 
@@ -88,12 +125,13 @@ def tvm_to_spec(obj: object) -> dict[str, Any]:
     Returns
     -------
     dict
-        A hetsim target spec (not yet resolved or validated).
+        A hetsim target spec, which resolves.
 
     Raises
     ------
     TargetError
-        Every part that hetsim cannot map, each with its path in the TVM config.
+        Every part that hetsim cannot map, every problem resolving the spec finds and every
+        option of a type TVM refuses, each with its path and option name in the TVM config.
 
     Examples
     --------
@@ -109,16 +147,42 @@ def tvm_to_spec(obj: object) -> dict[str, Any]:
     ... except TargetError as err:
     ...     print(err)
     mcpu: expected an mcpu for x86-cpu (the mtriple is 'x86_64-linux-gnu'), got 'cortex-a72'
+    >>> try:
+    ...     tvm_to_spec({"kind": "llvm", "mtriple": "x86_64-linux-gnu", "num-cores": 0})
+    ... except TargetError as err:
+    ...     print(err)
+    num-cores: expected an integer >= 1, got 0
     """
     problems: list[Problem] = []
     config = _config(obj, problems)
     too_deep = None if problems else nesting_problem(config)
     if too_deep is not None:
         problems.append(too_deep)
-    spec = {} if problems else _read_node(config, "", problems)
+    if problems:
+        raise TargetError(problems)
+    spec = _read_node(config, "", problems)
+    if not problems:
+        problems += _resolving_problems(spec, config)
+    # TVM's type of an option where hetsim said nothing of it: one it ignores (keys: 'gpu') or
+    # reads as absent (num-cores: null); of a value it takes, hetsim's own check says more
+    problems += [p for p in _type_problems(config, "") if not _is_said(p.path, problems)]
     if problems:
         raise TargetError(problems)
     return spec
+
+
+def _resolving_problems(spec: dict[str, Any], config: Mapping[str, Any]) -> list[Problem]:
+    """The problems of resolving `spec`, read from TVM config `config`, said in its terms."""
+    try:
+        Target(spec)
+    except TargetError as err:
+        return list(dict.fromkeys(_in_tvm_terms(p, spec, config) for p in err.problems))
+    return []
+
+
+def _is_said(path: str, problems: list[Problem]) -> bool:
+    """Whether a problem of `problems` is at `path` or inside it (``mattr[1]`` is in ``mattr``)."""
+    return any(p.path == path or p.path.startswith((f"{path}.", f"{path}[")) for p in problems)
 
 
 def _config(obj: object, problems: list[Problem]) -> Mapping[str, Any]:
@@ -132,6 +196,43 @@ def _config(obj: object, problems: list[Problem]) -> Mapping[str, Any]:
     expected = "expected a TVM target (a dict, a JSON string, a name or a tvm.target.Target)"
     problems.append(Problem("target", expected, type(obj).__name__))
     return {}
+
+
+def _type_problems(config: Mapping[str, Any], path: str) -> list[Problem]:
+    """A problem for each option of `config`, its host's and its devices', of a type TVM refuses
+    (`TVM_OPTION_TYPES`); reading says what is wrong with a part that is no config."""
+    problems: list[Problem] = []
+    for key, value in config.items():
+        tvm_type = TVM_OPTION_TYPES.get(key) if isinstance(key, str) else None
+        if tvm_type is None:
+            continue
+        name, has_type = _TYPE_CHECKS[tvm_type]
+        value = _plain(value)  # an export()'s Map as it came holds TVM's Arrays
+        if not has_type(value):
+            expected = f"expected {name} (TVM's type {tvm_type!r})"
+            problems.append(Problem(join_path(path, key), expected, repr(value)))
+    for part, where in _parts(config, path):
+        nested = _config_at(part, where, [])
+        if nested is not None:
+            problems += _type_problems(nested, where)
+    return problems
+
+
+def _parts(config: Mapping[str, Any], path: str) -> list[tuple[object, str]]:
+    """The TVM targets nested in `config`, each with its path: its host, a composite's devices."""
+    parts: list[tuple[object, str]] = []
+    if config.get("host") is not None:
+        parts.append((config["host"], join_path(path, "host")))
+    devices = config.get("devices") if config.get("kind") == "composite" else None
+    if _is_list(devices):
+        where = join_path(path, "devices")
+        parts += [(device, item_path(where, i)) for i, device in enumerate(devices)]
+    return parts
+
+
+def _is_list(value: object) -> TypeGuard[Sequence[Any]]:
+    """Whether `value` is a list as TVM's config has one (an ``export()``'s own, a TVM Array)."""
+    return isinstance(value, Sequence) and not isinstance(value, str)
 
 
 def _is_tvm_target(obj: object) -> bool:
@@ -247,15 +348,22 @@ def _with_host(spec: dict[str, Any], host: dict[str, Any]) -> dict[str, Any]:
 def _read_kind(
     config: Mapping[str, Any], path: str, problems: list[Problem], *, use_tags: bool
 ) -> dict[str, Any]:
+    reader = _kind_of(config, path, problems)
+    if reader is None:
+        return {}
+    _check_options(config, reader.options, path, problems)
+    return reader.read(config, path, problems, use_tags)
+
+
+def _kind_of(config: Mapping[str, Any], path: str, problems: list[Problem]) -> _Kind | None:
+    """How the TVM kind of `config` reads; None, with a problem, for a kind hetsim does not map."""
     kind = config.get("kind")
     reader = _KINDS.get(kind) if isinstance(kind, str) else None
     if reader is None:
         expected = f"expected a TVM kind that hetsim maps ({', '.join(sorted(_KINDS))})"
         got = "nothing" if kind is None else repr(kind)
         problems.append(Problem(join_path(path, "kind"), expected, got, closest(kind, _KINDS)))
-        return {}
-    _check_options(config, reader.options, path, problems)
-    return reader.read(config, path, problems, use_tags)
+    return reader
 
 
 def _check_options(
@@ -360,11 +468,17 @@ def _read_composite(
 
 def _devices_of(config: Mapping[str, Any], path: str, problems: list[Problem]) -> list[Any] | None:
     """The device configs of a level as TVM writes it: a composite's list, or a device with a
-    ``host`` alone; None, with a problem, for a ``devices`` that is no list."""
+    ``host`` alone; None, with a problem, for a composite without ``devices`` (TVM takes one
+    without, which is no hetsim level) or a ``devices`` that is no list."""
     if config.get("kind") != "composite":
         return [{key: value for key, value in config.items() if key != "host"}]
-    devices = config.get("devices", [])
-    if not isinstance(devices, Sequence) or isinstance(devices, str):
+    if "devices" not in config:
+        problems.append(
+            Problem(join_path(path, "devices"), "expected a list of device targets", "none")
+        )
+        return None
+    devices = config["devices"]
+    if not _is_list(devices):
         problems.append(Problem(join_path(path, "devices"), "expected a list", repr(devices)))
         return None
     return list(devices)
@@ -433,18 +547,14 @@ def _read_hetsim_tag(
     """A node written by `spec_to_tvm` from a tag: its ``model`` names the tag, its ``kind``
     the tag's kind, which resolving checks (a ``cuda`` node naming a whole platform's tag
     became that platform), and the rest what it changes of the tag."""
-    kind_of = config.get("kind")
-    reader = _KINDS.get(kind_of) if isinstance(kind_of, str) else None
-    # its TVM kind's options (a cuda node took llvm's num-cores and mtriple); a kind hetsim
-    # does not map, which resolving names, any kind's
-    known = (
-        reader.options
-        if reader is not None
-        else {option for kind in _KINDS.values() for option in kind.options}
-    )
-    _check_options(config, known, path, problems)
+    # a kind hetsim does not map read as the tag, or crashed where the tag is a level's part
+    reader = _kind_of(config, path, problems)
+    if reader is None:
+        return {}
+    # its TVM kind's options (a cuda node took llvm's num-cores and mtriple)
+    _check_options(config, reader.options, path, problems)
     spec = {"tag": config["model"].removeprefix(MODEL_PREFIX)}
-    kind = _hetsim_kind(config)
+    kind = _hetsim_kind(config, path, problems)
     if kind is not None:
         spec["kind"] = kind
     node = _tag_node(spec["tag"])
@@ -470,7 +580,7 @@ def _changes(
     canonical node it was written from, as an override of `node`."""
     own = spec_to_tvm(node.export())
     if not node.is_composite:
-        return _option_changes(config, own, path)
+        return _option_changes(config, own, path, problems)
     changes: dict[str, Any] = {}
     host_path = join_path(path, "host")
     if config.get("host") != own.get("host"):  # as written: unread (a nested tag, resolved)
@@ -505,12 +615,15 @@ def _named(node: Target) -> str:
     return f"tag {node.tag!r}" if node.tag else f"level {node.name!r}"
 
 
-def _option_changes(config: Mapping[str, Any], own: Mapping[str, Any], path: str) -> dict[str, Any]:
+def _option_changes(
+    config: Mapping[str, Any], own: Mapping[str, Any], path: str, problems: list[Problem]
+) -> dict[str, Any]:
     """The attributes a written device's config sets otherwise than `own`, the config of the
     node it changes, each read as for a plain kind; ``None`` where it dropped one (an empty
     ``mattr``, the family's ``mtriple``) that `own` sets."""
     reader = _KINDS[config["kind"]]
-    mine = reader.read(config, path, [], False)  # read once already, problems and all
+    # its problems are its own (an mcpu of another family had read as a kind of None)
+    mine = reader.read(config, path, problems, False)
     theirs = reader.read(own, path, [], False)
     keys = [*mine, *(key for key in theirs if key not in mine)]
     return {key: mine.get(key) for key in keys if mine.get(key) != theirs.get(key)}
@@ -571,10 +684,133 @@ _HETSIM_KINDS = {"cuda": "cuda", "ext_dev": "npu", "composite": "hetero"}
 """The hetsim kind of each TVM kind but ``llvm``, whose kind is its mtriple's family."""
 
 
-def _hetsim_kind(config: Mapping[str, Any]) -> str | None:
-    """The hetsim kind a TVM node names, where it names one."""
-    kind, triple = config.get("kind"), config.get("mtriple")
-    if kind == "llvm" and isinstance(triple, str):
-        family = next((f for f in CPU_FAMILIES.values() if f.matches(triple)), None)
+def _hetsim_kind(config: Mapping[str, Any], path: str, problems: list[Problem]) -> str | None:
+    """The hetsim kind a TVM node names; None, with a problem, for an ``llvm`` node of no CPU
+    family hetsim maps (it had read as its tag, whatever its ``mtriple``)."""
+    kind = config.get("kind")
+    if kind == "llvm":
+        family = _family_of(config.get("mtriple"), config.get("mcpu"), path, problems)
         return family.kind if family is not None else None
     return _HETSIM_KINDS.get(kind) if isinstance(kind, str) else None
+
+
+# --- problems in the TVM input's terms ---------------------------------------------------------
+
+_PATH_PART = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_-]*)|\[([^\]]*)\]")
+"""One part of a config path (`join_path`, `item_path`): a key, or a device's name in brackets."""
+
+
+def _in_tvm_terms(problem: Problem, spec: object, config: Mapping[str, Any]) -> Problem:
+    """`problem`, found resolving `spec`, the spec that TVM config `config` reads as, said where
+    the config has it (`_tvm_path`)."""
+    path = _tvm_path(problem.path, spec, config)
+    return Problem(path, problem.expected, problem.got, problem.hint)
+
+
+def _tvm_path(path: str, spec: object, config: Mapping[str, Any]) -> str:
+    """The path in TVM config `config` of `path` in the tree of `spec`: ``devices[dev1].arch`` of a
+    composite is ``devices[1].arch``, ``devices[dev0].cores`` of a lone device is ``num-cores``.
+    A path that is no config path (a tag file's ``file:line``) is kept.
+
+    >>> spec = {"kind": "hetero", "host": {"kind": "x86-cpu"},
+    ...         "devices": [{"kind": "cuda"}, {"kind": "cuda", "arch": 90}]}
+    >>> config = {"kind": "composite", "host": {"kind": "llvm", "mtriple": "x86_64-linux-gnu"},
+    ...           "devices": [{"kind": "cuda"}, {"kind": "cuda", "arch": 90}]}
+    >>> _tvm_path("devices[dev1].arch", spec, config), _tvm_path("host.cores", spec, config)
+    ('devices[1].arch', 'host.num-cores')
+    """
+    parts = [(key, name) for key, name in _PATH_PART.findall(path)]
+    if "".join(f".{k}" if k else f"[{n}]" for k, n in parts).removeprefix(".") != path:
+        return path
+    device = written_device(spec, TAGS)  # a lone device is its level's, under its name
+    if device is not None and parts[:2] == _PATH_PART.findall(device):
+        parts = parts[2:]
+    return _walk(parts, spec, config, "", _tag_node_of(spec))
+
+
+def _walk(
+    parts: list[tuple[str, str]],
+    spec: object,
+    config: Mapping[str, Any],
+    where: str,
+    node: Target | None,
+) -> str:
+    """`where` (the path of `config`) and then `parts`, each the way `config` writes it: a host
+    or a device as the config nests it, an attribute by the TVM option it came from."""
+    if not parts:
+        return where
+    (key, _), rest = parts[0], parts[1:]
+    spec = spec if isinstance(spec, Mapping) else {}
+    if key == "host" and isinstance(config.get("host"), Mapping | str):
+        host = _config_at(config["host"], "", [])
+        if host is not None:
+            inner = _tag_node_of(spec.get("host")) or (node.host if node is not None else None)
+            return _walk(rest, spec.get("host"), host, join_path(where, "host"), inner)
+    if key == "devices" and rest and not rest[0][0]:
+        found = _device_part(spec, config, rest[0][1], where, node)
+        if found is not None:
+            return _walk(rest[1:], *found)
+    return _rest(join_path(where, _option_of(key, config)), rest)
+
+
+def _device_part(
+    spec: Mapping[str, Any],
+    config: Mapping[str, Any],
+    name: str,
+    where: str,
+    node: Target | None,
+) -> tuple[object, Mapping[str, Any], str, Target | None] | None:
+    """The spec, config, path and tag node of the device `name` of a level: a composite's by its
+    index, the device of a device with a host in place; None where the spec has no such device."""
+    devices = spec.get("devices")
+    # a tag's devices changed by name: their order is the tag's
+    own = node.devices if node is not None and isinstance(devices, Mapping) else ()
+    if isinstance(devices, list):
+        names = [device_name(_resolved(d), i) for i, d in enumerate(devices)]
+    elif own:
+        names = [d.name for d in own]
+    else:
+        return None
+    if name not in names:
+        return None
+    index = names.index(name)
+    device = devices[index] if isinstance(devices, list) else spec["devices"].get(name)
+    inner = _tag_node_of(device) or (own[index] if own else None)
+    if config.get("kind") != "composite":
+        return device, config, where, inner
+    listed = config.get("devices")
+    if not _is_list(listed) or index >= len(listed):
+        return None
+    at = item_path(join_path(where, "devices"), index)
+    found = _config_at(listed[index], at, [])
+    return None if found is None else (device, found, at, inner)
+
+
+def _resolved(device: object) -> object:
+    """A listed device as resolved, which its name is of (a tag may name it)."""
+    if not isinstance(device, Mapping):
+        return device
+    return resolved_device(device, TAGS) or device
+
+
+def _tag_node_of(spec: object) -> Target | None:
+    tag = spec.get("tag") if isinstance(spec, Mapping) else None
+    return _tag_node(tag) if isinstance(tag, str) else None
+
+
+# hetsim attribute -> the TVM options it is read from, the first one the config has
+_SOURCES = {"cores": ("num-cores",), "arch": ("arch", "mcpu"), "tag": ("tag", "mcpu", "arch")}
+
+
+def _option_of(attr: str, config: Mapping[str, Any]) -> str:
+    """The TVM option of `config` that hetsim attribute `attr` came from."""
+    if attr == "tag" and _is_written(config):
+        return "model"
+    sources = _SOURCES.get(attr, (attr,))
+    return next((option for option in sources if config.get(option)), sources[0])
+
+
+def _rest(where: str, parts: list[tuple[str, str]]) -> str:
+    for key, name in parts:
+        where = join_path(where, key) if key else item_path(where, name)
+    return where

@@ -127,8 +127,7 @@ def test_a_tvm_mattr_string_is_not_read_as_letters() -> None:
     # list('+neon') made ['+', 'n', 'e', 'o', 'n']: 'mattr[0]: ..., got '+''
     config = {"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mattr": "+neon"}
     assert _messages(lambda: Target.from_tvm(config)) == [
-        "devices[dev0].mattr: expected a list of strings matching '[+-]?[A-Za-z0-9_.-]+', "
-        "got '+neon'"
+        "mattr: expected a list of strings matching '[+-]?[A-Za-z0-9_.-]+', got '+neon'"
     ]
 
 

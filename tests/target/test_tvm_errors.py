@@ -1,0 +1,259 @@
+"""TVM interop errors: each problem named where the TVM input has it, and each option of a type
+TVM refuses refused.
+
+A problem hetsim finds resolving what a TVM target reads as is said with the TVM input's path and
+option names (``num-cores``, not ``devices[dev0].cores``). An option's type is checked against
+TVM 0.27's own (`TVM_OPTION_TYPES`), which the tests that import ``tvm`` compare with TVM's
+option registry; they skip only where apache-tvm is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from hetsim.errors import TargetError
+from hetsim.target import Target
+from hetsim.target.tvm_reader import TVM_OPTION_TYPES
+
+X86 = {"kind": "llvm", "mtriple": "x86_64-linux-gnu"}
+TVM_KINDS = ("llvm", "cuda", "ext_dev", "composite")
+
+
+def _messages(config: object) -> list[str]:
+    with pytest.raises(TargetError) as caught:
+        Target.from_tvm(config)
+    return [p.message for p in caught.value.problems]
+
+
+def _changed(name: str, *where: str | int, **options: Any) -> dict[str, Any]:
+    """Tag `name` as ``to_tvm`` writes it, with `options` set on the node at `where`."""
+    config = Target(name).to_tvm()
+    node: Any = config
+    for key in where:
+        node = node[key]
+    node.update(options)
+    return config
+
+
+# --- problems said in the TVM input's terms ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        # the audit's: each named hetsim's canonical path and attribute
+        ({"kind": "cuda", "arch": 90},
+         r"arch: expected a string matching 'sm_\\d+a?', got 90"),
+        (X86 | {"num-cores": "8"}, "num-cores: expected an integer >= 1, got '8'"),
+        ({"kind": "composite", "host": X86,
+          "devices": [{"kind": "cuda"}, {"kind": "cuda", "arch": 90}]},
+         r"devices[1].arch: expected a string matching 'sm_\\d+a?', got 90"),
+        ({"kind": "cuda", "model": "hetsim:nvidia/h999"},
+         "model: unknown tag 'nvidia/h999' (did you mean 'nvidia/h200'?)"),
+        ({"kind": "composite", "host": X86},
+         "devices: expected a list of device targets, got none"),
+        # an option read as another attribute, a list's item, a host, a nested composite
+        ({"kind": "cuda", "mcpu": "compute_90"},
+         r"mcpu: expected a string matching 'sm_\\d+a?', got 'compute_90'"),
+        (X86 | {"mattr": ["+avx", "bad attr"]},
+         "mattr[1]: expected a string matching '[+-]?[A-Za-z0-9_.-]+', got 'bad attr'"),
+        ({"kind": "ext_dev", "host": X86 | {"num-cores": 0}},
+         "host.num-cores: expected an integer >= 1, got 0"),
+        ({"kind": "composite", "host": X86,
+          "devices": [{"kind": "composite", "host": X86,
+                       "devices": [{"kind": "ext_dev"}, {"kind": "cuda", "arch": "sm_x"}]}]},
+         r"devices[0].devices[1].arch: expected a string matching 'sm_\\d+a?', got 'sm_x'"),
+        ({"kind": "composite", "host": X86, "devices": []},
+         "devices: expected at least one device, got []"),
+        # a TVM tag's and a shipped mcpu's cores
+        ({"tag": "arm/rasp4b64", "num-cores": 0}, "num-cores: expected an integer >= 1, got 0"),
+        ({"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mcpu": "cortex-a72", "num-cores": 0},
+         "num-cores: expected an integer >= 1, got 0"),
+        ({"tag": "nvidia/jetson-agx-orin-64gb",
+          "host": {"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mcpu": "cortex-a78",
+                   "num-cores": 0}},
+         "host.num-cores: expected an integer >= 1, got 0"),
+    ],
+    ids=[
+        "arch", "num-cores", "composite-device", "model", "composite-without-devices", "cuda-mcpu",
+        "mattr-item", "host", "nested-composite", "composite-empty-devices", "tvm-tag-cores",
+        "mcpu-tag-cores", "tvm-platform-tag-host",
+    ],
+)  # fmt: skip
+def test_a_problem_is_said_where_the_tvm_input_has_it(config: object, message: str) -> None:
+    assert _messages(config) == [message]
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        (_changed("x86-h100", "devices", 0, arch="sm_9x"),
+         r"devices[0].arch: expected a string matching 'sm_\\d+a?', got 'sm_9x'"),
+        (_changed("two-node-h100", "devices", 1, "devices", 0, arch="sm_9x"),
+         r"devices[1].devices[0].arch: expected a string matching 'sm_\\d+a?', got 'sm_9x'"),
+        (_changed("two-node-h100", "devices", 1, "host", **{"num-cores": 0}),
+         "devices[1].host.num-cores: expected an integer >= 1, got 0"),
+        (_changed("arm-riscv-soc", "devices", 0, "host", **{"num-cores": 0}),
+         "devices[0].host.num-cores: expected an integer >= 1, got 0"),
+        (_changed("jetson-agx-orin", "host", **{"num-cores": 0}),
+         "host.num-cores: expected an integer >= 1, got 0"),
+        (_changed("arm-riscv-soc", "devices", 0, model="hetsim:vendor/npx"),
+         "devices[0].model: unknown tag 'vendor/npx' (did you mean 'vendor/npu'?)"),
+    ],
+    ids=["device", "nested-device", "nested-host", "level-host", "host", "device-model"],
+)  # fmt: skip
+def test_a_problem_in_a_changed_tag_is_said_where_the_tvm_input_has_it(
+    config: object, message: str
+) -> None:
+    # its device changed by name (gpu0, node1) is the TVM input's device by its index
+    assert _messages(config) == [message]
+
+
+def test_every_problem_of_a_device_with_a_host_is_said_in_tvm_terms() -> None:
+    config = {"kind": "cuda", "arch": "sm_x", "host": X86 | {"num-cores": 0}}
+    assert _messages(config) == [
+        r"arch: expected a string matching 'sm_\\d+a?', got 'sm_x'",
+        "host.num-cores: expected an integer >= 1, got 0",
+    ]
+
+
+KINDS_MAPPED = "expected a TVM kind that hetsim maps (composite, cuda, ext_dev, llvm)"
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"kind": "metal", "model": "hetsim:nvidia/h100"}, f"kind: {KINDS_MAPPED}, got 'metal'"),
+        ({"model": "hetsim:nvidia/h100"}, f"kind: {KINDS_MAPPED}, got nothing"),
+        (_changed("x86-h100", "devices", 0, kind="metal"),
+         f"devices[0].kind: {KINDS_MAPPED}, got 'metal'"),
+        ({"kind": "llvm", "mtriple": "powerpc64le-linux-gnu", "model": "hetsim:x86/xeon-8480c"},
+         "mtriple: expected an LLVM triple hetsim maps (aarch64*, arm*, thumb*, riscv64*, "
+         "riscv32*, x86_64*, i386*, i686*), got 'powerpc64le-linux-gnu'"),
+        ({"kind": "llvm", "model": "hetsim:nvidia/h100"},
+         "mtriple: expected an mtriple or an mcpu hetsim knows (TVM's default is the build "
+         "machine's), got nothing"),
+        ({"kind": "llvm", "mtriple": "x86_64-linux-gnu", "mcpu": "cortex-a72",
+          "model": "hetsim:x86/xeon-8480c"},
+         "mcpu: expected an mcpu for x86-cpu (the mtriple is 'x86_64-linux-gnu'), got "
+         "'cortex-a72'"),
+    ],
+    ids=["unknown-kind", "no-kind", "platform-device", "triple", "no-triple", "mcpu-family"],
+)  # fmt: skip
+def test_a_node_written_from_a_tag_is_read_as_its_tvm_kind_reads(
+    config: object, message: str
+) -> None:
+    # each read as the tag its model names (an H100, a Xeon), whatever its kind, triple or mcpu;
+    # a Xeon with an ARM mcpu said 'kind: expected 'x86-cpu' ..., got None', and a platform's
+    # device of another kind raised a KeyError
+    assert _messages(config) == [message]
+
+
+# --- options of a type TVM refuses ------------------------------------------------------------
+
+WRONG_TYPES = [
+    ({"kind": "cuda", "arch": "sm_90", "keys": "gpu"},
+     "keys: expected a list of strings (TVM's type 'Array<str>'), got 'gpu'"),
+    ({"kind": "cuda", "arch": "sm_90", "max_num_threads": "1024"},
+     "max_num_threads: expected an integer (TVM's type 'int'), got '1024'"),
+    (X86 | {"libs": "cblas"},
+     "libs: expected a list of strings (TVM's type 'Array<str>'), got 'cblas'"),
+    (X86 | {"fast-math": "true"}, "fast-math: expected a boolean (TVM's type 'bool'), got 'true'"),
+    (X86 | {"opt-level": 3.0}, "opt-level: expected an integer (TVM's type 'int'), got 3.0"),
+    (X86 | {"tag": 5}, "tag: expected a string (TVM's type 'str'), got 5"),
+    (X86 | {"model": 5}, "model: expected a string (TVM's type 'str'), got 5"),
+    # options hetsim maps, where it read the value as absent or did not read it
+    (X86 | {"num-cores": None}, "num-cores: expected an integer (TVM's type 'int'), got None"),
+    (X86 | {"mattr": None},
+     "mattr: expected a list of strings (TVM's type 'Array<str>'), got None"),
+    ({"kind": "cuda", "arch": "sm_80", "mcpu": 5},
+     "mcpu: expected a string (TVM's type 'str'), got 5"),
+    # nested: a host (as a JSON string too), a composite's device
+    ({"kind": "cuda", "arch": "sm_80", "host": X86 | {"keys": "cpu"}},
+     "host.keys: expected a list of strings (TVM's type 'Array<str>'), got 'cpu'"),
+    ({"kind": "cuda", "arch": "sm_80", "host": json.dumps(X86 | {"keys": "cpu"})},
+     "host.keys: expected a list of strings (TVM's type 'Array<str>'), got 'cpu'"),
+    ({"kind": "composite", "host": X86, "devices": [{"kind": "cuda", "libs": "cublas"}]},
+     "devices[0].libs: expected a list of strings (TVM's type 'Array<str>'), got 'cublas'"),
+]  # fmt: skip
+WRONG_TYPE_IDS = [
+    "keys", "max_num_threads", "libs", "fast-math", "opt-level", "tag", "model", "num-cores-null",
+    "mattr-null", "cuda-mcpu-beside-arch", "host", "host-json", "composite-device",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("config", "message"), WRONG_TYPES, ids=WRONG_TYPE_IDS)
+def test_an_option_of_a_type_tvm_refuses_is_refused(config: object, message: str) -> None:
+    # each was dropped, and the target read as if it had not been given
+    assert _messages(config) == [message]
+
+
+def test_every_option_of_a_wrong_type_is_refused_with_the_other_problems() -> None:
+    # the audit's: TVM refuses both; hetsim took it as an H100
+    config = {"kind": "cuda", "arch": "sm_90", "max_num_threads": "1024", "keys": "gpu"}
+    assert _messages(config) == [
+        "max_num_threads: expected an integer (TVM's type 'int'), got '1024'",
+        "keys: expected a list of strings (TVM's type 'Array<str>'), got 'gpu'",
+    ]
+    config = {"kind": "composite", "host": X86 | {"keys": "cpu"}, "devices": [{"kind": "metal"}]}
+    assert _messages(config) == [
+        "devices[0].kind: expected a TVM kind that hetsim maps (composite, cuda, ext_dev, llvm), "
+        "got 'metal'",
+        "host.keys: expected a list of strings (TVM's type 'Array<str>'), got 'cpu'",
+    ]
+
+
+def test_a_value_hetsim_takes_is_refused_by_its_own_check_alone() -> None:
+    # not twice: hetsim's check of a value it reads says more than TVM's type
+    assert _messages(X86 | {"mattr": "+avx"}) == [
+        "mattr: expected a list of strings matching '[+-]?[A-Za-z0-9_.-]+', got '+avx'"
+    ]
+    assert _messages({"tag": "nvidia/nvidia-h100", "arch": 90}) == [
+        "arch: expected only host to override TVM tag 'nvidia/nvidia-h100', got 90"
+    ]
+
+
+def test_values_of_the_types_tvm_takes_are_read() -> None:
+    # TVM takes 1 for a bool and a tuple for an array; feature.* it computes, of any type
+    config = X86 | {"fast-math": 1, "keys": ("cpu",), "libs": [], "feature.has_avx": "yes"}
+    assert Target.from_tvm(config) == Target("x86-cpu")
+
+
+# --- against the real apache-tvm --------------------------------------------------------------
+
+
+def test_the_option_types_are_those_tvm_gives_its_kinds() -> None:
+    tvm = pytest.importorskip("tvm")
+    registry: dict[str, str] = {}
+    for kind in TVM_KINDS:
+        for option, tvm_type in tvm.target.TargetKind.options_from_name(kind).items():
+            if option not in ("kind", "host", "devices"):  # reading checks these
+                assert registry.setdefault(str(option), str(tvm_type)) == str(tvm_type), option
+    assert registry == TVM_OPTION_TYPES
+
+
+@pytest.mark.parametrize(("config", "message"), WRONG_TYPES, ids=WRONG_TYPE_IDS)
+def test_tvm_refuses_each_option_of_a_wrong_type(config: object, message: str) -> None:
+    tvm = pytest.importorskip("tvm")
+    option = message.split(":", 1)[0].rsplit(".", 1)[-1]
+    tvm_type = re.search(r"TVM's type '([^']+)'", message).group(1)  # type: ignore[union-attr]
+    with pytest.raises(
+        Exception, match=re.escape(f"Option '{option}': expected type '{tvm_type}'")
+    ):
+        tvm.target.Target(config)
+
+
+def test_an_export_as_tvm_gives_it_is_read_and_its_problems_said_in_its_terms() -> None:
+    # export()'s Map holds TVM's Arrays (keys, devices): they are lists of strings and targets
+    tvm = pytest.importorskip("tvm")
+    jetson = tvm.target.Target("nvidia/jetson-agx-orin-64gb").export()
+    assert Target.from_tvm(jetson) == Target("jetson-agx-orin")
+    npu = {"kind": "ext_dev", "host": X86 | {"num-cores": 0}}
+    config = {"kind": "composite", "host": X86, "devices": [{"kind": "cuda", "arch": "sm_80"}, npu]}
+    assert _messages(tvm.target.Target(config).export()) == [
+        "devices[1].host.num-cores: expected an integer >= 1, got 0"
+    ]
