@@ -2,9 +2,9 @@
 
 Owns the command's options and what it prints: one table (or ``--json``) with, per CUDA-graph
 strategy, total and per-iteration simulated time, speedup over eager (``none``; without it, over
-the first strategy listed, which a note names), captures, capture time, replays, iterations past
-every bucket, graph memory and padding waste; ``--plot`` writes a bar chart.
-The comparison itself is `hetsim.compare.compare`.
+the first strategy listed, which a note names), captures, capture time (with instantiation),
+replays, iterations past every bucket, graph memory and padding waste, then the notes;
+``--plot`` writes a bar chart. The comparison itself is `hetsim.compare.compare`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import itertools
 import json
 import sys
 
+from hetsim.cli.choices import STRATEGY_NAMES, check_choice
 from hetsim.cli.counts import count_type, integer
 from hetsim.cli.files import input_path, png_file, writing
 from hetsim.errors import HetsimError, ModelError
@@ -29,7 +30,7 @@ __all__ = [
     "run",
 ]
 
-DEFAULT_STRATEGIES = ("none", "whole", "regions", "buckets")
+DEFAULT_STRATEGIES = STRATEGY_NAMES
 """``--cuda-graph``'s default: every strategy of `hetsim.runtime.cuda_graph.STRATEGIES`, in its
 order (written out: the engine's imports are not needed to build the parser)."""
 
@@ -58,8 +59,8 @@ def parse_list(text: str) -> list[str]:
 
 
 def parse_strategies(text: str) -> list[str]:
-    """``--cuda-graph``: strategy names, comma-separated, at least one, each once (an unknown
-    name is `hetsim.compare.compare`'s to refuse, with the closest one).
+    """``--cuda-graph``: strategy names, comma-separated, at least one, each once, each known
+    (`check_choice`: an unknown one with the closest).
 
     >>> parse_strategies("none,whole")
     ['none', 'whole']
@@ -71,8 +72,12 @@ def parse_strategies(text: str) -> list[str]:
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: expected each strategy once, got 'whole' twice
+    >>> parse_strategies("none,regons")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected one of none, whole, regions, buckets, got 'regons' (...)
     """
-    names = parse_list(text)
+    names = [check_choice(name, STRATEGY_NAMES) for name in parse_list(text)]
     if not names:
         raise argparse.ArgumentTypeError(
             f"expected one or more of {','.join(DEFAULT_STRATEGIES)}, got {text!r}"

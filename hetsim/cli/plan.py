@@ -15,6 +15,7 @@ import argparse
 import json
 import sys
 
+from hetsim.cli.choices import POLICY_NAMES, choice_type
 from hetsim.cli.dims import add_dims_option, no_input_values
 from hetsim.cli.files import input_path
 from hetsim.ir import check_graph_dims, format_dims
@@ -22,7 +23,6 @@ from hetsim.kernels import propagate
 from hetsim.models import load_model
 from hetsim.partition import (
     ESTIMATE_DIM,
-    POLICIES,
     format_plan,
     idle_notes,
     partition,
@@ -47,9 +47,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument(
         "--partition",
-        choices=sorted(POLICIES),
+        type=choice_type(POLICY_NAMES),
+        metavar="POLICY",
         default="capability",
-        help="the placement policy (default: capability)",
+        help="the placement policy: capability (default), cost or rules",
     )
     parser.add_argument(
         "--rules", type=input_path, metavar="RULES.yaml", help="rules for --partition rules"

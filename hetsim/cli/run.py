@@ -23,12 +23,11 @@ from typing import Any
 
 import numpy as np
 
+from hetsim.cli.choices import POLICY_NAMES, STRATEGY_NAMES, choice_type
 from hetsim.cli.dims import add_dims_option
 from hetsim.cli.files import input_path, png_file, suffixed_file, writing
 from hetsim.errors import HetsimError
-from hetsim.partition import POLICIES
 from hetsim.report import Result, print_summary
-from hetsim.runtime.cuda_graph import STRATEGIES
 
 __all__ = ["register", "run"]
 
@@ -75,14 +74,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     add_dims_option(parser, "values of symbolic dims, e.g. seq=128 (repeatable)")
     parser.add_argument(
         "--cuda-graph",
-        choices=sorted(STRATEGIES),
+        type=choice_type(STRATEGY_NAMES),
         metavar="STRATEGY",
         help="CUDA-graph offload: none, whole, regions or buckets (default: regions over the "
         "devices whose cuda_graph attribute is set, if any, else none; docs/cuda-graphs.md)",
     )
     parser.add_argument(
         "--partition",
-        choices=sorted(POLICIES),
+        type=choice_type(POLICY_NAMES),
         default="capability",
         metavar="POLICY",
         help="how ops are placed, level by level: capability (default), cost or rules",

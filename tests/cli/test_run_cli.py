@@ -82,11 +82,11 @@ def test_parser_reads_every_option() -> None:
         ),
         (  # these two were errors with status 1, after the model and target were read
             ["run", "mlp", "--target", "cpu", "--partition", "costs"],
-            "argument --partition: invalid choice: 'costs'",
+            "argument --partition: expected one of capability, cost, rules, got 'costs'",
         ),
         (
             ["run", "mlp", "--target", "cpu", "--cuda-graph", "foo"],
-            "argument --cuda-graph: invalid choice: 'foo'",
+            "argument --cuda-graph: expected one of none, whole, regions, buckets, got 'foo'",
         ),
     ],
     ids=[

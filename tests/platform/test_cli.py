@@ -48,4 +48,8 @@ def test_show_unknown_target_is_a_user_error(capsys: pytest.CaptureFixture[str])
     with pytest.raises(TargetError) as raised:
         Target("no-such-tag")
     assert main(["platform", "show", "no-such-tag"]) == 1
-    assert capsys.readouterr().err == f"error: {raised.value}\n"
+    hint = (  # no close name: where the user's own tags come from
+        " (a tag folder of your own: HETSIM_TAG_DIR=DIR before any command, or the command's "
+        "--tags DIR where it has one)"
+    )
+    assert capsys.readouterr().err == f"error: {raised.value}{hint}\n"
