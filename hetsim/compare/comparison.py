@@ -58,7 +58,9 @@ __all__ = ["Comparison", "StrategyRun", "check_trace", "compare"]
 
 @dataclass(frozen=True, slots=True)
 class StrategyRun:
-    """One strategy over every iteration: the time of each, and the graph counters."""
+    """One strategy over every iteration: the time of each, the graph counters (`stats`; its
+    `capture_us` is capture and instantiation), and `notes`: why work ran eagerly (the
+    strategy's fallbacks, then how many iterations went past every bucket)."""
 
     strategy: str
     iterations_us: tuple[float, ...]
@@ -88,7 +90,8 @@ COLUMNS = (
     ("graph mem (B)", "graph_memory_bytes"),
     ("padding waste (us)", "padding_waste_us"),
 )
-"""The table's columns: header, key of `Comparison.rows()`."""
+"""The table's columns: header, key of `Comparison.rows()` (``capture_us``, `GraphStats`', holds
+each capture's ``cudaGraphInstantiate`` too: ``docs/cuda-graphs.md``, "Cost formulas")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +146,8 @@ class Comparison:
 
     def format_table(self) -> str:
         """The comparison as a plain-text table, then the notes: the baseline of the speedups
-        when it is not eager, and the strategies that fell back."""
+        when it is not eager, the strategies that fell back, the iterations past every
+        bucket."""
         cells = [[header for header, _ in COLUMNS]]
         for row in self.rows():
             cells.append([_cell(row[key]) for _, key in COLUMNS])
@@ -276,7 +280,7 @@ def compare(
             None if name == "none" else capture_program(program, platform, name, bucket_sizes)
         )
         cache = GraphCache()
-        times = []
+        times, past = [], []
         for index, dims in enumerate(shapes):
             key = tuple(sorted(dims.items()))
             inputs = make_inputs(graph, seed + index, dims) if mode == "functional" else None
@@ -300,9 +304,13 @@ def compare(
                 message = f"{_iteration_label(name, index, dims)}: {err}"
                 raise type(err)(message, *err.args[1:]) from err
             times.append(record.makespan_us)
+            if rewritten is not None and record.extra["cuda_graph"]["eager_runs"]:
+                past.append(index)
             if inputs is not None:
                 outputs[name] = dict(record.outputs)
         notes = () if rewritten is None else rewritten.notes
+        if past:  # one note for the strategy, not one per iteration as each run's would be
+            notes = (*notes, _past_buckets_note(past, shapes, bucket_sizes))
         runs.append(StrategyRun(name, tuple(times), cache.stats(), notes))
     return Comparison(
         graph.name, _target_name(target), tuple(shapes), bucket_sizes, tuple(runs), mode, outputs
@@ -325,6 +333,28 @@ hetsim run --inputs FILE reads it)
     """
     how = "simulate's inputs= or hetsim run --inputs FILE reads it"
     return input_values_untaken("compare", how, ": it runs a model over its symbolic dims")
+
+
+def _past_buckets_note(
+    past: Sequence[int], shapes: Sequence[Mapping[str, int]], buckets: tuple[int, ...]
+) -> str:
+    """How many iterations (`past`, indices into `shapes`) fit no bucket and ran eagerly, and
+    where the first was.
+
+    >>> _past_buckets_note([5, 6], [{"seq": 60 + i} for i in range(10)], (32, 64))
+    '2 of 10 iterations past the largest bucket (64), so their kernels run eagerly, without \
+padding (the first: iteration 5, seq=65)'
+    >>> _past_buckets_note([0], [{"seq": 3000}], (2048,))
+    '1 of 1 iteration past the largest bucket (2048), so its kernels run eagerly, without \
+padding (iteration 0, seq=3000)'
+    """
+    first = past[0]
+    counted = f"{len(past)} of {len(shapes)} iteration{'s' * (len(shapes) != 1)}"
+    whose, which = ("its", "") if len(past) == 1 else ("their", "the first: ")
+    return (
+        f"{counted} past the largest bucket ({max(buckets)}), so {whose} kernels run eagerly, "
+        f"without padding ({which}iteration {first}, {format_dims(shapes[first])})"
+    )
 
 
 def _iteration_label(strategy: str, index: int, dims: Mapping[str, int]) -> str:

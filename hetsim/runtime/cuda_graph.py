@@ -257,6 +257,31 @@ def uncaptured_notes(platform: Platform, devices: Collection[str], root: str) ->
     )
 
 
+def _nested_cuda(platform: Platform, root: str) -> str | None:
+    """Why the root level `root` has no CUDA kernel to capture while the platform has CUDA
+    devices: they are in nested levels, whose programs are never captured; None if none is.
+
+    >>> from hetsim.platform import build_platform
+    >>> from hetsim.target import Target
+    >>> print(_nested_cuda(build_platform(Target("two-node-h100")), ""))
+    the CUDA devices node0/gpu0, node1/gpu0 are in nested levels, whose programs are not \
+captured (docs/cuda-graphs.md, Limits)
+    >>> _nested_cuda(build_platform(Target("arm-riscv-soc")), "") is None
+    True
+    """
+    paths = sorted(
+        p.path for p in platform.processors.values() if p.kind == "cuda" and p.level != root
+    )
+    if not paths:
+        return None
+    named = ", ".join(paths)
+    if len(paths) == 1:
+        where = f"device {named} is in a nested level, whose program is"
+    else:
+        where = f"devices {named} are in nested levels, whose programs are"
+    return f"the CUDA {where} not captured (docs/cuda-graphs.md, Limits)"
+
+
 def capture_program(
     compiled: VmProgram | PlanProgram,
     platform: Platform,
@@ -310,6 +335,9 @@ def capture_program(
         regions = tuple(r for r in regions if r.processor in devices)
         skipped = uncaptured_notes(platform, devices, program.level)
     chosen, notes = found.select(program, regions)
+    # flagged devices (`devices`) of nested levels have their own notes, `skipped`
+    if not regions and devices is None and (nested := _nested_cuda(platform, program.level)):
+        notes = tuple(f"{note}; {nested}" for note in notes)
     notes = (*skipped, *notes)
     is_bucketed = found.is_bucketed and bool(chosen)  # nothing captured: nothing padded
     starts = {r.start: r for r in chosen}
