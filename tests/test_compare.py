@@ -195,9 +195,19 @@ def test_outputs_of_every_strategy_match_eager() -> None:
             assert value.shape == (1, 9, 64)
 
 
-def test_an_unknown_strategy_is_an_error() -> None:
-    with pytest.raises(SimulationError, match=r"^cuda_graph: expected one of buckets, none, regi"):
-        compare("cnn", "x86-h100", ("none", "al"), iterations=1)
+def test_an_unknown_strategy_is_an_error_named_by_its_place_in_strategies() -> None:
+    # named cuda_graph, an argument compare does not take
+    message = "strategies[1]: expected one of buckets, none, regions, whole, got 'hole' "
+    with pytest.raises(SimulationError, match=f"^{re.escape(message)}"):
+        compare("cnn", "x86-h100", ("none", "hole"), iterations=1)
+
+
+def test_a_trace_of_numpy_sizes_gives_a_plain_json_comparison() -> None:
+    # the np.int64 was kept: json.dumps(to_dict()) raised "Object of type int64 is not JSON
+    # serializable"
+    found = compare("transformer", "x86-h100", ("none",), trace=[{"seq": np.int64(8)}])
+    assert type(found.trace[0]["seq"]) is int
+    assert json.loads(json.dumps(found.to_dict()))["trace"] == [{"seq": 8}]
 
 
 @pytest.mark.parametrize("strategies", [(), [], ""])
@@ -233,7 +243,7 @@ def test_a_strategy_twice_is_an_error() -> None:
 
 def test_a_strategy_that_is_not_a_name_is_an_error() -> None:
     # failed as unhashable
-    message = "cuda_graph: expected one of buckets, none, regions, whole, got ['whole']"
+    message = "strategies[0]: expected one of buckets, none, regions, whole, got ['whole']"
     with pytest.raises(SimulationError, match=f"^{re.escape(message)}"):
         compare("cnn", "x86-h100", (["whole"],), iterations=1)  # type: ignore[arg-type]
 

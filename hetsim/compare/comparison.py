@@ -369,7 +369,8 @@ def _iteration_label(strategy: str, index: int, dims: Mapping[str, int]) -> str:
 
 def check_trace(graph: Graph, trace: object) -> tuple[Mapping[str, int], ...]:
     """`trace` as a tuple of dims, each checked for `graph`: its symbolic dims, every one sized
-    (a `ModelError` naming the iteration, ``trace[3]: ...``, otherwise)."""
+    (a `ModelError` naming the iteration, ``trace[3]: ...``, otherwise), their sizes as Python
+    ints (an ``np.int64`` kept had made `Comparison.to_dict` no JSON)."""
     if not is_items(trace):
         expected = "expected a sequence of dims, one mapping per iteration"
         raise ModelError(Problem("trace", expected, repr(trace)).message)
@@ -387,7 +388,7 @@ def check_trace(graph: Graph, trace: object) -> tuple[Mapping[str, int], ...]:
             expected = f"expected a size for each symbolic dim of model {graph.name}"
             got = f"none for {', '.join(map(repr, unsized))}"
             raise ModelError(Problem(f"trace[{index}]", expected, got).message)
-    return found
+    return tuple({name: int(size) for name, size in dims.items()} for dims in found)
 
 
 def _strategies(strategies: object) -> tuple[str, ...]:
@@ -403,9 +404,9 @@ def _strategies(strategies: object) -> tuple[str, ...]:
     if not names:
         expected = f"expected one or more of {', '.join(STRATEGIES)}"
         raise SimulationError(Problem("strategies", expected, repr(strategies)).message)
-    for name in names:
+    for index, name in enumerate(names):
         if not isinstance(name, str) or name not in STRATEGIES:  # a list: unhashable
-            raise SimulationError(strategy_problem(name).message)
+            raise SimulationError(strategy_problem(name, f"strategies[{index}]").message)
     twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
     if twice is not None:
         raise SimulationError(f"strategies: expected each strategy once, got {twice!r} twice")

@@ -370,12 +370,13 @@ def capture_program(
     )  # fmt: skip
 
 
-def strategy_problem(strategy: object) -> Problem:
-    """The problem of an unknown strategy name: where, what was expected, what came, a hint."""
+def strategy_problem(strategy: object, where: str = "cuda_graph") -> Problem:
+    """The problem of an unknown strategy name at `where` (the argument that gave it): what was
+    expected, what came, a hint."""
     names = sorted(STRATEGIES)
     close = difflib.get_close_matches(str(strategy), names, n=1)
     return Problem(
-        "cuda_graph",
+        where,
         f"expected one of {', '.join(names)}",
         repr(strategy),
         close[0] if close else None,
