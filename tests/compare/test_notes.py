@@ -10,6 +10,7 @@ from hetsim.compare import compare, dims_trace
 from hetsim.cost import capture_us, instantiate_us
 from hetsim.platform import build_platform
 from hetsim.target import Target
+from tests.runtime.test_cuda_graph import NOTHING_TO_CAPTURE
 
 NESTED = (
     "the CUDA devices node0/gpu0, node1/gpu0 are in nested levels, whose programs are not "
@@ -38,18 +39,7 @@ def test_iterations_inside_the_buckets_add_no_note() -> None:
     assert found.runs[0].notes == ()
 
 
-@pytest.mark.parametrize(
-    ("strategy", "note"),
-    [
-        ("whole", "no kernel launches at the root level to capture"),
-        ("regions", "no CUDA kernels at the root level to capture: every kernel runs eagerly"),
-        (
-            "buckets",
-            "no CUDA kernels at the root level to capture: every kernel runs eagerly, "
-            "without padding",
-        ),
-    ],
-)
+@pytest.mark.parametrize(("strategy", "note"), NOTHING_TO_CAPTURE)
 def test_cuda_devices_of_nested_levels_are_named_as_why_nothing_is_captured(
     strategy: str, note: str
 ) -> None:

@@ -539,18 +539,18 @@ def test_a_flagged_device_under_a_graph_executor_root_is_noted_too() -> None:
     assert result.makespan_us == eager.makespan_us
 
 
-@pytest.mark.parametrize(
-    ("strategy", "note"),
-    [
-        ("whole", "no kernel launches at the root level to capture"),
-        ("regions", "no CUDA kernels at the root level to capture: every kernel runs eagerly"),
-        (
-            "buckets",
-            "no CUDA kernels at the root level to capture: every kernel runs eagerly, "
-            "without padding",
-        ),
-    ],
-)
+NOTHING_TO_CAPTURE = [
+    ("whole", "no kernel launches at the root level to capture"),
+    ("regions", "no CUDA kernels at the root level to capture: every kernel runs eagerly"),
+    (
+        "buckets",
+        "no CUDA kernels at the root level to capture: every kernel runs eagerly, without padding",
+    ),
+]
+"""Each strategy and its note where the root level has no CUDA kernel to capture."""
+
+
+@pytest.mark.parametrize(("strategy", "note"), NOTHING_TO_CAPTURE)
 def test_every_strategy_says_when_it_finds_nothing_to_capture(strategy: str, note: str) -> None:
     """arm-riscv-soc's root VM launches no kernel (its NPU is behind a nested level): each
     strategy runs as ``none`` does, and says why."""
