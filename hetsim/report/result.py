@@ -61,7 +61,11 @@ def _tensor_summary(tensors: Mapping[str, np.ndarray]) -> dict[str, JsonValue]:
 class Result:
     """The outcome of one simulated run: timings, totals, placement, inputs and outputs.
 
-    Build one with `Result.from_record`; `hetsim.simulate` returns one.
+    Build one with `Result.from_record`; `hetsim.simulate` returns one. Two results are equal
+    only as the same object: compare their figures with ``a.to_dict() == b.to_dict()`` (arrays
+    summarized by shape and dtype; compare `inputs` and `outputs` with `numpy.array_equal`).
+    A result pickles (and `copy.deepcopy` copies it) field by field, so a worker process can
+    send one back.
 
     Attributes
     ----------
@@ -243,11 +247,39 @@ class Result:
         check_traced(self.record, "plot_gantt")
         return plot_gantt(self.record, output_path(path, "plot_gantt", ".png"))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # a mapping proxy does not pickle: each mapping goes as a dict and is frozen again as
+        # it was, not recomputed from the record (`from_record` would sum every span again)
+        mappings = {name: dict(getattr(self, name)) for name in _MAPPINGS}
+        return _unpickled, (self.makespan_us, self.record, mappings)
+
     def __repr__(self) -> str:
         return (
             f"<Result makespan={self.makespan_us:g} us, {len(self.processors)} processors, "
             f"{len(self.links)} links>"
         )
+
+
+_MAPPINGS = (
+    "breakdown_us",
+    "processors",
+    "links",
+    "peak_memory_bytes",
+    "placement",
+    "inputs",
+    "outputs",
+    "levels",
+)
+"""The fields of a `Result` that are mappings (proxies of dicts, as `Result.from_record` makes
+them)."""
+
+
+def _unpickled(
+    makespan_us: float, record: RunRecord, mappings: Mapping[str, Mapping[str, Any]]
+) -> Result:
+    """The `Result` that `Result.__reduce__` pickled."""
+    frozen = {name: _frozen(mapping) for name, mapping in mappings.items()}
+    return Result(makespan_us=makespan_us, record=record, **frozen)
 
 
 def _check_span_times(record: RunRecord) -> None:

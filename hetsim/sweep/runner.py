@@ -206,17 +206,19 @@ def run_sweep(
     Raises
     ------
     SweepError
-        A bad sweep, a bad `workers`, an existing `out` without `resume`, `resume` without
-        `out`, `retry_failed` without `resume`, or a resumed file of another sweep (or one
-        that is damaged).
+        A bad sweep, a bad `workers`, `batch`, `retries`, `progress` or `run_point` (not a
+        callable), an existing `out` without `resume`, `resume` without `out`, `retry_failed`
+        without `resume`, or a resumed file of another sweep (or one that is damaged).
     """
     spec = load_sweep(spec)  # every problem at once; the spec keeps its points
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+    if not is_count(workers):  # a numpy integer too, as `simulate` takes one
         raise SweepError([Problem("workers", "expected an integer >= 0", repr(workers))])
-    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
+    if batch is not None and not is_count(batch, 1):
         raise SweepError([Problem("batch", "expected an integer >= 1 or None", repr(batch))])
     if not is_count(retries):
         raise SweepError([Problem("retries", "expected an integer >= 0", repr(retries))])
+    workers, retries = int(workers), int(retries)
+    batch = None if batch is None else int(batch)
     if not isinstance(resume, bool):
         raise SweepError([Problem("resume", "expected true or false", repr(resume))])
     if resume and out is None:  # ran every point again, and kept none
@@ -228,6 +230,8 @@ def run_sweep(
         raise SweepError([Problem("retry_failed", expected, "resume=False")])
     if progress is not None and not callable(progress):
         raise SweepError([Problem("progress", "expected a callable or None", repr(progress))])
+    if not callable(run_point):  # every point failed with "'NoneType' object is not callable"
+        raise SweepError([Problem("run_point", "expected a callable", repr(run_point))])
     points = spec.points()
     log = ResultsLog(out, spec, resume=resume, retry_failed=retry_failed)
     try:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from hetsim.errors import HetsimError, PartitionError, Problem, SweepError
@@ -39,6 +40,7 @@ from hetsim.sweep.results import METRIC_ROOTS, metric_problem
 from hetsim.sweep.vary import MAX_POINTS, read_axes
 from hetsim.target import Target
 from hetsim.target.schema import closest
+from hetsim.target.sources import nesting_problem
 from hetsim.target.values import show_value
 
 __all__ = ["KEYS", "METRIC_ROOTS", "load_sweep", "parse_sweep"]
@@ -221,7 +223,10 @@ def _parse(
 ) -> tuple[SweepSpec, list[Problem], bool]:
     if not isinstance(data, Mapping):
         raise SweepError([Problem("sweep", "expected a mapping of keys", repr(data))])
-    parser = _Parser(data, folder)
+    too_deep = nesting_problem(data)  # before anything recurses into it
+    if too_deep is not None:
+        raise SweepError([too_deep])
+    parser = _Parser(_python_scalars(data), folder)
     for key in data:
         if key not in KEYS:
             parser.problems.append(Problem(str(key), "unknown key", hint=closest(key, KEYS)))
@@ -259,6 +264,26 @@ def _parse(
         parser.expandable = False
     problems = [*parser.problems, *_model_problems(spec)]
     return spec, problems, parser.expandable and "target" in data
+
+
+def _python_scalars(value: Any) -> Any:
+    """`value` with each numpy bool, integer or float in it (in mappings and lists, at any
+    depth) as the Python one it holds, as `hetsim.simulate` takes them: the checks then see
+    ``np.int64(4)`` as the integer 4, and a point's params are JSON (a ``vary`` list of
+    ``np.arange`` values passed the checks, then failed the whole run as it wrote a record).
+
+    >>> _python_scalars({"vary": {"host.cores": [np.int64(1)], "x": np.float32(0.5)}})
+    {'vary': {'host.cores': [1], 'x': 0.5}}
+    """
+    if isinstance(value, np.bool_ | np.integer | np.floating):
+        return value.item()
+    if isinstance(value, Mapping):
+        return {_python_scalars(key): _python_scalars(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_python_scalars(item) for item in value]
+    if type(value) is tuple:
+        return tuple(_python_scalars(item) for item in value)
+    return value
 
 
 def _point_count(spec: SweepSpec) -> int:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import math
+import pickle
 import re
+from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,7 +18,7 @@ from hypothesis import strategies as st
 
 from hetsim.api import simulate
 from hetsim.errors import SimulationError
-from hetsim.report import BREAKDOWN_KEYS, LinkStats, ProcessorStats, Result
+from hetsim.report import BREAKDOWN_KEYS, LinkStats, ProcessorStats, Result, format_summary
 from hetsim.sim.records import RunRecord, Span
 from tests.report.scenarios import BREAKDOWN, BUSY, LINK, two_level_record
 
@@ -107,6 +111,37 @@ def test_result_cannot_be_changed(result: Result) -> None:
         result.makespan_us = 1.0  # type: ignore[misc]
     with pytest.raises(TypeError, match="does not support item assignment"):
         result.breakdown_us["idle"] = 0.0  # type: ignore[index]
+
+
+COPIES: dict[str, Callable[[Result], Result]] = {
+    "pickle": lambda result: pickle.loads(pickle.dumps(result)),
+    "deepcopy": copy.deepcopy,
+}
+
+
+@pytest.mark.parametrize("how", list(COPIES))
+def test_a_copied_result_has_the_same_figures_and_works(how: str, tmp_path: Path) -> None:
+    # pickling raised "cannot pickle 'mappingproxy' object": a worker could not send one back.
+    # Spans get args of their own: a Span's default args, a mapping proxy, does not pickle
+    # (the engine's spans never have it)
+    spans = tuple(span._replace(args=dict(span.args)) for span in two_level_record().spans)
+    result = Result.from_record(two_level_record(spans=spans))
+    copied = COPIES[how](result)
+    assert type(copied) is Result
+    assert copied.to_dict() == result.to_dict()
+    assert format_summary(copied) == format_summary(result)
+    assert copied.spans == result.spans
+    np.testing.assert_array_equal(copied.inputs["x"], result.inputs["x"])
+    assert copied.to_chrome_trace(tmp_path / "copied.json").read_text() == (
+        result.to_chrome_trace(tmp_path / "result.json").read_text()
+    )
+    with pytest.raises(TypeError, match="does not support item assignment"):
+        copied.breakdown_us["idle"] = 0.0  # type: ignore[index]
+
+
+def test_a_simulated_result_pickles() -> None:
+    result = simulate("mlp", "x86-h100", mode="timing")
+    assert pickle.loads(pickle.dumps(result)).to_dict() == result.to_dict()
 
 
 def test_to_dict_holds_every_figure(result: Result) -> None:

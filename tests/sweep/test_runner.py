@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from hetsim.api import simulate
@@ -256,6 +257,17 @@ def test_resume_refuses_a_file_that_is_not_a_results_file(tmp_path: Path) -> Non
         run_sweep(SWEEP, out=out, workers=0, resume=True)
 
 
+def test_a_sweep_of_numpy_values_runs_as_one_of_python_values(tmp_path: Path) -> None:
+    # it raised "Object of type int64 is not JSON serializable" from the first record
+    numbers = {**SWEEP, "vary": {"executor.dispatch_us": [np.float32(0.25), np.float64(0.5)]}}
+    numbers["vary"]["host.cores"] = list(np.arange(1, 3))
+    plain = {**SWEEP, "vary": {"executor.dispatch_us": [0.25, 0.5], "host.cores": [1, 2]}}
+    out = tmp_path / "numbers.jsonl"
+    records = run_sweep(numbers, out=out, workers=np.int64(0), batch=np.int64(2))
+    assert _stable(records) == _stable(run_sweep(plain, workers=0))
+    assert _stable(read_results(out)[1]) == _stable(records)
+
+
 def test_bad_worker_count_is_refused() -> None:
     with pytest.raises(SweepError, match=r"^workers: expected an integer >= 0, got -1$"):
         run_sweep(SWEEP, workers=-1)
@@ -287,6 +299,7 @@ def test_local_cluster_workers_keep_glibc_heap_trimming_default(scheduler: str) 
         ),
         ({"progress": 3}, "progress: expected a callable or None, got 3"),
         ({"out": 3}, "out: expected a file path, got 3"),
+        ({"run_point": None}, "run_point: expected a callable, got None"),
     ],
 )
 def test_bad_run_options_are_named(options: dict[str, Any], message: str) -> None:

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from hetsim.api import simulate
@@ -459,6 +460,34 @@ def test_sized_symbolic_dims_and_iterations_1_are_valid() -> None:
     }
 
 
+def test_numpy_numbers_are_read_as_python_numbers() -> None:
+    # np.int64 dims and seeds were refused (``dims.seq: expected an integer >= 0, got
+    # np.int64(4)``) though simulate takes them; varied np.int64 values passed, then failed
+    # the whole run as its records were written as JSON
+    numbers = {
+        **BASE,
+        "models": ["transformer"],
+        "vary": {"host.cores": list(np.arange(1, 3)), DISPATCH: [np.float32(0.5)]},
+        "dims": {"seq": np.int64(4)},
+        "seed": np.int64(3),
+    }
+    plain = {**numbers, "vary": {"host.cores": [1, 2], DISPATCH: [0.5]}, "dims": {"seq": 4}}
+    plain["seed"] = 3
+    points = load_sweep(numbers).points()
+    assert [p.params for p in points] == [p.params for p in load_sweep(plain).points()]
+    assert [p.id for p in points] == [p.id for p in load_sweep(plain).points()]
+    assert [type(v) for _, v in points[0].values] == [int, float]
+    assert dict(points[0].options) == {
+        "mode": "timing",
+        "seed": 3,
+        "trace": False,
+        "dims": {"seq": 4},
+    }
+    assert json.dumps(points[0].params) == (
+        '{"model": "transformer", "host.cores": 1, "executor.dispatch_us": 0.5}'
+    )
+
+
 @pytest.mark.parametrize(
     "metric",
     [
@@ -493,6 +522,20 @@ def test_a_file_nested_deeper_than_python_recurses_names_the_file(tmp_path: Path
     message = f"{path}: expected YAML, got maximum recursion depth exceeded"
     with pytest.raises(SweepError, match=_full(message)):
         load_sweep(path)
+
+
+def test_a_mapping_nested_deeper_than_python_recurses_is_refused_at_its_path() -> None:
+    # a RecursionError came out as a traceback (from the checks, and from reading numpy values)
+    deep: dict[str, object] = {}
+    inner = deep
+    for _ in range(5000):
+        inner["a"] = {}
+        inner = inner["a"]  # type: ignore[assignment]
+    message = (
+        "vary" + ".a" * 99 + ": expected lists and mappings nested at most 100 deep, got deeper"
+    )
+    with pytest.raises(SweepError, match=_full(message)):
+        load_sweep({"target": "x86-h100", "models": ["mlp"], "vary": deep})
 
 
 @pytest.mark.parametrize(
