@@ -2,17 +2,19 @@
 directory) in a directory that exists, and, for a file of one format, with no suffix or that
 format's. Each check gives the `Problem` without a place (``expected ..., got ...``), for its
 caller to raise as its own error: a usage error naming an option (`hetsim.cli.files`), a
-`HetsimError` naming a function (`hetsim.report.arguments`, `hetsim.platform.png_path`).
+`HetsimError` naming a function (`output_path`: `hetsim.report`, `hetsim.compare`,
+`hetsim.platform.png_path`).
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
-from hetsim.errors import Problem
+from hetsim.errors import HetsimError, Problem
 
-__all__ = ["name_problem", "suffix_problem", "write_problem"]
+__all__ = ["name_problem", "output_path", "suffix_problem", "write_problem"]
 
 
 def name_problem(path: str | Path) -> str | None:
@@ -78,3 +80,40 @@ def suffix_problem(path: str | Path, suffix: str) -> Problem | None:
     if Path(path).suffix.lower() in ("", suffix):
         return None
     return Problem("", f"expected a {suffix} path (or none)", repr(str(path)))
+
+
+def output_path(path: object, what: str, suffix: str) -> Path:
+    """`path` checked as the file `what` writes in the format of `suffix` (``.json``, ``.png``).
+
+    Raises
+    ------
+    HetsimError
+        Not a str or an `os.PathLike` (or an empty one), a suffix other than `suffix` (any
+        case), a directory, or a file in a directory that does not exist.
+
+    Examples
+    --------
+    >>> output_path("run.json", "to_chrome_trace", ".json")
+    PosixPath('run.json')
+    >>> output_path(1, "to_chrome_trace", ".json")
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.HetsimError: to_chrome_trace: expected a path (a str or an os.PathLike), got 1
+    >>> output_path("run.png", "to_chrome_trace", ".json")
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.HetsimError: to_chrome_trace: expected a .json path (or none), got 'run.png'
+    >>> output_path("no-such-dir/run.json", "to_chrome_trace", ".json")
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.HetsimError: to_chrome_trace: expected a file in an existing directory, got \
+'no-such-dir/run.json' (no directory 'no-such-dir')
+    """
+    text = os.fspath(path) if isinstance(path, os.PathLike) else path
+    if not isinstance(text, str) or not text:  # Path("") is the current directory
+        expected = "expected a path (a str or an os.PathLike)"
+        raise HetsimError(Problem(what, expected, repr(path)).message)
+    for problem in (suffix_problem(text, suffix), write_problem(text)):  # in this order
+        if problem is not None:
+            raise HetsimError(replace(problem, path=what).message)
+    return Path(text)

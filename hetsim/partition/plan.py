@@ -11,10 +11,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hetsim.errors import PartitionError, Problem, close_name
 from hetsim.ir import format_dims
 from hetsim.units import counted, format_bytes, format_flops
 
 __all__ = ["LevelPlan", "Plan", "Segment", "Transfer", "format_plan"]
+
+MAX_LISTED = 10
+"""The most segment ids an unknown id's error lists (a large model has hundreds)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,10 +236,36 @@ class Plan:
         return tuple(t for level in self.levels.values() for t in level.transfers)
 
     def segment(self, segment_id: str) -> Segment:
-        """The segment with id `segment_id` (a `KeyError` if none)."""
+        """The segment with id `segment_id`.
+
+        Raises
+        ------
+        PartitionError
+            No segment of the plan has that id (the message lists the plan's ids and suggests
+            the closest).
+
+        Examples
+        --------
+        >>> s = Segment("s0", "", "npu", ("c",), ("x",), ("y",))
+        >>> level = LevelPlan("", "host", "vm", (s,), ())
+        >>> plan = Plan("g", "soc", "capability", {"": level}, {"c": "npu"})
+        >>> plan.segment("s0").device
+        'npu'
+        >>> plan.segment("S0")
+        Traceback (most recent call last):
+        ...
+        hetsim.errors.PartitionError: Plan.segment: expected a segment id of plan g on soc \
+(s0), got 'S0' (did you mean 's0'?)
+        """
         found = next((s for s in self.segments if s.id == segment_id), None)
         if found is None:
-            raise KeyError(segment_id)
+            known = [s.id for s in self.segments]
+            shown = ", ".join(known[:MAX_LISTED]) or "none"
+            if len(known) > MAX_LISTED:
+                shown += f", ... ({len(known)} in all)"
+            expected = f"expected a segment id of plan {self.graph} on {self.platform} ({shown})"
+            hint = close_name(segment_id, known) if isinstance(segment_id, str) else None
+            raise PartitionError([Problem("Plan.segment", expected, repr(segment_id), hint)])
         return found
 
     def children(self, segment_id: str) -> tuple[Segment, ...]:
@@ -288,6 +318,11 @@ def _format_transfer(transfer: Transfer) -> str:
 def format_plan(plan: Plan) -> str:
     """The plan as text: per level, its segments (device, op counts, flops) and transfers.
 
+    Raises
+    ------
+    PartitionError
+        `plan` is not a `Plan`.
+
     Examples
     --------
     >>> s = Segment("s0", "", "npu", ("c",), ("x",), ("y",), flops=2e6, op_types=(("Conv", 1),))
@@ -300,6 +335,11 @@ def format_plan(plan: Plan) -> str:
       transfers:
         x: host.mem -> npu.mem 64 B (64 B) for s0
     """
+    if not isinstance(plan, Plan):
+        raise PartitionError(
+            "format_plan: expected plan a Plan (hetsim.partition.partition gives one), got "
+            f"{type(plan).__name__}"
+        )
     lines = [f"plan of {plan.graph} on {plan.platform} (policy {plan.policy})"]
     if plan.dims:
         lines.append(f"dims: {format_dims(plan.dims)}")

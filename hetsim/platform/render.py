@@ -6,12 +6,11 @@ This module only reads a platform; `hetsim platform show` (in `hetsim.cli`) prin
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from hetsim.errors import HetsimError
-from hetsim.located.paths import suffix_problem
+from hetsim.located.paths import output_path
 from hetsim.platform.elements import Level, Link, Processor
 from hetsim.platform.graph import Platform
 from hetsim.units import counted, format_bytes
@@ -80,21 +79,34 @@ def _link_line(link: Link) -> str:
     return f"link {link.name}: {link.bandwidth_gbps} GB/s, {link.latency_us} us"
 
 
-def png_path(path: str | Path, what: str) -> Path:
-    """`path`, checked not to name another format than PNG: the charts are written as PNG to
-    the path given, suffix or none, and PNG bytes under ``.jpg`` or ``.svg`` would mislead
-    whatever opens the file.
+def png_path(path: object, what: str) -> Path:
+    """`path`, checked as the PNG file the chart function `what` writes, before any work: a str
+    or an `os.PathLike`, naming no other format than PNG (the charts are written as PNG to the
+    path given, suffix or none, and PNG bytes under ``.jpg`` or ``.svg`` would mislead whatever
+    opens the file), a file (not a directory) in a directory that exists: `output_path`'s
+    rule, as `hetsim.report` and `hetsim.compare` check their files.
 
-    >>> png_path("out/plan.png", "draw"), png_path("plan", "draw")
-    (PosixPath('out/plan.png'), PosixPath('plan'))
+    Raises
+    ------
+    HetsimError
+        Any of those, naming `what`.
+
+    Examples
+    --------
+    >>> png_path("plan.png", "draw"), png_path("plan", "draw")
+    (PosixPath('plan.png'), PosixPath('plan'))
     >>> png_path("plan.jpg", "draw")
     Traceback (most recent call last):
     hetsim.errors.HetsimError: draw: expected a .png path (or none), got 'plan.jpg'
+    >>> png_path(None, "draw")
+    Traceback (most recent call last):
+    hetsim.errors.HetsimError: draw: expected a path (a str or an os.PathLike), got None
+    >>> png_path("no-such-dir/plan.png", "draw")
+    Traceback (most recent call last):
+    hetsim.errors.HetsimError: draw: expected a file in an existing directory, got \
+'no-such-dir/plan.png' (no directory 'no-such-dir')
     """
-    problem = suffix_problem(path, ".png")
-    if problem is not None:
-        raise HetsimError(replace(problem, path=what).message)
-    return Path(path)
+    return output_path(path, what, ".png")
 
 
 def draw(platform: Platform, path: str | Path) -> Path:
@@ -103,7 +115,20 @@ def draw(platform: Platform, path: str | Path) -> Path:
     Processors are boxes coloured by role, one row per tree depth; each memory sits under the
     processor that owns it. Solid arrows are control edges, dashed lines data links (labelled
     with bandwidth and latency), dotted lines join a processor to the memory it computes from.
+
+    Raises
+    ------
+    HetsimError
+        `platform` is not a `Platform`, or `path` is not a file it can write: not a path, a
+        suffix other than ``.png``, a directory, a missing directory (`png_path`).
+    OSError
+        Writing failed anyway (a read-only folder, a full disk).
     """
+    if not isinstance(platform, Platform):
+        raise HetsimError(
+            "draw: expected platform a Platform (hetsim.platform.build_platform gives one), got "
+            f"{type(platform).__name__}"
+        )
     out = png_path(path, "draw")
     from matplotlib.figure import Figure  # optional dependency: plotting only
 

@@ -34,6 +34,7 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
+from hetsim.errors import HetsimError, Problem, is_items
 from hetsim.report.arguments import check_record
 from hetsim.sim.records import CATEGORIES, RunRecord, Span, Spans
 
@@ -65,6 +66,12 @@ Totals = tuple[dict[str, dict[str, float]], dict[str, float]]
 def busy_us(spans: Iterable[Span]) -> float:
     """Length of the union of the spans' intervals, in µs.
 
+    Raises
+    ------
+    HetsimError
+        `spans` is not a collection of `Span`s (``busy_us: expected spans (Span objects), got
+        NoneType``).
+
     Examples
     --------
     >>> spans = [Span("host", "exec", "a", "compute", 0.0, 2.0),
@@ -73,7 +80,14 @@ def busy_us(spans: Iterable[Span]) -> float:
     >>> busy_us(spans)
     4.0
     """
-    intervals = sorted((s.start_us, s.end_us) for s in spans)
+    expected = "expected spans (Span objects)"
+    if not is_items(spans):
+        raise HetsimError(Problem("busy_us", expected, type(spans).__name__).message)
+    try:
+        intervals: list[tuple[float, float]] = sorted((s.start_us, s.end_us) for s in spans)
+    except AttributeError as err:  # an item that is no span, found without a check of each
+        got = f"{type(spans).__name__} holding {type(err.obj).__name__}"
+        raise HetsimError(Problem("busy_us", expected, got).message) from err
     if not intervals:
         return 0.0
     total = 0.0

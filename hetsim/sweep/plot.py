@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hetsim.errors import Problem, SweepError
+from hetsim.errors import Problem, SweepError, close_name, is_items
 from hetsim.platform import png_path
 from hetsim.report.figures import new_figure
 from hetsim.sweep.results import metric_value
@@ -25,13 +25,25 @@ def plot_lines(
 ) -> dict[str, list[tuple[Any, float]]]:
     """The lines a plot draws: label -> (x value, metric) pairs in x order; failed points left out.
 
+    Raises
+    ------
+    SweepError
+        `varied` is not a list of names, or names a parameter that no record has.
+
     Examples
     --------
     >>> runs = [{"index": i, "status": "ok", "params": {"model": "mlp", "bw": bw},
     ...          "result": {"makespan_us": 10.0 / bw}} for i, bw in enumerate([4, 2])]
     >>> plot_lines(runs, ["bw"])
     {'model=mlp': [(2, 5.0), (4, 2.5)]}
+    >>> plot_lines(runs, ["BW"])
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.SweepError: varied[0]: expected a parameter of the records (model, bw), got \
+'BW' (did you mean 'bw'?)
     """
+    records = list(records)
+    _check_varied(records, varied)
     lines: dict[str, list[tuple[Any, float]]] = {}
     x_key = varied[0] if varied else "model"
     for record in records:
@@ -44,6 +56,22 @@ def plot_lines(
         label = ", ".join(f"{k}={v}" for k, v in others.items()) or metric
         lines.setdefault(label, []).append((params[x_key], value))
     return {label: sorted(points, key=lambda p: _order(p[0])) for label, points in lines.items()}
+
+
+def _check_varied(records: list[Mapping[str, Any]], varied: Sequence[str]) -> None:
+    """Each name of `varied` is a parameter of `records` (one that is not raised a KeyError);
+    records without one name none (the caller says there is nothing to draw)."""
+    if isinstance(varied, str) or not is_items(varied):  # a str drew along its first letter
+        raise SweepError([Problem("varied", "expected a list of parameter names", repr(varied))])
+    known = list(dict.fromkeys(key for record in records for key in record["params"]))
+    expected = f"expected a parameter of the records ({', '.join(known)})"
+    problems = [
+        Problem(f"varied[{i}]", expected, repr(name), close_name(name, known))
+        for i, name in enumerate(varied)
+        if records and name not in known
+    ]
+    if problems:
+        raise SweepError(problems)
 
 
 def _order(value: Any) -> tuple[int, Any]:
@@ -62,8 +90,14 @@ def plot_sweep(
     Raises
     ------
     SweepError
-        No point to draw (every one failed: the plot was an empty frame), or a metric value
-        that is not a finite number (`metric_value`).
+        No point to draw (every one failed: the plot was an empty frame), a name in `varied`
+        that is not a parameter of the records (`plot_lines`), or a metric value that is not a
+        finite number (`metric_value`).
+    HetsimError
+        matplotlib is not installed, or `path` is not a file it can write: not a path, a
+        suffix other than ``.png``, a directory, a missing directory (`png_path`).
+    OSError
+        Writing failed anyway (a read-only folder, a full disk).
     """
     out = png_path(path, "plot_sweep")
     records = list(records)

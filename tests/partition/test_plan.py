@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
 
+from hetsim.errors import PartitionError
 from hetsim.ir import Graph, GraphBuilder
 from hetsim.partition import format_plan, partition
+from hetsim.partition.plan import MAX_LISTED
 from hetsim.platform import Platform
 
 CHAIN_TEXT = """\
@@ -57,8 +60,48 @@ def test_reprs_say_what_and_where(host_npu: Platform, chain: Graph) -> None:
     )
     assert repr(plan.segment("s1")) == "<Segment s1 level=(root) device=host ops=1>"
     assert repr(plan.transfers[0]) == "<Transfer x host.mem -> npu.mem 3.9 KiB for s0>"
-    with pytest.raises(KeyError, match="s9"):
-        plan.segment("s9")
+
+
+@pytest.mark.parametrize(
+    ("segment_id", "got"),
+    [("s9", "'s9'"), ("S1", "'S1' (did you mean 's1'?)"), (None, "None")],
+)
+def test_an_unknown_segment_id_is_named_with_the_known_ones(
+    host_npu: Platform, chain: Graph, segment_id: str, got: str
+) -> None:
+    # a bare KeyError('s9'), which named neither the function nor the ids there are
+    expected = "expected a segment id of plan chain on hetero[npu] (s0, s1, s2)"
+    message = f"Plan.segment: {expected}, got {got}"
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(chain, host_npu).segment(segment_id)
+
+
+def test_an_unknown_segment_id_of_a_large_plan_lists_the_first_ids(host_npu: Platform) -> None:
+    b = GraphBuilder("long")
+    x = b.input("x", (10,))
+    for _ in range(MAX_LISTED + 2):  # each op on another device: a segment each
+        x = b.op("Neg", b.op("Relu", x))
+    plan = partition(b.build(x), host_npu)
+    count = len(plan.segments)
+    assert count > MAX_LISTED
+    listed = ", ".join(f"s{i}" for i in range(MAX_LISTED))
+    with pytest.raises(PartitionError) as caught:
+        plan.segment("nope")
+    assert str(caught.value) == (
+        f"Plan.segment: expected a segment id of plan long on hetero[npu] ({listed}, ... "
+        f"({count} in all)), got 'nope'"
+    )
+
+
+@pytest.mark.parametrize("plan", [None, "plan", {}])
+def test_format_plan_refuses_what_is_not_a_plan(plan: object) -> None:
+    # None raised AttributeError: 'NoneType' object has no attribute 'graph'
+    message = (
+        "format_plan: expected plan a Plan (hetsim.partition.partition gives one), got "
+        f"{type(plan).__name__}"
+    )
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        format_plan(plan)  # type: ignore[arg-type]
 
 
 def test_constant_ops_are_folded_and_weights_never_move(host_npu: Platform) -> None:

@@ -6,12 +6,17 @@ import io
 import re
 from collections.abc import Callable
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from hetsim.calibrate.accuracy import Comparison as Measured
+from hetsim.calibrate.benchreport import plot_accuracy
+from hetsim.compare import Comparison, compare
 from hetsim.errors import HetsimError, SimulationError
+from hetsim.platform import build_platform, draw
 from hetsim.report import (
     Result,
     assert_invariants,
@@ -25,16 +30,33 @@ from hetsim.report import (
     totals,
     write_chrome_trace,
 )
+from hetsim.sweep import plot_sweep
 from tests.report.scenarios import two_level_record
 
 RESULT = Result.from_record(two_level_record())
+
+SWEPT = {"index": 0, "status": "ok", "params": {"model": "mlp"}, "result": {"makespan_us": 2.0}}
+
+
+@cache
+def _comparison() -> Comparison:
+    return compare("mlp", "x86-h100", ["none"], iterations=1)
+
 
 WRITERS: dict[str, tuple[Callable[[Any], Path], str]] = {
     "to_chrome_trace": (RESULT.to_chrome_trace, ".json"),
     "plot_gantt": (RESULT.plot_gantt, ".png"),
     "write_chrome_trace": (lambda path: write_chrome_trace(RESULT.record, path), ".json"),
+    "plot": (lambda path: _comparison().plot(path), ".png"),
+    "plot_sweep": (lambda path: plot_sweep([SWEPT], [], path), ".png"),
+    "plot_accuracy": (
+        lambda path: plot_accuracy([Measured("mlp", 5, 3.0, (2.0, 4.0), {})], path),
+        ".png",
+    ),
+    "draw": (lambda path: draw(build_platform("x86-h100"), path), ".png"),
 }
-"""Each function that writes a file: name -> (write to a path, its format's suffix)."""
+"""Each function that writes a file (the report's, and the charts of a comparison, a sweep, a
+calibration and a platform, which follow its rule): name -> (write to a path, its suffix)."""
 
 
 def _raises(message: str) -> Any:
@@ -69,6 +91,20 @@ def test_a_file_in_a_missing_directory_is_refused(name: str, tmp_path: Path) -> 
     )
     with _raises(message):
         write(path)
+
+
+FULL_DISK = Path("/dev/full")  # Linux: every write to it fails with ENOSPC
+
+
+@pytest.mark.skipif(not FULL_DISK.exists(), reason="no /dev/full")
+@pytest.mark.parametrize("name", WRITERS)
+def test_a_write_that_fails_anyway_raises_its_os_error(name: str) -> None:
+    # the rule the docstrings give (docs/architecture.md): what a check finds before any work
+    # is a HetsimError naming the function; a write that fails anyway, its OSError
+    write, _ = WRITERS[name]
+    with pytest.raises(OSError, match="No space left on device") as caught:
+        write(FULL_DISK)
+    assert not isinstance(caught.value, HetsimError)
 
 
 @pytest.mark.parametrize("name", ["to_chrome_trace", "write_chrome_trace"])

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hetsim.errors import HetsimError
 from hetsim.report import BUCKET_OF, busy_us, totals
 from hetsim.report.result import ProcessorStats, Result
 from hetsim.sim.records import CATEGORIES, RunRecord, Span
@@ -24,6 +28,22 @@ def test_busy_time_equals_the_covered_quarter_microseconds(pairs: list[tuple[int
         covered[start:end] = True
         spans.append(Span("host", f"s{a % 3}", "op", "compute", start / 4, end / 4))
     assert busy_us(spans) == covered.sum() / 4
+
+
+@pytest.mark.parametrize(
+    ("spans", "got"),
+    [
+        (None, "NoneType"),
+        ("host", "str"),
+        ([(0.0, 1.0)], "list holding tuple"),
+        ((Span("host", "exec", "a", "compute", 0.0, 1.0), 2), "tuple holding int"),
+    ],
+)
+def test_busy_time_of_what_is_not_spans_is_refused(spans: object, got: str) -> None:
+    # they raised TypeError ('NoneType' object is not iterable) or AttributeError
+    message = f"busy_us: expected spans (Span objects), got {got}"
+    with pytest.raises(HetsimError, match=f"^{re.escape(message)}$"):
+        busy_us(spans)  # type: ignore[arg-type]
 
 
 def test_every_category_has_a_breakdown_key_and_invoke_counts_as_launch() -> None:

@@ -33,6 +33,42 @@ def test_a_plot_without_a_point_to_draw_is_refused(
     assert not out.exists()
 
 
+DRAWN = [
+    {"index": i, "status": "ok", "params": {"model": "mlp", "executor.dispatch_us": us},
+     "result": {"makespan_us": 10.0 * us}}
+    for i, us in enumerate([0.2, 0.3])
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("varied", "message"),
+    [
+        (
+            ["nope"],
+            "varied[0]: expected a parameter of the records (model, executor.dispatch_us), "
+            "got 'nope'",
+        ),
+        (
+            ["executor.dispatch_us", "executor.dispatch"],
+            "varied[1]: expected a parameter of the records (model, executor.dispatch_us), "
+            "got 'executor.dispatch' (did you mean 'executor.dispatch_us'?)",
+        ),
+        (
+            "executor.dispatch_us",
+            "varied: expected a list of parameter names, got 'executor.dispatch_us'",
+        ),
+    ],
+)
+def test_a_varied_name_the_records_lack_is_named_with_those_they_have(
+    tmp_path: Path, varied: Any, message: str
+) -> None:
+    # a bare KeyError('nope'); a second unknown name was ignored; a str drew along its "e"
+    out = tmp_path / "p.png"
+    with pytest.raises(SweepError, match="^" + re.escape(message) + "$"):
+        plot_sweep(DRAWN, varied, out)
+    assert not out.exists()
+
+
 def test_one_point_is_drawn(tmp_path: Path) -> None:
     record = {
         "index": 0,
