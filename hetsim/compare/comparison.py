@@ -34,7 +34,7 @@ from hetsim.errors import (
     input_values_untaken,
     is_items,
 )
-from hetsim.ir import Graph, check_graph_dims, format_dims
+from hetsim.ir import Graph, check_graph, check_graph_dims, format_dims
 from hetsim.kernels import Meta, propagate
 from hetsim.models import load_model
 from hetsim.models.inputs import check_seed
@@ -371,6 +371,7 @@ def check_trace(graph: Graph, trace: object) -> tuple[Mapping[str, int], ...]:
     """`trace` as a tuple of dims, each checked for `graph`: its symbolic dims, every one sized
     (a `ModelError` naming the iteration, ``trace[3]: ...``, otherwise), their sizes as Python
     ints (an ``np.int64`` kept had made `Comparison.to_dict` no JSON)."""
+    check_graph(graph, "check_trace")
     if not is_items(trace):
         expected = "expected a sequence of dims, one mapping per iteration"
         raise ModelError(Problem("trace", expected, repr(trace)).message)

@@ -4,7 +4,16 @@ Python (`hetsim.ir.builder`)."""
 
 from hetsim.ir.builder import GraphBuilder
 from hetsim.ir.dims import check_dims, check_graph_dims, format_dims
-from hetsim.ir.graph import Dim, Graph, Op, TensorType, bind_shape, op_label, topological_order
+from hetsim.ir.graph import (
+    Dim,
+    Graph,
+    Op,
+    TensorType,
+    bind_shape,
+    check_graph,
+    op_label,
+    topological_order,
+)
 
 __all__ = [
     "Dim",
@@ -14,6 +23,7 @@ __all__ = [
     "TensorType",
     "bind_shape",
     "check_dims",
+    "check_graph",
     "check_graph_dims",
     "format_dims",
     "op_label",

@@ -68,6 +68,31 @@ def _cycle(ops: list[Op], producer: Mapping[str, Op], done: set[int]) -> list[Op
     return [op, *reversed(path[seen[id(op)] :])]
 
 
+def check_graph(graph: object, what: str) -> Graph:
+    """`graph`, if it is a `Graph`; the function `what` that takes it refuses anything else (a
+    zoo model's name, None) by name, where it failed inside on an attribute of it.
+
+    Raises
+    ------
+    ModelError
+        Not a Graph.
+
+    Examples
+    --------
+    >>> check_graph("mlp", "summarize")
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.ModelError: summarize: expected a Graph (hetsim.load_model makes one of a zoo \
+name or an .onnx path), got str 'mlp'
+    """
+    if not isinstance(graph, Graph):
+        raise ModelError(
+            f"{what}: expected a Graph (hetsim.load_model makes one of a zoo name or an .onnx "
+            f"path), got {shown(graph)}"
+        )
+    return graph
+
+
 def topological_order(
     ops: Iterable[Op], sources: Iterable[str] = (), *, source_kind: Mapping[str, str] | None = None
 ) -> tuple[Op, ...]:

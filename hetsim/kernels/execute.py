@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.errors import ModelError, UnknownValueError
-from hetsim.ir import Graph, Op, TensorType
+from hetsim.ir import Graph, Op, TensorType, check_graph
 from hetsim.ir.cache import GraphCache
 from hetsim.kernels.arrays import owned_outputs, read_only
 from hetsim.kernels.checks import raise_kernel_error
@@ -142,6 +142,7 @@ def compile_program(graph: Graph, *, fuse_ops: bool = True) -> Program:
     >>> len(program.steps), program.run({"x": np.ones(2, np.float32)})["y"].tolist()
     (1, [-2.0, -3.0])
     """
+    check_graph(graph, "compile_program")
     # tensor name -> its slot; the discard slot has no name (a tensor may have any name)
     slots: dict[str, int] = {"": _NONE_SLOT}
     constants: dict[int, np.ndarray] = {}
@@ -267,11 +268,7 @@ def execute(
     >>> execute(g, {"x": np.array([1.0, 2.0, -3.0], np.float32)})["z"].tolist()
     [2.0, 0.0, 0.0]
     """
-    if not isinstance(graph, Graph):  # simulate loads models by name; this runs graphs only
-        raise ModelError(
-            f"execute: expected a Graph (hetsim.load_model makes one of a zoo name or an .onnx "
-            f"path), got {type(graph).__name__}"
-        )
+    check_graph(graph, "execute")  # simulate loads models by name; this runs graphs only
     if not isinstance(fuse, bool):  # "no" read as true: fused, as simulate refuses it
         raise ModelError(f"execute: expected fuse True or False, got {fuse!r}")
     check_inputs_mapping(inputs)

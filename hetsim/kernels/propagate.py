@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.errors import ModelError, OpError, UnknownValueError, is_count
-from hetsim.ir import Graph, Op, bind_shape, op_label
+from hetsim.ir import Graph, Op, bind_shape, check_graph, op_label
 from hetsim.kernels.checks import raise_kernel_error
 from hetsim.kernels.costs import Cost
 from hetsim.kernels.meta import Meta
@@ -357,7 +357,7 @@ def propagate(
     >>> metas["n"].value.tolist(), metas["y"].shape
     ([3, 2], (3, 2))
     """
-    return _walk(graph, dims, inputs, None)
+    return _walk(check_graph(graph, "propagate"), dims, inputs, None)
 
 
 def propagate_costs(
@@ -383,7 +383,7 @@ def propagate_costs(
     (Cost(flops=2, bytes_read=8, bytes_written=8, op_class='elementwise'), True)
     """
     costs: dict[str, Cost] = {}
-    return _walk(graph, dims, inputs, costs), costs
+    return _walk(check_graph(graph, "propagate_costs"), dims, inputs, costs), costs
 
 
 def _walk(

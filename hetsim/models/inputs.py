@@ -11,8 +11,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.errors import ModelError, SimulationError, is_count
-from hetsim.ir import Graph, bind_shape, check_graph_dims
-from hetsim.ir.nodes import shown
+from hetsim.ir import Graph, bind_shape, check_graph, check_graph_dims
 from hetsim.kernels import bind_dims
 from hetsim.units import format_bytes
 
@@ -75,9 +74,7 @@ def make_inputs(
     >>> made["x"].shape, made["x"].dtype, made["i"].tolist()
     ((2, 3), dtype('float32'), [2, 2, 3])
     """
-    if not isinstance(graph, Graph):  # a model's name: an AttributeError on .inputs
-        expected = "expected a Graph (hetsim.load_model makes one)"
-        raise ModelError(f"make_inputs: {expected}, got {shown(graph)}")
+    check_graph(graph, "make_inputs")  # a model's name: an AttributeError on .inputs
     check_seed(seed)
     rng = np.random.default_rng(seed)
     made = {}

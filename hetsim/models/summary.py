@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hetsim.errors import ModelError
-from hetsim.ir import Graph, TensorType, check_graph_dims
+from hetsim.ir import Graph, TensorType, check_graph, check_graph_dims
 from hetsim.kernels import OPS, Meta, propagate
 from hetsim.units import counted, format_bytes, format_flops
 
@@ -159,7 +159,7 @@ def summarize(graph: Graph, dims: Mapping[str, int] | None = None) -> Summary:
         A name in `dims` that is not a symbolic dim of the graph; from the shape rules,
         when the shapes do not fit the ops.
     """
-    given = dict(check_graph_dims(graph, dims))
+    given = dict(check_graph_dims(check_graph(graph, "summarize"), dims))
     defaulted = tuple(s for s in graph.symbols if s not in given)
     bound = {**given, **dict.fromkeys(defaulted, DEFAULT_DIM)}
     metas = propagate(graph, bound)

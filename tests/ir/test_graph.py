@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import pickle
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -12,8 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hetsim.compare import check_trace
 from hetsim.errors import HetsimError, ModelError
 from hetsim.ir import Graph, Op, TensorType, bind_shape, topological_order
+from hetsim.kernels import compile_program, propagate, propagate_costs
+from hetsim.models import summarize
 
 X = {"x": TensorType(("seq", 4), "float32")}
 
@@ -302,3 +306,21 @@ def test_any_shuffle_sorts_to_a_valid_order_and_sorted_stays(ops: list[Op], seed
         assert all(position.get(name, -1) < i for name in op.inputs)
     assert sorted(order, key=lambda op: op.name) == sorted(ops, key=lambda op: op.name)
     assert topological_order(order, ["x"]) == order
+
+
+@pytest.mark.parametrize(
+    ("what", "call"),
+    [
+        ("propagate", lambda: propagate("mlp")),
+        ("propagate_costs", lambda: propagate_costs(None)),
+        ("compile_program", lambda: compile_program("mlp")),
+        ("summarize", lambda: summarize("mlp")),
+        ("check_trace", lambda: check_trace("mlp", [{"seq": 1}])),
+    ],
+)
+def test_a_function_taking_a_graph_refuses_a_models_name_by_its_own(
+    what: str, call: Callable[[], object]
+) -> None:
+    # each failed inside on an attribute of the str: 'str' object has no attribute 'inputs'
+    with pytest.raises(ModelError, match=f"^{what}: expected a Graph \\(hetsim.load_model makes"):
+        call()

@@ -285,7 +285,7 @@ def test_an_attribute_the_kernel_cannot_read_names_its_op() -> None:
     ("graph", "inputs", "message"),
     [
         ("mlp", {}, "execute: expected a Graph (hetsim.load_model makes one of a zoo name or an "
-                    ".onnx path), got str"),
+                    ".onnx path), got str 'mlp'"),
         (None, [np.ones(3, np.float32)], "inputs: expected a mapping of input name -> array, "
                                          "got list"),
     ],

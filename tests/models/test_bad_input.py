@@ -52,7 +52,10 @@ def test_missing_path_says_it_is_missing(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("graph", "got"), [("mlp", "str 'mlp'"), (None, "None"), (5, "int 5")])
 def test_make_inputs_wants_a_graph(graph: object, got: str) -> None:
     # AttributeError: 'str' object has no attribute 'inputs'
-    expected = "make_inputs: expected a Graph (hetsim.load_model makes one), got "
+    expected = (
+        "make_inputs: expected a Graph (hetsim.load_model makes one of a zoo name or an .onnx "
+        "path), got "
+    )
     with pytest.raises(ModelError, match=_exactly(expected + got)):
         make_inputs(graph)  # type: ignore[arg-type]
 
