@@ -6,8 +6,10 @@ mapping, a JSON string, a YAML/JSON/TOML file path, a tag with overrides, or a T
 `tags` (the tag registry), `resolve` (tag references, overrides, wrapping), `canonical` (checks and
 defaults, with `schema`, `values`, `rules` and `kinds`, built of `kind_attrs`), `tree` (the frozen
 `Target`, of `frozen` values), `display` (text forms) and `catalog` (registering tags and kinds, all
-or nothing, a kind checked by `kind_check`). TVM interop is `tvm_reader` (from TVM) and
-`tvm_writer` (to TVM), sharing the tables in `tvm_names`.
+or nothing, a kind checked by `kind_check`). TVM interop is `tvm_reader` (from TVM: any input
+form made a plain config by `tvm_config`, its options' types checked by `tvm_types`, problems
+said in the input's terms by `tvm_paths`) and `tvm_writer` (to TVM), sharing the tables in
+`tvm_names`.
 """
 
 from __future__ import annotations

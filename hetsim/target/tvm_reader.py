@@ -11,32 +11,28 @@ This module owns the TVM -> hetsim direction, `tvm_to_spec`, and its registry of
   ``"hetsim:<tag>"`` reads back as that tag with what it changes of the tag, level by level.
 
 It translates: `tvm_to_spec` returns a spec that `hetsim.target.Target` resolves and validates,
-and resolves it once itself only to say its problems in the TVM input's terms (`_tvm_path`: the
+and resolves it once itself only to say its problems in the TVM input's terms (`tvm_paths`: the
 path and option names the input wrote, ``num-cores`` for ``cores``, ``model`` for a tag it
 names). TVM has no executors, runtimes, links or device names, and none of hetsim's cost
 parameters: those come from tags and defaults. TVM options that only steer code generation
 (``keys``, ``max_num_threads``, ``feature.*``, ...) are ignored, once every option has the type
-TVM gives it (`TVM_OPTION_TYPES`): what TVM refuses is refused. The name tables are `tvm_names`;
-the way back is `tvm_writer`. ``tvm`` itself is never imported here: a real ``tvm.target.Target``
-is read through its ``export()``.
+TVM gives it (`tvm_types.TVM_OPTION_TYPES`): what TVM refuses is refused. Each input form is read
+into a plain config by `tvm_config`; the name tables are `tvm_names`; the way back is
+`tvm_writer`. ``tvm`` itself is never imported here: a real ``tvm.target.Target`` is read through
+its ``export()``.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from numbers import Integral
-from typing import Any, TypeGuard
+from typing import Any
 
 from hetsim.errors import Problem, TargetError
-from hetsim.located import load_json
-from hetsim.target.resolve import device_name, resolved_device, written_device
 from hetsim.target.schema import closest, item_path, join_path
 from hetsim.target.sources import nesting_problem
-from hetsim.target.tags import TAGS
 from hetsim.target.tree import Target
+from hetsim.target.tvm_config import TVM_KINDS, config_at, config_of, is_list, is_written, plain
 from hetsim.target.tvm_names import (
     BOARD_CPUS,
     CPU_FAMILIES,
@@ -47,6 +43,8 @@ from hetsim.target.tvm_names import (
     TVM_TAGS,
     CpuFamily,
 )
+from hetsim.target.tvm_paths import in_tvm_terms, tag_node
+from hetsim.target.tvm_types import TVM_OPTION_TYPES, type_problems
 from hetsim.target.tvm_writer import spec_to_tvm
 
 __all__ = ["TVM_OPTION_TYPES", "tvm_to_spec"]
@@ -63,36 +61,6 @@ _CODEGEN_OPTIONS = frozenset(
     }
 )  # fmt: skip
 _FEATURE_PREFIX = "feature."
-
-TVM_OPTION_TYPES: dict[str, str] = {
-    "tag": "str", "model": "str", "device": "str", "keys": "Array<str>", "libs": "Array<str>",
-    "from_device": "int", "target_device_type": "int",
-    "mtriple": "str", "mcpu": "str", "mattr": "Array<str>", "num-cores": "int",
-    "mfloat-abi": "str", "mabi": "str", "jit": "str", "cl-opt": "Array<str>", "opt-level": "int",
-    "vector-width": "int", "fast-math": "bool", "fast-math-nnan": "bool",
-    "fast-math-ninf": "bool", "fast-math-nsz": "bool", "fast-math-arcp": "bool",
-    "fast-math-contract": "bool", "fast-math-reassoc": "bool",
-    "arch": "str", "max_num_threads": "int", "max_threads_per_block": "int",
-    "max_shared_memory_per_block": "int", "thread_warp_size": "int",
-    "registers_per_block": "int", "l2_cache_size_bytes": "int",
-}  # fmt: skip
-"""The type TVM 0.27 gives each option of the kinds hetsim maps (``TargetKind.options_from_name``),
-but ``kind``, ``host`` and ``devices``, which reading checks: an option of another type is refused,
-as TVM refuses it, though hetsim ignores its value."""
-
-
-def _is_strings(value: object) -> bool:
-    return isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
-
-
-# TVM type -> what a message calls it, and whether a value has it (TVM takes 1 for a bool, and
-# True for an int)
-_TYPE_CHECKS: dict[str, tuple[str, Callable[[object], bool]]] = {
-    "str": ("a string", lambda value: isinstance(value, str)),
-    "int": ("an integer", lambda value: isinstance(value, Integral)),
-    "bool": ("a boolean", lambda value: isinstance(value, Integral)),
-    "Array<str>": ("a list of strings", _is_strings),
-}
 
 _Reader = Callable[[Mapping[str, Any], str, list[Problem], bool], dict[str, Any]]
 
@@ -154,7 +122,7 @@ def tvm_to_spec(obj: object) -> dict[str, Any]:
     num-cores: expected an integer >= 1, got 0
     """
     problems: list[Problem] = []
-    config = _config(obj, problems)
+    config = config_of(obj, problems)
     too_deep = None if problems else nesting_problem(config)
     if too_deep is not None:
         problems.append(too_deep)
@@ -165,7 +133,7 @@ def tvm_to_spec(obj: object) -> dict[str, Any]:
         problems += _resolving_problems(spec, config)
     # TVM's type of an option where hetsim said nothing of it: one it ignores (keys: 'gpu') or
     # reads as absent (num-cores: null); of a value it takes, hetsim's own check says more
-    problems += [p for p in _type_problems(config, "") if not _is_said(p.path, problems)]
+    problems += [p for p in type_problems(config, "") if not _is_said(p.path, problems)]
     if problems:
         raise TargetError(problems)
     return spec
@@ -176,7 +144,7 @@ def _resolving_problems(spec: dict[str, Any], config: Mapping[str, Any]) -> list
     try:
         Target(spec)
     except TargetError as err:
-        return list(dict.fromkeys(_in_tvm_terms(p, spec, config) for p in err.problems))
+        return list(dict.fromkeys(in_tvm_terms(p, spec, config) for p in err.problems))
     return []
 
 
@@ -185,113 +153,10 @@ def _is_said(path: str, problems: list[Problem]) -> bool:
     return any(p.path == path or p.path.startswith((f"{path}.", f"{path}[")) for p in problems)
 
 
-def _config(obj: object, problems: list[Problem]) -> Mapping[str, Any]:
-    """The plain config dict of any TVM input form."""
-    if _is_tvm_target(obj):
-        return _plain(obj)  # type: ignore[return-value]
-    if isinstance(obj, Mapping):
-        return obj
-    if isinstance(obj, str):
-        return _config_of_text(obj, "", problems)
-    expected = "expected a TVM target (a dict, a JSON string, a name or a tvm.target.Target)"
-    problems.append(Problem("target", expected, type(obj).__name__))
-    return {}
-
-
-def _type_problems(config: Mapping[str, Any], path: str) -> list[Problem]:
-    """A problem for each option of `config`, its host's and its devices', of a type TVM refuses
-    (`TVM_OPTION_TYPES`); reading says what is wrong with a part that is no config."""
-    problems: list[Problem] = []
-    for key, value in config.items():
-        tvm_type = TVM_OPTION_TYPES.get(key) if isinstance(key, str) else None
-        if tvm_type is None:
-            continue
-        name, has_type = _TYPE_CHECKS[tvm_type]
-        value = _plain(value)  # an export()'s Map as it came holds TVM's Arrays
-        if not has_type(value):
-            expected = f"expected {name} (TVM's type {tvm_type!r})"
-            problems.append(Problem(join_path(path, key), expected, repr(value)))
-    for part, where in _parts(config, path):
-        nested = _config_at(part, where, [])
-        if nested is not None:
-            problems += _type_problems(nested, where)
-    return problems
-
-
-def _parts(config: Mapping[str, Any], path: str) -> list[tuple[object, str]]:
-    """The TVM targets nested in `config`, each with its path: its host, a composite's devices."""
-    parts: list[tuple[object, str]] = []
-    if config.get("host") is not None:
-        parts.append((config["host"], join_path(path, "host")))
-    devices = config.get("devices") if config.get("kind") == "composite" else None
-    if _is_list(devices):
-        where = join_path(path, "devices")
-        parts += [(device, item_path(where, i)) for i, device in enumerate(devices)]
-    return parts
-
-
-def _is_list(value: object) -> TypeGuard[Sequence[Any]]:
-    """Whether `value` is a list as TVM's config has one (an ``export()``'s own, a TVM Array)."""
-    return isinstance(value, Sequence) and not isinstance(value, str)
-
-
-def _is_tvm_target(obj: object) -> bool:
-    return type(obj).__module__.startswith("tvm") and callable(getattr(obj, "export", None))
-
-
-def _config_of_text(text: str, path: str, problems: list[Problem]) -> Mapping[str, Any]:
-    """A config from a JSON object, a TVM kind name or a TVM tag name."""
-    where = path or "target"
-    if text.lstrip().startswith("{"):
-        try:
-            config = load_json(text)  # a key twice is an error, as in target files
-        except json.JSONDecodeError as err:
-            problems.append(Problem(where, "expected valid JSON", f"{err.msg} at {err.pos}"))
-            return {}
-        except (ValueError, RecursionError) as err:  # a key twice; an int of 4,300+ digits
-            problems.append(Problem(where, "expected valid JSON", str(err)))
-            return {}
-        if isinstance(config, Mapping):
-            return config
-        problems.append(Problem(where, "expected a JSON object", repr(config)))
-        return {}
-    if text in _KINDS:
-        return {"kind": text}
-    if "/" in text:
-        return {"tag": text}
-    expected = "expected a TVM kind or tag name (TVM 0.27 no longer parses 'llvm -mcpu=...')"
-    hint = closest(text.split(" ", 1)[0], [*_KINDS, *TVM_TAGS])
-    problems.append(Problem(where, expected, repr(text), hint))
-    return {}
-
-
-def _plain(value: object) -> object:
-    """Plain Python data from TVM's FFI containers; a nested Target is read through export()."""
-    if _is_tvm_target(value):
-        return _plain(value.export())  # type: ignore[attr-defined]
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, Sequence):
-        return [_plain(v) for v in value]
-    return value
-
-
 def _read_at(value: object, path: str, problems: list[Problem]) -> dict[str, Any]:
     """The spec of a nested TVM config found at `path` (a dict, or a JSON, kind or tag string)."""
-    config = _config_at(value, path, problems)
+    config = config_at(value, path, problems)
     return {} if config is None else _read_node(config, path, problems)
-
-
-def _config_at(value: object, path: str, problems: list[Problem]) -> Mapping[str, Any] | None:
-    """The config of a nested TVM target found at `path`; None, with a problem, for no config."""
-    if isinstance(value, str):
-        return _config_of_text(value, path, problems)
-    if isinstance(value, Mapping) or _is_tvm_target(value):
-        return _config(value, problems)
-    problems.append(Problem(path, "expected a TVM target config", repr(value)))
-    return None
 
 
 def _read_node(config: Mapping[str, Any], path: str, problems: list[Problem]) -> dict[str, Any]:
@@ -299,12 +164,12 @@ def _read_node(config: Mapping[str, Any], path: str, problems: list[Problem]) ->
     tag, model = config.get("tag"), config.get("model")
     if isinstance(tag, str) and tag:
         return _read_tvm_tag(config, path, problems)
-    if not _is_written(config) and (named := _tvm_tag_stated(config)) is not None:
+    if not is_written(config) and (named := _tvm_tag_stated(config)) is not None:
         return _read_tvm_tag({**config, "tag": named}, path, problems)
-    if _is_written(config) and model != MODEL_PREFIX:
+    if is_written(config) and model != MODEL_PREFIX:
         spec = _read_hetsim_tag(config, path, problems)
     else:
-        spec = _read_kind(config, path, problems, use_tags=not _is_written(config))
+        spec = _read_kind(config, path, problems, use_tags=not is_written(config))
     host = config.get("host")
     if host is None or config.get("kind") == "composite":
         return spec
@@ -320,7 +185,7 @@ def _stated(config: Mapping[str, Any]) -> dict[str, Any]:
     """What a TVM node states of its device, host included: not its tag, its ``model`` (a
     board's name) or the options that only steer code generation."""
     return {
-        key: _stated(value) if isinstance(value, Mapping) else _plain(value)
+        key: _stated(value) if isinstance(value, Mapping) else plain(value)
         for key, value in config.items()
         if key not in ("tag", "model") and not _is_codegen_option(key)
     }
@@ -333,12 +198,6 @@ def _tvm_tag_stated(config: Mapping[str, Any]) -> str | None:
     plain level, its GPU named ``dev0``, not ``jetson-agx-orin``)."""
     stated = _stated(config)
     return next((name for name, options in _TAG_STATES.items() if options == stated), None)
-
-
-def _is_written(config: Mapping[str, Any]) -> bool:
-    """Whether `spec_to_tvm` wrote the node: its ``model`` says where it came from."""
-    model = config.get("model")
-    return isinstance(model, str) and model.startswith(MODEL_PREFIX)
 
 
 def _with_host(spec: dict[str, Any], host: dict[str, Any]) -> dict[str, Any]:
@@ -478,7 +337,7 @@ def _devices_of(config: Mapping[str, Any], path: str, problems: list[Problem]) -
         )
         return None
     devices = config["devices"]
-    if not _is_list(devices):
+    if not is_list(devices):
         problems.append(Problem(join_path(path, "devices"), "expected a list", repr(devices)))
         return None
     return list(devices)
@@ -496,6 +355,7 @@ _KINDS: dict[str, _Kind] = {
     "ext_dev": _Kind(frozenset(), _read_ext_dev),
     "composite": _Kind(frozenset({"devices"}), _read_composite),
 }
+assert tuple(_KINDS) == TVM_KINDS, "tvm_config.TVM_KINDS names the kinds read here, in order"
 
 
 def _read_tvm_tag(config: Mapping[str, Any], path: str, problems: list[Problem]) -> dict[str, Any]:
@@ -517,7 +377,7 @@ def _read_tvm_tag(config: Mapping[str, Any], path: str, problems: list[Problem])
     for key, value in config.items():
         if key in ("tag", "kind", "model", *overrides) or _is_codegen_option(key):
             continue
-        if key in own and _plain(value) == own[key]:
+        if key in own and plain(value) == own[key]:
             continue
         expected = f"expected only {' or '.join(overrides)} to override TVM tag {name!r}"
         problems.append(Problem(join_path(path, key), expected, repr(value)))
@@ -534,7 +394,7 @@ def _read_tvm_tag(config: Mapping[str, Any], path: str, problems: list[Problem])
         return spec
     if given == _read_at(own.get("host"), host_path, []):
         return spec
-    node = _tag_node(tag)
+    node = tag_node(tag)
     if node is None or not node.is_composite:
         return _with_host(spec, given)
     change = _change(host, node.host, host_path, problems)  # type: ignore[arg-type]
@@ -557,20 +417,10 @@ def _read_hetsim_tag(
     kind = _hetsim_kind(config, path, problems)
     if kind is not None:
         spec["kind"] = kind
-    node = _tag_node(spec["tag"])
+    node = tag_node(spec["tag"])
     if node is not None and node.kind == kind:  # else resolving says what is wrong
         spec |= _changes(config, node, path, problems)
     return _with_cores(config, spec)
-
-
-def _tag_node(tag: str) -> Target | None:
-    """The canonical node tag `tag` makes (a device's tag is wrapped in a level at the root);
-    None for a name that is no tag, which resolving the spec reports."""
-    try:
-        root = Target(tag)
-    except TargetError:
-        return None
-    return root if root.tag == tag else root.devices[0]
 
 
 def _changes(
@@ -637,28 +487,28 @@ def _change(
     would reset what the platform set on it, such as a node's link); None for no change, or
     after a problem. Any other node replaces it (`_replacement`)."""
     found: list[Problem] = []
-    config = _config_at(value, path, found)
+    config = config_at(value, path, found)
     spec = {} if config is None else _read_node(config, path, found)
     if found or config is None:
         problems += found
         return None
     if spec.get("tag") != node.tag or spec.get("kind", node.kind) != node.kind:
-        return _replacement(spec, node, path, problems, is_written=_is_written(config))
-    if node.is_composite or _is_written(config):
+        return _replacement(spec, node, path, problems, was_written=is_written(config))
+    if node.is_composite or is_written(config):
         return _changes(config, node, path, problems) or None
     # TVM's own config: what it says merges into the node, as in a hetsim override
     return {key: value for key, value in spec.items() if key not in ("tag", "kind")} or None
 
 
 def _replacement(
-    spec: dict[str, Any], node: Target, path: str, problems: list[Problem], *, is_written: bool
+    spec: dict[str, Any], node: Target, path: str, problems: list[Problem], *, was_written: bool
 ) -> dict[str, Any] | str | None:
     """`spec`, of another tag or kind, in place of `node`. A plain node of the kind of `node`'s
     tag would merge into that tag (canonicalization rule 1): one that `spec_to_tvm` wrote
     becomes its kind's name, which replaces, where it has its kind's defaults, and a problem
     otherwise (the spec has no way to say it)."""
     kind = spec.get("kind")
-    if not is_written or "tag" in spec or kind != node.kind:
+    if not was_written or "tag" in spec or kind != node.kind:
         return spec
     if spec == _default_spec(kind):
         return kind  # type: ignore[no-any-return]
@@ -692,125 +542,3 @@ def _hetsim_kind(config: Mapping[str, Any], path: str, problems: list[Problem]) 
         family = _family_of(config.get("mtriple"), config.get("mcpu"), path, problems)
         return family.kind if family is not None else None
     return _HETSIM_KINDS.get(kind) if isinstance(kind, str) else None
-
-
-# --- problems in the TVM input's terms ---------------------------------------------------------
-
-_PATH_PART = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_-]*)|\[([^\]]*)\]")
-"""One part of a config path (`join_path`, `item_path`): a key, or a device's name in brackets."""
-
-
-def _in_tvm_terms(problem: Problem, spec: object, config: Mapping[str, Any]) -> Problem:
-    """`problem`, found resolving `spec`, the spec that TVM config `config` reads as, said where
-    the config has it (`_tvm_path`)."""
-    path = _tvm_path(problem.path, spec, config)
-    return Problem(path, problem.expected, problem.got, problem.hint)
-
-
-def _tvm_path(path: str, spec: object, config: Mapping[str, Any]) -> str:
-    """The path in TVM config `config` of `path` in the tree of `spec`: ``devices[dev1].arch`` of a
-    composite is ``devices[1].arch``, ``devices[dev0].cores`` of a lone device is ``num-cores``.
-    A path that is no config path (a tag file's ``file:line``) is kept.
-
-    >>> spec = {"kind": "hetero", "host": {"kind": "x86-cpu"},
-    ...         "devices": [{"kind": "cuda"}, {"kind": "cuda", "arch": 90}]}
-    >>> config = {"kind": "composite", "host": {"kind": "llvm", "mtriple": "x86_64-linux-gnu"},
-    ...           "devices": [{"kind": "cuda"}, {"kind": "cuda", "arch": 90}]}
-    >>> _tvm_path("devices[dev1].arch", spec, config), _tvm_path("host.cores", spec, config)
-    ('devices[1].arch', 'host.num-cores')
-    """
-    parts = [(key, name) for key, name in _PATH_PART.findall(path)]
-    if "".join(f".{k}" if k else f"[{n}]" for k, n in parts).removeprefix(".") != path:
-        return path
-    device = written_device(spec, TAGS)  # a lone device is its level's, under its name
-    if device is not None and parts[:2] == _PATH_PART.findall(device):
-        parts = parts[2:]
-    return _walk(parts, spec, config, "", _tag_node_of(spec))
-
-
-def _walk(
-    parts: list[tuple[str, str]],
-    spec: object,
-    config: Mapping[str, Any],
-    where: str,
-    node: Target | None,
-) -> str:
-    """`where` (the path of `config`) and then `parts`, each the way `config` writes it: a host
-    or a device as the config nests it, an attribute by the TVM option it came from."""
-    if not parts:
-        return where
-    (key, _), rest = parts[0], parts[1:]
-    spec = spec if isinstance(spec, Mapping) else {}
-    if key == "host" and isinstance(config.get("host"), Mapping | str):
-        host = _config_at(config["host"], "", [])
-        if host is not None:
-            inner = _tag_node_of(spec.get("host")) or (node.host if node is not None else None)
-            return _walk(rest, spec.get("host"), host, join_path(where, "host"), inner)
-    if key == "devices" and rest and not rest[0][0]:
-        found = _device_part(spec, config, rest[0][1], where, node)
-        if found is not None:
-            return _walk(rest[1:], *found)
-    return _rest(join_path(where, _option_of(key, config)), rest)
-
-
-def _device_part(
-    spec: Mapping[str, Any],
-    config: Mapping[str, Any],
-    name: str,
-    where: str,
-    node: Target | None,
-) -> tuple[object, Mapping[str, Any], str, Target | None] | None:
-    """The spec, config, path and tag node of the device `name` of a level: a composite's by its
-    index, the device of a device with a host in place; None where the spec has no such device."""
-    devices = spec.get("devices")
-    # a tag's devices changed by name: their order is the tag's
-    own = node.devices if node is not None and isinstance(devices, Mapping) else ()
-    if isinstance(devices, list):
-        names = [device_name(_resolved(d), i) for i, d in enumerate(devices)]
-    elif own:
-        names = [d.name for d in own]
-    else:
-        return None
-    if name not in names:
-        return None
-    index = names.index(name)
-    device = devices[index] if isinstance(devices, list) else spec["devices"].get(name)
-    inner = _tag_node_of(device) or (own[index] if own else None)
-    if config.get("kind") != "composite":
-        return device, config, where, inner
-    listed = config.get("devices")
-    if not _is_list(listed) or index >= len(listed):
-        return None
-    at = item_path(join_path(where, "devices"), index)
-    found = _config_at(listed[index], at, [])
-    return None if found is None else (device, found, at, inner)
-
-
-def _resolved(device: object) -> object:
-    """A listed device as resolved, which its name is of (a tag may name it)."""
-    if not isinstance(device, Mapping):
-        return device
-    return resolved_device(device, TAGS) or device
-
-
-def _tag_node_of(spec: object) -> Target | None:
-    tag = spec.get("tag") if isinstance(spec, Mapping) else None
-    return _tag_node(tag) if isinstance(tag, str) else None
-
-
-# hetsim attribute -> the TVM options it is read from, the first one the config has
-_SOURCES = {"cores": ("num-cores",), "arch": ("arch", "mcpu"), "tag": ("tag", "mcpu", "arch")}
-
-
-def _option_of(attr: str, config: Mapping[str, Any]) -> str:
-    """The TVM option of `config` that hetsim attribute `attr` came from."""
-    if attr == "tag" and _is_written(config):
-        return "model"
-    sources = _SOURCES.get(attr, (attr,))
-    return next((option for option in sources if config.get(option)), sources[0])
-
-
-def _rest(where: str, parts: list[tuple[str, str]]) -> str:
-    for key, name in parts:
-        where = join_path(where, key) if key else item_path(where, name)
-    return where
