@@ -404,6 +404,8 @@ def serial_kernel_us(graph: Graph, platform: Platform, placement: Mapping[str, s
     >>> platform = platform_of(Target("arm-riscv-soc"))
     >>> serial_kernel_us(chain_of(1), platform, {"r0": "host"})  # 1.0 + 32 B at 12.8 GB/s
     1.0025
+    >>> serial_kernel_us(chain_of(1), platform, {"r0": "vdevice0/host"})  # 1.5 + 32 B at 11.2
+    1.502857142857143
     >>> serial_kernel_us(chain_of(1), platform, {"r0": "vdevice0/npu"})
     0.0
     """

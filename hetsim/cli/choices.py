@@ -41,6 +41,10 @@ def check_choice(text: str, names: Sequence[str]) -> str:
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: expected one of capability, cost, rules, got 'Rules' (did you...
+    >>> check_choice("xyz", POLICY_NAMES)  # no name close to it: no hint
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected one of capability, cost, rules, got 'xyz'
     """
     if text in names:
         return text

@@ -150,3 +150,15 @@ def test_no_nested_level_running_relu_is_said_in_the_benchmarks_terms(
 def test_nested_level_is_the_first_that_runs_relu(tmp_path: Path) -> None:
     tag = nested_tag(tmp_path, "Conv", "Relu")
     assert bench_row(tag, VARIANTS["nested"], "chain", (1, 10)).processor == "co2/npu"
+
+
+def test_a_nested_fanouts_sum_on_the_root_host_is_its_kernel_time() -> None:
+    # arm-riscv-soc: the Relus run in vdevice0's NPU, the Sum on the root's A72, which reads one
+    # more 16 B input per branch at 12.8 GB/s; the chain's kernels all run in the nested level
+    chain, fanout = (
+        bench_row("arm-riscv-soc", VARIANTS["nested"], shape, (1, 10, 100))
+        for shape in ("chain", "fanout")
+    )
+    assert (chain.processor, fanout.processor) == ("vdevice0/npu", "vdevice0/npu")
+    assert chain.kernel_per_op_us == 0.0
+    assert fanout.kernel_per_op_us == pytest.approx(16 / 12800, rel=1e-9)

@@ -405,3 +405,15 @@ def test_checking_out_leaves_no_file_when_the_calibration_is_interrupted(
     with pytest.raises(KeyboardInterrupt):
         main([*args, "--json", str(tmp_path / "samples" / "cal.json")])
     assert [list((tmp_path / f).iterdir()) for f in ("out", "samples")] == [[], []]
+
+
+def test_a_folder_where_the_local_tag_goes_is_refused_before_calibrating(
+    user_folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # found when writing, after the whole calibration: "Is a directory"
+    (user_folder / "local.yaml").mkdir()
+    err = _refused(CALIBRATE, monkeypatch, capsys)
+    assert err == (
+        f"error: HETSIM_TAG_DIR {user_folder}/local.yaml: expected a file it can write, got the "
+        f"folder '{user_folder}/local.yaml'\n"
+    )

@@ -583,3 +583,11 @@ def test_kernels_on_no_cuda_device_are_one_note_for_whole_and_regions(strategy: 
     assert found.record.extra["cuda_graph_notes"] == [
         "no CUDA kernels at the root level to capture: every kernel runs eagerly"
     ]
+
+
+def test_a_root_gpu_that_runs_nothing_is_not_called_nested() -> None:
+    # x86-h100's gpu0 is at the root level: with every op ruled onto the host there is nothing
+    # to capture, and the note says only that (a root GPU had been counted among nested ones)
+    result = simulate(_two_relus(), "x86-h100", mode="timing", cuda_graph="regions",
+                      partition="rules", rules=[{"op": "*", "device": "host"}])  # fmt: skip
+    assert result.record.extra["cuda_graph_notes"] == [NOTHING_TO_CAPTURE[1][1]]
