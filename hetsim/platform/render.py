@@ -119,8 +119,9 @@ def draw(platform: Platform, path: str | Path) -> Path:
     Raises
     ------
     HetsimError
-        `platform` is not a `Platform`, or `path` is not a file it can write: not a path, a
-        suffix other than ``.png``, a directory, a missing directory (`png_path`).
+        `platform` is not a `Platform`, `path` is not a file it can write (not a path, a
+        suffix other than ``.png``, a directory, a missing directory: `png_path`), or matplotlib
+        is not installed.
     OSError
         Writing failed anyway (a read-only folder, a full disk).
     """
@@ -130,7 +131,10 @@ def draw(platform: Platform, path: str | Path) -> Path:
             f"{type(platform).__name__}"
         )
     out = png_path(path, "draw")
-    from matplotlib.figure import Figure  # optional dependency: plotting only
+    try:  # optional dependency: plotting only (the charts above this layer: report.figures)
+        from matplotlib.figure import Figure
+    except ImportError as err:
+        raise HetsimError("draw: expected matplotlib (pip install hetsim[plot]), got none") from err
 
     places = _places(platform)
     width = max(x for x, _ in places.values()) + 1

@@ -17,6 +17,8 @@ from hetsim.calibrate.bench import BenchRow
 from hetsim.calibrate.benchreport import plot_accuracy, plot_bench
 from hetsim.compare import compare
 from hetsim.errors import HetsimError
+from hetsim.platform import build_platform
+from hetsim.platform.render import draw
 from hetsim.sweep import plot_sweep
 
 matplotlib = pytest.importorskip("matplotlib")
@@ -36,6 +38,7 @@ CHARTS: dict[str, Callable[[Path], Any]] = {
     "plot_sweep": lambda path: plot_sweep([RECORD], [], path),
     "plot": lambda path: compare("cnn", "x86-h100", ["none"], iterations=1).plot(path),
     "plot_gantt": lambda path: simulate("mlp", "x86-h100", mode="timing").plot_gantt(path),
+    "draw": lambda path: draw(build_platform("x86-h100"), path),
 }
 
 
