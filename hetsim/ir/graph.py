@@ -131,7 +131,15 @@ an initializer or an op output, got 'w'
     ops = list(ops)
     sources = set(sources)
     kinds = source_kind or dict.fromkeys(sources, "a graph input")
-    producer = _producers(ops, sources, kinds)
+    try:
+        producer = _producers(ops, sources, kinds)
+    except AttributeError:  # found on failure only: nothing per op
+        other = next((op for op in ops if not isinstance(op, Op)), None)
+        if other is None:
+            raise
+        raise ModelError(
+            f"topological_order: expected ops a collection of Ops, got {shown(other)} in it"
+        ) from None
     waiting: list[int] = []
     consumers: dict[str, list[int]] = {}
     for index, op in enumerate(ops):

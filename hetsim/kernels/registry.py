@@ -20,8 +20,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from hetsim.errors import OpError, close_name
+from hetsim.errors import ModelError, OpError, close_name
 from hetsim.ir import Op, op_label
+from hetsim.ir.nodes import shown
 from hetsim.kernels.arity import MAX_INPUTS
 from hetsim.kernels.attributes import ATTRIBUTES
 from hetsim.kernels.checks import (
@@ -338,8 +339,20 @@ def lookup(op: Op) -> OpDef:
     --------
     >>> lookup(Op("Relu", "r0", ("x",), ("y",))) is OPS["Relu"]
     True
+    >>> lookup("Relu")
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.ModelError: lookup: expected an Op (OPS[type] gives a type's OpDef), got str \
+'Relu'
     """
-    definition = OPS.get(op.type)
+    try:
+        definition = OPS.get(op.type)
+    except AttributeError:  # found on failure only: nothing per op
+        if isinstance(op, Op):
+            raise
+        raise ModelError(
+            f"lookup: expected an Op (OPS[type] gives a type's OpDef), got {shown(op)}"
+        ) from None
     if definition is None:
         close = close_name(op.type, OPS)
         hint = f" (did you mean {close!r}?)" if close else ""

@@ -15,7 +15,9 @@ from __future__ import annotations
 import heapq
 from collections.abc import Mapping, Sequence
 
-from hetsim.ir import Op
+from hetsim.errors import PartitionError
+from hetsim.ir import Op, op_label
+from hetsim.ir.nodes import shown
 
 __all__ = ["data_edges", "group_ops"]
 
@@ -205,8 +207,16 @@ def group_ops(ops: Sequence[Op], device: Mapping[str, str]) -> list[tuple[str, t
     [('npu', ['a']), ('host', ['b']), ('npu', ['c'])]
     >>> [(d, [o.name for o in g]) for d, g in group_ops(ops, {"a": "npu", "b": "npu", "c": "npu"})]
     [('npu', ['a', 'b', 'c'])]
+
+    Raises
+    ------
+    PartitionError
+        `ops` is not a sequence of Ops, `device` not a mapping, or an op has no device there.
     """
-    where = [device[op.name] for op in ops]
+    try:
+        where = [device[op.name] for op in ops]
+    except (AttributeError, KeyError, TypeError) as err:  # found on failure only
+        raise PartitionError(f"group_ops: {_grouping_problem(ops, device)}") from err
     if len(set(where)) == 1:
         return _components(ops, where[0])
     edges = data_edges(ops)
@@ -231,3 +241,16 @@ def group_ops(ops: Sequence[Op], device: Mapping[str, str]) -> list[tuple[str, t
     for i, op in enumerate(ops):
         members.setdefault(find(i), []).append(op)
     return [(where[n], tuple(members[n])) for n in dag.order()]
+
+
+def _grouping_problem(ops: object, device: object) -> str:
+    """What `group_ops` was given that it cannot group."""
+    if not isinstance(device, Mapping):
+        return f"expected device a mapping of op name -> device, got {shown(device)}"
+    if not isinstance(ops, Sequence):
+        return f"expected ops a sequence of Ops (a Graph's .ops), got {shown(ops)}"
+    other = next((op for op in ops if not isinstance(op, Op)), None)
+    if other is not None:
+        return f"expected ops a sequence of Ops, got {shown(other)} in it"
+    op = next(op for op in ops if op.name not in device)
+    return f"expected a device for every op, got none for {op_label(op)}"

@@ -16,7 +16,7 @@ from hetsim.platform.elements import (
     empty_memory_note,
     memory_name,
 )
-from hetsim.platform.graph import ROUTE_REFERENCE_BYTES, Platform, route_weight
+from hetsim.platform.graph import ROUTE_REFERENCE_BYTES, Platform, check_platform, route_weight
 from hetsim.platform.render import draw, png_path, render_tree
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "Platform",
     "Processor",
     "build_platform",
+    "check_platform",
     "draw",
     "empty_memory_note",
     "memory_name",

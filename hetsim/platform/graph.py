@@ -18,12 +18,12 @@ from typing import Any
 
 import networkx as nx
 
-from hetsim.errors import Problem, TargetError
+from hetsim.errors import HetsimError, Problem, TargetError
 from hetsim.platform.elements import Level, Link, Memory, Processor
 from hetsim.target.schema import closest
 from hetsim.units import BYTES_PER_MIB, transfer_us
 
-__all__ = ["ROUTE_REFERENCE_BYTES", "Platform", "route_weight"]
+__all__ = ["ROUTE_REFERENCE_BYTES", "Platform", "check_platform", "route_weight"]
 
 ROUTE_REFERENCE_BYTES = BYTES_PER_MIB
 """The transfer size routing compares links by."""
@@ -268,3 +268,28 @@ def _memory_graph(memories: Mapping[str, Memory], links: Mapping[str, Link]) -> 
         if not graph.has_edge(link.a, link.b) or graph[link.a][link.b]["weight"] > weight:
             graph.add_edge(link.a, link.b, weight=weight, link=link)
     return graph
+
+
+def check_platform(platform: object, what: str) -> Platform:
+    """`platform`, if it is a `Platform`; the function `what` that takes it refuses anything else
+    (a tag's name, a `Target`) by name, where it failed inside on an attribute of it.
+
+    Raises
+    ------
+    HetsimError
+        Not a Platform.
+
+    Examples
+    --------
+    >>> check_platform("x86-h100", "render_tree")
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.HetsimError: render_tree: expected platform a Platform \
+(hetsim.platform.build_platform gives one), got str
+    """
+    if not isinstance(platform, Platform):
+        raise HetsimError(
+            f"{what}: expected platform a Platform (hetsim.platform.build_platform gives one), "
+            f"got {type(platform).__name__}"
+        )
+    return platform

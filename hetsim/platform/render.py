@@ -12,7 +12,7 @@ from typing import Any
 from hetsim.errors import HetsimError
 from hetsim.located.paths import output_path
 from hetsim.platform.elements import Level, Link, Processor
-from hetsim.platform.graph import Platform
+from hetsim.platform.graph import Platform, check_platform
 from hetsim.units import counted, format_bytes
 
 __all__ = ["draw", "png_path", "render_tree"]
@@ -26,8 +26,13 @@ def render_tree(platform: Platform) -> str:
 
     Each processor line names its role, kind, compute parameters and memory; a memory it owns is
     followed by its capacity and bandwidth, and by the link that joins it to the level above.
+
+    Raises
+    ------
+    HetsimError
+        `platform` is not a `Platform` (`check_platform`).
     """
-    root = platform.levels[""]
+    root = check_platform(platform, "render_tree").levels[""]
     lines = [f"{platform.name}  {_level_summary(root)}"]
     lines += _tree_lines(platform, root, prefix="")
     return "\n".join(lines)
@@ -125,11 +130,7 @@ def draw(platform: Platform, path: str | Path) -> Path:
     OSError
         Writing failed anyway (a read-only folder, a full disk).
     """
-    if not isinstance(platform, Platform):
-        raise HetsimError(
-            "draw: expected platform a Platform (hetsim.platform.build_platform gives one), got "
-            f"{type(platform).__name__}"
-        )
+    check_platform(platform, "draw")
     out = png_path(path, "draw")
     try:  # optional dependency: plotting only (the charts above this layer: report.figures)
         from matplotlib.figure import Figure

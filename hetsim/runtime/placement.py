@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from hetsim.ir import Graph
-from hetsim.platform import Platform, Processor
+from hetsim.ir import Graph, check_graph
+from hetsim.platform import Platform, Processor, check_platform
 from hetsim.target.values import ANY_OP
 
 __all__ = ["ANY_OP", "can_run", "place"]
@@ -45,8 +45,14 @@ def place(graph: Graph, platform: Platform) -> Mapping[str, str]:
     -------
     Mapping
         Read-only, in the graph's op order.
+
+    Raises
+    ------
+    HetsimError
+        `graph` is not a `Graph` (a `ModelError`) or `platform` not a `Platform`.
     """
-    root = platform.levels[""]
+    graph = check_graph(graph, "place")
+    root = check_platform(platform, "place").levels[""]
     devices = [platform.processors[p] for p in root.devices if p in platform.processors]
     chosen: dict[str, str] = {}
     by_type: dict[str, str] = {}

@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hetsim.errors import SimulationError
-from hetsim.ir import Graph
+from hetsim.ir import Graph, check_graph
 from hetsim.partition import Plan, Segment, fold
-from hetsim.platform import Platform
+from hetsim.platform import Platform, check_platform
 from hetsim.runtime.bytecode import VmProgram
 from hetsim.runtime.graph_executor import GraphProgram, check_static, compile_graph
 from hetsim.runtime.vm import LevelCompiler, Unit, _new
@@ -239,7 +239,17 @@ def compile_vm(graph: Graph, platform: Platform, placement: Mapping[str, str]) -
     SimulationError
         An op with no placement, a placement on a processor the root level does not drive (a
         nested level included), or a copy between memories no device stream can carry.
+    HetsimError
+        `graph` is not a `Graph` (a `ModelError`), `platform` not a `Platform`, or `placement`
+        not a mapping (a `SimulationError`).
     """
+    check_graph(graph, "compile_vm")
+    check_platform(platform, "compile_vm")
+    if not isinstance(placement, Mapping):
+        raise SimulationError(
+            "compile_vm: expected placement a mapping of op name -> processor path "
+            f"(hetsim.runtime.place gives one), got {type(placement).__name__}"
+        )
     constants, folded, ops = fold(graph)
     try:
         units = tuple(Unit.of_op(n, op, placement[op.name]) for n, op in enumerate(ops))
