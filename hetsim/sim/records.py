@@ -64,6 +64,11 @@ class Span(NamedTuple):
     def duration_us(self) -> float:
         return self.end_us - self.start_us
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # args as a dict: the shared read-only default (a mappingproxy) does not pickle, so a
+        # Span made without args could not be pickled or deep-copied
+        return (Span, (*self[:8], dict(self.args)))
+
 
 class Spans(Sequence[Span]):
     """A run's spans, in start order, made into `Span`s when first read.

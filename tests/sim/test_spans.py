@@ -3,6 +3,7 @@ same totals, whichever way they are read."""
 
 from __future__ import annotations
 
+import copy
 import gc
 import pickle
 
@@ -63,3 +64,14 @@ def test_making_spans_leaves_the_collector_as_it_was() -> None:
             assert gc.isenabled() is enabled
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_a_span_made_without_args_pickles_and_copies() -> None:
+    # "cannot pickle 'mappingproxy' object": the shared read-only default of args
+    span = Span("host", "exec", "a", "dispatch", 0.0, 1.0)
+    for again in (pickle.loads(pickle.dumps(span)), copy.deepcopy(span)):
+        assert type(again) is Span
+        assert again == span
+        assert again.args == {}
+    with_args = Span("gpu0", "stream0", "k", "compute", 1.0, 3.0, None, 1, {"op_type": "Relu"})
+    assert pickle.loads(pickle.dumps(with_args)) == with_args
