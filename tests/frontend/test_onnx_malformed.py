@@ -324,18 +324,25 @@ def test_qdq_fusion_does_not_trust_a_value_info_dtype() -> None:
 
 
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
-@pytest.mark.parametrize("bad_scale", [np.nan, np.inf])
-def test_a_qdq_group_with_a_scale_that_is_not_finite_stays_float(bad_scale: float) -> None:
-    # fused, a NaN weight scale gave 0 where the float ops give -128
+@pytest.mark.filterwarnings("ignore:divide by zero encountered:RuntimeWarning")
+@pytest.mark.parametrize(
+    ("bad", "bad_scale"), [("ws", np.nan), ("ws", np.inf), ("ys", 0.0), ("ys", -0.0)]
+)
+def test_a_qdq_group_with_a_scale_that_is_not_finite_or_zero_stays_float(
+    bad: str, bad_scale: float
+) -> None:
+    # fused, a NaN weight scale gave 0 where the float ops give -128, and so did a zero output
+    # scale (the float Q divides by it: onnxruntime gives -128 too)
+    scales = {"ws": np.float32(0.5), "ys": np.float32(0.5), bad: np.float32(bad_scale)}
     nodes = [
         helper.make_node("DequantizeLinear", ["x", "s", "z"], ["xf"], name="dq_x"),
         helper.make_node("DequantizeLinear", ["w", "ws", "z"], ["wf"], name="dq_w"),
         helper.make_node("MatMul", ["xf", "wf"], ["m"], name="mm"),
-        helper.make_node("QuantizeLinear", ["m", "s", "z"], ["y"], name="q"),
+        helper.make_node("QuantizeLinear", ["m", "ys", "z"], ["y"], name="q"),
     ]
     inits = [
         numpy_helper.from_array(np.array(0.5, np.float32), "s"),
-        numpy_helper.from_array(np.array(bad_scale, np.float32), "ws"),
+        *(numpy_helper.from_array(np.array(v, np.float32), name) for name, v in scales.items()),
         numpy_helper.from_array(np.array(0, np.int8), "z"),
         numpy_helper.from_array(np.ones((2, 3), np.int8), "w"),
     ]
