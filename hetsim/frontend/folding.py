@@ -82,7 +82,8 @@ def _fold(
         try:
             return kernel([constants[n] if n else None for n in op.inputs])
         except Exception as err:  # a Gather index out of range, a ConstantOfShape too large
-            raise_kernel_error(op, err)
+            # folded when the model is loaded, whatever the mode of a later run
+            raise_kernel_error(op, err, no_room="a constant, computed when the model is loaded")
     if not all(not n or n in metas for n in op.inputs):
         return None
     try:

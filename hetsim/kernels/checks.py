@@ -320,16 +320,20 @@ def op_error(op: Op, expected: str, got: object) -> OpError:
 
 
 def raise_kernel_error(
-    op: Op, err: Exception, expected: str = "expected its kernel to compute"
+    op: Op,
+    err: Exception,
+    expected: str = "expected its kernel to compute",
+    *,
+    no_room: str = "timing mode computes no values",
 ) -> NoReturn:
     """Raise what a failure of `op`'s kernel (or of its compile or shape rule: `expected` says
     which) is: `err` itself when it is already a `HetsimError` (it says what and where); a
     SimulationError naming the op when this machine has no room for its arrays (a functional
     run of a model at sizes only a timing-mode run can take: numpy's ``_ArrayMemoryError``
-    came out of ``hetsim run`` as a traceback); else a ModelError naming the op (an
-    out-of-range Gather index, a reduction over an empty axis: numpy's message alone would not
-    say which of thousands of ops it was). Chained to `err` for whoever debugs a kernel. Call
-    it in an ``except`` block.
+    came out of ``hetsim run`` as a traceback), `no_room` saying what to do about it; else a
+    ModelError naming the op (an out-of-range Gather index, a reduction over an empty axis:
+    numpy's message alone would not say which of thousands of ops it was). Chained to `err` for
+    whoever debugs a kernel. Call it in an ``except`` block.
 
     Examples
     --------
@@ -348,7 +352,7 @@ got MemoryError: Unable to allocate 149. GiB for an array (timing mode computes 
     if isinstance(err, HetsimError):
         raise err
     if isinstance(err, MemoryError):
-        got = f"MemoryError: {err} (timing mode computes no values)"
+        got = f"MemoryError: {err} ({no_room})"
         raise SimulationError(
             f"{op_label(op)}: expected arrays this machine can allocate, got {got}"
         ) from err
