@@ -187,6 +187,11 @@ def _check_external_files(model: onnx.ModelProto, path: Path) -> None:
             where = f"{path}: op {op_names[index]} ({nodes[index].op_type}) attribute {name}"
         location = entries.get("location", "")
         found = _external_file(location, folder, where) if location else "missing"
+        if found == "folder":
+            raise ModelError(
+                f"{where}: expected an external data file in the model's folder, got "
+                f"{location!r}, a folder"
+            )
         if found == "outside":  # /etc/x, ../x
             raise ModelError(
                 f"{where}: expected an external data file in the model's folder, got "
@@ -202,14 +207,17 @@ def _check_external_files(model: onnx.ModelProto, path: Path) -> None:
 
 
 def _external_file(location: str, folder: Path, where: str) -> str:
-    """Where external data `location` is, beside a model in `folder`: ``"outside"`` the folder
-    (looked at first: an unreadable folder there is outside all the same), a file ``"here"``,
-    or ``"missing"``; a `ModelError` for a location no file can have (a NUL byte, a name too
-    long for the file system)."""
+    """Where external data `location` is, beside a model in `folder`: a ``"folder"`` (the
+    model's own, ``.``, or another), ``"outside"`` the folder (an unreadable folder there is
+    outside all the same), a file ``"here"``, or ``"missing"``; a `ModelError` for a location
+    no file can have (a NUL byte, a name too long for the file system)."""
     try:
-        if folder not in (folder / location).resolve().parents:
+        resolved = (folder / location).resolve()
+        if resolved == folder or resolved.is_dir():  # '.', a sub-folder
+            return "folder"
+        if folder not in resolved.parents:
             return "outside"
-        return "here" if (folder / location).is_file() else "missing"
+        return "here" if resolved.is_file() else "missing"
     except (OSError, ValueError) as err:
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         raise ModelError(
@@ -219,15 +227,24 @@ def _external_file(location: str, folder: Path, where: str) -> str:
 
 def _check_extent(entries: dict[str, str], file: Path, where: str) -> None:
     """Raise unless `file` reaches the end of the bytes that `entries` (offset, length) say:
-    onnx's loader names the tensor, not the initializer or op. An offset or a length that is
-    not a count is left to it."""
-    offset, length = entries.get("offset", "0"), entries.get("length", "0")
-    if not (offset.isdecimal() and length.isdecimal()):
-        return
-    end, size = int(offset) + int(length), file.stat().st_size
+    onnx's loader names the tensor, not the initializer or op, and refuses an offset or a
+    length that is not a count with Python's own words (``invalid literal for int()``)."""
+    counts = []
+    for key in ("offset", "length"):
+        value = entries.get(key, "0")
+        try:  # as onnx's loader reads it
+            counts.append(int(value))
+        except ValueError:
+            counts.append(-1)
+        if counts[-1] < 0:
+            raise ModelError(
+                f"{where}: expected its external data {key} a count of bytes, got {value!r}"
+            )
+    offset, length = counts
+    end, size = offset + length, file.stat().st_size
     if end > size:
         raise ModelError(
-            f"{where}: expected bytes {int(offset)} to {end} in its external data file "
+            f"{where}: expected bytes {offset} to {end} in its external data file "
             f"{entries['location']}, got a file of {size} bytes"
         )
 

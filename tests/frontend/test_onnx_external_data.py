@@ -82,3 +82,41 @@ def test_a_constant_s_unloaded_external_data_names_the_op(tmp_path: Path) -> Non
     message = f"model g: op const (Constant) attribute value: {NOT_LOADED}"
     with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
         load_onnx(onnx.load(path, load_external_data=False))
+
+
+def _with_entries(location: str, **entries: str) -> onnx.ModelProto:
+    model = _add_of_external_weight(location)
+    for key, value in entries.items():
+        entry = model.graph.initializer[0].external_data.add()
+        entry.key, entry.value = key, value
+    return model
+
+
+@pytest.mark.parametrize(
+    ("location", "entries", "got"),
+    [
+        (".", {}, "expected an external data file in the model's folder, got '.', a folder"),
+        ("sub", {}, "expected an external data file in the model's folder, got 'sub', a folder"),
+        (
+            "w.bin",
+            {"offset": "abc"},
+            "expected its external data offset a count of bytes, got 'abc'",
+        ),
+        ("w.bin", {"length": "-4"}, "expected its external data length a count of bytes, got '-4'"),
+    ],
+    ids=["own-folder", "sub-folder", "offset", "length"],
+)
+def test_an_external_location_or_extent_that_is_no_file_range_names_the_initializer(
+    location: str, entries: dict[str, str], got: str, tmp_path: Path
+) -> None:
+    # '.' was "outside" the model's folder; an offset of 'abc' gave onnx's "invalid literal for
+    # int() with base 10: 'abc'", naming neither the initializer nor the entry
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "w.bin").write_bytes(np.arange(6, dtype=np.float32).tobytes())
+    path = tmp_path / "m.onnx"
+    path.write_bytes(_with_entries(location, **entries).SerializeToString())
+    with pytest.raises(ModelError, match=f"^{re.escape(f'{path}: initializer w: {got}')}$"):
+        load_onnx(path)
+    # the same file with a count of bytes loads
+    path.write_bytes(_with_entries("w.bin", offset=" 0", length="24").SerializeToString())
+    np.testing.assert_array_equal(load_onnx(path).initializers["w"], np.arange(6))
