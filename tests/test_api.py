@@ -295,6 +295,23 @@ def test_make_inputs_says_which_input_ran_out_of_memory(monkeypatch: pytest.Monk
         make_inputs(model, dims={"seq": 8})
 
 
+def test_an_input_of_more_dims_than_numpy_makes_is_refused_by_its_rank() -> None:
+    # "expected an array this machine can allocate, got 4 B": its 4 bytes fit anywhere
+    from hetsim.ir import GraphBuilder
+    from hetsim.models.inputs import MAX_NUMPY_DIMS
+
+    b = GraphBuilder("deep")
+    b.output(b.op("Relu", b.input("x", (1,) * (MAX_NUMPY_DIMS + 1))))
+    graph = b.build()
+    assert simulate(graph, "x86-h100", mode="timing").makespan_us > 0  # timing mode makes none
+    message = (
+        f"expected at most {MAX_NUMPY_DIMS} dims (numpy's limit), got {MAX_NUMPY_DIMS + 1} "
+        "(maximum supported dimension"
+    )
+    with pytest.raises(SimulationError, match=re.escape(message)):
+        make_inputs(graph)
+
+
 def test_buckets_without_a_cuda_device_runs_unpadded_with_a_note() -> None:
     # seq=5 was padded to 8 though nothing was captured, and the graph executor compiled for
     # seq=5 refused it

@@ -15,6 +15,10 @@ from hetsim.ir import Graph, bind_shape, check_graph, check_graph_dims
 from hetsim.kernels import bind_dims
 from hetsim.units import format_bytes
 
+MAX_NUMPY_DIMS = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
+"""The most dims a numpy array has (numpy 2 raised it from 32): a made-up input of more is
+refused by name (numpy says only "maximum supported dimension ... 64, found 100")."""
+
 __all__ = ["INT_INPUT_HIGH", "check_seed", "input_label", "input_types", "make_inputs"]
 
 INT_INPUT_HIGH = 4
@@ -87,6 +91,11 @@ def make_inputs(
             else:
                 made[name] = rng.integers(0, INT_INPUT_HIGH, shape).astype(dtype)
         except (MemoryError, ValueError) as err:  # ValueError: a dim past numpy's int64 range
+            if len(shape) > MAX_NUMPY_DIMS:  # timing mode takes them: it makes no array
+                raise SimulationError(
+                    f"{input_label(name, shape, dtype)}: expected at most {MAX_NUMPY_DIMS} dims "
+                    f"(numpy's limit), got {len(shape)} ({err})"
+                ) from err
             size = format_bytes(math.prod(shape) * dtype.itemsize)
             raise SimulationError(
                 f"{input_label(name, shape, dtype)}: expected an array this machine can "
