@@ -37,8 +37,16 @@ Binary = Callable[[np.ndarray, np.ndarray], np.ndarray]
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
+def _check_int_divisor(b: np.ndarray) -> None:
+    """Refuse an integer divisor of 0: numpy gives 0 (with a warning), a number ONNX leaves
+    undefined and onnxruntime does not give."""
+    if not np.all(b):
+        raise ZeroDivisionError("integer division by zero")
+
+
 def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     # ONNX integer division truncates toward zero (C semantics); numpy's floors
+    _check_int_divisor(b)
     q = np.floor_divide(a, b)
     result: np.ndarray = q + ((np.remainder(a, b) != 0) & ((a < 0) ^ (b < 0))).astype(q.dtype)
     return result
@@ -194,7 +202,13 @@ for _type, (_fn, _is_bool) in _BINARY.items():
 def _compile_mod(op: Op, opset: int) -> Kernel:
     # fmod 0: the remainder takes the divisor's sign (numpy's mod); 1: the dividend's (C's fmod)
     fn = np.fmod if _fmod(op) else np.mod
-    return lambda inputs: [fn(inputs[0], inputs[1])]
+
+    def mod(inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        if inputs[1].dtype.kind in "iu":
+            _check_int_divisor(inputs[1])
+        return [fn(inputs[0], inputs[1])]
+
+    return mod
 
 
 def _fmod(op: Op) -> bool:

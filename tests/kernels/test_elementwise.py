@@ -71,6 +71,30 @@ def test_int_div_truncates_toward_zero() -> None:
     assert y.tolist() == [3, -3, -3, 3, 2]
 
 
+@pytest.mark.filterwarnings("ignore:divide by zero encountered:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.parametrize("fmod", [None, 0, 1])
+def test_integer_division_by_zero_is_refused_not_zero(fmod: int | None) -> None:
+    # numpy gave 0 (with a warning), a number ONNX leaves undefined; a constant folded so
+    op = _op("Div", 2) if fmod is None else _op("Mod", 2, fmod=fmod)
+    with pytest.raises(ZeroDivisionError, match=r"^integer division by zero$"):
+        _run(op, np.array([7, 6], np.int32), np.array([2, 0], np.int32))
+    (y,) = _run(op, np.array([7.0], np.float32), np.array([0.0], np.float32))  # floats: inf/nan
+    assert not np.isfinite(y).any()
+    graph = Graph(
+        "g",
+        (op,),
+        {"x0": TensorType((2,), "int32"), "x1": TensorType((2,), "int32")},
+        ("y",),
+    )
+    message = (
+        f"^op {op.name} \\({op.type}\\): expected its kernel to compute, got ZeroDivisionError"
+    )
+    with pytest.raises(ModelError, match=message):
+        simulate(graph, "x86-cpu", inputs={"x0": np.array([7, 6], np.int32),
+                                           "x1": np.array([2, 0], np.int32)})  # fmt: skip
+
+
 def test_pow_keeps_base_dtype_with_int_exponent() -> None:
     (y,) = _run(_op("Pow", 2), np.array([1.5, 2.0], np.float32), np.array(2, np.int64))
     assert y.dtype == np.float32
