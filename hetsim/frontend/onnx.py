@@ -207,16 +207,17 @@ def _check_external_files(model: onnx.ModelProto, path: Path) -> None:
 
 
 def _external_file(location: str, folder: Path, where: str) -> str:
-    """Where external data `location` is, beside a model in `folder`: a ``"folder"`` (the
-    model's own, ``.``, or another), ``"outside"`` the folder (an unreadable folder there is
-    outside all the same), a file ``"here"``, or ``"missing"``; a `ModelError` for a location
-    no file can have (a NUL byte, a name too long for the file system)."""
+    """Where external data `location` is, beside a model in `folder`: ``"outside"`` the folder
+    (looked at first: an unreadable folder there is outside all the same), a ``"folder"`` in it
+    (the model's own, ``.``, or a sub-folder), a file ``"here"``, or ``"missing"``; a
+    `ModelError` for a location no file can have (a NUL byte, a name too long for the file
+    system)."""
     try:
         resolved = (folder / location).resolve()
-        if resolved == folder or resolved.is_dir():  # '.', a sub-folder
+        if resolved != folder and folder not in resolved.parents:
+            return "outside"  # looked at first: nothing outside is looked at
+        if resolved.is_dir():  # '.', a sub-folder
             return "folder"
-        if folder not in resolved.parents:
-            return "outside"
         return "here" if resolved.is_file() else "missing"
     except (OSError, ValueError) as err:
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)

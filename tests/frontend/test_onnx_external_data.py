@@ -97,6 +97,7 @@ def _with_entries(location: str, **entries: str) -> onnx.ModelProto:
     [
         (".", {}, "expected an external data file in the model's folder, got '.', a folder"),
         ("sub", {}, "expected an external data file in the model's folder, got 'sub', a folder"),
+        ("..", {}, "expected an external data file in the model's folder, got '..', outside it"),
         (
             "w.bin",
             {"offset": "abc"},
@@ -104,7 +105,7 @@ def _with_entries(location: str, **entries: str) -> onnx.ModelProto:
         ),
         ("w.bin", {"length": "-4"}, "expected its external data length a count of bytes, got '-4'"),
     ],
-    ids=["own-folder", "sub-folder", "offset", "length"],
+    ids=["own-folder", "sub-folder", "outside-folder", "offset", "length"],
 )
 def test_an_external_location_or_extent_that_is_no_file_range_names_the_initializer(
     location: str, entries: dict[str, str], got: str, tmp_path: Path
