@@ -12,7 +12,7 @@ float op and giving the Q's output; a DQ left with no reader is dropped.
 written).
 
 A group is fused only when the integer op computes what it states (every value below is an
-initializer; scales are finite, non-zero float32):
+initializer; scales are finite float32, a Q's non-zero):
 
 - **Conv**: X from a per-tensor DQ of int8 or uint8; W from a DQ of an int8 or uint8 weight,
   per tensor or per output channel (``axis=0``, one scale per output channel); the optional B

@@ -6,8 +6,8 @@ makes it (`QdqReader.dequantized`), the one Q that alone reads it, per tensor to
 (`QdqReader.quantized_by`), and its dtype where the graph fixes it, a Q's or a quantized op's
 output included, a ``value_info`` entry not (`QdqReader.dtype_of`). Each answer is a
 `Quantized`: the integer tensor, its scale and zero point (initializer names) and their values.
-A DQ or Q is read only when its scale is a finite, non-zero float32 initializer and its zero
-point, if it has one, an initializer.
+A DQ or Q is read only when its scale is a finite float32 initializer (a Q's non-zero too: it
+divides by it) and its zero point, if it has one, an initializer.
 
 Blocked quantization (``block_size``), DQ's ``output_dtype`` and Q's ``precision`` (opset 21
 and 23 attributes) are not read, so a group with one keeps as written. Which groups fuse, and
@@ -116,12 +116,10 @@ class QdqReader:
         if scale not in self.constants or (zero is not None and zero not in self.constants):
             return None
         scale_value = self.constants[scale]
-        if scale_value.dtype != _FLOAT32 or not np.all(
-            np.isfinite(scale_value) & (scale_value != 0)
-        ):
-            # an inf, NaN or zero scale (a Q divides by it): the fused op gives other values
-            # than the float ops
-            return None
+        if scale_value.dtype != _FLOAT32 or not np.all(np.isfinite(scale_value)):
+            return None  # an inf or NaN scale: the fused op gives other values than the float ops
+        if op.type == "QuantizeLinear" and not np.all(scale_value):
+            return None  # a zero scale, which the float Q divides by (-128 where fused gave 0)
         dtype: np.dtype[Any] | None
         if zero is not None:
             dtype = self.constants[zero].dtype
