@@ -310,6 +310,9 @@ def test_an_input_of_more_dims_than_numpy_makes_is_refused_by_its_rank() -> None
     )
     with pytest.raises(SimulationError, match=re.escape(message)):
         make_inputs(graph)
+    b = GraphBuilder("deepest")
+    b.output(b.op("Relu", b.input("x", (1,) * MAX_NUMPY_DIMS)))
+    assert make_inputs(b.build())["x"].ndim == MAX_NUMPY_DIMS  # numpy makes that many
 
 
 def test_buckets_without_a_cuda_device_runs_unpadded_with_a_note() -> None:

@@ -73,26 +73,27 @@ def test_int_div_truncates_toward_zero() -> None:
 
 @pytest.mark.filterwarnings("ignore:divide by zero encountered:RuntimeWarning")
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.parametrize("dtype", ["int32", "uint32"])
 @pytest.mark.parametrize("fmod", [None, 0, 1])
-def test_integer_division_by_zero_is_refused_not_zero(fmod: int | None) -> None:
+def test_integer_division_by_zero_is_refused_not_zero(fmod: int | None, dtype: str) -> None:
     # numpy gave 0 (with a warning), a number ONNX leaves undefined; a constant folded so
     op = _op("Div", 2) if fmod is None else _op("Mod", 2, fmod=fmod)
     with pytest.raises(ZeroDivisionError, match=r"^integer division by zero$"):
-        _run(op, np.array([7, 6], np.int32), np.array([2, 0], np.int32))
+        _run(op, np.array([7, 6], dtype), np.array([2, 0], dtype))
     (y,) = _run(op, np.array([7.0], np.float32), np.array([0.0], np.float32))  # floats: inf/nan
     assert not np.isfinite(y).any()
     graph = Graph(
         "g",
         (op,),
-        {"x0": TensorType((2,), "int32"), "x1": TensorType((2,), "int32")},
+        {"x0": TensorType((2,), dtype), "x1": TensorType((2,), dtype)},
         ("y",),
     )
     message = (
         f"^op {op.name} \\({op.type}\\): expected its kernel to compute, got ZeroDivisionError"
     )
     with pytest.raises(ModelError, match=message):
-        simulate(graph, "x86-cpu", inputs={"x0": np.array([7, 6], np.int32),
-                                           "x1": np.array([2, 0], np.int32)})  # fmt: skip
+        simulate(graph, "x86-cpu", inputs={"x0": np.array([7, 6], dtype),
+                                           "x1": np.array([2, 0], dtype)})  # fmt: skip
 
 
 def test_pow_keeps_base_dtype_with_int_exponent() -> None:

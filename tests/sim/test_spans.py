@@ -73,5 +73,6 @@ def test_a_span_made_without_args_pickles_and_copies() -> None:
         assert type(again) is Span
         assert again == span
         assert again.args == {}
-    with_args = Span("gpu0", "stream0", "k", "compute", 1.0, 3.0, None, 1, {"op_type": "Relu"})
-    assert pickle.loads(pickle.dumps(with_args)) == with_args
+    for flows in ((None, 1), (2, None)):
+        with_args = Span("gpu0", "stream0", "k", "compute", 1.0, 3.0, *flows, {"op_type": "Relu"})
+        assert pickle.loads(pickle.dumps(with_args)) == with_args
