@@ -429,13 +429,25 @@ def _compile_clip(op: Op, opset: int) -> Kernel:
         assert x is not None, "Clip: input missing"
         low = inputs[1] if len(inputs) > 1 else None
         high = inputs[2] if len(inputs) > 2 else None
-        if low is not None:
-            x = np.maximum(x, low)
+        if low is not None:  # a scalar, or its one element (`_infer_clip`)
+            x = np.maximum(x, low.reshape(()))
         if high is not None:
-            x = np.minimum(x, high)
+            x = np.minimum(x, high.reshape(()))
         return [x]
 
     return kernel
 
 
-register("Clip", "elementwise", compile=_compile_clip, infer=same_as_input, one_type=(0, 1, 2))
+def _infer_clip(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    """Clip's output has its input's shape: `min` and `max` are scalars (ONNX), or a 1-D tensor
+    of one element, which onnxruntime takes as one (its ``TensorShape::IsScalar``); another
+    shape broadcast the output past the shape stated here."""
+    for index, what in ((1, "min"), (2, "max")):
+        bound = inputs[index] if index < len(inputs) else None
+        if bound is not None and bound.shape not in ((), (1,)):
+            expected = f"expected input {index} ({what}) a scalar (or one element, 1-D)"
+            raise op_error(op, expected, f"shape {tuple(bound.shape)}")
+    return same_as_input(op, opset, inputs)
+
+
+register("Clip", "elementwise", compile=_compile_clip, infer=_infer_clip, one_type=(0, 1, 2))

@@ -324,3 +324,22 @@ def test_bit_shift_edges_follow_onnx(
     (y,) = _run(op, np.array(x, dtype), np.array(by, dtype), opset=28)
     assert y.dtype == np.dtype(dtype)
     assert y.tolist() == want
+
+
+def test_clip_bounds_are_scalars_or_one_element() -> None:
+    # a min of shape (3,) broadcast a scalar x to (3,) where the shape rule said (); onnxruntime
+    # takes a 1-D bound of one element as a scalar, and refuses any other
+    op = _op("Clip", 3)
+    x = np.array(5.0, np.float32)
+    (y,) = _run(op, x, np.array([1.0], np.float32), np.array([2.0], np.float32))
+    assert y.shape == ()
+    assert y == 2.0
+    metas = [Meta.of(x), Meta.of(np.array([1.0], np.float32)), None]
+    assert OPS["Clip"].infer(op, 17, metas)[0].shape == ()
+    wide = [Meta.of(x), Meta.of(np.zeros(3, np.float32)), None]
+    message = (
+        r"^op n0 \(Clip\): expected input 1 \(min\) a scalar \(or one element, 1-D\), "
+        r"got shape \(3,\)$"
+    )
+    with pytest.raises(ModelError, match=message):
+        OPS["Clip"].infer(op, 17, wide)
