@@ -65,9 +65,9 @@ class Span(NamedTuple):
         return self.end_us - self.start_us
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # args as a dict: the shared read-only default (a mappingproxy) does not pickle, so a
-        # Span made without args could not be pickled or deep-copied
-        return (Span, (*self[:8], dict(self.args)))
+        # the shared default of args, a mappingproxy, does not pickle: a span that has it goes
+        # without it and takes the default again; every other span goes as its fields
+        return (Span, tuple(self[:8]) if self.args is NO_ARGS else tuple(self))
 
 
 class Spans(Sequence[Span]):
