@@ -187,15 +187,11 @@ def _check_external_files(model: onnx.ModelProto, path: Path) -> None:
             where = f"{path}: op {op_names[index]} ({nodes[index].op_type}) attribute {name}"
         location = entries.get("location", "")
         found = _external_file(location, folder, where) if location else "missing"
-        if found == "folder":
+        if found in ("folder", "outside"):  # '.', a sub-folder; /etc/x, ../x
+            what = "a folder" if found == "folder" else "outside it"
             raise ModelError(
                 f"{where}: expected an external data file in the model's folder, got "
-                f"{location!r}, a folder"
-            )
-        if found == "outside":  # /etc/x, ../x
-            raise ModelError(
-                f"{where}: expected an external data file in the model's folder, got "
-                f"{location!r}, outside it"
+                f"{location!r}, {what}"
             )
         if found == "missing":
             got = "no location" if not location else f"no file {path.parent / location}"
@@ -230,24 +226,28 @@ def _check_extent(entries: dict[str, str], file: Path, where: str) -> None:
     """Raise unless `file` reaches the end of the bytes that `entries` (offset, length) say:
     onnx's loader names the tensor, not the initializer or op, and refuses an offset or a
     length that is not a count with Python's own words (``invalid literal for int()``)."""
-    counts = []
-    for key in ("offset", "length"):
-        value = entries.get(key, "0")
-        try:  # as onnx's loader reads it
-            counts.append(int(value))
-        except ValueError:
-            counts.append(-1)
-        if counts[-1] < 0:
-            raise ModelError(
-                f"{where}: expected its external data {key} a count of bytes, got {value!r}"
-            )
-    offset, length = counts
+    offset, length = (_byte_count(entries, key, where) for key in ("offset", "length"))
     end, size = offset + length, file.stat().st_size
     if end > size:
         raise ModelError(
             f"{where}: expected bytes {offset} to {end} in its external data file "
             f"{entries['location']}, got a file of {size} bytes"
         )
+
+
+def _byte_count(entries: dict[str, str], key: str, where: str) -> int:
+    """External data entry `key` (offset, length; 0 when absent) read as onnx's loader reads
+    it, with `int`; a `ModelError` naming it where that is no count."""
+    value = entries.get(key, "0")
+    try:
+        count = int(value)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise ModelError(
+            f"{where}: expected its external data {key} a count of bytes, got {value!r}"
+        )
+    return count
 
 
 def _convert(model: onnx.ModelProto, where: str, default_name: str) -> Graph:
