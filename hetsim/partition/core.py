@@ -48,7 +48,7 @@ from hetsim.partition.policies import (
     ruled_ops,
 )
 from hetsim.partition.segments import group_ops
-from hetsim.platform import Level, Platform, empty_memory_note
+from hetsim.platform import Level, Platform, check_platform, empty_memory_note
 from hetsim.units import counted, format_sizes
 
 __all__ = ["ESTIMATE_DIM", "fold", "partition"]
@@ -367,11 +367,7 @@ def partition(
             f"partition: expected graph a hetsim Graph (hetsim.load_model gives one), got "
             f"{type(graph).__name__}"
         )
-    if not isinstance(platform, Platform):
-        raise PartitionError(
-            f"partition: expected platform a Platform (hetsim.platform.build_platform gives "
-            f"one), got {type(platform).__name__}"
-        )
+    check_platform(platform, "partition", PartitionError)
     bound = dict(check_graph_dims(graph, dims))  # as simulate checks them: sizes >= 1, names
     if inputs is not None and not isinstance(inputs, Mapping):
         raise PartitionError(

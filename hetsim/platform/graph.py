@@ -270,14 +270,14 @@ def _memory_graph(memories: Mapping[str, Memory], links: Mapping[str, Link]) -> 
     return graph
 
 
-def check_platform(platform: object, what: str) -> Platform:
+def check_platform(platform: object, what: str, error: type[HetsimError] = HetsimError) -> Platform:
     """`platform`, if it is a `Platform`; the function `what` that takes it refuses anything else
     (a tag's name, a `Target`) by name, where it failed inside on an attribute of it.
 
     Raises
     ------
     HetsimError
-        Not a Platform.
+        Not a Platform: `error` (`partition` raises a `PartitionError`).
 
     Examples
     --------
@@ -288,7 +288,7 @@ def check_platform(platform: object, what: str) -> Platform:
 (hetsim.platform.build_platform gives one), got str
     """
     if not isinstance(platform, Platform):
-        raise HetsimError(
+        raise error(
             f"{what}: expected platform a Platform (hetsim.platform.build_platform gives one), "
             f"got {type(platform).__name__}"
         )
