@@ -26,6 +26,7 @@ from hetsim.ir import Graph, GraphBuilder, Op, TensorType
 from hetsim.ir.cache import CACHE_MAX_OPS
 from hetsim.kernels import execute, propagate
 from hetsim.models import load_model
+from hetsim.models.inputs import MAX_NUMPY_DIMS
 from hetsim.partition import partition as partition_plan
 from hetsim.platform import build_platform
 from hetsim.runtime import compile_plan
@@ -297,9 +298,6 @@ def test_make_inputs_says_which_input_ran_out_of_memory(monkeypatch: pytest.Monk
 
 def test_an_input_of_more_dims_than_numpy_makes_is_refused_by_its_rank() -> None:
     # "expected an array this machine can allocate, got 4 B": its 4 bytes fit anywhere
-    from hetsim.ir import GraphBuilder
-    from hetsim.models.inputs import MAX_NUMPY_DIMS
-
     b = GraphBuilder("deep")
     b.output(b.op("Relu", b.input("x", (1,) * (MAX_NUMPY_DIMS + 1))))
     graph = b.build()
