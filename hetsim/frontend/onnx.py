@@ -66,7 +66,8 @@ def load_onnx(
     Raises
     ------
     ModelError
-        A file that cannot be read as an ONNX model; an op outside the supported set
+        A file that cannot be read as an ONNX model, or holds no graph (a GraphProto saved
+        alone); an op outside the supported set
         (``<file>: op <name> (<OpType>): unsupported op <OpType>; supported ops: ...``), a call
         of a function of the model's own included; an unsupported dtype; a structural problem
         (dangling input, cycle, duplicate output); an op that folding constants runs and
@@ -251,6 +252,11 @@ def _byte_count(entries: dict[str, str], key: str, where: str) -> int:
 
 
 def _convert(model: onnx.ModelProto, where: str, default_name: str) -> Graph:
+    if not model.HasField("graph"):  # a GraphProto saved alone parses as a model without one
+        raise ModelError(
+            f"{where}: expected an ONNX model holding a graph, got none (a GraphProto saved "
+            "without its ModelProto reads so: save the model, not model.graph)"
+        )
     proto = model.graph
     functions = frozenset((f.domain, f.name) for f in model.functions)
     # first: a model of another domain's ops imports no opset

@@ -306,14 +306,36 @@ def test_an_empty_file_or_a_directory_is_not_a_model(tmp_path: Path) -> None:
 
 def test_file_without_a_default_opset_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "no-opset.onnx"
-    path.write_bytes(b"\x08\x07")  # a ModelProto holding only ir_version 7
+    model = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", [2])], [_vi("y", [2])])
+    del model.opset_import[:]
+    path.write_bytes(model.SerializeToString())
     with pytest.raises(
         ModelError,
         match="^"
-        + re.escape(f"{path}: expected an opset for the default ONNX domain, got none")
+        + re.escape(
+            f"{path}: expected an opset for the default ONNX domain (op y (Relu) is in it), "
+            "got none"
+        )
         + "$",
     ):
         load_onnx(path)
+
+
+def test_a_model_without_a_graph_says_so(tmp_path: Path) -> None:
+    # a GraphProto saved alone parses as a ModelProto with nothing set: it read as a model
+    # without an opset, which sent its author to the wrong field
+    graph = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", [2])], [_vi("y", [2])])
+    path = tmp_path / "graph-only.onnx"
+    path.write_bytes(graph.graph.SerializeToString())
+    ir_only = tmp_path / "ir-only.onnx"
+    ir_only.write_bytes(b"\x08\x07")  # a ModelProto holding only ir_version 7
+    found = (
+        "expected an ONNX model holding a graph, got none (a GraphProto saved without its "
+        "ModelProto reads so: save the model, not model.graph)"
+    )
+    for given, where in ((path, path), (ir_only, ir_only), (onnx.ModelProto(), "model (unnamed)")):
+        with pytest.raises(ModelError, match="^" + re.escape(f"{where}: {found}") + "$"):
+            load_onnx(given)
 
 
 def test_dangling_input_names_the_model_and_the_node(tmp_path: Path) -> None:
