@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import weakref
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -45,7 +45,10 @@ from hetsim.models.inputs import (
     check_seed,
     input_label,
     input_types,
+    made_up_hint,
+    made_up_read_by,
     make_inputs,
+    owes_to_made_up,
 )
 from hetsim.partition import (
     POLICIES,
@@ -371,10 +374,10 @@ def simulate(
     try:
         metas, costs = shared if shared is not None else _propagated(graph, opts.dims, given)
     except OpError as err:
-        read = _made_up_read_by(graph, err.op, value_inputs(graph, given)) if made else []
-        if not read or not _owes_to(read, err, graph, opts.dims, given, seed):
+        read = made_up_read_by(graph, err.op, value_inputs(graph, given)) if made else []
+        if not read or not owes_to_made_up(read, err, graph, opts.dims, given, seed):
             raise
-        raise OpError(f"{err} ({_made_up(read, seed)})", err.op) from err
+        raise OpError(f"{err} ({made_up_hint(read, seed)})", err.op) from err
     dims = bind_dims(graph, opts.dims, {name: np.shape(v) for name, v in given.items()})
 
     def plan_of(policy: str, given_rules: Any, values: Mapping[str, np.ndarray] | None) -> Plan:
@@ -442,10 +445,10 @@ def simulate(
         if not made:  # its range)
             raise
         integers = [n for n, t in graph.inputs.items() if np.dtype(t.dtype).kind in "iu"]
-        read = _made_up_read_by(graph, err.op, integers)
+        read = made_up_read_by(graph, err.op, integers)
         if not read:
             raise
-        raise OpError(f"{err} ({_made_up(read, seed, values=True)})", err.op) from err
+        raise OpError(f"{err} ({made_up_hint(read, seed, values=True)})", err.op) from err
     if "buckets" in options and cuda_graph != "buckets":  # kept: one option set for each strategy
         notes = [
             *record.extra.get("cuda_graph_notes", ()),
@@ -456,70 +459,6 @@ def simulate(
     if idle:
         record = dataclasses.replace(record, extra={**record.extra, "placement_notes": list(idle)})
     return Result.from_record(record)
-
-
-def _made_up_read_by(graph: Graph, op: str, made: Collection[str]) -> list[str]:
-    """The inputs among `made` whose values op `op` reads, directly or through the ops before
-    it (a shape computed from one): those a failure of its shape rule may owe to the seed."""
-    reaches: dict[str, frozenset[str]] = {name: frozenset((name,)) for name in made}
-    for node in graph.ops:
-        found = frozenset().union(*(reaches.get(name, frozenset()) for name in node.inputs))
-        if node.name == op:
-            return sorted(found)
-        if found:
-            reaches.update(dict.fromkeys(node.outputs, found))
-    return []
-
-
-REDRAWS = 4
-"""How many other sets of made-up values `_owes_to` propagates a failed model with."""
-
-
-def _owes_to(
-    made: Sequence[str],
-    err: OpError,
-    graph: Graph,
-    dims: Mapping[str, int],
-    given: Mapping[str, np.ndarray],
-    seed: int,
-) -> bool:
-    """Whether propagation's failure `err` depends on the values of inputs `made` (made up from
-    `seed`): propagated again with those inputs made up from each of the `REDRAWS` next seeds,
-    it passes or fails otherwise at least once. A failure of the op's dtypes or of its own
-    constants (a Softmax of an int64 input, a OneHot's negative depth) is the same with any
-    values, and the hint to pass the inputs would mislead; values drawn anew, not shifted,
-    change how they relate too (a Range's delta of ``a - b``, 0 where both came out 3)."""
-    for other in range(seed + 1, seed + 1 + REDRAWS):
-        drawn = make_inputs(graph, other, dims)
-        try:  # not through `_propagated`: its cache would keep each draw's metas
-            propagate_costs(graph, dims, {**given, **{name: drawn[name] for name in made}})
-        except Exception as again:  # another error (an UnknownValueError) depends on them too
-            if type(again) is not type(err) or str(again) != str(err):
-                return True
-        else:
-            return True
-    return False
-
-
-def _made_up(names: Sequence[str], seed: int, *, values: bool = False) -> str:
-    """The hint for a model that failed on integer inputs `simulate` made from `seed`: a shape
-    read from them (a Reshape's) is made up too; with `values`, what a kernel read of them (an
-    index, a length) is.
-
-    >>> _made_up(["s"], 0)
-    "input 's' was made from seed 0, not given: a shape read from it is made up; pass it in inputs"
-    >>> print(_made_up(["n"], 1, values=True))
-    input 'n' was made from seed 1, not given: if the value refused is read from it, pass it in \
-inputs
-    """
-    one = len(names) == 1
-    who = f"input {names[0]!r} was" if one else f"inputs {', '.join(map(repr, names))} were"
-    it = "it" if one else "them"
-    if values:  # the op reads it, but the value refused may be the model's own
-        advice = f"if the value refused is read from {it}, pass {it} in inputs"
-    else:
-        advice = f"a shape read from {it} is made up; pass {it} in inputs"
-    return f"{who} made from seed {seed}, not given: {advice}"
 
 
 def _cost_candidates(
