@@ -5,15 +5,19 @@ window across channels, is in `lrn.py`).
 BatchNormalization folds its four per-channel vectors into one scale and one shift per call
 (``scale / sqrt(var + eps)`` and ``B - mean * that``), so the activation is touched by one
 multiply and one add. The statistics of InstanceNormalization are computed in the input's dtype
-(float32 stays float32); Layer-, RMS- and GroupNormalization (opset 21) compute a float16
-input's in float32, their ``stash_type`` 1, and LayerNormalization's Mean and InvStdDev outputs
-are of that type (float32), as ONNX types them (``U``) and onnxruntime gives them, whatever the
-input's.
+(float32 stays float32); Layer- and RMSNormalization compute a float16 input's in float32,
+their ``stash_type`` 1, and a float32 or float64 input's in its own type, as onnxruntime does
+(and onnx's reference, which refuses any other ``stash_type``), and LayerNormalization's Mean and
+InvStdDev outputs are float32, as ONNX types them (``U``) and onnxruntime gives them, whatever
+the input's. GroupNormalization (opset 21) computes its first stage in its ``stash_type``
+(``GROUP_STASH_DTYPES``) whatever the input's type, as its spec says and onnxruntime and onnx's
+reference do: a float64 input's in float32 by default.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -225,7 +229,25 @@ def _compile_rms_norm(op: Op, opset: int) -> Kernel:
 
 GROUP_SCALE_PER_CHANNEL_OPSET = 21
 """GroupNormalization's scale and bias have one value per channel from this opset on; before
-it, one per group."""
+it, one per group. Its ``stash_type`` came with them."""
+
+GROUP_STASH_DTYPES: dict[int, np.dtype[Any]] = {
+    1: np.dtype(np.float32),
+    10: np.dtype(np.float16),
+    11: np.dtype(np.float64),
+}
+"""GroupNormalization's ``stash_type`` -> the dtype its first stage (the statistics and the
+normalized values) is computed in: its spec casts the input to it, then the result back to the
+input's type (bfloat16, 16, is no dtype here)."""
+
+
+def _group_stash(op: Op) -> np.dtype[Any]:
+    """The dtype GroupNormalization `op` (opset 21 on) computes its first stage in."""
+    stash = int_attr(op, "stash_type", 1)
+    found = GROUP_STASH_DTYPES.get(stash)
+    if found is None:
+        raise op_error(op, "expected stash_type 1 (float32), 10 (float16) or 11 (float64)", stash)
+    return found
 
 
 def _num_groups(op: Op, channels: int) -> int:
@@ -238,6 +260,7 @@ def _num_groups(op: Op, channels: int) -> int:
 def _compile_group_norm(op: Op, opset: int) -> Kernel:
     epsilon = float_attr(op, "epsilon", 1e-5)
     per_channel = opset >= GROUP_SCALE_PER_CHANNEL_OPSET
+    stash = _group_stash(op) if per_channel else None
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         x, scale, bias = inputs[:3]
@@ -246,7 +269,7 @@ def _compile_group_norm(op: Op, opset: int) -> Kernel:
         assert bias is not None, f"{op!r}: input bias is required"
         n, c = x.shape[:2]
         groups = _num_groups(op, c)
-        wide = _stash(op, x) if opset >= GROUP_SCALE_PER_CHANNEL_OPSET else x
+        wide = x if stash is None else x.astype(stash, copy=False)
         grouped = wide.reshape(n, groups, -1)
         y, _, _ = _normalize(grouped, (2,), epsilon)
         y = y.reshape(x.shape)
@@ -266,6 +289,8 @@ def _infer_group_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list
         raise op_error(op, "expected an input of rank >= 2 (N, C, ...)", f"shape {list(x.shape)}")
     groups = _num_groups(op, x.shape[1])
     per = x.shape[1] if opset >= GROUP_SCALE_PER_CHANNEL_OPSET else groups
+    if opset >= GROUP_SCALE_PER_CHANNEL_OPSET:
+        _group_stash(op)
     for meta, name in zip(inputs[1:3], ("scale", "bias"), strict=True):
         if meta is not None and meta.shape != (per,):
             raise op_error(op, f"expected a {name} of shape [{per}]", list(meta.shape))

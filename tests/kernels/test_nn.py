@@ -379,6 +379,47 @@ def test_layer_norm_computes_in_its_stash_type(dtype: str) -> None:
     assert [m.dtype for m in inferred] == [y.dtype, mean.dtype, inv.dtype]
 
 
+def _group_norm_reference(x: np.ndarray, dtype: str) -> np.ndarray:
+    """GroupNormalization of `x` (N, C) in two groups, scale 1 and bias 0, its statistics and
+    normalized values computed in `dtype`, then cast back to `x`'s type, as ONNX's spec says."""
+    grouped = x.astype(dtype).reshape(x.shape[0], 2, -1)
+    mean = grouped.mean(axis=2, keepdims=True)
+    var = np.square(grouped - mean).mean(axis=2, keepdims=True)
+    normalized = (grouped - mean) / np.sqrt(var + np.dtype(dtype).type(1e-5))
+    return normalized.reshape(x.shape).astype(x.dtype)
+
+
+@pytest.mark.parametrize(("stash_type", "dtype"), [(1, "float32"), (11, "float64")])
+def test_group_norm_computes_in_its_stash_type(stash_type: int, dtype: str) -> None:
+    # a float64 input's first stage ran in float64 whatever its stash_type (1, float32, by
+    # default), where the spec casts the input to the stash type, as onnxruntime and onnx's
+    # reference do; stash_type 11 was refused. A mean of 1000 and a spread of 3 set float32
+    # and float64 apart at the fourth digit.
+    x = np.random.default_rng(0).normal(1000.0, 3.0, (2, 8))
+    attrs = {"num_groups": 2} if stash_type == 1 else {"num_groups": 2, "stash_type": stash_type}
+    op = Op("GroupNormalization", "gn", ("x", "s", "b"), ("y",), attrs)
+    y = OPS["GroupNormalization"].compile(op, 21)([x, np.ones(8), np.zeros(8)])[0]
+    assert y.dtype == np.float64
+    np.testing.assert_allclose(y, _group_norm_reference(x, dtype), rtol=1e-6, atol=1e-6)
+    other = _group_norm_reference(x, "float64" if dtype == "float32" else "float32")
+    assert np.abs(y - other).max() > 1e-5  # the stash type shows
+
+
+def test_group_norm_refuses_a_stash_type_it_has_no_dtype_for() -> None:
+    op = Op(
+        "GroupNormalization", "gn", ("x", "s", "b"), ("y",), {"num_groups": 1, "stash_type": 16}
+    )
+    expected = (
+        r"^op gn \(GroupNormalization\): expected stash_type 1 \(float32\), 10 \(float16\) or "
+        r"11 \(float64\), got 16$"
+    )
+    with pytest.raises(ModelError, match=expected):
+        OPS["GroupNormalization"].compile(op, 21)
+    x, per_channel = Meta((1, 2), np.dtype("float32")), Meta((2,), np.dtype("float32"))
+    with pytest.raises(ModelError, match=expected):  # timing mode refuses it alike
+        OPS["GroupNormalization"].infer(op, 21, [x, per_channel, per_channel])
+
+
 def test_gemm_by_hand() -> None:
     a = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
     b = np.array([[1.0, 0.0], [1.0, 1.0]], np.float32)
