@@ -227,6 +227,10 @@ def _compile_arg(is_max: bool) -> Callable[[Op, int], Kernel]:
         def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
             x = inputs[0]
             assert x is not None, f"{op!r}: input missing"
+            if x.size == 0:  # an empty output over an empty axis, which numpy refuses
+                shape = _arg_shape(x.shape, axis % x.ndim, keepdims)
+                if 0 in shape:
+                    return [np.zeros(shape, np.int64)]
             if is_last:
                 flipped = find(np.flip(x, axis), axis=axis, keepdims=keepdims)
                 found = x.shape[axis] - 1 - flipped
@@ -243,11 +247,17 @@ def _infer_arg(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x = inputs[0]
     assert x is not None, f"{op!r}: input missing"
     (axis,) = normalize_axes(op, [int_attr(op, "axis", 0)], len(x.shape))
-    if x.shape[axis] == 0:
+    shape = _arg_shape(x.shape, axis, flag_attr(op, "keepdims", 1))
+    # an index into nothing is refused; where no index is asked for, the output is empty, as
+    # onnxruntime gives it (numpy's argmax refuses both)
+    if x.shape[axis] == 0 and 0 not in shape:
         raise op_error(op, f"expected a non-empty axis {axis}", list(x.shape))
-    keepdims = flag_attr(op, "keepdims", 1)
-    shape = tuple(1 if i == axis else d for i, d in enumerate(x.shape) if keepdims or i != axis)
     return [Meta(shape, np.dtype(np.int64))]
+
+
+def _arg_shape(shape: tuple[int, ...], axis: int, keepdims: bool) -> tuple[int, ...]:
+    """The shape ArgMax or ArgMin gives over `axis` (non-negative) of `shape`."""
+    return tuple(1 if i == axis else d for i, d in enumerate(shape) if keepdims or i != axis)
 
 
 for _type, _is_max in (("ArgMax", True), ("ArgMin", False)):

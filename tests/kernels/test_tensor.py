@@ -307,6 +307,34 @@ def test_pad_rejects_unknown_mode() -> None:
         OPS["Pad"].compile(_op("Pad", 2, mode="mirror"), 13)
 
 
+@pytest.mark.parametrize("op_type", ["ArgMax", "ArgMin"])
+@pytest.mark.parametrize(
+    ("shape", "axis", "keepdims", "expected"),
+    [((0, 0, 1, 2), 0, 0, (0, 1, 2)), ((2, 0), 1, 1, (2, 1)), ((0, 0), -1, 1, (0, 1))],
+)
+def test_arg_over_an_empty_axis_is_empty_where_no_index_is_asked_for(
+    op_type: str, shape: tuple[int, ...], axis: int, keepdims: int, expected: tuple[int, ...]
+) -> None:
+    # an empty axis was refused even where the output has no element either (onnxruntime gives
+    # the empty int64 tensor); an output with elements would index into nothing: refused
+    graph = Graph(
+        "g",
+        (Op(op_type, "a", ("x",), ("y",), {"axis": axis, "keepdims": keepdims}),),
+        {"x": TensorType(shape, "float32")},
+        ("y",),
+    )
+    if 0 not in expected:
+        message = (
+            f"op a ({op_type}): expected a non-empty axis {axis % len(shape)}, got {list(shape)}"
+        )
+        with pytest.raises(ModelError, match="^" + re.escape(message) + "$"):
+            execute(graph, {"x": np.zeros(shape, np.float32)})
+        return
+    y = execute(graph, {"x": np.zeros(shape, np.float32)})["y"]
+    assert (y.shape, y.dtype) == (expected, np.int64)
+    assert propagate(graph, {})["y"] == Meta(expected, np.dtype(np.int64))
+
+
 def test_pad_rejects_crops_larger_than_the_tensor() -> None:
     with pytest.raises(
         ModelError,
