@@ -25,12 +25,12 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
 import simpy
-from simpy.events import Event, Timeout
+from simpy.events import Event
 
 from hetsim.errors import OutOfMemoryError
 from hetsim.platform import empty_memory_note
 from hetsim.runtime.bytecode import RETURN_OP
-from hetsim.sim.resources import EXEC, LINK, STREAM, MemoryState, Row, Stream
+from hetsim.sim.resources import EXEC, LINK, STREAM, MemoryState, Row, Stream, timeout_at
 from hetsim.sim.steps import (
     GRAPH_POOL_OP,
     LOAD_OP,
@@ -368,7 +368,7 @@ class Interpreter:
         step, _, flow = item
         env = self.env
         if start > env.now:
-            yield env.timeout(start - env.now)
+            yield timeout_at(env, start)
         request_end = start + step.request_us
         self.record((step.level_host, EXEC, step.name, "invoke", start, request_end, None, flow,
                      step.args))  # fmt: skip
@@ -394,7 +394,7 @@ class Interpreter:
         self._outputs = step.outputs
         self._is_done = True
         now = self.env.now
-        return Timeout(self.env, end - now) if end > now else None
+        return timeout_at(self.env, end) if end > now else None
 
     def transfer(
         self, stream: Stream, item: tuple[CopyStep, float, int | None], start: float
@@ -403,7 +403,7 @@ class Interpreter:
         step, _, flow = item
         env = self.env
         if start > env.now:
-            yield env.timeout(start - env.now)
+            yield timeout_at(env, start)
         if step.stages:  # routed: store and forward through memories between hops
             yield from self._forward(step)
         else:  # one link, nearly every copy: nothing staged (benchmarks/sim_speed.py)

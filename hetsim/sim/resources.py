@@ -6,11 +6,13 @@ the rules they follow are written in that module's docstring and in docs/runtime
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Mapping
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
+from simpy import Environment
 from simpy.events import Event, Timeout
 
 from hetsim.sim.steps import LaunchStep, Release
@@ -18,7 +20,7 @@ from hetsim.sim.steps import LaunchStep, Release
 if TYPE_CHECKING:
     from hetsim.sim.engine import Simulation
 
-__all__ = ["EXEC", "LINK", "STREAM", "MemoryState", "Row", "Stream"]
+__all__ = ["EXEC", "LINK", "STREAM", "MemoryState", "Row", "Stream", "timeout_at"]
 
 EXEC = "exec"
 """The thread name of an executor on its host in spans and traces."""
@@ -28,6 +30,22 @@ LINK = "link"
 """The thread name of a link in spans and traces."""
 
 Row = tuple[str, str, str, str, float, float, int | None, int | None, Mapping[str, Any]]
+
+
+def timeout_at(env: Environment, at_us: float) -> Timeout:
+    """A timeout that fires at `at_us` (later than now) or an ulp past it, never before.
+
+    SimPy fires a timeout at ``now + delay``; with ``delay = at_us - now`` that sum may round one
+    ulp below `at_us`, and work that the host's clock (or a stream's) starts at `at_us` then
+    began, by ``env.now``, before it: a copy of no time ended before it started. The delay is
+    nudged up until the sum reaches `at_us` (which it may pass by an ulp where no sum lands on
+    it exactly).
+    """
+    now = env.now
+    delay = at_us - now
+    while now + delay < at_us:
+        delay = math.nextafter(delay, math.inf)
+    return Timeout(env, delay)
 
 
 class MemoryState:
@@ -259,7 +277,7 @@ class Stream:
         """Fire the drain events at `tail_us`, when the last scheduled kernel ends."""
         env = self._sim.env
         if self.tail_us > env.now:
-            Timeout(env, self.tail_us - env.now).callbacks.append(self._drained)
+            timeout_at(env, self.tail_us).callbacks.append(self._drained)
         else:
             self._drained(None)
 

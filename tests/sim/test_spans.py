@@ -7,8 +7,11 @@ import copy
 import gc
 import pickle
 
+import numpy as np
+
 from hetsim.api import simulate
-from hetsim.report import Result
+from hetsim.ir import Graph, Op, TensorType
+from hetsim.report import Result, check_invariants
 from hetsim.report.breakdown import busy_us, totals
 from hetsim.sim.records import Span, Spans
 
@@ -76,3 +79,36 @@ def test_a_span_made_without_args_pickles_and_copies() -> None:
     for flows in ((None, 1), (2, None)):
         with_args = Span("gpu0", "stream0", "k", "compute", 1.0, 3.0, *flows, {"op_type": "Relu"})
         assert pickle.loads(pickle.dumps(with_args)) == with_args
+
+
+def test_a_copy_of_an_empty_tensor_does_not_end_before_it_starts() -> None:
+    # the copy of t1 (0 x 3: no bytes, no time) back to the host starts at the stream's clock,
+    # 11.679999999999998 us; SimPy reached it as now + (start - now), 11.679999999999996, and
+    # the span ended there: check_invariants refused the run (found by a random-target audit)
+    target = {
+        "kind": "hetero",
+        "host": "riscv-cpu",
+        "executor": "vm",
+        "devices": [
+            {"tag": "nvidia/nvdla", "link": {"bandwidth_gbps": 0.001, "latency_us": 0.1}},
+            {"kind": "x86-cpu", "ops": ["MatMul", "Add", "Relu", "Softmax"], "name": "d1"},
+        ],
+    }
+    ops = (
+        Op("Neg", "op0", ("x",), ("t0",)),
+        Op("MatMul", "op1", ("x", "w"), ("t1",)),
+        Op("ReduceMax", "op2r", ("t0",), ("t2r",), {"axes": [-1], "keepdims": 1}),
+        Op("Sub", "op2", ("t0", "t2r"), ("t2",)),
+        Op("Softmax", "op7", ("t2",), ("t7",), {"axis": -1}),
+        Op("Max", "op9", ("t0", "t1"), ("t9",)),
+    )
+    weights = {"w": np.ones((3, 3), np.float32)}
+    graph = Graph("g", ops, {"x": TensorType(("n", 3), "float32")}, ("t9", "t7"), weights, opset=17)
+    result = simulate(graph, target, inputs={"x": np.zeros((0, 3), np.float32)})
+    stream, link = (
+        s for s in result.spans if s.name == "copy t1@host.mem" and s.category == "transfer"
+    )
+    assert (stream.resource, link.resource) == ("d1", "host.mem--d1.mem")
+    assert stream.start_us == 11.679999999999998  # the stream's clock: when it was queued
+    assert stream.start_us <= link.start_us == link.end_us == stream.end_us <= 11.68
+    assert check_invariants(result) == []
