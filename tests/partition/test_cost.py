@@ -208,3 +208,21 @@ def test_cost_keeps_off_a_host_whose_rates_give_no_time(freq_ghz: float) -> None
     cost = simulate("mlp", target, mode="timing", partition="cost")
     assert set(cost.placement.values()) == set(capability.placement.values()) == {"vdevice0/npu"}
     assert cost.makespan_us == capability.makespan_us
+
+
+def test_cost_keeps_off_a_device_reached_over_a_link_that_gives_no_time() -> None:
+    # a link of 5e-324 GB/s gives no finite transfer time: cost failed on its own estimate
+    # (route_us raised) where the root host alone runs mlp, as the rules baseline shows
+    target = {
+        "kind": "hetero",
+        "host": "x86-cpu",
+        "devices": [{"kind": "cuda", "name": "gpu0", "link": {"bandwidth_gbps": 5e-324}}],
+    }
+    host_alone = simulate(
+        "mlp", target, mode="timing", partition="rules", rules=[{"op": "*", "device": "host"}]
+    )
+    cost = simulate("mlp", target, mode="timing", partition="cost")
+    assert set(cost.placement.values()) == {"host"}
+    assert cost.makespan_us == host_alone.makespan_us == 11.2615625
+    plan = partition(load_model("mlp"), build_platform(Target(target)), "cost")
+    assert set(plan.placement.values()) == {"host"}  # the policy's own plan, as `hetsim plan`

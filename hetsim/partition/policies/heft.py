@@ -109,10 +109,16 @@ class _Scheduler:
         return times
 
     def _move_us(self, tensor: str, src: str, dst: str) -> float:
+        """`route_us` of `tensor` from memory `src` to `dst`; infinite where a link's rates
+        give no finite time (a ``bandwidth_gbps`` of 5e-324), so the schedule keeps off the
+        choices it would reach, as `_times` keeps off a processor's."""
         if src == dst:
             return 0.0
         links = self.context.platform.route(src, dst)
-        return route_us(links, self.context.metas[tensor].nbytes)
+        try:
+            return route_us(links, self.context.metas[tensor].nbytes)
+        except SimulationError:  # `transfer_us`: a time that is no finite number
+            return math.inf
 
     def order(self) -> list[Op]:
         """Ops by decreasing upward rank, ties in graph order."""
