@@ -19,6 +19,7 @@ from hetsim.errors import (
     HetsimError,
     ModelError,
     OutOfMemoryError,
+    PartitionError,
     SimulationError,
     UnknownValueError,
 )
@@ -570,3 +571,27 @@ def test_a_shape_read_from_an_input_value_is_said_in_compare_s_terms() -> None:
     for mode in ("timing", "functional"):
         with pytest.raises(UnknownValueError, match=f"^{re.escape(message)}$"):
             compare(model, "x86-h100", ["none"], trace=[{"seq": 4}], mode=mode)
+
+
+GRAPH_ROOT = {
+    "kind": "hetero",
+    "host": "x86-cpu",
+    "executor": "graph",
+    "runtime": "crt",
+    "devices": [{"kind": "cuda", "name": "gpu0"}],
+}
+"""A root level run by a graph executor, which runs static shapes only."""
+
+
+def test_a_graph_executor_root_is_refused_for_a_model_with_symbolic_dims() -> None:
+    # compare keeps the dims dynamic; partitioning refused the root with "(bind them with
+    # dims=)", an argument compare does not take (found by a random-target audit)
+    message = (
+        "compare: expected a root level run by a VM for model transformer, whose symbolic dims "
+        "(seq) stay dynamic over the iterations (each one's come with its inputs), got a graph "
+        "executor, which runs static shapes only (op ln1 (LayerNormalization) reads them)"
+    )
+    with pytest.raises(PartitionError, match="^" + re.escape(message) + "$"):
+        compare("transformer", GRAPH_ROOT, ["none"], iterations=2)
+    static = compare("mlp", GRAPH_ROOT, ["none"], iterations=2)  # no symbolic dim: it runs
+    assert static.runs[0].iterations_us[0] == simulate("mlp", GRAPH_ROOT, mode="timing").makespan_us

@@ -29,6 +29,7 @@ from hetsim.compare.traces import (
 from hetsim.errors import (
     HetsimError,
     ModelError,
+    PartitionError,
     Problem,
     SimulationError,
     input_values_untaken,
@@ -39,6 +40,9 @@ from hetsim.kernels import Meta, propagate
 from hetsim.models import load_model
 from hetsim.models.inputs import check_seed
 from hetsim.partition import partition
+from hetsim.partition.context import is_static
+from hetsim.partition.folding import dynamic_ops
+from hetsim.platform import Platform
 from hetsim.report.arguments import output_path
 from hetsim.report.figures import new_figure
 from hetsim.runtime import compile_plan
@@ -268,6 +272,7 @@ def compare(
     if trace is not None:
         trace = check_trace(graph, trace)
     shapes = _trace(graph.symbols, trace, iterations)
+    _check_root_runs_dynamic_ops(graph, platform)
     # compiled once for every iteration: symbolic dims stay dynamic, their ops on VM levels
     with _over_dims_only():
         program = compile_plan(graph, platform, partition(graph, platform))
@@ -314,6 +319,33 @@ def compare(
         runs.append(StrategyRun(name, tuple(times), cache.stats(), notes))
     return Comparison(
         graph.name, _target_name(target), tuple(shapes), bucket_sizes, tuple(runs), mode, outputs
+    )
+
+
+def _check_root_runs_dynamic_ops(graph: Graph, platform: Platform) -> None:
+    """Refuse a root level whose executor runs static shapes only (a graph executor) for a model
+    whose ops read its symbolic dims: compare keeps them dynamic (each iteration's come with its
+    inputs), and the root runs what no device takes. Partitioning said so with "bind them with
+    dims=", an argument compare does not take.
+
+    Raises
+    ------
+    PartitionError
+        Naming the first op that reads a symbolic dim.
+    """
+    root = platform.levels[""]
+    if not graph.symbols or not is_static(root):
+        return
+    dynamic = dynamic_ops(graph, graph.ops, {})
+    op = next((op for op in graph.ops if op.name in dynamic), None)
+    if op is None:
+        return
+    kind = root.executor.kind if root.executor is not None else "?"
+    raise PartitionError(
+        f"compare: expected a root level run by a VM for model {graph.name}, whose symbolic "
+        f"dims ({', '.join(graph.symbols)}) stay dynamic over the iterations (each one's come "
+        f"with its inputs), got a {kind} executor, which runs static shapes only (op {op.name} "
+        f"({op.type}) reads them)"
     )
 
 
