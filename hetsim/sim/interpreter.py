@@ -25,12 +25,12 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
 import simpy
-from simpy.events import Event
+from simpy.events import Event, Timeout
 
 from hetsim.errors import OutOfMemoryError
 from hetsim.platform import empty_memory_note
 from hetsim.runtime.bytecode import RETURN_OP
-from hetsim.sim.resources import EXEC, LINK, STREAM, MemoryState, Row, Stream, timeout_at
+from hetsim.sim.resources import EXEC, LINK, STREAM, MemoryState, Row, Stream, wait_until
 from hetsim.sim.steps import (
     GRAPH_POOL_OP,
     LOAD_OP,
@@ -367,8 +367,7 @@ class Interpreter:
         """The SimPy process of one INVOKE: request, the nested executor's run, completion."""
         step, _, flow = item
         env = self.env
-        if start > env.now:
-            yield timeout_at(env, start)
+        yield from wait_until(env, start)
         request_end = start + step.request_us
         self.record((step.level_host, EXEC, step.name, "invoke", start, request_end, None, flow,
                      step.args))  # fmt: skip
@@ -394,7 +393,7 @@ class Interpreter:
         self._outputs = step.outputs
         self._is_done = True
         now = self.env.now
-        return timeout_at(self.env, end) if end > now else None
+        return Timeout(self.env, end - now) if end > now else None
 
     def transfer(
         self, stream: Stream, item: tuple[CopyStep, float, int | None], start: float
@@ -402,8 +401,7 @@ class Interpreter:
         """The SimPy process of one copy: hold each link of the route in turn."""
         step, _, flow = item
         env = self.env
-        if start > env.now:
-            yield timeout_at(env, start)
+        yield from wait_until(env, start)
         if step.stages:  # routed: store and forward through memories between hops
             yield from self._forward(step)
         else:  # one link, nearly every copy: nothing staged (benchmarks/sim_speed.py)

@@ -6,9 +6,8 @@ the rules they follow are written in that module's docstring and in docs/runtime
 
 from __future__ import annotations
 
-import math
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +19,7 @@ from hetsim.sim.steps import LaunchStep, Release
 if TYPE_CHECKING:
     from hetsim.sim.engine import Simulation
 
-__all__ = ["EXEC", "LINK", "STREAM", "MemoryState", "Row", "Stream", "timeout_at"]
+__all__ = ["EXEC", "LINK", "STREAM", "MemoryState", "Row", "Stream", "wait_until"]
 
 EXEC = "exec"
 """The thread name of an executor on its host in spans and traces."""
@@ -32,20 +31,16 @@ LINK = "link"
 Row = tuple[str, str, str, str, float, float, int | None, int | None, Mapping[str, Any]]
 
 
-def timeout_at(env: Environment, at_us: float) -> Timeout:
-    """A timeout that fires at `at_us` (later than now) or an ulp past it, never before.
+def wait_until(env: Environment, at_us: float) -> Generator[Event, Any, None]:
+    """Wait until ``env.now`` is exactly `at_us`.
 
     SimPy fires a timeout at ``now + delay``; with ``delay = at_us - now`` that sum may round one
-    ulp below `at_us`, and work that the host's clock (or a stream's) starts at `at_us` then
-    began, by ``env.now``, before it: a copy of no time ended before it started. The delay is
-    nudged up until the sum reaches `at_us` (which it may pass by an ulp where no sum lands on
-    it exactly).
+    ulp below `at_us`, and work that a clock (the host's, a stream's) starts at `at_us` began, by
+    ``env.now``, before it: a copy of no time ended before it started. What is left is waited
+    again: the difference of two floats that close is exact, so the sum lands on `at_us`.
     """
-    now = env.now
-    delay = at_us - now
-    while now + delay < at_us:
-        delay = math.nextafter(delay, math.inf)
-    return Timeout(env, delay)
+    while env.now < at_us:
+        yield Timeout(env, at_us - env.now)
 
 
 class MemoryState:
@@ -277,7 +272,7 @@ class Stream:
         """Fire the drain events at `tail_us`, when the last scheduled kernel ends."""
         env = self._sim.env
         if self.tail_us > env.now:
-            timeout_at(env, self.tail_us).callbacks.append(self._drained)
+            Timeout(env, self.tail_us - env.now).callbacks.append(self._drained)
         else:
             self._drained(None)
 
