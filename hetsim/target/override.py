@@ -60,8 +60,10 @@ class _Decline(Exception):
 def merge_spec(spec: Any, changes: Any, path: str = "") -> Any:
     """`changes` merged into a target spec as `merge_values` merges them, except that a mapping
     of device names merges into a written list of devices, each by the name it has in the
-    resolved tree (as it merges into a tag's devices when the resolver reads it), and attributes
-    given for a part written by its kind or tag name (``executor: graph``) merge into that part.
+    resolved tree (as it merges into a tag's devices when the resolver reads it), attributes
+    given for a part written by its kind or tag name (``executor: graph``) merge into that part,
+    and a ``None`` stays in the spec: there it removes the value a tag gives too (dropped, a
+    tag's ``host`` stayed where ``{"tag": ..., "host": None}`` gives the default one).
 
     Raises
     ------
@@ -79,10 +81,10 @@ def merge_spec(spec: Any, changes: Any, path: str = "") -> Any:
     merged = dict(spec)
     for key, value in changes.items():
         where = join_path(path, key)
-        if value is None:
-            merged.pop(key, None)
-        elif key == "devices" and isinstance(merged.get(key), list) and isinstance(value, Mapping):
-            merged[key] = _merge_device_list(merged[key], value, where)
+        if value is None:  # kept, not dropped: it removes what a tag under the spec gives too
+            merged[key] = None
+        elif key == "devices" and isinstance(value, Mapping):
+            merged[key] = _merge_devices(merged.get(key), value, where)
         elif key in _PARTS:
             merged[key] = merge_spec(_by_name(merged.get(key), value), value, where)
         else:
@@ -108,6 +110,23 @@ def _merge_device_list(devices: list[Any], changes: Mapping[Any, Any], path: str
         device = _as_level(merged[index])  # changes address the level it becomes, if any
         merged[index] = merge_spec(_by_name(device, value), value, item_path(path, name))
     return [d for d in merged if d is not None]
+
+
+def _merge_devices(devices: Any, changes: Mapping[Any, Any], path: str) -> Any:
+    """A mapping of device names merged into a spec's devices: into a written list by each
+    device's resolved name (`_merge_device_list`), and into a mapping of a tag's devices by
+    name, each into the device as the spec writes it: attributes for a device it replaced by a
+    kind or tag name merge into that replacement (merged as plain values, they had dropped the
+    name, and the tag's own device came back)."""
+    if isinstance(devices, list):
+        return _merge_device_list(devices, changes, path)
+    if not isinstance(devices, Mapping):
+        return merge_values(devices, changes)
+    merged = dict(devices)
+    for name, value in changes.items():
+        where = item_path(path, name)
+        merged[name] = merge_spec(_by_name(merged.get(name), value), value, where)
+    return merged
 
 
 def _resolved_name(device: object, index: int) -> str:

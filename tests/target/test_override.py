@@ -243,3 +243,30 @@ def test_a_device_whose_tag_has_a_host_is_not_wrapped_again() -> None:
         assert [d.kind for d in level.devices] == ["cuda"]
     finally:
         unregister_tag("lab/hosted")
+
+
+@pytest.mark.parametrize("part", ["host", "executor"])
+def test_a_null_part_of_a_tag_goes_back_to_its_default_as_written_in_the_spec(part: str) -> None:
+    # merged into the spec {"tag": ...}, the null was dropped, and the tag's part stayed (an
+    # arm/cortex-a78 host) where the spec written with it gives the default one (found by a
+    # target audit)
+    changed = Target("jetson-agx-orin").override({part: None})
+    written = Target({"tag": "jetson-agx-orin", part: None})
+    assert changed == written
+    assert changed.spec == {"tag": "jetson-agx-orin", part: None}
+    if part == "host":
+        assert (changed.host.kind, changed.host.tag) == ("x86-cpu", None)
+
+
+def test_attributes_for_a_replaced_device_merge_into_the_replacement() -> None:
+    # the second override's attributes replaced the spec's device name, so the spec no longer
+    # said what the tree held, and a later override resolving it again brought back the tag's
+    # own NPU (found by a target audit)
+    replaced = Target("rk3588").override({"devices": {"npu": "arm/cortex-a76"}})
+    faster = replaced.override({"devices": {"npu": {"mem_bandwidth_gbps": 100}}})
+    expected = {"tag": "arm/cortex-a76", "mem_bandwidth_gbps": 100}
+    assert faster.spec == {"tag": "rk3588", "devices": {"npu": expected}}
+    assert Target(faster.spec) == faster
+    renamed = faster.override({"name": "board"})  # resolves the spec again
+    npu = next(d for d in renamed.devices if d.name == "npu")
+    assert (npu.tag, npu.attrs["mem_bandwidth_gbps"]) == ("arm/cortex-a76", 100)
