@@ -131,6 +131,24 @@ def _unique(problems: list[Problem]) -> list[Problem]:
     return sorted(dict.fromkeys(problems), key=lambda p: p.path)
 
 
+_NAMING_KEYS = ("kind", "tag", "devices")
+"""The keys that say what a node is (``devices`` alone: a ``hetero`` level)."""
+
+
+def _neither(node: dict[str, Any], path: str) -> Problem:
+    """A node with no kind or tag; a key that misspells one of `_NAMING_KEYS` (``tga``,
+    ``device``) is named with it, as an unknown attribute is with the one it misspells.
+
+    >>> _neither({"name": "g", "tga": "nvidia/h100"}, "devices[g]").message
+    "devices[g]: expected a 'kind' or a 'tag', got neither, and key 'tga' (did you mean 'tag'?)"
+    """
+    for key in node:
+        hint = closest(key, _NAMING_KEYS)
+        if hint is not None and key != hint:
+            return Problem(path, "expected a 'kind' or a 'tag'", f"neither, and key {key!r}", hint)
+    return Problem(path, "expected a 'kind' or a 'tag'", "neither")
+
+
 def _kind(node: dict[str, Any], path: str, category: str, problems: list[Problem]) -> Kind | None:
     """The node's kind, or None after recording why it has none."""
     name = node.get("kind")
@@ -139,7 +157,7 @@ def _kind(node: dict[str, Any], path: str, category: str, problems: list[Problem
         return kind
     where = join_path(path, "kind")
     if "kind" not in node:
-        problems.append(Problem(path, "expected a 'kind' or a 'tag'", "neither"))
+        problems.append(_neither(node, path))
     elif not isinstance(name, str):
         problems.append(Problem(where, f"expected {article(category)} kind name", repr(name)))
     elif (other := category_of(name)) is not None:

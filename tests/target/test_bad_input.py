@@ -181,3 +181,28 @@ def test_an_empty_tag_file_is_called_empty(tag_folder: Callable[..., Path]) -> N
         f"{folder / 'list.yaml'}: expected a mapping (a tag file holds one target or config), "
         "got list",
     ]
+
+
+NEITHER = "expected a 'kind' or a 'tag', got neither"
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ({"tags": "arm-riscv-soc"}, f"{NEITHER}, and key 'tags' (did you mean 'tag'?)"),
+        ({"device": ["cuda"]}, f"{NEITHER}, and key 'device' (did you mean 'devices'?)"),
+        (
+            {"kind": "hetero", "devices": [{"name": "g", "Tag": "nvidia/h100"}]},
+            f"devices[g]: {NEITHER}, and key 'Tag' (did you mean 'tag'?)",
+        ),
+        ({"name": "g", "cores": 2}, NEITHER),  # no key near a naming one: nothing to suggest
+    ],
+)
+def test_a_node_without_a_kind_names_the_key_that_misspells_one(
+    spec: dict[str, Any], expected: str
+) -> None:
+    # a misspelt tag or devices key said only "got neither", where every other near miss of a
+    # key gets "did you mean" (found by a target audit)
+    with pytest.raises(TargetError) as caught:
+        Target(spec)
+    assert [p.message for p in caught.value.problems] == [expected]
