@@ -203,10 +203,8 @@ def locate(problems: Iterable[Problem], path: Path, text: str | None = None) -> 
     """
     compose: Callable[[str], Any] = _COMPOSERS.get(path.suffix.lower(), compose_yaml)
     if text is None and path.suffix.lower() in (".yaml", ".yml", ".json", ".toml"):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            text = None
+        read = text_of(path)  # as the file was read: past a BOM (TOML's lines were lost to it)
+        text = read if isinstance(read, str) else None
     node = compose(text) if text is not None else None
     located = []
     for problem in problems:

@@ -108,6 +108,28 @@ def test_a_file_with_a_byte_order_mark_reads(tmp_path: Path, suffix: str, text: 
     assert Target(str(path)).devices[0].kind == "cuda"
 
 
+@pytest.mark.parametrize(
+    ("suffix", "text"),
+    [
+        (".yaml", "kind: cuda\ncores: -1\n"),
+        (".json", '{"kind": "cuda",\n "cores": -1}\n'),
+        (".toml", 'kind = "cuda"\ncores = -1\n'),
+    ],
+)
+def test_a_problem_in_a_file_with_a_byte_order_mark_has_its_line(
+    tmp_path: Path, suffix: str, text: str
+) -> None:
+    # the lines were found in the text read again with the BOM, which TOML refused: a TOML
+    # file's problems named the file alone (found by a target audit)
+    path = tmp_path / f"gpu{suffix}"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    with pytest.raises(TargetError) as caught:
+        Target(str(path))
+    assert [p.message for p in caught.value.problems] == [
+        f"{path}:2: cores: expected an integer >= 1, got -1"
+    ]
+
+
 def test_the_shipped_folder_comes_first_once_read_again(lab: Path) -> None:
     # read again, it went last: calibrate took folders()[0] for the shipped folder
     shipped = TAGS.folders()[0]
