@@ -110,7 +110,7 @@ def _record(where: str, line: str) -> dict[str, Any]:
     bad index, params or result raised deep inside a resumed run or a ranking)."""
     try:
         record = json.loads(line)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # nested past Python's recursion: no record
         record = None
     if (
         not isinstance(record, dict)
@@ -136,7 +136,7 @@ def _field(where: str, key: str, expected: str, record: Mapping[str, Any]) -> Pr
 def _header(path: Path, line: str) -> dict[str, Any]:
     try:
         header = json.loads(line)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         header = None
     found = header.get("format") if isinstance(header, dict) else None
     if isinstance(found, str) and found != FORMAT and found.startswith("hetsim-sweep/"):

@@ -132,6 +132,25 @@ def test_a_record_with_a_bad_field_names_its_line_and_key(
         run_sweep(SWEEP, out=out, workers=0, resume=True)
 
 
+@pytest.mark.parametrize("line", [0, 1])
+def test_a_line_nested_past_python_recursion_is_refused_at_its_line(out: Path, line: int) -> None:
+    # json.loads raised RecursionError, which left read_results and --resume as a traceback
+    # (found by a sweep audit)
+    lines = _lines(out)
+    lines[line] = "[" * 100_000 + "]" * 100_000
+    _write(out, lines)
+    shown = repr(lines[line][:60])
+    if line == 0:
+        message = f"{out}: expected a hetsim-sweep/1 results file, got {shown}"
+    else:
+        expected = "expected a point's record (a JSON object with an id and a status)"
+        message = f"{out}:2: {expected}, got {shown}"
+    with pytest.raises(SweepError, match=_full(message)):
+        read_results(out)
+    with pytest.raises(SweepError, match=_full(message)):
+        run_sweep(SWEEP, out=out, workers=0, resume=True)
+
+
 def test_a_file_of_another_format_version_says_so(out: Path) -> None:
     header, *records = _lines(out)
     _write(out, [json.dumps(json.loads(header) | {"format": "hetsim-sweep/2"}), *records])
