@@ -21,9 +21,10 @@ from typing import Any
 
 from hetsim.errors import Problem, SweepError, TargetError
 from hetsim.frontend.proto import external_files, parse_model
-from hetsim.located import locate
+from hetsim.located import SINGLE_DEVICE, locate
 from hetsim.models import ZOO
 from hetsim.target import TAGS, Target
+from hetsim.target.override import is_level_spec
 
 __all__ = [
     "EXPANDERS",
@@ -245,18 +246,39 @@ class SweepSpec:
     def _targets(self) -> list[tuple[tuple[tuple[str, Any], ...], Target]]:
         """Each combination of varied values with its target (values may be mappings)."""
         base = self.base_target()
+        one_device = not is_level_spec(base.spec)
         targets: list[tuple[tuple[tuple[str, Any], ...], Target]] = []
         problems: dict[Problem, None] = {}
         for values in EXPANDERS[self.expand](self.axes):
             try:
                 targets.append((values, base.override(override_tree(values))))
             except TargetError as err:
+                varied = [path for path, _ in values]
                 for p in err.problems:
-                    problems[_varied_problem(p, [path for path, _ in values])] = None
+                    if one_device:  # the tree's paths: each under devices[dev0]
+                        under = _varied_problem(p, [f"{SINGLE_DEVICE}.{v}" for v in varied])
+                        problems[_as_written(under)] = None
+                    else:
+                        problems[_varied_problem(p, varied)] = None
         if problems:
             found = list(problems)
             raise SweepError(found if self.source is None else locate(found, self.source))
         return targets
+
+
+def _as_written(problem: Problem) -> Problem:
+    """`problem` of a target written as one device (`_varied_problem`'s, of the tree's paths)
+    at the paths the sweep writes: the device's attributes at the top (``vary.launch_us``), not
+    under the tree's ``devices[dev0]``, which the sweep refuses (its errors named paths the file
+    could not hold, at no line or at another key's).
+
+    >>> bad = Problem("vary.devices[dev0].launch_us", "devices[dev0].graph_node_us: expected")
+    >>> _as_written(bad).message
+    'vary.launch_us: graph_node_us: expected'
+    """
+    under = f"{SINGLE_DEVICE}."
+    path = problem.path.replace(f"vary.{under}", "vary.", 1)
+    return Problem(path, problem.expected.removeprefix(under), problem.got, problem.hint)
 
 
 def _varied_problem(problem: Problem, varied: list[str]) -> Problem:
@@ -274,12 +296,29 @@ got 'crt'"
     parts = _parts(path)
     if not varied or any(_leads(parts, _parts(v)) or _leads(_parts(v), parts) for v in varied):
         return Problem(f"vary.{path}", problem.expected, problem.got, problem.hint)
-    # the most parts of `path` shared, then the fewest parts of its own (a level's executor
-    # before a field of a device of that level)
-    nearest = max(varied, key=lambda v: (_shared(parts, _parts(v)), -len(_parts(v))))
+    # the most parts of `path` shared, then one the expectation names (a rule across two
+    # fields: ``expected at most launch_us``), then the fewest parts of its own (a level's
+    # executor before a field of a device of that level)
+    nearest = max(
+        varied,
+        key=lambda v: (
+            _shared(parts, _parts(v)),
+            _names(problem.expected, _parts(v)[-1]),
+            -len(_parts(v)),
+        ),
+    )
     if _shared(parts, _parts(nearest)) == 0:
         return Problem(f"vary.{path}", problem.expected, problem.got, problem.hint)
     return Problem(f"vary.{nearest}", f"{path}: {problem.expected}", problem.got, problem.hint)
+
+
+def _names(text: str, word: str) -> bool:
+    """Whether `text` names `word` as a word of its own.
+
+    >>> _names("expected at most launch_us (0.1)", "launch_us"), _names("x_launch_us", "launch_us")
+    (True, False)
+    """
+    return re.search(rf"(?<![\w.]){re.escape(word)}(?![\w])", text) is not None
 
 
 def _parts(path: str) -> list[str]:

@@ -287,6 +287,46 @@ def test_an_empty_vary_path_is_found_on_its_own_line(tmp_path: Path) -> None:
     ]
 
 
+RULE = (
+    "graph_node_us: expected at most launch_us (0.1; a replayed node costs no more than a "
+    "launch), got 0.86"
+)
+
+
+@pytest.mark.parametrize("target", ["cuda", "nvidia/h100"])
+def test_a_one_device_target_problem_names_the_path_as_the_file_writes_it(
+    tmp_path: Path, target: str
+) -> None:
+    # the paths of a target written as one device lack devices[dev0]; its problems named it
+    # (vary.devices[dev0].launch_us, which the sweep refuses), and a rule across two fields at
+    # the line of the first varied key (found by a sweep audit)
+    cases = {
+        "  memory_gib: [1, 100]\n  launch_us: [0.1]\n": [f":5: vary.launch_us: {RULE}"],
+        "  freq_gz: [1]\n  cores: [-1]\n": [
+            ":4: vary.freq_gz: unknown attribute (did you mean 'freq_ghz'?)",
+            ":5: vary.cores: expected an integer >= 1, got -1",
+        ],
+    }
+    for varied, expected in cases.items():
+        path = tmp_path / "one.yaml"
+        path.write_text(f"target: {target}\nmodels: [mlp]\nvary:\n{varied}")
+        with pytest.raises(SweepError) as caught:
+            load_sweep(path)
+        assert sorted(p.message for p in caught.value.problems) == [f"{path}{e}" for e in expected]
+
+
+def test_a_rule_across_two_varied_fields_is_reported_at_the_one_it_names(tmp_path: Path) -> None:
+    # both share devices[gpu0]: the tie went to the first in the file, freq_ghz
+    path = tmp_path / "two.yaml"
+    varied = "  devices[gpu0].freq_ghz: [1.5]\n  devices[gpu0].launch_us: [0.1]\n"
+    path.write_text(f"target: x86-h100\nmodels: [mlp]\nvary:\n{varied}")
+    with pytest.raises(SweepError) as caught:
+        load_sweep(path)
+    assert [p.message for p in caught.value.problems] == [
+        f"{path}:5: vary.devices[gpu0].launch_us: devices[gpu0].{RULE}",
+    ]
+
+
 def test_a_bad_target_in_a_file_names_the_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("mdoe: timing\nmodels: [mlp]\ntarget: arm-riscv-sco\n")
