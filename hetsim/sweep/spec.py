@@ -64,7 +64,8 @@ KEYS = (
 
 
 def load_sweep(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
-    """Parse and validate a sweep: a YAML file path, its contents as a mapping, or a `SweepSpec`.
+    """Parse and validate a sweep: a YAML (or JSON) file's path, its contents as a mapping, or a
+    `SweepSpec`.
 
     Checks every key and value (reporting every problem at once), loads every model, and builds
     the target of every point, so a bad sweep fails before anything runs. Relative ``.onnx``
@@ -73,11 +74,12 @@ def load_sweep(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
     Raises
     ------
     SweepError
-        Each problem with its path in the file (and, read from a file, the file and line): an
-        unknown key (with the closest name), a bad value, a model that does not load, a point
-        whose target is invalid, a metric that is not a number of a result, a model with a
-        symbolic dim that ``dims`` does not size, ``iterations`` other than 1, an ``ops``
-        entry (varied or in the target) that is not an op type hetsim runs.
+        A ``.toml`` file (TOML has no null); each problem with its path in the file (and, read
+        from a file, the file and line): an unknown key (with the closest name), a bad value, a
+        model that does not load, a point whose target is invalid, a metric that is not a
+        number of a result, a model with a symbolic dim that ``dims`` does not size,
+        ``iterations`` other than 1, an ``ops`` entry (varied or in the target) that is not an
+        op type hetsim runs.
 
     Examples
     --------
@@ -153,6 +155,9 @@ def _raise(problems: list[Problem], file: Path | None) -> None:
 
 
 def _read_file(path: Path) -> Any:
+    if path.suffix.lower() == ".toml":  # read as YAML, its text was one string: "no mapping"
+        got = "a TOML file (TOML has no null, which a sweep's policies and strategies take)"
+        raise SweepError([Problem(str(path), "expected a YAML or JSON sweep file", got)])
     text = text_of(path, "a sweep file")
     if isinstance(text, Problem):
         raise SweepError([text])

@@ -982,3 +982,16 @@ def test_a_rule_a_varied_value_breaks_is_reported_at_its_key(tmp_path: Path) -> 
         f"{path}:5: vary.devices[vdevice0].executor: devices[vdevice0].runtime: expected a "
         "runtime that runs executor 'vm', got 'crt' (runs graph)"
     ]
+
+
+def test_a_toml_sweep_file_is_refused_by_name(tmp_path: Path) -> None:
+    # read as YAML, its text was one string: "sweep: expected a mapping of keys, got 'target =
+    # ...'" (found by a sweep audit)
+    path = tmp_path / "s.toml"
+    path.write_text('target = "arm-riscv-soc"\nmodels = ["mlp"]\n')
+    message = (
+        f"{path}: expected a YAML or JSON sweep file, got a TOML file (TOML has no null, which "
+        "a sweep's policies and strategies take)"
+    )
+    with pytest.raises(SweepError, match=_full(message)):
+        load_sweep(path)
