@@ -151,11 +151,16 @@ SPLITTERS = (Sync, Call, Invoke, BranchShape)
 
 
 def _breakers(program: VmProgram, regions: tuple[Region, ...]) -> tuple[str, ...]:
-    """Notes naming what split each pair of neighbouring regions on a device: its host work and
-    control (`SPLITTERS`), else the device work a capture there cannot hold (`_uncapturable`)."""
+    """Notes naming what split each region from the one before it on its device: its host work
+    and control (`SPLITTERS`), else the device work a capture there cannot hold
+    (`_uncapturable`). The one before on its device, not in the program: a region of another
+    device between two of one device's (two GPUs' chains interleaved) had left them unsaid."""
     notes = []
-    for before, after in itertools.pairwise(regions):
-        if before.processor != after.processor:
+    last: dict[str, Region] = {}
+    for after in regions:
+        before = last.get(after.processor)
+        last[after.processor] = after
+        if before is None:
             continue
         between = range(before.stop, after.start)
         code = program.code

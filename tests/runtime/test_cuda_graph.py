@@ -591,3 +591,26 @@ def test_a_root_gpu_that_runs_nothing_is_not_called_nested() -> None:
     result = simulate(_two_relus(), "x86-h100", mode="timing", cuda_graph="regions",
                       partition="rules", rules=[{"op": "*", "device": "host"}])  # fmt: skip
     assert result.record.extra["cuda_graph_notes"] == [NOTHING_TO_CAPTURE[1][1]]
+
+
+def test_regions_of_one_device_split_by_another_device_say_so() -> None:
+    # two GPUs' chains interleaved in program order (r1, n1, r2, n2) make four regions; each
+    # was compared with its neighbour in the program only, always on the other device, so no
+    # note said why gpu0's two regions are two (found by a CUDA-graph audit)
+    two = target(device("gpu0", ["Relu"], **GRAPH), device("gpu1", ["Neg"], **GRAPH))
+    ops = (
+        Op("Relu", "r1", ("x",), ("a1",)),
+        Op("Neg", "n1", ("x",), ("b1",)),
+        Op("Relu", "r2", ("a1",), ("a2",)),
+        Op("Neg", "n2", ("b1",), ("b2",)),
+    )
+    model = Graph("t", ops, {"x": TensorType((250,), "float32")}, ("a2", "b2"))
+    platform = platform_of(two)
+    captured = capture_program(compile_vm(model, platform, place(model, platform)), platform)
+    assert [(r.id, r.processor) for r in captured.regions] == [
+        ("g0", "gpu0"), ("g1", "gpu1"), ("g2", "gpu0"), ("g3", "gpu1"),
+    ]  # fmt: skip
+    assert captured.notes == (
+        "g0 and g2 split by 'copy x -> x@gpu1.mem', 'launch n1 on gpu1'",
+        "g1 and g3 split by 'launch r2 on gpu0'",
+    )
