@@ -108,10 +108,7 @@ def _read(path: Path) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any]]]]
 def _record(where: str, line: str) -> dict[str, Any]:
     """The record a results file's line holds; a `SweepError` at `where` if it is not one (a
     bad index, params or result raised deep inside a resumed run or a ranking)."""
-    try:
-        record = json.loads(line)
-    except (json.JSONDecodeError, RecursionError):  # nested past Python's recursion: no record
-        record = None
+    record = _json_or_none(line)
     if (
         not isinstance(record, dict)
         or not isinstance(record.get("id"), str)
@@ -129,15 +126,22 @@ def _record(where: str, line: str) -> dict[str, Any]:
     return record
 
 
+def _json_or_none(line: str) -> Any:
+    """The JSON value of a results file's line; None where it holds none: not JSON, an integer
+    of more digits than int() reads (a ValueError), or nesting past Python's recursion (both
+    had left read_results and --resume as a traceback)."""
+    try:
+        return json.loads(line)
+    except (ValueError, RecursionError):  # json.JSONDecodeError is a ValueError
+        return None
+
+
 def _field(where: str, key: str, expected: str, record: Mapping[str, Any]) -> Problem:
     return Problem(f"{where}: {key}", f"expected {expected}", show_value(record.get(key)))
 
 
 def _header(path: Path, line: str) -> dict[str, Any]:
-    try:
-        header = json.loads(line)
-    except (json.JSONDecodeError, RecursionError):
-        header = None
+    header = _json_or_none(line)
     found = header.get("format") if isinstance(header, dict) else None
     if isinstance(found, str) and found != FORMAT and found.startswith("hetsim-sweep/"):
         got = f"format {found!r} (of another version of hetsim)"

@@ -133,11 +133,15 @@ def test_a_record_with_a_bad_field_names_its_line_and_key(
 
 
 @pytest.mark.parametrize("line", [0, 1])
-def test_a_line_nested_past_python_recursion_is_refused_at_its_line(out: Path, line: int) -> None:
-    # json.loads raised RecursionError, which left read_results and --resume as a traceback
-    # (found by a sweep audit)
+@pytest.mark.parametrize(
+    "text", ["[" * 100_000 + "]" * 100_000, "9" * 5_000], ids=["nested", "huge-integer"]
+)
+def test_a_line_json_cannot_read_is_refused_at_its_line(out: Path, line: int, text: str) -> None:
+    # json.loads raised RecursionError (nested past Python's recursion) or ValueError (an
+    # integer of more digits than int() reads), which left read_results and --resume as a
+    # traceback (found by a sweep audit and its review)
     lines = _lines(out)
-    lines[line] = "[" * 100_000 + "]" * 100_000
+    lines[line] = text
     _write(out, lines)
     shown = repr(lines[line][:60])
     if line == 0:
