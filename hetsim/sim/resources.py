@@ -6,6 +6,7 @@ the rules they follow are written in that module's docstring and in docs/runtime
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Generator, Mapping
 from operator import itemgetter
@@ -36,11 +37,16 @@ def wait_until(env: Environment, at_us: float) -> Generator[Event, Any, None]:
 
     SimPy fires a timeout at ``now + delay``; with ``delay = at_us - now`` that sum may round one
     ulp below `at_us`, and work that a clock (the host's, a stream's) starts at `at_us` began, by
-    ``env.now``, before it: a copy of no time ended before it started. What is left is waited
-    again: the difference of two floats that close is exact, so the sum lands on `at_us`.
+    ``env.now``, before it: a copy of no time ended before it started. A delay whose sum would
+    round past `at_us` is taken one ulp shorter, and what is left is waited again: the
+    difference of two floats that close is exact, so the sum lands on `at_us`.
     """
     while env.now < at_us:
-        yield Timeout(env, at_us - env.now)
+        now = env.now
+        delay = at_us - now
+        if now + delay > at_us:
+            delay = math.nextafter(delay, 0.0)
+        yield Timeout(env, delay)
 
 
 class MemoryState:

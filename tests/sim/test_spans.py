@@ -6,14 +6,18 @@ from __future__ import annotations
 import copy
 import gc
 import pickle
+from typing import Any
 
 import numpy as np
+import pytest
+import simpy
 
 from hetsim.api import simulate
 from hetsim.ir import Graph, Op, TensorType
 from hetsim.report import Result, check_invariants
 from hetsim.report.breakdown import busy_us, totals
 from hetsim.sim.records import Span, Spans
+from hetsim.sim.resources import wait_until
 
 
 def test_simulate_sums_the_rows_without_making_spans() -> None:
@@ -113,3 +117,24 @@ def test_a_copy_of_an_empty_tensor_does_not_end_before_it_starts() -> None:
     at = 11.679999999999998  # the stream's clock: when it was queued
     assert copies == {"d1": (at, at), "host.mem--d1.mem": (at, at)}  # its stream, its link
     assert check_invariants(result) == []
+
+
+@pytest.mark.parametrize(
+    ("now", "at"),
+    [
+        (0.5699993338763802, 3.9967884035428614),  # now + (at - now) rounds below at
+        (0.002026676581985817, 0.02032952071880331),  # ... and above it
+    ],
+)
+def test_wait_until_lands_on_its_time(now: float, at: float) -> None:
+    env = simpy.Environment()
+    landed = []
+
+    def process() -> Any:
+        yield env.timeout(now)
+        yield from wait_until(env, at)
+        landed.append(env.now)
+
+    env.process(process())
+    env.run()
+    assert landed == [at]
