@@ -41,7 +41,7 @@ from hetsim.target.tags import TAGS
 if TYPE_CHECKING:
     from hetsim.target.tree import Config, Target
 
-__all__ = ["is_level_spec", "merge_spec", "set_attrs"]
+__all__ = ["is_level_spec", "merge_spec", "set_attrs", "sets_under_null"]
 
 _NOT_ATTRS = frozenset({"kind", "name", "tag", "host", "executor", "runtime", "devices"})
 """Keys that are a node's identity or structure, never one of its attributes."""
@@ -185,6 +185,25 @@ def _as_level(device: Any) -> Any:
     node = resolved_device(device, TAGS)
     kind = find_kind("target", node.get("kind")) if node is not None else None
     return device if kind is None or kind.is_composite else level_around(device, kind)
+
+
+def sets_under_null(spec: Any, changes: Any) -> bool:
+    """Whether `changes` set a value under a key that `spec` holds as ``None`` (a part or a
+    value removed back to its default): resolving the merged spec then reads the change over
+    what the spec says now, where the tree holds the default, so `set_attrs` must not build it
+    from the tree (the two had disagreed: ``host: None``, then ``host: {freq_ghz: 1}``).
+
+    >>> sets_under_null({"tag": "t", "host": None}, {"host": {"freq_ghz": 1.0}})
+    True
+    >>> sets_under_null({"tag": "t", "host": {"cores": 2}}, {"host": {"freq_ghz": 1.0}})
+    False
+    """
+    if not (isinstance(spec, Mapping) and isinstance(changes, Mapping)):
+        return False
+    return any(
+        (key in spec and spec[key] is None) or sets_under_null(spec.get(key), value)
+        for key, value in changes.items()
+    )
 
 
 def set_attrs(root: Target, changes: Mapping[str, Any], spec: Any) -> Target | None:

@@ -22,7 +22,7 @@ from hetsim.target.catalog import config_category
 from hetsim.target.display import describe
 from hetsim.target.frozen import FrozenMap, freeze, thaw
 from hetsim.target.kinds import category_of, find_kind
-from hetsim.target.override import is_level_spec, merge_spec, set_attrs
+from hetsim.target.override import is_level_spec, merge_spec, set_attrs, sets_under_null
 from hetsim.target.resolve import written_device
 from hetsim.target.sources import (
     SUFFIXES,
@@ -306,7 +306,11 @@ class Target:
         if "devices" in changes:
             _check_devices_change(spec, changes["devices"])
         merged = merge_spec(spec, dict(changes))
-        if self._version == TAGS.version and is_level_spec(spec):
+        if (
+            self._version == TAGS.version
+            and is_level_spec(spec)
+            and not sets_under_null(spec, changes)
+        ):
             found = set_attrs(self, changes, merged)
             if found is not None:
                 return found

@@ -270,3 +270,23 @@ def test_attributes_for_a_replaced_device_merge_into_the_replacement() -> None:
     renamed = faster.override({"name": "board"})  # resolves the spec again
     npu = next(d for d in renamed.devices if d.name == "npu")
     assert (npu.tag, npu.attrs["mem_bandwidth_gbps"]) == ("arm/cortex-a76", 100)
+
+
+@pytest.mark.parametrize(
+    ("removed", "changed"),
+    [
+        ({"host": None}, {"host": {"freq_ghz": 1.0}}),
+        (
+            {"devices": {"vdevice0": {"link": None}}},
+            {"devices": {"vdevice0": {"link": {"latency_us": 5}}}},
+        ),
+    ],
+)
+def test_a_change_under_a_null_gives_the_tree_its_spec_gives(
+    removed: dict[str, Any], changed: dict[str, Any]
+) -> None:
+    # the tree was built from the default the null left (an x86-cpu host), while its spec
+    # merged the change into the tag's part (a cortex-a72): t != Target(t.spec) (found by a
+    # review)
+    t = Target("arm-riscv-soc").override(removed).override(changed)
+    assert t == Target(t.spec)
