@@ -21,10 +21,11 @@ from typing import Any
 
 from hetsim.errors import Problem, SweepError, TargetError
 from hetsim.frontend.proto import external_files, parse_model
-from hetsim.located import SINGLE_DEVICE, locate
+from hetsim.located import locate
 from hetsim.models import ZOO
 from hetsim.target import TAGS, Target
 from hetsim.target.override import is_level_spec
+from hetsim.target.schema import item_path, join_path
 
 __all__ = [
     "EXPANDERS",
@@ -246,7 +247,8 @@ class SweepSpec:
     def _targets(self) -> list[tuple[tuple[tuple[str, Any], ...], Target]]:
         """Each combination of varied values with its target (values may be mappings)."""
         base = self.base_target()
-        one_device = not is_level_spec(base.spec)
+        # a target written as one device: its paths are written without the tree's devices[name]
+        device = None if is_level_spec(base.spec) else item_path("devices", base.devices[0].name)
         targets: list[tuple[tuple[tuple[str, Any], ...], Target]] = []
         problems: dict[Problem, None] = {}
         for values in EXPANDERS[self.expand](self.axes):
@@ -255,9 +257,9 @@ class SweepSpec:
             except TargetError as err:
                 varied = [path for path, _ in values]
                 for p in err.problems:
-                    if one_device:  # the tree's paths: each under devices[dev0]
-                        under = _varied_problem(p, [f"{SINGLE_DEVICE}.{v}" for v in varied])
-                        problems[_as_written(under)] = None
+                    if device is not None:  # the tree's paths: each under the device
+                        under = _varied_problem(p, [join_path(device, v) for v in varied])
+                        problems[_as_written(under, device)] = None
                     else:
                         problems[_varied_problem(p, varied)] = None
         if problems:
@@ -266,17 +268,17 @@ class SweepSpec:
         return targets
 
 
-def _as_written(problem: Problem) -> Problem:
-    """`problem` of a target written as one device (`_varied_problem`'s, of the tree's paths)
-    at the paths the sweep writes: the device's attributes at the top (``vary.launch_us``), not
-    under the tree's ``devices[dev0]``, which the sweep refuses (its errors named paths the file
-    could not hold, at no line or at another key's).
+def _as_written(problem: Problem, device: str) -> Problem:
+    """`problem` of a target written as one device (`_varied_problem`'s, of the tree's paths,
+    the device at `device`) at the paths the sweep writes: the device's attributes at the top
+    (``vary.launch_us``), not under the tree's ``devices[dev0]``, which the sweep refuses (its
+    errors named paths the file could not hold, at no line or at another key's).
 
     >>> bad = Problem("vary.devices[dev0].launch_us", "devices[dev0].graph_node_us: expected")
-    >>> _as_written(bad).message
+    >>> _as_written(bad, "devices[dev0]").message
     'vary.launch_us: graph_node_us: expected'
     """
-    under = f"{SINGLE_DEVICE}."
+    under = f"{device}."
     path = problem.path.replace(f"vary.{under}", "vary.", 1)
     return Problem(path, problem.expected.removeprefix(under), problem.got, problem.hint)
 
@@ -317,6 +319,8 @@ def _names(text: str, word: str) -> bool:
 
     >>> _names("expected at most launch_us (0.1)", "launch_us"), _names("x_launch_us", "launch_us")
     (True, False)
+    >>> _names("devices[g].launch_us: expected a number", "launch_us")  # a path's part, not it
+    False
     """
     return re.search(rf"(?<![\w.]){re.escape(word)}(?![\w])", text) is not None
 

@@ -293,7 +293,7 @@ RULE = (
 )
 
 
-@pytest.mark.parametrize("target", ["cuda", "nvidia/h100"])
+@pytest.mark.parametrize("target", ["cuda", "nvidia/h100", "{kind: cuda, name: g}"])
 def test_a_one_device_target_problem_names_the_path_as_the_file_writes_it(
     tmp_path: Path, target: str
 ) -> None:
