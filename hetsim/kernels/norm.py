@@ -289,8 +289,6 @@ def _infer_group_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list
         raise op_error(op, "expected an input of rank >= 2 (N, C, ...)", f"shape {list(x.shape)}")
     groups = _num_groups(op, x.shape[1])
     per = x.shape[1] if opset >= GROUP_SCALE_PER_CHANNEL_OPSET else groups
-    if opset >= GROUP_SCALE_PER_CHANNEL_OPSET:
-        _group_stash(op)
     for meta, name in zip(inputs[1:3], ("scale", "bias"), strict=True):
         if meta is not None and meta.shape != (per,):
             raise op_error(op, f"expected a {name} of shape [{per}]", list(meta.shape))

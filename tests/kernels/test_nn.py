@@ -389,7 +389,9 @@ def _group_norm_reference(x: np.ndarray, dtype: str) -> np.ndarray:
     return normalized.reshape(x.shape).astype(x.dtype)
 
 
-@pytest.mark.parametrize(("stash_type", "dtype"), [(1, "float32"), (11, "float64")])
+@pytest.mark.parametrize(
+    ("stash_type", "dtype"), [(1, "float32"), (11, "float64"), (10, "float16")]
+)
 def test_group_norm_computes_in_its_stash_type(stash_type: int, dtype: str) -> None:
     # a float64 input's first stage ran in float64 whatever its stash_type (1, float32, by
     # default), where the spec casts the input to the stash type, as onnxruntime and onnx's
@@ -401,8 +403,16 @@ def test_group_norm_computes_in_its_stash_type(stash_type: int, dtype: str) -> N
     y = OPS["GroupNormalization"].compile(op, 21)([x, np.ones(8), np.zeros(8)])[0]
     assert y.dtype == np.float64
     np.testing.assert_allclose(y, _group_norm_reference(x, dtype), rtol=1e-6, atol=1e-6)
-    other = _group_norm_reference(x, "float64" if dtype == "float32" else "float32")
-    assert np.abs(y - other).max() > 1e-5  # the stash type shows
+    for other in {"float16", "float32", "float64"} - {dtype}:  # the stash type shows
+        assert np.abs(y - _group_norm_reference(x, other)).max() > 1e-5
+
+
+def test_group_norm_before_opset_21_computes_in_the_input_type() -> None:
+    # no stash_type before opset 21 (scale and bias per group then): a float64 input's stays
+    x = np.random.default_rng(0).normal(1000.0, 3.0, (2, 8))
+    op = Op("GroupNormalization", "gn", ("x", "s", "b"), ("y",), {"num_groups": 2})
+    y = OPS["GroupNormalization"].compile(op, 18)([x, np.ones(2), np.zeros(2)])[0]
+    np.testing.assert_allclose(y, _group_norm_reference(x, "float64"), rtol=1e-12, atol=1e-12)
 
 
 def test_group_norm_refuses_a_stash_type_it_has_no_dtype_for() -> None:
