@@ -595,3 +595,10 @@ def test_a_graph_executor_root_is_refused_for_a_model_with_symbolic_dims() -> No
         compare("transformer", GRAPH_ROOT, ["none"], iterations=2)
     static = compare("mlp", GRAPH_ROOT, ["none"], iterations=2)  # no symbolic dim: it runs
     assert static.runs[0].iterations_us[0] == simulate("mlp", GRAPH_ROOT, mode="timing").makespan_us
+    unread = Graph(  # a symbolic dim no op reads: every op static, so it runs too
+        "unread",
+        (Op("Relu", "r", ("x",), ("y",)),),
+        {"x": TensorType((4,), "float32"), "s": TensorType(("seq",), "float32")},
+        ("y",),
+    )
+    assert compare(unread, GRAPH_ROOT, ["none"], iterations=1).runs[0].iterations_us[0] > 0

@@ -340,7 +340,8 @@ def _check_root_runs_dynamic_ops(graph: Graph, platform: Platform) -> None:
     op = next((op for op in graph.ops if op.name in dynamic), None)
     if op is None:
         return
-    kind = root.executor.kind if root.executor is not None else "?"
+    assert root.executor is not None, "is_static reads the executor"
+    kind = root.executor.kind
     raise PartitionError(
         f"compare: expected a root level run by a VM for model {graph.name}, whose symbolic "
         f"dims ({', '.join(graph.symbols)}) stay dynamic over the iterations (each one's come "

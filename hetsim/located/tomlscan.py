@@ -175,7 +175,7 @@ def _mapping(mark: Any) -> Any:
     return yaml.MappingNode("tag:yaml.org,2002:map", [], mark, mark)
 
 
-_STR = "tag:yaml.org,2002:str"
+_STR = "tag:yaml.org,2002:str"  # `reading.STR_TAG`, which imports this module
 _UNREAD = "tag:hetsim.toml,2026:unread"
 """The tag of a value that is no string (a number, a bool, a date), kept as its text: a device
 ``name = 7`` is not named '7' (`hetsim.located._name_of` reads only strings)."""

@@ -226,3 +226,11 @@ def test_cost_keeps_off_a_device_reached_over_a_link_that_gives_no_time() -> Non
     assert cost.makespan_us == host_alone.makespan_us == 11.2615625
     plan = partition(load_model("mlp"), build_platform(Target(target)), "cost")
     assert set(plan.placement.values()) == {"host"}  # the policy's own plan, as `hetsim plan`
+    # squeezenet goes to the GPU over a usable link; over this one its schedule keeps off it
+    usable = {**target, "devices": [{"kind": "cuda", "name": "gpu0"}]}
+    squeezenet = load_model("squeezenet")
+    assert set(
+        partition(squeezenet, build_platform(Target(usable)), "cost").placement.values()
+    ) == {"gpu0"}
+    plan = partition(squeezenet, build_platform(Target(target)), "cost")
+    assert set(plan.placement.values()) == {"host"}

@@ -603,14 +603,16 @@ def test_regions_of_one_device_split_by_another_device_say_so() -> None:
         Op("Neg", "n1", ("x",), ("b1",)),
         Op("Relu", "r2", ("a1",), ("a2",)),
         Op("Neg", "n2", ("b1",), ("b2",)),
+        Op("Relu", "r3", ("a2",), ("a3",)),
     )
-    model = Graph("t", ops, {"x": TensorType((250,), "float32")}, ("a2", "b2"))
+    model = Graph("t", ops, {"x": TensorType((250,), "float32")}, ("a3", "b2"))
     platform = platform_of(two)
     captured = capture_program(compile_vm(model, platform, place(model, platform)), platform)
     assert [(r.id, r.processor) for r in captured.regions] == [
-        ("g0", "gpu0"), ("g1", "gpu1"), ("g2", "gpu0"), ("g3", "gpu1"),
+        ("g0", "gpu0"), ("g1", "gpu1"), ("g2", "gpu0"), ("g3", "gpu1"), ("g4", "gpu0"),
     ]  # fmt: skip
-    assert captured.notes == (
+    assert captured.notes == (  # each with the one before it on its device
         "g0 and g2 split by 'copy x -> x@gpu1.mem', 'launch n1 on gpu1'",
         "g1 and g3 split by 'launch r2 on gpu0'",
+        "g2 and g4 split by 'launch n2 on gpu1'",
     )
