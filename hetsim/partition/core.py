@@ -349,9 +349,10 @@ def partition(
     ------
     PartitionError
         A `graph` or `platform` of the wrong type, an unknown policy, bad rules, an op no device
-        can run, a rule sending an op where it cannot run, or weights that do not fit a memory.
+        can run, a rule sending an op where it cannot run, weights that do not fit a memory, or
+        `metas` or `costs` that lack a tensor's Meta or an op's Cost.
     ModelError
-        Bad `dims` (`hetsim.ir.check_graph_dims`: a size below 1, a name the graph lacks).
+        Bad `dims` (`hetsim.ir.check_graph_dims`: a negative size, a name the graph lacks).
 
     Examples
     --------
@@ -380,17 +381,41 @@ def partition(
         if costs is not None:
             raise PartitionError("partition: expected metas= with costs= (costs are of metas)")
         metas, costs = _estimate(graph, bound, inputs or {})  # one walk gives both
-    builder = _Builder(
-        graph,
-        platform,
-        policy,
-        metas,
-        costs if costs is not None else op_costs(ops, metas),
-        dynamic_ops(graph, ops, bound),
-        constants,
-        rule_list,
-        bound,
-    )
-    builder.cut(platform.levels[""], ops, graph.outputs, None)
+    try:  # caught, not checked: nothing per op when metas and costs are whole
+        builder = _Builder(
+            graph,
+            platform,
+            policy,
+            metas,
+            costs if costs is not None else op_costs(ops, metas),
+            dynamic_ops(graph, ops, bound),
+            constants,
+            rule_list,
+            bound,
+        )
+        builder.cut(platform.levels[""], ops, graph.outputs, None)
+    except KeyError as err:
+        missing = _not_given(graph, metas, costs, err.args[0] if err.args else None)
+        if missing is None:
+            raise
+        raise missing from err
     builder.check_memory()
     return builder.plan(folded, bound)
+
+
+def _not_given(
+    graph: Graph, metas: Mapping[str, Meta], costs: Mapping[str, Cost] | None, key: object
+) -> PartitionError | None:
+    """The error for `key`, which a caller's `metas` or `costs` lacked (a tensor's Meta, an
+    op's Cost); None for any other key (an internal error, left as it is)."""
+    if costs is not None and key not in costs and any(op.name == key for op in graph.ops):
+        return PartitionError(
+            f"partition: expected a Cost for every op of graph {graph.name} (as "
+            f"hetsim.partition.op_costs gives them), got none for op {key!r}"
+        )
+    if isinstance(key, str) and key not in metas:
+        return PartitionError(
+            f"partition: expected a Meta for every tensor of graph {graph.name} (as "
+            f"hetsim.kernels.propagate gives them), got none for {key!r}"
+        )
+    return None

@@ -295,6 +295,8 @@ class Plan:
             "placement": dict(self.placement),
             "folded": list(self.folded),
             "dynamic": list(self.dynamic),
+            "ruled": list(self.ruled),
+            "notes": list(self.notes),
         }
 
 

@@ -11,6 +11,7 @@ import pytest
 from hetsim.api import simulate
 from hetsim.errors import ModelError, PartitionError, Problem, TargetError
 from hetsim.ir import Graph, GraphBuilder
+from hetsim.kernels import propagate_costs
 from hetsim.models import load_model
 from hetsim.partition import partition
 from hetsim.platform import Platform
@@ -314,8 +315,8 @@ def test_a_rule_that_matches_only_in_another_case_is_an_error(
     path.write_text("- {op: Add, device: host}\n- {op: relu, device: npu}\n")
     with pytest.raises(PartitionError, match=f"^{re.escape(f'{path}:2: {message}')}$"):
         partition(chain, host_npu, "rules", path)
-    by_name = [{"op": "NEG*", "device": "host"}]  # a name glob in another case: neg0
-    with pytest.raises(PartitionError, match=r"got 'NEG\*', .*\(did you mean 'neg0'\?\)$"):
+    by_name = [{"op": "NEG*", "device": "host"}]  # a name glob in another case: neg*
+    with pytest.raises(PartitionError, match=r"got 'NEG\*', .*\(did you mean 'neg\*'\?\)$"):
         partition(chain, host_npu, "rules", by_name)
 
 
@@ -423,3 +424,41 @@ def test_every_rule_in_another_case_is_named_at_once() -> None:
     assert [(p.path, p.hint) for p in caught.value.problems] == [
         ("rules[0].op", "Conv"), ("rules[1].op", "Relu"),
     ]  # fmt: skip
+
+
+def test_metas_or_costs_without_an_entry_are_named() -> None:
+    # metas= lacking a tensor escaped as a bare KeyError('conv1') (found by a partition audit)
+    model, soc = load_model("cnn"), tag_platform("arm-riscv-soc")
+    metas, costs = propagate_costs(model, {})
+    message = (
+        "partition: expected a Meta for every tensor of graph cnn (as hetsim.kernels.propagate "
+        "gives them), got none for 'conv1'"
+    )
+    lacking = {name: meta for name, meta in metas.items() if name != "conv1"}
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(model, soc, metas=lacking)
+    message = (
+        "partition: expected a Cost for every op of graph cnn (as hetsim.partition.op_costs "
+        "gives them), got none for op 'conv1'"
+    )
+    without = {name: cost for name, cost in costs.items() if name != "conv1"}
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(model, soc, metas=metas, costs=without)
+
+
+def test_an_empty_rules_path_is_named_so() -> None:
+    # Path("") is the current folder: the rules were said to be "a directory" none named
+    message = "rules: expected a YAML file or a list of rules, got '' (an empty path)"
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(load_model("cnn"), tag_platform("arm-riscv-soc"), "rules", "")
+
+
+def test_a_glob_in_another_case_is_hinted_as_a_glob() -> None:
+    # the hint named one op ('conv1') for a glob of several: following it narrowed the rule
+    model, soc = load_model("cnn"), tag_platform("arm-riscv-soc")
+    message = (
+        "rules[0].op: expected an op type or a glob over op names, got 'CONV*', which matches no "
+        "op; rules match case-sensitively (did you mean 'conv*'?)"
+    )
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(model, soc, "rules", [{"op": "CONV*", "device": "host"}])

@@ -151,6 +151,10 @@ def test_a_rule_that_matches_only_folded_ops_is_noted() -> None:
     result = simulate(graph, "x86-h100", partition="rules", rules=rules, mode="timing")
     assert result.to_dict()["extra"]["placement_notes"] == [note]
     assert result.placement["a"] == "gpu0"  # capability's: no rule matches the Add
+    # the plan's JSON keeps it (hetsim plan --json had it on stderr alone), and what rules placed
+    ruling = [*rules, {"op": "Add", "device": "host"}]
+    plan = partition(graph, platform_of("x86-h100"), "rules", ruling).to_dict()
+    assert (plan["notes"], plan["ruled"], plan["placement"]["a"]) == ([note], ["a"], "host")
 
 
 @pytest.mark.parametrize(("op", "close"), [("W_relu", "w_relu"), ("relu", "Relu")])

@@ -69,6 +69,9 @@ class Rule:
 
 
 def _read(rules: str | Path) -> Any:
+    if str(rules) == "":  # Path("") is the current folder: "a directory" named none given
+        got = "'' (an empty path)"
+        raise PartitionError([Problem("rules", "expected a YAML file or a list of rules", got)])
     path = Path(rules)
     text = text_of(path, "a YAML file or a list of rules")
     if isinstance(text, Problem):
@@ -302,8 +305,13 @@ def _case_problem(rule: Rule, ops: Sequence[Op]) -> Problem | None:
         return None
     lowered = rule.op.lower()
     close = next((op.type for op in ops if op.type.lower() == lowered), None)
-    named = next((op.name for op in ops if fnmatchcase(op.name.lower(), lowered)), None)
-    close = close or (None if named is None else glob_escaped(named))
+    named = [op.name for op in ops if fnmatchcase(op.name.lower(), lowered)]
+    if close is None and named:
+        # the glob in lower case where it matches every op it would in any case (``CONV*``:
+        # ``conv*``); else one of them, escaped (the hint had named one op for a glob of many)
+        is_glob = any(c in rule.op for c in "*?[")
+        every = is_glob and all(fnmatchcase(name, lowered) for name in named)
+        close = lowered if every else glob_escaped(named[0])
     if close is None:
         return None
     return Problem(
