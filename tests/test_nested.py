@@ -386,6 +386,40 @@ def test_an_invocation_out_of_memory_names_its_segment() -> None:
     assert (s1.device, s1.outputs) == ("vdevice0", ("q.split",))
 
 
+@pytest.mark.parametrize("neg", ["n1", "s0"])
+def test_an_invocation_out_of_memory_names_its_segment_beside_an_op_of_its_name(neg: str) -> None:
+    # y, made by segment s0 (the invocation of v), read "of op s0" where the model's Neg, on the
+    # root host, is named s0 (found by a nested-level audit)
+    level = nested("v", device("npu", ["Relu"]))
+    level["host"]["memory_gib"] = 1500 / 2**30  # x on v/host.mem fits (1000 B), y does not
+    model = graph(Op("Relu", "r1", ("x",), ("y",)), Op("Neg", neg, ("y",), ("z",)), outputs=("z",))
+    message = (
+        "sim at 2.5 us, v/host: out of memory in v/host.mem (need 1000 B, 500 B free) for "
+        "tensor y of segment s0 (an invocation of v)"
+    )
+    with pytest.raises(SimulationError, match=f"^{re.escape(message)}$"):
+        simulate(model, target(level), mode="timing")
+
+
+@pytest.mark.parametrize(("executor", "peaks"), [("graph", [2000, 4000, 8000]), ("vm", [2000] * 3)])
+def test_a_graph_level_holds_each_invocation_s_storage(executor: str, peaks: list[int]) -> None:
+    # docs/runtime.md ("The graph executor"): each invocation is a program with its own storage,
+    # resident for the whole run; a VM level frees as it goes
+    found = []
+    for invocations in (1, 2, 4):
+        ops, previous = [], "x"
+        for i in range(invocations):  # Relu on v/npu, Neg on the root host: one invocation each
+            ops += [Op("Relu", f"r{i}", (previous,), (f"a{i}",)),
+                    Op("Neg", f"n{i}", (f"a{i}",), (f"b{i}",))]  # fmt: skip
+            previous = f"b{i}"
+        level = nested("v", device("npu", ["Relu"]), executor=executor)
+        if executor == "vm":  # crt runs graph executors only
+            level["runtime"] = {"kind": "cpp", "alloc_us": 0.7, "free_us": 0.3, "call_us": 2.0}
+        result = simulate(graph(*ops, outputs=(previous,)), target(level), mode="timing")
+        found.append(result.to_dict()["peak_memory_bytes"]["v/npu.mem"])
+    assert found == peaks
+
+
 def test_a_nested_vm_level_frees_each_invocation_s_device_copy_of_its_result() -> None:
     # Relu on vdev/npu, Neg on the root host, four times: four invocations of vdev, each needing
     # x and its Relu's result on the npu (2000 B). The result's copy there was never freed: the
