@@ -369,7 +369,7 @@ def partition(
             f"{type(graph).__name__}"
         )
     check_platform(platform, "partition", PartitionError)
-    bound = dict(check_graph_dims(graph, dims))  # as simulate checks them: sizes >= 1, names
+    bound = dict(check_graph_dims(graph, dims))  # as simulate checks them: sizes >= 0, names
     if inputs is not None and not isinstance(inputs, Mapping):
         raise PartitionError(
             f"partition: expected inputs a mapping of input name -> array, got "
@@ -377,6 +377,7 @@ def partition(
         )
     constants, folded, ops = fold(graph)
     rule_list = _policy(policy, rules, platform, graph.ops)  # a case check sees folded ops too
+    given = metas is not None  # the caller's: a key it lacks is said as such
     if metas is None:
         if costs is not None:
             raise PartitionError("partition: expected metas= with costs= (costs are of metas)")
@@ -394,26 +395,29 @@ def partition(
             bound,
         )
         builder.cut(platform.levels[""], ops, graph.outputs, None)
+        builder.check_memory()  # reads the weights' metas
     except KeyError as err:
-        missing = _not_given(graph, metas, costs, err.args[0] if err.args else None)
+        key = err.args[0] if err.args else None
+        missing = _not_given(graph, metas, costs, key) if given else None
         if missing is None:
             raise
         raise missing from err
-    builder.check_memory()
     return builder.plan(folded, bound)
 
 
 def _not_given(
     graph: Graph, metas: Mapping[str, Meta], costs: Mapping[str, Cost] | None, key: object
 ) -> PartitionError | None:
-    """The error for `key`, which a caller's `metas` or `costs` lacked (a tensor's Meta, an
-    op's Cost); None for any other key (an internal error, left as it is)."""
+    """The error for `key`, which a caller's `metas` or `costs` lacked (an op's Cost, a
+    tensor's Meta: a name of the graph's); None for any other key (an internal error, left as
+    it is)."""
     if costs is not None and key not in costs and any(op.name == key for op in graph.ops):
         return PartitionError(
             f"partition: expected a Cost for every op of graph {graph.name} (as "
             f"hetsim.partition.op_costs gives them), got none for op {key!r}"
         )
-    if isinstance(key, str) and key not in metas:
+    tensors = chain(graph.inputs, graph.initializers, *(op.outputs for op in graph.ops))
+    if isinstance(key, str) and key not in metas and key in tensors:
         return PartitionError(
             f"partition: expected a Meta for every tensor of graph {graph.name} (as "
             f"hetsim.kernels.propagate gives them), got none for {key!r}"

@@ -67,9 +67,11 @@ def out_of_memory(
 ) -> OutOfMemoryError:
     """The error of an ALLOC whose bytes do not fit `memory`: the memory, and what needed them:
     a tensor and its op; a tensor placed before the run; a tensor an invocation of a nested
-    level moves (its op a segment's id, as `hetsim plan` lists it, which `placement`, the run's
-    ops, lacks); a result copied into the level host's memory to return; a routed copy staged
-    between hops; a CUDA graph's memory pool. `used`: the bytes in use then, where not
+    level moves (its op a segment's id, as `hetsim plan` lists it: told apart from an op by
+    where it allocates, the invoked level's host, where an op allocates on the processor
+    `placement` gives it; an op of the segment's name placed on that host by a rule is the one
+    case it cannot tell); a result copied into the level host's memory to return; a routed copy
+    staged between hops; a CUDA graph's memory pool. `used`: the bytes in use then, where not
     `memory.used_bytes` (an ALLOC found past the capacity once the run is over, `settle`);
     `new_bytes`: the bytes it needs beyond those it reuses, freed for its stream
     (`MemoryState.settle`)."""

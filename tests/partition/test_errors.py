@@ -13,7 +13,7 @@ from hetsim.errors import ModelError, PartitionError, Problem, TargetError
 from hetsim.ir import Graph, GraphBuilder
 from hetsim.kernels import propagate_costs
 from hetsim.models import load_model
-from hetsim.partition import partition
+from hetsim.partition import core, partition
 from hetsim.platform import Platform
 from tests.partition.tiny import LINK, level, nested, platform_of, proc, tag_platform
 
@@ -437,6 +437,9 @@ def test_metas_or_costs_without_an_entry_are_named() -> None:
     lacking = {name: meta for name, meta in metas.items() if name != "conv1"}
     with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
         partition(model, soc, metas=lacking)
+    weightless = {name: meta for name, meta in metas.items() if name != "bn1.bias"}
+    with pytest.raises(PartitionError, match=r"got none for 'bn1\.bias'$"):  # read by the
+        partition(model, soc, metas=weightless, costs=costs)  # weights' check, after the cut
     message = (
         "partition: expected a Cost for every op of graph cnn (as hetsim.partition.op_costs "
         "gives them), got none for op 'conv1'"
@@ -462,3 +465,29 @@ def test_a_glob_in_another_case_is_hinted_as_a_glob() -> None:
     )
     with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
         partition(model, soc, "rules", [{"op": "CONV*", "device": "host"}])
+
+
+def test_an_internal_key_error_is_not_blamed_on_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a KeyError of partition's own, where the caller gave no metas, or of a name that is no
+    # tensor of the graph, had read as a missing Meta (found by a review)
+    model, soc = load_model("cnn"), tag_platform("arm-riscv-soc")
+
+    def broken(*args: object) -> None:
+        raise KeyError("vdevice0/npu")
+
+    monkeypatch.setattr(core._Builder, "cut", broken)
+    with pytest.raises(KeyError, match="vdevice0/npu"):
+        partition(model, soc)
+    with pytest.raises(KeyError, match="vdevice0/npu"):
+        partition(model, soc, metas=propagate_costs(model, {})[0])
+
+
+def test_a_rule_close_to_an_op_type_and_an_op_name_is_hinted_the_type() -> None:
+    b = GraphBuilder("g")
+    graph = b.build(b.op("Relu", b.input("x", (4,)), name="relu"))
+    message = (
+        "rules[0].op: expected an op type or a glob over op names, got 'RELU', which matches no "
+        "op; rules match case-sensitively (did you mean 'Relu'?)"
+    )
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(graph, tag_platform("arm-riscv-soc"), "rules", [{"op": "RELU", "device": "host"}])

@@ -309,8 +309,7 @@ def _case_problem(rule: Rule, ops: Sequence[Op]) -> Problem | None:
     if close is None and named:
         # the glob in lower case where it matches every op it would in any case (``CONV*``:
         # ``conv*``); else one of them, escaped (the hint had named one op for a glob of many)
-        is_glob = any(c in rule.op for c in "*?[")
-        every = is_glob and all(fnmatchcase(name, lowered) for name in named)
+        every = all(fnmatchcase(name, lowered) for name in named)
         close = lowered if every else glob_escaped(named[0])
     if close is None:
         return None
