@@ -401,12 +401,14 @@ def test_an_invocation_out_of_memory_names_its_segment_beside_an_op_of_its_name(
         simulate(model, target(level), mode="timing")
 
 
-@pytest.mark.parametrize(("executor", "peaks"), [("graph", [2000, 4000, 8000]), ("vm", [2000] * 3)])
+@pytest.mark.parametrize(
+    ("executor", "peaks"), [("graph", [2000, 4000, 8000, 16000]), ("vm", [2000] * 4)]
+)
 def test_a_graph_level_holds_each_invocation_s_storage(executor: str, peaks: list[int]) -> None:
     # docs/runtime.md ("The graph executor"): each invocation is a program with its own storage,
     # resident for the whole run; a VM level frees as it goes
     found = []
-    for invocations in (1, 2, 4):
+    for invocations in (1, 2, 4, 8):
         ops, previous = [], "x"
         for i in range(invocations):  # Relu on v/npu, Neg on the root host: one invocation each
             ops += [Op("Relu", f"r{i}", (previous,), (f"a{i}",)),

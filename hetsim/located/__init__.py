@@ -14,7 +14,8 @@ something missing (an attribute a tag brings, a required key) belongs to the map
 a path the file does not hold at all (it came from a tag's own file) gets the file alone.
 
 Reading the file's text as data (YAML, JSON, TOML; a key given twice refused) is
-`hetsim.located.reading`'s; its names are exported here too.
+`hetsim.located.reading`'s; its readers (`safe_load`, `load_json`, `load_toml`, `text_of`, the
+YAML error's forms) are exported here too.
 """
 
 from __future__ import annotations

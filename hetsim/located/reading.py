@@ -5,9 +5,9 @@ A key given twice in one mapping is an error in YAML (`safe_load`) and JSON (`lo
 at the line of the second one; PyYAML and json alone keep the last one silently. YAML nested
 deeper than Python recurses is a `yaml.YAMLError` too, for every reader of YAML (target, tag,
 sweep and rules files), where PyYAML raised `RecursionError`. An integer too long for Python to
-read is a `HugeIntegerError` at its line, and `text_of` reads a file's text or says why it could
-not. `compose_yaml` and `compose_json` give the text's node tree, whose marks hold the lines
-`hetsim.located` finds a path's line in.
+read is an error at its line (a `HugeIntegerError` in JSON and TOML, PyYAML's own in YAML), and
+`text_of` reads a file's text or says why it could not. `compose_yaml` and `compose_json` give
+the text's node tree, whose marks hold the lines `hetsim.located` finds a path's line in.
 """
 
 from __future__ import annotations

@@ -414,7 +414,7 @@ def _not_given(
     if costs is not None and key not in costs and any(op.name == key for op in graph.ops):
         return PartitionError(
             f"partition: expected a Cost for every op of graph {graph.name} (as "
-            f"hetsim.partition.op_costs gives them), got none for op {key!r}"
+            f"hetsim.partition.costs.op_costs gives them), got none for op {key!r}"
         )
     tensors = chain(graph.inputs, graph.initializers, *(op.outputs for op in graph.ops))
     if isinstance(key, str) and key not in metas and key in tensors:

@@ -240,7 +240,7 @@ def bind(
         Bind the kernels and the constants' values: its runs compute every value. Otherwise
         timing mode: no values computed.
     costs
-        Op name -> `Cost` for these `metas`, as `hetsim.partition.op_costs` gives them (ops of
+        Op name -> `Cost` for these `metas`, as `hetsim.partition.costs.op_costs` gives them (ops of
         one signature share one object), when the caller has them; else computed here.
     fuse
         In functional mode, compute values with `hetsim.execute`'s fused kernels

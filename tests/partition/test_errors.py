@@ -441,8 +441,8 @@ def test_metas_or_costs_without_an_entry_are_named() -> None:
     with pytest.raises(PartitionError, match=r"got none for 'bn1\.bias'$"):  # read by the
         partition(model, soc, metas=weightless, costs=costs)  # weights' check, after the cut
     message = (
-        "partition: expected a Cost for every op of graph cnn (as hetsim.partition.op_costs "
-        "gives them), got none for op 'conv1'"
+        "partition: expected a Cost for every op of graph cnn (as "
+        "hetsim.partition.costs.op_costs gives them), got none for op 'conv1'"
     )
     without = {name: cost for name, cost in costs.items() if name != "conv1"}
     with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
