@@ -16,7 +16,9 @@ value that falls within float rounding of a tie by one step.
 The pools take ``channels_last`` = 0 only (NCHW, as both formats write them). QLinearConcat
 is variadic: ``Y_scale, Y_zero_point``, then each operand with its scale and zero point, and
 Concat's ``axis``. QLinearSoftmax's ``opset`` attribute names the Softmax version it follows
-(before 13, the input is read as 2-D at ``axis``); without it, the model's.
+(before 13, the input is read as 2-D at ``axis``); without it, the model's. Its ``axis`` is -1
+when not given, whatever that version (onnxruntime's schema: `_DEFAULTS`). An error of the float
+op is said of the QLinear op (``op y (QLinearAveragePool): ...``).
 
 Shapes: the float op's rule. Cost (the float op's class): its flops, plus 2 per operand element
 (dequantize) and 4 per output element (quantize); bytes read and written at the quantized dtype.
@@ -27,12 +29,14 @@ DequantizeLinear, the float op's and the QuantizeLinear's calls, less the op's f
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from hetsim.errors import OpError
 from hetsim.ir import Op
 from hetsim.kernels.checks import int_attr, op_error
 from hetsim.kernels.costs import Cost, nbytes
@@ -91,12 +95,33 @@ MICROSOFT = "com.microsoft"
 _OWN_ATTRS = frozenset({"channels_last", "opset"})
 """Attributes of the QLinear op itself, not of the float op it stands for."""
 
+_DEFAULTS: Mapping[str, Mapping[str, Any]] = {"QLinearSoftmax": {"axis": -1}}
+"""Attribute defaults of a QLinear op that differ from its float op's, as onnxruntime's
+``com.microsoft`` schema states them: QLinearSoftmax's ``axis`` is -1 whatever Softmax version
+it follows (Softmax's before 13 is 1: a [2, 3, 4] input had been normalized over axis 1)."""
+
 
 def _inner_op(op: Op, spec: QLinearSpec) -> Op:
-    """The float op of `op`: its operands' names, its attributes but `_OWN_ATTRS`."""
-    attrs = {k: v for k, v in op.attrs.items() if k not in _OWN_ATTRS}
+    """The float op of `op`: its operands' names, its attributes but `_OWN_ATTRS` over the
+    QLinear op's own defaults (`_DEFAULTS`)."""
+    attrs = {**_DEFAULTS.get(op.type, {}), **op.attrs}
+    attrs = {k: v for k, v in attrs.items() if k not in _OWN_ATTRS}
     operands = tuple(op.inputs[i] for i in spec.operands_of(len(op.inputs)))
     return Op(spec.inner, op.name, operands, op.outputs, attrs)
+
+
+@contextmanager
+def _as_itself(op: Op, spec: QLinearSpec) -> Iterator[None]:
+    """An error of the float op `op` stands for, said of `op` (``op y (QLinearAveragePool):``,
+    where it named the float op's type, which the model does not have)."""
+    try:
+        yield
+    except OpError as err:
+        inner, outer = f"op {op.name} ({spec.inner}):", f"op {op.name} ({op.type}):"
+        text = str(err)
+        if not text.startswith(inner):
+            raise
+        raise OpError(outer + text.removeprefix(inner), err.op) from err
 
 
 def _inner_opset(op: Op, opset: int) -> int:
@@ -118,7 +143,8 @@ def _check_channels_first(op: Op) -> None:
 def _compile(op: Op, opset: int) -> Kernel:
     spec = SPECS[op.type]
     _check_channels_first(op)
-    inner = OPS[spec.inner].compile(_inner_op(op, spec), _inner_opset(op, opset))
+    with _as_itself(op, spec):
+        inner = OPS[spec.inner].compile(_inner_op(op, spec), _inner_opset(op, opset))
     dequantize = OPS["DequantizeLinear"].compile(
         Op("DequantizeLinear", op.name, ("x", "s", "z"), ("y",)), opset
     )
@@ -154,7 +180,8 @@ def _infer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     for at in spec.scales_of(len(inputs)):
         _check_scale(op, metas, at, dtype)
     floats: list[Meta | None] = [Meta(operand.shape, _FLOAT32) for operand in operands]
-    (out,) = OPS[spec.inner].infer(_inner_op(op, spec), _inner_opset(op, opset), floats)
+    with _as_itself(op, spec):
+        (out,) = OPS[spec.inner].infer(_inner_op(op, spec), _inner_opset(op, opset), floats)
     return [Meta(out.shape, dtype)]
 
 

@@ -188,3 +188,35 @@ def test_qlinear_concat_takes_any_number_of_operands_of_one_dtype() -> None:
     message = "op cat (QLinearConcat): expected an operand at input 2, got none"
     with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
         OPS["QLinearConcat"].infer(alone, 17, _concat_metas(count=0))
+
+
+QUANTIZED = ("x", "x_scale", "x_zero", "y_scale", "y_zero")
+
+
+@pytest.mark.parametrize("opset", [11, 13])
+def test_qlinear_softmax_normalizes_the_last_axis_by_default(opset: int) -> None:
+    # onnxruntime's schema gives axis -1 whatever Softmax version the op follows; Softmax-11's
+    # own default, 1, had normalized a [2, 3, 4] input over axis 1 (up to 255 steps off), and a
+    # 1-D input was refused (found by a differential fuzz against onnxruntime)
+    x = np.random.default_rng(0).integers(0, 256, (2, 3, 4)).astype(np.uint8)
+    scale, zero, out_scale = np.float32(0.05), np.uint8(1), np.float32(1 / 256)
+    op = Op("QLinearSoftmax", "sm", QUANTIZED, ("y",), {"opset": opset})
+    y = OPS["QLinearSoftmax"].compile(op, 17)([x, scale, zero, out_scale, np.uint8(0)])[0]
+    real = (x.astype(np.float32) - np.float32(zero)) * scale
+    e = np.exp(real - real.max(axis=-1, keepdims=True))
+    expected = np.clip(np.rint(e / e.sum(axis=-1, keepdims=True) / out_scale), 0, 255)
+    assert y.dtype == np.uint8
+    assert np.abs(y.astype(int) - expected.astype(int)).max() <= 1  # float rounding at a tie
+
+
+def test_a_qlinear_op_s_error_names_its_own_type() -> None:
+    # it named the float op's (AveragePool), a type the model does not have
+    attrs = {"kernel_shape": [1], "ceil_mode": 1, "auto_pad": "VALID"}
+    op = Op("QLinearAveragePool", "p", QUANTIZED, ("y",), attrs)
+    message = "op p (QLinearAveragePool): expected ceil_mode 0 with auto_pad, got auto_pad 'VALID'"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        OPS["QLinearAveragePool"].compile(op, 17)
+    scale, zero = Meta((), np.dtype("float32")), Meta((), np.dtype("uint8"))
+    metas: list[Meta | None] = [Meta((2, 1, 4), np.dtype("uint8")), scale, zero, scale, zero]
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):  # timing mode alike
+        OPS["QLinearAveragePool"].infer(op, 17, metas)
