@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from hetsim.cli import main
-from hetsim.errors import Problem, SweepError, TargetError
-from hetsim.located import DuplicateKeyError, line_of, load_json, locate, safe_load
+from hetsim.compare import load_shapes
+from hetsim.errors import HetsimError, Problem, SweepError, TargetError
+from hetsim.located import DuplicateKeyError, line_of, load_json, locate, safe_load, text_of
 from hetsim.sweep import load_sweep
 from hetsim.target import Target
 
@@ -419,3 +420,15 @@ def test_bytes_that_are_not_utf8_are_counted_from_the_files_start(tmp_path: Path
     assert _refused(file, b"\xef\xbb\xbfkind: cuda\xff\n") == [
         f"{file}: expected a target file, got bytes that are not UTF-8 (at byte 13)"
     ]
+
+
+def test_an_empty_path_is_said_so_by_every_reader_of_a_file() -> None:
+    # Path("") is the current folder: each reader had said "a directory" where none was named
+    # (the rules reader alone had said so, in a case of its own)
+    assert text_of("", "a sweep file").message == "'': expected a sweep file, got an empty path"
+    with pytest.raises(SweepError, match=r"^'': expected a sweep file, got an empty path$"):
+        load_sweep("")
+    with pytest.raises(
+        HetsimError, match=r"^--shapes : expected a shapes file, got an empty path$"
+    ):
+        load_shapes("")

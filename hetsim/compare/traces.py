@@ -132,7 +132,7 @@ def load_shapes(path: str | Path, *, dims: Sequence[str] = ("seq",)) -> tuple[di
         expected = "expected a path to a shapes file (a str or an os.PathLike)"
         raise HetsimError(Problem("--shapes", expected, repr(path)).message)
     _check_dim_names(dims)
-    text = text_of(Path(path), "a shapes file")
+    text = text_of(path, "a shapes file")  # as given: "" is no folder
     if isinstance(text, Problem):
         raise HetsimError(replace(text, path=f"--shapes {path}").message)
     expected = "expected a JSON list or whitespace-separated integers"

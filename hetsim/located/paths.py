@@ -20,12 +20,17 @@ __all__ = ["name_problem", "output_path", "suffix_problem", "write_problem"]
 def name_problem(path: str | Path) -> str | None:
     """What makes `path` no file name this system has, or None: a NUL in it, or a character it
     cannot encode (a lone surrogate). `open` raises ValueError for either, and
-    ``Path.is_dir`` says False, so a check that asks only that passed them.
+    ``Path.is_dir`` says False, so a check that asks only that passed them; and an empty str,
+    which ``Path`` reads as the current folder (a file said to be "a directory" no one named).
 
     >>> name_problem("a" + chr(0)), name_problem(chr(0xD800) + ".json"), name_problem("a.json")
     ('a name with a NUL', 'a name this system cannot encode', None)
+    >>> name_problem("")  # Path("") is the current folder, which no one named
+    'an empty path'
     """
     text = str(path)
+    if not text:
+        return "an empty path"
     if "\0" in text:
         return "a name with a NUL"
     try:

@@ -44,9 +44,10 @@ __all__ = [
 ]
 
 
-def text_of(path: Path, what: str = "a text file") -> str | Problem:
+def text_of(path: str | Path, what: str = "a text file") -> str | Problem:
     """The UTF-8 text of the file at `path`, or the `Problem` that says why it cannot be read
-    (missing, a directory, not UTF-8 text, unreadable), for the caller to raise as its error.
+    (an empty path, missing, a directory, not UTF-8 text, unreadable), for the caller to raise
+    as its error. Give it `path` as the user gave it: ``Path("")`` is the current folder.
 
     >>> print(text_of(Path("no-such-file.yaml"), "a rules file").message)
     no-such-file.yaml: expected a rules file, got no such file
@@ -54,6 +55,7 @@ def text_of(path: Path, what: str = "a text file") -> str | Problem:
     bad_name = name_problem(path)
     if bad_name is not None:  # open() raises ValueError
         return Problem(repr(str(path)), f"expected {what}", bad_name)
+    path = Path(path)
     try:
         data = path.read_bytes()
     except FileNotFoundError:

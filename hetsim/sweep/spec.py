@@ -139,10 +139,11 @@ def _checked(source: Mapping[str, Any] | str | Path) -> tuple[SweepSpec, list[Pr
     if not isinstance(source, str | Path):
         return _parse(source, None)
     path = Path(source)
+    data = _read_file(source)  # its problems name the file (an empty path, '', is no '.')
     try:
         # its folder is the file's own: a symlink to it reads the files beside the file (the
         # same sweep, by any path, has the same points), not those beside the link
-        return _parse(_read_file(path), path.resolve().parent, path)
+        return _parse(data, path.resolve().parent, path)
     except SweepError as err:
         raise SweepError(locate(err.problems, path)) from None  # file:line: path: ...
 
@@ -154,11 +155,12 @@ def _raise(problems: list[Problem], file: Path | None) -> None:
         raise SweepError(problems if file is None else locate(problems, file))
 
 
-def _read_file(path: Path) -> Any:
+def _read_file(source: str | Path) -> Any:
+    path = Path(source)
     if path.suffix.lower() == ".toml":  # read as YAML, its text was one string: "no mapping"
         got = "a TOML file (TOML has no null, which a sweep's policies and strategies take)"
         raise SweepError([Problem(str(path), "expected a YAML or JSON sweep file", got)])
-    text = text_of(path, "a sweep file")
+    text = text_of(source, "a sweep file")  # as given: "" is no folder
     if isinstance(text, Problem):
         raise SweepError([text])
     try:

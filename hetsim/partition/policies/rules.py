@@ -69,11 +69,8 @@ class Rule:
 
 
 def _read(rules: str | Path) -> Any:
-    if str(rules) == "":  # Path("") is the current folder: "a directory" named none given
-        got = "'' (an empty path)"
-        raise PartitionError([Problem("rules", "expected a YAML file or a list of rules", got)])
     path = Path(rules)
-    text = text_of(path, "a YAML file or a list of rules")
+    text = text_of(rules, "a YAML file or a list of rules")  # as given: "" is no folder
     if isinstance(text, Problem):
         raise PartitionError([replace(text, path="rules", got=f"{str(rules)!r} ({text.got})")])
     try:
