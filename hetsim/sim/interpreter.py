@@ -371,7 +371,8 @@ class Interpreter:
         """The SimPy process of one INVOKE: request, the nested executor's run, completion."""
         step, _, flow = item
         env = self.env
-        yield from wait_until(env, start)
+        if start > env.now:  # most start at once: no generator made for them
+            yield from wait_until(env, start)
         request_end = start + step.request_us
         self.record((step.level_host, EXEC, step.name, "invoke", start, request_end, None, flow,
                      step.args))  # fmt: skip
@@ -405,7 +406,8 @@ class Interpreter:
         """The SimPy process of one copy: hold each link of the route in turn."""
         step, _, flow = item
         env = self.env
-        yield from wait_until(env, start)
+        if start > env.now:  # most start at once: no generator made for them
+            yield from wait_until(env, start)
         if step.stages:  # routed: store and forward through memories between hops
             yield from self._forward(step)
         else:  # one link, nearly every copy: nothing staged (benchmarks/sim_speed.py)
