@@ -25,7 +25,7 @@ import yaml
 
 from hetsim.errors import Problem
 from hetsim.located.paths import name_problem
-from hetsim.located.tomlscan import scan_toml
+from hetsim.located.tomlscan import STR_TAG, scan_toml
 
 __all__ = [
     "LEADING_ZERO",
@@ -86,8 +86,6 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 
 _MERGE = "tag:yaml.org,2002:merge"
-STR_TAG = "tag:yaml.org,2002:str"
-"""The tag of a YAML string scalar (a quoted one, or one no other type reads)."""
 
 
 def _check_unique_keys(node: yaml.MappingNode, checked: set[int]) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["compose_toml", "scan_toml"]
+__all__ = ["STR_TAG", "compose_toml", "scan_toml"]
 
 
 def compose_toml(text: str) -> Any:
@@ -175,13 +175,15 @@ def _mapping(mark: Any) -> Any:
     return yaml.MappingNode("tag:yaml.org,2002:map", [], mark, mark)
 
 
-_STR = "tag:yaml.org,2002:str"  # `reading.STR_TAG`, which imports this module
+STR_TAG = "tag:yaml.org,2002:str"
+"""The tag of a YAML string scalar (a quoted one, or one no other type reads); the nodes made
+here carry it as YAML's do."""
 _UNREAD = "tag:hetsim.toml,2026:unread"
 """The tag of a value that is no string (a number, a bool, a date), kept as its text: a device
 ``name = 7`` is not named '7' (`hetsim.located._name_of` reads only strings)."""
 
 
-def _scalar(value: str, mark: Any, tag: str = _STR) -> Any:
+def _scalar(value: str, mark: Any, tag: str = STR_TAG) -> Any:
     return yaml.ScalarNode(tag, value, mark, mark)
 
 
