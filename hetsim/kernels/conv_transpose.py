@@ -81,6 +81,12 @@ class _TransposeSpec:
         adjust = self.output_padding or (0,) * rank
         if len(adjust) != rank:
             raise op_error(op, f"expected {rank} values in 'output_padding'", list(adjust))
+        # the spec's bound (onnxruntime refuses past it): padding of a stride or more would add
+        # whole rows no input reaches; a negative one crops, which `pads` is for
+        bounds = [max(s, d) for s, d in zip(strides, dilations, strict=True)]
+        if any(not 0 <= a < b for a, b in zip(adjust, bounds, strict=True)):
+            expected = f"expected output_padding from 0 to below max(stride, dilation) {bounds}"
+            raise op_error(op, expected, list(adjust))
         base = [
             s * (n - 1) + a + k for s, n, a, k in zip(strides, spatial, adjust, spans, strict=True)
         ]

@@ -193,6 +193,8 @@ CONV_T_CORNERS = [
     ((1, 4, 3, 3), (4, 3, 3, 3), (2, 2), (1, 0, 0, 1), (1, 1), 2, (1, 0)),
     ((2, 2, 4), (2, 3, 3), (3,), (1, 2), (2,), 1, (2,)),
     ((1, 2, 2, 3, 2), (2, 2, 2, 1, 2), (2, 1, 2), (0, 0, 1, 1, 0, 0), (1, 1, 2), 2, (1, 0, 0)),
+    # stride 1: an output_padding within max(stride, dilation) of its dim, the dilation's 2
+    ((1, 1, 3, 3), (1, 1, 2, 2), (1, 1), (0, 0, 0, 0), (1, 2), 1, (0, 1)),
 ]
 
 
@@ -555,6 +557,20 @@ ERRORS = [
         [(1, 1, 3, 3), (1, 1, 3, 3)],
         r"op convtranspose0 \(ConvTranspose\): expected output_shape from 1 to \[8, 8\], "
         r"got \[9, 8\]$",
+    ),
+    (
+        "ConvTranspose",
+        {"output_padding": [2, 0], "strides": [2, 2]},
+        [(1, 1, 3, 3), (1, 1, 2, 2)],
+        r"op convtranspose0 \(ConvTranspose\): expected output_padding from 0 to below "
+        r"max\(stride, dilation\) \[2, 2\], got \[2, 0\]$",
+    ),
+    (
+        "ConvTranspose",
+        {"output_padding": [-1, 0]},
+        [(1, 1, 3, 3), (1, 1, 2, 2)],
+        r"op convtranspose0 \(ConvTranspose\): expected output_padding from 0 to below "
+        r"max\(stride, dilation\) \[1, 1\], got \[-1, 0\]$",
     ),
     (
         "MaxPool",
