@@ -39,7 +39,7 @@ from hetsim.kernels import (
 from hetsim.kernels.fuse import clear_fused
 from hetsim.kernels.propagate import check_input_array, check_input_names, check_inputs_mapping
 from hetsim.memo import Recent
-from hetsim.models import load_model
+from hetsim.models import load_model, naming_model_file
 from hetsim.models.inputs import (
     INT_INPUT_HIGH,
     check_seed,
@@ -279,6 +279,7 @@ def _propagated(
 
 # compiling, binding and running n ops make O(n) objects that live until the run ends: with
 # the collector on, a 1e5-op simulate() was several times slower per op than a 1e3-op one
+@naming_model_file
 @paused()
 def simulate(
     model: Any,
@@ -335,7 +336,9 @@ def simulate(
         A bad model, target or option (`ModelError`, `TargetError`, `SimulationError`; dims
         are a `ModelError`), a partition that is not a policy name or a model the platform
         cannot run (`PartitionError`), made-up inputs too big for the root host's memory, or a
-        run that fails (out of memory, deadlock: `SimulationError`).
+        run that fails (out of memory, deadlock: `SimulationError`). An op's error (`OpError`,
+        `UnknownValueError`) of a model given as a path is led by the file, as ``hetsim run``
+        leads it.
 
     Examples
     --------

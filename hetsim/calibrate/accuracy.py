@@ -18,7 +18,7 @@ from hetsim.api import make_inputs, simulate
 from hetsim.calibrate.probe import time_us
 from hetsim.errors import HetsimError, is_count
 from hetsim.kernels import compile_program
-from hetsim.models import load_model
+from hetsim.models import load_model, naming_model_file
 
 __all__ = [
     "DIMS",
@@ -90,6 +90,7 @@ SAMPLE_US = 10_000.0
 """A timed sample is the mean of as many consecutive runs as fit in this (at least one)."""
 
 
+@naming_model_file
 def compare_model(
     model: Any, target: Any, *, repeats: int = 5, seed: int = 0, fused: bool = False
 ) -> Comparison:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from importlib import import_module
 
 from hetsim.cli.calibrate import TAG_DIR_VARIABLE, register_user_tags
-from hetsim.errors import HetsimError, OpError, TargetError, UnknownValueError
+from hetsim.errors import HetsimError, TargetError
 
 __all__ = ["main"]
 
@@ -58,23 +58,17 @@ def _naming_the_model_file(err: HetsimError, args: argparse.Namespace) -> str:
     """`err`'s message, led by the model file when an op of a model read from one failed as the
     command ran (a shape its rule refuses, a value it needs), as the loader's own errors are led.
 
+    >>> from hetsim.errors import OpError
     >>> err = OpError("op y (MatMul): expected ...", "y")
     >>> _naming_the_model_file(err, argparse.Namespace(model="m.onnx"))
     'm.onnx: op y (MatMul): expected ...'
     >>> _naming_the_model_file(err, argparse.Namespace(model="mlp"))  # a zoo model: no file
     'op y (MatMul): expected ...'
     """
-    from hetsim.models import ZOO  # on this error path only: the CLI starts without the zoo
+    # imported on this error path only: the CLI starts without the zoo
+    from hetsim.models import named_by_file
 
-    model = getattr(args, "model", None)
-    text = str(err)
-    if (
-        not isinstance(err, OpError | UnknownValueError)
-        or not isinstance(model, str)
-        or model in ZOO
-    ):
-        return text
-    return text if text.startswith(f"{model}: ") else f"{model}: {text}"
+    return str(named_by_file(err, getattr(args, "model", None)))
 
 
 def _user_tags_hint(err: HetsimError) -> str:

@@ -37,7 +37,7 @@ from hetsim.errors import (
 )
 from hetsim.ir import Graph, check_graph, check_graph_dims, format_dims
 from hetsim.kernels import Meta, propagate
-from hetsim.models import load_model
+from hetsim.models import load_model, naming_model_file
 from hetsim.models.inputs import check_seed
 from hetsim.partition import partition
 from hetsim.partition.context import is_static
@@ -219,6 +219,7 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+@naming_model_file
 def compare(
     model: Any,
     target: Any,

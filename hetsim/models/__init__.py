@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
-from hetsim.errors import ModelError, Problem, close_name
+from hetsim.errors import HetsimError, ModelError, OpError, Problem, UnknownValueError, close_name
 from hetsim.frontend import load_onnx, require_onnx
 from hetsim.ir import Graph
 from hetsim.models.summary import OpTypeSummary, Summary, summarize
@@ -19,8 +21,13 @@ __all__ = [
     "Summary",
     "light_model_path",
     "load_model",
+    "named_by_file",
+    "naming_model_file",
     "summarize",
 ]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 def load_model(source: Any) -> Graph:
@@ -76,3 +83,49 @@ def _unknown_model(source: str | Path) -> ModelError:
     expected = "expected a zoo name or a path to an .onnx file"
     names = "" if close else f"; zoo names: {', '.join(ZOO)}"
     return ModelError(Problem("load_model", expected, got, close).message + names)
+
+
+def named_by_file(err: HetsimError, model: Any) -> HetsimError:
+    """`err` led by the model's file when `model` names one (a path, not a zoo name) and `err`
+    is an op's error found as the model ran (a shape its rule refuses, a value it needs), as
+    the loader leads its own errors; else `err` itself. Of the same type, still naming its op
+    or tensor, so that a caller catching `OpError` still does.
+
+    >>> err = OpError("op y (MatMul): expected ...", "y")
+    >>> str(named_by_file(err, "m.onnx")), named_by_file(err, "m.onnx").op
+    ('m.onnx: op y (MatMul): expected ...', 'y')
+    >>> named_by_file(err, "mlp") is err  # a zoo model: no file
+    True
+    """
+    if not isinstance(model, str | Path) or (isinstance(model, str) and model in ZOO):
+        return err
+    where = str(model)
+    if str(err).startswith(f"{where}: "):
+        return err
+    if isinstance(err, UnknownValueError):
+        return UnknownValueError(
+            f"{where}: {err.expected}", err.tensor, err.got, is_graph_input=err.is_graph_input
+        )
+    if isinstance(err, OpError):
+        return OpError(f"{where}: {err}", err.op)
+    return err
+
+
+def naming_model_file(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """`function` (whose first argument is a model, as `load_model` takes it) with an op's
+    error led by the model's file (`named_by_file`), as the command line leads it: a model's
+    error reads the same from ``hetsim run m.onnx`` and from ``hetsim.simulate("m.onnx", ...)``.
+    """
+
+    @functools.wraps(function)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return function(*args, **kwargs)
+        except (OpError, UnknownValueError) as err:
+            model = args[0] if args else kwargs.get("model")
+            led = named_by_file(err, model)
+            if led is err:
+                raise
+            raise led from err
+
+    return wrapper
