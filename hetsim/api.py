@@ -37,7 +37,12 @@ from hetsim.kernels import (
     value_inputs,
 )
 from hetsim.kernels.fuse import clear_fused
-from hetsim.kernels.propagate import check_input_array, check_input_names, check_inputs_mapping
+from hetsim.kernels.propagate import (
+    check_input_array,
+    check_input_names,
+    check_inputs_mapping,
+    declared_shape_notes,
+)
 from hetsim.memo import Recent
 from hetsim.models import load_model, naming_model_file
 from hetsim.models.inputs import (
@@ -461,6 +466,9 @@ def simulate(
     idle = (*_idle_notes(program, platform, graph, metas), *program.plan.notes)
     if idle:
         record = dataclasses.replace(record, extra={**record.extra, "placement_notes": list(idle)})
+    stale = declared_shape_notes(graph, metas) if graph.value_types else []
+    if stale:  # the run goes on, as onnxruntime's does
+        record = dataclasses.replace(record, extra={**record.extra, "shape_notes": stale})
     return Result.from_record(record)
 
 

@@ -217,6 +217,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {origin}{note}", file=sys.stderr)
     for note in result.record.extra.get("placement_notes", ()):  # an accelerator left idle
         print(f"note: {note}", file=sys.stderr)
+    for note in result.record.extra.get("shape_notes", ()):  # a model's stale declared shape
+        print(f"note: {note}", file=sys.stderr)
     if args.save_outputs is not None:
         with writing("--save-outputs", args.save_outputs) as path:
             _save_outputs(result.outputs, path)

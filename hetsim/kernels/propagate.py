@@ -30,6 +30,7 @@ __all__ = [
     "check_input_array",
     "check_input_names",
     "check_inputs_mapping",
+    "declared_shape_notes",
     "infer_metas",
     "initializer_note",
     "input_dtype_error",
@@ -481,6 +482,42 @@ def _check_declared(graph: Graph, metas: Mapping[str, Meta]) -> None:
             f"{np.dtype(declared.dtype)}, got {meta.dtype}",
             op.name,
         )
+
+
+MAX_SHAPE_NOTES = 3
+"""Tensors `declared_shape_notes` names one by one; the rest it counts."""
+
+
+def declared_shape_notes(graph: Graph, metas: Mapping[str, Meta]) -> list[str]:
+    """A note where tensors' shapes differ from those the model declares for them (an ONNX
+    ``value_info`` or graph output), dim by dim where the declared dim is a number: the run
+    goes on, as onnxruntime's does (it warns, "Error merging shape info ... Falling back to
+    lenient merge"), since the producer's rule is what computes; a model whose declared shapes
+    went stale (its input's batch changed, its outputs' not) is common. Empty where they agree.
+
+    >>> from hetsim.ir import TensorType
+    >>> g = Graph("g", (Op("Relu", "r", ("x",), ("y",)),), {"x": TensorType((2, 3), "float32")},
+    ...           ("y",), value_types={"y": TensorType(("n", 7), "float32")})
+    >>> declared_shape_notes(g, propagate(g))
+    ['tensor y: shape [2, 3], where the model declares [n, 7]']
+    """
+    differing = []
+    for name, declared in graph.value_types.items():
+        meta = metas.get(name)
+        if meta is None or name in graph.inputs:  # an input: checked against its array
+            continue
+        shape = declared.shape
+        if len(shape) != len(meta.shape) or any(
+            d.__class__ is int and d != m for d, m in zip(shape, meta.shape, strict=True)
+        ):
+            dims = ", ".join(map(str, shape))  # a symbol unquoted, as the model names it
+            differing.append(f"{name}: shape {list(meta.shape)}, where the model declares [{dims}]")
+    if not differing:
+        return []
+    named = differing[:MAX_SHAPE_NOTES]
+    more = len(differing) - len(named)
+    tail = f"; and {more} more" if more else ""
+    return [f"tensor {'; tensor '.join(named)}{tail}"]
 
 
 def _cost(op: Op, in_metas: list[Meta | None], out_metas: list[Meta]) -> Cost:
