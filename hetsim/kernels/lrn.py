@@ -10,7 +10,7 @@ import numpy as np
 
 from hetsim.ir import Op
 from hetsim.kernels.arrays import accumulating
-from hetsim.kernels.checks import float_attr, int_attr, op_error, same_as_input
+from hetsim.kernels.checks import float_attr, int_attr, op_error
 from hetsim.kernels.costs import Cost, nbytes
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import Kernel, register
@@ -59,10 +59,18 @@ def _compile_lrn(op: Op, opset: int) -> Kernel:
     return kernel
 
 
+def _infer_lrn(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = inputs[0]
+    assert x is not None, f"{op!r}: X is required"
+    if len(x.shape) < 3:  # (N x C x D1 x ...); onnxruntime and onnx's reference want 4-D
+        raise op_error(op, "expected an input of rank >= 3", f"shape {list(x.shape)}")
+    return [Meta(x.shape, x.dtype)]
+
+
 def _cost_lrn(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """Per element: a square, ``size`` window adds, scale, bias, power and multiply: size + 5."""
     flops = outputs[0].size * (int_attr(op, "size") + 5)
     return Cost(float(flops), nbytes(inputs), nbytes(outputs), "normalization")
 
 
-register("LRN", "normalization", compile=_compile_lrn, infer=same_as_input, cost=_cost_lrn)
+register("LRN", "normalization", compile=_compile_lrn, infer=_infer_lrn, cost=_cost_lrn)

@@ -28,9 +28,9 @@ from hetsim.kernels.checks import (
     float_attr,
     int_attr,
     ints_attr,
+    normalize_axes,
     normalize_axis,
     op_error,
-    same_as_input,
 )
 from hetsim.kernels.costs import Cost, CostRule, nbytes
 from hetsim.kernels.meta import Meta
@@ -98,11 +98,19 @@ def _infer_batch_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list
     x = inputs[0]
     assert x is not None, f"{op!r}: X is required"
     channels = x.shape[1] if len(x.shape) > 1 else 1
-    for name, meta in zip(("scale", "B", "mean", "var"), inputs[1:5], strict=False):
+    _check_per_channel(op, ("scale", "B", "mean", "var"), inputs[1:5], channels)
+    return [Meta(x.shape, x.dtype)]
+
+
+def _check_per_channel(
+    op: Op, names: Sequence[str], metas: Sequence[Meta | None], channels: int
+) -> None:
+    """Each of `metas` (inputs `names`) is 1-D of size `channels`, as ONNX types it: numpy
+    would broadcast a scalar, a [1] or a [C, 1] across the channels, or fail in the kernel."""
+    for name, meta in zip(names, metas, strict=False):
         if meta is None or meta.shape != (channels,):
             got = "none" if meta is None else f"shape {list(meta.shape)}"
             raise op_error(op, f"expected {name} of shape [{channels}]", got)
-    return [Meta(x.shape, x.dtype)]
 
 
 def _normalize(x: np.ndarray, axes: tuple[int, ...], epsilon: float) -> tuple[np.ndarray, ...]:
@@ -137,6 +145,7 @@ def _infer_instance_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> l
     assert x is not None, f"{op!r}: X is required"
     if len(x.shape) < 3:
         raise op_error(op, "expected an input of rank >= 3", f"shape {list(x.shape)}")
+    _check_per_channel(op, ("scale", "B"), inputs[1:3], x.shape[1])
     return [Meta(x.shape, x.dtype)]
 
 
@@ -188,11 +197,29 @@ def _infer_layer_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list
     x = inputs[0]
     assert x is not None, f"{op!r}: X is required"
     axis = normalize_axis(op, int_attr(op, "axis", -1), len(x.shape))
+    _check_broadcast_to_x(op, x.shape, ("scale", "B"), inputs[1:3])
     reduced = (*x.shape[:axis], *(1,) * (len(x.shape) - axis))
     _stash_type(op)
     stats = np.dtype(np.float32)  # stash_type 1: ONNX's U, whatever the input's type
     metas = [Meta(x.shape, x.dtype), Meta(reduced, stats), Meta(reduced, stats)]
     return metas[: len(op.outputs)]
+
+
+def _check_broadcast_to_x(
+    op: Op, shape: tuple[int, ...], names: Sequence[str], metas: Sequence[Meta | None]
+) -> None:
+    """Each of `metas` (inputs `names`, absent ones aside) broadcasts to X's `shape` one way,
+    as ONNX's Layer- and RMSNormalization say and onnxruntime checks: numpy would broadcast X
+    up to a larger scale (a larger Y), or fail in the kernel."""
+    for name, meta in zip(names, metas, strict=False):
+        if meta is None:
+            continue
+        dims = meta.shape
+        if len(dims) > len(shape) or any(
+            d not in (1, s) for d, s in zip(reversed(dims), reversed(shape), strict=False)
+        ):
+            expected = f"expected {name} broadcastable to X's shape {list(shape)}"
+            raise op_error(op, expected, f"shape {list(dims)}")
 
 
 def _stash(op: Op, x: np.ndarray) -> np.ndarray:
@@ -208,6 +235,14 @@ def _stash_type(op: Op) -> None:
     stash = int_attr(op, "stash_type", 1)
     if stash != 1:
         raise op_error(op, "expected stash_type 1 (float32)", stash)
+
+
+def _infer_rms_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = inputs[0]
+    assert x is not None, f"{op!r}: X is required"
+    normalize_axis(op, int_attr(op, "axis", -1), len(x.shape))
+    _check_broadcast_to_x(op, x.shape, ("scale",), inputs[1:2])
+    return [Meta(x.shape, x.dtype)]
 
 
 def _compile_rms_norm(op: Op, opset: int) -> Kernel:
@@ -287,6 +322,8 @@ def _infer_group_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list
     assert scale is not None, f"{op!r}: scale is required"
     if len(x.shape) < 2:  # (N, C) normalizes each group of channels (onnxruntime runs it)
         raise op_error(op, "expected an input of rank >= 2 (N, C, ...)", f"shape {list(x.shape)}")
+    if not x.size:  # its function's Reshape to [N, num_groups, -1] fails (onnxruntime's, onnx's)
+        raise op_error(op, "expected an input of nonzero size", f"shape {list(x.shape)}")
     groups = _num_groups(op, x.shape[1])
     per = x.shape[1] if opset >= GROUP_SCALE_PER_CHANNEL_OPSET else groups
     for meta, name in zip(inputs[1:3], ("scale", "bias"), strict=True):
@@ -308,6 +345,14 @@ def _compile_mean_variance_norm(op: Op, opset: int) -> Kernel:
         return [(centered / deviation).astype(x.dtype, copy=False)]
 
     return kernel
+
+
+def _infer_mean_variance_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    x = inputs[0]
+    assert x is not None, f"{op!r}: X is required"
+    # its function reduces with ReduceMean, whose axes are distinct (onnxruntime merges a repeat)
+    normalize_axes(op, ints_attr(op, "axes", (0, 2, 3)), len(x.shape))
+    return [Meta(x.shape, x.dtype)]
 
 
 def _compile_lp_norm(op: Op, opset: int) -> Kernel:
@@ -390,7 +435,7 @@ register(
     "RMSNormalization",
     "normalization",
     compile=_compile_rms_norm,
-    infer=_infer_axis_kept,
+    infer=_infer_rms_norm,
     cost=_per_element(4.0),
     required=2,
 )
@@ -407,7 +452,7 @@ register(
     "MeanVarianceNormalization",
     "normalization",
     compile=_compile_mean_variance_norm,
-    infer=same_as_input,
+    infer=_infer_mean_variance_norm,
     cost=_per_element(6.0),
 )
 register(
