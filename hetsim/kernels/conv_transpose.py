@@ -70,7 +70,10 @@ class _TransposeSpec:
     def geometry(self, x: tuple[int, ...], w: tuple[int, ...]) -> tuple[Geometry, tuple[int, ...]]:
         """The tap geometry over the input, and the uncropped output size."""
         op, window = self.window.op, self.window
-        if len(x) < 3 or len(w) != len(x) or x[1] != w[0] or w[0] % self.group:
+        if len(x) < 3 or len(w) != len(x):
+            shapes = f"{list(x)} and {list(w)}"
+            raise op_error(op, "expected input and weight of equal rank >= 3", shapes)
+        if x[1] != w[0] or w[0] % self.group:
             expected = f"expected weight (C, M/group, ...) with group {self.group} and C={x[1]}"
             raise op_error(op, expected, f"weight {list(w)}")
         rank = len(x) - 2
@@ -78,7 +81,7 @@ class _TransposeSpec:
         kernel = window.check_kernel(kernel, rank)
         strides, dilations = window.steps(rank)
         spans = [(k - 1) * d + 1 for k, d in zip(kernel, dilations, strict=True)]
-        adjust = self.output_padding or (0,) * rank
+        adjust = (0,) * rank if self.output_padding is None else self.output_padding
         if len(adjust) != rank:
             raise op_error(op, f"expected {rank} values in 'output_padding'", list(adjust))
         # the spec's bound (onnxruntime refuses past it): padding of a stride or more would add
@@ -90,6 +93,7 @@ class _TransposeSpec:
         base = [
             s * (n - 1) + a + k for s, n, a, k in zip(strides, spatial, adjust, spans, strict=True)
         ]
+        pads = window.explicit_pads(rank)  # checked even where output_shape sets the pads
         wanted = self._wanted(spatial, strides)
         if wanted is not None:
             # past the uncropped output by less than a stride (what an output_padding adds):
@@ -104,11 +108,8 @@ class _TransposeSpec:
             full = base
             end = [t - b for t, b in zip(total, begin, strict=True)]
         else:
-            pads = window.pads or (0,) * 2 * rank
             if window.auto_pad == "VALID":
                 pads = (0,) * 2 * rank
-            if len(pads) != 2 * rank:
-                raise op_error(op, f"expected {2 * rank} values in 'pads'", list(pads))
             begin, end, full = list(pads[:rank]), list(pads[rank:]), base
             if any(f - b - e < 1 for f, b, e in zip(full, begin, end, strict=True)):
                 raise op_error(op, "expected pads smaller than the output", list(pads))
@@ -120,7 +121,11 @@ class _TransposeSpec:
 
     def _wanted(self, spatial: tuple[int, ...], strides: tuple[int, ...]) -> list[int] | None:
         if self.output_shape is not None:
-            return list(self.output_shape[-len(spatial) :])
+            rank = len(spatial)
+            if len(self.output_shape) not in (rank, rank + 2):  # (H, W) or, as taken, (N, C, H, W)
+                expected = f"expected {rank} or {rank + 2} values in 'output_shape'"
+                raise op_error(self.window.op, expected, list(self.output_shape))
+            return list(self.output_shape[-rank:])
         if self.window.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
             return [n * s for n, s in zip(spatial, strides, strict=True)]
         return None

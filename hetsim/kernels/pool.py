@@ -154,6 +154,7 @@ def _geometry(window: WindowAttrs, shape: tuple[int, ...]) -> Geometry:
 
 
 def _compile_max_pool(op: Op, opset: int) -> Kernel:
+    flag_attr(op, "storage_order", 0)  # orders the Indices output (not supported): checked only
     geometry = memoize(partial(_geometry, _window_of(op)))
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
@@ -248,6 +249,11 @@ def _infer_pool(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]
     return [Meta((*x.shape[:2], *out), x.dtype)]
 
 
+def _infer_max_pool(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
+    flag_attr(op, "storage_order", 0)  # 0 or 1, as onnxruntime checks it
+    return _infer_pool(op, opset, inputs)
+
+
 def _cost_max_pool(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
     """``prod(kernel)`` comparisons per output element."""
     taps = prod(ints_attr(op, "kernel_shape"))
@@ -284,6 +290,8 @@ def _infer_global_average_pool(op: Op, opset: int, inputs: Sequence[Meta | None]
     assert x is not None, f"{op!r}: X is required"
     if len(x.shape) < 3:
         raise op_error(op, "expected an input of rank >= 3", f"shape {list(x.shape)}")
+    if min(x.shape[2:]) < 1:  # no element to pool (onnxruntime: "Only N can be zero")
+        raise op_error(op, "expected spatial dims >= 1", f"shape {list(x.shape)}")
     return [Meta((*x.shape[:2], *(1,) * (len(x.shape) - 2)), x.dtype)]
 
 
@@ -297,7 +305,9 @@ def _cost_global_average_pool(
     return Cost(float(flops), nbytes(inputs), nbytes(outputs), "reduction")
 
 
-register("MaxPool", "reduction", compile=_compile_max_pool, infer=_infer_pool, cost=_cost_max_pool)
+register(
+    "MaxPool", "reduction", compile=_compile_max_pool, infer=_infer_max_pool, cost=_cost_max_pool
+)
 register(
     "AveragePool",
     "reduction",

@@ -227,8 +227,8 @@ def _compile_col2im(op: Op, opset: int) -> Kernel:
         assert data is not None
         assert image is not None
         assert block is not None
-        check_integer_input(op, 1, "image_shape", image)
-        check_integer_input(op, 2, "block_shape", block)
+        check_integer_input(op, 1, "image_shape", image, rank=1)
+        check_integer_input(op, 2, "block_shape", block, rank=1)
         image_shape, block_shape = tuple(map(int, image)), tuple(map(int, block))
         dilations, pads, strides = _col2im_attrs(op, len(image_shape))
         return [col2im(data, image_shape, block_shape, dilations, pads, strides)]
@@ -239,8 +239,8 @@ def _compile_col2im(op: Op, opset: int) -> Kernel:
 def _infer_col2im(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     data = inputs[0]
     assert data is not None, f"{op!r}: input is required"
-    image = tuple(int(v) for v in integer_input(op, inputs, 1, "image_shape").reshape(-1))
-    block = tuple(int(v) for v in integer_input(op, inputs, 2, "block_shape").reshape(-1))
+    image = tuple(int(v) for v in integer_input(op, inputs, 1, "image_shape", rank=1))
+    block = tuple(int(v) for v in integer_input(op, inputs, 2, "block_shape", rank=1))
     if len(block) != len(image) or not image:
         expected = "expected image_shape and block_shape of one length"
         raise op_error(op, expected, f"{list(image)} and {list(block)}")

@@ -81,6 +81,7 @@ class WindowAttrs:
         rank = len(spatial)
         kernel = self.check_kernel(kernel, rank)
         strides, dilations = self.steps(rank)
+        pads = self.explicit_pads(rank)
         spans = [(k - 1) * d + 1 for k, d in zip(kernel, dilations, strict=True)]
         if self.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
             out = [-(-n // s) for n, s in zip(spatial, strides, strict=True)]
@@ -92,8 +93,8 @@ class WindowAttrs:
             large = [t - t // 2 for t in total]
             begin, end = (small, large) if self.auto_pad == "SAME_UPPER" else (large, small)
         else:
-            pads = (0,) * 2 * rank if self.auto_pad == "VALID" else self.pads
-            pads = self._per_dim("pads", pads, 2 * rank, fill=0)
+            if self.auto_pad == "VALID":
+                pads = (0,) * 2 * rank
             begin, end = list(pads[:rank]), list(pads[rank:])
             out = [
                 self._out_size(n, b, e, k, s)
@@ -118,6 +119,9 @@ class WindowAttrs:
             raise op_error(self.op, f"expected kernel_shape {list(kernel)}", shown)
         if len(kernel) != rank:
             raise op_error(self.op, f"expected a {rank}-D kernel", f"{list(kernel)}")
+        if min(kernel, default=1) < 1:  # kernel_shape is checked: a weight with no taps
+            expected = "expected a kernel (the weight's spatial dims) of sizes >= 1"
+            raise op_error(self.op, expected, f"{list(kernel)}")
         return kernel
 
     def steps(self, rank: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -126,6 +130,11 @@ class WindowAttrs:
             self._per_dim("strides", self.strides, rank),
             self._per_dim("dilations", self.dilations, rank),
         )
+
+    def explicit_pads(self, rank: int) -> tuple[int, ...]:
+        """Begin then end pads for `rank` spatial dims (0 where absent), their count checked in
+        every auto_pad mode, where they go unused too (onnxruntime refuses a wrong count)."""
+        return self._per_dim("pads", self.pads, 2 * rank, fill=0)
 
     def _out_size(self, n: int, begin: int, end: int, span: int, stride: int) -> int:
         room = n + begin + end - span
