@@ -11,7 +11,14 @@ from typing import Any
 import numpy as np
 
 from hetsim.ir import Op
-from hetsim.kernels.checks import attr, dtype_of, op_error, present, same_as_input
+from hetsim.kernels.checks import (
+    attr,
+    check_input_rank,
+    dtype_of,
+    op_error,
+    present,
+    same_as_input,
+)
 from hetsim.kernels.costs import Cost, movement_cost, view_cost
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import Kernel, register
@@ -88,6 +95,8 @@ def _compile_dropout(op: Op, opset: int) -> Kernel:
 
 def _infer_dropout(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x = present(op, inputs, 1)[0]
+    for index, name in ((1, "ratio"), (2, "training_mode")):  # onnxruntime's: scalars, not [1]
+        check_input_rank(op, index, name, inputs[index] if len(inputs) > index else None, 0)
     training = inputs[2] if len(inputs) > 2 else None
     if training is not None and training.value is not None and bool(training.value):
         # a constant true: the kernel refuses it, and a timing run, which runs none, had not

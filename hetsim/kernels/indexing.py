@@ -22,7 +22,6 @@ from hetsim.kernels.checks import (
     constant_input,
     flag_attr,
     int_attr,
-    integer_input,
     normalize_axis,
     op_error,
     present,
@@ -236,6 +235,8 @@ def _compile_one_hot(op: Op, opset: int) -> Kernel:
 def _infer_one_hot(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     indices, values = first_input(op, inputs), inputs[2]
     assert values is not None, f"{op!r}: values missing"
+    if not indices.shape:  # as ONNX's shape inference and onnxruntime refuse it
+        raise op_error(op, "expected indices of rank >= 1", "shape []")
     depth_value = constant_input(op, inputs, 1, "depth").reshape(-1)
     if depth_value.size == 1 and not np.isfinite(depth_value[0]):
         raise op_error(op, "expected a finite depth", depth_value[0])
@@ -256,16 +257,25 @@ register(
 
 
 def _top_k_params(op: Op, opset: int) -> tuple[int, bool]:
+    flag_attr(op, "sorted", 1)  # checked only: the kernel always sorts, one order sorted=0 allows
     return int_attr(op, "axis", -1), flag_attr(op, "largest", 1)
 
 
+def _check_k_shape(op: Op, k: Meta | np.ndarray) -> None:
+    """K is "a 1-D tensor containing a single positive value": a scalar, [1, 1] or [2] had
+    passed (the first element read), and onnxruntime refuses each."""
+    if k.shape != (1,):
+        raise op_error(op, "expected input 1 (K) of shape [1]", f"shape {list(k.shape)}")
+
+
 def _top_k_count(op: Op, opset: int, k: np.ndarray | None) -> int:
-    """K: an attribute to opset 9, then a one-element input."""
+    """K: an attribute to opset 9, then a one-element 1-D input."""
     if opset < 10:
         return int_attr(op, "k")
     assert k is not None, f"{op!r}: K missing"
     check_integer_input(op, 1, "K", k)
-    return int(k.reshape(-1)[0])
+    _check_k_shape(op, k)
+    return int(k[0])
 
 
 def _compile_top_k(op: Op, opset: int) -> Kernel:
@@ -294,7 +304,13 @@ def _infer_top_k(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta
     x = first_input(op, inputs)
     axis, _ = _top_k_params(op, opset)
     at = normalize_axis(op, axis, len(x.shape))
-    k = None if opset < 10 else integer_input(op, inputs, 1, "K")
+    k = None
+    if opset >= 10:
+        k_meta = inputs[1]
+        assert k_meta is not None, f"{op!r}: K missing"
+        check_integer_input(op, 1, "K", k_meta)
+        _check_k_shape(op, k_meta)  # before its value is read: it may be unknown
+        k = constant_input(op, inputs, 1, "K")
     count = _top_k_count(op, opset, k)
     if not 0 <= count <= x.shape[at]:
         raise op_error(op, f"expected K from 0 to {x.shape[at]} (axis {at})", count)

@@ -16,6 +16,7 @@ from hetsim.ir import Op
 from hetsim.kernels.checks import (
     attr,
     check_integer_input,
+    check_values_below,
     dtype_of,
     flag_attr,
     int_attr,
@@ -220,6 +221,7 @@ def _compile_reverse_sequence(op: Op, opset: int) -> Kernel:
         x, lengths = present(op, inputs, 2)
         time, _ = _sequence_axes(op, x.ndim)
         steps = x.shape[time]
+        _check_lengths(op, lengths, steps, time)
         t = np.arange(steps).reshape(-1, 1)
         n = lengths.astype(np.int64).reshape(1, -1)
         order = np.where(t < n, n - 1 - t, t)  # [time, batch]: the first n[b] steps reversed
@@ -231,12 +233,21 @@ def _compile_reverse_sequence(op: Op, opset: int) -> Kernel:
     return kernel
 
 
+def _check_lengths(op: Op, lengths: np.ndarray, steps: int, time: int) -> None:
+    """Each sequence length in ``[0, steps]``, as onnxruntime asks: a negative one had reversed
+    nothing, a longer one had failed inside the kernel with numpy's IndexError."""
+    expected = f"expected sequence_lens in [0, {steps}] (time axis {time})"
+    check_values_below(op, lengths, steps + 1, expected)
+
+
 def _infer_reverse_sequence(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x, lengths = present(op, inputs, 2)
-    _, batch = _sequence_axes(op, len(x.shape))
+    time, batch = _sequence_axes(op, len(x.shape))
     if lengths.shape != (x.shape[batch],):
         expected = f"expected sequence_lens of shape [{x.shape[batch]}] (batch axis {batch})"
         raise op_error(op, expected, list(lengths.shape))
+    if lengths.value is not None:  # else the kernel checks them, when they are known
+        _check_lengths(op, lengths.value, x.shape[time], time)
     return [Meta(x.shape, x.dtype)]
 
 

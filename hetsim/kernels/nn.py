@@ -323,8 +323,11 @@ def hardmax(x: np.ndarray, axis: int) -> np.ndarray:
 
 
 def _softmax_axis(op: Op, opset: int, rank: int) -> int:
-    default = 1 if opset < 13 else -1
-    return normalize_axis(op, int_attr(op, "axis", default), max(rank, 1))
+    axis = int_attr(op, "axis", 1 if opset < 13 else -1)
+    if rank == 0:  # no axis to normalize along (onnxruntime refuses it too)
+        expected = f"expected an input of rank >= 1 (a scalar has no axis {axis})"
+        raise op_error(op, expected, "shape []")
+    return normalize_axis(op, axis, rank)
 
 
 def _compile_softmax(function: Callable[[np.ndarray, int], np.ndarray]) -> Callable[..., Kernel]:
@@ -337,7 +340,7 @@ def _compile_softmax(function: Callable[[np.ndarray, int], np.ndarray]) -> Calla
         def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
             x = inputs[0]
             assert x is not None, f"{op!r}: X is required"
-            at = normalize_axis(op, axis, max(x.ndim, 1))
+            at = normalize_axis(op, axis, x.ndim)
             if x.size == 0:  # an empty set along the axis (numpy's max and argmax refuse it)
                 return [np.empty_like(x)]
             if not flatten:

@@ -105,6 +105,9 @@ def _check_granularity(
     """Raise unless `scale` and `zero_point` are per-tensor, per-axis or blocked for `x`."""
     scale_name, zero_name = f"{prefix}_scale", f"{prefix}_zero_point"
     if is_per_tensor(scale.shape):
+        if block_size:  # blocked quantization takes a scale of x's rank (onnxruntime's rule)
+            expected = f"expected block_size 0 with a one-element {scale_name} (per-tensor)"
+            raise op_error(op, expected, block_size)
         if zero_point is not None and not is_per_tensor(zero_point.shape):
             expected = f"expected a one-element {zero_name}, as {scale_name} is"
             raise op_error(op, expected, f"shape {list(zero_point.shape)}")

@@ -111,6 +111,15 @@ def _fill_value(op: Op) -> np.ndarray:
     return value.reshape(())
 
 
+def _output_dims(op: Op, shape: np.ndarray) -> tuple[int, ...]:
+    """ConstantOfShape's output shape: its input's values, each >= 0 as the spec asks (numpy
+    refused a negative one inside the kernel)."""
+    dims = tuple(int(d) for d in shape)
+    if min(dims, default=0) < 0:
+        raise op_error(op, "expected a shape of non-negative dims", list(dims))
+    return dims
+
+
 def _compile_constant_of_shape(op: Op, opset: int) -> Kernel:
     value = _fill_value(op)
 
@@ -118,14 +127,14 @@ def _compile_constant_of_shape(op: Op, opset: int) -> Kernel:
         shape = inputs[0]
         assert shape is not None, f"{op!r}: input missing"
         check_integer_input(op, 0, "shape", shape, rank=1)
-        return [np.full(tuple(shape.tolist()), value, value.dtype)]
+        return [np.full(_output_dims(op, shape), value, value.dtype)]
 
     return kernel
 
 
 def _infer_constant_of_shape(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     shape = integer_input(op, inputs, 0, "shape", rank=1)
-    return [Meta(tuple(int(d) for d in shape), _fill_value(op).dtype)]
+    return [Meta(_output_dims(op, shape), _fill_value(op).dtype)]
 
 
 def write_cost(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Meta]) -> Cost:
@@ -224,6 +233,10 @@ def reshape_target(
     >>> reshape_target(Op("Reshape", "r", ("x", "s"), ("y",)), (2, 3, 4), [0, -1], False)
     (2, 12)
     """
+    rank = len(in_shape)
+    if not allowzero and any(d == 0 for d in shape[rank:]):  # no input dim there to copy
+        expected = f"expected a 0 (copy the input's dim) only within the input's rank {rank}"
+        raise op_error(op, expected, list(shape))
     dims = [in_shape[i] if d == 0 and not allowzero else int(d) for i, d in enumerate(shape)]
     if dims.count(-1) > 1 or any(d < -1 for d in dims):
         raise op_error(op, "expected at most one -1 and no other negative dims", list(shape))

@@ -180,6 +180,7 @@ def slices(
     params = (starts, ends, axes, steps)
     for position, (name, values) in enumerate(zip(_SLICE_PARAMS, params, strict=True), start=1):
         check_integer_input(op, position, name, values, rank=1)
+    _check_slice_lengths(op, params)
     rank = len(shape)
     axes = range(len(starts)) if axes is None else normalize_axes(op, axes, rank)
     steps = [1] * len(starts) if steps is None else steps
@@ -199,6 +200,17 @@ def slices(
 
 
 _SLICE_PARAMS = ("starts", "ends", "axes", "steps")
+
+
+def _check_slice_lengths(op: Op, params: Sequence[Any]) -> None:
+    """Slice's starts, ends and the axes and steps given are of one length (one value each per
+    sliced axis), as the spec and onnxruntime ask."""
+    given = [(name, len(v)) for name, v in zip(_SLICE_PARAMS, params, strict=True) if v is not None]
+    if len({n for _, n in given}) > 1:
+        names, lengths = zip(*given, strict=True)
+        expected = f"expected {', '.join(names[:-1])} and {names[-1]} of one length"
+        got = f"lengths {', '.join(map(str, lengths[:-1]))} and {lengths[-1]}"
+        raise op_error(op, expected, got)
 
 
 def _slice_attrs(op: Op) -> list[tuple[int, ...] | None]:
@@ -423,6 +435,10 @@ def _infer_pad(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     else:
         pads = integer_input(op, inputs, 1, "pads", rank=1)
         axes = versioned(op, opset, 18, "axes", 3, inputs)
+        value = inputs[2] if len(inputs) > 2 else None
+        if value is not None and value.size != 1:  # a scalar, or [1] as onnxruntime takes it
+            expected = "expected input 2 (constant_value) of one element"
+            raise op_error(op, expected, f"shape {list(value.shape)}")
     widths = pad_widths(op, len(x.shape), pads, axes)
     shape = tuple(d + b + e for d, (b, e) in zip(x.shape, widths, strict=True))
     if min(shape, default=0) < 0:
