@@ -16,7 +16,9 @@ repeated (`np.repeat` in the reference), which copies nothing and computes the s
 matmul for 0, softcapped for 1 (onnx's reference gives the softcapped ones for 0 too;
 onnxruntime follows the spec), biased for 2, the probabilities for 3. 3-D inputs are split into
 ``q_num_heads``/``kv_num_heads`` heads and Y merged back. The shape rule checks what the
-kernel trusts (`hetsim.kernels.attention_spec`, with the attributes). The present key and value are
+kernel trusts (`hetsim.kernels.attention_spec`, with the attributes), and refuses a key length
+(past plus new) of 0, as onnxruntime and the reference do (a new K of length 0 after past keys
+is computed: onnxruntime refuses it, the reference computes it). The present key and value are
 the past ones with K and V appended.
 
 Cost (op class ``matmul``), with B the batch, Hq the query heads, Sq the query length, T the
@@ -46,7 +48,7 @@ from hetsim.kernels.attention_spec import (
     read_settings,
     seven_inputs,
 )
-from hetsim.kernels.checks import check_values_below
+from hetsim.kernels.checks import check_values_below, op_error
 from hetsim.kernels.costs import Cost, nbytes
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import Kernel, register
@@ -232,6 +234,8 @@ def _compile(op: Op, opset: int) -> Kernel:
 
 def _infer(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     q4, k4, v4, total = check_shapes(op, opset, read_settings(op), inputs)
+    if not total:  # a softmax over no key: onnxruntime and onnx's reference refuse it too
+        raise op_error(op, "expected a key length (past_key's plus K's) of 1 or more", total)
     q, k, v = inputs[:3]
     assert q is not None, f"{op!r}: Q is required"
     assert k is not None, f"{op!r}: K is required"

@@ -10,7 +10,9 @@ anyway, and discarded).
 
 ``sequence_lens`` is computed as onnxruntime does (onnx's reference ignores it): at the steps
 past its length a batch entry keeps its state and writes zeros to Y; a reverse direction reads
-each sequence backwards from its own last step; Y_h and Y_c of an empty sequence are zeros.
+each sequence backwards from its own last step; Y_h and Y_c of an empty sequence are zeros
+(initial_h and initial_c aside), also where X has no time steps at all. An empty batch gives
+empty outputs.
 
 The gates' activations, with ``activation_alpha``, ``activation_beta`` and ``clip`` (checked
 positive here), are read as `rnn_activations.py` says.
@@ -239,11 +241,12 @@ def _run(
         x = x.swapaxes(0, 1)
         h = None if h is None else h.swapaxes(0, 1)
         c = None if c is None else c.swapaxes(0, 1)
-    seq, batch, _ = x.shape
+    seq, batch, size = x.shape
     dirs, width, _ = w.shape
     bias, step = spec.cell.prepare(spec, r, b, p)
-    # every step's input projection at once, [S, D, B, G·H]
-    projected = (x.reshape(seq * batch, -1) @ w.reshape(dirs * width, -1).T).reshape(
+    # every step's input projection at once, [S, D, B, G·H]; sizes spelt out, as an empty
+    # sequence or batch leaves numpy no -1 to infer
+    projected = (x.reshape(seq * batch, size) @ w.reshape(dirs * width, size).T).reshape(
         seq, batch, dirs, width
     ).transpose(0, 2, 1, 3) + bias[None, :, None, :]
     lengths = _lengths(op, lengths, seq)
@@ -269,6 +272,8 @@ def _recur(
     seq, dirs, batch, _ = projected.shape
     zero = h.dtype.type(0)
     y = np.zeros((seq, dirs, batch, h.shape[-1]), h.dtype)
+    if not seq:  # every sequence is empty: Y_h and Y_c are zeros, as onnxruntime gives them
+        return y, np.zeros_like(h), None if c is None else np.zeros_like(c)
     for t in range(seq if lengths is None else int(lengths.max(initial=0))):
         new_h, new_c = step(projected[t], h, c)
         if lengths is not None and t >= lengths.min():

@@ -2,9 +2,10 @@
 
 GridSample reads X ``[N, C, *spatial]`` at the points of a grid ``[N, *out, d]`` (``d`` spatial
 axes; the last grid axis lists the coordinates in reverse axis order, x (width) first), each
-in [-1, 1], and gives Y ``[N, C, *out]``. Opset 16 takes 4-D X only and names the modes
-``bilinear``, ``nearest`` and ``bicubic``; from opset 20 X is 4-D or 5-D and the modes are
-``linear``, ``nearest`` and ``cubic``. The kernel follows ONNX's reference
+in [-1, 1], and gives Y ``[N, C, *out]``; X's batch and channels may be empty, its spatial
+axes not (nothing to sample: onnxruntime refuses it). Opset 16 takes 4-D X only and names the
+modes ``bilinear``, ``nearest`` and ``bicubic``; from opset 20 X is 4-D or 5-D and the modes
+are ``linear``, ``nearest`` and ``cubic``. The kernel follows ONNX's reference
 (``onnx/reference/ops/op_grid_sample.py``): coordinates are unnormalized in the grid's dtype and
 kept in float32; nearest rounds half to even (``np.rint``, as PyTorch does); a coordinate
 outside the borders is clamped (``border``) or reflected (``reflection``) before the taps are
@@ -141,6 +142,8 @@ def grid_sample(
     """
     n, c, *spatial = x.shape
     out = grid.shape[1:-1]
+    if not n * c:  # nothing to sample for: numpy's reshape cannot infer a size from 0
+        return np.zeros((n, c, *out), x.dtype)
     points = int(np.prod(out, dtype=np.int64))
     flat_grid = grid.reshape(n, points, len(spatial))
     per_axis = []
@@ -204,6 +207,11 @@ def _infer_grid_sample(op: Op, opset: int, inputs: Sequence[Meta | None]) -> lis
     if grid.shape[-1] != spatial:
         expected = f"expected grid's last dimension {spatial} (X's spatial rank)"
         raise op_error(op, expected, grid.shape[-1])
+    if 0 in x.shape[2:]:  # no point to sample from; onnxruntime refuses it, even for no grid
+        axis = x.shape.index(0, 2)
+        raise op_error(
+            op, f"expected a non-empty spatial axis {axis} of X", f"shape {list(x.shape)}"
+        )
     return [Meta((*x.shape[:2], *grid.shape[1:-1]), x.dtype)]
 
 
@@ -254,7 +262,7 @@ def affine_grid(theta: np.ndarray, spatial: Sequence[int], align_corners: bool) 
 
 
 def _spatial_size(op: Op, theta: tuple[int, ...], size: np.ndarray) -> list[int]:
-    check_integer_input(op, 1, "size", size)
+    check_integer_input(op, 1, "size", size, rank=1)
     values = [int(v) for v in np.asarray(size).reshape(-1)]
     if len(values) not in (4, 5):
         raise op_error(op, "expected size [N, C, H, W] or [N, C, D, H, W]", values)
@@ -280,7 +288,7 @@ def _compile_affine_grid(op: Op, opset: int) -> Kernel:
 def _infer_affine_grid(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     theta = inputs[0]
     assert theta is not None, f"{op!r}: theta is required"
-    spatial = _spatial_size(op, theta.shape, integer_input(op, inputs, 1, "size"))
+    spatial = _spatial_size(op, theta.shape, integer_input(op, inputs, 1, "size", rank=1))
     return [Meta((theta.shape[0], *spatial, len(spatial)), theta.dtype)]
 
 

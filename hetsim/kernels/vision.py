@@ -5,7 +5,11 @@
   adaptive grid (``sampling_ratio`` 0: ``ceil(roi_size / out_size)`` per dim) is smaller than the
   largest one masks the points beyond its own grid. The max mode is onnx's (and onnxruntime's):
   the max over points of the max of the four weighted taps. A batch index outside X's batch
-  is refused, a negative one too (onnx's reference counts it from the end, numpy's way).
+  is refused, a negative one too (onnx's reference counts it from the end, numpy's way); so are
+  a NaN or infinite roi coordinate (as onnxruntime refuses it) or ``spatial_scale``, an empty
+  spatial axis of X where there is an output to sample for (onnxruntime reads memory outside
+  X), and more than `MAX_SAMPLES_PER_BIN` sampling points per bin: the largest grid, which the
+  kernel samples for every roi, one pass a point (a ``spatial_scale`` of 1e10 asked for 4e20).
 
 Costs (``S`` sampling points per output element: ``sampling_ratio²``, or for an adaptive ratio
 the mean ``ceil(roi_h / out_h)·ceil(roi_w / out_w)`` of the rois when their value is known, and
@@ -24,13 +28,18 @@ from typing import Any
 
 import numpy as np
 
+from hetsim.errors import OpError
 from hetsim.ir import Op
 from hetsim.kernels.checks import attr, float_attr, int_attr, op_error
 from hetsim.kernels.costs import Cost, nbytes
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import Kernel, register
 
-__all__ = ["roi_align"]
+__all__ = ["MAX_SAMPLES_PER_BIN", "roi_align"]
+
+MAX_SAMPLES_PER_BIN = 1 << 16
+"""The most sampling points (a 256 x 256 grid) in one output bin that RoiAlign takes: each is
+one pass over every roi's bins; a real model's adaptive grid is under 100 x 100."""
 
 _ROI_MODES = ("avg", "max")
 _TRANSFORMS = ("half_pixel", "output_half_pixel")
@@ -47,6 +56,8 @@ def _roi_attrs(op: Op, opset: int) -> tuple[int, int, int, float, str, bool]:
     ratio = int_attr(op, "sampling_ratio", 0)
     if ratio < 0:
         raise op_error(op, "expected sampling_ratio >= 0", ratio)
+    if ratio * ratio > MAX_SAMPLES_PER_BIN:
+        raise _too_many_samples(op, ratio * ratio, f"sampling_ratio {ratio}")
     mode = _text(attr(op, "mode", "avg"))
     if mode not in _ROI_MODES:
         raise op_error(op, f"expected mode in {list(_ROI_MODES)}", repr(mode))
@@ -56,7 +67,37 @@ def _roi_attrs(op: Op, opset: int) -> tuple[int, int, int, float, str, bool]:
         expected = f"expected coordinate_transformation_mode in {list(_TRANSFORMS)}"
         raise op_error(op, expected, repr(transform))
     scale = float_attr(op, "spatial_scale", 1.0)
+    if not math.isfinite(scale):
+        raise op_error(op, "expected a finite spatial_scale", scale)
     return out_h, out_w, ratio, scale, mode, transform == "half_pixel"
+
+
+def _too_many_samples(op: Op, points: float, why: str) -> OpError:
+    expected = f"expected at most {MAX_SAMPLES_PER_BIN} sampling points per bin"
+    return op_error(op, expected, f"{points:.0f} ({why})")
+
+
+def _check_rois(
+    op: Op, rois: np.ndarray, out_h: int, out_w: int, ratio: int, scale: float, is_half: bool
+) -> None:
+    """Refuse a NaN or infinite roi coordinate, and an adaptive grid (``sampling_ratio`` 0)
+    of more than `MAX_SAMPLES_PER_BIN` points: the largest roi height's by the largest width's,
+    as the kernel samples them (counted before any cast to int64 could wrap)."""
+    is_finite = np.isfinite(rois).all(axis=1)
+    if not is_finite.all():
+        roi = int(np.argmin(is_finite))
+        raise op_error(op, "expected finite rois", f"{rois[roi].tolist()} for roi {roi}")
+    if ratio or not len(rois):
+        return
+    # float32 rois times a large scale overflow to inf (or inf - inf, NaN): refused here
+    with np.errstate(over="ignore", invalid="ignore"):
+        grid_h, grid_w = _adaptive_grid(rois, out_h, out_w, scale, is_half)
+    rows, cols = float(np.maximum(grid_h.max(), 0)), float(np.maximum(grid_w.max(), 0))
+    if not rows * cols <= MAX_SAMPLES_PER_BIN:
+        grid = f"a {rows:.0f} by {cols:.0f} grid"
+        if not math.isfinite(rows * cols):
+            grid = f"roi sizes times spatial_scale overflow {rois.dtype}"
+        raise _too_many_samples(op, rows * cols, grid)
 
 
 def _text(value: Any) -> str:
@@ -71,13 +112,21 @@ def _roi_grids(
     if ratio > 0:
         grid_h = np.full(len(rois), ratio, np.int64)
         grid_w = grid_h
-    else:  # counted in the rois' own float type, as ONNX's reference and onnxruntime count:
-        # a float32 width of exactly 1.0 is 1.0000000149 in float64, which took 2 samples a bin
-        typed = rois.dtype.type if rois.dtype.kind == "f" else np.float64
-        _, _, width, height = _boxes(rois, typed, scale, is_half_pixel)
-        grid_h = np.ceil(height / typed(out_h)).astype(np.int64)
-        grid_w = np.ceil(width / typed(out_w)).astype(np.int64)
+    else:
+        rows, cols = _adaptive_grid(rois, out_h, out_w, scale, is_half_pixel)
+        grid_h, grid_w = rows.astype(np.int64), cols.astype(np.int64)
     return start_h, start_w, roi_h / out_h, roi_w / out_w, grid_h, grid_w
+
+
+def _adaptive_grid(
+    rois: np.ndarray, out_h: int, out_w: int, scale: float, is_half_pixel: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per roi, the sampling points of a bin along each dim, ``ceil(roi size / out size)``,
+    still floats. Counted in the rois' own float type, as ONNX's reference and onnxruntime
+    count: a float32 width of exactly 1.0 is 1.0000000149 in float64, which took 2 samples."""
+    typed = rois.dtype.type if rois.dtype.kind == "f" else np.float64
+    _, _, width, height = _boxes(rois, typed, scale, is_half_pixel)
+    return np.ceil(height / typed(out_h)), np.ceil(width / typed(out_w))
 
 
 def _boxes(
@@ -96,7 +145,8 @@ def _boxes(
 def _taps(coord: np.ndarray, size: int) -> tuple[np.ndarray, ...]:
     """Bilinear taps along one dim: low index, high index, low weight, high weight, validity."""
     is_valid = (coord >= -1.0) & (coord <= size)
-    coord = np.maximum(coord, 0.0)
+    # a point outside is masked out: it reads index 0, where one far out had wrapped int64
+    coord = np.where(is_valid, np.maximum(coord, 0.0), 0.0)
     low = coord.astype(np.int64)
     at_edge = low >= size - 1
     low = np.where(at_edge, size - 1, low)
@@ -125,6 +175,8 @@ def roi_align(
     [[[[7.5]]]]
     """
     height, width = x.shape[2:]
+    if not len(rois) * x.shape[1]:  # no output; an empty spatial axis had nothing to index
+        return np.zeros((len(rois), x.shape[1], out_h, out_w), x.dtype)
     start_h, start_w, bin_h, bin_w, grid_h, grid_w = _roi_grids(
         rois, out_h, out_w, ratio, scale, is_half_pixel
     )
@@ -179,6 +231,7 @@ def _compile_roi_align(op: Op, opset: int) -> Kernel:
                 f"expected batch_indices in [0, {x.shape[0]}) (X's batch)",
                 f"{int(batch_indices[roi])} for roi {roi}",
             )
+        _check_rois(op, rois, out_h, out_w, ratio, scale, is_half_pixel)
         y = roi_align(x, rois, batch_indices, out_h, out_w, ratio, scale, mode, is_half_pixel)
         return [y]
 
@@ -186,7 +239,7 @@ def _compile_roi_align(op: Op, opset: int) -> Kernel:
 
 
 def _infer_roi_align(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
-    out_h, out_w, *_ = _roi_attrs(op, opset)
+    out_h, out_w, ratio, scale, _, is_half_pixel = _roi_attrs(op, opset)
     if len(inputs) != 3 or any(m is None for m in inputs):
         raise op_error(op, "expected 3 inputs (X, rois, batch_indices)", len(inputs))
     x, rois, batch_indices = inputs
@@ -200,6 +253,13 @@ def _infer_roi_align(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[
     if batch_indices.shape != rois.shape[:1]:
         expected = f"expected batch_indices of shape [{rois.shape[0]}]"
         raise op_error(op, expected, f"shape {list(batch_indices.shape)}")
+    if 0 in x.shape[2:] and rois.shape[0] * x.shape[1]:
+        axis = x.shape.index(0, 2)
+        raise op_error(
+            op, f"expected a non-empty spatial axis {axis} of X", f"shape {list(x.shape)}"
+        )
+    if rois.value is not None:
+        _check_rois(op, rois.value, out_h, out_w, ratio, scale, is_half_pixel)
     return [Meta((rois.shape[0], x.shape[1], out_h, out_w), x.dtype)]
 
 
