@@ -121,11 +121,12 @@ class _TransposeSpec:
 
     def _wanted(self, spatial: tuple[int, ...], strides: tuple[int, ...]) -> list[int] | None:
         if self.output_shape is not None:
-            rank = len(spatial)
-            if len(self.output_shape) not in (rank, rank + 2):  # (H, W) or, as taken, (N, C, H, W)
-                expected = f"expected {rank} or {rank + 2} values in 'output_shape'"
+            # the spatial dims alone: the spec's "should not include dimensions for batch size
+            # and channels", which onnxruntime and onnx's reference refuse (N, C, H, W) by
+            if len(self.output_shape) != len(spatial):
+                expected = f"expected {len(spatial)} values in 'output_shape' (its spatial dims)"
                 raise op_error(self.window.op, expected, list(self.output_shape))
-            return list(self.output_shape[-rank:])
+            return list(self.output_shape)
         if self.window.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
             return [n * s for n, s in zip(spatial, strides, strict=True)]
         return None

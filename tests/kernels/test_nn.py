@@ -222,9 +222,9 @@ def test_conv_transpose_matches_loop_reference(corner: tuple[Any, ...]) -> None:
         ({"auto_pad": "SAME_UPPER"}, (0, 0, 1, 1)),
         ({"auto_pad": "SAME_LOWER"}, (1, 1, 0, 0)),
         ({"output_shape": [5, 6]}, (1, 1, 1, 0)),
-        ({"output_shape": [1, 2, 6, 6], "auto_pad": "SAME_UPPER"}, (0, 0, 1, 1)),
+        ({"output_shape": [6, 6], "auto_pad": "SAME_UPPER"}, (0, 0, 1, 1)),
     ],
-    ids=["same_upper", "same_lower", "output_shape", "output_shape_with_batch_and_channels"],
+    ids=["same_upper", "same_lower", "output_shape", "output_shape_with_same_upper"],
 )
 def test_conv_transpose_derives_pads(attrs: dict[str, Any], pads: tuple[int, ...]) -> None:
     # 3x3 input, 3x3 kernel, stride 2: uncropped 7x7; total padding 7 - out, odd element at the

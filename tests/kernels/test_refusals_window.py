@@ -75,17 +75,23 @@ REFUSALS = [
         {},
         "expected input and weight of equal rank >= 3, got [3] and [3]",
     ),
-    (  # neither (H, W) nor (N, C, H, W): a zip error
+    (  # not (H, W): a zip error
         "ConvTranspose",
         _floats((1, 3, 4, 5), (3, 2, 3, 3)),
         {"output_shape": [6]},
-        "expected 2 or 4 values in 'output_shape', got [6]",
+        "expected 2 values in 'output_shape' (its spatial dims), got [6]",
     ),
     (  # had read as (C, H, W) of a 2-D output, silently
         "ConvTranspose",
         _floats((1, 3, 4, 5), (3, 2, 3, 3)),
         {"output_shape": [1, 6, 7]},
-        "expected 2 or 4 values in 'output_shape', got [1, 6, 7]",
+        "expected 2 values in 'output_shape' (its spatial dims), got [1, 6, 7]",
+    ),
+    (  # (N, C, H, W): taken as its last two dims, where onnxruntime and onnx's reference refuse
+        "ConvTranspose",
+        _floats((1, 3, 4, 5), (3, 2, 3, 3)),
+        {"output_shape": [1, 2, 6, 7]},
+        "expected 2 values in 'output_shape' (its spatial dims), got [1, 2, 6, 7]",
     ),
     (  # had read as the default, zeros
         "ConvTranspose",
