@@ -42,9 +42,10 @@ def conv_transpose(
     n, channels = x.shape[:2]
     cg, mg, taps = channels // group, w.shape[1], prod(geometry.kernel)
     m = mg * group
+    pixels = prod(x.shape[2:])  # sizes spelt out: an empty batch or M leaves no -1 to infer
     weights = w.reshape(group, cg, mg * taps).transpose(0, 2, 1)
-    cols = np.matmul(weights, x.reshape(n, group, cg, -1))
-    cols = cols.reshape(n, group, mg, taps, -1).transpose(3, 0, 1, 2, 4)
+    cols = np.matmul(weights, x.reshape(n, group, cg, pixels))
+    cols = cols.reshape(n, group, mg, taps, pixels).transpose(3, 0, 1, 2, 4)
     out = np.zeros((n, m, *full), x.dtype)
     for index, region in enumerate(tap_slices(geometry)):
         out[region] += cols[index].reshape(n, m, *geometry.out)
@@ -78,6 +79,8 @@ class _TransposeSpec:
             raise op_error(op, expected, f"weight {list(w)}")
         rank = len(x) - 2
         spatial, kernel = x[2:], w[2:]
+        if min(spatial) < 1:  # no input pixel to scatter (onnxruntime refuses it too)
+            raise op_error(op, "expected spatial dims >= 1", f"shape {list(x)}")
         kernel = window.check_kernel(kernel, rank)
         strides, dilations = window.steps(rank)
         spans = [(k - 1) * d + 1 for k, d in zip(kernel, dilations, strict=True)]

@@ -182,6 +182,9 @@ def slices(
         check_integer_input(op, position, name, values, rank=1)
     _check_slice_lengths(op, params)
     rank = len(shape)
+    if axes is None and len(starts) > rank:  # the default axes, the first len(starts), past X's
+        expected = f"expected at most {rank} starts (no axes given: X's first ones, rank {rank})"
+        raise op_error(op, expected, len(starts))
     axes = range(len(starts)) if axes is None else normalize_axes(op, axes, rank)
     steps = [1] * len(starts) if steps is None else steps
     index = [slice(None)] * rank

@@ -134,6 +134,27 @@ def test_slice_refuses_starts_longer_than_ends() -> None:
         _infer(_op("Slice", 3), 13, inputs)
 
 
+@pytest.mark.parametrize(
+    ("shape", "opset"), [((), 9), ((), 13), ((3, 4), 9), ((3, 4), 13)], ids=str
+)
+def test_slice_refuses_more_starts_than_axes_with_axes_left_out(
+    shape: tuple[int, ...], opset: int
+) -> None:
+    # the default axes are X's first len(starts): an IndexError in the rule had been wrapped
+    starts = [0] * (len(shape) + 1)
+    if opset < 10:
+        op, inputs = _op("Slice", 1, starts=starts, ends=starts), [_meta(*shape)]
+    else:
+        op, inputs = _op("Slice", 3), [_meta(*shape), _const(starts), _const(starts)]
+    rank = len(shape)
+    expected = (
+        f"op n0 (Slice): expected at most {rank} starts (no axes given: X's first ones, rank "
+        f"{rank}), got {rank + 1}"
+    )
+    with _refuses(expected):
+        _infer(op, opset, inputs)
+
+
 def test_reshape_refuses_a_zero_past_the_input_rank() -> None:
     expected = (
         "op n0 (Reshape): expected a 0 (copy the input's dim) only within the input's rank 2, "

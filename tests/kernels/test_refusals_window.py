@@ -75,6 +75,12 @@ REFUSALS = [
         {},
         "expected input and weight of equal rank >= 3, got [3] and [3]",
     ),
+    (  # no input pixel to scatter: numpy's broadcast error in the kernel
+        "ConvTranspose",
+        _floats((1, 1, 3, 0), (1, 2, 3, 3)),
+        {"strides": [3, 2]},
+        "expected spatial dims >= 1, got shape [1, 1, 3, 0]",
+    ),
     (  # not (H, W): a zip error
         "ConvTranspose",
         _floats((1, 3, 4, 5), (3, 2, 3, 3)),
@@ -196,3 +202,20 @@ def test_conv_transpose_still_takes_pads_of_the_right_count_with_output_shape() 
     metas = _floats((1, 3, 4, 5), (3, 2, 3, 3))
     (out,) = _infer("ConvTranspose", metas, pads=[1, 1, 1, 1], output_shape=[6, 7])
     assert out.shape == (1, 2, 6, 7)
+
+
+@pytest.mark.parametrize(
+    ("x_shape", "w_shape", "out_shape"),
+    [((0, 1, 3, 3), (1, 2, 3, 3), (0, 2, 9, 7)), ((1, 1, 3, 3), (1, 0, 3, 3), (1, 0, 9, 7))],
+    ids=["no-batch", "no-output-channels"],
+)
+def test_conv_transpose_of_an_empty_batch_or_m_gives_its_empty_output(
+    x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...]
+) -> None:
+    # numpy's reshape had no -1 to infer from 0 elements; onnxruntime gives these shapes
+    op = _op("ConvTranspose", 2, strides=[3, 2])
+    x, w = np.ones(x_shape, np.float32), np.ones(w_shape, np.float32)
+    (meta,) = OPS["ConvTranspose"].infer(op, 21, [Meta.of(x), Meta.of(w)])
+    (y,) = OPS["ConvTranspose"].compile(op, 21)([x, w])
+    assert y.shape == meta.shape == out_shape
+    assert y.dtype == np.float32
