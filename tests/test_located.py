@@ -262,7 +262,9 @@ def test_a_device_whose_name_is_no_string_has_its_lines(
     file.write_text(text)
     with pytest.raises(TargetError) as caught:
         Target(str(file))
-    got = "False" if suffix == ".yaml" else "7"
+    # YAML's 'no' is false, and the message says why
+    got = "False (an unquoted no, which YAML reads as false; quoted, 'no' is text)"
+    got = got if suffix == ".yaml" else "7"
     assert sorted(p.message for p in caught.value.problems) == [
         f"{file}:4: devices[dev0].name: expected a name matching '[A-Za-z_][A-Za-z0-9_.-]*', "
         f"got {got}",
@@ -432,3 +434,29 @@ def test_an_empty_path_is_said_so_by_every_reader_of_a_file() -> None:
         HetsimError, match=r"^--shapes : expected a shapes file, got an empty path$"
     ):
         load_shapes("")
+
+
+@pytest.mark.parametrize("word", ["off", "Yes", "NO", "on"])
+def test_a_word_yaml_reads_as_a_boolean_is_named_where_a_string_was_expected(
+    tmp_path: Path, word: str
+) -> None:
+    # it read "vendor: expected a string, got False", where the file says vendor: off
+    file = tmp_path / "gpu.yaml"
+    file.write_text(f"kind: cuda\nvendor: {word}\nmodel: '{word}'\n")
+    value = str(word.lower() in ("yes", "on"))
+    with pytest.raises(TargetError) as caught:
+        Target(str(file))
+    assert [p.message for p in caught.value.problems] == [
+        f"{file}:2: vendor: expected a string, got {value} (an unquoted {word}, which YAML "
+        f"reads as {value.lower()}; quoted, '{word}' is text)"
+    ]
+
+
+def test_a_boolean_written_as_one_gets_no_word_hint(tmp_path: Path) -> None:
+    file = tmp_path / "gpu.yaml"
+    file.write_text("kind: cuda\nvendor: true\n")
+    with pytest.raises(TargetError) as caught:
+        Target(str(file))
+    assert [p.message for p in caught.value.problems] == [
+        f"{file}:2: vendor: expected a string, got True"
+    ]

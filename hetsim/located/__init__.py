@@ -95,26 +95,32 @@ _COMPOSERS: dict[str, Callable[[str], Any]] = {".json": compose_json, ".toml": c
 
 
 def _line(node: yaml.Node | None, path: str) -> int | None:
-    line = _follow(node, path)
+    return _found(node, path)[0]
+
+
+def _found(node: yaml.Node | None, path: str) -> tuple[int | None, yaml.Node | None]:
+    """The line of the deepest part of `path` in the tree under `node`, and the node `path`
+    leads to when the whole of it is there (else None)."""
+    line, reached = _follow(node, path)
     if line is None and path.startswith(SINGLE_DEVICE):
         # a single-device target, written without a level around it: its device is the file
-        line = _follow(node, path.removeprefix(SINGLE_DEVICE).removeprefix("."))
-    return line
+        line, reached = _follow(node, path.removeprefix(SINGLE_DEVICE).removeprefix("."))
+    return line, reached
 
 
 SINGLE_DEVICE = "devices[dev0]"
 """Where a single-device target's device sits once canonicalized (docs/targets.md)."""
 
 
-def _follow(node: yaml.Node | None, path: str) -> int | None:
+def _follow(node: yaml.Node | None, path: str) -> tuple[int | None, yaml.Node | None]:
     line = None
     rest = path
     while node is not None and rest:
         found = _step(node, rest) or _wrapped(node, rest)
         if found is None:
-            break
+            return line, None
         node, line, rest = found
-    return line
+    return line, node if line is not None else None
 
 
 def _wrapped(node: yaml.Node, rest: str) -> tuple[yaml.Node, int, str] | None:
@@ -207,13 +213,44 @@ def locate(problems: Iterable[Problem], path: Path, text: str | None = None) -> 
         read = text_of(path)  # as the file was read: past a BOM (TOML's lines were lost to it)
         text = read if isinstance(read, str) else None
     node = compose(text) if text is not None else None
+    is_yaml = compose is compose_yaml
     located = []
     for problem in problems:
         if problem.path.startswith(str(path)):
             located.append(problem)
             continue
-        line = _line(node, problem.path) if problem.path else None
+        line, reached = _found(node, problem.path) if problem.path else (None, None)
         where = f"{path}:{line}" if line is not None else str(path)
         joined = f"{where}: {problem.path}" if problem.path else where
-        located.append(Problem(joined, problem.expected, problem.got, problem.hint))
+        got = _read_as_a_boolean(reached, problem.got) if is_yaml else problem.got
+        located.append(Problem(joined, problem.expected, got, problem.hint))
     return located
+
+
+YAML_1_1_BOOLEANS = frozenset({"yes", "no", "on", "off"})
+"""Words YAML 1.1 (PyYAML's, which reads every YAML file here) takes for true and false when
+unquoted, in any of its cases (``Yes``, ``OFF``), besides ``true`` and ``false``."""
+
+
+def _read_as_a_boolean(node: yaml.Node | None, got: str | None) -> str | None:
+    """`got`, with why: a value refused as True or False that the file writes as an unquoted
+    yes, no, on or off (a device named ``off``, ``vendor: no``), which YAML 1.1 reads as a
+    boolean; quoted, the word is text.
+
+    >>> node = compose_yaml("name: off\\n").value[0][1]
+    >>> _read_as_a_boolean(node, "False")
+    "False (an unquoted off, which YAML reads as false; quoted, 'off' is text)"
+    >>> _read_as_a_boolean(compose_yaml("name: 'off'\\n").value[0][1], "'off'")
+    "'off'"
+    """
+    if (
+        got not in ("True", "False")
+        or not isinstance(node, yaml.ScalarNode)
+        or node.style is not None  # quoted: a string, never refused as a boolean
+        or str(node.value).lower() not in YAML_1_1_BOOLEANS
+    ):
+        return got
+    word = str(node.value)
+    return (
+        f"{got} (an unquoted {word}, which YAML reads as {got.lower()}; quoted, '{word}' is text)"
+    )
