@@ -6,10 +6,11 @@ dtype for dtype: Q and K are each scaled by ``sqrt(scale)`` (in Q's dtype) befor
 the softcap ``c·tanh(scores / c)`` comes before the bias; the bias adds a float mask (a bool
 one gives 0 or -inf, an integer one is cast to Q's dtype) to -inf wherever the causal limit
 (bottom-right: key ``j`` is visible from query ``i`` when ``j <= i + offset``), the sliding
-window (opset 25) or ``nonpad_kv_seqlen`` (24) hides a key; a mask shorter than the keys is
-padded with -inf. ``offset`` is the past length, or ``nonpad_kv_seqlen - Sq`` per batch. The
-softmax (in ``softmax_precision``'s dtype when given; else a float16 one sums in float32, as
-onnxruntime does, where the reference sums in float16) gives 0 to a row whose bias is all -inf.
+window (opset 25) or ``nonpad_kv_seqlen`` (24) hides a key; a mask shorter than the keys (from
+opset 24) is padded with -inf. ``offset`` is the past length, or ``nonpad_kv_seqlen - Sq`` per
+batch. The softmax (in ``softmax_precision``'s dtype when given; else a float16 one sums in
+float32, as onnxruntime does, where the reference sums in float16) gives 0 to a row whose bias is
+all -inf.
 The KV heads of grouped-query attention are broadcast over their query heads rather than
 repeated (`np.repeat` in the reference), which copies nothing and computes the same products.
 ``qk_matmul_output`` is, in Q's dtype, what the spec says of each mode: the scores of the

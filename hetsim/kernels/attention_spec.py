@@ -5,8 +5,9 @@ Q, K and V are all 3-D, (B, S, H·D) split into ``q_num_heads`` and ``kv_num_hea
 all 4-D, (B, H, S, D), where from opset 25 the head counts must not be given (`as_4d`); Q's
 heads are a multiple of K's and V's (grouped-query attention); past_key and past_value come
 together and extend K and V along the sequence; ``nonpad_kv_seqlen`` (opset 24) excludes them;
-an attn_mask broadcasts to the scores (B, Hq, Sq, T), its last dim at most T. The kernel, its
-shape rule and its cost are `hetsim.kernels.attention`'s.
+an attn_mask broadcasts to the scores (B, Hq, Sq, T), its last dim at most T from opset 24 (23's
+spec has it broadcast, as onnxruntime does; onnx's reference pads a shorter one at 23 too). The
+kernel, its shape rule and its cost are `hetsim.kernels.attention`'s.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ __all__ = [
 
 NO_HEADS_ON_4D_OPSET = 25
 """From this opset, q_num_heads and kv_num_heads on 4-D inputs are an error (the reference)."""
+
+_SHORT_MASK_OPSET = 24
+"""From this opset, an attn_mask's last dim may be shorter than the keys (padded with -inf)."""
 
 _PRECISIONS: dict[int, np.dtype[Any]] = {
     1: np.dtype("float32"),
@@ -141,7 +145,7 @@ def check_shapes(
     if nonpad is not None:
         _check_nonpad(op, batch, nonpad, past_key is not None)
     if mask is not None:
-        _check_mask(op, mask, (batch, q_heads, q_len, total))
+        _check_mask(op, opset, mask, (batch, q_heads, q_len, total))
     return q4, k4, v4, total
 
 
@@ -212,16 +216,18 @@ def _check_nonpad(op: Op, batch: int, nonpad: Meta, has_past: bool) -> None:
         raise op_error(op, f"expected an int64 nonpad_kv_seqlen of shape [{batch}]", got)
 
 
-def _check_mask(op: Op, mask: Meta, scores: tuple[int, ...]) -> None:
-    """The mask broadcasts to the scores (B, Hq, Sq, T), its last dim at most T (padded)."""
+def _check_mask(op: Op, opset: int, mask: Meta, scores: tuple[int, ...]) -> None:
+    """The mask broadcasts to the scores (B, Hq, Sq, T), from opset 24 its last dim at most T
+    (padded)."""
     shape = mask.shape
     leading = zip(shape[-2::-1], scores[-2::-1], strict=False)
+    may_be_shorter = opset >= _SHORT_MASK_OPSET
     if (
         not 1 <= len(shape) <= 4
         or shape[-1] > scores[-1]
+        or not (may_be_shorter or shape[-1] in (1, scores[-1]))
         or any(m not in (1, s) for m, s in leading)
     ):
-        expected = (
-            f"expected an attn_mask broadcastable to {list(scores)} (its last dim may be shorter)"
-        )
+        shorter = " (its last dim may be shorter)" if may_be_shorter else ""
+        expected = f"expected an attn_mask broadcastable to {list(scores)}{shorter}"
         raise op_error(op, expected, f"shape {list(shape)}")

@@ -205,7 +205,8 @@ def group_of(op: Op) -> int:
 def _conv_spec(op: Op) -> _ConvSpec:
     if len(op.outputs) != 1:
         raise op_error(op, "expected 1 output", len(op.outputs))
-    return _ConvSpec(read_window_attrs(op, kernel_required=False), group_of(op))
+    window = read_window_attrs(op, kernel_required=False, pads_need_notset=True)
+    return _ConvSpec(window, group_of(op))
 
 
 def _plan(spec: _ConvSpec, x: np.ndarray, w: np.ndarray) -> Runner | None:

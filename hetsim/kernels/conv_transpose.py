@@ -138,7 +138,7 @@ class _TransposeSpec:
 def _transpose_spec(op: Op) -> _TransposeSpec:
     if len(op.outputs) != 1:
         raise op_error(op, "expected 1 output", len(op.outputs))
-    window = read_window_attrs(op, kernel_required=False)
+    window = read_window_attrs(op, kernel_required=False, pads_need_notset=True)
     return _TransposeSpec(
         window,
         group_of(op),

@@ -367,7 +367,7 @@ register(
     infer=_infer_gemm,
     cost=_cost_gemm,
     one_type=(0, 1, 2),
-    required=2,
+    required={1: 3, 11: 2},  # C became optional at opset 11
 )
 register(
     "MatMul", "matmul", compile=_compile_matmul, infer=infer_matmul, cost=cost_matmul,

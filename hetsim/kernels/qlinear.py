@@ -214,7 +214,7 @@ def _compile_qlinear_conv(op: Op, opset: int) -> Kernel:
     run_conv = compile_conv(op, opset)  # reads and checks the window attributes once
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
-        # omitted trailing inputs (y_zero_point, B) read as none, however many
+        # an omitted trailing B reads as none
         x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero, bias = (*inputs, None, None)[:9]
         assert x is not None, f"{op!r}: input x is required"
         assert w is not None, f"{op!r}: input w is required"
@@ -332,7 +332,7 @@ register(
     infer=_infer_qlinear_conv,
     cost=_cost_qlinear_conv,
     one_type=QLINEAR_TYPES,
-    required=2,  # x and its scale: hetsim reads omitted zero points as 0
+    required=8,  # all but B: onnx's schema and onnxruntime refuse an omitted zero point
 )
 register(
     "ConvInteger",

@@ -233,7 +233,7 @@ register(
     infer=_infer_qlinear_matmul,
     cost=_cost_qlinear_matmul,
     one_type=QLINEAR_TYPES,
-    required=2,  # a and its scale: hetsim reads omitted zero points as 0
+    required=8,  # every input: onnx's schema and onnxruntime refuse an omitted zero point
 )
 register(
     "MatMulInteger",

@@ -205,7 +205,8 @@ def resize_shape(
             op, "expected one of scales and sizes", "neither" if scales is None else "both"
         )
     if sizes is not None and spec.sizes_at is not None:
-        check_integer_input(op, spec.sizes_at, "sizes", sizes)
+        # 1-D: onnx's shape inference and onnxruntime refuse another (a constant they flatten)
+        check_integer_input(op, spec.sizes_at, "sizes", sizes, rank=1)
     given, what = (scales, "scales") if sizes is None else (sizes, "sizes")
     values = np.asarray(given).reshape(-1).tolist()
     if len(values) != len(axes):

@@ -58,6 +58,9 @@ class Geometry:
 @dataclass(frozen=True, slots=True)
 class WindowAttrs:
     """The window attributes of one op, read and checked once; lists are None when absent.
+    ``pads_need_notset``: ``pads`` and an ``auto_pad`` other than NOTSET may not come together
+    (Conv and ConvTranspose, whose spec says so and onnxruntime refuses it; a pool's spec says
+    so too, but onnxruntime reads its pads and ignores them, and hetsim does as well).
 
     Examples
     --------
@@ -75,6 +78,7 @@ class WindowAttrs:
     dilations: tuple[int, ...] | None
     pads: tuple[int, ...] | None
     ceil_mode: bool
+    pads_need_notset: bool = False
 
     def resolve(self, spatial: Sequence[int], kernel: Sequence[int]) -> Geometry:
         """The geometry of a window of `kernel` over an input of spatial size `spatial`."""
@@ -134,7 +138,11 @@ class WindowAttrs:
     def explicit_pads(self, rank: int) -> tuple[int, ...]:
         """Begin then end pads for `rank` spatial dims (0 where absent), their count checked in
         every auto_pad mode, where they go unused too (onnxruntime refuses a wrong count)."""
-        return self._per_dim("pads", self.pads, 2 * rank, fill=0)
+        pads = self._per_dim("pads", self.pads, 2 * rank, fill=0)
+        if self.pads_need_notset and self.pads is not None and self.auto_pad != "NOTSET":
+            got = f"auto_pad {self.auto_pad!r} and pads {list(pads)}"
+            raise op_error(self.op, "expected no 'pads' with auto_pad", got)
+        return pads
 
     def _out_size(self, n: int, begin: int, end: int, span: int, stride: int) -> int:
         room = n + begin + end - span
@@ -162,8 +170,10 @@ def _ints(op: Op, name: str, *, minimum: int) -> tuple[int, ...] | None:
     return values
 
 
-def read_window_attrs(op: Op, *, kernel_required: bool) -> WindowAttrs:
-    """Read and check the window attributes of `op`.
+def read_window_attrs(
+    op: Op, *, kernel_required: bool, pads_need_notset: bool = False
+) -> WindowAttrs:
+    """Read and check the window attributes of `op` (`pads_need_notset`: see `WindowAttrs`).
 
     Raises
     ------
@@ -199,4 +209,5 @@ SAME_LOWER, VALID, got 'SAME'
         _ints(op, "dilations", minimum=1),
         _ints(op, "pads", minimum=0),
         ceil_mode,
+        pads_need_notset,
     )

@@ -101,7 +101,7 @@ def _masks() -> list[Case]:
         Case(
             "Attention",
             _with(qkv(2, 2, 2, 3, 5, 4, 4), attn_mask=f32(2, 1, 3, 3)),
-            opset=23,
+            opset=24,
             id="attention-mask-float-4d-short",
         ),
         Case(
@@ -163,7 +163,7 @@ def _cache() -> list[Case]:
             "Attention",
             _with(qkv(2, 4, 2, 2, 2, 4, 6), attn_mask=flags(2, 1, 2, 4), **past),
             {"is_causal": 1, "qk_matmul_output_mode": 2},
-            opset=23,
+            opset=24,
             outputs=4,
             id="attention-past-short-mask-mode2",
         ),

@@ -198,7 +198,7 @@ SHAPE_ERRORS = [
     ),
     pytest.param(
         _metas(Q4, K4, K4, (3, 6)),
-        23,
+        24,
         {},
         "expected an attn_mask broadcastable to [1, 4, 3, 5] (its last dim may be shorter), "
         "got shape [3, 6]",
@@ -206,7 +206,7 @@ SHAPE_ERRORS = [
     ),
     pytest.param(
         _metas(Q4, K4, K4, (2, 3, 5)),
-        23,
+        24,
         {},
         "expected an attn_mask broadcastable to [1, 4, 3, 5] (its last dim may be shorter), "
         "got shape [2, 3, 5]",
@@ -214,7 +214,7 @@ SHAPE_ERRORS = [
     ),
     pytest.param(
         _metas(Q4, K4, K4, (1, 1, 1, 3, 5)),
-        23,
+        24,
         {},
         "expected an attn_mask broadcastable to [1, 4, 3, 5] (its last dim may be shorter), "
         "got shape [1, 1, 1, 3, 5]",
