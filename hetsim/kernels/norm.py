@@ -351,7 +351,10 @@ def _infer_mean_variance_norm(op: Op, opset: int, inputs: Sequence[Meta | None])
     x = inputs[0]
     assert x is not None, f"{op!r}: X is required"
     # its function reduces with ReduceMean, whose axes are distinct (onnxruntime merges a repeat)
-    normalize_axes(op, ints_attr(op, "axes", (0, 2, 3)), len(x.shape))
+    axes = ints_attr(op, "axes", (0, 2, 3))
+    if not axes:  # numpy reduced over none: 0 / 0, NaN everywhere (onnxruntime refuses it)
+        raise op_error(op, "expected at least one axis", "axes []")
+    normalize_axes(op, axes, len(x.shape))
     return [Meta(x.shape, x.dtype)]
 
 

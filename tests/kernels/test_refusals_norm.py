@@ -148,6 +148,13 @@ def test_mean_variance_norm_refuses_a_repeated_axis() -> None:
     )
 
 
+def test_mean_variance_norm_refuses_no_axes() -> None:
+    # it normalized over none: NaN everywhere, where onnxruntime refuses it
+    _refused(
+        "MeanVarianceNormalization", [X], 13, "expected at least one axis, got axes []", axes=[]
+    )
+
+
 def test_mean_variance_norm_refuses_an_axis_out_of_range() -> None:
     # its default axes [0, 2, 3] on a rank-3 input
     _refused("MeanVarianceNormalization", [(2, 3, 4)], 13, "expected an axis in [-3, 3), got 3")
