@@ -226,7 +226,8 @@ def _compile(op: Op, opset: int) -> Kernel:
             q, k, v, bias, scale=s.scale, softcap=s.softcap, precision=s.precision, mode=mode
         )
         if is_3d:
-            y = y.transpose(0, 2, 1, 3).reshape(y.shape[0], y.shape[2], -1)
+            # sizes spelt out: an empty query sequence leaves numpy no -1 to infer
+            y = y.transpose(0, 2, 1, 3).reshape(y.shape[0], y.shape[2], y.shape[1] * y.shape[3])
         outputs = [y, k, v] if scores is None else [y, k, v, scores]
         return outputs[:count]
 

@@ -242,6 +242,7 @@ def _infer_rms_norm(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[M
     assert x is not None, f"{op!r}: X is required"
     normalize_axis(op, int_attr(op, "axis", -1), len(x.shape))
     _check_broadcast_to_x(op, x.shape, ("scale",), inputs[1:2])
+    _stash_type(op)  # in the rule too: timing mode, which runs no kernel, had taken any
     return [Meta(x.shape, x.dtype)]
 
 

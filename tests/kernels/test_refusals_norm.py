@@ -163,3 +163,10 @@ def test_mean_variance_norm_refuses_an_axis_out_of_range() -> None:
 @pytest.mark.parametrize("x", [(), (3,), (2, 3)])
 def test_lrn_refuses_an_input_below_rank_3(x: tuple[int, ...]) -> None:
     _refused("LRN", [x], 13, f"expected an input of rank >= 3, got shape {list(x)}", size=3)
+
+
+@pytest.mark.parametrize("stash", [-1, 4])
+def test_rms_norm_refuses_a_stash_type_in_its_shape_rule(stash: int) -> None:
+    # only its kernel checked it, so a timing run (no kernel) took any
+    message = f"expected stash_type 1 (float32), got {stash}"
+    _refused("RMSNormalization", [(2, 3, 5), (3, 5)], 23, message, axis=1, stash_type=stash)

@@ -303,3 +303,18 @@ def test_attention_refuses_no_keys(
     message = "op n0 (Attention): expected a key length (past_key's plus K's) of 1 or more, got 0"
     with _refuses(message):
         _infer(op, 23, metas)
+
+
+@pytest.mark.parametrize("attrs", [{}, {"is_causal": 1, "left_window_size": 2}])
+def test_attention_of_an_empty_query_sequence_gives_its_empty_output(
+    attrs: dict[str, int],
+) -> None:
+    # 3-D: numpy's reshape of Y back to (B, Sq, H*Dv) had no -1 to infer from 0 elements
+    op = Op(
+        "Attention", "n0", ("q", "k", "v"), ("y",), {"q_num_heads": 4, "kv_num_heads": 1, **attrs}
+    )
+    inputs = [_random(2, 0, 32), _random(2, 6, 8), _random(2, 6, 6)]
+    (meta,) = _infer(op, 25, [Meta.of(a) for a in inputs])
+    (y,) = _run(op, 25, inputs)
+    assert y.shape == meta.shape == (2, 0, 24)
+    assert y.dtype == np.float32
