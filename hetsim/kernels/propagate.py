@@ -11,12 +11,12 @@ op's `Cost` from the same walk. The rules themselves live in the op modules; the
 from __future__ import annotations
 
 import weakref
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from hetsim.errors import ModelError, OpError, UnknownValueError, is_count
+from hetsim.errors import ModelError, OpError, UnknownValueError, close_name, is_count
 from hetsim.ir import Graph, Op, bind_shape, check_graph, op_label
 from hetsim.kernels.checks import raise_kernel_error
 from hetsim.kernels.costs import Cost
@@ -201,7 +201,19 @@ def check_input_names(graph: Graph, inputs: Mapping[str, Any], *, complete: bool
         [*([f"missing {missing}"] if missing else []), *([f"unknown {unknown}"] if unknown else [])]
     )
     expected = sorted(graph.inputs) if complete else f"names from {sorted(graph.inputs)}"
-    raise ModelError(f"inputs: expected {expected}, got {got}{initializer_note(graph, unknown)}")
+    note = initializer_note(graph, unknown) or _misspelt_note(unknown, missing or graph.inputs)
+    raise ModelError(f"inputs: expected {expected}, got {got}{note}")
+
+
+def _misspelt_note(unknown: list[str], names: Collection[str]) -> str:
+    """Which of `names` each unknown input name likely misspells, where one is close.
+
+    >>> _misspelt_note(["data", "extra"], ["data_0"])
+    " (did you mean 'data_0' for 'data'?)"
+    """
+    guesses = [(name, close_name(name, names)) for name in unknown]
+    said = ", ".join(f"{close!r} for {name!r}" for name, close in guesses if close is not None)
+    return f" (did you mean {said}?)" if said else ""
 
 
 def input_dtype_error(name: str, declared: Any, found: Any) -> ModelError:

@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pytest
 
+from hetsim.api import simulate
 from hetsim.errors import ModelError
 from hetsim.ir import Graph, Op, TensorType
 from hetsim.kernels import OPS, execute, propagate, propagate_costs
@@ -169,6 +170,25 @@ def test_unknown_input_name_is_an_error() -> None:
         ModelError, match=r"^inputs: expected names from \['x'\], got unknown \['y'\]$"
     ):
         propagate(_heads_graph(), {"seq": 2}, {"y": np.zeros(2)})
+
+
+def test_a_misspelt_input_name_gets_the_input_it_likely_means() -> None:
+    # it said "got missing ['data_0'] and unknown ['data']" alone
+    graph = Graph(
+        "g",
+        (Op("Relu", "r", ("data_0",), ("y",)),),
+        {"data_0": TensorType((2,), "float32")},
+        ("y",),
+    )
+    given = {"data": np.ones(2, np.float32), "extra": np.ones(2, np.float32)}
+    message = (
+        "inputs: expected ['data_0'], got missing ['data_0'] and unknown ['data', 'extra'] "
+        "(did you mean 'data_0' for 'data'?)"
+    )
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        execute(graph, given)
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        simulate(graph, "x86-h100", inputs=given)
 
 
 def test_a_weight_given_as_an_input_is_named_as_an_initializer() -> None:
