@@ -76,9 +76,7 @@ class _Rotary:
 
 
 def _rotary(op: Op) -> _Rotary:
-    heads = int_attr(op, "num_heads", None)
-    if heads is not None and heads < 1:
-        raise op_error(op, "expected num_heads of 1 or more", heads)
+    heads = int_attr(op, "num_heads", None)  # checked with a 3-D X, unused with a 4-D one
     rotary_dim = int_attr(op, "rotary_embedding_dim", 0)
     if rotary_dim < 0 or rotary_dim % 2:
         raise op_error(op, "expected an even rotary_embedding_dim of 0 or more", rotary_dim)
@@ -178,6 +176,8 @@ def _rotary_shape(op: Op, inputs: Sequence[Meta | None]) -> tuple[int, int, int,
         if settings.num_heads is None:
             raise op_error(op, "expected num_heads for a 3-D X", "none")
         heads = settings.num_heads
+        if heads < 1:
+            raise op_error(op, "expected num_heads of 1 or more", heads)
         if hidden % heads:
             raise op_error(op, f"expected a hidden size divisible by num_heads {heads}", hidden)
         head_size = hidden // heads

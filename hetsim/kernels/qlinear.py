@@ -19,8 +19,8 @@ QuantizeLinear and onnxruntime); onnx's reference adds it first, which differs o
 tie with an odd zero point. The accumulator is not wrapped: a sum past int32 saturates. The
 output dtype is y_zero_point's (x's without one).
 
-Granularity: a scale and its zero point have one shape, or the zero point one element with a
-finer scale (the spec gives each its granularity; onnxruntime runs it). One element (shape ``()``
+Granularity: a scale and its zero point have one shape, or one of them one element with the
+other finer (the spec gives each its granularity; onnxruntime runs it). One element (shape ``()``
 or ``(1,)``) is per tensor; the weight may be per output channel (1-D, M elements); the others
 are per tensor.
 
@@ -156,7 +156,8 @@ def check_granularity(
 ) -> None:
     """Raise unless `scale` (without one, `zero_point`) is one element or of a shape in `per`
     (the finer granularity, `what`), and `zero_point` is of the scale's shape or one element
-    (a per-tensor zero point with per-channel scales)."""
+    (a per-tensor zero point with per-channel scales), or of a shape in `per` with a per-tensor
+    scale (the spec gives each its granularity; onnxruntime and onnx's reference run both)."""
     scale_name, zero_name = f"{prefix}_scale", f"{prefix}_zero_point"
     first, name = (scale, scale_name) if scale is not None else (zero_point, zero_name)
     if first is None:
@@ -170,8 +171,11 @@ def check_granularity(
     if scale is None or zero_point is None:
         return
     if is_per_tensor(scale.shape):
-        if not is_per_tensor(zero_point.shape):
-            expected = f"expected a one-element {zero_name}, as {scale_name} is"
+        if not is_per_tensor(zero_point.shape) and zero_point.shape not in per:
+            finer = " or ".join(str(list(s)) for s in per)
+            expected = f"expected a one-element {zero_name}" + (
+                f" or one of {finer} ({what})" if per else f", as {scale_name} is"
+            )
             raise op_error(op, expected, f"shape {list(zero_point.shape)}")
     elif zero_point.shape != scale.shape and not is_per_tensor(zero_point.shape):
         expected = f"expected {article(zero_name)} of {scale_name}'s shape {list(scale.shape)}"

@@ -72,7 +72,9 @@ def read_activations(
     `defaults` are the cell's activations for one direction; `clip` bounds the inputs of the
     first `clipped` of each direction's."""
     per_direction = len(defaults)
-    names = [_known(op, str(n)) for n in attr(op, "activations", defaults * directions)]
+    # an empty list is none given, as onnxruntime and onnx's reference read it
+    given = attr(op, "activations", ()) or defaults * directions
+    names = [_known(op, str(n)) for n in given]
     if op.type == "RNN" and directions == 1 and len(names) == 2:
         names = names[:1]  # the schema's default lists two; onnxruntime takes the first
     if len(names) != per_direction * directions:

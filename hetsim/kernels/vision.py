@@ -10,6 +10,7 @@
   spatial axis of X where there is an output to sample for (onnxruntime reads memory outside
   X), and more than `MAX_SAMPLES_PER_BIN` sampling points per bin: the largest grid, which the
   kernel samples for every roi, one pass a point (a ``spatial_scale`` of 1e10 asked for 4e20).
+  An ``output_height`` or ``output_width`` of 0 gives an empty output, as onnxruntime does.
 
 Costs (``S`` sampling points per output element: ``sampling_ratio²``, or for an adaptive ratio
 the mean ``ceil(roi_h / out_h)·ceil(roi_w / out_w)`` of the rois when their value is known, and
@@ -51,8 +52,8 @@ _TRANSFORMS = ("half_pixel", "output_half_pixel")
 def _roi_attrs(op: Op, opset: int) -> tuple[int, int, int, float, str, bool]:
     """``(out_h, out_w, sampling_ratio, spatial_scale, mode, is_half_pixel)``, checked."""
     out_h, out_w = int_attr(op, "output_height", 1), int_attr(op, "output_width", 1)
-    if out_h < 1 or out_w < 1:
-        raise op_error(op, "expected output_height and output_width >= 1", f"{out_h}, {out_w}")
+    if out_h < 0 or out_w < 0:  # 0 gives an empty output, as onnxruntime does
+        raise op_error(op, "expected output_height and output_width >= 0", f"{out_h}, {out_w}")
     ratio = int_attr(op, "sampling_ratio", 0)
     if ratio < 0:
         raise op_error(op, "expected sampling_ratio >= 0", ratio)
@@ -87,7 +88,7 @@ def _check_rois(
     if not is_finite.all():
         roi = int(np.argmin(is_finite))
         raise op_error(op, "expected finite rois", f"{rois[roi].tolist()} for roi {roi}")
-    if ratio or not len(rois):
+    if ratio or not len(rois) * out_h * out_w:
         return
     # float32 rois times a large scale overflow to inf (or inf - inf, NaN): refused here
     with np.errstate(over="ignore", invalid="ignore"):
@@ -175,7 +176,9 @@ def roi_align(
     [[[[7.5]]]]
     """
     height, width = x.shape[2:]
-    if not len(rois) * x.shape[1]:  # no output; an empty spatial axis had nothing to index
+    # no output, nothing to sample: an empty spatial axis had nothing to index, an output size
+    # of 0 no bins to divide a roi in
+    if not len(rois) * x.shape[1] * out_h * out_w:
         return np.zeros((len(rois), x.shape[1], out_h, out_w), x.dtype)
     start_h, start_w, bin_h, bin_w, grid_h, grid_w = _roi_grids(
         rois, out_h, out_w, ratio, scale, is_half_pixel
@@ -270,7 +273,9 @@ def _cost_roi_align(op: Op, inputs: Sequence[Meta | None], outputs: Sequence[Met
     assert rois is not None
     out_h, out_w = int_attr(op, "output_height", 1), int_attr(op, "output_width", 1)
     ratio = int_attr(op, "sampling_ratio", 0)
-    if ratio > 0:
+    if not outputs[0].size:
+        points = 0.0  # no output element, no sampling point (an output size of 0 has no bins)
+    elif ratio > 0:
         points = float(ratio * ratio)
     elif rois.value is not None and rois.size:
         is_half_pixel = _text(attr(op, "coordinate_transformation_mode", "half_pixel")) == (

@@ -330,10 +330,10 @@ ERRORS = [
     ),
     pytest.param(
         "QLinearConv",
-        _conv_metas(w_zero_point=Meta((4,), I8)),
+        _conv_metas(w_zero_point=Meta((3,), I8)),
         {},
         10,
-        "expected a one-element w_zero_point, as w_scale is, got shape [4]",
+        "expected a one-element w_zero_point or one of [4] (per output channel), got shape [3]",
         id="qlinearconv-zero-point-finer-than-scale",
     ),
     pytest.param(

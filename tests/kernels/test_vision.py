@@ -61,9 +61,9 @@ def test_roi_align_adaptive_cost_uses_known_rois() -> None:
             "['half_pixel', 'output_half_pixel'], got 'asymmetric'",
         ),
         (
-            {"output_height": 0},
+            {"output_height": -1},
             [(1, 1, 4, 4), (1, 4), (1,)],
-            "op v0 (RoiAlign): expected output_height and output_width >= 1, got 0, 1",
+            "op v0 (RoiAlign): expected output_height and output_width >= 0, got -1, 1",
         ),
         (
             {"sampling_ratio": -1},
