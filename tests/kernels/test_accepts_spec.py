@@ -17,43 +17,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import onnx
 import pytest
-from onnx import helper
 
 import hetsim
 from hetsim.kernels import OPS, Meta
+from tests.kernels.one_node import one_node_model
 
 SEED = 5
-
-
-def _model(
-    op_type: str, opset: int, inputs: dict[str, np.ndarray], n_outputs: int = 1, **attrs: Any
-) -> onnx.ModelProto:
-    """A one-node model of `op_type` over `inputs`; an attribute given as [] is an empty
-    STRINGS list (helper.make_node cannot type an empty list)."""
-    outputs = [f"y{i}" for i in range(n_outputs)]
-    node = helper.make_node(
-        op_type, list(inputs), outputs, name="n0", **{k: v for k, v in attrs.items() if v != []}
-    )
-    for name in (k for k, v in attrs.items() if v == []):
-        node.attribute.append(
-            helper.make_attribute(name, [], attr_type=onnx.AttributeProto.STRINGS)
-        )
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [
-            helper.make_tensor_value_info(
-                name, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape)
-            )
-            for name, a in inputs.items()
-        ],
-        [helper.make_empty_tensor_value_info(name) for name in outputs],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 10
-    return model
 
 
 def _agree(
@@ -61,7 +31,7 @@ def _agree(
 ) -> list[np.ndarray]:
     """Run the model in hetsim and onnxruntime; assert equal outputs; return hetsim's."""
     ort = pytest.importorskip("onnxruntime")
-    model = _model(op_type, opset, inputs, n_outputs, **attrs)
+    model = one_node_model(op_type, opset, inputs, n_outputs, **attrs)
     graph = hetsim.load_model(model)
     got = hetsim.execute(graph, inputs, fuse=False)
     ours = [np.asarray(got[name]) for name in graph.outputs]
@@ -175,7 +145,7 @@ def test_roi_align_output_size_0_costs_nothing_to_sample() -> None:
         "rois": np.array([[0.0, 0.0, 4.0, 4.0]], np.float32),
         "batch_indices": np.array([0], np.int64),
     }
-    model = _model("RoiAlign", 16, inputs, output_height=0)
+    model = one_node_model("RoiAlign", 16, inputs, output_height=0)
     op = hetsim.load_model(model).ops[0]
     metas = [Meta(a.shape, a.dtype) for a in inputs.values()]
     outputs = OPS["RoiAlign"].infer(op, 16, metas)

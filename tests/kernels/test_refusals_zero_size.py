@@ -15,6 +15,7 @@ import pytest
 from hetsim.errors import OpError
 from hetsim.ir import Op
 from hetsim.kernels import OPS, Meta
+from tests.kernels.one_node import one_node_model
 
 F32 = np.dtype("float32")
 SEED = 3
@@ -46,22 +47,7 @@ def _onnxruntime(
     op_type: str, opset: int, inputs: dict[str, np.ndarray], n_outputs: int = 1, **attrs: Any
 ) -> list[np.ndarray]:
     ort = pytest.importorskip("onnxruntime")
-    from onnx import helper
-
-    node = helper.make_node(op_type, list(inputs), [f"y{i}" for i in range(n_outputs)], **attrs)
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [
-            helper.make_tensor_value_info(
-                name, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape)
-            )
-            for name, a in inputs.items()
-        ],
-        [helper.make_empty_tensor_value_info(f"y{i}") for i in range(n_outputs)],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 10
+    model = one_node_model(op_type, opset, inputs, n_outputs, **attrs)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     outputs: list[np.ndarray] = session.run(None, inputs)
     return outputs
