@@ -770,16 +770,16 @@ def test_times_that_overflow_are_an_error_not_an_infinite_makespan() -> None:
 @pytest.mark.parametrize("tgt", [CPU_ONLY, HOST_GPU, "arm-riscv-soc"])
 @pytest.mark.parametrize("fuse", [True, False])
 def test_a_kernel_that_fails_in_a_run_names_its_op(tgt: str, fuse: bool) -> None:
-    from tests.kernels.test_execute import GATHER_FAILED, _gather_out_of_range
+    from tests.kernels.test_execute import DIVISION_FAILED, _division_by_zero
 
-    pattern = f"^{re.escape(GATHER_FAILED)}$"
+    pattern = f"^{re.escape(DIVISION_FAILED)}$"
     with pytest.raises(ModelError, match=pattern):  # raised inside a SimPy process
-        simulate(_gather_out_of_range(folded=False), tgt, fuse=fuse)
-    for mode in ("functional", "timing"):  # propagation computes the folded Gather
+        simulate(_division_by_zero(folded=False), tgt, fuse=fuse)
+    for mode in ("functional", "timing"):  # propagation computes the folded Div
         with pytest.raises(ModelError, match=pattern):
-            simulate(_gather_out_of_range(folded=True), tgt, mode=mode, fuse=fuse)
+            simulate(_division_by_zero(folded=True), tgt, mode=mode, fuse=fuse)
     with pytest.raises(ModelError, match=pattern):  # too big for propagation: run's constants
-        simulate(_gather_out_of_range(folded=True, rows=2048), tgt, fuse=fuse)
+        simulate(_division_by_zero(folded=True, rows=2048), tgt, fuse=fuse)
 
 
 def test_an_attribute_the_shape_rule_cannot_read_names_its_op() -> None:

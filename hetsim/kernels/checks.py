@@ -30,6 +30,7 @@ __all__ = [
     "attr",
     "broadcast_shape",
     "check_at_most",
+    "check_indices",
     "check_input_rank",
     "check_integer_input",
     "check_output_count",
@@ -146,6 +147,23 @@ def check_values_below(op: Op, values: np.ndarray, stop: int, expected: str) -> 
         low, high = int(values.min()), int(values.max())
         if low < 0 or high >= stop:
             raise op_error(op, expected, low if low < 0 else high)
+
+
+def check_indices(op: Op, indices: np.ndarray, size: int, where: str) -> None:
+    """Refuse integer `indices` outside ``[-size, size)``, ONNX's range for an index into an
+    axis of `size` elements (a negative one counts from the end), naming the first bound passed;
+    `where` says which axis (numpy's own IndexError had been the message).
+
+    >>> check_indices(Op("Gather", "g", (), ("y",)), np.array([1, -3]), 2, "axis 0 of data [2]")
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.OpError: op g (Gather): expected indices in [-2, 2) (axis 0 of data [2]), got -3
+    """
+    if indices.size:
+        low, high = int(indices.min()), int(indices.max())
+        if low < -size or high >= size:
+            expected = f"expected indices in [{-size}, {size}) ({where})"
+            raise op_error(op, expected, low if low < -size else high)
 
 
 def flag_attr(op: Op, name: str, default: int) -> bool:
@@ -331,7 +349,7 @@ def raise_kernel_error(
     SimulationError naming the op when this machine has no room for its arrays (a functional
     run of a model at sizes only a timing-mode run can take: numpy's ``_ArrayMemoryError``
     came out of ``hetsim run`` as a traceback), `no_room` saying what to do about it; else a
-    ModelError naming the op (an out-of-range Gather index, a reduction over an empty axis:
+    ModelError naming the op (an integer division by zero, a reduction over an empty axis:
     numpy's message alone would not say which of thousands of ops it was). Chained to `err` for
     whoever debugs a kernel. Call it in an ``except`` block.
 

@@ -18,6 +18,7 @@ import numpy as np
 from hetsim.ir import Op
 from hetsim.kernels.checks import (
     attr,
+    check_indices,
     check_integer_input,
     constant_input,
     flag_attr,
@@ -44,6 +45,7 @@ def _compile_gather_elements(op: Op, opset: int) -> Kernel:
         # the output has the indices' shape: off the axis, indices may be shorter than x (only
         # that part of x is read), where np.take_along_axis would broadcast them to x's size
         at = axis + x.ndim if axis < 0 else axis
+        _check_axis_indices(op, indices, x.shape, at)
         part = tuple(
             slice(None) if dim == at else slice(0, size) for dim, size in enumerate(indices.shape)
         )
@@ -59,7 +61,22 @@ def _infer_gather_elements(op: Op, opset: int, inputs: Sequence[Meta | None]) ->
         raise op_error(op, f"expected indices of rank {len(x.shape)}", len(indices.shape))
     axis = normalize_axis(op, int_attr(op, "axis", 0), len(x.shape))
     _check_within(op, indices.shape, x.shape, axis)
+    if indices.value is not None:  # a constant: refused before the run, timing mode too
+        _check_axis_indices(op, indices.value, x.shape, axis)
     return [Meta(indices.shape, x.dtype)]
+
+
+def _check_axis_indices(op: Op, indices: np.ndarray, shape: tuple[int, ...], at: int) -> None:
+    """GatherElements' and ScatterElements' indices, each into `shape`'s axis `at`."""
+    check_indices(op, indices, shape[at], f"axis {at} of data {list(shape)}")
+
+
+def _check_tuples(op: Op, indices: np.ndarray, shape: tuple[int, ...], batch: int) -> None:
+    """GatherND's and ScatterND's index tuples (the last axis of `indices`), element j into
+    `shape`'s axis ``batch + j``."""
+    for j in range(indices.shape[-1] if indices.ndim else 0):
+        at = batch + j
+        check_indices(op, indices[..., j], shape[at], f"axis {at} of data {list(shape)}")
 
 
 def _check_within(op: Op, shape: tuple[Any, ...], data: tuple[Any, ...], axis: int) -> None:
@@ -98,6 +115,7 @@ def _compile_gather_nd(op: Op, opset: int) -> Kernel:
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         data, indices = present(op, inputs, 2)
         batch = _batch_dims(op, data.ndim, indices.ndim)
+        _check_tuples(op, indices, data.shape, batch)
         outer = indices.shape[:batch]
         count = math.prod(outer)
         flat_data = data.reshape(count, *data.shape[batch:])
@@ -123,6 +141,8 @@ def _infer_gather_nd(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[
             f"expected indices whose first {batch} dims are data's {list(data.shape[:batch])}"
         )
         raise op_error(op, expected, list(indices.shape[:batch]))
+    if indices.value is not None:
+        _check_tuples(op, indices.value, data.shape, batch)
     return [Meta((*indices.shape[:-1], *data.shape[batch + depth :]), data.dtype)]
 
 
@@ -163,6 +183,7 @@ def _compile_scatter_nd(op: Op, opset: int) -> Kernel:
 
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         data, indices, updates = present(op, inputs, 3)
+        _check_tuples(op, indices, data.shape, 0)
         return [_scattered(data, tuple(np.moveaxis(indices, -1, 0)), updates, ufunc)]
 
     return kernel
@@ -176,6 +197,8 @@ def _infer_scatter_nd(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list
     if not 1 <= depth <= len(data.shape) or updates.shape != expected_updates:
         expected = f"expected updates of shape {list(expected_updates)} for index tuples of {depth}"
         raise op_error(op, expected, list(updates.shape))
+    if indices.value is not None:
+        _check_tuples(op, indices.value, data.shape, 0)
     return [Meta(data.shape, data.dtype)]
 
 
@@ -186,6 +209,7 @@ def _compile_scatter_elements(op: Op, opset: int) -> Kernel:
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         data, indices, updates = present(op, inputs, 3)
         at = normalize_axis(op, axis, data.ndim)
+        _check_axis_indices(op, indices, data.shape, at)
         where: list[np.ndarray] = list(np.indices(indices.shape, sparse=True))
         where[at] = indices
         return [_scattered(data, tuple(where), updates, ufunc)]
@@ -201,6 +225,8 @@ def _infer_scatter_elements(op: Op, opset: int, inputs: Sequence[Meta | None]) -
         expected = f"expected indices and updates of one shape, of rank {len(data.shape)}"
         raise op_error(op, expected, f"{list(indices.shape)} and {list(updates.shape)}")
     _check_within(op, indices.shape, data.shape, axis)
+    if indices.value is not None:
+        _check_axis_indices(op, indices.value, data.shape, axis)
     return [Meta(data.shape, data.dtype)]
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from hetsim.ir import Op
 from hetsim.kernels.arrays import memoize
 from hetsim.kernels.checks import (
+    check_indices,
     check_integer_input,
     constant_input,
     float_attr,
@@ -261,13 +262,28 @@ register(
 
 def _compile_gather(op: Op, opset: int) -> Kernel:
     axis = int_attr(op, "axis", 0)
-    return lambda inputs: [np.take(inputs[0], inputs[1], axis=axis)]
+
+    def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+        x, indices = inputs[0], inputs[1]
+        assert x is not None
+        assert indices is not None
+        _check_gather_indices(op, indices, x.shape, axis)
+        return [np.take(x, indices, axis=axis)]
+
+    return kernel
+
+
+def _check_gather_indices(op: Op, indices: np.ndarray, shape: tuple[int, ...], axis: int) -> None:
+    at = axis + len(shape) if axis < 0 else axis
+    check_indices(op, indices, shape[at], f"axis {at} of data {list(shape)}")
 
 
 def _infer_gather(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
     x, indices = first_input(op, inputs), inputs[1]
     assert indices is not None, f"{op!r}: indices missing"
     axis = normalize_axis(op, int_attr(op, "axis", 0), len(x.shape))
+    if indices.value is not None:  # a constant: refused before the run, timing mode too
+        _check_gather_indices(op, indices.value, x.shape, axis)
     return [Meta((*x.shape[:axis], *indices.shape, *x.shape[axis + 1 :]), x.dtype)]
 
 

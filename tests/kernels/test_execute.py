@@ -219,23 +219,25 @@ def test_unsupported_op_fails_at_compile() -> None:
         compile_program(graph)
 
 
-def _gather_out_of_range(*, folded: bool, rows: int = 1) -> Graph:
-    """A Gather of index 10 along an axis of 4, after a Relu of the input or (`folded`) of a
-    weight of `rows` rows, so that it runs in the program or when its constants are folded
-    (shape propagation computes it, unless its output is over `SMALL_VALUE_SIZE`)."""
+def _division_by_zero(*, folded: bool, rows: int = 1) -> Graph:
+    """An integer Div by a divisor of zeros (a Sub of a tensor from itself), of the input or
+    (`folded`) of a weight of `rows` rows, so that it fails in the program or when its constants
+    are folded (shape propagation computes it, unless its output is over `SMALL_VALUE_SIZE`). A
+    value no shape rule sees: its kernel fails (an out-of-range constant Gather index had been
+    the example, until Gather's rule checked the indices it knows)."""
     source = "w" if folded else "x"
     ops = (
-        Op("Relu", "relu", (source,), ("r",)),
-        Op("Gather", "pick", ("r", "index"), ("g",), {"axis": 1}),
-        Op("Add", "add", ("x", "g"), ("y",)),
+        Op("Sub", "zero", (source, source), ("z",)),
+        Op("Div", "divide", (source, "z"), ("q",)),
+        Op("Add", "add", ("x", "q"), ("y",)),
     )
-    inits = {"index": np.array([10]), "w": np.ones((rows, 4), np.float32)}
-    return Graph("g", ops, {"x": TensorType((1, 4), "float32")}, ("y",), inits)
+    inits = {"w": np.ones((rows, 4), np.int64)}
+    return Graph("g", ops, {"x": TensorType((1, 4), "int64")}, ("y",), inits)
 
 
-GATHER_FAILED = (
-    "op pick (Gather): expected its kernel to compute, got IndexError: index 10 is out of "
-    "bounds for axis 1 with size 4"
+DIVISION_FAILED = (
+    "op divide (Div): expected its kernel to compute, got ZeroDivisionError: integer division "
+    "by zero"
 )
 
 
@@ -243,10 +245,10 @@ GATHER_FAILED = (
 @pytest.mark.parametrize("fuse", [True, False])
 def test_a_kernel_that_fails_names_its_op(folded: bool, fuse: bool) -> None:
     # numpy's IndexError alone, raised from inside the run, did not say which op
-    graph = _gather_out_of_range(folded=folded)
-    with pytest.raises(ModelError, match=f"^{re.escape(GATHER_FAILED)}$") as caught:
-        execute(graph, {"x": np.ones((1, 4), np.float32)}, fuse=fuse)
-    assert isinstance(caught.value.__cause__, IndexError)  # kept for whoever debugs a kernel
+    graph = _division_by_zero(folded=folded)
+    with pytest.raises(ModelError, match=f"^{re.escape(DIVISION_FAILED)}$") as caught:
+        execute(graph, {"x": np.ones((1, 4), np.int64)}, fuse=fuse)
+    assert isinstance(caught.value.__cause__, ZeroDivisionError)  # kept for whoever debugs
 
 
 @pytest.mark.parametrize("fuse", [True, False])

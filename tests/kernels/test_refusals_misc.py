@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from hetsim.api import simulate
 from hetsim.errors import OpError
-from hetsim.ir import Op
-from hetsim.kernels import OPS, Meta
+from hetsim.ir import Graph, Op, TensorType
+from hetsim.kernels import OPS, Meta, execute
 
 F32 = np.dtype("float32")
 
@@ -206,3 +207,56 @@ def test_quantize_ops_refuse_a_block_size_with_a_per_tensor_scale(
     )
     with _refuses(expected):
         _infer(_op(op_type, 2, block_size=2), 21, [x, scale])
+
+
+INDEXING = [
+    # (op, attrs, data shape, indices, updates shape or None, expected range, the index named)
+    ("Gather", {"axis": 1}, (2, 3), [[0, 3]], None, "[-3, 3) (axis 1 of data [2, 3])", 3),
+    ("Gather", {"axis": 1}, (2, 0), [0], None, "[0, 0) (axis 1 of data [2, 0])", 0),
+    ("GatherElements", {"axis": 1}, (2, 3), [[0, -4]], None, "[-3, 3) (axis 1 of data [2, 3])", -4),
+    ("GatherND", {"batch_dims": 1}, (2, 3, 4), [[1], [3]], None,
+     "[-3, 3) (axis 1 of data [2, 3, 4])", 3),
+    ("ScatterElements", {"axis": 0}, (2, 3), [[2, 0, 0]], (1, 3),
+     "[-2, 2) (axis 0 of data [2, 3])", 2),
+    ("ScatterND", {}, (4, 3), [[0, 1], [1, 3]], (2,), "[-3, 3) (axis 1 of data [4, 3])", 3),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("op_type", "attrs", "shape", "indices", "updates", "bounds", "named"),
+    INDEXING,
+    ids=[f"{case[0]}-{i}" for i, case in enumerate(INDEXING)],
+)
+@pytest.mark.parametrize("given", ["input", "constant"])
+def test_an_index_out_of_range_is_refused_in_onnx_s_words(
+    op_type: str,
+    attrs: dict[str, Any],
+    shape: tuple[int, ...],
+    indices: list[Any],
+    updates: tuple[int, ...] | None,
+    bounds: str,
+    named: int,
+    given: str,
+) -> None:
+    # numpy's "IndexError: index 3 is out of bounds ..." had been the message (a run's index);
+    # a constant one is refused by the rule, so a timing run, which runs no kernel, refuses it
+    index = np.array(indices, np.int64)
+    names = ("x", "i", "u")[: 3 if updates is not None else 2]
+    op = Op(op_type, "n0", names, ("y",), attrs)
+    types = {"x": TensorType(shape, "float32")}
+    arrays = {"x": np.zeros(shape, np.float32)}
+    if updates is not None:
+        types["u"] = TensorType(updates, "float32")
+        arrays["u"] = np.ones(updates, np.float32)
+    weights = {}
+    if given == "input":
+        types["i"] = TensorType(index.shape, "int64")
+        arrays["i"] = index
+    else:
+        weights["i"] = index
+    graph = Graph("g", (op,), types, ("y",), weights)
+    with _refuses(f"op n0 ({op_type}): expected indices in {bounds}, got {named}"):
+        execute(graph, arrays)
+    if given == "constant":
+        with _refuses(f"op n0 ({op_type}): expected indices in {bounds}, got {named}"):
+            simulate(graph, "x86-h100", mode="timing")
