@@ -149,20 +149,22 @@ def check_values_below(op: Op, values: np.ndarray, stop: int, expected: str) -> 
             raise op_error(op, expected, low if low < 0 else high)
 
 
-def check_indices(op: Op, indices: np.ndarray, size: int, where: str) -> None:
-    """Refuse integer `indices` outside ``[-size, size)``, ONNX's range for an index into an
-    axis of `size` elements (a negative one counts from the end), naming the first bound passed;
-    `where` says which axis (numpy's own IndexError had been the message).
+def check_indices(op: Op, indices: np.ndarray, shape: tuple[int, ...], axis: int) -> None:
+    """Refuse integer `indices` into axis `axis` of data of `shape` (a negative axis counts from
+    the end) outside ``[-size, size)``, ONNX's range for an axis of `size` elements, naming the
+    first bound passed (numpy's own IndexError had been the message).
 
-    >>> check_indices(Op("Gather", "g", (), ("y",)), np.array([1, -3]), 2, "axis 0 of data [2]")
+    >>> check_indices(Op("Gather", "g", (), ("y",)), np.array([1, -3]), (2,), -1)
     Traceback (most recent call last):
     ...
     hetsim.errors.OpError: op g (Gather): expected indices in [-2, 2) (axis 0 of data [2]), got -3
     """
     if indices.size:
+        at = axis % len(shape)
+        size = shape[at]
         low, high = int(indices.min()), int(indices.max())
         if low < -size or high >= size:
-            expected = f"expected indices in [{-size}, {size}) ({where})"
+            expected = f"expected indices in [{-size}, {size}) (axis {at} of data {list(shape)})"
             raise op_error(op, expected, low if low < -size else high)
 
 

@@ -45,7 +45,7 @@ def _compile_gather_elements(op: Op, opset: int) -> Kernel:
         # the output has the indices' shape: off the axis, indices may be shorter than x (only
         # that part of x is read), where np.take_along_axis would broadcast them to x's size
         at = axis + x.ndim if axis < 0 else axis
-        _check_axis_indices(op, indices, x.shape, at)
+        check_indices(op, indices, x.shape, at)
         part = tuple(
             slice(None) if dim == at else slice(0, size) for dim, size in enumerate(indices.shape)
         )
@@ -62,21 +62,15 @@ def _infer_gather_elements(op: Op, opset: int, inputs: Sequence[Meta | None]) ->
     axis = normalize_axis(op, int_attr(op, "axis", 0), len(x.shape))
     _check_within(op, indices.shape, x.shape, axis)
     if indices.value is not None:  # a constant: refused before the run, timing mode too
-        _check_axis_indices(op, indices.value, x.shape, axis)
+        check_indices(op, indices.value, x.shape, axis)
     return [Meta(indices.shape, x.dtype)]
-
-
-def _check_axis_indices(op: Op, indices: np.ndarray, shape: tuple[int, ...], at: int) -> None:
-    """GatherElements' and ScatterElements' indices, each into `shape`'s axis `at`."""
-    check_indices(op, indices, shape[at], f"axis {at} of data {list(shape)}")
 
 
 def _check_tuples(op: Op, indices: np.ndarray, shape: tuple[int, ...], batch: int) -> None:
     """GatherND's and ScatterND's index tuples (the last axis of `indices`), element j into
     `shape`'s axis ``batch + j``."""
     for j in range(indices.shape[-1] if indices.ndim else 0):
-        at = batch + j
-        check_indices(op, indices[..., j], shape[at], f"axis {at} of data {list(shape)}")
+        check_indices(op, indices[..., j], shape, batch + j)
 
 
 def _check_within(op: Op, shape: tuple[Any, ...], data: tuple[Any, ...], axis: int) -> None:
@@ -209,7 +203,7 @@ def _compile_scatter_elements(op: Op, opset: int) -> Kernel:
     def kernel(inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         data, indices, updates = present(op, inputs, 3)
         at = normalize_axis(op, axis, data.ndim)
-        _check_axis_indices(op, indices, data.shape, at)
+        check_indices(op, indices, data.shape, at)
         where: list[np.ndarray] = list(np.indices(indices.shape, sparse=True))
         where[at] = indices
         return [_scattered(data, tuple(where), updates, ufunc)]
@@ -226,7 +220,7 @@ def _infer_scatter_elements(op: Op, opset: int, inputs: Sequence[Meta | None]) -
         raise op_error(op, expected, f"{list(indices.shape)} and {list(updates.shape)}")
     _check_within(op, indices.shape, data.shape, axis)
     if indices.value is not None:
-        _check_axis_indices(op, indices.value, data.shape, axis)
+        check_indices(op, indices.value, data.shape, axis)
     return [Meta(data.shape, data.dtype)]
 
 

@@ -267,15 +267,10 @@ def _compile_gather(op: Op, opset: int) -> Kernel:
         x, indices = inputs[0], inputs[1]
         assert x is not None
         assert indices is not None
-        _check_gather_indices(op, indices, x.shape, axis)
+        check_indices(op, indices, x.shape, axis)
         return [np.take(x, indices, axis=axis)]
 
     return kernel
-
-
-def _check_gather_indices(op: Op, indices: np.ndarray, shape: tuple[int, ...], axis: int) -> None:
-    at = axis + len(shape) if axis < 0 else axis
-    check_indices(op, indices, shape[at], f"axis {at} of data {list(shape)}")
 
 
 def _infer_gather(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
@@ -283,7 +278,7 @@ def _infer_gather(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Met
     assert indices is not None, f"{op!r}: indices missing"
     axis = normalize_axis(op, int_attr(op, "axis", 0), len(x.shape))
     if indices.value is not None:  # a constant: refused before the run, timing mode too
-        _check_gather_indices(op, indices.value, x.shape, axis)
+        check_indices(op, indices.value, x.shape, axis)
     return [Meta((*x.shape[:axis], *indices.shape, *x.shape[axis + 1 :]), x.dtype)]
 
 
