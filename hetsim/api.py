@@ -466,7 +466,7 @@ def simulate(
     idle = (*_idle_notes(program, platform, graph, metas), *program.plan.notes)
     if idle:
         record = dataclasses.replace(record, extra={**record.extra, "placement_notes": list(idle)})
-    stale = declared_shape_notes(graph, metas) if graph.value_types else []
+    stale = declared_shape_notes(graph, metas)
     if stale:  # the run goes on, as onnxruntime's does
         record = dataclasses.replace(record, extra={**record.extra, "shape_notes": stale})
     return Result.from_record(record)

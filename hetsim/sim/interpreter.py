@@ -84,9 +84,9 @@ def out_of_memory(
         what = f"tensor {step.tensor} staged on its way {step.args['src']} -> {step.args['dst']}"
     elif step.op == RETURN_OP:
         what = f"tensor {step.tensor}, a result copied into its level host's memory to return"
-    elif not placement or placement.get(step.op) == step.processor:  # an op allocates where
-        # it runs; an invocation's level host (a program run alone has no placement; an op
-        # named as a segment, s0, runs elsewhere)
+    # an op allocates where it runs, an invocation on its level's host (a program run alone
+    # has no placement; an op named as a segment, s0, runs elsewhere)
+    elif not placement or placement.get(step.op) == step.processor:
         what = f"tensor {step.tensor} of op {step.op}"
     else:
         level = step.processor.rpartition("/")[0]  # the invoked level's host allocates
