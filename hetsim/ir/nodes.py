@@ -23,12 +23,24 @@ _REPR.maxstring = _REPR.maxother = 60
 
 
 def shown(value: object) -> str:
-    """How a message shows a value it did not expect: type name and repr, cut short.
+    """How a message shows a value it did not expect: type name and repr, cut short; bytes
+    that are not UTF-8 say so (protobuf gives a name it cannot decode as bytes, where it gives
+    every other name as a str).
 
     >>> shown(None), shown("23"), shown(list(range(100)))[:30]
     ('None', "str '23'", 'list [0, 1, 2, 3, 4, 5, ...]')
+    >>> print(shown(b"Q\\xffQ"))
+    bytes b'Q\\xffQ' (not UTF-8 text)
     """
-    return "None" if value is None else f"{type(value).__name__} {_REPR.repr(value)}"
+    if value is None:
+        return "None"
+    text = f"{type(value).__name__} {_REPR.repr(value)}"
+    if isinstance(value, bytes):
+        try:
+            value.decode("utf-8")
+        except UnicodeDecodeError:
+            return f"{text} (not UTF-8 text)"
+    return text
 
 
 def bind_shape(shape: tuple[Dim, ...], dims: Mapping[str, int], where: str = "") -> tuple[int, ...]:

@@ -338,6 +338,18 @@ def test_a_model_without_a_graph_says_so(tmp_path: Path) -> None:
             load_onnx(given)
 
 
+def test_a_name_that_is_not_utf8_says_so(tmp_path: Path) -> None:
+    # protobuf hands a string field it cannot decode over as bytes: the message had said only
+    # "got bytes", not what was wrong with them
+    node = helper.make_node("Relu", ["x"], ["y"], name="QzQQ")
+    model = _model([node], [_vi("x", [2])], [_vi("y", [2])])
+    path = tmp_path / "latin1-name.onnx"
+    path.write_bytes(model.SerializeToString().replace(b"QzQQ", b"Q\xffQQ"))
+    found = "name: expected a non-empty str, got bytes b'Q\\xffQQ' (not UTF-8 text)"
+    with pytest.raises(ModelError, match=re.escape(found) + "$"):
+        load_onnx(path)
+
+
 def test_dangling_input_names_the_model_and_the_node(tmp_path: Path) -> None:
     node = helper.make_node("Add", ["x", "nowhere"], ["y"], name="add7")
     model = _model([node], [_vi("x", [2])], [_vi("y", [2])])
