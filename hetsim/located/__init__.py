@@ -49,6 +49,7 @@ __all__ = [
     "LEADING_ZERO",
     "DuplicateKeyError",
     "HugeIntegerError",
+    "got_as_read",
     "huge_integer_error",
     "line_of",
     "load_json",
@@ -225,6 +226,17 @@ def locate(problems: Iterable[Problem], path: Path, text: str | None = None) -> 
         got = _read_as_a_boolean(reached, problem.got) if is_yaml else problem.got
         located.append(Problem(joined, problem.expected, got, problem.hint))
     return located
+
+
+def got_as_read(text: str, path: str, got: str | None) -> str | None:
+    """`got` for the value at `path` in the YAML `text`, with why where a check refused it as
+    True or False and the file writes an unquoted yes, no, on or off (`locate` does this for
+    the problems it leads with a line; a reader that places its own lines calls this).
+
+    >>> got_as_read("- {op: Conv, device: off}\\n", "[0].device", "False")
+    "False (an unquoted off, which YAML reads as false; quoted, 'off' is text)"
+    """
+    return _read_as_a_boolean(_found(compose_yaml(text), path)[1], got)
 
 
 YAML_1_1_BOOLEANS = frozenset({"yes", "no", "on", "off"})

@@ -416,6 +416,25 @@ def test_every_problem_of_a_rules_file_is_named_with_its_line(tmp_path: Path) ->
     ]  # fmt: skip
 
 
+def test_a_rule_written_with_a_yaml_boolean_word_says_how_it_was_read(tmp_path: Path) -> None:
+    # YAML 1.1 reads an unquoted off or no as false: target files said so, rules files did not
+    path = tmp_path / "place.yaml"
+    path.write_text("rules:\n  - {op: Conv, device: off}\n  - op: Relu\n    device: No\n")
+    lines = [
+        f"{path}:2: rules[0].device: expected a non-empty string, got False (an unquoted off, "
+        "which YAML reads as false; quoted, 'off' is text)",
+        f"{path}:4: rules[1].device: expected a non-empty string, got False (an unquoted No, "
+        "which YAML reads as false; quoted, 'No' is text)",
+    ]
+    with pytest.raises(PartitionError) as caught:
+        partition(load_model("cnn"), tag_platform("arm-riscv-soc"), "rules", path)
+    assert str(caught.value).splitlines() == lines
+    path.write_text("- {op: Conv, device: false}\n")  # written as a boolean: no excuse to give
+    message = f"{path}:1: rules[0].device: expected a non-empty string, got False"
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(load_model("cnn"), tag_platform("arm-riscv-soc"), "rules", path)
+
+
 def test_every_rule_in_another_case_is_named_at_once() -> None:
     # check_case stopped at the first, where the rest of a rules file's problems come together
     rules = [{"op": "conv", "device": "host"}, {"op": "relu", "device": "host"}]

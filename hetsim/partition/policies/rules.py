@@ -24,7 +24,7 @@ import yaml
 
 from hetsim.errors import PartitionError, Problem, close_name
 from hetsim.ir import Op
-from hetsim.located import line_of, safe_load, text_of, yaml_problem
+from hetsim.located import got_as_read, line_of, safe_load, text_of, yaml_problem
 from hetsim.partition.context import LevelContext, index_towards, path_refusals
 from hetsim.platform import Platform
 from hetsim.target.schema import closest, join_path
@@ -329,8 +329,13 @@ def _located(message: str, file: Path, where: str | None = None) -> str:
 
 
 def _located_problem(problem: Problem, file: Path) -> Problem:
-    """`problem` with the rules file and its line before its path (`_located`)."""
-    return Problem("", _located(problem.message, file))
+    """`problem` with the rules file and its line before its path (`_located`), and why its
+    value was read as a boolean where the file writes an unquoted yes, no, on or off."""
+    text = file.read_text()
+    got = problem.got
+    for where in (problem.path, problem.path.removeprefix("rules")):  # as `_located` finds it
+        got = got_as_read(text, where, got)
+    return Problem("", _located(replace(problem, got=got).message, file))
 
 
 def _choice_towards(context: LevelContext, device: str) -> str | None:
