@@ -196,6 +196,28 @@ def test_outputs_of_every_strategy_match_eager() -> None:
             assert value.shape == (1, 9, 64)
 
 
+def test_a_model_whose_shapes_hold_at_the_traced_sizes_only_runs() -> None:
+    # the plan had been estimated at n=1, where a Reshape of [n] to [-1, 2] fails: compare
+    # refused the model, asking for dims=, which it does not take
+    reshape = Op("Reshape", "r", ("x", "s"), ("y",))
+    model = Graph("pairs", (reshape,), {"x": TensorType(("n",), "float32")}, ("y",),
+                  {"s": np.array([-1, 2], np.int64)})  # fmt: skip
+    found = compare(model, "x86-h100", ["none"], trace=[{"n": 4}, {"n": 6}])
+    alone = [simulate(model, "x86-h100", mode="timing", dims={"n": n}) for n in (4, 6)]
+    assert found.runs[0].iterations_us == tuple(r.makespan_us for r in alone)
+
+
+def test_an_op_that_fails_at_every_size_is_refused_as_its_own_error() -> None:
+    # it had been said as the estimate's ("... set to 1 for the plan's estimate (n=1), got op
+    # add (Add) ... (bind them with dims=, ...)"), which no dims would mend
+    add = Op("Add", "add", ("x", "w"), ("y",))
+    model = Graph("bad", (add,), {"x": TensorType(("n", 3), "float32")}, ("y",),
+                  {"w": np.ones(4, np.float32)})  # fmt: skip
+    message = "op add (Add): expected broadcastable shapes, got [4, 3] and [4]"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        compare(model, "x86-h100", ["none"], trace=[{"n": 4}])
+
+
 def test_an_unknown_strategy_is_an_error_named_by_its_place_in_strategies() -> None:
     # named cuda_graph, an argument compare does not take
     message = "strategies[1]: expected one of buckets, none, regions, whole, got 'hole' "

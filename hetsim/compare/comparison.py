@@ -36,7 +36,7 @@ from hetsim.errors import (
     is_items,
 )
 from hetsim.ir import Graph, check_graph, check_graph_dims, format_dims
-from hetsim.kernels import Meta, propagate
+from hetsim.kernels import Meta, propagate, propagate_costs
 from hetsim.models import load_model, naming_model_file
 from hetsim.models.inputs import check_seed
 from hetsim.partition import partition
@@ -274,10 +274,17 @@ def compare(
         trace = check_trace(graph, trace)
     shapes = _trace(graph.symbols, trace, iterations)
     _check_root_runs_dynamic_ops(graph, platform)
-    # compiled once for every iteration: symbolic dims stay dynamic, their ops on VM levels
+    # compiled once for every iteration: symbolic dims stay dynamic, their ops on VM levels.
+    # The plan's estimate is made at the first iteration's sizes, not at partition's guess of 1
+    # for each unbound dim, at which shapes that hold at every size traced may not (a Reshape of
+    # [n] to [-1, 2]), and whose refusal asked for dims=, an argument compare does not take
     with _over_dims_only():
-        program = compile_plan(graph, platform, partition(graph, platform))
-    metas: dict[tuple[tuple[str, int], ...], Mapping[str, Meta]] = {}
+        estimate, costs = propagate_costs(graph, shapes[0])
+        plan = partition(graph, platform, metas=estimate, costs=costs)
+        program = compile_plan(graph, platform, plan)
+    metas: dict[tuple[tuple[str, int], ...], Mapping[str, Meta]] = {
+        tuple(sorted(shapes[0].items())): estimate
+    }
     runs, outputs = [], {}
     for name in strategies:
         # 'none' captures nothing: it runs the program as compiled, whatever its root level's
