@@ -390,6 +390,29 @@ def test_buckets_with_a_graph_executor_compiled_for_other_dims_says_why() -> Non
         simulate("transformer", mixed, cuda_graph="buckets", **{**options, "dims": {"seq": 0}})
 
 
+def test_buckets_leave_a_graph_executor_whose_shapes_read_no_padded_dim() -> None:
+    # the npu's Relu reads only the static z; binding seq at compile time had made its level
+    # "compiled for seq=5", and padding seq to 8 refused a run its shapes do not depend on
+    gpu, sub = (
+        {"tag": "nvidia/h100", "name": "gpu0"},
+        {"tag": "vendor/npu-subsystem", "name": "sub"},
+    )
+    mixed = {"kind": "hetero", "host": {"tag": "x86/xeon-8480c"}, "devices": [gpu, sub]}
+    b = GraphBuilder("mix")
+    z = b.op("Relu", b.input("z", (8, 8)), name="rz")
+    b.output(b.op("Relu", b.op("MatMul", b.input("x", ("seq", 8)), z, name="mm"), name="ry"))
+    graph = b.build()
+    rules = [{"op": "rz", "device": "sub"}, {"op": "*", "device": "gpu0"}]
+    options: dict[str, Any] = {"mode": "timing", "partition": "rules", "rules": rules}
+    bound = simulate(graph, mixed, cuda_graph="buckets", dims={"seq": 5}, **options)
+    assert bound.placement["rz"] == "sub/npu"
+    assert bound.record.extra["cuda_graph"]["padding_waste_us"] > 0  # seq 5 ran as 8 on gpu0
+    inputs = make_inputs(graph, 0, {"seq": 5})
+    dynamic = simulate(graph, mixed, cuda_graph="buckets", inputs=inputs, **options)
+    assert dynamic.placement == bound.placement
+    assert bound.makespan_us == dynamic.makespan_us
+
+
 def test_totals_mode_keeps_busy_time_per_category() -> None:
     result = simulate("mlp", HOST_GPU, mode="timing", trace=False)
     traced = simulate("mlp", HOST_GPU, mode="timing")

@@ -56,7 +56,8 @@ class GraphProgram:
     placement
         Op name -> processor path.
     dims
-        The symbolic dims the shapes were compiled for.
+        The compile-time dims its shapes were compiled for: those a shape of its ops depends
+        on (a dim its ops never read leaves its level as compiled when a run pads it).
     """
 
     level: str

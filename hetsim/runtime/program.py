@@ -16,8 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hetsim.errors import SimulationError
-from hetsim.ir import Graph, check_graph
+from hetsim.ir import Graph, Op, check_graph
 from hetsim.partition import Plan, Segment, fold
+from hetsim.partition.folding import dynamic_ops
 from hetsim.platform import Platform, check_platform
 from hetsim.runtime.bytecode import VmProgram
 from hetsim.runtime.graph_executor import GraphProgram, check_static, compile_graph
@@ -85,6 +86,23 @@ class _Context:
         unbound = {s for t in graph.inputs.values() for s in t.symbols} - set(plan.dims)
         self.unbound = sorted(unbound)
         self.dynamic = frozenset(plan.dynamic)
+        self._reading: dict[str, frozenset[str]] | None = None
+
+    def dims_read_by(self, ops: Sequence[Op]) -> dict[str, int]:
+        """The plan's compile-time dims that a shape of `ops` depends on (tracked by dependence,
+        as `Plan.dynamic`): a graph executor's static shapes hold for those only, so a run that
+        pads another (``cuda_graph="buckets"``) leaves its level as compiled."""
+        if self._reading is None:  # per dim, the ops that would be dynamic were it unbound
+            dims = self.plan.dims
+            self._reading = {
+                name: dynamic_ops(self.graph, self.ops, {d: dims[d] for d in dims if d != name})
+                for name in dims
+            }
+        names = {op.name for op in ops}
+        return {
+            name: size for name, size in self.plan.dims.items()
+            if not self._reading[name].isdisjoint(names)
+        }  # fmt: skip
 
     def compile_level(
         self,
@@ -165,7 +183,7 @@ def _compile_graph(
         caller_outputs=not is_root,
     )  # fmt: skip
     folded = ctx.folded if is_root else ()
-    return compile_graph(compiler, inputs, outputs, ctx.plan.dims, folded=folded)
+    return compile_graph(compiler, inputs, outputs, ctx.dims_read_by(ops), folded=folded)
 
 
 COMPILERS: Mapping[str, Callable[..., LevelProgram]] = {
