@@ -611,7 +611,7 @@ def test_a_graph_executor_root_is_refused_for_a_model_with_symbolic_dims() -> No
     message = (
         "compare: expected a root level run by a VM for model transformer, whose symbolic dims "
         "(seq) stay dynamic over the iterations (each one's come with its inputs), got a graph "
-        "executor, which runs static shapes only (op ln1 (LayerNormalization) reads them)"
+        "executor, which runs static shapes only (op ln1 (LayerNormalization) reads seq)"
     )
     with pytest.raises(PartitionError, match="^" + re.escape(message) + "$"):
         compare("transformer", GRAPH_ROOT, ["none"], iterations=2)

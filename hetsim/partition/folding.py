@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 
 from hetsim.ir import Graph, Op
 
-__all__ = ["dynamic_ops", "fold"]
+__all__ = ["dims_read", "dynamic_ops", "fold"]
 
 
 def fold(graph: Graph) -> tuple[frozenset[str], tuple[Op, ...], tuple[Op, ...]]:
@@ -57,3 +57,21 @@ def dynamic_ops(graph: Graph, ops: Sequence[Op], dims: Mapping[str, int]) -> fro
             dynamic.add(op.name)
             shaped.update(op.outputs)
     return frozenset(dynamic)
+
+
+def dims_read(graph: Graph, ops: Sequence[Op], names: Sequence[str]) -> dict[str, frozenset[str]]:
+    """Per symbolic dim of `names`, the ops among `ops` whose shapes depend on it: those
+    `dynamic_ops` finds with that dim alone unbound (one walk per dim).
+
+    >>> from hetsim.ir import TensorType
+    >>> g = Graph("g", (Op("Relu", "r", ("x",), ("y",)), Op("Neg", "n", ("w",), ("v",))),
+    ...     {"x": TensorType(("batch",), "float32"), "w": TensorType(("seq",), "float32")},
+    ...     ("y", "v"))
+    >>> {dim: sorted(read) for dim, read in dims_read(g, g.ops, ["batch", "seq"]).items()}
+    {'batch': ['r'], 'seq': ['n']}
+    """
+    every = graph.symbols
+    return {
+        name: dynamic_ops(graph, ops, {other: 0 for other in every if other != name})
+        for name in names
+    }

@@ -22,7 +22,7 @@ BRANCH_SHAPE; the engine runs them with the same handlers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from hetsim.errors import SimulationError
@@ -92,8 +92,10 @@ class GraphProgram:
 
 
 def check_static(level: str, ops: tuple[Op, ...], dynamic: frozenset[str] | set[str],
-                 unbound: list[str]) -> None:  # fmt: skip
-    """Raise when one of `ops` has a shape that depends on a dim unbound at compile time.
+                 dims_of: Callable[[Op], list[str]]) -> None:  # fmt: skip
+    """Raise when one of `ops` has a shape that depends on a dim unbound at compile time
+    (`dynamic` names those ops; `dims_of` gives the dims an op's shapes depend on, for the
+    message).
 
     Raises
     ------
@@ -104,7 +106,7 @@ def check_static(level: str, ops: tuple[Op, ...], dynamic: frozenset[str] | set[
     Examples
     --------
     >>> relu = Op("Relu", "r1", ("x",), ("y",))
-    >>> check_static("vdevice0", (relu,), {"r1"}, ["seq"])  # doctest: +ELLIPSIS
+    >>> check_static("vdevice0", (relu,), {"r1"}, lambda op: ["seq"])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     hetsim.errors.SimulationError: graph executor vdevice0: expected static shapes, got op r1 ...
@@ -113,7 +115,8 @@ def check_static(level: str, ops: tuple[Op, ...], dynamic: frozenset[str] | set[
         if op.name in dynamic:
             raise SimulationError(
                 f"graph executor {level}: expected static shapes, got op {op.name} ({op.type}) "
-                f"with dynamic dims {unbound} (bind them with dims=, or keep the op at a VM level)"
+                f"with dynamic dims {dims_of(op)} (bind them with dims=, or keep the op at a VM "
+                "level)"
             )
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from hetsim.errors import SimulationError
 from hetsim.ir import Graph, Op, check_graph
 from hetsim.partition import Plan, Segment, fold
-from hetsim.partition.folding import dynamic_ops
+from hetsim.partition.folding import dims_read
 from hetsim.platform import Platform, check_platform
 from hetsim.runtime.bytecode import VmProgram
 from hetsim.runtime.graph_executor import GraphProgram, check_static, compile_graph
@@ -93,16 +93,18 @@ class _Context:
         as `Plan.dynamic`): a graph executor's static shapes hold for those only, so a run that
         pads another (``cuda_graph="buckets"``) leaves its level as compiled."""
         if self._reading is None:  # per dim, the ops that would be dynamic were it unbound
-            dims = self.plan.dims
-            self._reading = {
-                name: dynamic_ops(self.graph, self.ops, {d: dims[d] for d in dims if d != name})
-                for name in dims
-            }
+            self._reading = dims_read(self.graph, self.ops, list(self.plan.dims))
         names = {op.name for op in ops}
         return {
             name: size for name, size in self.plan.dims.items()
             if not self._reading[name].isdisjoint(names)
         }  # fmt: skip
+
+    def unbound_read_by(self, op: Op) -> list[str]:
+        """The dims unbound at compile time that a shape of `op` depends on (for an error: a
+        walk of the graph per dim)."""
+        read = dims_read(self.graph, self.ops, self.unbound)
+        return [name for name in self.unbound if op.name in read[name]]
 
     def compile_level(
         self,
@@ -176,7 +178,7 @@ def _compile_graph(
     outputs: tuple[str, ...],
 ) -> LevelProgram:
     ops = tuple(ctx.ops[u.op] for u in units if u.op is not None)
-    check_static(level or "(root)", ops, ctx.dynamic, ctx.unbound)
+    check_static(level or "(root)", ops, ctx.dynamic, ctx.unbound_read_by)
     is_root = level == ""
     compiler = LevelCompiler(
         ctx.graph, ctx.platform, level, ctx.ops, ctx.constants, units, placement,

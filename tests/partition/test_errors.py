@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from hetsim.api import simulate
+from hetsim.compare import compare
 from hetsim.errors import ModelError, PartitionError, Problem, TargetError
 from hetsim.ir import Graph, GraphBuilder
 from hetsim.kernels import propagate_costs
@@ -101,6 +102,30 @@ def test_rule_sending_op_to_a_level_names_its_devices_and_its_host() -> None:
     )
     with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
         partition(_neg(), platform, "rules", [{"op": "Neg", "device": "sub"}])
+
+
+def test_a_static_level_names_the_dims_the_op_reads_of_those_unbound() -> None:
+    # it had named every unbound dim of the graph, ['batch', 'seq'] for an op reading batch only
+    adder = proc("npu", name="npu", ops=["Add"], link=LINK)
+    graph_root = level(proc("arm-cpu"), [adder], executor={"kind": "graph", "node_us": 0.1})
+    b = GraphBuilder("g")
+    first = b.op("Neg", b.input("x", ("batch", 4)), name="nb")
+    graph = b.build(first, b.op("Neg", b.input("y", ("seq", 4)), name="ns"))
+    message = (
+        "op nb (Neg): expected static shapes at level (root) (graph executor), "
+        "got dynamic dims ['batch'] (bind them with dims=)"
+    )
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        partition(graph, platform_of(graph_root))
+    with pytest.raises(PartitionError, match=r"got dynamic dims \['seq'\]"):
+        partition(graph, platform_of(graph_root), dims={"batch": 2})
+    message = (  # compare's own refusal of such a root names them so too
+        "compare: expected a root level run by a VM for model g, whose symbolic dims (batch, seq) "
+        "stay dynamic over the iterations (each one's come with its inputs), got a graph "
+        "executor, which runs static shapes only (op nb (Neg) reads batch)"
+    )
+    with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
+        compare(graph, graph_root, ["none"], iterations=1)
 
 
 def test_dynamic_segment_sent_to_a_graph_executor_by_rule() -> None:
