@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from hetsim.platform import build_platform
 from hetsim.target import Target, list_tags
 from hetsim.target.kinds import category_of
 from hetsim.target.tvm_names import CUDA_ARCHS, LLVM_CPUS
@@ -107,6 +108,24 @@ def test_peak_matches_the_published_figure(name: str, peak_gflops: float) -> Non
     assert attrs["cores"] * attrs["freq_ghz"] * attrs["flops_per_cycle"] == pytest.approx(
         peak_gflops, rel=0.03
     )
+
+
+CPU_TAGS = [
+    name
+    for name, path in zip(TAG_NAMES, TAG_FILES, strict=True)
+    if str((spec := yaml.safe_load(path.read_text())).get("kind")).endswith("-cpu")
+    and spec.get("memory_gib") != 0  # one that computes from its host's memory has no link
+]
+
+
+@pytest.mark.parametrize("name", CPU_TAGS)
+def test_a_cpu_tag_as_a_device_links_over_its_own_memory_bus(name: str) -> None:
+    # the link had been the kind's default bus, whatever bus the tag cites: a Cortex-A76 target
+    # copied its inputs at the generic arm-cpu's 12.8 GB/s, not its own 34
+    attrs = _device(name).attrs
+    assert attrs["link"] == {"bandwidth_gbps": attrs["mem_bandwidth_gbps"], "latency_us": 0.0}
+    (link,) = build_platform(Target(name)).links.values()
+    assert link.bandwidth_gbps == attrs["mem_bandwidth_gbps"]
 
 
 def test_h200_is_the_h100_with_more_and_faster_memory() -> None:
