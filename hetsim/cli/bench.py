@@ -13,6 +13,7 @@ import sys
 
 from hetsim.calibrate import bench_dispatch, describe_machine, platform_tags
 from hetsim.calibrate.bench import DEFAULT_OPS, VARIANTS, check_tags
+from hetsim.calibrate.benchchecks import MAX_OPS
 from hetsim.calibrate.benchreport import bench_table, plot_bench
 from hetsim.cli.calibrate import progress
 from hetsim.cli.compare import parse_list
@@ -21,13 +22,6 @@ from hetsim.cli.files import input_path, png_file, writing
 from hetsim.target import add_tag_dir
 
 __all__ = ["MAX_OPS", "parse_ops", "register"]
-
-MAX_OPS = 100_000
-"""``--ops``' largest op count. The benchmark builds and simulates a graph of that many ops for
-each platform, runtime level and shape: ``hetsim bench dispatch --target x86-h100 --ops
-1,100000`` took 14.8 s and 318 MB at its peak, against 2.0 s and 98 MB with ``--ops 1,10000``
-(about 0.14 ms and 2.4 KB per op; ten times the default's largest count), and a count far past it
-filled the memory before the first row."""
 
 
 def parse_ops(text: str) -> tuple[int, ...]:

@@ -13,6 +13,7 @@ import pytest
 import hetsim.calibrate.bench as bench
 import hetsim.calibrate.run as run
 from hetsim.calibrate import LOCAL_TAG, bench_dispatch, calibrate, steps, write_tag
+from hetsim.calibrate.benchchecks import MAX_OPS, check_ops
 from hetsim.errors import HetsimError, TargetError
 from hetsim.target import Target, add_tag_dir, remove_tag_dir
 from tests.calibrate.synthetic import synthetic
@@ -169,3 +170,18 @@ def test_tags_that_are_not_names_are_refused() -> None:
     )
     with pytest.raises(TargetError, match=f"^{re.escape(expected)}$"):
         bench_dispatch(["x86-h100", target, 3], (1, 10))  # type: ignore[list-item]
+
+
+def test_an_op_count_past_the_cap_is_refused_before_any_graph_is_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the API took any count, where --ops stops at MAX_OPS: [1, 10**8] raised a MemoryError
+    # (or was killed, out of memory) building its graphs
+    def row(*args: object) -> None:
+        raise AssertionError("bench_row: the op counts were taken")
+
+    monkeypatch.setattr(bench, "bench_row", row)
+    message = f"ops[1]: expected an op count of at most {MAX_OPS}, got 100000000"
+    with pytest.raises(HetsimError, match=f"^{re.escape(message)}$"):
+        bench_dispatch(["arm-riscv-soc"], [1, 10**8])
+    assert check_ops([1, MAX_OPS]) == (1, MAX_OPS)  # the cap itself is allowed
