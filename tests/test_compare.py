@@ -14,7 +14,7 @@ import pytest
 from hetsim.api import simulate
 from hetsim.cli import compare as compare_cli
 from hetsim.cli import main
-from hetsim.compare import Comparison, compare, dims_trace, load_shapes
+from hetsim.compare import MAX_ITERATIONS, Comparison, compare, dims_trace, load_shapes
 from hetsim.errors import (
     HetsimError,
     ModelError,
@@ -624,3 +624,42 @@ def test_a_graph_executor_root_is_refused_for_a_model_with_symbolic_dims() -> No
         ("y",),
     )
     assert compare(unread, GRAPH_ROOT, ["none"], iterations=1).runs[0].iterations_us[0] > 0
+
+
+def test_a_trace_longer_than_the_iterations_cap_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    # its length is the count, and was not capped: a shapes file of 1 000 001 sizes ran them all
+    def compiled(*args: object) -> None:
+        raise AssertionError("compile_plan: the trace's length was taken")
+
+    monkeypatch.setattr("hetsim.compare.comparison.compile_plan", compiled)
+    message = (
+        f"compare: expected a trace of at most {MAX_ITERATIONS} iterations (or iterations= to "
+        f"take its first ones), got {MAX_ITERATIONS + 1}"
+    )
+    with pytest.raises(HetsimError, match=f"^{re.escape(message)}$"):
+        compare("cnn", "x86-h100", ["none"], trace=[{}] * (MAX_ITERATIONS + 1))
+    monkeypatch.undo()
+    taken = compare("cnn", "x86-h100", ["none"], trace=[{}] * (MAX_ITERATIONS + 1), iterations=2)
+    assert len(taken.trace) == 2
+
+
+def test_the_json_trace_of_a_model_without_dims_reads_back_as_shapes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # compare --json writes [{}, {}] for it, which --shapes refused: "expected integer sizes"
+    assert main(["compare", "cnn", "--target", "x86-h100", "--cuda-graph", "none",
+                 "--iterations", "2", "--json"]) == 0  # fmt: skip
+    trace = json.loads(capsys.readouterr().out)["trace"]
+    assert trace == [{}, {}]
+    shapes = tmp_path / "shapes.json"
+    shapes.write_text(json.dumps(trace))
+    assert load_shapes(shapes, dims=()) == ({}, {})
+    assert main(["compare", "cnn", "--target", "x86-h100", "--cuda-graph", "none",
+                 "--shapes", str(shapes)]) == 0  # fmt: skip
+    assert capsys.readouterr().out.startswith("cnn on x86-h100, 2 iterations")
+    shapes.write_text("[{}]")  # for a model with dims: the dim it lacks is named
+    assert main(["compare", "transformer", "--target", "x86-h100", "--shapes", str(shapes)]) == 1
+    assert capsys.readouterr().err == (
+        f"error: --shapes {shapes}: trace[0]: expected a size for each symbolic dim of model "
+        "transformer, got none for 'seq'\n"
+    )

@@ -23,6 +23,7 @@ from hetsim.api import make_inputs, platform_of
 from hetsim.compare.traces import (
     DEFAULT_ITERATIONS,
     DEFAULT_SEQ_DIST,
+    MAX_ITERATIONS,
     check_iterations,
     dims_trace,
 )
@@ -466,6 +467,11 @@ def _trace(
         trace = dims_trace(DEFAULT_SEQ_DIST, count, dims=symbols) if symbols else [{}] * count
     if not trace:
         raise HetsimError("compare: expected at least one iteration, got an empty trace")
+    if iterations is None and len(trace) > MAX_ITERATIONS:  # its length is the count: capped too
+        raise HetsimError(
+            f"compare: expected a trace of at most {MAX_ITERATIONS} iterations (or iterations= "
+            f"to take its first ones), got {len(trace)}"
+        )
     count = iterations or len(trace)
     return [dict(trace[i % len(trace)]) for i in range(count)]
 

@@ -166,8 +166,11 @@ def load_shapes(path: str | Path, *, dims: Sequence[str] = ("seq",)) -> tuple[di
 
 
 def _entry(item: Any, dims: Sequence[str]) -> dict[str, int] | str:
-    """One iteration's dims from an item of a shapes file (a size or a non-empty mapping of
-    sizes), else what is expected of the item."""
+    """One iteration's dims from an item of a shapes file (a size or a mapping of sizes: ``{}``
+    for a model without symbolic dims, as ``hetsim compare --json`` writes its trace), else what
+    is expected of the item."""
+    if isinstance(item, dict) and not item:  # whether the model needs dims: `check_trace`
+        return {}
     sizes = {str(k): _size(v) for k, v in (item if isinstance(item, dict) else {"": item}).items()}
     found = {k: v for k, v in sizes.items() if v is not None}
     if not found or len(found) < len(sizes):
