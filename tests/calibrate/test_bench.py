@@ -249,6 +249,17 @@ def test_cuda_graph_per_op_is_what_a_replay_pays(gpu: str) -> None:
     assert row.crossover_elements == 0  # a node's 0.75 µs, under any kernel's 2.0 µs latency
 
 
+def test_a_fitted_figure_of_float_rounding_alone_is_zero() -> None:
+    # cuda's replays of 1 and 2 ops take the same time: the slope read -6.28e-16 µs per op,
+    # which the table printed as a negative overhead
+    row = bench_row("cuda", VARIANTS["cuda-graph"], "chain", (1, 2))
+    assert row.later_us[0] == row.later_us[1]
+    assert row.per_op_us == 0.0
+    assert row.fixed_us == pytest.approx(row.later_us[0], rel=1e-12)
+    table = bench_table([row])
+    assert "e-1" not in table, table
+
+
 def test_cuda_graph_row_keeps_the_replays_it_fits(gpu: str) -> None:
     # the row kept only first runs: per_op_us could not be found from its own makespans, and
     # the plot drew first runs less capture (slope 4.5 here, 2.37 on x86-h100)
