@@ -15,7 +15,7 @@ import json
 import sys
 
 from hetsim.cli.choices import STRATEGY_NAMES, check_choice
-from hetsim.cli.counts import count_type, integer
+from hetsim.cli.counts import count_type, integer, parse_seed
 from hetsim.cli.files import input_path, png_file, writing
 from hetsim.errors import HetsimError, ModelError
 
@@ -86,6 +86,27 @@ def parse_strategies(text: str) -> list[str]:
     if twice is not None:
         raise argparse.ArgumentTypeError(f"expected each strategy once, got {twice!r} twice")
     return names
+
+
+def parse_seq_dist(text: str) -> str:
+    """`text`, a ``--seq-dist`` spec, checked in form when the command line is read (its draws
+    are made once the model's dims are known): a malformed one had been refused after the model
+    loaded, with exit status 1, and for a model without dims as a model to draw from.
+
+    >>> parse_seq_dist("decode:32")
+    'decode:32'
+    >>> parse_seq_dist("fixed:-1")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected fixed:N, uniform:LO:HI or ..., got 'fixed:-1'
+    """
+    from hetsim.compare.traces import dims_trace  # numpy's, when the option is given only
+
+    try:
+        dims_trace(text, 1)
+    except HetsimError as err:
+        raise argparse.ArgumentTypeError(str(err).removeprefix("--seq-dist: ")) from err
+    return text
 
 
 def parse_buckets(text: str) -> list[int]:
@@ -166,6 +187,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     shapes.add_argument(
         "--seq-dist",
+        type=parse_seq_dist,
         metavar="SPEC",
         help="symbolic dims per iteration: fixed:N, uniform:LO:HI or decode:START[:STEP] "
         "(default decode:32 for a model with symbolic dims)",
@@ -176,7 +198,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="B[,B...]",
         help="increasing bucket sizes of the buckets strategy (default powers of 2, 1...2048)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of --seq-dist (default 0)")
+    parser.add_argument("--seed", type=parse_seed, default=0, help="seed of --seq-dist (default 0)")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     parser.add_argument("--plot", type=png_file, metavar="FILE.png", help="write a bar chart")
     parser.set_defaults(func=run)

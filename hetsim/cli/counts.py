@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-__all__ = ["count_type", "integer", "parse_count"]
+__all__ = ["count_type", "integer", "parse_count", "parse_seed"]
 
 
 def integer(text: str) -> int | None:
@@ -65,3 +65,20 @@ def count_type(low: int, high: int) -> Callable[[str], int]:
         return parse_count(text, low, high)
 
     return parse
+
+
+def parse_seed(text: str) -> int:
+    """`text` as a seed: an integer >= 0 (numpy's generators take any such; the API refuses a
+    negative one too, `hetsim.models.inputs.check_seed`).
+
+    >>> parse_seed("7")
+    7
+    >>> parse_seed("-1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a non-negative integer, got '-1'
+    """
+    value = integer(text)
+    if value is None or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return value

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.cli.choices import POLICY_NAMES, STRATEGY_NAMES, choice_type
+from hetsim.cli.counts import parse_seed
 from hetsim.cli.dims import add_dims_option
 from hetsim.cli.files import input_path, png_file, suffixed_file, writing
 from hetsim.errors import HetsimError
@@ -63,7 +64,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="IN.npz",
         help="model inputs by name, of the dtypes the model declares",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of generated inputs (default 0)")
+    parser.add_argument(
+        "--seed", type=parse_seed, default=0, help="seed of generated inputs (default 0)"
+    )
     parser.add_argument(
         "--no-fuse",
         dest="fuse",

@@ -152,3 +152,40 @@ def test_a_malformed_scheduler_address_is_a_usage_error(
 )
 def test_a_well_formed_scheduler_address_is_taken(address: str) -> None:
     assert build_parser().parse_args([*SWEEP, "--scheduler", address]).scheduler == address
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("bogus", "expected fixed:N, uniform:LO:HI or decode:START[:STEP], got 'bogus'"),
+        ("fixed:-1", "expected fixed:N, uniform:LO:HI or decode:START[:STEP], got 'fixed:-1'"),
+        ("FIXED:3", "expected fixed:N, uniform:LO:HI or decode:START[:STEP], got 'FIXED:3'"),
+        ("uniform:5:2", "expected uniform:LO:HI with LO <= HI, got 'uniform:5:2'"),
+    ],
+)
+def test_a_malformed_seq_dist_is_a_usage_error(
+    spec: str, expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # it was refused after the model loaded, with exit status 1; for a model without dims, as a
+    # model with nothing to draw, the spec itself unnamed
+    for model in ("transformer", "squeezenet"):
+        argv = ["compare", model, "--target", "x86-h100", "--seq-dist", spec]
+        assert _usage_error(argv, capsys) == (
+            f"hetsim compare: error: argument --seq-dist: {expected}"
+        )
+
+
+@pytest.mark.parametrize("command", [COMPARE, ["run", "mlp", "--target", "x86-h100"]])
+@pytest.mark.parametrize("value", ["-1", "x", "1.5"])
+def test_a_seed_that_is_no_non_negative_integer_is_a_usage_error(
+    command: list[str], value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # -1 was refused after the model loaded (exit status 1), and for compare only when nothing
+    # drew from it
+    assert _usage_error([*command, f"--seed={value}"], capsys) == (
+        f"hetsim {command[0]}: error: argument --seed: expected a non-negative integer, "
+        f"got {value!r}"
+    )
+    assert build_parser().parse_args([*command, "--seed", "12345678901234567890"]).seed == (
+        12345678901234567890
+    )
