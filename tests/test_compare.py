@@ -658,3 +658,14 @@ def test_the_json_trace_of_a_model_without_dims_reads_back_as_shapes(
         f"error: --shapes {shapes}: trace[0]: expected a size for each symbolic dim of model "
         "transformer, got none for 'seq'\n"
     )
+
+
+def test_a_table_of_one_iteration_says_iteration() -> None:
+    # it read "cnn on x86-h100, 1 iterations"
+    found = compare("cnn", "x86-h100", ["none"], iterations=1)
+    assert found.format_table().splitlines()[0] == "cnn on x86-h100, 1 iteration"
+    assert (
+        compare("cnn", "x86-h100", ["none"], iterations=2)
+        .format_table()
+        .startswith("cnn on x86-h100, 2 iterations\n")
+    )

@@ -165,7 +165,7 @@ class Comparison:
             for line in cells
         ]
         lines.insert(1, "  ".join("-" * w for w in widths))
-        title = f"{self.model} on {self.target}, {len(self.trace)} iterations"
+        title = f"{self.model} on {self.target}, {_iterations(len(self.trace))}"
         notes = [f"note: {run.strategy}: {n}" for run in self.runs for n in run.notes]
         if (baseline := self._baseline_note()) is not None:
             notes.insert(0, f"note: {baseline}")
@@ -202,7 +202,7 @@ class Comparison:
             where = (bar.get_x() + bar.get_width() / 2, bar.get_height())
             label = f"{row['speedup']:.2f}×"
             axes.annotate(label, where, ha="center", va="bottom", fontsize="small")
-        axes.set_ylabel(f"simulated time of {len(self.trace)} iterations (µs)")
+        axes.set_ylabel(f"simulated time of {_iterations(len(self.trace))} (µs)")
         title = f"{self.model} on {self.target}: CUDA-graph strategies"
         if self.baseline.strategy != "none":
             title += f"\n(speedup over {self.baseline.strategy}; eager not compared)"
@@ -329,6 +329,15 @@ def compare(
     return Comparison(
         graph.name, _target_name(target), tuple(shapes), bucket_sizes, tuple(runs), mode, outputs
     )
+
+
+def _iterations(count: int) -> str:
+    """`count` iterations, in words (a table of one had read "1 iterations").
+
+    >>> _iterations(1), _iterations(20)
+    ('1 iteration', '20 iterations')
+    """
+    return f"{count} iteration{'' if count == 1 else 's'}"
 
 
 def _check_root_runs_dynamic_ops(graph: Graph, platform: Platform) -> None:
