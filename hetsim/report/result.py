@@ -32,10 +32,25 @@ __all__ = ["LinkStats", "ProcessorStats", "Result"]
 
 @dataclass(frozen=True, slots=True)
 class ProcessorStats:
-    """Busy time of one processor and its utilization (busy over makespan; 0.0 for an empty run)."""
+    """Busy time of one processor and its utilization (busy over makespan; 0.0 for an empty run),
+    and where its time went: µs per key of `hetsim.report.breakdown.BREAKDOWN_KEYS`, its
+    ``idle`` the makespan less its busy time (`breakdown_us`; the run's breakdown is their sum).
+
+    Busy time counts a host waiting in a SYNC (``sync_wait``) and a device's stream carrying a
+    copy (``transfer``): the categories tell them from compute."""
 
     busy_us: float
     utilization: float
+    breakdown_us: Mapping[str, float] = field(default_factory=dict, repr=False)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # a mapping proxy does not pickle: the breakdown goes as a dict, frozen again
+        return _processor_stats, (self.busy_us, self.utilization, dict(self.breakdown_us))
+
+
+def _processor_stats(busy_us: float, utilization: float, breakdown: dict[str, float]) -> Any:
+    """The `ProcessorStats` that `ProcessorStats.__reduce__` pickled."""
+    return ProcessorStats(busy_us, utilization, _frozen(breakdown))
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +153,11 @@ class Result:
         run_totals = totals(record)
         busy = run_totals[1]
         processors = {
-            path: ProcessorStats(busy[path], busy[path] / makespan if makespan > 0 else 0.0)
+            path: ProcessorStats(
+                busy[path],
+                busy[path] / makespan if makespan > 0 else 0.0,
+                _frozen(breakdown_us(run_totals, (path,), makespan)),
+            )
             for path in record.processors
         }
         links = {
@@ -179,17 +198,22 @@ class Result:
         """The run's figures as plain JSON values (arrays are summarized by shape and dtype).
 
         Keys: ``makespan_us``, ``breakdown_us``, ``processors`` (path → ``busy_us``,
-        ``utilization``), ``links`` (name → ``bytes``, ``busy_us``), ``levels`` (level path →
-        ``busy_us``, ``dispatch_us``, ``link_bytes``: `hetsim.report.level_stats`, as the run's
-        Levels table shows them; empty for a program run without levels), ``peak_memory_bytes``,
-        ``placement``, ``inputs`` and ``outputs`` (name → ``shape``, ``dtype``) and ``extra``
-        (whatever the engine added to its record).
+        ``utilization``, ``breakdown_us``: µs per category of that processor), ``links`` (name →
+        ``bytes``, ``busy_us``), ``levels`` (level path → ``busy_us``, ``dispatch_us``,
+        ``link_bytes``: `hetsim.report.level_stats`, as the run's Levels table shows them; empty
+        for a program run without levels), ``peak_memory_bytes``, ``placement``, ``inputs`` and
+        ``outputs`` (name → ``shape``, ``dtype``) and ``extra`` (whatever the engine added to its
+        record).
         """
         return {
             "makespan_us": self.makespan_us,
             "breakdown_us": dict(self.breakdown_us),
             "processors": {
-                path: {"busy_us": s.busy_us, "utilization": s.utilization}
+                path: {
+                    "busy_us": s.busy_us,
+                    "utilization": s.utilization,
+                    "breakdown_us": dict(s.breakdown_us),
+                }
                 for path, s in self.processors.items()
             },
             "links": {

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from hetsim.errors import HetsimError, Problem
+from hetsim.report.breakdown import BREAKDOWN_KEYS
 from hetsim.report.result import Result
 from hetsim.sim.records import RunRecord
 from hetsim.units import format_bytes
@@ -70,13 +71,18 @@ def summary_tables(result: Result) -> tuple[Table, ...]:
             (False, True, True),
         ),
         Table(
-            "Processors",
-            ("processor", "busy (us)", "utilization"),
+            "Processors (us; busy includes sync_wait and a stream's transfers)",
+            ("processor", "busy", "utilization", *BREAKDOWN_KEYS),
             tuple(
-                (path, _us(s.busy_us), _percent(s.utilization))
+                (
+                    path,
+                    _us(s.busy_us),
+                    _percent(s.utilization),
+                    *(_us(s.breakdown_us.get(key, 0.0)) for key in BREAKDOWN_KEYS),
+                )
                 for path, s in result.processors.items()
             ),
-            (False, True, True),
+            (False, True, True, *(True for _ in BREAKDOWN_KEYS)),
         ),
         Table(
             "Levels",
@@ -162,11 +168,11 @@ def format_summary(result: Result) -> str:
     capture        0.000   0.0%
     idle           4.000  50.0%
     <BLANKLINE>
-    Processors
-    processor  busy (us)  utilization
-    ---------  ---------  -----------
-    host           1.000        25.0%
-    gpu0           3.000        75.0%
+    Processors (us; busy includes sync_wait and a stream's transfers)
+    processor   busy  utilization  dispatch  launch  compute  transfer  sync_wait  capture   idle
+    ---------  -----  -----------  --------  ------  -------  --------  ---------  -------  -----
+    host       1.000        25.0%     0.000   1.000    0.000     0.000      0.000    0.000  3.000
+    gpu0       3.000        75.0%     0.000   0.000    3.000     0.000      0.000    0.000  1.000
     <BLANKLINE>
     Peak memory
     memory       peak

@@ -43,10 +43,11 @@ FORMAT = "hetsim-sweep/1"
 """The ``format`` of a results file's header line."""
 
 _STATS: Mapping[str, tuple[str, tuple[str, ...]]] = {
-    "processors": ("path", tuple(f.name for f in fields(ProcessorStats))),
+    "processors": ("path", tuple(f.name for f in fields(ProcessorStats) if f.type == "float")),
     "links": ("link", tuple(f.name for f in fields(LinkStats))),
 }
-"""The result's keys of named stats: what names them, and their numbers (`Result.to_dict`)."""
+"""The result's keys of named stats: what names them, and their numbers (`Result.to_dict`; a
+processor's ``breakdown_us`` is a mapping, not a number)."""
 METRICS = (
     "makespan_us",
     "breakdown_us.<category>",

@@ -14,7 +14,10 @@ vdevice0/npu       [6, 8.5]                     2.5      0.25
 
 Breakdown: dispatch 1 + 1 + 0.5 = 2.5; launch 2 + 2 (invoke) + 0.5 = 4.5; compute 4 + 2 + 2.5 = 8.5;
 transfer 2 (the stream's copy; the link's span is not a processor's); sync_wait 4 + 2.5 = 6.5;
-capture 0; idle 0 + 4 + 6.5 + 7.5 = 18.
+capture 0; idle 0 + 4 + 6.5 + 7.5 = 18. Per processor (`PROCESSOR_BREAKDOWN`): the host's
+dispatch 1 + 1, launch 2 + 2 (the invoke) and sync_wait 4; gpu0's compute 4 + 2, transfer 2 and
+idle 4; vdevice0/host's dispatch, launch 0.5 each, sync_wait 2.5, idle 6.5; the NPU's compute
+2.5, idle 7.5.
 """
 
 from __future__ import annotations
@@ -70,3 +73,15 @@ def two_level_record(**changes: object) -> RunRecord:
     }
     fields.update(changes)
     return RunRecord(**fields)  # type: ignore[arg-type]
+
+
+def _keys(**figures: float) -> dict[str, float]:
+    return {**dict.fromkeys(BREAKDOWN, 0.0), **figures}
+
+
+PROCESSOR_BREAKDOWN = {
+    "host": _keys(dispatch=2.0, launch=4.0, sync_wait=4.0),
+    "gpu0": _keys(compute=6.0, transfer=2.0, idle=4.0),
+    "vdevice0/host": _keys(dispatch=0.5, launch=0.5, sync_wait=2.5, idle=6.5),
+    "vdevice0/npu": _keys(compute=2.5, idle=7.5),
+}

@@ -20,7 +20,15 @@ from hetsim.api import simulate
 from hetsim.errors import SimulationError
 from hetsim.report import BREAKDOWN_KEYS, LinkStats, ProcessorStats, Result, format_summary
 from hetsim.sim.records import RunRecord, Span
-from tests.report.scenarios import BREAKDOWN, BUSY, LINK, two_level_record
+from tests.report.scenarios import (
+    BREAKDOWN,
+    BUSY,
+    LINK,
+    PROCESSOR_BREAKDOWN,
+    two_level_record,
+)
+
+BREAKDOWN_ZERO = dict.fromkeys(BREAKDOWN_KEYS, 0.0)
 
 
 @pytest.fixture
@@ -38,11 +46,25 @@ def test_busy_time_is_the_union_of_a_processors_streams(result: Result) -> None:
 
 
 def test_utilization_is_busy_over_makespan(result: Result) -> None:
-    assert dict(result.processors) == {
-        "host": ProcessorStats(10.0, 1.0),
-        "gpu0": ProcessorStats(6.0, 0.6),
-        "vdevice0/host": ProcessorStats(3.5, 0.35),
-        "vdevice0/npu": ProcessorStats(2.5, 0.25),
+    assert {p: (s.busy_us, s.utilization) for p, s in result.processors.items()} == {
+        "host": (10.0, 1.0),
+        "gpu0": (6.0, 0.6),
+        "vdevice0/host": (3.5, 0.35),
+        "vdevice0/npu": (2.5, 0.25),
+    }
+
+
+def test_each_processor_has_its_own_breakdown_and_they_sum_to_the_runs(result: Result) -> None:
+    # the busy time alone did not tell a host waiting in a SYNC from one computing: the host
+    # read 100% busy with no compute at all
+    by_processor = {p: dict(s.breakdown_us) for p, s in result.processors.items()}
+    assert by_processor == PROCESSOR_BREAKDOWN
+    for key in BREAKDOWN_KEYS:
+        assert sum(b[key] for b in by_processor.values()) == result.breakdown_us[key]
+    assert result.to_dict()["processors"]["gpu0"] == {
+        "busy_us": 6.0,
+        "utilization": 0.6,
+        "breakdown_us": PROCESSOR_BREAKDOWN["gpu0"],
     }
 
 
@@ -84,9 +106,11 @@ def test_untraced_run_takes_its_figures_from_the_engines_sums() -> None:
         "idle": 4.0,
     }
     assert dict(result.processors) == {
-        "host": ProcessorStats(10.0, 1.0),
-        "gpu0": ProcessorStats(6.0, 0.6),
-    }
+        "host": ProcessorStats(10.0, 1.0, {**BREAKDOWN_ZERO, "dispatch": 2.0, "launch": 4.0,
+                                           "sync_wait": 4.0}),
+        "gpu0": ProcessorStats(6.0, 0.6, {**BREAKDOWN_ZERO, "compute": 4.0, "transfer": 2.0,
+                                          "idle": 4.0}),
+    }  # fmt: skip
     assert dict(result.links) == {LINK: LinkStats(bytes=8000, busy_us=2.0)}
 
 
@@ -149,10 +173,12 @@ def test_to_dict_holds_every_figure(result: Result) -> None:
         "makespan_us": 10.0,
         "breakdown_us": BREAKDOWN,
         "processors": {
-            "host": {"busy_us": 10.0, "utilization": 1.0},
-            "gpu0": {"busy_us": 6.0, "utilization": 0.6},
-            "vdevice0/host": {"busy_us": 3.5, "utilization": 0.35},
-            "vdevice0/npu": {"busy_us": 2.5, "utilization": 0.25},
+            path: {
+                "busy_us": busy,
+                "utilization": busy / 10.0,
+                "breakdown_us": PROCESSOR_BREAKDOWN[path],
+            }
+            for path, busy in BUSY.items()
         },
         "links": {LINK: {"bytes": 8000, "busy_us": 2.0}},
         "levels": {},  # the record names no levels

@@ -28,13 +28,13 @@ sync_wait      6.500  16.2%
 capture        0.000   0.0%
 idle          18.000  45.0%
 
-Processors
-processor      busy (us)  utilization
--------------  ---------  -----------
-host              10.000       100.0%
-gpu0               6.000        60.0%
-vdevice0/host      3.500        35.0%
-vdevice0/npu       2.500        25.0%
+Processors (us; busy includes sync_wait and a stream's transfers)
+processor        busy  utilization  dispatch  launch  compute  transfer  sync_wait  capture   idle
+-------------  ------  -----------  --------  ------  -------  --------  ---------  -------  -----
+host           10.000       100.0%     2.000   4.000    0.000     0.000      4.000    0.000  0.000
+gpu0            6.000        60.0%     0.000   0.000    6.000     2.000      0.000    0.000  4.000
+vdevice0/host   3.500        35.0%     0.500   0.500    0.000     0.000      2.500    0.000  6.500
+vdevice0/npu    2.500        25.0%     0.000   0.000    2.500     0.000      0.000    0.000  7.500
 
 Links
 link                  bytes  busy (us)
@@ -46,6 +46,9 @@ memory       peak
 --------  -------
 host.mem  4.0 KiB
 gpu0.mem  7.8 KiB"""
+
+
+PROCESSORS = "Processors (us; busy includes sync_wait and a stream's transfers)"
 
 
 @pytest.fixture
@@ -60,7 +63,7 @@ def test_plain_summary_shows_every_figure(result: Result) -> None:
 def test_summary_leaves_out_empty_tables() -> None:
     record = two_level_record(links=(), link_bytes={}, peak_memory_bytes={}, spans=())
     titles = [table.title for table in summary_tables(Result.from_record(record))]
-    assert titles == ["Run", "Breakdown (summed over processors)", "Processors"]
+    assert titles == ["Run", "Breakdown (summed over processors)", PROCESSORS]
 
 
 def test_rich_summary_holds_the_same_rows(result: Result) -> None:
