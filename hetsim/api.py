@@ -13,6 +13,7 @@ import dataclasses
 import math
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -163,6 +164,15 @@ def _fastest(
     """`fastest_plan` on compiled plans, each timed by `run` (`simulate` runs them as it runs
     the winner: with its CUDA-graph strategy): the winner's program, which `simulate` then runs
     rather than compiling its plan a second time."""
+    makespans = _makespans(programs, run)
+    return programs[makespans.index(min(makespans))]
+
+
+def _makespans(
+    programs: Sequence[PlanProgram], run: Callable[[PlanProgram], RunRecord]
+) -> list[float]:
+    """Each program's makespan as `run` times it, infinite for one that cannot run; the first
+    one's error when none can."""
     makespans: list[float] = []
     first: SimulationError | None = None  # a run that finishes has a finite makespan
     for program in programs:
@@ -175,7 +185,7 @@ def _fastest(
             makespans.append(record.makespan_us)
     if first is not None and min(makespans) == math.inf:
         raise first
-    return programs[makespans.index(min(makespans))]
+    return makespans
 
 
 PLAN_CACHE_SIZE = 8
@@ -407,11 +417,21 @@ def simulate(
             cuda_graph=cuda_graph, buckets=opts.buckets, graph_devices=graph_devices,
         )  # fmt: skip
 
+    candidates: dict[str, float] = {}  # the cost policy's plans by name -> makespan, in order
+    kept_name: list[str] = []  # the name of the one it kept
+
     def program_of(values: Mapping[str, np.ndarray] | None) -> PlanProgram:
         if partition == "cost":  # its choice depends on the run's shapes: never cached
             plans = _cost_candidates(plan_of, rules, values, platform)
             programs = [compile_plan(graph, platform, plan) for plan in plans]
-            chosen = _fastest(programs, timed)
+            makespans = _makespans(programs, timed)
+            chosen = programs[makespans.index(min(makespans))]
+            candidates.clear()
+            candidates.update(
+                (COST_CANDIDATES[plan.policy], us)
+                for plan, us in zip(plans, makespans, strict=True)
+            )
+            kept_name[:] = [COST_CANDIDATES[chosen.plan.policy]]
             # a baseline that won is the cost policy's choice too (an idle device's note says
             # so), its rule the policy's own: no op was placed by a user's rule (compiling
             # reads none of these three fields)
@@ -464,12 +484,38 @@ def simulate(
         ]
         record = dataclasses.replace(record, extra={**record.extra, "cuda_graph_notes": notes})
     idle = (*_idle_notes(program, platform, graph, metas), *program.plan.notes)
+    if kept_name:  # which of the cost policy's plans ran, and what the others took
+        idle = (*idle, _kept_note(candidates, kept_name[0]))
+        chosen = {"cost_candidates_us": dict(candidates), "cost_kept": kept_name[0]}
+        record = dataclasses.replace(record, extra={**record.extra, **chosen})
     if idle:
         record = dataclasses.replace(record, extra={**record.extra, "placement_notes": list(idle)})
     stale = declared_shape_notes(graph, metas)
     if stale:  # the run goes on, as onnxruntime's does
         record = dataclasses.replace(record, extra={**record.extra, "shape_notes": stale})
     return Result.from_record(record)
+
+
+COST_CANDIDATES: Mapping[str, str] = MappingProxyType(
+    {"cost": "cost", "capability": "capability", "rules": "root host"}
+)
+"""The name of each plan the ``cost`` policy times, by the policy that made it (`_cost_candidates`:
+its own, the capability plan, and every op on the root host by a rule)."""
+
+
+def _kept_note(candidates: Mapping[str, float], kept: str) -> str:
+    """The note of which of the cost policy's plans `simulate` kept, and what each took.
+
+    >>> _kept_note({"cost": 12.5, "capability": 10.0, "root host": math.inf}, "capability")
+    ... # doctest: +NORMALIZE_WHITESPACE
+    'partition cost: kept the capability plan; simulated us: cost 12.500, capability 10.000,
+    root host cannot run'
+    """
+    times = ", ".join(
+        f"{name} {us:,.3f}" if us < math.inf else f"{name} cannot run"
+        for name, us in candidates.items()
+    )
+    return f"partition cost: kept the {kept} plan; simulated us: {times}"
 
 
 def _cost_candidates(

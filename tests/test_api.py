@@ -1106,7 +1106,9 @@ def test_the_cost_policy_keeps_every_op_on_the_host_where_offload_is_slower() ->
     assert result.makespan_us == on_host.makespan_us
     assert set(result.placement.values()) == {"host"}
     assert result.to_dict()["extra"]["placement_notes"] == [
-        "gpu0 runs none of the 33 ops: placed on host by the cost policy (33)"
+        "gpu0 runs none of the 33 ops: placed on host by the cost policy (33)",
+        "partition cost: kept the root host plan; simulated us: cost 81.676, capability 167.645, "
+        "root host 68.221",
     ]
 
 

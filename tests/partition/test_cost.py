@@ -234,3 +234,26 @@ def test_cost_keeps_off_a_device_reached_over_a_link_that_gives_no_time() -> Non
     ) == {"gpu0"}
     plan = partition(squeezenet, build_platform(Target(target)), "cost")
     assert set(plan.placement.values()) == {"host"}
+
+
+def test_a_cost_run_says_which_of_its_plans_it_kept_and_what_each_took() -> None:
+    # it kept the fastest of three plans and said nothing of which: on arm-riscv-soc the cost
+    # policy's ResNet-50 equals the capability run, which read as the policy finding nothing
+    graph = load_model("cnn")
+    found = simulate(graph, "arm-riscv-soc", mode="timing", partition="cost")
+    times = found.record.extra["cost_candidates_us"]
+    assert list(times) == ["cost", "capability", "root host"]
+    assert times["capability"] == simulate(graph, "arm-riscv-soc", mode="timing").makespan_us
+    everything_on_host = [{"op": "*", "device": "host"}]
+    assert (
+        times["root host"]
+        == simulate(
+            graph, "arm-riscv-soc", mode="timing", partition="rules", rules=everything_on_host
+        ).makespan_us
+    )
+    kept = found.record.extra["cost_kept"]
+    assert times[kept] == min(times.values()) == found.makespan_us
+    shown = ", ".join(f"{name} {us:,.3f}" for name, us in times.items())
+    note = f"partition cost: kept the {kept} plan; simulated us: {shown}"
+    assert found.record.extra["placement_notes"][-1] == note
+    assert "cost_kept" not in simulate(graph, "arm-riscv-soc", mode="timing").record.extra
