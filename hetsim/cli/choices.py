@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 
-from hetsim.errors import close_name
+from hetsim.errors import HetsimError, close_name
 
-__all__ = ["POLICY_NAMES", "STRATEGY_NAMES", "check_choice", "choice_type"]
+__all__ = ["POLICY_NAMES", "STRATEGY_NAMES", "check_choice", "check_rules_given", "choice_type"]
 
 POLICY_NAMES = ("capability", "cost", "rules")
 """The partition policies (`hetsim.partition.POLICIES`), in the order ``--help`` lists them."""
@@ -60,3 +60,19 @@ def choice_type(names: Sequence[str]) -> Callable[[str], str]:
         return check_choice(text, names)
 
     return parse
+
+
+def check_rules_given(partition: str, rules: object) -> None:
+    """Refuse ``--partition rules`` without ``--rules`` in the options' own words (the API's
+    "rules: expected a list of rules or a YAML file for policy 'rules', got None" named an
+    argument the command line does not have).
+
+    >>> check_rules_given("rules", None)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.HetsimError: --partition rules: expected --rules FILE (the placement rules), ...
+    """
+    if partition == "rules" and rules is None:
+        raise HetsimError(
+            "--partition rules: expected --rules FILE (the placement rules), got none"
+        )

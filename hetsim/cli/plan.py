@@ -15,7 +15,7 @@ import argparse
 import json
 import sys
 
-from hetsim.cli.choices import POLICY_NAMES, choice_type
+from hetsim.cli.choices import POLICY_NAMES, check_rules_given, choice_type
 from hetsim.cli.dims import add_dims_option, no_input_values
 from hetsim.cli.files import input_path
 from hetsim.ir import check_graph_dims, format_dims
@@ -62,6 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 def show_plan(args: argparse.Namespace) -> int:
     """Print the plan of ``args.model`` on ``args.target`` as text (or JSON)."""
+    check_rules_given(args.partition, args.rules)
     graph = load_model(args.model)
     dims = dict(check_graph_dims(graph, args.dims))
     platform = build_platform(Target(args.target))

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.cli.choices import POLICY_NAMES, STRATEGY_NAMES, choice_type
+from hetsim.cli.choices import POLICY_NAMES, STRATEGY_NAMES, check_rules_given, choice_type
 from hetsim.cli.counts import parse_seed
 from hetsim.cli.dims import add_dims_option
 from hetsim.cli.files import input_path, png_file, suffixed_file, writing
@@ -190,6 +190,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
             f"--save-outputs: expected --mode functional (timing mode computes no values), "
             f"got {args.mode!r}"
         )
+    check_rules_given(args.partition, args.rules)
     options: dict[str, Any] = {"seed": args.seed, "mode": args.mode}
     if not args.fuse:
         options["fuse"] = False

@@ -150,6 +150,18 @@ def test_run_passes_the_partition_policy_and_rules(
     assert (call["partition"], call["rules"]) == ("rules", rules)
 
 
+@pytest.mark.parametrize("command", ["run", "plan"])
+def test_partition_rules_without_rules_says_which_option_is_missing(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # it said "rules: expected a list of rules or a YAML file for policy 'rules', got None",
+    # the API's words for an argument the command line does not have
+    assert main([command, "cnn", "--target", "arm-riscv-soc", "--partition", "rules"]) == 1
+    assert capsys.readouterr().err == (
+        "error: --partition rules: expected --rules FILE (the placement rules), got none\n"
+    )
+
+
 def test_run_json_prints_the_result_dict(
     calls: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
 ) -> None:
