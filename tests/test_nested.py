@@ -218,6 +218,15 @@ def test_a_level_is_busy_for_its_processors_summed_longer_than_the_run() -> None
     assert "busy, summed (us)" in format_summary(result)
 
 
+def test_the_levels_table_names_what_its_columns_sum() -> None:
+    # "dispatch (us)" summed the host's dispatch, launch and invoke time (536.466 us for
+    # arm-riscv-soc's vdevice0, whose dispatch alone is 48.6), and "link bytes" read 0 B for a
+    # root whose host link the nested level owns
+    result = simulate("cnn", "arm-riscv-soc", mode="timing")
+    header = next(line for line in format_summary(result).splitlines() if line.startswith("level "))
+    assert re.split(r"\s{2,}", header)[-2:] == ["host dispatch+launch (us)", "bytes on its links"]
+
+
 @pytest.mark.parametrize("name", ["v--d", "soc--npu"])
 def test_a_level_named_with_dashes_keeps_its_link_bytes(name: str) -> None:
     # the level of a link was read off its name, split at the last "--": a device named so

@@ -86,7 +86,14 @@ def summary_tables(result: Result) -> tuple[Table, ...]:
         ),
         Table(
             "Levels",
-            ("level", "host", "processors", "busy, summed (us)", "dispatch (us)", "link bytes"),
+            (
+                "level",
+                "host",
+                "processors",
+                "busy, summed (us)",
+                "host dispatch+launch (us)",
+                "bytes on its links",
+            ),
             tuple(
                 (
                     path or "(root)",
