@@ -71,18 +71,22 @@ def render_tree(target: Target | Any) -> str:
     `Target` or anything `Target` takes (a tag name, a spec: it had failed on a name).
 
     >>> from hetsim.target.tree import Target
-    >>> print(render_tree(Target({"kind": "npu", "name": "npu"})))
-    hetero
+    >>> print(render_tree(Target({"kind": "npu", "name": "npu"})))  # the level takes its name
+    npu: hetero
     ├─ host: riscv-cpu  4 x 1.5 GHz, 12 GFLOP/s, mem 11.2 GB/s
     ├─ executor: vm  dispatch_us=0.27, is_static=False
     ├─ runtime: cpp  alloc_us=0.5, free_us=0.2, call_us=0.1
     └─ npu: npu  1 x 1 GHz, 2048 GFLOP/s, mem 16 GB/s
+    >>> print(render_tree(Target({"tag": "x86-h100", "name": "lab"})).splitlines()[0])
+    lab: hetero[x86-h100]
     """
     from hetsim.target.tree import Target  # tree imports this module
 
     if not isinstance(target, Target):
         target = Target(target)
     head = describe(target) if not target.is_composite else _head(target)
+    if target.is_composite and target.name:  # a root named so: commands show it by this name
+        head = f"{target.name}: {head}"
     lines = [f"{head}  {_figures(target, is_device=False)}".rstrip()]
     lines += _children(target, "")
     return "\n".join(lines)
