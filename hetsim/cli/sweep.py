@@ -171,14 +171,23 @@ def best_rows(records: list[dict[str, Any]], spec: SweepSpec) -> tuple[list[str]
     >>> runs = [{"index": 0, "id": "ab12", "status": "ok", "params": {"model": "mlp"},
     ...          "result": {"makespan_us": 21.44625}}]
     >>> best_rows(runs, spec)
-    (['model', 'makespan_us', 'point', 'parameters'], [['mlp', '21.446', 'ab12', '-']])
+    (['model', 'makespan_us', 'tied', 'point', 'parameters'], [['mlp', '21.446', '1', 'ab12', '-']])
+
+    ``tied`` counts the model's points whose metric equals the best one's (1: the best alone):
+    where a varied value changes nothing, every point ties, and the first one's parameters
+    shown alone had read as the best choice.
     """
-    header = ["model", spec.metric, "point", "parameters"]
+    header = ["model", spec.metric, "tied", "point", "parameters"]
     rows = []
     for model, record in best_points(records, spec.metric).items():
-        value = f"{metric_value(record, spec.metric):.3f}"
+        best = metric_value(record, spec.metric)
+        tied = sum(
+            1
+            for other in records
+            if other["params"]["model"] == model and metric_value(other, spec.metric) == best
+        )
         others = {k: v for k, v in record["params"].items() if k != "model"}
-        rows.append([model, value, record["id"], _params_text(others) or "-"])
+        rows.append([model, f"{best:.3f}", str(tied), record["id"], _params_text(others) or "-"])
     return header, rows
 
 

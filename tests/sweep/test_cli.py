@@ -15,7 +15,14 @@ from hetsim import cli
 from hetsim.api import simulate
 from hetsim.cli import sweep as sweep_cli
 from hetsim.errors import SweepError
-from hetsim.sweep import Point, SweepProgress, read_results, run_sweep, simulate_point
+from hetsim.sweep import (
+    Point,
+    SweepProgress,
+    load_sweep,
+    read_results,
+    run_sweep,
+    simulate_point,
+)
 
 SWEEP_YAML = """\
 name: cli
@@ -61,6 +68,24 @@ def test_table_and_plot(sweep_file: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "executor.dispatch_us=0.5" in captured.out
     assert f"wrote plot to {png}" in captured.err
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_table_counts_the_points_that_tie_with_the_best(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a root's link is read by nothing: its three values tie, and the first one's value alone
+    # in the table had read as the best bandwidth
+    path = tmp_path / "ties.yaml"
+    path.write_text(
+        "target: arm-riscv-soc\nmodels: [mlp]\nvary:\n  link.bandwidth_gbps: [1, 2, 4]\n"
+    )
+    spec = load_sweep(path)
+    header, rows = sweep_cli.best_rows(run_sweep(spec, workers=0), spec)
+    assert header == ["model", "makespan_us", "tied", "point", "parameters"]
+    makespan = simulate("mlp", "arm-riscv-soc", mode="timing").makespan_us
+    assert [row[:3] for row in rows] == [["mlp", f"{makespan:.3f}", "3"]]
+    assert _run(["sweep", str(path), "--workers", "0"]) == 0
+    assert "tied" in capsys.readouterr().out
 
 
 def test_ctrl_c_says_how_to_resume(
