@@ -165,6 +165,23 @@ def test_sweep_scaling_says_whether_the_speedup_goal_is_met(
     assert line in capsys.readouterr().out.splitlines()
 
 
+def test_sim_speed_says_which_goals_its_options_left_unread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # without a 1e5 size or with --skip-functional, those goals were missing from the table
+    # with no word, beside a ratio table headed by the 1e5 goal
+    module = load("sim_speed", monkeypatch)
+    flat = {"goal": "flat over 2 sizes", "graph": "chain", "reading": "cold", "value": 1.0,
+            "limit": 1.5, "met": True}  # fmt: skip
+    lines = module.format_goals([flat]).splitlines()
+    assert lines[-2:] == [
+        "ratio at 1e5 ops      not read: no 1e5-op size in --sizes",
+        "functional added time not read: --skip-functional",
+    ]
+    every = [flat, {**flat, "goal": "ratio at 1e5 ops"}, {**flat, "goal": "functional added time"}]
+    assert "not read" not in module.format_goals(every)
+
+
 def test_dispatch_overhead_usage_names_the_script(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
