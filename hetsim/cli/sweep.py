@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -178,16 +179,14 @@ def best_rows(records: list[dict[str, Any]], spec: SweepSpec) -> tuple[list[str]
     shown alone had read as the best choice.
     """
     header = ["model", spec.metric, "tied", "point", "parameters"]
+    # one pass over the records (a failed point's NaN equals nothing, the best included)
+    seen = Counter((r["params"]["model"], metric_value(r, spec.metric)) for r in records)
     rows = []
     for model, record in best_points(records, spec.metric).items():
         best = metric_value(record, spec.metric)
-        tied = sum(
-            1
-            for other in records
-            if other["params"]["model"] == model and metric_value(other, spec.metric) == best
-        )
         others = {k: v for k, v in record["params"].items() if k != "model"}
-        rows.append([model, f"{best:.3f}", str(tied), record["id"], _params_text(others) or "-"])
+        tied = str(seen[model, best])
+        rows.append([model, f"{best:.3f}", tied, record["id"], _params_text(others) or "-"])
     return header, rows
 
 

@@ -23,7 +23,7 @@ from typing import Any, Literal, TextIO
 from hetsim.errors import Problem, SweepError, is_count, is_items
 from hetsim.located import text_of
 from hetsim.located.paths import name_problem
-from hetsim.report import BREAKDOWN_KEYS, LinkStats, ProcessorStats
+from hetsim.report import BREAKDOWN_KEYS, LinkStats
 from hetsim.sweep.points import SweepSpec, digest
 from hetsim.target.schema import closest
 from hetsim.target.values import finite_float, show_value
@@ -43,11 +43,10 @@ FORMAT = "hetsim-sweep/1"
 """The ``format`` of a results file's header line."""
 
 _STATS: Mapping[str, tuple[str, tuple[str, ...]]] = {
-    "processors": ("path", tuple(f.name for f in fields(ProcessorStats) if f.type == "float")),
+    "processors": ("path", ("busy_us", "utilization")),  # its breakdown_us: a mapping
     "links": ("link", tuple(f.name for f in fields(LinkStats))),
 }
-"""The result's keys of named stats: what names them, and their numbers (`Result.to_dict`; a
-processor's ``breakdown_us`` is a mapping, not a number)."""
+"""The result's keys of named stats: what names them, and their numbers (`Result.to_dict`)."""
 METRICS = (
     "makespan_us",
     "breakdown_us.<category>",
