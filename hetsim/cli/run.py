@@ -213,7 +213,8 @@ def run(args: argparse.Namespace) -> int:
     result = _simulate(args.model, args.target, **_options(args))
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
-    else:
+    else:  # named as plan and compare name theirs: saved summaries are told apart
+        print(f"{args.model} on {args.target}, {args.mode} mode")
         print_summary(result)
     # a strategy that fell back, asked for by --cuda-graph or by the target's cuda_graph flags
     origin = "" if args.cuda_graph is None else f"--cuda-graph {args.cuda_graph}: "

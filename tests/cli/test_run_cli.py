@@ -115,7 +115,8 @@ def test_run_prints_the_summary(
     monkeypatch.setitem(sys.modules, "rich.console", None)
     assert main(["run", "mlp", "--target", "cuda"]) == 0
     expected = format_summary(Result.from_record(two_level_record()))
-    assert capsys.readouterr().out == expected + "\n"
+    # headed by the model and the target as given, which the summary had not named
+    assert capsys.readouterr().out == "mlp on cuda, functional mode\n" + expected + "\n"
     assert calls == [{"model": "mlp", "target": "cuda", "seed": 0, "mode": "functional"}]
 
 
