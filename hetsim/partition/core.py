@@ -293,8 +293,8 @@ def _estimate(
         return propagate_costs(graph, estimate, inputs)
     except OpError as err:  # a shape rule's refusal (not an UnknownValueError: raised as is)
         guessed = [f"{s}={ESTIMATE_DIM}" for s in sorted(estimate) if s not in bound]
-        if not guessed:
-            raise
+        if not guessed or err.op not in dynamic_ops(graph, graph.ops, bound):
+            raise  # no guess, or an op whose shapes no guessed dim reaches: its own error
         # a shape rule that holds at the run's sizes may not at the guess (a Reshape to
         # [-1, 2] of [n]): the rule's message alone named sizes the user never gave
         raise PartitionError(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -66,6 +68,19 @@ def test_a_shape_that_fails_only_at_the_estimate_says_to_bind_the_dims() -> None
     bound = simulate(pairs_graph(), "x86-h100", inputs={"x": np.ones(200, np.float32)},
                      dims={"n": 200})  # fmt: skip
     assert bound.outputs["relu0"].shape == (100, 2)
+
+
+def test_an_op_no_unbound_dim_reaches_is_refused_as_its_own_error() -> None:
+    # its failure had been put on the estimate's n=1 with "bind them with dims=", which no
+    # size of n mends: the op reads only the static y
+    b = GraphBuilder("two")
+    b.op("Relu", b.input("x", ("n",)), name="relu")
+    b.op("Add", b.input("y", (4,)), np.ones(3, np.float32), name="add")
+    graph = b.build()
+    message = "op add (Add): expected broadcastable shapes, got [4] and [3]"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$") as caught:
+        partition(graph, tag_platform("x86-h100"))
+    assert not isinstance(caught.value, PartitionError)
 
 
 def test_input_arrays_of_names_the_graph_lacks_are_refused_by_name() -> None:
