@@ -7,15 +7,14 @@ CUDA-graph replay), the fit of makespan over op count (intercept: fixed cost; sl
 overhead, less the benchmark op's own kernel where the level's host runs it; a fan-out's over its
 branches, its Sum in the fixed cost) and the op size below which that overhead outlasts the
 kernel. Each variant's ops go to the first of its devices that runs them
-(`bench_device`, by the partitioner's capability rule). A variant whose runtime is not in this
-build, or that a tag cannot set up (no device runs the ops, a runtime that cannot run the
-executor), is reported as not available, with the reason; its numbers are never made up.
+(`bench_device`, by the partitioner's capability rule). A variant a tag cannot set up (no device
+runs the ops, a runtime that cannot run the executor) is reported as not available, with the
+reason; its numbers are never made up.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -37,7 +36,6 @@ from hetsim.partition import partition, refusals
 from hetsim.platform import Platform, Processor
 from hetsim.runtime import compile_plan
 from hetsim.runtime.cuda_graph import capture_program
-from hetsim.sim import SimOptions
 from hetsim.sim.capture import run_graph_program
 from hetsim.sim.graphs import GraphCache
 from hetsim.target import RUNTIMES, TAGS, Target
@@ -132,8 +130,6 @@ class Variant:
     applies: Callable[[Target], bool]
     setup: Callable[[Target], tuple[Target, dict[str, Any]]]
     """The target to simulate and the options of `simulate`, less the rules placing the ops."""
-    missing: Callable[[], str | None]
-    """Why this build cannot run the variant, or None when it can."""
     choices: Callable[[Target], list[str]] = _root_choices
     """Where the ops may go, in order: `bench_device` takes the first that runs them."""
     among: str = "device of the root level"
@@ -217,33 +213,6 @@ def _rules(device: str, types: tuple[str, ...]) -> dict[str, Any]:
     return {"partition": "rules", "rules": [{"op": t, "device": device} for t in types]}
 
 
-def _compilers() -> set[str]:
-    import hetsim.runtime
-
-    return set(getattr(hetsim.runtime, "COMPILERS", {}))
-
-
-def _needs_graph_executor() -> str | None:
-    if "graph" in _compilers():
-        return None
-    return "no graph-executor compiler in hetsim.runtime (COMPILERS)"
-
-
-def _needs_rules() -> str | None:
-    if "partition" not in inspect.signature(simulate).parameters:
-        return "simulate() takes no partition= (placing the ops needs the partitioner)"
-    return None
-
-
-def _needs_nested() -> str | None:
-    return _needs_rules() or _needs_graph_executor()
-
-
-def _needs_cuda_graph() -> str | None:
-    fields = {f.name for f in dataclasses.fields(SimOptions)}
-    return None if "cuda_graph" in fields else "SimOptions has no cuda_graph option"
-
-
 VARIANTS: dict[str, Variant] = {
     v.name: v
     for v in (
@@ -253,14 +222,12 @@ VARIANTS: dict[str, Variant] = {
             " on its host)",
             lambda t: True,
             lambda t: (_with_executor(t, "vm"), {}),
-            _needs_rules,
         ),
         Variant(
             "graph",
             "the root level run by a graph executor instead of the VM, same placement",
             lambda t: True,
             lambda t: (_with_executor(t, "graph"), {}),
-            _needs_graph_executor,
         ),
         Variant(
             "nested",
@@ -268,7 +235,6 @@ VARIANTS: dict[str, Variant] = {
             " a fan-out's Sum stays with the root)",
             lambda t: bool(_levels(t)),
             lambda t: (t, {}),
-            _needs_nested,
             _levels,
             "nested level",
             ("Relu",),
@@ -278,7 +244,6 @@ VARIANTS: dict[str, Variant] = {
             "the root VM replaying the whole model as one CUDA graph (tags with a root GPU)",
             lambda t: bool(_gpus(t)),
             lambda t: (_with_executor(t, "vm"), {"cuda_graph": "whole"}),
-            _needs_cuda_graph,
             _gpus,
             "GPU of the root level",
         ),
@@ -464,9 +429,6 @@ def bench_row(tag: str, variant: Variant, shape: str, ops: Sequence[int]) -> Ben
     target = Target(tag)
     if not variant.applies(target):
         return BenchRow(tag, variant.name, shape, note="n/a for this tag")
-    reason = variant.missing()
-    if reason:
-        return BenchRow(tag, variant.name, shape, note=f"not available: {reason}")
     try:
         chosen, options = variant.setup(target)
         device, dtype = bench_device(chosen, variant, shape)

@@ -11,7 +11,7 @@ import pytest
 
 import hetsim.calibrate.benchreport as benchreport
 from hetsim.calibrate import VARIANTS, bench_dispatch, platform_tags
-from hetsim.calibrate.bench import Variant, bench_row, fanout_graph
+from hetsim.calibrate.bench import bench_row, fanout_graph
 from hetsim.calibrate.benchreport import bench_table, plot_bench
 from hetsim.calibrate.fit import fit_line
 from hetsim.cli import bench as bench_cli
@@ -141,15 +141,6 @@ def test_levels_the_tag_lacks_are_not_applicable(host_only: str) -> None:
     assert notes[("nested", "chain")] == "n/a for this tag"
     assert notes[("cuda-graph", "fanout")] == "n/a for this tag"
     assert len(rows) == len(VARIANTS) * 2
-
-
-def test_missing_runtime_is_reported_not_faked(host_only: str) -> None:
-    absent = Variant(
-        "x", "a runtime not built", lambda t: True, lambda t: (t, {}), lambda: "no such runtime"
-    )
-    row = bench_row(host_only, absent, "chain", (1, 10))
-    assert (row.is_available, row.note) == (False, "not available: no such runtime")
-    assert row.makespan_us == ()
 
 
 def test_platform_tags_are_the_shipped_platforms() -> None:
