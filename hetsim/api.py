@@ -155,24 +155,16 @@ def fastest_plan(
             program, platform, metas, dims=dims, is_functional=False, trace=False, costs=costs
         )
 
-    return _fastest(programs, timed).plan
+    return _fastest(programs, timed)[0].plan
 
 
 def _fastest(
     programs: Sequence[PlanProgram], run: Callable[[PlanProgram], RunRecord]
-) -> PlanProgram:
+) -> tuple[PlanProgram, list[float]]:
     """`fastest_plan` on compiled plans, each timed by `run` (`simulate` runs them as it runs
     the winner: with its CUDA-graph strategy): the winner's program, which `simulate` then runs
-    rather than compiling its plan a second time."""
-    makespans = _makespans(programs, run)
-    return programs[makespans.index(min(makespans))]
-
-
-def _makespans(
-    programs: Sequence[PlanProgram], run: Callable[[PlanProgram], RunRecord]
-) -> list[float]:
-    """Each program's makespan as `run` times it, infinite for one that cannot run; the first
-    one's error when none can."""
+    rather than compiling its plan a second time, and each program's makespan (infinite for one
+    that cannot run; the first one's error when none can)."""
     makespans: list[float] = []
     first: SimulationError | None = None  # a run that finishes has a finite makespan
     for program in programs:
@@ -185,7 +177,7 @@ def _makespans(
             makespans.append(record.makespan_us)
     if first is not None and min(makespans) == math.inf:
         raise first
-    return makespans
+    return programs[makespans.index(min(makespans))], makespans
 
 
 PLAN_CACHE_SIZE = 8
@@ -424,8 +416,7 @@ def simulate(
         if partition == "cost":  # its choice depends on the run's shapes: never cached
             plans = _cost_candidates(plan_of, rules, values, platform)
             programs = [compile_plan(graph, platform, plan) for plan in plans]
-            makespans = _makespans(programs, timed)
-            chosen = programs[makespans.index(min(makespans))]
+            chosen, makespans = _fastest(programs, timed)
             candidates.clear()
             candidates.update(
                 (COST_CANDIDATES[plan.policy], us)
