@@ -21,12 +21,9 @@ __all__ = [
     "format_bytes",
     "format_flops",
     "format_sizes",
-    "gbits_to_gbps",
     "gbps_to_bytes_per_us",
     "gflops_to_flops_per_us",
     "gib_to_bytes",
-    "kib_to_bytes",
-    "mib_to_bytes",
     "transfer_us",
 ]
 
@@ -53,15 +50,6 @@ def gflops_to_flops_per_us(gflops: float) -> float:
     return gflops * 1e3
 
 
-def gbits_to_gbps(gbits_per_s: float) -> float:
-    """GB/s carried by a link quoted in Gb/s (network links are sold in bits).
-
-    >>> gbits_to_gbps(100)
-    12.5
-    """
-    return gbits_per_s / 8
-
-
 def transfer_us(size_bytes: float, bandwidth_gbps: float, latency_us: float) -> float:
     """Time to move `size_bytes` over an idle link: latency plus size over bandwidth.
 
@@ -69,24 +57,6 @@ def transfer_us(size_bytes: float, bandwidth_gbps: float, latency_us: float) -> 
     3.0
     """
     return latency_us + size_bytes / gbps_to_bytes_per_us(bandwidth_gbps)
-
-
-def kib_to_bytes(kib: float) -> int:
-    """Bytes in the given count of binary units.
-
-    >>> kib_to_bytes(128)
-    131072
-    """
-    return int(kib * BYTES_PER_KIB)
-
-
-def mib_to_bytes(mib: float) -> int:
-    """Bytes in the given count of binary units.
-
-    >>> mib_to_bytes(1.5)
-    1572864
-    """
-    return int(mib * BYTES_PER_MIB)
 
 
 def gib_to_bytes(gib: float) -> int:

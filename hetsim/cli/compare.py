@@ -44,7 +44,7 @@ own cap, is the same number (written out here: the parser is built without impor
 engine)."""
 
 MAX_BUCKET = 2**63 - 1
-"""``--buckets``' largest size: an int64, as ONNX holds dims. `hetsim.compare.MAX_SIZE`, the
+"""``--buckets``' largest size: an int64, as ONNX holds dims. `hetsim.compare.traces.MAX_SIZE`, the
 largest number of a ``--seq-dist`` spec or a ``--shapes`` file, is the same number (written out
 here, as `MAX_ITERATIONS` is)."""
 

@@ -187,9 +187,9 @@ def checked_ops(graph: str, ops: object) -> tuple[Op, ...]:
 
 RESERVED_OP_NAMES = frozenset({"(return)", "(load)", "(stage)", "(graph pool)"})
 """The names the engine gives its own steps in place of an op's (a result's copy for RET, a
-resident input, a routed copy's staging buffer, a CUDA graph's pool: `hetsim.runtime.RETURN_OP`,
-`hetsim.sim.steps`' ``*_OP``), which no op may take: an op named ``(stage)`` that ran out of
-memory crashed the message meant for a staged copy."""
+resident input, a routed copy's staging buffer, a CUDA graph's pool:
+`hetsim.runtime.bytecode.RETURN_OP`, `hetsim.sim.steps`' ``*_OP``), which no op may take: an op
+named ``(stage)`` that ran out of memory crashed the message meant for a staged copy."""
 
 
 def _check_op_names(graph: str, ops: Iterable[Op]) -> None:

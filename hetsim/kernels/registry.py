@@ -16,7 +16,7 @@ import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -118,8 +118,6 @@ Grouping = tuple[int, ...] | tuple[tuple[int, ...], ...] | str
 OneType = Grouping | Mapping[int, Grouping]
 """`register`'s ``one_type``: a `Grouping`; or, for an op whose schema regrouped its types, a
 mapping from the opset each grouping holds from."""
-
-T = TypeVar("T")
 
 
 def register(

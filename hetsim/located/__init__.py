@@ -152,7 +152,7 @@ def _step(node: yaml.Node, rest: str) -> tuple[yaml.Node, int, str] | None:
         return None
     keys = sorted((str(k.value) for k, _ in node.value), key=len, reverse=True)
     for key in keys:  # the longest key that is a whole part of `rest`: keys may hold dots
-        written = key or "''"  # a path writes an empty key so (`hetsim.target.join_path`)
+        written = key or "''"  # a path writes an empty key so (`hetsim.target.schema.join_path`)
         if rest == written or rest.startswith((f"{written}.", f"{written}[")):
             return _key(node, key, rest[len(written) :].removeprefix("."))
     for key, value in node.value:  # `rest` is a whole part of a key: the first such key
