@@ -49,17 +49,24 @@ from hetsim.target.tvm_writer import spec_to_tvm
 
 __all__ = ["TVM_OPTION_TYPES", "tvm_to_spec"]
 
-# Options that steer TVM's code generation and mean nothing to the simulation.
-_CODEGEN_OPTIONS = frozenset(
-    {
-        "keys", "device", "libs", "from_device", "target_device_type", "mfloat-abi",
-        "mabi", "march", "fast-math", "fast-math-nnan", "fast-math-ninf", "fast-math-nsz",
+# Options that steer TVM's code generation and mean nothing to the simulation, per TVM kind: the
+# options TVM 0.27 gives that kind (``TargetKind.options_from_name``) that hetsim does not read.
+# An option of another kind is refused, as TVM refuses it (``march`` is no TVM 0.27 option).
+_COMMON_CODEGEN = frozenset({"keys", "device", "libs", "from_device", "target_device_type"})
+_KIND_CODEGEN: dict[str, frozenset[str]] = {
+    "llvm": _COMMON_CODEGEN | {
+        "mfloat-abi", "mabi", "fast-math", "fast-math-nnan", "fast-math-ninf", "fast-math-nsz",
         "fast-math-arcp", "fast-math-contract", "fast-math-reassoc", "opt-level", "cl-opt", "jit",
-        "vector-width", "max_shared_memory_per_block", "max_threads_per_block", "thread_warp_size",
+        "vector-width",
+    },
+    "cuda": _COMMON_CODEGEN | {
+        "max_shared_memory_per_block", "max_threads_per_block", "thread_warp_size",
         "registers_per_block", "l2_cache_size_bytes", "max_num_threads",
-        "workspace-byte-alignment", "constants-byte-alignment",
-    }
-)  # fmt: skip
+    },
+    "ext_dev": _COMMON_CODEGEN,
+    "composite": _COMMON_CODEGEN,
+}  # fmt: skip
+_CODEGEN_OPTIONS = frozenset().union(*_KIND_CODEGEN.values())
 _FEATURE_PREFIX = "feature."
 
 _Reader = Callable[[Mapping[str, Any], str, list[Problem], bool], dict[str, Any]]
@@ -228,16 +235,18 @@ def _kind_of(config: Mapping[str, Any], path: str, problems: list[Problem]) -> _
 def _check_options(
     config: Mapping[str, Any], known: Iterable[str], path: str, problems: list[Problem]
 ) -> None:
+    kind = config.get("kind")
+    codegen = _KIND_CODEGEN.get(kind, frozenset()) if isinstance(kind, str) else frozenset()
     allowed = {"kind", "tag", "model", "host", *known}
     for key in config:
-        if key in allowed or _is_codegen_option(key):
+        if key in allowed or _is_codegen_option(key, codegen):
             continue
-        hint = closest(key, sorted(allowed | _CODEGEN_OPTIONS))
+        hint = closest(key, sorted(allowed | codegen))
         problems.append(Problem(join_path(path, key), "unknown TVM option", hint=hint))
 
 
-def _is_codegen_option(key: object) -> bool:
-    return key in _CODEGEN_OPTIONS or str(key).startswith(_FEATURE_PREFIX)
+def _is_codegen_option(key: object, codegen: frozenset[str] = _CODEGEN_OPTIONS) -> bool:
+    return key in codegen or str(key).startswith(_FEATURE_PREFIX)
 
 
 def _with_cores(config: Mapping[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
@@ -371,11 +380,19 @@ def _read_tvm_tag(config: Mapping[str, Any], path: str, problems: list[Problem])
         problems.append(Problem(join_path(path, "tag"), expected, repr(name), hint))
         return {}
     own = TVM_TAG_OPTIONS.get(name, {})
+    tvm_kind = _tvm_kind_of(own)
+    kind = config.get("kind", tvm_kind)
+    if kind != tvm_kind:  # TVM reads it as that kind, without the tag's options
+        expected = f"expected {tvm_kind!r}, the kind of TVM tag {name!r}"
+        problems.append(Problem(join_path(path, "kind"), expected, repr(kind)))
+        return {}
     # what may change a TVM tag: its host, and num-cores where its kind (llvm) takes it (TVM
     # refuses num-cores on a cuda tag, which had set an H100's 132 SMs to 4)
     overrides = ("host", "num-cores") if _tvm_kind_of(own) == "llvm" else ("host",)
     for key, value in config.items():
-        if key in ("tag", "kind", "model", *overrides) or _is_codegen_option(key):
+        if key in ("tag", "kind", "model", *overrides) or _is_codegen_option(
+            key, _KIND_CODEGEN[tvm_kind]
+        ):
             continue
         if key in own and plain(value) == own[key]:
             continue

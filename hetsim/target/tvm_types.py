@@ -40,12 +40,17 @@ def _is_strings(value: object) -> bool:
     return isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
 
 
+def _is_int64(value: object) -> bool:
+    """Whether TVM takes `value` as an int: a larger one is its ``ffi.BigInt``, which it refuses."""
+    return isinstance(value, Integral) and -(2**63) <= int(value) < 2**63
+
+
 # TVM type -> what a message calls it, and whether a value has it (TVM takes 1 for a bool, and
 # True for an int)
 _TYPE_CHECKS: dict[str, tuple[str, Callable[[object], bool]]] = {
     "str": ("a string", lambda value: isinstance(value, str)),
-    "int": ("an integer", lambda value: isinstance(value, Integral)),
-    "bool": ("a boolean", lambda value: isinstance(value, Integral)),
+    "int": ("an integer", lambda value: _is_int64(value)),
+    "bool": ("a boolean", lambda value: _is_int64(value)),
     "Array<str>": ("a list of strings", _is_strings),
 }
 
@@ -61,6 +66,9 @@ def type_problems(config: Mapping[str, Any], path: str) -> list[Problem]:
         name, has_type = _TYPE_CHECKS[tvm_type]
         value = plain(value)  # an export()'s Map as it came holds TVM's Arrays
         if not has_type(value):
+            # an integer past 64 bits is TVM's ffi.BigInt, which it refuses
+            if tvm_type in ("int", "bool") and isinstance(value, Integral):
+                name = "an integer of at most 64 bits"
             expected = f"expected {name} (TVM's type {tvm_type!r})"
             problems.append(Problem(join_path(path, key), expected, repr(value)))
     for part, where in _parts(config, path):

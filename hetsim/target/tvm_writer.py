@@ -86,8 +86,12 @@ def _write_cpu(node: Mapping[str, Any], path: str, problems: list[Problem]) -> d
     for option in ("mcpu", "mattr"):
         if node.get(option):
             config[option] = node[option]
-    if node.get("cores") is not None:
-        config["num-cores"] = node["cores"]
+    cores = node.get("cores")
+    if isinstance(cores, int) and cores >= 2**63:  # TVM's num-cores is an int64
+        expected = "expected at most 2^63 - 1 cores (TVM's num-cores is a 64-bit integer)"
+        problems.append(Problem(join_path(path, "cores"), expected, str(cores)))
+    elif cores is not None:
+        config["num-cores"] = cores
     return config
 
 

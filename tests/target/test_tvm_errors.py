@@ -257,3 +257,75 @@ def test_an_export_as_tvm_gives_it_is_read_and_its_problems_said_in_its_terms() 
     assert _messages(tvm.target.Target(config).export()) == [
         "devices[1].host.num-cores: expected an integer >= 1, got 0"
     ]
+
+
+# --- a kind given with a TVM tag, options of another kind, ints past 64 bits ------------------
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        # TVM 0.27 reads {"tag": T, "kind": K} as kind K without T's options (an llvm CPU here),
+        # which had read as T's device whatever K said
+        ({"tag": "nvidia/nvidia-h100", "kind": "llvm"},
+         "kind: expected 'cuda', the kind of TVM tag 'nvidia/nvidia-h100', got 'llvm'"),
+        ({"tag": "arm/rasp4b", "kind": "cuda"},
+         "kind: expected 'llvm', the kind of TVM tag 'arm/rasp4b', got 'cuda'"),
+    ],
+)  # fmt: skip
+def test_a_kind_other_than_a_tvm_tag_s_own_is_refused(config: object, message: str) -> None:
+    assert _messages(config) == [message]
+
+
+@pytest.mark.parametrize(
+    ("config", "option"),
+    [
+        (X86 | {"march": "x86-64"}, "march"),  # no TVM 0.27 kind has it
+        (X86 | {"workspace-byte-alignment": 4}, "workspace-byte-alignment"),
+        (X86 | {"max_num_threads": 4}, "max_num_threads"),  # cuda's
+        ({"kind": "cuda", "arch": "sm_89", "fast-math": True}, "fast-math"),  # llvm's
+        ({"kind": "ext_dev", "opt-level": 3}, "opt-level"),
+        ({"kind": "composite", "devices": [{"kind": "ext_dev"}], "jit": "orcjit"}, "jit"),
+    ],
+)
+def test_a_codegen_option_of_another_kind_is_refused(config: dict[str, Any], option: str) -> None:
+    messages = _messages(config)
+    assert len(messages) == 1
+    assert messages[0].startswith(f"{option}: unknown TVM option")
+
+
+def test_an_int_option_past_64_bits_is_refused_as_tvm_refuses_it() -> None:
+    assert _messages(X86 | {"num-cores": 2**70}) == [
+        f"num-cores: expected an integer of at most 64 bits (TVM's type 'int'), got {2**70}"
+    ]
+    assert _messages(X86 | {"opt-level": 2**63}) == [
+        f"opt-level: expected an integer of at most 64 bits (TVM's type 'int'), got {2**63}"
+    ]
+
+
+def test_cores_past_64_bits_have_no_tvm_form() -> None:
+    with pytest.raises(TargetError, match=r"cores: expected at most 2\^63 - 1 cores"):
+        Target({"kind": "x86-cpu", "cores": 2**63}).to_tvm()
+    assert Target({"kind": "x86-cpu", "cores": 2**63 - 1}).to_tvm()["num-cores"] == 2**63 - 1
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        X86 | {"march": "x86-64"},
+        X86 | {"workspace-byte-alignment": 4},
+        {"kind": "cuda", "arch": "sm_89", "fast-math": True},
+        X86 | {"num-cores": 2**70},
+    ],
+)
+def test_tvm_refuses_these_too(config: dict[str, Any]) -> None:
+    tvm = pytest.importorskip("tvm")
+    with pytest.raises(ValueError, match=r"Unknown config option|expected type 'int'"):
+        tvm.target.Target(config)
+
+
+def test_tvm_reads_a_kind_given_with_a_tag_as_that_kind() -> None:
+    tvm = pytest.importorskip("tvm")
+    exported = tvm.target.Target({"tag": "nvidia/nvidia-h100", "kind": "llvm"}).export()
+    assert exported["kind"] == "llvm"
+    assert "arch" not in exported
