@@ -260,14 +260,23 @@ def _read_llvm(
 ) -> dict[str, Any]:
     triple, mcpu = config.get("mtriple"), config.get("mcpu")
     mcpu = None if mcpu in ("", "generic") else mcpu
+    given = "mcpu"  # the option the core came from, for a message
     if mcpu is None and use_tags:  # a board TVM names by its SoC only (`BOARD_CPUS`)
         model = config.get("model")
         mcpu = BOARD_CPUS.get(model) if isinstance(model, str) else None
+        given = "model"
     family = _family_of(triple, mcpu, path, problems)
     if family is None:
         return {}
     cpu = LLVM_CPUS.get(mcpu) if isinstance(mcpu, str) else None
     if cpu is not None and cpu.kind != family.kind:
+        if given == "model":  # the input wrote no mcpu: its board's core is the problem
+            expected = (
+                f"expected a board with a core of kind {family.kind} (the mtriple is {triple!r})"
+            )
+            got = f"{config['model']!r}, whose core is {mcpu!r}"
+            problems.append(Problem(join_path(path, "model"), expected, got))
+            return {}
         expected = f"expected an mcpu for {family.kind} (the mtriple is {triple!r})"
         names = [m for m, c in LLVM_CPUS.items() if c.kind == family.kind]
         hint = closest(mcpu, names)

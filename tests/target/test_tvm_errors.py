@@ -329,3 +329,12 @@ def test_tvm_reads_a_kind_given_with_a_tag_as_that_kind() -> None:
     exported = tvm.target.Target({"tag": "nvidia/nvidia-h100", "kind": "llvm"}).export()
     assert exported["kind"] == "llvm"
     assert "arch" not in exported
+
+
+def test_a_board_whose_core_the_mtriple_refuses_is_named_by_its_model() -> None:
+    # the input wrote no mcpu, yet the message named "mcpu: ... got 'cortex-a72'": the core
+    # that BOARD_CPUS gives bcm2711
+    assert _messages({"kind": "llvm", "mtriple": "x86_64-linux-gnu", "model": "bcm2711"}) == [
+        "model: expected a board with a core of kind x86-cpu (the mtriple is "
+        "'x86_64-linux-gnu'), got 'bcm2711', whose core is 'cortex-a72'"
+    ]
