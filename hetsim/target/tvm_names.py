@@ -25,6 +25,7 @@ __all__ = [
     "BOARD_CPUS",
     "CPU_FAMILIES",
     "CUDA_ARCHS",
+    "CUDA_TAG_L2_BYTES",
     "LLVM_CPUS",
     "MODEL_PREFIX",
     "TVM_TAGS",
@@ -100,6 +101,9 @@ CUDA_ARCHS: dict[str, str] = {
     "sm_87": "nvidia/orin-gpu",
     "sm_80": "nvidia/a100",
 }
+# hetsim tag -> the ``l2_cache_size_bytes`` its TVM 0.27 tag states: what tells its export from
+# that of another GPU of the same arch (an A30's, sm_80 too, states none; the A100's 40 MiB).
+CUDA_TAG_L2_BYTES: dict[str, int] = {"nvidia/h100": 52_428_800, "nvidia/a100": 41_943_040}
 # TVM tag name -> hetsim tag for every TVM 0.27 tag whose device hetsim ships.
 TVM_TAGS: dict[str, str] = {
     "nvidia/nvidia-h100": "nvidia/h100",

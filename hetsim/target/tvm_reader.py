@@ -37,6 +37,7 @@ from hetsim.target.tvm_names import (
     BOARD_CPUS,
     CPU_FAMILIES,
     CUDA_ARCHS,
+    CUDA_TAG_L2_BYTES,
     LLVM_CPUS,
     MODEL_PREFIX,
     TVM_TAG_OPTIONS,
@@ -204,7 +205,10 @@ def _tvm_tag_stated(config: Mapping[str, Any]) -> str | None:
     and read as options it was another platform than the name (a Jetson's host and GPU as a
     plain level, its GPU named ``dev0``, not ``jetson-agx-orin``)."""
     stated = _stated(config)
-    return next((name for name, options in _TAG_STATES.items() if options == stated), None)
+    name = next((name for name, options in _TAG_STATES.items() if options == stated), None)
+    if name is not None and _another_product(config, TVM_TAGS[name]):
+        return None  # its code-generation options are another GPU's: read by its arch
+    return name
 
 
 def _with_host(spec: dict[str, Any], host: dict[str, Any]) -> dict[str, Any]:
@@ -320,9 +324,39 @@ def _read_cuda(
 ) -> dict[str, Any]:
     arch = config.get("arch", config.get("mcpu"))
     tag = CUDA_ARCHS.get(arch) if use_tags and isinstance(arch, str) else None
+    if tag is not None and _another_product(config, tag):
+        # a TVM tag's export of another GPU of the arch: read as the shipped one, an A30
+        # (56 SMs, 933 GB/s) had become an A100 (108 SMs, 2.04 TB/s)
+        own = CUDA_TAG_L2_BYTES[tag]
+        expected = (
+            f"expected the {arch} GPU hetsim ships, {tag} (its TVM tag states "
+            f"l2_cache_size_bytes {own}), or a node without the device options TVM's tags write"
+        )
+        l2 = plain(config.get("l2_cache_size_bytes"))
+        got = (
+            f"one stating l2_cache_size_bytes {'none' if l2 is None else l2}: another {arch} GPU "
+            "(as TVM's nvidia/nvidia-a30 exports); describe it as a hetsim cuda device with its "
+            "own figures"
+        )
+        problems.append(Problem(join_path(path, "arch"), expected, got))
+        return {}
     if tag is not None:
         return {"tag": tag}
     return {"kind": "cuda"} if arch is None else {"kind": "cuda", "arch": arch}
+
+
+def _another_product(config: Mapping[str, Any], tag: str) -> bool:
+    """Whether `config`, a cuda node its arch maps to `tag`, states device options of another GPU:
+    an ``l2_cache_size_bytes`` other than the tag's, or the options a TVM tag's export writes
+    (``registers_per_block``) without it. A node stating none of them is read as the arch's
+    shipped device, as documented."""
+    own = CUDA_TAG_L2_BYTES.get(tag)
+    if own is None:  # an arch whose products TVM's exports do not tell apart (Orin's sm_87)
+        return False
+    stated = plain(config.get("l2_cache_size_bytes"))
+    if stated is not None:
+        return bool(stated != own)
+    return "registers_per_block" in config
 
 
 def _read_ext_dev(

@@ -338,3 +338,48 @@ def test_a_board_whose_core_the_mtriple_refuses_is_named_by_its_model() -> None:
         "model: expected a board with a core of kind x86-cpu (the mtriple is "
         "'x86_64-linux-gnu'), got 'bcm2711', whose core is 'cortex-a72'"
     ]
+
+
+A100_EXPORTED = {  # the device options TVM 0.27's nvidia/nvidia-a100 exports, arch aside
+    "max_num_threads": 1024, "registers_per_block": 65536, "thread_warp_size": 32,
+    "max_shared_memory_per_block": 49152, "max_threads_per_block": 1024,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("l2", [None, 6_291_456])
+def test_another_gpu_of_a_shipped_arch_is_refused_not_read_as_the_shipped_one(
+    l2: int | None,
+) -> None:
+    # an A30's export (sm_80, no l2_cache_size_bytes) had read as the A100: 108 SMs and 2.04
+    # TB/s for a GPU of 56 and 933 GB/s
+    config = {"kind": "cuda", "arch": "sm_80", **A100_EXPORTED}
+    if l2 is not None:
+        config["l2_cache_size_bytes"] = l2
+    stated = "none" if l2 is None else str(l2)
+    assert _messages(config) == [
+        "arch: expected the sm_80 GPU hetsim ships, nvidia/a100 (its TVM tag states "
+        "l2_cache_size_bytes 41943040), or a node without the device options TVM's tags write, "
+        f"got one stating l2_cache_size_bytes {stated}: another sm_80 GPU (as TVM's "
+        "nvidia/nvidia-a30 exports); describe it as a hetsim cuda device with its own figures"
+    ]
+
+
+def test_the_shipped_gpu_of_an_arch_still_reads_as_its_tag() -> None:
+    exported = {"kind": "cuda", "arch": "sm_80", **A100_EXPORTED, "l2_cache_size_bytes": 41943040}
+    assert [d.tag for d in Target.from_tvm(exported).devices] == ["nvidia/a100"]
+    assert [d.tag for d in Target.from_tvm({"kind": "cuda", "arch": "sm_80"}).devices] == [
+        "nvidia/a100"
+    ]
+
+
+def test_tvm_exports_the_a30_and_the_a100_so() -> None:
+    tvm = pytest.importorskip("tvm")
+    a30 = tvm.target.Target("nvidia/nvidia-a30").export()
+    a100 = tvm.target.Target("nvidia/nvidia-a100").export()
+    assert (
+        {k: a30[k] for k in A100_EXPORTED} == {k: a100[k] for k in A100_EXPORTED} == A100_EXPORTED
+    )
+    assert "l2_cache_size_bytes" not in a30
+    assert a100["l2_cache_size_bytes"] == 41943040
+    with pytest.raises(TargetError, match=r"^arch: expected the sm_80 GPU hetsim ships"):
+        Target.from_tvm(tvm.target.Target("nvidia/nvidia-a30"))
