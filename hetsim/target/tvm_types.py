@@ -49,8 +49,8 @@ def _is_int64(value: object) -> bool:
 # True for an int)
 _TYPE_CHECKS: dict[str, tuple[str, Callable[[object], bool]]] = {
     "str": ("a string", lambda value: isinstance(value, str)),
-    "int": ("an integer", lambda value: _is_int64(value)),
-    "bool": ("a boolean", lambda value: _is_int64(value)),
+    "int": ("an integer", _is_int64),
+    "bool": ("a boolean", _is_int64),
     "Array<str>": ("a list of strings", _is_strings),
 }
 
