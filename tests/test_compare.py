@@ -15,6 +15,7 @@ from hetsim.api import simulate
 from hetsim.cli import compare as compare_cli
 from hetsim.cli import main
 from hetsim.compare import MAX_ITERATIONS, Comparison, compare, dims_trace, load_shapes
+from hetsim.compare.comparison import SAME_AS_WHOLE
 from hetsim.errors import (
     HetsimError,
     ModelError,
@@ -23,7 +24,7 @@ from hetsim.errors import (
     SimulationError,
     UnknownValueError,
 )
-from hetsim.ir import Graph, Op, TensorType
+from hetsim.ir import Graph, GraphBuilder, Op, TensorType
 from hetsim.runtime.cuda_graph import STRATEGIES
 
 # -- traces -----------------------------------------------------------------------------------
@@ -406,7 +407,8 @@ def test_cli_prints_the_table_for_a_seq_dist(capsys: pytest.CaptureFixture[str])
     assert run_cli(argv) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "transformer on x86-h100, 3 iterations"
-    assert [line.split()[0] for line in lines[3:]] == ["none", "whole", "regions", "buckets"]
+    assert [line.split()[0] for line in lines[3:7]] == ["none", "whole", "regions", "buckets"]
+    assert lines[7:] == [f"note: regions: {SAME_AS_WHOLE}"]
 
 
 def test_cli_rejects_bad_buckets(capsys: pytest.CaptureFixture[str]) -> None:
@@ -669,3 +671,19 @@ def test_a_table_of_one_iteration_says_iteration() -> None:
         .format_table()
         .startswith("cnn on x86-h100, 2 iterations\n")
     )
+
+
+def test_regions_that_are_whole_s_say_so_and_others_do_not() -> None:
+    # the two rows alike with no word had read as a fault (a new user's walkthrough)
+    same = compare("mlp", "x86-h100", ["whole", "regions"], iterations=2)
+    whole, regions = same.runs
+    assert regions.iterations_us == whole.iterations_us
+    assert regions.notes == (SAME_AS_WHOLE,)
+    assert "regions: captures what whole captures" in same.format_table()
+    b = GraphBuilder("split")  # a host op between two GPU kernels: two regions, whole eager
+    first = b.op("Relu", b.input("x", (64,)), name="r0")
+    graph = b.build(b.op("Relu", b.op("Neg", first, name="n"), name="r1"))
+    split = {"tag": "x86-h100", "devices": {"gpu0": {"ops": ["Relu"]}}}
+    found = compare(graph, split, ["whole", "regions"], iterations=2)
+    assert all(SAME_AS_WHOLE not in run.notes for run in found.runs)
+    assert compare("mlp", "x86-h100", ["regions"], iterations=1).runs[0].notes == ()
