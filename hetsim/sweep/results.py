@@ -47,10 +47,14 @@ _STATS: Mapping[str, tuple[str, tuple[str, ...]]] = {
     "links": ("link", tuple(f.name for f in fields(LinkStats))),
 }
 """The result's keys of named stats: what names them, and their numbers (`Result.to_dict`)."""
+PROCESSOR_BREAKDOWN = "breakdown_us"
+"""A processor's µs per category in its stats (`hetsim.report.ProcessorStats.breakdown_us`)."""
 METRICS = (
     "makespan_us",
     "breakdown_us.<category>",
-    *(f"{root}.<{name}>.{stat}" for root, (name, stats) in _STATS.items() for stat in stats),
+    *(f"processors.<path>.{stat}" for stat in _STATS["processors"][1]),
+    f"processors.<path>.{PROCESSOR_BREAKDOWN}.<category>",
+    *(f"links.<link>.{stat}" for stat in _STATS["links"][1]),
     "peak_memory_bytes.<memory>",
 )
 """The numbers of a result (`Result.to_dict()`) a sweep can rank its points by, as dotted paths;
@@ -383,6 +387,11 @@ def _metric_keys(metric: object) -> tuple[str, ...] | None:
     if not isinstance(metric, str):
         return None
     root, _, rest = metric.partition(".")
+    if root == "processors":  # a processor's µs in one category: a path may hold dots too
+        within, _, category = rest.rpartition(".")
+        name, _, stat = within.rpartition(".")
+        if name and stat == PROCESSOR_BREAKDOWN and category in BREAKDOWN_KEYS:
+            return (root, name, stat, category)
     if root in _STATS:
         name, _, stat = rest.rpartition(".")
         return (root, name, stat) if name and stat in _STATS[root][1] else None
@@ -408,6 +417,10 @@ def _metric_hint(metric: object) -> str | None:
     name, _, stat = rest.rpartition(".")
     if root not in _STATS or not name:
         return None
+    within, _, kept = name.rpartition(".")
+    if root == "processors" and kept == PROCESSOR_BREAKDOWN and within:  # a category misspelt
+        found = closest(stat, BREAKDOWN_KEYS)
+        return None if found is None else f"{root}.{name}.{found}"
     found = closest(stat, _STATS[root][1])
     return None if found is None else f"{root}.{name}.{found}"
 
@@ -432,6 +445,9 @@ def metric_value(record: Mapping[str, Any], metric: str = "makespan_us") -> floa
     2.5
     >>> metric_value(record, "peak_memory_bytes.host.mem")  # a name may hold dots
     64.0
+    >>> npu = {"status": "ok", "result": {"processors": {"a/npu": {"breakdown_us": {"idle": 4.0}}}}}
+    >>> metric_value(npu, "processors.a/npu.breakdown_us.idle")
+    4.0
     >>> metric_value({"status": "failed", "result": None})
     nan
     >>> metric_value(record, "peak_memory_bytes.host.mme")  # doctest: +NORMALIZE_WHITESPACE

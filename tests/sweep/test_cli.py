@@ -212,8 +212,9 @@ def test_a_bad_metric_fails_with_its_line_before_any_point_runs(
     assert capsys.readouterr().err == (
         f"error: {path}:3: metric: expected a number of the result: makespan_us, "
         "breakdown_us.<category>, processors.<path>.busy_us, processors.<path>.utilization, "
-        "links.<link>.bytes, links.<link>.busy_us or peak_memory_bytes.<memory> (a category: "
-        "dispatch, launch, compute, transfer, sync_wait, capture, idle), got 'processors'\n"
+        "processors.<path>.breakdown_us.<category>, links.<link>.bytes, links.<link>.busy_us or "
+        "peak_memory_bytes.<memory> (a category: dispatch, launch, compute, transfer, sync_wait, "
+        "capture, idle), got 'processors'\n"
     )
     assert not out.exists()
 

@@ -25,6 +25,7 @@ def test_metrics_are_the_numbers_of_a_result() -> None:
         "breakdown_us.<category>",
         "processors.<path>.busy_us",
         "processors.<path>.utilization",
+        "processors.<path>.breakdown_us.<category>",
         "links.<link>.bytes",
         "links.<link>.busy_us",
         "peak_memory_bytes.<memory>",
@@ -37,6 +38,10 @@ def test_metrics_are_the_numbers_of_a_result() -> None:
         ("makespan_us", lambda r: r.makespan_us),
         ("breakdown_us.sync_wait", lambda r: r.breakdown_us["sync_wait"]),
         ("processors.vdevice0/npu.utilization", lambda r: r.processors["vdevice0/npu"].utilization),
+        (  # a processor's own breakdown, which to_dict holds since it has one
+            "processors.vdevice0/npu.breakdown_us.idle",
+            lambda r: r.processors["vdevice0/npu"].breakdown_us["idle"],
+        ),
         (
             "links.host.mem--vdevice0/host.mem.bytes",
             lambda r: r.links["host.mem--vdevice0/host.mem"].bytes,

@@ -25,9 +25,10 @@ BANDWIDTH = "devices[vdevice0].link.bandwidth_gbps"
 
 METRIC_EXPECTED = (
     "metric: expected a number of the result: makespan_us, breakdown_us.<category>, "
-    "processors.<path>.busy_us, processors.<path>.utilization, links.<link>.bytes, "
-    "links.<link>.busy_us or peak_memory_bytes.<memory> (a category: dispatch, launch, compute, "
-    "transfer, sync_wait, capture, idle)"
+    "processors.<path>.busy_us, processors.<path>.utilization, "
+    "processors.<path>.breakdown_us.<category>, links.<link>.bytes, links.<link>.busy_us or "
+    "peak_memory_bytes.<memory> (a category: dispatch, launch, compute, transfer, sync_wait, "
+    "capture, idle)"
 )
 
 
