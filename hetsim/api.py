@@ -410,7 +410,6 @@ def simulate(
         )  # fmt: skip
 
     candidates: dict[str, float] = {}  # the cost policy's plans by name -> makespan, in order
-    kept_name: list[str] = []  # the name of the one it kept
 
     def program_of(values: Mapping[str, np.ndarray] | None) -> PlanProgram:
         if partition == "cost":  # its choice depends on the run's shapes: never cached
@@ -422,7 +421,6 @@ def simulate(
                 (COST_CANDIDATES[plan.policy], us)
                 for plan, us in zip(plans, makespans, strict=True)
             )
-            kept_name[:] = [COST_CANDIDATES[chosen.plan.policy]]
             # a baseline that won is the cost policy's choice too (an idle device's note says
             # so), its rule the policy's own: no op was placed by a user's rule (compiling
             # reads none of these three fields)
@@ -475,10 +473,11 @@ def simulate(
         ]
         record = dataclasses.replace(record, extra={**record.extra, "cuda_graph_notes": notes})
     idle = (*_idle_notes(program, platform, graph, metas), *program.plan.notes)
-    if kept_name:  # which of the cost policy's plans ran, and what the others took
-        idle = (*idle, _kept_note(candidates, kept_name[0]))
-        chosen = {"cost_candidates_us": dict(candidates), "cost_kept": kept_name[0]}
-        record = dataclasses.replace(record, extra={**record.extra, **chosen})
+    if candidates:  # which of the cost policy's plans ran, and what the others took
+        kept = min(candidates, key=candidates.__getitem__)  # the first fastest, as _fastest's
+        idle = (*idle, _kept_note(candidates, kept))
+        said = {"cost_candidates_us": dict(candidates), "cost_kept": kept}
+        record = dataclasses.replace(record, extra={**record.extra, **said})
     if idle:
         record = dataclasses.replace(record, extra={**record.extra, "placement_notes": list(idle)})
     stale = declared_shape_notes(graph, metas)
