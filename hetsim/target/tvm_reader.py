@@ -325,8 +325,8 @@ def _read_cuda(
     arch = config.get("arch", config.get("mcpu"))
     tag = CUDA_ARCHS.get(arch) if use_tags and isinstance(arch, str) else None
     if tag is not None and _another_product(config, tag):
-        # a TVM tag's export of another GPU of the arch: read as the shipped one, an A30
-        # (56 SMs, 933 GB/s) had become an A100 (108 SMs, 2.04 TB/s)
+        # a TVM tag's export of another GPU of the arch: read as the shipped one, an A30's
+        # had become nvidia/a100, with its 108 SMs and 2039 GB/s
         own = CUDA_TAG_L2_BYTES[tag]
         expected = (
             f"expected the {arch} GPU hetsim ships, {tag} (its TVM tag states "

@@ -350,8 +350,8 @@ A100_EXPORTED = {  # the device options TVM 0.27's nvidia/nvidia-a100 exports, a
 def test_another_gpu_of_a_shipped_arch_is_refused_not_read_as_the_shipped_one(
     l2: int | None,
 ) -> None:
-    # an A30's export (sm_80, no l2_cache_size_bytes) had read as the A100: 108 SMs and 2.04
-    # TB/s for a GPU of 56 and 933 GB/s
+    # an A30's export (sm_80, no l2_cache_size_bytes) had read as the A100, with its 108 SMs
+    # and 2039 GB/s
     config = {"kind": "cuda", "arch": "sm_80", **A100_EXPORTED}
     if l2 is not None:
         config["l2_cache_size_bytes"] = l2
