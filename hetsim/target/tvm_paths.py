@@ -135,7 +135,7 @@ def tag_node(tag: str) -> Target | None:
 
 
 # hetsim attribute -> the TVM options it is read from, the first one the config has
-_SOURCES = {"cores": ("num-cores",), "arch": ("arch", "mcpu"), "tag": ("tag", "mcpu", "arch")}
+_SOURCES = {"cores": ("num-cores",), "tag": ("tag", "mcpu", "arch")}
 
 
 def _option_of(attr: str, config: Mapping[str, Any]) -> str:

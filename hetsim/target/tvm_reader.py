@@ -6,8 +6,10 @@ This module owns the TVM -> hetsim direction, `tvm_to_spec`, and its registry of
   ``cuda``, ``ext_dev`` is ``npu`` and ``composite`` is ``hetero``; a TVM target with a ``host``
   is a ``hetero`` level with that host and one device. ``mtriple``, ``mcpu``, ``mattr``, ``arch``
   and ``num-cores`` (``cores``) carry over as attributes.
-- hetsim tags: an ``mcpu``, an ``arch`` or a TVM tag name that names a device hetsim ships becomes
-  that tag (the options TVM gives its own tag are no overrides), and a node whose ``model`` says
+- hetsim tags: an LLVM ``mcpu``, a CUDA ``arch`` or a TVM tag name that names a device hetsim
+  ships becomes that tag (the options TVM gives its own tag are no overrides; a TVM tag beside a
+  ``kind`` only with those options, as TVM applies them to a config without one; a ``cuda``
+  node's ``mcpu``, which TVM does not read, is refused), and a node whose ``model`` says
   ``"hetsim:<tag>"`` reads back as that tag with what it changes of the tag, level by level.
 
 It translates: `tvm_to_spec` returns a spec that `hetsim.target.Target` resolves and validates,
@@ -322,7 +324,17 @@ def _family_of(
 def _read_cuda(
     config: Mapping[str, Any], path: str, problems: list[Problem], use_tags: bool
 ) -> dict[str, Any]:
-    arch = config.get("arch", config.get("mcpu"))
+    arch = config.get("arch")
+    mcpu = config.get("mcpu")
+    if arch is None and mcpu is not None:
+        # TVM 0.27 compiles a cuda target for its arch and keeps an mcpu unread: the node builds
+        # for the machine's GPU, else sm_50, where hetsim had read the mcpu as the arch
+        expected = (
+            "expected an arch to name a cuda target's GPU (TVM 0.27 compiles cuda for its arch, "
+            "the machine's GPU or sm_50 without one, and does not read mcpu)"
+        )
+        problems.append(Problem(join_path(path, "mcpu"), expected, f"mcpu {mcpu!r} and no arch"))
+        return {}
     tag = CUDA_ARCHS.get(arch) if use_tags and isinstance(arch, str) else None
     if tag is not None and _another_product(config, tag):
         # a TVM tag's export of another GPU of the arch: read as the shipped one, an A30's
@@ -428,6 +440,19 @@ def _read_tvm_tag(config: Mapping[str, Any], path: str, problems: list[Problem])
     if kind != tvm_kind:  # TVM reads it as that kind, without the tag's options
         expected = f"expected {tvm_kind!r}, the kind of TVM tag {name!r}"
         problems.append(Problem(join_path(path, "kind"), expected, repr(kind)))
+        return {}
+    unstated = [key for key in own if key != "host" and key not in config]
+    if "kind" in config and unstated:
+        # TVM 0.27 applies a tag's options only to a config that names no kind: beside one, the
+        # tag is a label (`{"kind": "cuda", "tag": "nvidia/nvidia-a100"}` compiles for the
+        # machine's GPU, else sm_50), which had read as the tag's device. An export states them.
+        expected = (
+            f"expected no kind beside TVM tag {name!r}, or the tag's own options with it (TVM "
+            "0.27 applies a tag's options only to a config without a kind: beside one the tag "
+            "is a label)"
+        )
+        got = f"{kind!r} without {', '.join(unstated)}"
+        problems.append(Problem(join_path(path, "kind"), expected, got))
         return {}
     # what may change a TVM tag: its host, and num-cores where its kind (llvm) takes it (TVM
     # refuses num-cores on a cuda tag, which had set an H100's 132 SMs to 4)

@@ -57,8 +57,6 @@ def _changed(name: str, *where: str | int, **options: Any) -> dict[str, Any]:
         ({"kind": "composite", "host": X86},
          "devices: expected a list of device targets, got none"),
         # an option read as another attribute, a list's item, a host, a nested composite
-        ({"kind": "cuda", "mcpu": "compute_90"},
-         r"mcpu: expected a string matching 'sm_\\d+a?', got 'compute_90'"),
         (X86 | {"mattr": ["+avx", "bad attr"]},
          "mattr[1]: expected a string matching '[+-]?[A-Za-z0-9_.-]+', got 'bad attr'"),
         ({"kind": "ext_dev", "host": X86 | {"num-cores": 0}},
@@ -79,7 +77,7 @@ def _changed(name: str, *where: str | int, **options: Any) -> dict[str, Any]:
          "host.num-cores: expected an integer >= 1, got 0"),
     ],
     ids=[
-        "arch", "num-cores", "composite-device", "model", "composite-without-devices", "cuda-mcpu",
+        "arch", "num-cores", "composite-device", "model", "composite-without-devices",
         "mattr-item", "host", "nested-composite", "composite-empty-devices", "tvm-tag-cores",
         "mcpu-tag-cores", "tvm-platform-tag-host",
     ],
@@ -275,6 +273,68 @@ def test_an_export_as_tvm_gives_it_is_read_and_its_problems_said_in_its_terms() 
 )  # fmt: skip
 def test_a_kind_other_than_a_tvm_tag_s_own_is_refused(config: object, message: str) -> None:
     assert _messages(config) == [message]
+
+
+LABEL = (
+    "expected no kind beside TVM tag {!r}, or the tag's own options with it (TVM 0.27 applies a "
+    "tag's options only to a config without a kind: beside one the tag is a label), got {}"
+)
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        # TVM 0.27 compiles these for the machine's GPU (else sm_50) and a plain llvm CPU; they
+        # had read as the A100 and the Raspberry Pi 4
+        ({"kind": "cuda", "tag": "nvidia/nvidia-a100"},
+         "kind: " + LABEL.format("nvidia/nvidia-a100", "'cuda' without arch")),
+        ({"kind": "llvm", "tag": "arm/rasp4b", "mcpu": "cortex-a72"},
+         "kind: " + LABEL.format("arm/rasp4b", "'llvm' without mtriple, mattr")),
+        ({"kind": "composite", "host": X86,
+          "devices": [{"kind": "cuda", "tag": "nvidia/nvidia-h100"}]},
+         "devices[0].kind: " + LABEL.format("nvidia/nvidia-h100", "'cuda' without arch")),
+    ],
+)  # fmt: skip
+def test_a_tvm_tag_beside_its_kind_without_its_options_is_refused(
+    config: object, message: str
+) -> None:
+    assert _messages(config) == [message]
+
+
+def test_a_tvm_tag_beside_its_kind_with_its_options_reads_as_the_tag() -> None:
+    # as TVM exports a Target made from {"tag": ...}: the kind, the tag and its options
+    config = {"kind": "cuda", "tag": "nvidia/nvidia-a100", "arch": "sm_80", "keys": ["cuda", "gpu"]}
+    assert [d.tag for d in Target.from_tvm(config).devices] == ["nvidia/a100"]
+
+
+MCPU = (
+    "mcpu: expected an arch to name a cuda target's GPU (TVM 0.27 compiles cuda for its arch, the "
+    "machine's GPU or sm_50 without one, and does not read mcpu), got mcpu {!r} and no arch"
+)
+
+
+@pytest.mark.parametrize("mcpu", ["sm_80", "compute_90"])
+def test_a_cuda_mcpu_without_an_arch_is_refused(mcpu: str) -> None:
+    # it had read as the arch (sm_80: the A100), which TVM 0.27 does not read
+    assert _messages({"kind": "cuda", "mcpu": mcpu}) == [MCPU.format(mcpu)]
+
+
+def test_tvm_reads_a_tag_beside_its_kind_as_a_label_and_no_cuda_mcpu_as_the_arch() -> None:
+    # the premise of the two refusals above, and of reading TVM's own exports as their tags
+    tvm = pytest.importorskip("tvm")
+    labelled = tvm.target.Target({"kind": "cuda", "tag": "nvidia/nvidia-a100"}).export()
+    assert labelled["tag"] == "nvidia/nvidia-a100"
+    assert labelled["arch"] != "sm_80"
+    assert "l2_cache_size_bytes" not in labelled
+    assert tvm.target.Target({"kind": "cuda", "mcpu": "sm_80"}).export()["arch"] != "sm_80"
+    exported = tvm.target.Target({"tag": "nvidia/nvidia-a100"}).export()
+    assert (exported["kind"], exported["arch"]) == ("cuda", "sm_80")
+    assert [d.tag for d in Target.from_tvm(exported).devices] == ["nvidia/a100"]
+
+
+def test_a_cuda_mcpu_beside_an_arch_is_unread_as_tvm_leaves_it() -> None:
+    config = {"kind": "cuda", "arch": "sm_80", "mcpu": "sm_90"}
+    assert [d.tag for d in Target.from_tvm(config).devices] == ["nvidia/a100"]
 
 
 @pytest.mark.parametrize(
