@@ -153,7 +153,9 @@ def test_a_root_host_without_memory_says_why_it_holds_nothing() -> None:
     )
     with pytest.raises(PartitionError) as refused:  # cnn_int8 keeps its scales on the host
         simulate("cnn_int8", "vendor/npu-subsystem", mode="timing")
-    assert str(refused.value).endswith(f"(4 weight tensors){why}")
+    assert str(refused.value).endswith(
+        f"(4 weight tensors: the largest const0, 4 B, read by op quant_x){why}"
+    )
     attached = Target({"kind": "hetero", "host": "arm-cpu", "devices": ["vendor/npu-subsystem"]})
     assert simulate("cnn", attached, mode="timing").makespan_us > 0
 
@@ -901,7 +903,8 @@ TINY_NPU = 0.00001  # about 10.5 KiB: not even its weights
             TINY_NPU,
             PartitionError,
             "memory small.mem: expected the weights of the ops placed on it to fit in 10.5 KiB, "
-            "got 21.7 KiB (12 weight tensors)",
+            "got 21.7 KiB (12 weight tensors: the largest conv2.weight, 18.0 KiB, read by op "
+            "conv2)",
         ),
     ],
     ids=["capability-run-out-of-memory", "capability-weights-do-not-fit"],

@@ -370,7 +370,7 @@ def test_a_plan_whose_weights_do_not_fit_the_accelerator_is_an_error() -> None:
     with pytest.raises(
         PartitionError,
         match=r"^memory a/npu\.mem: expected the weights of the ops placed on it to fit in "
-        r"104\.9 KiB, got 256\.0 KiB \(1 weight tensor\)$",
+        r"104\.9 KiB, got 256\.0 KiB \(1 weight tensor: w, read by op m1\)$",
     ):
         simulate(model, small)
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
@@ -49,7 +50,7 @@ from hetsim.partition.policies import (
 )
 from hetsim.partition.segments import group_ops
 from hetsim.platform import Level, Platform, check_platform, empty_memory_note
-from hetsim.units import counted, format_sizes
+from hetsim.units import counted, format_bytes, format_sizes
 
 __all__ = ["ESTIMATE_DIM", "fold", "partition"]
 
@@ -207,22 +208,18 @@ class _Builder:
         reads = {op.name: op.inputs for op in self.graph.ops if not constants.isdisjoint(op.inputs)}
         paths = set(self.placement.values())
         memory_of = {path: self.platform.processors[path].memory for path in paths}
-        held: dict[str, list[tuple[str, ...]]] = {}
+        held: dict[str, list[tuple[str, tuple[str, ...]]]] = {}  # memory -> (op, its inputs)
         for name, path in self.placement.items():
             inputs = reads.get(name)
             if inputs is not None:
-                held.setdefault(memory_of[path], []).append(inputs)
+                held.setdefault(memory_of[path], []).append((name, inputs))
         for memory, read in held.items():
-            weights = constants.intersection(chain.from_iterable(read))
+            weights = constants.intersection(chain.from_iterable(i for _, i in read))
             need = sum(self.metas[t].nbytes for t in weights)
             capacity = self.platform.memories[memory].capacity_bytes
             if need > capacity:
-                fit, got = format_sizes(capacity, need)
                 raise PartitionError(
-                    f"memory {memory}: expected the weights of the ops placed on it to fit in "
-                    f"{fit}, got {got} "
-                    f"({counted(len(weights), 'weight tensor')})"
-                    f"{empty_memory_note(memory, capacity)}"
+                    _weights_message(memory, capacity, need, weights, read, self.metas)
                 )
 
     def plan(self, folded: tuple[Op, ...], dims: Mapping[str, int]) -> Plan:
@@ -277,6 +274,30 @@ def _policy(policy: str, rules: Any, platform: Platform, ops: Sequence[Op]) -> t
             f"rules: expected no rules for policy {policy!r} (use policy 'rules'), got {given}"
         )
     return ()
+
+
+def _weights_message(
+    memory: str,
+    capacity: int,
+    need: int,
+    weights: AbstractSet[str],
+    read: list[tuple[str, tuple[str, ...]]],
+    metas: Mapping[str, Meta],
+) -> str:
+    """What `check_memory` says of a memory its weights overflow: the sizes, and the largest
+    weight (the first by name of equal ones) with the first op placed there that reads it."""
+    largest = min(weights, key=lambda name: (-metas[name].nbytes, name))
+    user = next(op for op, inputs in read if largest in inputs)
+    fit, got = format_sizes(capacity, need)
+    which = (
+        f"{largest}" if len(weights) == 1
+        else f"the largest {largest}, {format_bytes(metas[largest].nbytes)}"
+    )  # fmt: skip
+    return (
+        f"memory {memory}: expected the weights of the ops placed on it to fit in {fit}, got "
+        f"{got} ({counted(len(weights), 'weight tensor')}: {which}, read by op {user})"
+        f"{empty_memory_note(memory, capacity)}"
+    )
 
 
 def _estimate(

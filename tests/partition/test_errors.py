@@ -160,7 +160,7 @@ def test_weights_that_do_not_fit_the_accelerator_memory() -> None:
     graph = b.build(b.op("MatMul", b.input("x", (1, 64)), weight))
     message = (
         "memory npu.mem: expected the weights of the ops placed on it to fit in 1.0 KiB, "
-        "got 16.0 KiB (1 weight tensor)"
+        "got 16.0 KiB (1 weight tensor: const0, read by op matmul0)"
     )
     with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
         partition(graph, platform_of(level(proc("arm-cpu"), [npu])))

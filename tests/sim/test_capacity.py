@@ -45,7 +45,7 @@ def test_weights_that_fill_a_memory_exactly_pass_the_plan() -> None:
     with pytest.raises(
         PartitionError,
         match=r"^memory gpu0\.mem: expected the weights of the ops placed on it to fit in 999 B, "
-        r"got 1000 B \(1 weight tensor\)$",
+        r"got 1000 B \(1 weight tensor: w, read by op a1\)$",
     ):
         simulate(weighted(), gpu_of(999), mode="timing")
     # the weight fits the plan's check; the input copied next to it does not
@@ -82,7 +82,8 @@ def test_sizes_that_read_alike_are_given_in_bytes_too() -> None:
     with pytest.raises(
         PartitionError,
         match=r"^memory gpu0\.mem: expected the weights of the ops placed on it to fit in "
-        r"1024\.0 KiB \(1048575 B\), got 1\.0 MiB \(1048576 B\) \(1 weight tensor\)$",
+        r"1024\.0 KiB \(1048575 B\), got 1\.0 MiB \(1048576 B\) "
+        r"\(1 weight tensor: w, read by op a1\)$",
     ):
         simulate(heavy, gpu_of(2**20 - 1), mode="timing")
 
@@ -151,3 +152,24 @@ def test_a_memory_two_clocks_change_is_counted_in_simulated_time() -> None:
         r"\), .*3999 B\) free\) for tensor a@gpu1\.mem staged on its way gpu0\.mem -> gpu1\.mem$",
     ):
         simulate(model, spec, mode="timing")
+
+
+def test_weights_that_overflow_name_the_largest_and_an_op_reading_it() -> None:
+    # two weights of 1000 B and one of 4 B: the largest, the first by name of the equal ones
+    ops = (
+        Op("Add", "a1", ("x", "wb"), ("y1",)),
+        Op("Add", "a2", ("y1", "wa"), ("y2",)),
+        Op("Add", "a3", ("y2", "s"), ("y",)),
+    )
+    weights = {
+        "wb": np.ones(N, np.float32),
+        "wa": np.ones(N, np.float32),
+        "s": np.ones(1, np.float32),
+    }
+    three = Graph("w3", ops, {"x": TensorType((N,), "float32")}, ("y",), weights)
+    with pytest.raises(PartitionError) as refused:
+        simulate(three, gpu_of(1000), mode="timing")
+    assert str(refused.value) == (
+        "memory gpu0.mem: expected the weights of the ops placed on it to fit in 1000 B, got "
+        "2.0 KiB (3 weight tensors: the largest wa, 1000 B, read by op a2)"
+    )
