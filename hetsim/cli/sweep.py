@@ -28,6 +28,7 @@ from hetsim.sweep import (
     best_points,
     load_sweep,
     metric_value,
+    no_effect,
     plot_sweep,
     run_sweep,
 )
@@ -98,7 +99,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         action="store_true",
         help="with --resume: run again the points --out holds as failed",
     )
-    parser.add_argument("--json", action="store_true", help="print the counts and best points")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the counts, the best points and the varied paths that changed no result",
+    )
     parser.add_argument("--plot", type=png_file, metavar="FILE", help="plot the metric to a PNG")
     parser.set_defaults(func=sweep)
 
@@ -217,6 +222,14 @@ def failures_line(records: list[dict[str, Any]]) -> str:
     return f"{count}, {len(failed)} failed; the first, {error}"
 
 
+def no_effect_line(name: str) -> str:
+    """What the command says of a varied name that changed no result (`no_effect`)."""
+    return (
+        f"no result changed with {name}: the points that differ in it alone are equal (a path "
+        "no run reads, docs/sweeps.md, or a value no point is sensitive to)"
+    )
+
+
 def sweep(args: argparse.Namespace) -> int:
     """Run the sweep with a progress bar, then print the best points; return the exit status."""
     if args.resume and args.out is None:  # before the sweep loads: nothing to complete
@@ -247,16 +260,19 @@ def sweep(args: argparse.Namespace) -> int:
         print(f"interrupted{where}", file=sys.stderr)
         return INTERRUPTED
     failed = [r for r in records if r["status"] != "ok"]
+    unchanged = no_effect(records, spec.varied)
     if args.json:
         best = best_points(records, spec.metric)
         summary = {"sweep": spec.hash, "points": len(records), "failed": len(failed)}
-        print(json.dumps(summary | {"best": best}, indent=2))
+        print(json.dumps(summary | {"best": best, "no_effect": unchanged}, indent=2))
     if failed and len(failed) == len(records):  # nothing to rank or plot: not an empty table
         print(f"error: {failures_line(records)}", file=sys.stderr)
         return ALL_FAILED
     if not args.json:
         _print_table(*best_rows(records, spec))
     print(failures_line(records), file=sys.stderr)
+    for name in unchanged:  # a path no run reads gives equal points: say so, not a "best" value
+        print(f"note: {no_effect_line(name)}", file=sys.stderr)
     if args.plot is not None:
         with writing("--plot", args.plot) as path:
             plot_sweep(records, spec.varied, path, spec.metric)

@@ -26,6 +26,7 @@ from hetsim.sweep.results import (
     ResultsLog,
     best_points,
     metric_value,
+    no_effect,
     read_results,
 )
 from hetsim.sweep.runner import (
@@ -70,6 +71,7 @@ __all__ = [
     "load_sweep",
     "local_cluster",
     "metric_value",
+    "no_effect",
     "override_tree",
     "parse_path",
     "parse_sweep",

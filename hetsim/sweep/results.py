@@ -36,6 +36,7 @@ __all__ = [
     "best_points",
     "metric_problem",
     "metric_value",
+    "no_effect",
     "read_results",
 ]
 
@@ -514,3 +515,32 @@ def best_points(
         if held is None or key < (metric_value(held, metric), held["index"]):
             best[model] = dict(record)
     return best
+
+
+def no_effect(records: Iterable[Mapping[str, Any]], varied: Iterable[str]) -> list[str]:
+    """The varied names (of `varied`, in its order) whose values changed no successful point's
+    result: each point's result equals those of the points that differ from it in that name
+    alone, and some points do. A path no run reads (a ``hetero`` root's ``link``) is one; so is
+    a memory's size that every point fits in, as the result holds no capacity. Points that
+    differ in another name too (a ``list`` sweep zips its values) are never compared.
+
+    Examples
+    --------
+    >>> def run(i, latency, bandwidth, makespan):
+    ...     params = {"model": "mlp", "link.latency_us": latency, "bw": bandwidth}
+    ...     return {"index": i, "status": "ok", "params": params, "result": {"m": makespan}}
+    >>> runs = [run(0, 1, 2, 5.0), run(1, 2, 2, 5.0), run(2, 1, 4, 3.0), run(3, 2, 4, 3.0)]
+    >>> no_effect(runs, ["link.latency_us", "bw"])
+    ['link.latency_us']
+    """
+    ok = [r for r in records if r.get("status") == "ok"]
+    found = []
+    for name in varied:
+        groups: dict[str, list[Mapping[str, Any]]] = {}
+        for record in ok:
+            rest = {k: v for k, v in record["params"].items() if k != name}
+            groups.setdefault(json.dumps(rest, sort_keys=True, default=str), []).append(record)
+        compared = [g for g in groups.values() if len(g) > 1]
+        if compared and all(r["result"] == g[0]["result"] for g in compared for r in g[1:]):
+            found.append(name)
+    return found

@@ -88,6 +88,39 @@ def test_the_table_counts_the_points_that_tie_with_the_best(
     assert "tied" in capsys.readouterr().out
 
 
+NO_EFFECT = (
+    "note: no result changed with {}: the points that differ in it alone are equal (a path no run "
+    "reads, docs/sweeps.md, or a value no point is sensitive to)"
+)
+
+
+def test_a_varied_path_that_changed_no_result_is_noted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the root's link is read by no run; the dispatch cost is, and neither hides the other
+    path = tmp_path / "unread.yaml"
+    path.write_text(
+        "target: arm-riscv-soc\nmodels: [mlp]\nvary:\n  executor.dispatch_us: [0.25, 0.5]\n"
+        "  link.latency_us: [1, 2, 3]\n"
+    )
+    assert _run(["sweep", str(path), "--workers", "0"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert [line for line in err if line.startswith("note:")] == [
+        NO_EFFECT.format("link.latency_us")
+    ]
+    assert _run(["sweep", str(path), "--workers", "0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["no_effect"] == ["link.latency_us"]
+
+
+def test_a_varied_path_that_changed_a_result_is_not_noted(
+    sweep_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(["sweep", str(sweep_file), "--workers", "0", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["no_effect"] == []
+    assert "note:" not in captured.err
+
+
 def test_ctrl_c_says_how_to_resume(
     sweep_file: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -11,7 +11,7 @@ import pytest
 from hetsim.api import simulate
 from hetsim.errors import SweepError
 from hetsim.report import Result
-from hetsim.sweep import METRICS, best_points, metric_value
+from hetsim.sweep import METRICS, best_points, metric_value, no_effect
 from hetsim.sweep.results import metric_problem
 
 
@@ -128,3 +128,20 @@ def test_a_metric_name_some_points_lack_names_the_point() -> None:
     )
     with pytest.raises(SweepError, match="^" + re.escape(message) + "$"):
         best_points(runs, metric)
+
+
+def _point(index: int, status: str = "ok", **params: object) -> dict[str, object]:
+    result = {"makespan_us": float(params.get("bw", 1))} if status == "ok" else None
+    return {"index": index, "status": status, "params": {"model": "mlp", **params},
+            "result": result}  # fmt: skip
+
+
+def test_no_effect_compares_points_that_differ_in_one_name_alone() -> None:
+    grid = [_point(i, lat=lat, bw=bw) for i, (lat, bw) in enumerate([(1, 2), (2, 2), (1, 4)])]
+    assert no_effect(grid, ["lat", "bw"]) == ["lat"]  # bw 4 has one latency: nothing to compare
+    zipped = [_point(0, lat=1, bw=2), _point(1, lat=2, bw=4)]  # a list sweep: each differs in both
+    assert no_effect(zipped, ["lat", "bw"]) == []
+    failed = [_point(0, lat=1, bw=2), _point(1, "failed", lat=2, bw=2)]
+    assert no_effect(failed, ["lat"]) == []  # a failed point is no result to compare
+    changed = [*grid, {**_point(3, lat=2, bw=4), "result": {"makespan_us": 5.0}}]
+    assert no_effect(changed, ["lat"]) == []
