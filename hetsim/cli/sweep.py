@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -26,6 +25,7 @@ from hetsim.sweep import (
     SweepProgress,
     SweepSpec,
     best_points,
+    is_tie,
     load_sweep,
     metric_value,
     no_effect,
@@ -184,13 +184,15 @@ def best_rows(records: list[dict[str, Any]], spec: SweepSpec) -> tuple[list[str]
     shown alone had read as the best choice.
     """
     header = ["model", spec.metric, "tied", "point", "parameters"]
-    # one pass over the records (a failed point's NaN equals nothing, the best included)
-    seen = Counter((r["params"]["model"], metric_value(r, spec.metric)) for r in records)
+    # one pass over the records (a failed point's NaN is close to nothing, the best included)
+    seen: dict[str, list[float]] = {}
+    for r in records:
+        seen.setdefault(r["params"]["model"], []).append(metric_value(r, spec.metric))
     rows = []
     for model, record in best_points(records, spec.metric).items():
         best = metric_value(record, spec.metric)
         others = {k: v for k, v in record["params"].items() if k != "model"}
-        tied = str(seen[model, best])
+        tied = str(sum(is_tie(value, best) for value in seen[model]))
         rows.append([model, f"{best:.3f}", tied, record["id"], _params_text(others) or "-"])
     return header, rows
 
@@ -210,6 +212,8 @@ def failures_line(records: list[dict[str, Any]]) -> str:
     ('1 point, 0 failed', '2 points, 1 failed; the first, point 1 (model=cnn): E: no')
     >>> failures_line([bad, {**bad, "index": 2}])
     'all 2 points failed; the first, point 1 (model=cnn): E: no'
+    >>> failures_line([bad])
+    'the one point failed, point 1 (model=cnn): E: no'
     """
     count = counted(len(records), "point")
     failed = [r for r in records if r["status"] != "ok"]
@@ -218,7 +222,11 @@ def failures_line(records: list[dict[str, Any]]) -> str:
     first = failed[0]
     error = f"point {first['index']} ({_params_text(first['params'])}): {first['error']}"
     if len(failed) == len(records):
-        return f"all {count} failed; the first, {error}"
+        return (
+            f"the one point failed, {error}"
+            if len(records) == 1
+            else f"all {count} failed; the first, {error}"
+        )
     return f"{count}, {len(failed)} failed; the first, {error}"
 
 

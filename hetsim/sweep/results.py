@@ -34,6 +34,7 @@ __all__ = [
     "METRIC_ROOTS",
     "ResultsLog",
     "best_points",
+    "is_tie",
     "metric_problem",
     "metric_value",
     "no_effect",
@@ -489,10 +490,26 @@ def _missing(where: str, within: tuple[str, ...], key: str, value: object) -> Pr
     return Problem(where, expected, repr(key), closest(key, names))
 
 
+TIE_REL_TOL = 1e-9
+"""How close two metrics (or results' numbers) are to count as equal (`is_tie`)."""
+
+
+def is_tie(first: float, second: float) -> bool:
+    """Whether two metric values are equal but for rounding, within `TIE_REL_TOL` relative: the
+    same spans summed in another order can differ in the last bit (cnn's compute on
+    ``arm-riscv-soc`` read 32.826875 at one dispatch cost and 32.826874999999996 at another).
+
+    >>> is_tie(32.826875, 32.826874999999996), is_tie(1.0, 1.001), is_tie(0.0, 0.0)
+    (True, False, True)
+    """
+    return math.isclose(first, second, rel_tol=TIE_REL_TOL)
+
+
 def best_points(
     records: Iterable[Mapping[str, Any]], metric: str = "makespan_us"
 ) -> dict[str, dict[str, Any]]:
-    """The successful record with the lowest `metric` per model (ties: the lower point index).
+    """The successful record with the lowest `metric` per model (ties, `is_tie`: the lowest
+    point index).
 
     Examples
     --------
@@ -504,25 +521,27 @@ def best_points(
     if not is_items(records):
         expected = "expected records (a list of results records)"
         raise SweepError([Problem("best_points", expected, show_value(records))])
-    best: dict[str, dict[str, Any]] = {}
+    valued: dict[str, list[tuple[float, int, Mapping[str, Any]]]] = {}
     for record in records:
         value = metric_value(record, metric)
-        if math.isnan(value):
-            continue
-        model = record["params"]["model"]
-        held = best.get(model)
-        key = (value, record["index"])
-        if held is None or key < (metric_value(held, metric), held["index"]):
-            best[model] = dict(record)
+        if not math.isnan(value):
+            entry = (value, record["index"], record)
+            valued.setdefault(record["params"]["model"], []).append(entry)
+    best: dict[str, dict[str, Any]] = {}
+    for model, entries in valued.items():
+        lowest = min(value for value, _, _ in entries)
+        _, _, record = min((e for e in entries if is_tie(e[0], lowest)), key=lambda e: e[1])
+        best[model] = dict(record)
     return best
 
 
 def no_effect(records: Iterable[Mapping[str, Any]], varied: Iterable[str]) -> list[str]:
     """The varied names (of `varied`, in its order) whose values changed no successful point's
     result: each point's result equals those of the points that differ from it in that name
-    alone, and some points do. A path no run reads (a ``hetero`` root's ``link``) is one; so is
-    a memory's size that every point fits in, as the result holds no capacity. Points that
-    differ in another name too (a ``list`` sweep zips its values) are never compared.
+    alone (its floats but for rounding, `is_tie`), and some points do. A path no run reads (a
+    ``hetero`` root's ``link``) is one; so is a memory's size that every point fits in, as the
+    result holds no capacity. Points that differ in another name too (a ``list`` sweep zips its
+    values) are never compared.
 
     Examples
     --------
@@ -541,6 +560,17 @@ def no_effect(records: Iterable[Mapping[str, Any]], varied: Iterable[str]) -> li
             rest = {k: v for k, v in record["params"].items() if k != name}
             groups.setdefault(json.dumps(rest, sort_keys=True, default=str), []).append(record)
         compared = [g for g in groups.values() if len(g) > 1]
-        if compared and all(r["result"] == g[0]["result"] for g in compared for r in g[1:]):
+        if compared and all(_alike(r["result"], g[0]["result"]) for g in compared for r in g[1:]):
             found.append(name)
     return found
+
+
+def _alike(first: Any, second: Any) -> bool:
+    """Whether two results are equal, their floats but for rounding (`is_tie`)."""
+    if isinstance(first, float) and isinstance(second, float):
+        return is_tie(first, second)
+    if isinstance(first, Mapping) and isinstance(second, Mapping):
+        return first.keys() == second.keys() and all(_alike(first[k], second[k]) for k in first)
+    if isinstance(first, list | tuple) and isinstance(second, list | tuple):
+        return len(first) == len(second) and all(map(_alike, first, second))
+    return bool(first == second)

@@ -347,6 +347,9 @@ def local_cluster(workers: int) -> Iterator[Any]:
             threads_per_worker=1,
             processes=True,
             dashboard_address=None,
+            # the scheduler serves HTTP even without a dashboard; on Dask's default port, 8787,
+            # a second sweep (or the user's own cluster) printed "Port 8787 is already in use"
+            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
             silence_logs=logging.ERROR,
         ) as cluster,
     ):

@@ -282,3 +282,22 @@ def test_retry_failed_needs_resume(
         "none\n"
     )
     assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_best_rows_ties_metrics_that_differ_by_rounding_alone() -> None:
+    # cnn's breakdown_us.compute on arm-riscv-soc is 32.826875 at one dispatch_us and
+    # 32.826874999999996 at another (the same spans summed in another order): the table showed
+    # the second as the best alone (tied 1), as if dispatch_us changed the compute time.
+    spec = load_sweep({"target": "arm-riscv-soc", "models": ["cnn"]})
+    runs = [
+        {
+            "index": i,
+            "id": f"p{i}",
+            "status": "ok",
+            "params": {"model": "cnn"},
+            "result": {"makespan_us": t},
+        }
+        for i, t in enumerate([32.826875, 32.826874999999996, 40.0])
+    ]
+    _, rows = sweep_cli.best_rows(runs, spec)
+    assert rows[0][2] == "2"

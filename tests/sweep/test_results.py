@@ -145,3 +145,27 @@ def test_no_effect_compares_points_that_differ_in_one_name_alone() -> None:
     assert no_effect(failed, ["lat"]) == []  # a failed point is no result to compare
     changed = [*grid, {**_point(3, lat=2, bw=4), "result": {"makespan_us": 5.0}}]
     assert no_effect(changed, ["lat"]) == []
+
+
+def test_best_points_takes_the_lowest_index_of_values_equal_but_for_rounding() -> None:
+    # cnn's compute on arm-riscv-soc: the same spans summed in another order; the later point,
+    # an ulp lower, had been the best
+    runs = [
+        {"index": i, "status": "ok", "params": {"model": "cnn"}, "result": {"makespan_us": t}}
+        for i, t in enumerate([32.826875, 32.826874999999996, 40.0])
+    ]
+    assert best_points(runs)["cnn"]["index"] == 0
+    assert (
+        best_points([*runs, {**runs[2], "index": 3, "result": {"makespan_us": 32.0}}])["cnn"][
+            "index"
+        ]
+        == 3
+    )
+
+
+def test_no_effect_takes_results_equal_but_for_rounding_as_equal() -> None:
+    first = _point(0, lat=1)
+    rounded = {**_point(1, lat=2), "result": {"makespan_us": 1.0 + 2**-52}}
+    assert no_effect([first, rounded], ["lat"]) == ["lat"]
+    apart = {**_point(1, lat=2), "result": {"makespan_us": 1.0 + 1e-6}}
+    assert no_effect([first, apart], ["lat"]) == []

@@ -11,7 +11,9 @@ import json
 import os
 import pickle
 import re
+import socket
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -410,3 +412,25 @@ def test_a_result_lost_with_its_worker_is_waited_for_not_failed() -> None:
     ]:
         failed = runner._finished(future, points)
         assert [(r["status"], r["error"]) for r in failed] == [("failed", error)] * 2
+
+
+def test_local_cluster_takes_no_fixed_http_port() -> None:
+    # The scheduler always serves HTTP (health routes, even with no dashboard); on Dask's
+    # default 8787 a second sweep, or the user's own cluster, printed "Port 8787 is already in
+    # use ... Hosting the HTTP server on port N instead" as the sweep started.
+    held = socket.socket()
+    held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        held.bind(("127.0.0.1", 8787))
+    except OSError:
+        pytest.skip("port 8787 is taken already: the warning would come either way")
+    held.listen()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with local_cluster(1) as cluster:
+                port = cluster.scheduler.http_server.port
+    finally:
+        held.close()
+    assert port != 8787
+    assert not [w for w in caught if "already in use" in str(w.message)]
