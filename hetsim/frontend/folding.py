@@ -67,6 +67,7 @@ def fold_constants(graph: Graph, *, keep: Sequence[str] = ()) -> Graph:
         initializers={n: a for n, a in constants.items() if n in used and n not in produced},
         opset=graph.opset,
         value_types={n: t for n, t in graph.value_types.items() if n in produced | used},
+        value_dtypes={n: t for n, t in graph.value_dtypes.items() if n in produced | used},
     )
 
 

@@ -279,10 +279,22 @@ def _convert(model: onnx.ModelProto, where: str, default_name: str) -> Graph:
         for info in proto.input
         if info.name not in initializers
     }
+    declared = [
+        info for info in (*proto.value_info, *proto.output) if info.type.HasField("tensor_type")
+    ]
     value_types = {
         info.name: tensors.tensor_type(info, f"{where}: tensor {info.name}", named)
-        for info in (*proto.value_info, *proto.output)
-        if info.type.HasField("tensor_type") and info.type.tensor_type.HasField("shape")
+        for info in declared
+        if info.type.tensor_type.HasField("shape")
+    }
+    # one of unknown rank declares its dtype all the same, which propagation checks (it had
+    # gone unread: a Relu's float32 output declared int64 ran, as onnxruntime refuses it)
+    value_dtypes = {
+        info.name: tensors.dtype_name(
+            info.type.tensor_type.elem_type, f"{where}: tensor {info.name}"
+        )
+        for info in declared
+        if not info.type.tensor_type.HasField("shape") and info.type.tensor_type.elem_type
     }
     try:
         return Graph(
@@ -293,6 +305,7 @@ def _convert(model: onnx.ModelProto, where: str, default_name: str) -> Graph:
             initializers=initializers,
             opset=opset,
             value_types={**value_types, **inputs},
+            value_dtypes={n: t for n, t in value_dtypes.items() if n not in inputs},
         )
     except ModelError as err:  # the graph's structure (a tensor made twice, a cycle): its file
         raise _in_model(err, where) from err

@@ -347,6 +347,7 @@ def fuse_qdq(graph: Graph) -> Graph:
         ops=tuple(ops),
         initializers={n: v for n, v in initializers.items() if n in read},
         value_types={n: t for n, t in graph.value_types.items() if n in read | made},
+        value_dtypes={n: t for n, t in graph.value_dtypes.items() if n in read | made},
     )
 
 
@@ -376,7 +377,8 @@ def _without_clipped_relus(graph: Graph) -> Graph:
         if not (op.type == "Relu" and op.outputs[0] in through)
     )
     types = {n: t for n, t in graph.value_types.items() if n not in through}
-    return replace(graph, ops=ops, value_types=types)
+    dtypes = {n: t for n, t in graph.value_dtypes.items() if n not in through}
+    return replace(graph, ops=ops, value_types=types, value_dtypes=dtypes)
 
 
 def _without_unread(ops: list[Op], outputs: tuple[str, ...], op_type: str) -> list[Op]:

@@ -17,6 +17,7 @@ import numpy as np
 
 from hetsim.errors import ModelError, is_count
 from hetsim.ir.fields import (
+    checked_dtype,
     checked_input_type,
     checked_mapping,
     checked_names,
@@ -196,8 +197,10 @@ class Graph:
     become tuples (of outputs, of an op's inputs or outputs, of an input's shape: such an op or
     type is replaced by a copy), an input's numpy integer dims become ints and its dtype numpy's
     own name (``"f4"`` becomes ``"float32"``). `value_types` (declared types of inner tensors,
-    where known) are checked here for their dtype alone; propagation
-    (`hetsim.kernels.propagate`) refuses an op whose output dtype is not the declared one.
+    where known) and `value_dtypes` (declared dtypes of tensors whose shape the model does not
+    state: an ONNX ``value_info`` or output of unknown rank) are checked here for their dtype
+    alone; propagation (`hetsim.kernels.propagate`) refuses an op whose output dtype is not the
+    declared one.
 
     Raises
     ------
@@ -210,7 +213,8 @@ class Graph:
         message names the graph and the op); a graph input that is not a `TensorType`, or
         whose shape is not a tuple or list of sizes >= 0 and names, or whose dtype is not a
         numpy dtype name of a bool or number; an initializer that is not a numpy array; a
-        `value_types` entry that is not a `TensorType` or whose dtype is not such a name. On a
+        `value_types` entry that is not a `TensorType` or whose dtype is not such a name, or a
+        `value_dtypes` entry that is not such a name. On a
         dangling input, a tensor produced twice, a cycle (the message names the op), an output
         nothing produces, two ops of one name, or an op named as hetsim names its own steps
         (`hetsim.ir.fields.RESERVED_OP_NAMES`: ``(return)``, ``(load)``, ``(stage)``,
@@ -237,6 +241,7 @@ class Graph:
     initializers: Mapping[str, np.ndarray] = field(default_factory=dict)
     opset: int = 17
     value_types: Mapping[str, TensorType] = field(default_factory=dict)
+    value_dtypes: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
@@ -265,6 +270,9 @@ class Graph:
             initializers[name] = _read_only(value)
         for name, declared in value_types.items():
             value_types[name] = checked_value_type(self.name, name, declared)
+        value_dtypes = checked_mapping(f"{where}: value_dtypes", self.value_dtypes, "dtype name")
+        for name, dtype in value_dtypes.items():
+            value_dtypes[name] = checked_dtype(f"{where}: value_dtypes[{name!r}]", dtype)
         ops = checked_ops(self.name, self.ops)
         kind = dict.fromkeys(initializers, "an initializer")
         for name in inputs:
@@ -285,6 +293,7 @@ class Graph:
         object.__setattr__(self, "initializers", initializers)
         object.__setattr__(self, "opset", int(self.opset))
         object.__setattr__(self, "value_types", value_types)
+        object.__setattr__(self, "value_dtypes", value_dtypes)
 
     def __setstate__(self, state: list[Any]) -> None:
         """Unpickled or deep-copied (no `__post_init__`): the fields as the dataclass sets them,

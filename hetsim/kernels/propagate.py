@@ -472,26 +472,30 @@ def _walk_once(
         for name, meta in zip(outputs, out_metas, strict=False):
             if name:
                 metas[name] = meta
-    if graph.value_types:
+    if graph.value_types or graph.value_dtypes:
         _check_declared(graph, metas)
     return metas
 
 
 def _check_declared(graph: Graph, metas: Mapping[str, Meta]) -> None:
     """Refuse a tensor whose producer gives another dtype than the model declares for it (an
-    ONNX ``value_info`` or graph output type), as onnxruntime refuses such a model: run on,
-    the tensor reached its consumers, and the outputs their caller, in a type the model says
-    it never has."""
-    for name, declared in graph.value_types.items():
+    ONNX ``value_info`` or graph output type, with a shape or without one: `Graph.value_dtypes`),
+    as onnxruntime refuses such a model: run on, the tensor reached its consumers, and the
+    outputs their caller, in a type the model says it never has."""
+    declared_dtypes = {
+        **graph.value_dtypes,
+        **{name: declared.dtype for name, declared in graph.value_types.items()},
+    }
+    for name, dtype in declared_dtypes.items():
         meta = metas.get(name)
-        if meta is None or meta.dtype == np.dtype(declared.dtype):
+        if meta is None or meta.dtype == np.dtype(dtype):
             continue
         op = graph.producer(name)  # a walk over the ops: only for a mismatch
         if op is None:  # a graph input: checked against its array where one is given
             continue
         raise OpError(
             f"{op_label(op)}: expected output {name!r} of the dtype the model declares for it, "
-            f"{np.dtype(declared.dtype)}, got {meta.dtype}",
+            f"{np.dtype(dtype)}, got {meta.dtype}",
             op.name,
         )
 

@@ -35,7 +35,7 @@ def _model(
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
-def _vi(name: str, shape: list[int | str | None], elem: int = FLOAT) -> onnx.ValueInfoProto:
+def _vi(name: str, shape: list[int | str | None] | None, elem: int = FLOAT) -> onnx.ValueInfoProto:
     return helper.make_tensor_value_info(name, elem, shape)
 
 

@@ -267,17 +267,22 @@ def test_value_info_at_odds_with_the_op_sets_no_size() -> None:
                        "it, float64, got float32"),
     ],
 )  # fmt: skip
-def test_a_declared_dtype_at_odds_with_the_op_is_refused(where: str, message: str) -> None:
+@pytest.mark.parametrize("shaped", [True, False], ids=["shaped", "of-unknown-rank"])
+def test_a_declared_dtype_at_odds_with_the_op_is_refused(
+    where: str, message: str, shaped: bool
+) -> None:
     # it was not read: y ran as float32 where the model says int64, as onnxruntime refuses
-    # ("Type Error: Type (tensor(float)) of output arg (y) of node (neg) does not match")
+    # ("Type Error: Type (tensor(float)) of output arg (y) of node (neg) does not match"); a
+    # declaration of unknown rank (no shape) had gone unread after shaped ones were read
     nodes = [
         helper.make_node("Relu", ["x"], ["h"], name="relu"),
         helper.make_node("Neg", ["h"], ["y"], name="neg"),
     ]
-    output = _vi("y", [64, 64], TensorProto.INT64 if where == "output" else TensorProto.FLOAT)
+    shape = [64, 64] if shaped else None
+    output = _vi("y", shape, TensorProto.INT64 if where == "output" else TensorProto.FLOAT)
     odd = _model(nodes, [_vi("x", [64, 64])], [output])
     if where == "value_info":
-        odd.graph.value_info.append(_vi("h", [64, 64], TensorProto.DOUBLE))
+        odd.graph.value_info.append(_vi("h", shape, TensorProto.DOUBLE))
     for run in (
         lambda: simulate(load_onnx(odd), "x86-h100", mode="timing"),
         lambda: execute(load_onnx(odd), {"x": np.ones((64, 64), np.float32)}),
@@ -348,10 +353,33 @@ def test_a_qdq_group_with_a_scale_that_is_not_finite_or_a_zero_q_scale_stays_flo
         numpy_helper.from_array(np.array(0, np.int8), "z"),
         numpy_helper.from_array(np.ones((2, 3), np.int8), "w"),
     ]
-    model = _model(nodes, [_vi("x", [1, 2], TensorProto.INT8)], [_vi("y", None)], inits)
+    model = _model(
+        nodes, [_vi("x", [1, 2], TensorProto.INT8)], [_vi("y", None, TensorProto.INT8)], inits
+    )
     graph = load_onnx(model)
     assert ("QLinearMatMul" in [op.type for op in graph.ops]) is fused
     x = {"x": np.array([[1, -2]], np.int8)}
     np.testing.assert_array_equal(
         execute(graph, x)["y"], execute(load_onnx(model, fuse_qdq=False), x)["y"]
     )
+
+
+@pytest.mark.parametrize("where", ["output", "value_info"])
+@pytest.mark.parametrize("elem", [TensorProto.BFLOAT16, TensorProto.STRING])
+def test_an_unsupported_dtype_declared_without_a_shape_is_refused(where: str, elem: int) -> None:
+    # the same declaration with a shape was refused; without one it was not read, and y ran
+    # as float32 where the model says bfloat16 (onnxruntime refuses it: "Type Error")
+    nodes = [
+        helper.make_node("Relu", ["x"], ["h"], name="relu"),
+        helper.make_node("Neg", ["h"], ["y"], name="neg"),
+    ]
+    name = "y" if where == "output" else "h"
+    unshaped = helper.make_tensor_value_info(name, elem, None)
+    output = unshaped if where == "output" else _vi("y", [2])
+    model = _model(nodes, [_vi("x", [2])], [output])
+    if where == "value_info":
+        model.graph.value_info.append(unshaped)
+    dtype = TensorProto.DataType.Name(elem).lower()
+    message = rf"^model \S+: tensor {name}: expected a supported dtype .*, got {dtype}$"
+    with pytest.raises(ModelError, match=message):
+        load_onnx(model)

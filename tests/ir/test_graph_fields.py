@@ -143,6 +143,15 @@ BAD = {
         lambda: _graph(value_types={"y": TensorType((2, 3), None)}),  # type: ignore[arg-type]
         "graph g: value_types['y']: expected a numpy dtype name (float32, int64, ...), got None",
     ),
+    "value_dtypes_none": (
+        lambda: _graph(value_dtypes=None),
+        "graph g: value_dtypes: expected a mapping of name -> dtype name, got None",
+    ),
+    "value_dtypes_dtype": (
+        lambda: _graph(value_dtypes={"y": "nonsense"}),
+        "graph g: value_dtypes['y']: expected a numpy dtype name (float32, int64, ...), got "
+        "'nonsense'",
+    ),
     "opset_bool": (
         lambda: _graph(opset=True),
         "graph g: opset: expected an integer >= 1, got bool True",
