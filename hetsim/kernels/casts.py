@@ -26,9 +26,17 @@ from hetsim.kernels.registry import Kernel, register
 __all__: list[str] = []
 
 
+def _cast(x: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
+    """`x` as `dtype`: NaN, inf or an out-of-range float cast to an integer is implementation
+    defined in ONNX (numpy gives onnxruntime's values), so without numpy's RuntimeWarning,
+    which ``hetsim run`` printed for a folded Cast of a NaN constant."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return x.astype(dtype)
+
+
 def _compile_cast(op: Op, opset: int) -> Kernel:
     dtype = dtype_of(op, attr(op, "to"))
-    return lambda inputs: [inputs[0].astype(dtype)]
+    return lambda inputs: [_cast(inputs[0], dtype)]
 
 
 def _infer_cast(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:
@@ -40,7 +48,7 @@ register("Cast", "data_movement", compile=_compile_cast, infer=_infer_cast, cost
 
 
 def _compile_cast_like(op: Op, opset: int) -> Kernel:
-    return lambda inputs: [inputs[0].astype(inputs[1].dtype)]
+    return lambda inputs: [_cast(inputs[0], inputs[1].dtype)]
 
 
 def _infer_cast_like(op: Op, opset: int, inputs: Sequence[Meta | None]) -> list[Meta]:

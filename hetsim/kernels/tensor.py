@@ -35,6 +35,7 @@ from hetsim.kernels.costs import movement_cost
 from hetsim.kernels.meta import Meta
 from hetsim.kernels.registry import ALL_INPUTS, Kernel, register
 from hetsim.kernels.shape import versioned
+from hetsim.units import counted
 
 __all__ = ["first_input", "pad_widths", "slices", "split_sizes", "tile_repeats"]
 
@@ -120,7 +121,7 @@ def split_sizes(op: Op, dim: int, split: Any, outputs: int) -> list[int]:
         sizes = [int(s) for s in split]
         # ONNX: each size >= 0 ([4, -1] sums to 3 yet gave a [.., 4] shape and a [.., -1] one)
         if sum(sizes) != dim or len(sizes) != outputs or min(sizes) < 0:
-            raise op_error(op, f"expected {outputs} sizes >= 0 summing to {dim}", sizes)
+            raise op_error(op, f"expected {counted(outputs, 'size')} >= 0 summing to {dim}", sizes)
         return sizes
     count = int_attr(op, "num_outputs", outputs)
     if count != outputs:  # ONNX: an output per part; fewer would drop the rest of the data

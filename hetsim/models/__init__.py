@@ -56,7 +56,9 @@ got 'resnt50' (did you mean 'resnet50'?)
         return ZOO[source]()
     if isinstance(source, str | Path):
         # "" is no path: as Path("") it is the current folder, which load_onnx called a directory
-        if str(source).strip() and (Path(source).suffix == ".onnx" or _exists(Path(source))):
+        if str(source).strip() and (
+            Path(source).suffix.lower() == ".onnx" or _exists(Path(source))
+        ):
             return load_onnx(source)
         raise _unknown_model(source)
     onnx = require_onnx("load_model")

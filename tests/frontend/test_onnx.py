@@ -19,6 +19,7 @@ from hetsim.errors import ModelError  # noqa: E402
 from hetsim.frontend import SUPPORTED_DTYPES, fold_constants, load_onnx  # noqa: E402
 from hetsim.ir import Op, TensorType  # noqa: E402
 from hetsim.kernels import OPS, execute  # noqa: E402
+from hetsim.models import load_model  # noqa: E402
 
 FLOAT = TensorProto.FLOAT
 
@@ -287,6 +288,16 @@ def test_missing_file_is_an_error_naming_the_file(tmp_path: Path) -> None:
         match="^" + re.escape(f"{path}: expected an ONNX model file, got no such file") + "$",
     ):
         load_onnx(path)
+
+
+def test_a_missing_file_named_in_capitals_is_a_missing_file_too(tmp_path: Path) -> None:
+    # ".ONNX" read as a zoo name: "expected a zoo name or a path to an .onnx file"
+    path = tmp_path / "ABSENT.ONNX"
+    with pytest.raises(
+        ModelError,
+        match="^" + re.escape(f"{path}: expected an ONNX model file, got no such file") + "$",
+    ):
+        load_model(str(path))
 
 
 def test_an_empty_file_or_a_directory_is_not_a_model(tmp_path: Path) -> None:

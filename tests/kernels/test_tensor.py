@@ -130,6 +130,12 @@ def test_split_sizes_must_be_non_negative_and_sum_to_the_dim(dim: int, sizes: li
         split_sizes(_op("Split", 1, 2), dim, sizes, 2)
 
 
+def test_split_sizes_of_one_output_say_one_size() -> None:
+    message = "op n0 (Split): expected 1 size >= 0 summing to 4, got [3]"
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        split_sizes(_op("Split", 1, 1), 4, [3], 1)
+
+
 def test_equal_split_needs_a_divisible_dim() -> None:
     with pytest.raises(
         ModelError, match=r"^op n0 \(Split\): expected a dim divisible by 2 outputs, got 5$"
