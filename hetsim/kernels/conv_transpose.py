@@ -36,8 +36,9 @@ def conv_transpose(
     """The transposed convolution of `x` ``(N, C, *in)`` by `w` ``(C, M/group, *kernel)``.
 
     `geometry.out` is the input size here (the windows the taps write through), and `full` the
-    uncropped output size; the result is `full` cropped by the geometry's pads (a negative end
-    pad adds zeros instead: an ``output_shape`` larger than `full`).
+    uncropped output size; the result is `full` cropped by the geometry's pads (a negative pad
+    adds zeros instead: an ``output_shape`` larger than `full` at its end, a SAME auto_pad's
+    output at both ends).
     """
     n, channels = x.shape[:2]
     cg, mg, taps = channels // group, w.shape[1], prod(geometry.kernel)
@@ -52,9 +53,11 @@ def conv_transpose(
     begin, end = geometry.pads_begin, geometry.pads_end
     if not any(begin) and not any(end):
         return out
-    if min(end) < 0:  # an output_shape past `full`: zeros at the end
-        out = np.pad(out, [(0, 0), (0, 0), *((0, max(-e, 0)) for e in end)])
-        full = tuple(f + max(-e, 0) for f, e in zip(full, end, strict=True))
+    if min(begin) < 0 or min(end) < 0:  # an output past `full`: zeros where a pad is negative
+        widths = [(max(-b, 0), max(-e, 0)) for b, e in zip(begin, end, strict=True)]
+        out = np.pad(out, [(0, 0), (0, 0), *widths])
+        full = tuple(f + b + e for f, (b, e) in zip(full, widths, strict=True))
+        begin = tuple(max(b, 0) for b in begin)
         end = tuple(max(e, 0) for e in end)
     ends = (f - e for f, e in zip(full, end, strict=True))
     crop = tuple(slice(b, e) for b, e in zip(begin, ends, strict=True))
@@ -100,14 +103,20 @@ class _TransposeSpec:
         wanted = self._wanted(spatial, strides)
         if wanted is not None:
             # past the uncropped output by less than a stride (what an output_padding adds):
-            # zeros at the end (a negative end pad), as onnxruntime adds them in every auto_pad
-            # mode (ONNX's reference puts some at the beginning for SAME_UPPER and SAME_LOWER)
+            # an output_shape's zeros at the end (a negative end pad), as onnxruntime adds them
+            # in every auto_pad mode; without one, a SAME auto_pad's split by the spec's
+            # formula, as ONNX's reference splits them (floor division: a kernel of 1 at
+            # stride 3 puts its value in the middle, where it had gone first; onnxruntime gives
+            # no output of the spec's SAME size there)
             largest = [b - a + s - 1 for b, a, s in zip(base, adjust, strides, strict=True)]
             if min(wanted) < 1 or any(o > m for o, m in zip(wanted, largest, strict=True)):
                 raise op_error(op, f"expected output_shape from 1 to {largest}", list(wanted))
             total = [f - o for f, o in zip(base, wanted, strict=True)]
             upper = window.auto_pad == "SAME_UPPER"
-            begin = [0 if t < 0 else t // 2 if upper else t - t // 2 for t in total]
+            same = self.output_shape is None  # the SAME modes' own size (`_wanted`)
+            begin = [
+                0 if t < 0 and not same else t // 2 if upper else t - t // 2 for t in total
+            ]
             full = base
             end = [t - b for t, b in zip(total, begin, strict=True)]
         else:

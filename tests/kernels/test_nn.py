@@ -277,6 +277,46 @@ def test_conv_transpose_output_shape_matches_onnxruntime(
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])
+@pytest.mark.parametrize(
+    ("x_shape", "kernel", "stride"),
+    [((1, 2, 1), (1,), 3), ((1, 2, 3), (2,), 5), ((1, 2, 3), (1,), 2), ((1, 2, 2, 3), (1, 2), 4)],
+)
+def test_conv_transpose_same_with_a_kernel_shorter_than_its_stride_matches_onnx_reference(
+    auto_pad: str, x_shape: tuple[int, ...], kernel: tuple[int, ...], stride: int
+) -> None:
+    # the spec's SAME size (input times stride) exceeds the uncropped output: its zeros split
+    # by the spec's pads formula (floor division, as onnx's reference), where they had all
+    # gone at the end (a kernel of 1 at stride 3 put its value first, not in the middle)
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    from onnx.reference import ReferenceEvaluator
+
+    rng = np.random.default_rng(SEED)
+    x, w, b = _random(rng, *x_shape), _random(rng, 2, 3, *kernel), _random(rng, 3)
+    strides = [stride] * len(kernel)
+    node = helper.make_node(
+        "ConvTranspose", ["x", "w", "b"], ["y"], auto_pad=auto_pad, strides=strides
+    )
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info(name, TensorProto.FLOAT, a.shape)
+            for name, a in (("x", x), ("w", w), ("b", b))
+        ],
+        [helper.make_empty_tensor_value_info("y")],
+    )
+    model = helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 22)])
+    (expected,) = ReferenceEvaluator(model).run(None, {"x": x, "w": w, "b": b})
+    got = _run("ConvTranspose", [x, w, b], opset=22, auto_pad=auto_pad, strides=strides)
+    assert got.shape == (x_shape[0], 3, *(n * stride for n in x_shape[2:]))
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    inferred = _infer("ConvTranspose", [x.shape, w.shape, b.shape], opset=22,
+                      auto_pad=auto_pad, strides=strides)  # fmt: skip
+    assert inferred[0].shape == got.shape
+
+
 POOL_CORNERS = [
     # (op, x shape, kernel, strides, pads, ceil_mode, count_include_pad, out); the 7x7 ceil-mode
     # cases overhang the input by 2, where onnx's ReferenceEvaluator shifts the windows
