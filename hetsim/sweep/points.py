@@ -84,13 +84,18 @@ class Point:
     options: tuple[tuple[str, Any], ...]
     target: Target = field(compare=False, repr=False)
     file: str = field(compare=False, repr=False)
+    sized: tuple[tuple[str, int], ...] = ()
+    """The sizes of the dims the sweep varies (``dims: {seq: [8, 16]}``) at this point; its
+    ``options`` hold them too, with the fixed ones."""
 
     @property
     def params(self) -> dict[str, Any]:
-        """What sets this point apart, as plain JSON values: model, override values, and the
-        ``partition`` and ``cuda_graph`` options when the sweep names them."""
+        """What sets this point apart, as plain JSON values: model, override values, the sizes
+        of varied dims (``dims.seq``), and the ``partition`` and ``cuda_graph`` options when
+        the sweep names them."""
         values = {param_name(path): value for path, value in self.values}
-        return {"model": self.model, **values, **dict(self.choices)}
+        sized = {f"dims.{name}": size for name, size in self.sized}
+        return {"model": self.model, **values, **sized, **dict(self.choices)}
 
     @property
     def id(self) -> str:
@@ -123,6 +128,9 @@ class SweepSpec:
     iterations: int = 1
     seed: int = 0
     dims: tuple[tuple[str, int], ...] = ()
+    varied_dims: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    """Dims given a list of sizes (``dims: {seq: [8, 16]}``), each size crossed with the rest
+    of the sweep: a point per size, ``dims.seq`` in its params."""
     metric: str = "makespan_us"
     name: str = "sweep"
     rules: tuple[tuple[str, str], ...] = ()
@@ -173,6 +181,8 @@ class SweepSpec:
             for model, file in zip(self.models, self.model_files, strict=True)
         ]
         data["axes"] = [[axis.path, list(axis.values)] for axis in self.axes]
+        if self.varied_dims:  # only then, as before the key existed
+            data["varied_dims"] = [[name, list(sizes)] for name, sizes in self.varied_dims]
         if self.rules:  # only then, as before the key existed
             data["rules"] = [list(rule) for rule in self.rules]
         return digest(data)[:16]
@@ -180,8 +190,17 @@ class SweepSpec:
     @property
     def varied(self) -> tuple[str, ...]:
         """The swept override paths, in file order, as a point's params name them
-        (`param_name`)."""
-        return tuple(param_name(axis.path) for axis in self.axes)
+        (`param_name`), then the varied dims (``dims.seq``)."""
+        dims = tuple(f"dims.{name}" for name, _ in self.varied_dims)
+        return (*(param_name(axis.path) for axis in self.axes), *dims)
+
+    def dim_sizes(self) -> list[tuple[tuple[str, int], ...]]:
+        """Each combination of the varied dims' sizes (one empty one where none varies)."""
+        names = [name for name, _ in self.varied_dims]
+        return [
+            tuple(zip(names, sizes, strict=True))
+            for sizes in product(*(sizes for _, sizes in self.varied_dims))
+        ]
 
     @property
     def options(self) -> dict[str, Any]:
@@ -215,25 +234,37 @@ class SweepSpec:
         if found is not None:
             return found
         targets = self._targets()
-        options = tuple(self.options.items())
-        with_rules = (*options, ("rules", self.rules))
         models = zip(self.models, self.model_files, strict=True)
-        combos = product(models, self.policies, self.strategies, targets)
+        combos = product(models, self.policies, self.strategies, self.dim_sizes(), targets)
         found = tuple(
             Point(
                 index,
                 model,
                 values,
                 _choices(policy, strategy),
-                with_rules if policy == "rules" else options,
+                self._point_options(policy, sized),
                 target,
                 file,
+                sized,
             )
-            for index, ((model, file), policy, strategy, (values, target)) in enumerate(combos)
+            for index, ((model, file), policy, strategy, sized, (values, target)) in enumerate(
+                combos
+            )
         )
         self._points.clear()
         self._points[TAGS.version] = found
         return found
+
+    def _point_options(
+        self, policy: str | None, sized: tuple[tuple[str, int], ...]
+    ) -> tuple[tuple[str, Any], ...]:
+        """The `simulate` options of a point of `policy` at varied dims `sized`."""
+        options = self.options
+        if sized:
+            options["dims"] = dict(sorted({**options.get("dims", {}), **dict(sized)}.items()))
+        if policy == "rules":
+            options["rules"] = self.rules
+        return tuple(options.items())
 
     def base_target(self) -> Target:
         """The target the sweep overrides; its problems name the sweep file, if any."""

@@ -37,7 +37,7 @@ from hetsim.sim import MODES
 from hetsim.sweep.loaded import model_identity, point_model
 from hetsim.sweep.points import EXPANDERS, Axis, SweepSpec, parse_path
 from hetsim.sweep.results import METRIC_ROOTS, metric_problem
-from hetsim.sweep.vary import MAX_POINTS, read_axes
+from hetsim.sweep.vary import MAX_POINTS, read_axes, read_values
 from hetsim.target import Target
 from hetsim.target.schema import closest
 from hetsim.target.sources import nesting_problem
@@ -257,7 +257,8 @@ def _parse(
         mode=parser.choice("mode", "timing", MODES),
         iterations=_iterations(parser),
         seed=parser.integer("seed", 0, 0),
-        dims=_dims(parser),
+        dims=(dims := _dims(parser))[0],  # read in its turn: problems keep the keys' order
+        varied_dims=dims[1],
         metric=_metric(parser),
         name=_name(parser),
         rules=rules,
@@ -297,7 +298,8 @@ def _point_count(spec: SweepSpec) -> int:
     """How many points `spec` makes, counted without making them."""
     lengths = [len(axis.values) for axis in spec.axes]
     combos = math.prod(lengths) if spec.expand == "grid" else max(lengths, default=1)
-    return len(spec.models) * len(spec.policies) * len(spec.strategies) * combos
+    sizes = math.prod(len(sizes) for _, sizes in spec.varied_dims)
+    return len(spec.models) * len(spec.policies) * len(spec.strategies) * sizes * combos
 
 
 def _local_file(value: Any, folder: Path | None, *, is_file: bool = False) -> Any:
@@ -469,15 +471,40 @@ def _axes(parser: _Parser, expand: str) -> tuple[Axis, ...]:
     return axes
 
 
-def _dims(parser: _Parser) -> tuple[tuple[str, int], ...]:
+def _dims(
+    parser: _Parser,
+) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, tuple[int, ...]], ...]]:
+    """The fixed dims (a size each) and the varied ones (a list or a range of sizes, as
+    ``vary`` takes them: ``{seq: [8, 16]}``, ``{seq: {start: 8, stop: 64, step: 8}}``), each
+    sorted by name."""
     dims = parser.data.get("dims", {})
     if not isinstance(dims, Mapping):
-        parser.add("dims", "expected a mapping of dim name -> size", dims)
-        return ()
+        parser.add("dims", "expected a mapping of dim name -> size (or a list of sizes)", dims)
+        return (), ()
+    fixed, varied = [], []
     for name, size in dims.items():
-        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-            parser.add(f"dims.{name}", "expected an integer >= 0", size)
-    return tuple(sorted((str(k), v) for k, v in dims.items()))
+        where = f"dims.{name}"
+        if isinstance(size, list | Mapping):
+            found: list[Problem] = []
+            sizes = read_values(found, where, size)
+            parser.problems.extend(found)
+            wrong = [s for s in sizes if not _is_size(s)]
+            if wrong:
+                parser.add(where, "expected integers >= 0", wrong[0])
+            # sized all the same, if badly (as a bad fixed size is): one problem, not two
+            varied.append((str(name), tuple(s if s in wrong else int(s) for s in sizes)))
+        else:
+            if not _is_size(size):
+                parser.add(where, "expected an integer >= 0 (or a list of them)", size)
+            fixed.append((str(name), size))  # sized all the same: one problem, not two
+    return tuple(sorted(fixed)), tuple(sorted(varied))
+
+
+def _is_size(value: object) -> bool:
+    """An integer >= 0 (a range's ``num`` makes floats: an integral one counts)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _name(parser: _Parser) -> str:
@@ -515,10 +542,11 @@ def _model_problems(spec: SweepSpec) -> list[Problem]:
     size, each of those dims that no model has (a misspelt name leaves its model's dim
     unsized), and a rule in another case than a model's ops (`_case_problems`), each model
     looked at once, as it is loaded."""
-    models, dims = spec.models, spec.dims
+    models = spec.models
+    dims = (*(name for name, _ in spec.dims), *(name for name, _ in spec.varied_dims))
     problems = []
     symbols: dict[str, None] = {}  # of every model, in order of first appearance
-    sized = dict(dims)
+    sized = set(dims)
     loaded = 0
     for i, (model, file) in enumerate(zip(models, spec.model_files, strict=True)):
         if not isinstance(model, str):
@@ -542,10 +570,10 @@ def _model_problems(spec: SweepSpec) -> list[Problem]:
     return problems
 
 
-def _unknown_dims(dims: tuple[tuple[str, int], ...], symbols: tuple[str, ...]) -> list[Problem]:
+def _unknown_dims(dims: tuple[str, ...], symbols: tuple[str, ...]) -> list[Problem]:
     expected = f"expected a symbolic dim of the models ({', '.join(symbols) or 'none'})"
     return [
         Problem(f"dims.{name}", expected, repr(name), closest(name, symbols))
-        for name, _ in dims
+        for name in dims
         if name not in symbols
     ]

@@ -19,7 +19,7 @@ from hetsim.sweep.points import Axis, digest, parse_path
 from hetsim.target.schema import join_path
 from hetsim.target.values import finite_float, show_value, yaml_number_hint
 
-__all__ = ["DIGITS", "MAX_POINTS", "read_axes"]
+__all__ = ["DIGITS", "MAX_POINTS", "read_axes", "read_values"]
 
 DIGITS = 12
 """Decimals a range's values are rounded to, so that 0.1 + 0.2 reads 0.3."""
@@ -50,7 +50,7 @@ def read_axes(vary: Any, expand: str) -> tuple[tuple[Axis, ...], list[Problem], 
         except ValueError as err:
             problems.append(Problem(where, str(err)))
             continue
-        values = _values(problems, where, spec)
+        values = read_values(problems, where, spec)
         if values:
             axes.append(Axis(path, values))
     expandable = _apart(problems, [a.path for a in axes])
@@ -67,7 +67,10 @@ def _problem(where: str, expected: str, got: Any, hint: str | None = None) -> Pr
     return Problem(where, expected, show_value(got), hint)
 
 
-def _values(problems: list[Problem], where: str, spec: Any) -> tuple[Any, ...]:
+def read_values(problems: list[Problem], where: str, spec: Any) -> tuple[Any, ...]:
+    """The values of one axis at `where`, as ``vary`` reads them: a non-empty list of distinct
+    values, or a range (`_range`); none, with a problem added, otherwise (the sweep's
+    ``dims`` reads its lists of sizes so)."""
     if isinstance(spec, Mapping):
         return _range(problems, where, spec)
     if not isinstance(spec, list) or not spec:

@@ -236,7 +236,7 @@ def test_every_problem_is_reported_at_once() -> None:
         "iterations: expected 1 (a point simulates its model once; hetsim compare runs "
         "iterations), got 0",
         "seed: expected an integer >= 0, got -1",
-        "dims.seq: expected an integer >= 0, got -1",
+        "dims.seq: expected an integer >= 0 (or a list of them), got -1",
     ]
 
 
@@ -996,3 +996,65 @@ def test_a_toml_sweep_file_is_refused_by_name(tmp_path: Path) -> None:
     )
     with pytest.raises(SweepError, match=_full(message)):
         load_sweep(path)
+
+
+# --- varied dims: dims: {seq: [sizes]} -------------------------------------------------------
+
+
+def test_a_list_of_sizes_varies_a_dim_a_point_per_size() -> None:
+    # one sweep file per size had been the only way (dims: {seq: [8, 16]} was refused)
+    data = {
+        **BASE,
+        "target": "x86-h100",
+        "models": ["transformer", "mlp"],
+        "dims": {"seq": [8, 16]},
+        "vary": {"devices[gpu0].launch_us": [2, 4]},
+    }
+    spec = load_sweep(data)
+    assert spec.varied == ("devices[gpu0].launch_us", "dims.seq")
+    points = spec.points()
+    assert [(p.model, p.params.get("dims.seq"), p.params["devices[gpu0].launch_us"])
+            for p in points] == [
+        ("transformer", 8, 2), ("transformer", 8, 4), ("transformer", 16, 2),
+        ("transformer", 16, 4), ("mlp", 8, 2), ("mlp", 8, 4), ("mlp", 16, 2), ("mlp", 16, 4),
+    ]  # fmt: skip
+    for point in points[:4]:  # each equals simulate at its size and launch cost
+        seq, launch_us = point.params["dims.seq"], point.params["devices[gpu0].launch_us"]
+        target = {"tag": "x86-h100", "devices": {"gpu0": {"launch_us": launch_us}}}
+        expected = simulate("transformer", target, mode="timing", dims={"seq": seq}, trace=False)
+        assert simulate_point(point) == expected.to_dict()
+    assert len({p.id for p in points}) == len(points)
+    fixed = load_sweep({**data, "dims": {"seq": 8}})
+    assert fixed.hash != spec.hash
+    assert [p.id for p in fixed.points()] != [p.id for p in points[::2]]
+
+
+def test_a_range_of_sizes_varies_a_dim_and_fixed_dims_stay() -> None:
+    data = {**BASE, "models": ["transformer"], "dims": {"seq": {"start": 8, "stop": 32, "step": 8}}}
+    points = load_sweep(data).points()
+    assert [p.params["dims.seq"] for p in points] == [8, 16, 24, 32]
+    assert [dict(p.options)["dims"] for p in points] == [{"seq": s} for s in (8, 16, 24, 32)]
+    assert all(type(p.params["dims.seq"]) is int for p in points)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "message"),
+    [
+        ([8, -1], "dims.seq: expected integers >= 0, got -1"),
+        ([8, 2.5], "dims.seq: expected integers >= 0, got 2.5"),
+        ([8, 8], "dims.seq: expected distinct values, got [8, 8]"),
+        ([], "dims.seq: expected a non-empty list of values or {start, stop, step|num}, got []"),
+    ],
+)
+def test_bad_sizes_of_a_varied_dim_are_refused(sizes: list[Any], message: str) -> None:
+    with pytest.raises(SweepError) as caught:
+        load_sweep({**BASE, "models": ["transformer"], "dims": {"seq": sizes}})
+    assert [p.message for p in caught.value.problems] == [message]
+
+
+def test_a_misspelt_varied_dim_is_reported_as_a_fixed_one_is() -> None:
+    with pytest.raises(SweepError) as caught:
+        load_sweep({**BASE, "models": ["mlp"], "dims": {"sq": [8, 16]}})
+    assert [p.message for p in caught.value.problems] == [
+        "dims.sq: expected a symbolic dim of the models (none), got 'sq'"
+    ]
