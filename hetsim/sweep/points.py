@@ -235,14 +235,21 @@ class SweepSpec:
             return found
         targets = self._targets()
         models = zip(self.models, self.model_files, strict=True)
-        combos = product(models, self.policies, self.strategies, self.dim_sizes(), targets)
+        sizes = self.dim_sizes()
+        # one options tuple per (rules or not, sizes), shared by its points (a million of them)
+        shared = {
+            (is_rules, sized): self._point_options(is_rules, sized)
+            for is_rules in (False, True)
+            for sized in sizes
+        }
+        combos = product(models, self.policies, self.strategies, sizes, targets)
         found = tuple(
             Point(
                 index,
                 model,
                 values,
                 _choices(policy, strategy),
-                self._point_options(policy, sized),
+                shared[policy == "rules", sized],
                 target,
                 file,
                 sized,
@@ -256,13 +263,14 @@ class SweepSpec:
         return found
 
     def _point_options(
-        self, policy: str | None, sized: tuple[tuple[str, int], ...]
+        self, is_rules: bool, sized: tuple[tuple[str, int], ...]
     ) -> tuple[tuple[str, Any], ...]:
-        """The `simulate` options of a point of `policy` at varied dims `sized`."""
+        """The `simulate` options of a point (of policy ``rules`` or not) at varied dims
+        `sized`."""
         options = self.options
         if sized:
             options["dims"] = dict(sorted({**options.get("dims", {}), **dict(sized)}.items()))
-        if policy == "rules":
+        if is_rules:
             options["rules"] = self.rules
         return tuple(options.items())
 
