@@ -114,9 +114,7 @@ class _TransposeSpec:
             total = [f - o for f, o in zip(base, wanted, strict=True)]
             upper = window.auto_pad == "SAME_UPPER"
             same = self.output_shape is None  # the SAME modes' own size (`_wanted`)
-            begin = [
-                0 if t < 0 and not same else t // 2 if upper else t - t // 2 for t in total
-            ]
+            begin = [0 if t < 0 and not same else t // 2 if upper else t - t // 2 for t in total]
             full = base
             end = [t - b for t, b in zip(total, begin, strict=True)]
         else:
