@@ -184,7 +184,28 @@ def _save_outputs(outputs: Mapping[str, np.ndarray], path: Path) -> None:
         path.write_bytes(target.getvalue())
 
 
+OUTPUT_OPTIONS = (("--save-outputs", "save_outputs"), ("--trace", "trace"), ("--gantt", "gantt"))
+"""The options that name a file to write, in the order `run` writes them."""
+
+
+def _check_distinct_outputs(args: argparse.Namespace) -> None:
+    """Refuse two output options naming one file: the later write replaced the earlier one,
+    while both were reported written (``--trace out --gantt out`` left a PNG, no trace)."""
+    seen: dict[Path, str] = {}
+    for option, attribute in OUTPUT_OPTIONS:
+        path = getattr(args, attribute)
+        if path is None:
+            continue
+        key = path.resolve()
+        if key in seen:
+            raise HetsimError(
+                f"{option} {path}: expected a file of its own, got the file of {seen[key]}"
+            )
+        seen[key] = option
+
+
 def _options(args: argparse.Namespace) -> dict[str, Any]:
+    _check_distinct_outputs(args)
     if args.save_outputs is not None and args.mode != "functional":
         raise HetsimError(
             f"--save-outputs: expected --mode functional (timing mode computes no values), "

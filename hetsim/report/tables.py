@@ -7,6 +7,7 @@ Owns what the summary shows (`summary_tables`) and its two renderings: plain tex
 
 from __future__ import annotations
 
+import errno
 import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -202,7 +203,14 @@ def rich_console(file: TextIO | None = None) -> Any:
     fold or cut names). Needs rich installed."""
     from rich.console import Console
 
-    console = Console(file=sys.stdout if file is None else file)
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # rich's default points stdout at devnull and raises SystemExit(1), whatever file
+            # the console writes: a library call must not exit, and the CLI stops quietly on
+            # a BrokenPipeError (status 0, as with --json)
+            raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+    console = _Console(file=sys.stdout if file is None else file)
     if not console.is_terminal:
         console.width = NATURAL_WIDTH
     return console

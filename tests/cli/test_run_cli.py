@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -16,6 +17,7 @@ import pytest
 from hetsim.cli import build_parser, main
 from hetsim.cli import run as run_command
 from hetsim.report import Result, chrome_trace, format_summary
+from hetsim.report.tables import rich_console
 from tests.report.scenarios import two_level_record
 
 
@@ -569,3 +571,32 @@ def test_outputs_saved_to_dev_null_are_discarded(capsys: pytest.CaptureFixture[s
         pytest.skip("no character-device /dev/null here")
     assert main(["run", "mlp", "--target", "x86-h100", "--save-outputs", str(devnull)]) == 0
     assert capsys.readouterr().err.splitlines()[-1] == f"wrote outputs to {devnull}"
+
+
+@pytest.mark.parametrize(
+    ("first", "second"), [("--trace", "--gantt"), ("--save-outputs", "--trace")]
+)
+def test_two_outputs_naming_one_file_are_refused(
+    first: str, second: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the later write replaced the earlier, both reported written: --trace out --gantt out
+    # left a PNG and no trace
+    out = tmp_path / "out"
+    argv = ["run", "mlp", "--target", "x86-h100", "--mode", "functional", first, str(out)]
+    assert main([*argv, second, str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"{second} {out}: expected a file of its own, got the file of {first}" in err
+    assert not out.exists()
+
+
+def test_a_rich_summary_to_a_reader_gone_raises_broken_pipe_error() -> None:
+    # rich's console exited 1 with nothing said (its on_broken_pipe: `hetsim run ... | head -1`),
+    # where the CLI stops quietly on a BrokenPipeError with status 0, as it does with --json
+    pytest.importorskip("rich")
+
+    class Gone(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+    with pytest.raises(BrokenPipeError):
+        rich_console(Gone()).print("makespan")
