@@ -16,14 +16,16 @@ host's dispatch to a stream's work); such a flow is v1 at both ends, and the tra
 then start at `V1_CLEAR_IDS`.
 
 Times are written to the nanosecond, each span's end rounded as its start is (``dur = round(end)
-- round(start)``): Perfetto converts ``ts`` and ``dur`` to ns each on its own (rounded in some
-versions, truncated in others), which could make a span overlap its neighbour by 1 ns.
+- round(start)`` in ns), each as a float that reads back as its nanosecond whether the reader
+rounds it or truncates it (`as_read_ns`): Perfetto converts ``ts`` and ``dur`` to ns each on its
+own (truncated by its JSON importer), which could make a span overlap its neighbour by 1 ns.
 The event order depends on the record alone, so the same run always writes the same file.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +70,25 @@ def _metadata(
 
 NS_DIGITS = 3
 """Digits of a µs kept in ``ts`` and ``dur``: the nanosecond, as Perfetto keeps them."""
+
+
+def as_read_ns(ns: int) -> float:
+    """`ns` nanoseconds as the µs a trace writes: the float nearest ``ns / 1000``, or the next
+    one up where that one times 1000 falls short of `ns`, so that a reader that truncates
+    (Perfetto's JSON importer: ``int64(v * 1000)``) reads `ns`, as one that rounds does
+    (2093.207 read as 2093206 ns: a span from 1635.956 lasting 457.251 µs ended inside the one
+    that started there; and a duration written as a difference of two rounded times,
+    0.9999999999999991, read 1 ns short).
+
+    >>> int(2093.207 * 1000), as_read_ns(2093207), int(as_read_ns(2093207) * 1000)
+    (2093206, 2093.2070000000003, 2093207)
+    >>> as_read_ns(1500)
+    1.5
+    """
+    us = ns / 1000
+    while int(us * 1000) < ns:
+        us = math.nextafter(us, math.inf)
+    return us
 
 
 V1_CLEAR_IDS = 1 << 32
@@ -160,13 +181,13 @@ def chrome_trace(record: RunRecord) -> dict[str, Any]:
         args = plain.get(id(span.args))
         if args is None:
             args = plain[id(span.args)] = to_plain(span.args)
-        start = round(span.start_us, NS_DIGITS)
+        start = round(span.start_us * 1000)  # in ns: the end rounded as the start is
         event = {
             "name": span.name,
             "cat": span.category,
             "ph": "X",
-            "ts": start,
-            "dur": round(span.end_us, NS_DIGITS) - start,
+            "ts": as_read_ns(start),
+            "dur": as_read_ns(round(span.end_us * 1000) - start),
             "pid": pid,
             "tid": tid,
             "args": args,

@@ -183,3 +183,29 @@ def test_an_untraced_run_has_no_trace_or_timeline_to_write(tmp_path: Path) -> No
         with pytest.raises(SimulationError, match=f"^{re.escape(message)}$"):
             write(tmp_path / file)
         assert not (tmp_path / file).exists()
+
+
+def test_times_read_as_their_nanosecond_by_a_reader_that_truncates(tmp_path: Path) -> None:
+    # Perfetto's JSON importer truncates ts * 1000 and dur * 1000: durations were written as
+    # differences such as 0.9999999999999991, read a nanosecond short, and 2093.207 read 2093206
+    path = tmp_path / "t.json"
+    simulate("cnn", "arm-riscv-soc", mode="timing").to_chrome_trace(path)
+    events = [e for e in json.loads(path.read_text())["traceEvents"] if e["ph"] == "X"]
+    assert events
+    for event in events:
+        for key in ("ts", "dur"):
+            assert int(event[key] * 1000) == round(event[key] * 1000), (key, event)
+
+
+def test_back_to_back_spans_do_not_overlap_when_read_truncated() -> None:
+    # 2093.207 * 1000 truncates to 2093206: b started a nanosecond inside a (1635956 + 457251)
+    def ns(value: float) -> int:
+        return int(value * 1000)
+
+    spans = (
+        Span("host", "exec", "a", "dispatch", 1635.956, 2093.207),
+        Span("host", "exec", "b", "dispatch", 2093.207, 2100.0),
+    )
+    events = chrome_trace(two_level_record(spans=spans, link_bytes={}))["traceEvents"]
+    a, b = (e for e in events if e["ph"] == "X")
+    assert (ns(a["ts"]) + ns(a["dur"]), ns(b["ts"])) == (2093207, 2093207)
