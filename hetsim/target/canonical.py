@@ -192,10 +192,26 @@ def _target(node: object, path: str, problems: list[Problem], role: str) -> dict
     result |= attrs
     if kind.is_composite:
         result |= _level(node, path, problems)
-    if not found:
-        for rule in kind.rules:
-            problems += rule.check(result, path, _lookup)
+    view = _with_host_kind(result, node) if kind.is_composite else result
+    for rule in kind.rules:
+        # a rule that reads attribute values needs them valid; one that reads only a level's
+        # parts (each None when it had problems) runs anyway, so that every problem is reported
+        if not found or not rule.reads_attrs:
+            problems += rule.check(view, path, _lookup)
     return result if len(problems) == before else None
+
+
+def _with_host_kind(result: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    """`result` for a level's rules: a host that had problems of its own, but has a kind,
+    stands in as its kind and tag (whether it can host does not depend on its values)."""
+    host = node.get("host")
+    if result.get("host") is not None or not isinstance(host, dict):
+        return result
+    kind = find_kind("target", host.get("kind"))
+    if kind is None:
+        return result
+    stub = {"kind": kind.name} | ({"tag": host["tag"]} if host.get("tag") else {})
+    return result | {"host": stub}
 
 
 def _name(node: dict[str, Any], path: str, role: str, problems: list[Problem]) -> str:
@@ -247,7 +263,8 @@ def _level(node: dict[str, Any], path: str, problems: list[Problem]) -> dict[str
     first: dict[str, int] = {}
     result["devices"] = []
     for index, (name, device) in enumerate(zip(names, devices, strict=True)):
-        at = item_path(where, name)
+        # a device named '' (an exported root) is found by its index: 'devices[]' names none
+        at = item_path(where, name if name else index)
         if first.setdefault(name, index) != index:
             # a repeat is found by its index: its name would lead to the first one's lines
             at = item_path(where, index)

@@ -38,6 +38,9 @@ class Rule:
     """
 
     doc: str = ""
+    reads_attrs: bool = True
+    """Whether `check` reads the node's attribute values (then it runs only when they are
+    valid); a level rule that reads only its host, executor, runtime and devices does not."""
 
     def check(
         self, node: Mapping[str, Any], path: str, lookup: Callable[[str, str], Kind | None]
@@ -123,6 +126,8 @@ class OnlyAlone(Rule):
 class HostNeedsFlag(Rule):
     """A level's host has a capability flag (``can_host``)."""
 
+    reads_attrs = False
+
     flag: str = "can_host"
 
     @property
@@ -150,6 +155,8 @@ class HostNeedsFlag(Rule):
 class RuntimeRunsExecutor(Rule):
     """A level's runtime can run its executor (a runtime lists the executors it runs)."""
 
+    reads_attrs = False
+
     @property
     def doc(self) -> str:  # type: ignore[override]
         return "the runtime runs the executor (a runtime's `executors`, empty = all)"
@@ -171,6 +178,8 @@ class RuntimeRunsExecutor(Rule):
 @dataclass(frozen=True, slots=True)
 class DevicesNeedExecutorFlag(Rule):
     """A device that sets a bool attribute needs a level executor with a flag."""
+
+    reads_attrs = False
 
     attr: str
     flag: str

@@ -562,3 +562,46 @@ def test_a_key_true_and_a_key_1_are_told_apart() -> None:
         with pytest.raises(TargetError) as err:
             Target({"kind": "cuda", "link": {key: 5.0}})
         assert str(err.value) == f"devices[dev0].link.{shown}: unknown attribute"
+
+
+# --- a level's rules beside the problems of its parts (every problem at once) ----------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "messages"),
+    [
+        ({"devices": ["cuda"], "host": {"kind": "cuda", "cores": 0}},
+         ["host: kind 'cuda' cannot host (a host needs can_host)",
+          "host.cores: expected an integer >= 1, got 0"]),
+        ({"devices": ["cuda"], "host": {"tag": "nvidia/h100", "cores": 0}},
+         ["host: kind 'cuda' (from tag nvidia/h100) cannot host (a host needs can_host)",
+          "host.cores: expected an integer >= 1, got 0"]),
+        ({"devices": ["cuda"], "host": "cuda", "link": {"bandwidth_gbps": -1}},
+         ["host: kind 'cuda' cannot host (a host needs can_host)",
+          "link.bandwidth_gbps: expected a positive number, got -1"]),
+    ],
+)  # fmt: skip
+def test_a_level_rule_is_reported_beside_the_problems_of_its_parts(
+    spec: dict[str, Any], messages: list[str]
+) -> None:
+    # the host that cannot host was said only once its cores (or the level's link) were mended
+    with pytest.raises(TargetError) as caught:
+        Target(spec)
+    assert [p.message for p in caught.value.problems] == messages
+
+
+def test_an_unknown_host_kind_is_its_own_problem_alone() -> None:
+    with pytest.raises(TargetError) as caught:
+        Target({"devices": ["cuda"], "host": {"kind": "cudaa"}})
+    assert [p.message for p in caught.value.problems] == [
+        "host.kind: unknown kind 'cudaa' (did you mean 'cuda'?)"
+    ]
+
+
+def test_a_device_named_empty_is_found_by_its_index() -> None:
+    # an exported root is named '': nested as a device, its problem was at 'devices[]'
+    with pytest.raises(TargetError) as caught:
+        Target({"devices": [Target("x86-h100").export()]})
+    assert [p.message for p in caught.value.problems] == [
+        "devices[0].name: expected a name matching '[A-Za-z_][A-Za-z0-9_.-]*', got ''"
+    ]
