@@ -184,6 +184,8 @@ def _check_str(attr: Attr, value: object) -> tuple[bool, Any]:
 
 
 def _check_bool(attr: Attr, value: object) -> tuple[bool, Any]:
+    if isinstance(value, np.bool_):  # numpy's, as np.int64 is taken for an int: Python's bool
+        value = bool(value)
     ok = isinstance(value, bool) and (not attr.choices or value in attr.choices)
     return ok, value
 

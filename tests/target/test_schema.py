@@ -167,8 +167,9 @@ def test_float_accepts_int_and_normalizes_it() -> None:
 
 @pytest.mark.parametrize(
     ("kind", "value", "expected"),
-    [("int", np.int64(10), 10), ("float", np.float32(2.5), 2.5), ("float", np.int32(3), 3.0)],
-)
+    [("int", np.int64(10), 10), ("float", np.float32(2.5), 2.5), ("float", np.int32(3), 3.0),
+     ("bool", np.True_, True), ("bool", np.False_, False)],  # a numpy bool had been refused
+)  # fmt: skip
 def test_numpy_numbers_are_taken_as_python_ones(kind: str, value: object, expected: object) -> None:
     # a target built from numpy values was refused: "expected an integer >= 1, got np.int64(10)"
     checked, problems = Attr("x", kind, "", 1, minimum=1).check(value, "x")
