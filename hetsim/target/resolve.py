@@ -354,7 +354,8 @@ class Resolver:
         self, value: object, path: str, stack: tuple[str, ...], depth: int
     ) -> list[Any] | None:
         if not isinstance(value, list | tuple):
-            self._add(path, "expected a list of targets", repr(value))
+            if value is not None:  # none: the level's check says it wants a device, once
+                self._add(path, "expected a list of targets", repr(value))
             return None
         return [
             self.expand(d, item_path(path, self._written_name(d, i)), "target", stack, depth + 1)

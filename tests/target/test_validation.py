@@ -605,3 +605,13 @@ def test_a_device_named_empty_is_found_by_its_index() -> None:
     assert [p.message for p in caught.value.problems] == [
         "devices[0].name: expected a name matching '[A-Za-z_][A-Za-z0-9_.-]*', got ''"
     ]
+
+
+def test_devices_null_is_one_problem() -> None:
+    # it was two at one path: "expected a list of targets, got None" and "expected at least
+    # one device, got none"
+    with pytest.raises(TargetError) as caught:
+        Target({"kind": "hetero", "host": "x86-cpu", "devices": None})
+    assert [p.message for p in caught.value.problems] == [
+        "devices: expected at least one device, got none"
+    ]
