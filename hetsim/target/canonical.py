@@ -160,7 +160,12 @@ def _kind(node: dict[str, Any], path: str, category: str, problems: list[Problem
         problems.append(_neither(node, path))
     elif not isinstance(name, str):
         problems.append(Problem(where, f"expected {article(category)} kind name", repr(name)))
-    elif (other := category_of(name)) is not None:
+    elif (other := category_of(name)) is not None and isinstance(node.get("tag"), str):
+        # the tag the user wrote made it (an executor's tag, tvm/relax-vm): named, and its line
+        expected = f"expected {article(category)} tag (a platform's or a device's)"
+        got = f"{other} tag {node['tag']!r} (of kind {name!r})"
+        problems.append(Problem(join_path(path, "tag"), expected, got))
+    elif other is not None:
         expected = f"expected {article(category)} kind"
         problems.append(Problem(where, expected, f"{other} kind {name!r}"))
     else:

@@ -85,3 +85,23 @@ def test_show_of_a_kind_is_not_taken_over_by_a_tag_folder(
         f"error: {folder / 'VM.yaml'}: tags[VM]: expected a tag name that is not a kind name, "
         "got the executor kind 'vm'\n",
     )
+
+
+EXECUTOR_TAG = (
+    "tag: expected a target tag (a platform's or a device's), got executor tag 'tvm/relax-vm' "
+    "(of kind 'vm')"
+)
+
+
+def test_an_executor_tag_as_a_target_is_named_as_the_tag_written(tmp_path: Path) -> None:
+    # it said "kind: expected a target kind, got executor kind 'vm'": a kind the user never
+    # wrote, at no line of the file
+    for spec in ("tvm/relax-vm", {"tag": "tvm/relax-vm"}):
+        with pytest.raises(TargetError) as err:
+            Target(spec)
+        assert [p.message for p in err.value.problems] == [EXECUTOR_TAG]
+    path = tmp_path / "t.yaml"
+    path.write_text("kind: hetero\nhost: x86-cpu\ndevices:\n  - tag: tvm/relax-vm\n")
+    with pytest.raises(TargetError) as err:
+        Target(path)
+    assert [p.message for p in err.value.problems] == [f"{path}:4: devices[dev0].{EXECUTOR_TAG}"]
