@@ -289,7 +289,7 @@ def run(args: argparse.Namespace) -> int:
         with writing("--json", args.json) as json_path:
             json_path.write_text(json.dumps(calibration.to_dict(), indent=2) + "\n")
         print(f"wrote {args.json}", file=sys.stderr)
-    with writing("--out", out):
+    with writing("--out", out, whole=False):  # write_tag writes its own file
         path = write_tag(calibration, out)
     width = max(len(name) for name in calibration.fitted)
     for name, fitted in calibration.fitted.items():

@@ -6,12 +6,15 @@ before the command spends any time, rather than a traceback, or a file written e
 a simulation. An option that writes one format checks the suffix too (`png_file`,
 `suffixed_file`): JSON under ``t.png`` would mislead whatever opens the file. What only writing
 finds out (a read-only folder, a full disk) is an error that names the option too: each write
-runs under `writing`.
+runs under `writing`, which writes a file whole or not at all.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -100,10 +103,17 @@ def suffixed_file(suffix: str) -> Callable[[str], Path]:
 
 
 @contextmanager
-def writing(option: str, path: Path) -> Iterator[Path]:
+def writing(option: str, path: Path, *, whole: bool = True) -> Iterator[Path]:
     """Write the file of `option` at `path` in the block: an `OSError` becomes a `HetsimError`
     that names the option and the path (``--trace /ro/t.json: expected a file it can write,
     got Permission denied``).
+
+    With `whole` (the default), the block writes a temporary file beside `path`, of its suffix
+    (`partial_path`), which replaces `path` once the block ends: a write that fails (a full
+    disk) leaves no half-written file, nor clobbers the one there before. That is for a new
+    file or a regular one (`is_replaceable`): a device, a pipe or a symbolic link is written
+    through, as it is (a replace had put a regular file in place of ``/dev/null``). Without
+    `whole` the block writes `path` itself (a caller that writes through its own path).
 
     Examples
     --------
@@ -114,9 +124,47 @@ def writing(option: str, path: Path) -> Iterator[Path]:
     hetsim.errors.HetsimError: --trace /no/such/dir/t.json: expected a file it can write, got \
 No such file or directory
     """
+    whole = whole and is_replaceable(path)
+    target = partial_path(path) if whole else path
     try:
-        yield path
+        try:
+            yield target
+            if whole:
+                os.replace(target, path)
+        except BaseException:
+            if whole:
+                with contextlib.suppress(OSError):
+                    target.unlink()
+            raise
     except OSError as err:
         raise HetsimError(
             f"{option} {path}: expected a file it can write, got {err.strerror or err}"
         ) from err
+
+
+def is_replaceable(path: Path) -> bool:
+    """Whether `writing` may write `path` whole and put it in place: it is a regular file, not
+    a link to one, or nothing yet (a device, a pipe or a link is written through).
+
+    >>> is_replaceable(Path("/dev/null")), is_replaceable(Path("/no/such/file.json"))
+    (False, True)
+    """
+    try:
+        mode = path.lstat().st_mode
+    except OSError:  # nothing there (or nothing to see): writing says what fails
+        return True
+    return stat.S_ISREG(mode)
+
+
+def partial_path(path: Path) -> Path:
+    """Where `writing` writes `path` before it is whole: a hidden file beside it, of its suffix
+    and no other (a writer may read its format from the suffix, as matplotlib and the charts'
+    own checks do: a name without one must get none).
+
+    >>> [partial_path(Path(p)).suffix for p in ("out/run.png", "soc", "a.b.json", ".trace")]
+    ['.png', '', '.json', '']
+    >>> partial_path(Path("out/run.png")).parent
+    PosixPath('out')
+    """
+    stem = path.name[: len(path.name) - len(path.suffix)].replace(".", "_")
+    return path.with_name(f".partial-{os.getpid()}-{stem}{path.suffix}")

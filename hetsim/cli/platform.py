@@ -32,5 +32,6 @@ def show_platform(args: argparse.Namespace) -> int:
     print(json.dumps(platform.to_dict(), indent=2) if args.json else render_tree(platform))
     if args.png:
         with writing("--png", args.png) as path:
-            print(f"wrote {draw(platform, path)}", file=sys.stderr)
+            draw(platform, path)
+        print(f"wrote {args.png}", file=sys.stderr)
     return 0

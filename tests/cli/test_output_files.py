@@ -3,11 +3,15 @@ is a directory or whose directory does not exist."""
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 import pytest
 
 from hetsim.cli import build_parser
+from hetsim.cli.files import is_replaceable, writing
+from hetsim.errors import HetsimError
 
 # (command line before the option, the option): every option typed `output_file`
 WRITERS = [
@@ -162,3 +166,45 @@ def test_an_empty_path_to_read_is_a_usage_error(
     assert _usage_error([*argv, ""], capsys).endswith(
         f"error: argument {option}: expected a path, got ''"
     )
+
+
+def test_a_write_that_fails_leaves_the_file_there_before_and_no_partial_one(
+    tmp_path: Path,
+) -> None:
+    # a full disk had left a half-written trace in place of the earlier good one
+    path = tmp_path / "t.json"
+    path.write_text("earlier")
+
+    def fill_the_disk() -> None:
+        with writing("--trace", path) as partial:
+            partial.write_text("half")
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(HetsimError, match=r"expected a file it can write, got No space"):
+        fill_the_disk()
+    assert path.read_text() == "earlier"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]
+    with writing("--trace", path) as partial:
+        partial.write_text("whole")
+    assert path.read_text() == "whole"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]
+
+
+def test_a_link_is_written_through_not_replaced(tmp_path: Path) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("earlier")
+    link = tmp_path / "t.json"
+    link.symlink_to(real)
+    with writing("--trace", link) as path:
+        path.write_text("new")
+    assert link.is_symlink()
+    assert real.read_text() == "new"
+
+
+def test_a_device_or_a_pipe_is_written_through(tmp_path: Path) -> None:
+    # written whole and put in place, --trace /dev/null had left a regular file there
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    assert not is_replaceable(pipe)
+    assert not is_replaceable(Path("/dev/null"))
+    assert is_replaceable(tmp_path / "new.json")
