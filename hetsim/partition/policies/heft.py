@@ -8,7 +8,7 @@ to the priority order):
     start  = max(choice free, each input ready in the choice's memory)
     ready  = producer's finish + route_us(route(producer memory, choice memory), bytes)
     finish = start + op_us(choice)
-    done   = finish + route_us of each result leaving the level back to the host's memory
+    done   = finish + route_us of each result no op of the level reads, back to the host's memory
 
 A graph input of the level is ready at 0 in the level host's memory; constants are resident.
 On a processor, ``op_us = dispatch_us(level executor) + launch_us (devices only) + kernel_us``;
