@@ -144,7 +144,8 @@ No such file or directory
 
 def is_replaceable(path: Path) -> bool:
     """Whether `writing` may write `path` whole and put it in place: it is a regular file, not
-    a link to one, or nothing yet (a device, a pipe or a link is written through).
+    a link to one, in a folder that takes a new file, or nothing yet (a device, a pipe, a link
+    or a file in a read-only folder is written through).
 
     >>> is_replaceable(Path("/dev/null")), is_replaceable(Path("/no/such/file.json"))
     (False, True)
@@ -153,7 +154,8 @@ def is_replaceable(path: Path) -> bool:
         mode = path.lstat().st_mode
     except OSError:  # nothing there (or nothing to see): writing says what fails
         return True
-    return stat.S_ISREG(mode)
+    # a writable file in a folder that takes no new file: written in place, as it can be
+    return stat.S_ISREG(mode) and os.access(path.parent, os.W_OK)
 
 
 def partial_path(path: Path) -> Path:

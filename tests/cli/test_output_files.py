@@ -208,3 +208,18 @@ def test_a_device_or_a_pipe_is_written_through(tmp_path: Path) -> None:
     assert not is_replaceable(pipe)
     assert not is_replaceable(Path("/dev/null"))
     assert is_replaceable(tmp_path / "new.json")
+
+
+def test_a_file_in_a_folder_that_takes_no_new_file_is_written_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # its temporary file could not be made there, where the file itself can be written
+    path = tmp_path / "t.json"
+    path.write_text("earlier")
+    assert is_replaceable(path)
+    monkeypatch.setattr(os, "access", lambda where, mode: Path(where) != tmp_path)
+    assert not is_replaceable(path)
+    with writing("--trace", path) as written:
+        assert written == path
+        written.write_text("new")
+    assert path.read_text() == "new"
