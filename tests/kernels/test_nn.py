@@ -236,6 +236,21 @@ def test_conv_transpose_derives_pads(attrs: dict[str, Any], pads: tuple[int, ...
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 
 
+def _conv_transpose_model(
+    x: np.ndarray, w: np.ndarray, b: np.ndarray, opset: int, **attrs: Any
+) -> Any:
+    """A one-node ONNX model, y = ConvTranspose(x, w, b) with `attrs`, at `opset`."""
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)
+    inputs = [
+        helper.make_tensor_value_info(name, TensorProto.FLOAT, a.shape)
+        for name, a in (("x", x), ("w", w), ("b", b))
+    ]
+    graph = helper.make_graph([node], "g", inputs, [helper.make_empty_tensor_value_info("y")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
 @pytest.mark.parametrize(
     ("output_shape", "auto_pad", "stride"),
     [
@@ -253,22 +268,10 @@ def test_conv_transpose_output_shape_matches_onnxruntime(
     output_shape: list[int], auto_pad: str, stride: int
 ) -> None:
     ort = pytest.importorskip("onnxruntime")
-    from onnx import TensorProto, helper
-
     rng = np.random.default_rng(SEED)
     x, w, b = _random(rng, 1, 2, 3, 3), _random(rng, 2, 2, 3, 3), _random(rng, 2)
     attrs = {"strides": [stride, stride], "output_shape": output_shape, "auto_pad": auto_pad}
-    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [
-            helper.make_tensor_value_info(name, TensorProto.FLOAT, a.shape)
-            for name, a in (("x", x), ("w", w), ("b", b))
-        ],
-        [helper.make_empty_tensor_value_info("y")],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model = _conv_transpose_model(x, w, b, 13, **attrs)
     model.ir_version = 8
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     expected = session.run(None, {"x": x, "w": w, "b": b})[0]
@@ -288,26 +291,13 @@ def test_conv_transpose_same_with_a_kernel_shorter_than_its_stride_matches_onnx_
     # the spec's SAME size (input times stride) exceeds the uncropped output: its zeros split
     # by the spec's pads formula (floor division, as onnx's reference), where they had all
     # gone at the end (a kernel of 1 at stride 3 put its value first, not in the middle)
-    onnx = pytest.importorskip("onnx")
-    from onnx import TensorProto, helper
+    pytest.importorskip("onnx")
     from onnx.reference import ReferenceEvaluator
 
     rng = np.random.default_rng(SEED)
     x, w, b = _random(rng, *x_shape), _random(rng, 2, 3, *kernel), _random(rng, 3)
     strides = [stride] * len(kernel)
-    node = helper.make_node(
-        "ConvTranspose", ["x", "w", "b"], ["y"], auto_pad=auto_pad, strides=strides
-    )
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [
-            helper.make_tensor_value_info(name, TensorProto.FLOAT, a.shape)
-            for name, a in (("x", x), ("w", w), ("b", b))
-        ],
-        [helper.make_empty_tensor_value_info("y")],
-    )
-    model = helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 22)])
+    model = _conv_transpose_model(x, w, b, 22, auto_pad=auto_pad, strides=strides)
     (expected,) = ReferenceEvaluator(model).run(None, {"x": x, "w": w, "b": b})
     got = _run("ConvTranspose", [x, w, b], opset=22, auto_pad=auto_pad, strides=strides)
     assert got.shape == (x_shape[0], 3, *(n * stride for n in x_shape[2:]))
