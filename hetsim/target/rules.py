@@ -34,7 +34,9 @@ class Rule:
 
     `lookup(category, name)` gives the `Kind` of a config or target kind (level rules need the
     executor's and runtime's flags). `node` is the node's canonical mapping, its attributes
-    valid; a level's host, executor, runtime or a device is None when it had problems of its own.
+    valid (but for a rule that does not `reads_attrs`, which runs beside their problems too); a
+    level's host, executor, runtime or a device is None when it had problems of its own (a host
+    with a kind stands in as its kind and tag: `hetsim.target.canonical`).
     """
 
     doc: str = ""
