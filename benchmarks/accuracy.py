@@ -49,6 +49,7 @@ from hetsim.calibrate import (
 )
 from hetsim.calibrate.accuracy import Comparison, pool, summarize
 from hetsim.calibrate.benchreport import accuracy_table, plot_accuracy
+from hetsim.calibrate.run import is_thread_count, thread_range
 from hetsim.cli.calibrate import thread_count
 from hetsim.models import ZOO
 from hetsim.target import Target, add_tag_dir, remove_tag_dir
@@ -161,6 +162,11 @@ def _calibrated_threads(path: Path, asked: int | None) -> int:
     if not path.is_file():
         raise SystemExit(f"--calibration {path}: expected a calibrated target file, found none")
     cores = int(Target(str(path)).host.attrs["cores"])
+    if not is_thread_count(cores):  # not calibrated here: as many threads would oversubscribe
+        raise SystemExit(
+            f"--calibration {path}: its host's cores ({cores}) are not BLAS threads of this "
+            f"machine: {thread_range()}; calibrate here (hetsim calibrate) and pass that file"
+        )
     if asked is not None and asked != cores:
         raise SystemExit(
             f"--threads {asked}: expected the {cores} BLAS thread(s) that {path} was calibrated "

@@ -256,3 +256,35 @@ def test_dispatch_overhead_writes_its_json_and_keeps_stdout_json_with_json(
     assert written["rows"] == printed["rows"]
     assert "environment" in written
     assert "per-op us" in captured.err  # the table's header
+
+
+def test_sim_speed_reads_no_warm_ratio_over_the_caches_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # with --cache-ops under 1e5 the "warm" runs at 1e5 ops compile anew (cold ones), and their
+    # ratio was judged as the warm reading's goal: "warm ... NOT met" from a cold run
+    module = load("sim_speed", monkeypatch)
+    row = {"graph": "chain", "ops": 100_000, "raw_simpy_us_per_op": 1.0,
+           "simulate_us_per_op_trace_false": 20.0, "simulate_us_per_op_warm": 20.0,
+           "simulate_us_per_op_warm_traced": 22.0, "run_us_per_op": 3.0,
+           "peak_bytes_per_op": 1400.0}  # fmt: skip
+
+    def ratio_readings(cache_ops: int) -> list[str]:
+        found = module.goals([row], None, cache_ops)
+        return [g["reading"] for g in found if g["goal"] == "ratio at 1e5 ops"]
+
+    assert ratio_readings(1000) == ["cold", "engine"]
+    assert ratio_readings(100_000) == ["cold", "warm", "warm traced", "engine"]
+
+
+def test_accuracy_refuses_a_calibration_of_more_cores_than_this_machine(
+    accuracy: tuple[ModuleType, list[str]], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # a target file whose host has more cores than this machine's CPUs (one not calibrated
+    # here: targets/rk3588.yaml's 4 on 2 CPUs) was timed at that many BLAS threads
+    module, timed = accuracy
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    path = str(Path(__file__).resolve().parents[1] / "targets" / "rk3588.yaml")
+    with pytest.raises(SystemExit, match=r"its host's cores \(4\)"):
+        module.main(["--calibration", path, "--models", "mlp"])
+    assert timed == []
