@@ -179,7 +179,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--iterations",
         type=count_type(1, MAX_ITERATIONS),
         metavar="N",
-        help=f"iterations, 1 to {MAX_ITERATIONS} (default 20)",
+        help=f"iterations, 1 to {MAX_ITERATIONS} (default 20, or the --shapes file's length)",
     )
     shapes = parser.add_mutually_exclusive_group()
     shapes.add_argument(
