@@ -97,7 +97,9 @@ def measure(repeat: int) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=positive, default=15)
+    parser.add_argument(
+        "--repeat", type=positive, default=15, help="keep the fastest of N runs (default 15)"
+    )
     args = parser.parse_args()
     with threadpool_limits(limits=1, user_api="blas"):
         print(blas_line(), flush=True)

@@ -279,14 +279,23 @@ def profile(name: str, threads: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--models", nargs="+", default=list(LIGHT_MODELS), choices=list(LIGHT_MODELS)
+        "--models",
+        nargs="+",
+        default=list(LIGHT_MODELS),
+        choices=list(LIGHT_MODELS),
+        help="ONNX light models timed (default: all)",
     )
     parser.add_argument(
         "--threads", type=positive_list, default="1,2", help="comma-separated thread counts"
     )
     parser.add_argument("--repeat", type=positive, default=3, help="timed runs of hetsim and ort")
     parser.add_argument("--reference-repeat", type=at_least(0), default=1, help="0 skips it")
-    parser.add_argument("--out", type=output_path, default=RESULTS)
+    parser.add_argument(
+        "--out",
+        type=output_path,
+        default=RESULTS,
+        help="the JSON to write (default results/kernels.json)",
+    )
     parser.add_argument(
         "--profile", metavar="MODEL", choices=list(LIGHT_MODELS),
         help="profile one light model and stop",

@@ -71,8 +71,16 @@ def measure(n: int, repeat: int) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=positive, nargs="+", default=[1000, 4000, 16_000])
-    parser.add_argument("--repeat", type=positive, default=3)
+    parser.add_argument(
+        "--sizes",
+        type=positive,
+        nargs="+",
+        default=[1000, 4000, 16_000],
+        help="ops of each graph measured (default 1000 4000 16000)",
+    )
+    parser.add_argument(
+        "--repeat", type=positive, default=3, help="keep the fastest of N runs (default 3)"
+    )
     args = parser.parse_args()
     print(blas_line() + " (timing mode calls no BLAS)", flush=True)
     rows = [measure(n, args.repeat) for n in args.sizes]

@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 import simpy
-from bench_args import blas_line, make_parents, output_path, positive, run_main
+from bench_args import at_least, blas_line, make_parents, output_path, positive, run_main
 
 from hetsim.api import clear_caches, make_inputs, platform_of, set_cache_max_ops, simulate
 from hetsim.ir import Graph, Op, TensorType
@@ -487,7 +487,9 @@ def main() -> None:
         "sim_speed-<target>.json for another --target)",
     )
     parser.add_argument(
-        "--cache-ops", type=int, help="the caches' budget in ops (set_cache_max_ops) for the run"
+        "--cache-ops",
+        type=at_least(0),
+        help="the caches' budget in ops (set_cache_max_ops) for the run",
     )
     parser.add_argument(
         "--target",

@@ -131,8 +131,15 @@ def measure(points: int, model: str, repeat: int) -> dict[str, Any]:
 def main() -> None:
     """Measure each model, print the figures and write the JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--points", type=positive, default=200)
-    parser.add_argument("--models", nargs="+", default=["resnet50", "squeezenet"])
+    parser.add_argument(
+        "--points", type=positive, default=200, help="points of each sweep (default 200)"
+    )
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        default=["resnet50", "squeezenet"],
+        help="zoo models swept (default resnet50 squeezenet)",
+    )
     parser.add_argument("--repeat", type=positive, default=2, help="keep the fastest of N runs")
     args = parser.parse_args()
     print(blas_line() + " (timing mode calls no BLAS)", flush=True)

@@ -6,6 +6,7 @@ The scripts in ``benchmarks/`` are not a package: each is loaded from its file, 
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import tempfile
@@ -203,6 +204,9 @@ def test_dispatch_overhead_usage_names_the_script(
         ("cuda_graph", ["--json", "."],
          "argument --json: expected a file to write, got the folder '.'"),
         ("kernels", ["--out", "."], "argument --out: expected a file to write, got the folder '.'"),
+        # it failed after parsing, as an error of set_cache_max_ops (exit 1)
+        ("sim_speed", ["--cache-ops", "-5"],
+         "argument --cache-ops: expected an integer >= 0, got '-5'"),
     ],
 )  # fmt: skip
 def test_an_empty_or_unknown_argument_is_a_usage_error(
@@ -288,3 +292,33 @@ def test_accuracy_refuses_a_calibration_of_more_cores_than_this_machine(
     with pytest.raises(SystemExit, match=r"its host's cores \(4\)"):
         module.main(["--calibration", path, "--models", "mlp"])
     assert timed == []
+
+
+class _Parsed(Exception):
+    """Raised in place of parsing a script's command line, carrying its parser."""
+
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        super().__init__("parsed")
+        self.parser = parser
+
+
+@pytest.mark.parametrize(
+    "script",
+    ["accuracy", "cuda_graph", "dispatch_overhead", "execute_overhead", "kernels",
+     "nested_scaling", "sim_speed", "sweep_scaling"],
+)  # fmt: skip
+def test_every_option_of_a_benchmark_has_help(script: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # --repeat, --sizes, --points, --models and --out had none in four scripts
+    def parse(parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        raise _Parsed(parser)
+
+    module = load(script, monkeypatch)
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse)
+    with pytest.raises(_Parsed) as parsed:
+        module.main()
+    bare = [
+        action.option_strings[0]
+        for action in parsed.value.parser._actions
+        if action.option_strings and not action.help
+    ]
+    assert bare == []
