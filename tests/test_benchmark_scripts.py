@@ -7,6 +7,7 @@ The scripts in ``benchmarks/`` are not a package: each is loaded from its file, 
 from __future__ import annotations
 
 import argparse
+import doctest
 import importlib.util
 import json
 import tempfile
@@ -322,3 +323,12 @@ def test_every_option_of_a_benchmark_has_help(script: str, monkeypatch: pytest.M
         if action.option_strings and not action.help
     ]
     assert bare == []
+
+
+def test_the_benchmarks_shared_arguments_pass_their_doctests(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # pytest collects doctests from tests/ and hetsim/ only: bench_args's examples never ran
+    module = load("bench_args", monkeypatch)
+    failed, tried = doctest.testmod(module)
+    assert (failed, tried > 0) == (0, True)
