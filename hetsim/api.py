@@ -148,6 +148,17 @@ def fastest_plan(
     whose rates give no finite kernel time) cannot run, so another wins; when none can run, the
     first one's error is raised.
     """
+    if not isinstance(plans, Sequence) or isinstance(plans, str) or not plans:
+        raise SimulationError(
+            f"fastest_plan: expected plans a non-empty sequence of Plans, got {plans!r:.80}"
+        )
+    if not isinstance(metas, Mapping):
+        raise SimulationError(
+            f"fastest_plan: expected metas a mapping of tensor name -> Meta, got "
+            f"{type(metas).__name__}"
+        )
+    if isinstance(graph, Graph):  # compile_plan says a graph of another type
+        dims = check_graph_dims(graph, dims)
     programs = [compile_plan(graph, platform, plan) for plan in plans]
 
     def timed(program: PlanProgram) -> RunRecord:
@@ -476,7 +487,9 @@ def simulate(
     if candidates:  # which of the cost policy's plans ran, and what the others took
         kept = min(candidates, key=candidates.__getitem__)  # the first fastest, as _fastest's
         idle = (*idle, _kept_note(candidates, kept))
-        said = {"cost_candidates_us": dict(candidates), "cost_kept": kept}
+        # a plan that cannot run took no time: None, as JSON has no infinity (`to_dict`)
+        times = {name: (us if us < math.inf else None) for name, us in candidates.items()}
+        said = {"cost_candidates_us": times, "cost_kept": kept}
         record = dataclasses.replace(record, extra={**record.extra, **said})
     if idle:
         record = dataclasses.replace(record, extra={**record.extra, "placement_notes": list(idle)})

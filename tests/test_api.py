@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import math
 import pickle
 import re
@@ -11,9 +12,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hetsim.api import clear_caches, make_inputs, platform_of, set_cache_max_ops, simulate
+from hetsim.api import (
+    clear_caches,
+    fastest_plan,
+    make_inputs,
+    platform_of,
+    set_cache_max_ops,
+    simulate,
+)
 from hetsim.cli import main
 from hetsim.errors import (
+    HetsimError,
     ModelError,
     OpError,
     OutOfMemoryError,
@@ -24,7 +33,7 @@ from hetsim.errors import (
 )
 from hetsim.ir import Graph, GraphBuilder, Op, TensorType
 from hetsim.ir.cache import CACHE_MAX_OPS
-from hetsim.kernels import execute, propagate
+from hetsim.kernels import execute, propagate, propagate_costs
 from hetsim.models import load_model
 from hetsim.models.inputs import MAX_NUMPY_DIMS
 from hetsim.partition import partition as partition_plan
@@ -1266,3 +1275,50 @@ def test_a_first_propagation_that_learns_a_needed_value_runs_once(
     metas, _ = api._propagated(_resized(), {}, inputs)
     assert metas["out"].shape == (1, 1, 4, 4)
     assert len(calls) == 1
+
+
+# --- arguments of the lower-level calls, and the JSON of a cost run ---------------------------
+
+
+UNUSABLE_LINK = {
+    "kind": "hetero",
+    "host": "x86-cpu",
+    "devices": [{"kind": "cuda", "name": "gpu0", "link": {"bandwidth_gbps": 5e-324}}],
+}
+
+
+def test_a_cost_run_whose_candidate_cannot_run_is_strict_json() -> None:
+    result = simulate("mlp", UNUSABLE_LINK, mode="timing", partition="cost")
+    times = result.record.extra["cost_candidates_us"]
+    assert times["capability"] is None  # it cannot run: no time, not inf
+    assert result.record.extra["cost_kept"] != "capability"
+    json.dumps(result.to_dict(), allow_nan=False)  # "Infinity" is no JSON
+    assert "capability cannot run" in result.record.extra["placement_notes"][-1]
+
+
+@pytest.mark.parametrize("field", ["metas", "costs"])
+@pytest.mark.parametrize("value", [[1], "abc"])
+def test_partition_refuses_metas_or_costs_that_are_not_mappings(field: str, value: object) -> None:
+    graph, platform = load_model("mlp"), platform_of("x86-h100")
+    metas, _ = propagate_costs(graph, {}, {})
+    given = {"metas": metas, field: value}
+    with pytest.raises(HetsimError, match=f"partition: expected {field} a mapping"):
+        partition_plan(graph, platform, **given)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("plans", [[], None, ()])
+def test_fastest_plan_refuses_no_plans(plans: object) -> None:
+    graph, platform = load_model("mlp"), platform_of("x86-h100")
+    metas, _ = propagate_costs(graph, {}, {})
+    with pytest.raises(HetsimError, match="fastest_plan: expected plans a non-empty sequence"):
+        fastest_plan(plans, graph, platform, metas, {})  # type: ignore[arg-type]
+
+
+def test_fastest_plan_checks_metas_and_dims() -> None:
+    graph, platform = load_model("mlp"), platform_of("x86-h100")
+    metas, _ = propagate_costs(graph, {}, {})
+    plans = [partition_plan(graph, platform)]
+    with pytest.raises(HetsimError, match="fastest_plan: expected metas a mapping"):
+        fastest_plan(plans, graph, platform, None, {})  # type: ignore[arg-type]
+    with pytest.raises(HetsimError, match=r"dims\.seq"):
+        fastest_plan(plans, graph, platform, metas, {"seq": "x"})

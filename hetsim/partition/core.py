@@ -397,6 +397,12 @@ def partition(
             f"partition: expected inputs a mapping of input name -> array, got "
             f"{type(inputs).__name__}"
         )
+    for name, given_table in (("metas", metas), ("costs", costs)):
+        if given_table is not None and not isinstance(given_table, Mapping):
+            raise PartitionError(
+                f"partition: expected {name} a mapping of name -> "
+                f"{'Meta' if name == 'metas' else 'Cost'}, got {type(given_table).__name__}"
+            )
     constants, folded, ops = fold(graph)
     rule_list = _policy(policy, rules, platform, graph.ops)  # a case check sees folded ops too
     given = metas is not None  # the caller's: a key it lacks is said as such
