@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from numbers import Integral
 from typing import Any, TypeGuard
 
+import numpy as np
+
 __all__ = [
     "HetsimError",
     "ModelError",
@@ -27,6 +29,7 @@ __all__ = [
     "TargetError",
     "TimeOverflowError",
     "UnknownValueError",
+    "as_bool",
     "close_name",
     "input_values_untaken",
     "is_count",
@@ -44,6 +47,17 @@ def close_name(word: str, names: Collection[str]) -> str | None:
     same = [n for n in names if n.lower() == word.lower()]
     close = same or difflib.get_close_matches(word, names, n=1)
     return close[0] if close else None
+
+
+def as_bool(value: object) -> object:
+    """`value`, as Python's bool where it is numpy's (``np.True_``), as a numpy integer passes
+    for an int (`is_count`); any other value as it is, for the caller to refuse.
+
+    >>> import numpy as np
+    >>> as_bool(np.False_) is False, as_bool(True), as_bool("no")
+    (True, True, 'no')
+    """
+    return bool(value) if isinstance(value, np.bool_) else value
 
 
 def is_count(value: object, minimum: int = 0) -> bool:

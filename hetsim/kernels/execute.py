@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.errors import ModelError, UnknownValueError
+from hetsim.errors import ModelError, UnknownValueError, as_bool
 from hetsim.ir import Graph, Op, TensorType, check_graph
 from hetsim.ir.cache import GraphCache
 from hetsim.kernels.arrays import owned_outputs, read_only
@@ -269,8 +269,10 @@ def execute(
     [2.0, 0.0, 0.0]
     """
     check_graph(graph, "execute")  # simulate loads models by name; this runs graphs only
-    if not isinstance(fuse, bool):  # "no" read as true: fused, as simulate refuses it
+    flag = as_bool(fuse)  # numpy's bool as Python's
+    if not isinstance(flag, bool):  # "no" read as true: fused, as simulate refuses it
         raise ModelError(f"execute: expected fuse True or False, got {fuse!r}")
+    fuse = flag
     check_inputs_mapping(inputs)
     program = _programs.get(graph, lambda: compile_program(graph, fuse_ops=fuse), extra=fuse)
     program.check(inputs)

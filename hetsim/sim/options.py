@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
-from hetsim.errors import Problem, SimulationError
+from hetsim.errors import Problem, SimulationError, as_bool
 from hetsim.ir import check_dims
 from hetsim.runtime.cuda_graph import (
     DEFAULT_BUCKETS,
@@ -103,12 +103,18 @@ class SimOptions:
         if not isinstance(cuda_graph, str) or cuda_graph not in STRATEGIES:  # a list: unhashable
             raise SimulationError(strategy_problem(cuda_graph).message)
         buckets = check_buckets(options.get("buckets", DEFAULT_BUCKETS))
-        trace = options.get("trace", True)
-        fuse = options.get("fuse", True)
-        for name, value in (("trace", trace), ("fuse", fuse)):
-            if not isinstance(value, bool):  # "no" would read as True
-                raise SimulationError(Problem("simulate", f"expected {name} True or False",
-                                              repr(value)).message)  # fmt: skip
+        trace = _flag("trace", options.get("trace", True))
+        fuse = _flag("fuse", options.get("fuse", True))
         return cls(
             mode=mode, dims=dims, trace=trace, cuda_graph=cuda_graph, buckets=buckets, fuse=fuse
         )
+
+
+def _flag(name: str, value: object) -> bool:
+    """Option `name`'s `value`, True or False (numpy's bool as Python's, as numpy integers are
+    taken for ints); anything else is refused: "no" would read as True."""
+    value = as_bool(value)
+    if not isinstance(value, bool):
+        expected = f"expected {name} True or False"
+        raise SimulationError(Problem("simulate", expected, repr(value)).message)
+    return value

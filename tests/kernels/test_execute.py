@@ -457,3 +457,5 @@ def test_fuse_is_a_bool() -> None:
     graph = Graph("g", relu, {"x": TensorType((2,), "float32")}, ("y",))
     with pytest.raises(ModelError, match=r"^execute: expected fuse True or False, got 'no'$"):
         execute(graph, {"x": np.ones(2, np.float32)}, fuse="no")  # type: ignore[arg-type]
+    x = {"x": np.array([-1.0, 2.0], np.float32)}
+    assert execute(graph, x, fuse=np.False_)["y"].tolist() == [0.0, 2.0]  # numpy's bool too

@@ -111,6 +111,14 @@ def test_fuse_and_trace_must_be_bools(option: str) -> None:
     assert str(error.value) == f"simulate: expected {option} True or False, got 'no'"
 
 
+@pytest.mark.parametrize("option", ["fuse", "trace"])
+def test_numpy_bools_are_taken_for_fuse_and_trace(option: str) -> None:
+    # refused ("expected trace True or False, got np.False_"), where numpy integers pass
+    given = simulate("mlp", HOST_ONLY, mode="timing", **{option: np.False_})
+    plain = simulate("mlp", HOST_ONLY, mode="timing", **{option: False})
+    assert given.to_dict() == plain.to_dict()
+
+
 def test_the_folded_weights_are_those_execute_computes_with() -> None:
     graph = conv_bn_relu()
     fused = fused_of(graph)
