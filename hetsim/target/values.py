@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hetsim.errors import as_bool
 from hetsim.located import LEADING_ZERO
 from hetsim.units import BYTES_PER_GIB, BYTES_PER_KIB, BYTES_PER_MIB
 
@@ -184,8 +185,7 @@ def _check_str(attr: Attr, value: object) -> tuple[bool, Any]:
 
 
 def _check_bool(attr: Attr, value: object) -> tuple[bool, Any]:
-    if isinstance(value, np.bool_):  # numpy's, as np.int64 is taken for an int: Python's bool
-        value = bool(value)
+    value = as_bool(value)  # numpy's as Python's, as np.int64 is taken for an int
     ok = isinstance(value, bool) and (not attr.choices or value in attr.choices)
     return ok, value
 
