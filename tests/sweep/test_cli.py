@@ -285,9 +285,9 @@ def test_retry_failed_needs_resume(
 
 
 def test_best_rows_ties_metrics_that_differ_by_rounding_alone() -> None:
-    # cnn's breakdown_us.compute on arm-riscv-soc is 32.826875 at one dispatch_us and
-    # 32.826874999999996 at another (the same spans summed in another order): the table showed
-    # the second as the best alone (tied 1), as if dispatch_us changed the compute time.
+    # metrics an ulp apart (cnn's breakdown_us.compute on arm-riscv-soc read 32.82687500000001
+    # and 32.826875 as dispatch_us varied: the same spans summed in another order): the table
+    # showed the lower as the best alone (tied 1), as if dispatch_us changed the compute time.
     spec = load_sweep({"target": "arm-riscv-soc", "models": ["cnn"]})
     runs = [
         {

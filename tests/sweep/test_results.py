@@ -148,8 +148,8 @@ def test_no_effect_compares_points_that_differ_in_one_name_alone() -> None:
 
 
 def test_best_points_takes_the_lowest_index_of_values_equal_but_for_rounding() -> None:
-    # cnn's compute on arm-riscv-soc: the same spans summed in another order; the later point,
-    # an ulp lower, had been the best
+    # values an ulp apart, as the same spans summed in another order give (cnn's compute on
+    # arm-riscv-soc as dispatch_us varies); the later point, an ulp lower, had been the best
     runs = [
         {"index": i, "status": "ok", "params": {"model": "cnn"}, "result": {"makespan_us": t}}
         for i, t in enumerate([32.826875, 32.826874999999996, 40.0])
