@@ -58,6 +58,7 @@ from hetsim.runtime.cuda_graph import (
 from hetsim.sim import MODES, run_program
 from hetsim.sim.capture import run_graph_program
 from hetsim.sim.graphs import GraphCache, GraphStats
+from hetsim.units import counted
 
 __all__ = ["Comparison", "StrategyRun", "check_trace", "compare"]
 
@@ -166,7 +167,7 @@ class Comparison:
             for line in cells
         ]
         lines.insert(1, "  ".join("-" * w for w in widths))
-        title = f"{self.model} on {self.target}, {_iterations(len(self.trace))}"
+        title = f"{self.model} on {self.target}, {counted(len(self.trace), 'iteration')}"
         notes = [f"note: {run.strategy}: {n}" for run in self.runs for n in run.notes]
         if (baseline := self._baseline_note()) is not None:
             notes.insert(0, f"note: {baseline}")
@@ -203,7 +204,7 @@ class Comparison:
             where = (bar.get_x() + bar.get_width() / 2, bar.get_height())
             label = f"{row['speedup']:.2f}×"
             axes.annotate(label, where, ha="center", va="bottom", fontsize="small")
-        axes.set_ylabel(f"simulated time of {_iterations(len(self.trace))} (µs)")
+        axes.set_ylabel(f"simulated time of {counted(len(self.trace), 'iteration')} (µs)")
         title = f"{self.model} on {self.target}: CUDA-graph strategies"
         if self.baseline.strategy != "none":
             title += f"\n(speedup over {self.baseline.strategy}; eager not compared)"
@@ -349,15 +350,6 @@ SAME_AS_WHOLE = (
 """The note of a ``regions`` run whose regions are ``whole``'s (docs/cuda-graphs.md)."""
 
 
-def _iterations(count: int) -> str:
-    """`count` iterations, in words (a table of one had read "1 iterations").
-
-    >>> _iterations(1), _iterations(20)
-    ('1 iteration', '20 iterations')
-    """
-    return f"{count} iteration{'' if count == 1 else 's'}"
-
-
 def _check_root_runs_dynamic_ops(graph: Graph, platform: Platform) -> None:
     """Refuse a root level whose executor runs static shapes only (a graph executor) for a model
     whose ops read its symbolic dims: compare keeps them dynamic (each iteration's come with its
@@ -419,10 +411,10 @@ padding (the first: iteration 5, seq=65)'
 padding (iteration 0, seq=3000)'
     """
     first = past[0]
-    counted = f"{len(past)} of {len(shapes)} iteration{'s' * (len(shapes) != 1)}"
+    share = f"{len(past)} of {counted(len(shapes), 'iteration')}"
     whose, which = ("its", "") if len(past) == 1 else ("their", "the first: ")
     return (
-        f"{counted} past the largest bucket ({max(buckets)}), so {whose} kernels run eagerly, "
+        f"{share} past the largest bucket ({max(buckets)}), so {whose} kernels run eagerly, "
         f"without padding ({which}iteration {first}, {format_dims(shapes[first])})"
     )
 
