@@ -68,10 +68,6 @@ def _metadata(
     return events, ids
 
 
-NS_DIGITS = 3
-"""Digits of a µs kept in ``ts`` and ``dur``: the nanosecond, as Perfetto keeps them."""
-
-
 def as_read_ns(ns: int) -> float:
     """`ns` nanoseconds as the µs a trace writes: the float nearest ``ns / 1000``, or the next
     one up where that one times 1000 falls short of `ns`, so that a reader that truncates
