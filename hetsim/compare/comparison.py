@@ -43,7 +43,7 @@ from hetsim.models import load_model, naming_model_file
 from hetsim.models.inputs import check_seed
 from hetsim.partition import partition
 from hetsim.partition.context import is_static
-from hetsim.partition.folding import dims_read, dynamic_ops
+from hetsim.partition.folding import dims_of_op, dynamic_ops
 from hetsim.platform import Platform
 from hetsim.report.arguments import output_path
 from hetsim.report.figures import new_figure
@@ -370,12 +370,12 @@ def _check_root_runs_dynamic_ops(graph: Graph, platform: Platform) -> None:
         return
     assert root.executor is not None, "is_static reads the executor"
     kind = root.executor.kind
-    read = dims_read(graph, graph.ops, graph.symbols)
+    read = dims_of_op(graph, graph.ops, graph.symbols, op.name)
     raise PartitionError(
         f"compare: expected a root level run by a VM for model {graph.name}, whose symbolic "
         f"dims ({', '.join(graph.symbols)}) stay dynamic over the iterations (each one's come "
         f"with its inputs), got a {kind} executor, which runs static shapes only (op {op.name} "
-        f"({op.type}) reads {', '.join(s for s, ops in read.items() if op.name in ops)})"
+        f"({op.type}) reads {', '.join(read)})"
     )
 
 

@@ -39,7 +39,7 @@ from hetsim.ir import Graph, Op, check_graph_dims
 from hetsim.kernels import Cost, Meta, propagate_costs
 from hetsim.partition.context import LevelContext, home_memory, is_static
 from hetsim.partition.costs import op_costs
-from hetsim.partition.folding import dims_read, dynamic_ops, fold
+from hetsim.partition.folding import dims_of_op, dynamic_ops, fold
 from hetsim.partition.plan import LevelPlan, Plan, Segment, Transfer
 from hetsim.partition.policies import (
     POLICIES,
@@ -191,11 +191,11 @@ class _Builder:
         if op is not None:
             kind = level.executor.kind if level.executor is not None else "?"
             unbound = [s for s in self.graph.symbols if s not in self.bound]
-            read = dims_read(self.graph, self.graph.ops, unbound)
+            read = dims_of_op(self.graph, self.graph.ops, unbound, op.name)
             raise PartitionError(
                 f"op {op.name} ({op.type}): expected static shapes at level "
-                f"{level.path or '(root)'} ({kind} executor), got dynamic dims "
-                f"{[s for s in unbound if op.name in read[s]]} (bind them with dims=)"
+                f"{level.path or '(root)'} ({kind} executor), got dynamic dims {read} (bind them "
+                "with dims=)"
             )
 
     def check_memory(self) -> None:

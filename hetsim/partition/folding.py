@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 
 from hetsim.ir import Graph, Op
 
-__all__ = ["dims_read", "dynamic_ops", "fold"]
+__all__ = ["dims_of_op", "dims_read", "dynamic_ops", "fold"]
 
 
 def fold(graph: Graph) -> tuple[frozenset[str], tuple[Op, ...], tuple[Op, ...]]:
@@ -75,3 +75,18 @@ def dims_read(graph: Graph, ops: Sequence[Op], names: Sequence[str]) -> dict[str
         name: dynamic_ops(graph, ops, {other: 0 for other in every if other != name})
         for name in names
     }
+
+
+def dims_of_op(graph: Graph, ops: Sequence[Op], names: Sequence[str], op: str) -> list[str]:
+    """The dims of `names`, in their order, that a shape of op `op` depends on (`dims_read`:
+    a walk of the graph per dim, for a message).
+
+    >>> from hetsim.ir import TensorType
+    >>> g = Graph("g", (Op("Add", "a", ("x", "w"), ("y",)),),
+    ...     {"x": TensorType(("batch",), "float32"), "w": TensorType(("seq",), "float32")},
+    ...     ("y",))
+    >>> dims_of_op(g, g.ops, ["seq", "batch"], "a")
+    ['seq', 'batch']
+    """
+    read = dims_read(graph, ops, names)
+    return [name for name in names if op in read[name]]

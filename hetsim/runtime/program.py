@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from hetsim.errors import SimulationError
 from hetsim.ir import Graph, Op, check_graph
 from hetsim.partition import Plan, Segment, fold
-from hetsim.partition.folding import dims_read
+from hetsim.partition.folding import dims_of_op, dims_read
 from hetsim.platform import Platform, check_platform
 from hetsim.runtime.bytecode import VmProgram
 from hetsim.runtime.graph_executor import GraphProgram, check_static, compile_graph
@@ -103,8 +103,7 @@ class _Context:
     def unbound_read_by(self, op: Op) -> list[str]:
         """The dims unbound at compile time that a shape of `op` depends on (for an error: a
         walk of the graph per dim)."""
-        read = dims_read(self.graph, self.ops, self.unbound)
-        return [name for name in self.unbound if op.name in read[name]]
+        return dims_of_op(self.graph, self.ops, self.unbound, op.name)
 
     def compile_level(
         self,
