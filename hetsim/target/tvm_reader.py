@@ -456,7 +456,7 @@ def _read_tvm_tag(config: Mapping[str, Any], path: str, problems: list[Problem])
         return {}
     # what may change a TVM tag: its host, and num-cores where its kind (llvm) takes it (TVM
     # refuses num-cores on a cuda tag, which had set an H100's 132 SMs to 4)
-    overrides = ("host", "num-cores") if _tvm_kind_of(own) == "llvm" else ("host",)
+    overrides = ("host", "num-cores") if tvm_kind == "llvm" else ("host",)
     for key, value in config.items():
         if key in ("tag", "kind", "model", *overrides) or _is_codegen_option(
             key, _KIND_CODEGEN[tvm_kind]

@@ -17,7 +17,7 @@ from hetsim.errors import Problem
 from hetsim.target.schema import item_path, join_path
 from hetsim.target.tvm_config import config_at, is_list, plain
 
-__all__ = ["TVM_OPTION_TYPES", "type_problems"]
+__all__ = ["TVM_OPTION_TYPES", "is_int64", "type_problems"]
 
 TVM_OPTION_TYPES: dict[str, str] = {
     "tag": "str", "model": "str", "device": "str", "keys": "Array<str>", "libs": "Array<str>",
@@ -40,7 +40,7 @@ def _is_strings(value: object) -> bool:
     return isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
 
 
-def _is_int64(value: object) -> bool:
+def is_int64(value: object) -> bool:
     """Whether TVM takes `value` as an int: a larger one is its ``ffi.BigInt``, which it refuses."""
     return isinstance(value, Integral) and -(2**63) <= int(value) < 2**63
 
@@ -49,8 +49,8 @@ def _is_int64(value: object) -> bool:
 # True for an int)
 _TYPE_CHECKS: dict[str, tuple[str, Callable[[object], bool]]] = {
     "str": ("a string", lambda value: isinstance(value, str)),
-    "int": ("an integer", _is_int64),
-    "bool": ("a boolean", _is_int64),
+    "int": ("an integer", is_int64),
+    "bool": ("a boolean", is_int64),
     "Array<str>": ("a list of strings", _is_strings),
 }
 

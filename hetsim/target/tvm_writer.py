@@ -19,6 +19,7 @@ from typing import Any
 from hetsim.errors import Problem, TargetError
 from hetsim.target.schema import item_path, join_path
 from hetsim.target.tvm_names import CPU_FAMILIES, MODEL_PREFIX
+from hetsim.target.tvm_types import is_int64
 
 __all__ = ["spec_to_tvm"]
 
@@ -87,7 +88,7 @@ def _write_cpu(node: Mapping[str, Any], path: str, problems: list[Problem]) -> d
         if node.get(option):
             config[option] = node[option]
     cores = node.get("cores")
-    if isinstance(cores, int) and cores >= 2**63:  # TVM's num-cores is an int64
+    if isinstance(cores, int) and not is_int64(cores):  # TVM's num-cores is an int64
         expected = "expected at most 2^63 - 1 cores (TVM's num-cores is a 64-bit integer)"
         problems.append(Problem(join_path(path, "cores"), expected, str(cores)))
     elif cores is not None:
