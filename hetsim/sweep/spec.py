@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from hetsim.errors import HetsimError, PartitionError, Problem, SweepError
+from hetsim.errors import HetsimError, PartitionError, Problem, SweepError, is_count
 from hetsim.ir import Op
 from hetsim.located import locate, safe_load, text_of, yaml_problem
 from hetsim.partition import (
@@ -501,10 +501,8 @@ def _dims(
 
 
 def _is_size(value: object) -> bool:
-    """An integer >= 0 (a range's ``num`` makes floats: an integral one counts)."""
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    """An integer >= 0 (`is_count`; a range's ``num`` makes floats: an integral one counts)."""
+    return is_count(int(value) if isinstance(value, float) and value.is_integer() else value)
 
 
 def _name(parser: _Parser) -> str:
