@@ -59,6 +59,7 @@ def fold_constants(graph: Graph, *, keep: Sequence[str] = ()) -> Graph:
                 metas[name] = Meta.of(value)
     used = {n for op in kept for n in op.inputs} | set(graph.outputs)
     produced = set(graph.inputs).union(*(op.outputs for op in kept))
+    value_types, value_dtypes = graph.declared_for((produced | used).__contains__)
     return Graph(
         name=graph.name,
         ops=tuple(kept),
@@ -66,8 +67,8 @@ def fold_constants(graph: Graph, *, keep: Sequence[str] = ()) -> Graph:
         outputs=graph.outputs,
         initializers={n: a for n, a in constants.items() if n in used and n not in produced},
         opset=graph.opset,
-        value_types={n: t for n, t in graph.value_types.items() if n in produced | used},
-        value_dtypes={n: t for n, t in graph.value_dtypes.items() if n in produced | used},
+        value_types=value_types,
+        value_dtypes=value_dtypes,
     )
 
 

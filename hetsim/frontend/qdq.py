@@ -342,12 +342,13 @@ def fuse_qdq(graph: Graph) -> Graph:
     initializers: Mapping[str, np.ndarray] = {**graph.initializers, **fuser.new_constants}
     read = {name for op in ops for name in op.inputs} | set(graph.outputs)
     made = {name for op in ops for name in op.outputs}
+    types, dtypes = graph.declared_for((read | made).__contains__)
     return replace(
         graph,
         ops=tuple(ops),
         initializers={n: v for n, v in initializers.items() if n in read},
-        value_types={n: t for n, t in graph.value_types.items() if n in read | made},
-        value_dtypes={n: t for n, t in graph.value_dtypes.items() if n in read | made},
+        value_types=types,
+        value_dtypes=dtypes,
     )
 
 
@@ -376,8 +377,7 @@ def _without_clipped_relus(graph: Graph) -> Graph:
         for op in graph.ops
         if not (op.type == "Relu" and op.outputs[0] in through)
     )
-    types = {n: t for n, t in graph.value_types.items() if n not in through}
-    dtypes = {n: t for n, t in graph.value_dtypes.items() if n not in through}
+    types, dtypes = graph.declared_for(lambda name: name not in through)
     return replace(graph, ops=ops, value_types=types, value_dtypes=dtypes)
 
 

@@ -9,7 +9,7 @@ Op semantics (kernels, shape and cost rules) live in `hetsim.kernels`, reading O
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -317,6 +317,22 @@ class Graph:
     def parameter_count(self) -> int:
         """Number of elements in the initializers."""
         return sum(int(a.size) for a in self.initializers.values())
+
+    def declared_for(
+        self, keep: Callable[[str], bool]
+    ) -> tuple[dict[str, TensorType], dict[str, str]]:
+        """The declarations (`value_types`, `value_dtypes`) of the tensors `keep` takes, for a
+        rewrite of this graph to carry: each rewrite that drops tensors keeps both maps alike.
+
+        >>> x = TensorType((2,), "float32")
+        >>> g = Graph("g", (Op("Relu", "r", ("x",), ("y",)),), {"x": x}, ("y",),
+        ...           value_types={"x": x, "z": x}, value_dtypes={"y": "float32", "z": "int64"})
+        >>> g.declared_for(lambda name: name != "z")
+        ({'x': TensorType(shape=(2,), dtype='float32')}, {'y': 'float32'})
+        """
+        types = {name: t for name, t in self.value_types.items() if keep(name)}
+        dtypes = {name: d for name, d in self.value_dtypes.items() if keep(name)}
+        return types, dtypes
 
     def producer(self, tensor: str) -> Op | None:
         """The op that produces `tensor`, or None for a graph input or initializer (and for
