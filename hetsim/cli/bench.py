@@ -16,17 +16,18 @@ from hetsim.calibrate.bench import DEFAULT_OPS, VARIANTS, check_tags
 from hetsim.calibrate.benchchecks import MAX_OPS
 from hetsim.calibrate.benchreport import bench_table, plot_bench
 from hetsim.cli.calibrate import progress
-from hetsim.cli.compare import parse_list
 from hetsim.cli.counts import integer
 from hetsim.cli.files import input_path, png_file, writing
+from hetsim.cli.lists import split_list
 from hetsim.target import add_tag_dir
 
 __all__ = ["MAX_OPS", "parse_ops", "register"]
 
 
 def parse_ops(text: str) -> tuple[int, ...]:
-    """Op counts from a comma-separated list of positive integers (at least two distinct: the
-    benchmark fits a line through them), each at most `MAX_OPS`; argparse names the option.
+    """Op counts from a comma-separated list of positive integers (`split_list`: none empty; at
+    least two distinct: the benchmark fits a line through them), each at most `MAX_OPS`;
+    argparse names the option.
 
     >>> parse_ops("1,10,100")
     (1, 10, 100)
@@ -48,7 +49,7 @@ def parse_ops(text: str) -> tuple[int, ...]:
     argparse.ArgumentTypeError: expected op counts of at most 100000, got 200000
     """
     counts: list[int] = []
-    for part in parse_list(text):
+    for part in split_list(text):
         count = integer(part) if part.isascii() and part.isdigit() else None  # not '²', not '-1'
         if not count:
             raise argparse.ArgumentTypeError(

@@ -17,6 +17,7 @@ import sys
 from hetsim.cli.choices import STRATEGY_NAMES, check_choice
 from hetsim.cli.counts import count_type, integer, parse_seed
 from hetsim.cli.files import input_path, png_file, writing
+from hetsim.cli.lists import split_list
 from hetsim.errors import HetsimError, ModelError
 
 __all__ = [
@@ -24,7 +25,6 @@ __all__ = [
     "MAX_BUCKET",
     "MAX_ITERATIONS",
     "parse_buckets",
-    "parse_list",
     "parse_strategies",
     "register",
     "run",
@@ -49,18 +49,9 @@ largest number of a ``--seq-dist`` spec or a ``--shapes`` file, is the same numb
 here, as `MAX_ITERATIONS` is)."""
 
 
-def parse_list(text: str) -> list[str]:
-    """Comma-separated names, blanks dropped.
-
-    >>> parse_list("none, whole,,regions")
-    ['none', 'whole', 'regions']
-    """
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
 def parse_strategies(text: str) -> list[str]:
-    """``--cuda-graph``: strategy names, comma-separated, at least one, each once, each known
-    (`check_choice`: an unknown one with the closest).
+    """``--cuda-graph``: strategy names, comma-separated (`split_list`: none empty), at least
+    one, each once, each known (`check_choice`: an unknown one with the closest).
 
     >>> parse_strategies("none,whole")
     ['none', 'whole']
@@ -77,7 +68,7 @@ def parse_strategies(text: str) -> list[str]:
     ...
     argparse.ArgumentTypeError: expected one of none, whole, regions, buckets, got 'regons' (...)
     """
-    names = [check_choice(name, STRATEGY_NAMES) for name in parse_list(text)]
+    names = [check_choice(name, STRATEGY_NAMES) for name in split_list(text)]
     if not names:
         raise argparse.ArgumentTypeError(
             f"expected one or more of {','.join(DEFAULT_STRATEGIES)}, got {text!r}"
@@ -110,7 +101,8 @@ def parse_seq_dist(text: str) -> str:
 
 
 def parse_buckets(text: str) -> list[int]:
-    """Comma-separated bucket sizes, at least one (an empty value ran the default buckets).
+    """Comma-separated bucket sizes (`split_list`: none empty), at least one (an empty value ran
+    the default buckets).
 
     >>> parse_buckets("16,32,64")
     [16, 32, 64]
@@ -131,7 +123,7 @@ def parse_buckets(text: str) -> list[int]:
     ...
     argparse.ArgumentTypeError: expected positive integers up to 2**63 - 1, got '999...'
     """
-    parts = parse_list(text)
+    parts = split_list(text)
     if not parts:
         raise argparse.ArgumentTypeError(
             f"expected one or more comma-separated positive integers, got {text!r}"

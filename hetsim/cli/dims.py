@@ -4,9 +4,10 @@ takes them (``run``, ``plan show``, ``model show``).
 A pair is read when the command line is (`parse_dims`, argparse's ``type``), and the occurrences
 are merged as they are read (`add_dims_option`). A dim given twice is a usage error, in one
 ``--dims`` or across several: a silent last value would run a model at a size the user did not
-mean. So is a size below 0 (0 gives empty tensors), as in a sweep file's ``dims``, and a
+mean. So is a size below 0 (0 gives empty tensors), as in a sweep file's ``dims``, a
 ``--dims`` with no pair at all
-(``--dims ''``, from an unset shell variable), which ran the model at its default sizes. Whether
+(``--dims ''``, from an unset shell variable), which ran the model at its default sizes, and an
+empty pair among others (``seq=4,``: `hetsim.cli.lists.split_list`). Whether
 the names are the model's symbolic dims is checked by the command once the model is loaded
 (`hetsim.ir.check_graph_dims`).
 """
@@ -18,6 +19,7 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 
 from hetsim.cli.counts import integer
+from hetsim.cli.lists import split_list
 from hetsim.errors import input_values_untaken
 
 __all__ = ["add_dims_option", "no_input_values", "parse_dims"]
@@ -47,8 +49,12 @@ def parse_dims(text: str) -> dict[str, int]:
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: expected one or more name=value pairs such as seq=128, got ' , '
+    >>> parse_dims("seq=4,")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected comma-separated values, none empty, got 'seq=4,' (...)
     """
-    pairs = [part.strip() for part in text.split(",") if part.strip()]
+    pairs = split_list(text)
     if not pairs:
         raise argparse.ArgumentTypeError(
             f"expected one or more name=value pairs such as seq=128, got {text!r}"
