@@ -1,5 +1,5 @@
 """``--dims NAME=N[,NAME=N...]``, repeatable: the values of symbolic dims, in every command that
-takes them (``run``, ``plan show``, ``model show``).
+takes them (``run``, ``plan``, ``model show``).
 
 A pair is read when the command line is (`parse_dims`, argparse's ``type``), and the occurrences
 are merged as they are read (`add_dims_option`). A dim given twice is a usage error, in one
@@ -10,6 +10,13 @@ mean. So is a size below 0 (0 gives empty tensors), as in a sweep file's ``dims`
 empty pair among others (``seq=4,``: `hetsim.cli.lists.split_list`). Whether
 the names are the model's symbolic dims is checked by the command once the model is loaded
 (`hetsim.ir.check_graph_dims`).
+
+An ONNX dim name is any string, and exporters write ``,`` and ``=`` in some (``Min(s0, 10)``). A
+size is an integer, so a pair splits at its last ``=`` (``a=b=2`` sizes dim ``a=b``), and a part
+between commas that holds no ``=`` is the start of a name, not a pair (``Min(s0, 10)=4`` sizes
+one dim): only a name with an ``=`` before a ``,`` reads as two pairs, and cannot be given here
+(`hetsim.simulate`'s ``dims`` and a sweep file's take any name, and ``hetsim run --inputs``
+takes a dim's size from its input's array).
 """
 
 from __future__ import annotations
@@ -27,12 +34,14 @@ __all__ = ["add_dims_option", "no_input_values", "parse_dims"]
 
 def parse_dims(text: str) -> dict[str, int]:
     """Values of symbolic dims from ``name=value`` pairs separated by commas (argparse puts
-    ``argument --dims:`` in front of an error).
+    ``argument --dims:`` in front of an error); a name may hold ``=`` and ``,`` (`_pairs`).
 
     Examples
     --------
     >>> parse_dims("seq=128,batch=2")
     {'seq': 128, 'batch': 2}
+    >>> parse_dims("Min(s0, 10)=4,a=b=2")
+    {'Min(s0, 10)': 4, 'a=b': 2}
     >>> parse_dims("seq")
     Traceback (most recent call last):
     ...
@@ -54,14 +63,13 @@ def parse_dims(text: str) -> dict[str, int]:
     ...
     argparse.ArgumentTypeError: expected comma-separated values, none empty, got 'seq=4,' (...)
     """
-    pairs = split_list(text)
-    if not pairs:
+    if not split_list(text):
         raise argparse.ArgumentTypeError(
             f"expected one or more name=value pairs such as seq=128, got {text!r}"
         )
     dims: dict[str, int] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
+    for pair in _pairs(text):
+        name, sep, value = pair.rpartition("=")  # a size holds no "=": a name may
         name = name.strip()
         size = integer(value)  # a negative one too, to say it is below 0
         if not sep or not name or size is None:
@@ -74,6 +82,26 @@ def parse_dims(text: str) -> dict[str, int]:
             raise argparse.ArgumentTypeError(f"expected each dim once, got {name!r} twice")
         dims[name] = size
     return dims
+
+
+def _pairs(text: str) -> list[str]:
+    """The ``name=value`` pairs of `text`, whose items `split_list` has found none empty: a part
+    between commas without ``=`` joins the next, its comma in a dim's name; one left at the end
+    is a pair without a value.
+
+    >>> _pairs("Min(s0, 10)=4, seq=8,batch")
+    ['Min(s0, 10)=4', 'seq=8', 'batch']
+    """
+    parts = text.split(",")
+    pairs: list[str] = []
+    start = 0
+    for end, part in enumerate(parts, start=1):
+        if "=" in part:
+            pairs.append(",".join(parts[start:end]).strip())
+            start = end
+    if start < len(parts):
+        pairs.append(",".join(parts[start:]).strip())
+    return pairs
 
 
 class _MergedDims(argparse.Action):

@@ -185,3 +185,60 @@ def test_an_op_that_fails_as_a_command_runs_names_the_model_file(
         f"error: {path}: op y (MatMul): expected the last dim of A to match the rows of B, "
         "got [1, 4] and [5, 3]\n"
     )
+
+
+def _odd_dims_model(path: Path) -> Path:
+    """An ONNX file at `path` of one Relu whose input's dims are named ``Min(s0, 10)`` and
+    ``a=b``, names that exporters write (any string is a dim name)."""
+    onnx = pytest.importorskip("onnx")
+    helper, types = onnx.helper, onnx.TensorProto
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="y")],
+        "odd",
+        [helper.make_tensor_value_info("x", types.FLOAT, ["Min(s0, 10)", "a=b"])],
+        [helper.make_tensor_value_info("y", types.FLOAT, None)],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+@pytest.mark.parametrize("command", ["run", "plan", "model-show"])
+@pytest.mark.parametrize(
+    "dims",
+    [["Min(s0, 10)=4,a=b=2"], ["Min(s0, 10)=4", "a=b=2"], [" a=b = 2 , Min(s0, 10) = 4"]],
+    ids=["one-option", "two-options", "spaced"],
+)
+def test_a_dim_named_with_a_comma_or_an_equals_sign_is_taken(
+    command: str, dims: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the first "=" split a pair and every comma ended one: neither name could be given
+    path = str(_odd_dims_model(tmp_path / "odd.onnx"))
+    argv = {
+        "run": ["run", path, "--target", "x86-h100"],
+        "plan": ["plan", path, "--target", "x86-h100"],
+        "model-show": ["model", "show", path],
+    }[command]
+    options = [item for value in dims for item in ("--dims", value)]
+    assert main([*argv, *options, "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    if command == "plan":
+        assert printed["dims"] == {"Min(s0, 10)": 4, "a=b": 2}
+    else:
+        assert printed["inputs"]["x"]["shape"] == [4, 2]
+
+
+@pytest.mark.parametrize(
+    ("value", "pair"),
+    [("seq=4,batch", "batch"), ("seq=long,batch=2", "seq=long"), ("=4", "=4")],
+)
+def test_a_part_without_a_size_is_still_no_pair(
+    value: str, pair: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a part without "=" starts a name: one left at the end, or a value not an integer, is refused
+    with pytest.raises(SystemExit) as exit_info:
+        main(["plan", "transformer", "--target", "x86-h100", "--dims", value])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"hetsim plan: error: argument --dims: expected name=value pairs such as seq=128, "
+        f"got {pair!r}"
+    )
