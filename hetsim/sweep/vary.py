@@ -3,9 +3,10 @@
 `read_axes` checks the mapping and makes one `hetsim.sweep.points.Axis` per path: a list of
 distinct values as written, or a range, ``{start, stop, step}`` (stop included when a step lands
 on it) or ``{start, stop, num}`` (evenly spaced), its values rounded to `DIGITS` decimals so that
-``0.1 + 0.2`` reads ``0.3``. Paths must be apart (one inside another would set it twice), and
-zipped (``expand: list``) lists must be of one length. The rest of the file is
-`hetsim.sweep.spec`.
+``0.1 + 0.2`` reads ``0.3``. Values that set the same target are not distinct: ``1`` and ``1.0``,
+and two lists of `SET_ATTRS` with the same items. Paths must be apart (one inside another would
+set it twice), and zipped (``expand: list``) lists must be of one length. The rest of the file
+is `hetsim.sweep.spec`.
 """
 
 from __future__ import annotations
@@ -19,13 +20,18 @@ from hetsim.sweep.points import Axis, digest, parse_path
 from hetsim.target.schema import join_path
 from hetsim.target.values import finite_float, show_value, yaml_number_hint
 
-__all__ = ["DIGITS", "MAX_POINTS", "read_axes", "read_values"]
+__all__ = ["DIGITS", "MAX_POINTS", "SET_ATTRS", "read_axes", "read_values"]
 
 DIGITS = 12
 """Decimals a range's values are rounded to, so that 0.1 + 0.2 reads 0.3."""
 MAX_POINTS = 1_000_000
 """The most values an axis, and the most points a sweep, may have: a range's ``num`` or a tiny
 ``step`` is refused before its values are made (a typo of 1e9 filled the memory, silently)."""
+SET_ATTRS = frozenset({"ops", "dtypes"})
+"""The list attributes a simulation reads as sets: it asks only whether an op type or a dtype is
+in one (`hetsim.runtime.placement.can_run`, `hetsim.partition.context.refusals`), so that lists
+of the same items, in another order or repeated, set the same target (they made two points that
+tied)."""
 
 
 def read_axes(vary: Any, expand: str) -> tuple[tuple[Axis, ...], list[Problem], bool]:
@@ -50,7 +56,7 @@ def read_axes(vary: Any, expand: str) -> tuple[tuple[Axis, ...], list[Problem], 
         except ValueError as err:
             problems.append(Problem(where, str(err)))
             continue
-        values = read_values(problems, where, spec)
+        values = read_values(problems, where, spec, parse_path(path)[-1])
         if values:
             axes.append(Axis(path, values))
     expandable = _apart(problems, [a.path for a in axes])
@@ -67,31 +73,78 @@ def _problem(where: str, expected: str, got: Any, hint: str | None = None) -> Pr
     return Problem(where, expected, show_value(got), hint)
 
 
-def read_values(problems: list[Problem], where: str, spec: Any) -> tuple[Any, ...]:
+def read_values(
+    problems: list[Problem], where: str, spec: Any, key: str | None = None
+) -> tuple[Any, ...]:
     """The values of one axis at `where`, as ``vary`` reads them: a non-empty list of distinct
-    values, or a range (`_range`); none, with a problem added, otherwise (the sweep's
-    ``dims`` reads its lists of sizes so)."""
+    values (`_same`; `key` is the attribute they set), or a range (`_range`); none, with a
+    problem added, otherwise (the sweep's ``dims`` reads its lists of sizes so).
+
+    >>> problems: list[Problem] = []
+    >>> read_values(problems, "vary.ops", [["Conv", "Relu"], ["Relu", "Conv"]], "ops")
+    ()
+    >>> print(problems[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    vary.ops: expected distinct values (ops and dtypes lists are sets: their order and repeats
+    mean nothing), got ['Conv', 'Relu'] and ['Relu', 'Conv']
+    """
     if isinstance(spec, Mapping):
         return _range(problems, where, spec)
     if not isinstance(spec, list) or not spec:
         expected = "expected a non-empty list of values or {start, stop, step|num}"
         problems.append(_problem(where, expected, spec))
         return ()
-    if len({_same(v) for v in spec}) != len(spec):
-        problems.append(_problem(where, "expected distinct values", spec))
-        return ()
+    seen: dict[Any, int] = {}
+    for index, value in enumerate(spec):
+        first = seen.setdefault(_same(value, key), index)
+        if first != index:
+            problems.append(_duplicate(where, spec, spec[first], value))
+            return ()
     return tuple(spec)
 
 
-def _same(value: Any) -> Any:
-    """What two values that set the same target share: a number itself (``1`` and ``1.0`` made
-    two points of one target, with two ids), else its digest."""
+def _duplicate(where: str, spec: list[Any], first: Any, second: Any) -> Problem:
+    """The problem of list `spec` at `where`, whose `first` and `second` set the same target: the
+    list where they are written alike (or are numbers), else the two, and why they are alike."""
+    if _written(first) == _written(second):
+        return _problem(where, "expected distinct values", spec)
+    expected = (
+        "expected distinct values (ops and dtypes lists are sets: their order and repeats mean "
+        "nothing)"
+    )
+    return Problem(where, expected, f"{show_value(first)} and {show_value(second)}")
+
+
+def _same(value: Any, key: str | None) -> Any:
+    """What two values that set the same target (at attribute `key`) share: what they mean
+    (`_meaning`), as `_written`."""
+    return _written(_meaning(value, key))
+
+
+def _written(value: Any) -> Any:
+    """What two values written alike share: a number itself (``1`` and ``1.0`` made two points
+    of one target, with two ids), else its digest."""
     if _is_finite(value):
         return value
     try:
         return digest(value)
     except TypeError:  # a mapping of str and int keys, not sortable: the target schema says so
         return repr(value)
+
+
+def _meaning(value: Any, key: str | None) -> Any:
+    """`value`, set at attribute `key`, with each list of `SET_ATTRS` in it (itself, or in a
+    mapping under its key) as its distinct items, sorted.
+
+    >>> _meaning({"ops": ["Relu", "Conv", "Relu"], "cores": 2}, None)
+    {'ops': ['Conv', 'Relu'], 'cores': 2}
+    """
+    if isinstance(value, Mapping):
+        return {name: _meaning(item, name) for name, item in value.items()}
+    if not isinstance(value, list):
+        return value
+    if key in SET_ATTRS and all(isinstance(item, str) for item in value):
+        return sorted(set(value))
+    return [_meaning(item, None) for item in value]
 
 
 def _range(problems: list[Problem], where: str, spec: Mapping[str, Any]) -> tuple[Any, ...]:

@@ -21,6 +21,11 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sweep-arm-riscv.ya
 BASE: dict[str, Any] = {"target": "arm-riscv-soc", "models": ["mlp"]}
 DISPATCH = "executor.dispatch_us"
 BANDWIDTH = "devices[vdevice0].link.bandwidth_gbps"
+NPU = "devices[vdevice0].devices[npu]"
+NPU_OPS, NPU_DTYPES = f"{NPU}.ops", f"{NPU}.dtypes"
+SETS_EXPECTED = (
+    "expected distinct values (ops and dtypes lists are sets: their order and repeats mean nothing)"
+)
 
 
 METRIC_EXPECTED = (
@@ -191,6 +196,27 @@ BAD_SWEEPS = [
         {**BASE, "vary": {DISPATCH: [1, 1.0]}},
         "vary.executor.dispatch_us: expected distinct values, got [1, 1.0]",
     ),
+    (  # the same ops in another order: two points of one target, which tied
+        {**BASE, "vary": {NPU_OPS: [["Gemm", "Relu"], ["Relu", "Gemm"]]}},
+        f"vary.{NPU_OPS}: {SETS_EXPECTED}, got ['Gemm', 'Relu'] and ['Relu', 'Gemm']",
+    ),
+    (  # an op repeated
+        {**BASE, "vary": {NPU_OPS: [["Gemm"], ["Relu"], ["Gemm", "Gemm"]]}},
+        f"vary.{NPU_OPS}: {SETS_EXPECTED}, got ['Gemm'] and ['Gemm', 'Gemm']",
+    ),
+    (  # dtypes are read as a set too
+        {**BASE, "vary": {NPU_DTYPES: [["int8", "float32"], ["float32", "int8"]]}},
+        f"vary.{NPU_DTYPES}: {SETS_EXPECTED}, got ['int8', 'float32'] and ['float32', 'int8']",
+    ),
+    (  # in a device varied whole
+        {**BASE, "vary": {NPU: [{"ops": ["Gemm", "Relu"]}, {"ops": ["Relu", "Gemm"]}]}},
+        f"vary.{NPU}: {SETS_EXPECTED}, got {{'ops': ['Gemm', 'Relu']}} and "
+        "{'ops': ['Relu', 'Gemm']}",
+    ),
+    (  # written alike: the list says it
+        {**BASE, "vary": {NPU_OPS: [["Gemm"], ["Gemm"]]}},
+        f"vary.{NPU_OPS}: expected distinct values, got [['Gemm'], ['Gemm']]",
+    ),
     (  # str(None): the attribute 'None'
         {**BASE, "vary": {None: [1]}},
         "vary.None: expected a path such as devices[vdevice0].host.freq_ghz, got None",
@@ -211,6 +237,18 @@ BAD_SWEEPS = [
 def test_bad_sweep_names_key_and_path(data: Any, message: str) -> None:
     with pytest.raises(SweepError, match=_full(message)):
         load_sweep(data)
+
+
+def test_ops_in_another_order_or_repeated_simulate_alike() -> None:
+    # why a varied ops list counts as a set: the same ops, in any order, place and time alike
+    base = Target("arm-riscv-soc")
+    runs = [
+        simulate("cnn", base.override(override_tree(((NPU_OPS, ops),))), mode="timing")
+        for ops in (["Conv", "Relu"], ["Relu", "Conv", "Relu"])
+    ]
+    assert runs[0].makespan_us == runs[1].makespan_us
+    assert runs[0].placement == runs[1].placement
+    assert "vdevice0/npu" in runs[0].placement.values()
 
 
 def test_a_policy_or_strategy_no_run_knows_is_reported_before_any_point_runs() -> None:
