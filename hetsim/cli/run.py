@@ -170,6 +170,20 @@ def _entry(archive: zipfile.ZipFile, member: str, expected: str) -> np.ndarray:
         raise HetsimError(f"{expected}, got an entry {name!r} it cannot read: {err}") from err
 
 
+def _check_output_names(outputs: Mapping[str, np.ndarray], path: Path) -> None:
+    """Refuse outputs that ``np.load`` of the ``--save-outputs`` file reads under one key: output
+    ``y`` is member ``y.npy``, ``y.npy`` member ``y.npy.npy``, and numpy's key ``"y.npy"`` takes
+    member ``y.npy`` first (``dict(np.load(path))`` held y's values twice)."""
+    for name in outputs:
+        member = f"{name}.npy"
+        if member in outputs:
+            raise HetsimError(
+                f"--save-outputs {path}: expected output names np.load tells apart, got "
+                f"{name!r} and {member!r} (its key {member!r} reads output {name!r}, stored as "
+                f"{member})"
+            )
+
+
 def _save_outputs(outputs: Mapping[str, np.ndarray], path: Path) -> None:
     # Written entry by entry: np.savez(path, **outputs) breaks on an output named "file".
     # A path that is no regular file (/dev/null, a pipe) takes the archive made in memory:
@@ -232,6 +246,8 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     """Simulate, print the summary or the JSON, write the requested files; return 0."""
     result = _simulate(args.model, args.target, **_options(args))
+    if args.save_outputs is not None:  # before anything is printed or written
+        _check_output_names(result.outputs, args.save_outputs)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:  # named as plan and compare name theirs: saved summaries are told apart
