@@ -39,7 +39,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "plan",
         help="show how a model is partitioned on a target",
         description="Partition MODEL on TARGET; print per level the segments, their devices, "
-        "op counts and flops, and the bytes each boundary transfer moves.",
+        "op counts and flops, and each boundary transfer's bytes and route (the memories it "
+        "passes through, where it crosses more than one link); a level's bytes on links count "
+        "a transfer once per link it crosses, as a run's link bytes do.",
     )
     parser.add_argument("model", metavar="MODEL", help="a zoo model name or an .onnx file")
     parser.add_argument(

@@ -15,8 +15,10 @@ Owns the recursion, the dynamic-shape rule, segment boundaries and the memory ch
    its outputs returned there, to any depth.
 4. A tensor read by a segment whose memory differs from where it was made (a graph input and a
    nested segment's input start in the level host's memory) crosses the boundary: one
-   `Transfer` per tensor and destination memory, of the tensor's bytes. Outputs of the level
-   (graph outputs, a nested segment's outputs) made elsewhere return to the host's memory.
+   `Transfer` per tensor and destination memory, of the tensor's bytes, along the platform's
+   route between the two memories (`Transfer.via`: a copy between two device memories may pass
+   through the host's). Outputs of the level (graph outputs, a nested segment's outputs) made
+   elsewhere return to the host's memory.
 5. The weights each memory holds (constants read by ops computed in it) must fit its capacity.
 """
 
@@ -149,7 +151,8 @@ class _Builder:
             src = host_memory if k is None else memories[k]
             if src != dst and (tensor, dst) not in moved:
                 moved.add((tensor, dst))
-                found.append(Transfer(tensor, src, dst, self.metas[tensor].nbytes, reader))
+                size = self.metas[tensor].nbytes
+                found.append(Transfer(tensor, src, dst, size, reader, self._via(src, dst)))
 
         for segment, memory in zip(cut, memories, strict=True):
             for tensor in segment.inputs:
@@ -157,6 +160,13 @@ class _Builder:
         for tensor in exits:
             if tensor in made:
                 move(tensor, host_memory, None)
+
+    def _via(self, src: str, dst: str) -> tuple[str, ...]:
+        """The memories between `src` and `dst` on the route a run copies along."""
+        memories = [src]
+        for link in self.platform.route(src, dst):
+            memories.append(link.other_end(memories[-1]))
+        return tuple(memories[1:-1])
 
     def cut(
         self, level: Level, ops: tuple[Op, ...], exits: Sequence[str], parent: str | None

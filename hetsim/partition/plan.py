@@ -36,11 +36,19 @@ class Transfer:
     segment
         The id of the segment that reads it, or ``None`` when it returns to the level host's
         memory as an output of the level (a graph output, a nested level's result).
+    via
+        The memories its route passes between the two (`hetsim.platform.Platform.route`, the
+        route a run copies it along): ``()`` when one link joins them. Each link of the route
+        carries all of its bytes (`link_bytes`).
 
     Examples
     --------
     >>> Transfer("x", "host.mem", "npu.mem", 4096, "s0")
     <Transfer x host.mem -> npu.mem 4.0 KiB for s0>
+    >>> t = Transfer("y", "gpu0.mem", "gpu1.mem", 4096, "s1", via=("host.mem",))
+    >>> t, t.route, t.link_bytes
+    (<Transfer y gpu0.mem -> host.mem -> gpu1.mem 4.0 KiB x 2 links for s1>, \
+('gpu0.mem', 'host.mem', 'gpu1.mem'), 8192)
     """
 
     tensor: str
@@ -48,13 +56,22 @@ class Transfer:
     dst_memory: str
     bytes: int
     segment: str | None = None
+    via: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         reader = f" for {self.segment}" if self.segment else " (result)"
-        return (
-            f"<Transfer {self.tensor} {self.src_memory} -> {self.dst_memory} "
-            f"{format_bytes(self.bytes)}{reader}>"
-        )
+        size = f"{format_bytes(self.bytes)}{_links_crossed(self)}"
+        return f"<Transfer {self.tensor} {' -> '.join(self.route)} {size}{reader}>"
+
+    @property
+    def route(self) -> tuple[str, ...]:
+        """The memories it crosses, from `src_memory` to `dst_memory`."""
+        return (self.src_memory, *self.via, self.dst_memory)
+
+    @property
+    def link_bytes(self) -> int:
+        """Bytes it puts on links: `bytes` once per link of its route, as a run counts them."""
+        return self.bytes * (len(self.via) + 1)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values."""
@@ -62,7 +79,9 @@ class Transfer:
             "tensor": self.tensor,
             "src_memory": self.src_memory,
             "dst_memory": self.dst_memory,
+            "via": list(self.via),
             "bytes": self.bytes,
+            "link_bytes": self.link_bytes,
             "segment": self.segment,
         }
 
@@ -161,8 +180,9 @@ class LevelPlan:
 
     @property
     def transfer_bytes(self) -> int:
-        """Bytes moved by all of the level's boundary transfers."""
-        return sum(t.bytes for t in self.transfers)
+        """Bytes the level's boundary transfers put on links: each transfer's bytes once per
+        link of its route (`Transfer.link_bytes`), as a run's ``link_bytes`` count them."""
+        return sum(t.link_bytes for t in self.transfers)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values."""
@@ -309,16 +329,26 @@ def _format_segment(segment: Segment) -> str:
     )
 
 
+def _links_crossed(transfer: Transfer) -> str:
+    """`` x N links`` after a transfer's size where its route crosses more than one link."""
+    return f" x {len(transfer.via) + 1} links" if transfer.via else ""
+
+
 def _format_transfer(transfer: Transfer) -> str:
     reader = transfer.segment or "result"
     return (
-        f"    {transfer.tensor}: {transfer.src_memory} -> {transfer.dst_memory} "
-        f"{transfer.bytes} B ({format_bytes(transfer.bytes)}) for {reader}"
+        f"    {transfer.tensor}: {' -> '.join(transfer.route)} "
+        f"{transfer.bytes} B ({format_bytes(transfer.bytes)}){_links_crossed(transfer)} "
+        f"for {reader}"
     )
 
 
 def format_plan(plan: Plan) -> str:
     """The plan as text: per level, its segments (device, op counts, flops) and transfers.
+
+    A level's ``B on links`` counts each transfer once per link of its route, as a run's link
+    bytes do; a transfer whose route crosses more than one link shows the route
+    (``gpu0.mem -> host.mem -> gpu1.mem ... x 2 links``).
 
     Raises
     ------
@@ -332,7 +362,7 @@ def format_plan(plan: Plan) -> str:
     >>> level = LevelPlan("", "host", "vm", (s,), t)
     >>> print(format_plan(Plan("g", "soc", "capability", {"": level}, {"c": "npu"})))
     plan of g on soc (policy capability)
-    level (root): host host, executor vm, 1 segment, 64 B moved
+    level (root): host host, executor vm, 1 segment, 64 B on links
       s0           npu: 1 op, 2.00 MFLOP  [Conv x1]
       transfers:
         x: host.mem -> npu.mem 64 B (64 B) for s0
@@ -348,7 +378,7 @@ def format_plan(plan: Plan) -> str:
     for level in plan.levels.values():
         lines.append(
             f"level {level.path or '(root)'}: host {level.host}, executor {level.executor}, "
-            f"{counted(len(level.segments), 'segment')}, {level.transfer_bytes} B moved"
+            f"{counted(len(level.segments), 'segment')}, {level.transfer_bytes} B on links"
         )
         lines.extend(_format_segment(s) for s in level.segments)
         if level.transfers:

@@ -22,7 +22,7 @@ def test_plan_prints_levels_segments_and_transfer_bytes(capsys: pytest.CaptureFi
     assert _run(["plan", "cnn", "--target", "arm-riscv-soc"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("plan of cnn on arm-riscv-soc (policy capability)\n")
-    assert "level vdevice0: host vdevice0/host, executor graph, 1 segment, 12328 B moved" in out
+    assert "level vdevice0: host vdevice0/host, executor graph, 1 segment, 12328 B on links" in out
     assert "    x: host.mem -> vdevice0/host.mem 12288 B (12.0 KiB) for s0\n" in out
 
 

@@ -16,7 +16,7 @@ from hetsim.platform import Platform
 
 CHAIN_TEXT = """\
 plan of chain on hetero[npu] (policy capability)
-level (root): host host, executor vm, 3 segments, 16000 B moved
+level (root): host host, executor vm, 3 segments, 16000 B on links
   s0           npu: 1 op, 1.00 kFLOP  [Relu x1]
   s1           host: 1 op, 1.00 kFLOP  [Neg x1]
   s2           npu: 1 op, 1.00 kFLOP  [Add x1]

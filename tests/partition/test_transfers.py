@@ -8,15 +8,20 @@ crosses at a level when its producer's segment computes in another memory than a
 
 from __future__ import annotations
 
+import itertools
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pytest
 
+from hetsim import simulate
 from hetsim.ir import Graph
 from hetsim.kernels import execute
 from hetsim.models import load_model
-from hetsim.partition import Plan, partition
+from hetsim.partition import Plan, format_plan, partition
 from hetsim.platform import Platform
-from tests.partition.tiny import tag_platform
+from tests.partition.tiny import platform_of, tag_platform
 
 CASES = [
     ("cnn", "arm-riscv-soc", {}),
@@ -95,3 +100,64 @@ def test_nested_level_moves_what_its_parent_segment_reads_and_returns() -> None:
     assert [t.tensor for t in into] == list(offload.inputs)
     assert [t.tensor for t in nested if t.segment is None] == list(offload.outputs)
     assert sum(t.bytes for t in into) == sum(t.bytes for t in nested if t.segment is not None)
+
+
+PIPELINE = Path(__file__).parents[2] / "examples" / "two-node-pipeline.yaml"
+TWO_GPUS = {
+    "kind": "hetero",
+    "host": "x86/xeon-8480c",
+    "devices": [{"tag": "nvidia/h100", "name": "gpu0"}, {"tag": "nvidia/h100", "name": "gpu1"}],
+}
+ROUTED = [
+    # the shipped pipeline split: residual1 goes node0/host.mem -> host.mem -> node1/host.mem
+    ("transformer", tag_platform("two-node-h100"), {"seq": 16}, str(PIPELINE)),
+    # two devices of one level: what gpu0 makes for gpu1 goes through the host's memory
+    (
+        "mlp",
+        platform_of(TWO_GPUS),
+        {},
+        [{"op": "fc3", "device": "gpu1"}, {"op": "*", "device": "gpu0"}],
+    ),
+    ("cnn", tag_platform("arm-riscv-soc"), {}, None),
+]
+
+
+def _link_bytes(plan: Plan, platform: Platform) -> dict[str, int]:
+    """Per link, the bytes the plan's transfers put on it: each hop of each route, the link
+    found by the two memories it joins."""
+    by_ends = {frozenset((link.a, link.b)): name for name, link in platform.links.items()}
+    found = dict.fromkeys(platform.links, 0)
+    for transfer in plan.transfers:
+        for hop in itertools.pairwise(transfer.route):
+            found[by_ends[frozenset(hop)]] += transfer.bytes
+    return found
+
+
+@pytest.mark.parametrize(
+    ("model", "platform", "dims", "rules"), ROUTED, ids=["two-node-pipeline", "two-gpus", "soc"]
+)
+def test_plan_puts_on_each_link_the_bytes_a_run_carries_over_it(
+    model: str, platform: Platform, dims: dict[str, int], rules: Any
+) -> None:
+    policy = "capability" if rules is None else "rules"
+    plan = partition(load_model(model), platform, policy, rules, dims)
+    run = simulate(model, platform, mode="timing", partition=policy, rules=rules, dims=dims)
+    carried = {name: stats.bytes for name, stats in run.links.items()}
+    assert _link_bytes(plan, platform) == carried
+    assert sum(level.transfer_bytes for level in plan.levels.values()) == sum(carried.values())
+
+
+def test_a_transfer_between_two_device_memories_is_routed_through_the_host() -> None:
+    rules = [{"op": "fc3", "device": "gpu1"}, {"op": "*", "device": "gpu0"}]
+    plan = partition(load_model("mlp"), platform_of(TWO_GPUS), "rules", rules)
+    (between,) = (
+        t for t in plan.transfers if t.src_memory == "gpu0.mem" and t.dst_memory == "gpu1.mem"
+    )
+    assert (between.route, between.link_bytes) == (
+        ("gpu0.mem", "host.mem", "gpu1.mem"),
+        2 * between.bytes,
+    )
+    text = format_plan(plan)
+    assert "    relu2: gpu0.mem -> host.mem -> gpu1.mem 256 B (256 B) x 2 links for s1\n" in text
+    # x (256 B) and fc3 (40 B) cross one link each, relu2 two
+    assert "level (root): host host, executor vm, 2 segments, 808 B on links\n" in text
