@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.errors import OpError, PartitionError
-from hetsim.ir import Graph, Op, check_graph_dims
+from hetsim.errors import OpError, PartitionError, UnknownValueError
+from hetsim.ir import Graph, Op, check_graph_dims, format_dims
 from hetsim.kernels import Cost, Meta, propagate_costs
 from hetsim.partition.context import LevelContext, home_memory, is_static
 from hetsim.partition.costs import op_costs
@@ -58,6 +58,11 @@ __all__ = ["ESTIMATE_DIM", "fold", "partition"]
 
 ESTIMATE_DIM = 1
 """Size assumed for a symbolic dim left unbound, to estimate costs and bytes."""
+
+PROBE_DIMS = (2, 2520)
+"""Sizes the unbound dims are tried at when an op's shapes fail at `ESTIMATE_DIM`: an op that
+fails at each of them too is refused as its own error, not put on the estimate (2520 is a
+multiple of every size up to 10, as a Reshape to ``[-1, k]`` needs)."""
 
 
 @dataclass
@@ -323,16 +328,39 @@ def _estimate(
     try:
         return propagate_costs(graph, estimate, inputs)
     except OpError as err:  # a shape rule's refusal (not an UnknownValueError: raised as is)
-        guessed = [f"{s}={ESTIMATE_DIM}" for s in sorted(estimate) if s not in bound]
+        guessed = [s for s in sorted(estimate) if s not in bound]
         if not guessed or err.op not in dynamic_ops(graph, graph.ops, bound):
             raise  # no guess, or an op whose shapes no guessed dim reaches: its own error
+        sizes = {n: dict.fromkeys(guessed, n) for n in (ESTIMATE_DIM, *PROBE_DIMS)}
+        estimated = format_dims(sizes[ESTIMATE_DIM])
+        if all(_fails_at(graph, {**estimate, **sizes[n]}, inputs, err.op) for n in PROBE_DIMS):
+            # not the guess's fault: "bind them with dims=" sent the user to sizes that fail too
+            probed = " and ".join(format_dims(sizes[n]) for n in PROBE_DIMS)
+            raise OpError(
+                f"{err} (at {estimated}, the plan's estimate of the dims not bound at compile "
+                f"time, and alike at {probed})",
+                err.op,
+            ) from err
         # a shape rule that holds at the run's sizes may not at the guess (a Reshape to
         # [-1, 2] of [n]): the rule's message alone named sizes the user never gave
         raise PartitionError(
             f"partition: expected shapes that hold with the dims not bound at compile time "
-            f"set to {ESTIMATE_DIM} for the plan's estimate ({', '.join(guessed)}), got {err} "
+            f"set to {ESTIMATE_DIM} for the plan's estimate ({estimated}), got {err} "
             "(bind them with dims=, as this run's sizes)"
         ) from err
+
+
+def _fails_at(
+    graph: Graph, dims: Mapping[str, int], inputs: Mapping[str, np.ndarray], op: str
+) -> bool:
+    """Whether op `op`'s shape rule refuses its shapes at `dims` (not when an earlier op does)."""
+    try:
+        propagate_costs(graph, dims, inputs)
+    except OpError as err:
+        return err.op == op
+    except UnknownValueError:
+        return False
+    return False
 
 
 def partition(

@@ -83,6 +83,24 @@ def test_an_op_no_unbound_dim_reaches_is_refused_as_its_own_error() -> None:
     assert not isinstance(caught.value, PartitionError)
 
 
+def test_an_op_that_fails_at_other_sizes_too_is_refused_as_its_own_error() -> None:
+    # x: float32[n, 4] plus a [3]: no n broadcasts, yet the failure was put on the estimate's
+    # n=1 with "bind them with dims=", and every --dims n=N then failed the same
+    b = GraphBuilder("rows")
+    b.op("Add", b.input("x", ("n", 4)), np.ones(3, np.float32), name="add")
+    graph = b.build()
+    message = (
+        "op add (Add): expected broadcastable shapes, got [1, 4] and [3] (at n=1, the plan's "
+        "estimate of the dims not bound at compile time, and alike at n=2 and n=2520)"
+    )
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$") as caught:
+        partition(graph, tag_platform("x86-h100"))
+    assert not isinstance(caught.value, PartitionError)
+    assert caught.value.op == "add"
+    with pytest.raises(ModelError, match=r"^op add \(Add\): .* got \[8, 4\] and \[3\]$"):
+        partition(graph, tag_platform("x86-h100"), dims={"n": 8})
+
+
 def test_input_arrays_of_names_the_graph_lacks_are_refused_by_name() -> None:
     with pytest.raises(
         ModelError, match=r"^inputs: expected names from \['x'\], got unknown \['y'\]$"
