@@ -4,9 +4,11 @@ For chains and fan-outs of tiny kernels on every shipped platform tag: the simul
 overhead (slope of makespan over op count) and fixed cost of the VM, the graph executor, a
 nested level and CUDA-graph replay, where each crosses the kernel time of a typical op, a table
 and a log-log plot. Run: ``python benchmarks/dispatch_overhead.py [--ops 1,10,100,1000,10000]
-[--target T] [--json] [--plot dispatch.png]`` (the options of ``hetsim bench dispatch``).
+[--target T] [--json] [--plot dispatch.png] [--out FILE.json]`` (the options of ``hetsim bench
+dispatch``, and ``--out``).
 
-Like the other scripts it prints its table and writes ``benchmarks/results/dispatch_overhead.json``:
+Like the other scripts it prints its table and writes ``benchmarks/results/dispatch_overhead.json``
+(or the ``--out`` file, its missing folders made):
 the command's JSON (the machine, the op counts, every row and its raw makespans) with the
 interpreter, library versions and BLAS thread pools (`sim_speed.environment`). ``--json`` prints
 that JSON of the command on stdout too, as ``hetsim bench dispatch --json`` does; the table then
@@ -23,7 +25,7 @@ from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
 
-from bench_args import blas_line, make_parents, run_main
+from bench_args import blas_line, make_parents, output_path, run_main
 from sim_speed import environment
 
 from hetsim.calibrate.bench import BenchRow
@@ -47,8 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         print(printed.getvalue(), end="")
     print(bench_table([_row(row) for row in found["rows"]]), file=shown)
     report = {"environment": environment(), **found}
-    make_parents(RESULTS).write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {RESULTS}", file=shown)
+    make_parents(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {args.out}", file=shown)
     return status
 
 
@@ -59,11 +61,19 @@ def _row(row: dict[str, Any]) -> BenchRow:
 
 def dispatch_parser() -> argparse.ArgumentParser:
     """The ``bench dispatch`` parser, named as this script is run: parsed alone, so that its
-    usage and errors read ``dispatch_overhead.py [-h] ...``, not ``... bench dispatch [-h]``."""
+    usage and errors read ``dispatch_overhead.py [-h] ...``, not ``... bench dispatch [-h]``;
+    with the script's own ``--out``."""
     root = argparse.ArgumentParser()
     bench.register(root.add_subparsers())
     dispatch = _commands(_commands(root)["bench"])["dispatch"]
     dispatch.prog = Path(__file__).name
+    dispatch.add_argument(
+        "--out",
+        type=output_path,
+        default=RESULTS,
+        help="the JSON file to write, with the environment (default "
+        "benchmarks/results/dispatch_overhead.json)",
+    )
     return dispatch
 
 

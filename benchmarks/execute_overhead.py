@@ -5,8 +5,8 @@ two columns is what the compiled program (slot lookups, frees, memoized index ar
 Reshape, Slice, Unsqueeze) adds per op. The two take turns, one of each per round (``--repeat``
 rounds), and each keeps its fastest; the BLAS is held to one thread (threadpoolctl; these ops
 call none of it), and the JSON records the thread pools (`sim_speed.environment`). Run:
-``python benchmarks/execute_overhead.py [--repeat 15]``; writes
-``benchmarks/results/execute_overhead.json``.
+``python benchmarks/execute_overhead.py [--repeat 15] [--out FILE.json]``; writes
+``benchmarks/results/execute_overhead.json``, or the ``--out`` file (its missing folders made).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from bench_args import blas_line, positive, run_main
+from bench_args import blas_line, make_parents, output_path, positive, run_main
 from sim_speed import environment
 from threadpoolctl import threadpool_limits
 
@@ -95,12 +95,18 @@ def measure(repeat: int) -> dict[str, float]:
     return found
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--repeat", type=positive, default=15, help="keep the fastest of N runs (default 15)"
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--out",
+        type=output_path,
+        default=RESULTS,
+        help="the JSON file to write (default benchmarks/results/execute_overhead.json)",
+    )
+    args = parser.parse_args(argv)
     with threadpool_limits(limits=1, user_api="blas"):
         print(blas_line(), flush=True)
         found = measure(args.repeat)
@@ -110,9 +116,8 @@ def main() -> None:
     print(f"{'hetsim.execute':<16}{found['execute_us_per_op']:>8.2f}")
     print(f"{'bare numpy':<16}{found['bare_numpy_us_per_op']:>8.2f}")
     print(f"{'overhead':<16}{found['overhead_us_per_op']:>8.2f}")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+    make_parents(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

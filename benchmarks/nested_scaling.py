@@ -16,8 +16,9 @@ with the machine and its load (other sittings here read 73-83, and up to about 2
 to the chain, timed in the same rounds, is the steadier figure. Timing mode computes no values,
 so no BLAS thread runs; the JSON records the thread pools anyway (`sim_speed.environment`).
 
-Usage: ``python benchmarks/nested_scaling.py [--sizes 1000 4000 16000] [--repeat 3]``; writes
-``benchmarks/results/nested_scaling.json``.
+Usage: ``python benchmarks/nested_scaling.py [--sizes 1000 4000 16000] [--repeat 3]
+[--out FILE.json]``; writes ``benchmarks/results/nested_scaling.json``, or the ``--out`` file
+(its missing folders made).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench_args import blas_line, positive, run_main
+from bench_args import blas_line, make_parents, output_path, positive, run_main
 from sim_speed import chain, environment, timed
 
 from hetsim.api import platform_of, simulate
@@ -69,7 +70,7 @@ def measure(n: int, repeat: int) -> dict[str, Any]:
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--sizes",
@@ -81,7 +82,13 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=positive, default=3, help="keep the fastest of N runs (default 3)"
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--out",
+        type=output_path,
+        default=RESULTS,
+        help="the JSON file to write (default benchmarks/results/nested_scaling.json)",
+    )
+    args = parser.parse_args(argv)
     print(blas_line() + " (timing mode calls no BLAS)", flush=True)
     rows = [measure(n, args.repeat) for n in args.sizes]
     print(f"{'ops':>8}{'invocations':>13}{'nested':>10}{'chain':>10}{'ratio':>8}   (µs per op)")
@@ -95,9 +102,8 @@ def main() -> None:
         values = [row[column] for row in rows]
         report[f"{column}_max_over_min"] = max(values) / min(values)
         print(f"{column}: max/min over sizes = {max(values) / min(values):.2f}")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+    make_parents(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -7,19 +7,22 @@ on 2 cores) is marked ``@pytest.mark.slow``, and one that asserts on this machin
 them (``pytest -m "slow or timed"`` from the project root, so the project's pytest settings
 apply), prints each test's outcome and wall time, slowest first, and writes them, with the
 interpreter, the versions of pytest, numpy and simpy and the BLAS thread pools the run had
-(`sim_speed.environment`), to ``benchmarks/results/slow_tests.json``. It exits with pytest's
-status: non-zero when a test failed; 0 when no test is marked.
+(`sim_speed.environment`), to ``benchmarks/results/slow_tests.json``, or to the ``--out`` file
+(its missing folders made). It exits with pytest's status: non-zero when a test failed; 0 when
+no test is marked.
 
 No test is marked slow today. The two that were (the functional outputs of the big ONNX light
 models against `hetsim.execute`, and ``cost`` placement never slower than ``capability`` on
 every shipped tag and light model: 49 cases) took 7 s together once the simulator had got
 faster, less than the slowest unmarked test (6 s), so the suite runs them.
 
-Usage: ``python benchmarks/slow_tests.py [-k EXPR] [-x]`` (any further arguments go to pytest).
+Usage: ``python benchmarks/slow_tests.py [--out FILE.json] [-k EXPR] [-x]`` (any further
+arguments go to pytest).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -29,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench_args import blas_line
+from bench_args import blas_line, make_parents, output_path
 from sim_speed import environment
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,38 +69,49 @@ def format_table(tests: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Run the marked tests (`argv`: the command line's arguments, ``sys.argv[1:]`` by default;
+    ``--out`` is this script's, the rest go to pytest), print and write their outcomes."""
+    # no -h of its own: pytest's help lists the arguments that go to it
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument(
+        "--out",
+        type=output_path,
+        default=RESULTS,
+        help="the JSON file to write (default benchmarks/results/slow_tests.json)",
+    )
+    args, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+    out = args.out.resolve()  # read from where it was run, before moving to the project root
     os.chdir(ROOT)  # the project's pyproject.toml holds the pytest settings
     print(blas_line(), flush=True)
     outcomes = _Outcomes()
     start = time.perf_counter()
     status = pytest.main(
-        ["-m", "slow or timed", "-p", "no:cacheprovider", *argv], plugins=[outcomes]
+        ["-m", "slow or timed", "-p", "no:cacheprovider", *rest], plugins=[outcomes]
     )
     seconds = time.perf_counter() - start
     if not outcomes.ran:
         return int(status)
-    if status == pytest.ExitCode.NO_TESTS_COLLECTED and not argv:
+    if status == pytest.ExitCode.NO_TESTS_COLLECTED and not rest:
         print("no test is marked slow or timed: the README's test command runs them all")
         status = pytest.ExitCode.OK
     elif status in (pytest.ExitCode.NO_TESTS_COLLECTED, pytest.ExitCode.USAGE_ERROR):
         # a -k that selects none, a path that does not exist: no run to record
-        print(f"no test ran (pytest exit status {int(status)}); {RESULTS.name} left as it was")
+        print(f"no test ran (pytest exit status {int(status)}); {out} left as it was")
         return int(status)
     else:
         print(format_table(outcomes.tests))
     print(f"{len(outcomes.tests)} tests in {seconds:.1f} s; pytest exit status {int(status)}")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
     report = {
         "exit_status": int(status),
         "seconds": seconds,
         "tests": outcomes.tests,
         "environment": environment("pytest"),
     }
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {RESULTS.relative_to(ROOT)}")
+    make_parents(out).write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {out}")
     return int(status)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

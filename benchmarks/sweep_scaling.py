@@ -6,14 +6,15 @@ speedup of 2 workers over 1 against its goal (at least `SPEEDUP_GOAL`, 1.7x: met
 the table and the JSON), the overhead per point of running on Dask (1 worker) over calling
 `simulate_point` in-process, and the time per point the client spends loading the sweep and
 checking every point's target before any runs (part of the Dask runs' time); writes
-``benchmarks/results/sweep_scaling.json``, with the interpreter, library versions (dask and
-distributed, whose scaling this measures, among them) and BLAS thread pools
-(`sim_speed.environment`; timing mode calls no BLAS). Each cluster is started and
-warmed up (hetsim imported and the model loaded on every worker) before the clock starts; the
-start time is reported apart. Each figure is the fastest of ``--repeat`` runs: other processes
-on a shared machine only ever slow a run down.
+``benchmarks/results/sweep_scaling.json`` (or the ``--out`` file, its missing folders made),
+with the interpreter, library versions (dask and distributed, whose scaling this measures, among
+them) and BLAS thread pools (`sim_speed.environment`; timing mode calls no BLAS). Each cluster
+is started and warmed up (hetsim imported and the model loaded on every worker) before the
+clock starts; the start time is reported apart. Each figure is the fastest of ``--repeat``
+runs: other processes on a shared machine only ever slow a run down.
 
     python benchmarks/sweep_scaling.py [--points 200] [--models resnet50 squeezenet] [--repeat 2]
+        [--out FILE.json]
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_args import blas_line, make_parents, positive, run_main
+from bench_args import blas_line, make_parents, output_path, positive, run_main
 from sim_speed import environment
 
 from hetsim.sweep import Point, load_sweep, local_cluster, run_sweep, simulate_point
@@ -128,7 +129,7 @@ def measure(points: int, model: str, repeat: int) -> dict[str, Any]:
     return report
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Measure each model, print the figures and write the JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -141,7 +142,13 @@ def main() -> None:
         help="zoo models swept (default resnet50 squeezenet)",
     )
     parser.add_argument("--repeat", type=positive, default=2, help="keep the fastest of N runs")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--out",
+        type=output_path,
+        default=RESULTS,
+        help="the JSON file to write (default benchmarks/results/sweep_scaling.json)",
+    )
+    args = parser.parse_args(argv)
     print(blas_line() + " (timing mode calls no BLAS)", flush=True)
     runs = [measure(args.points, model, args.repeat) for model in args.models]
     report = {
@@ -150,8 +157,8 @@ def main() -> None:
         "environment": environment("dask", "distributed"),
         "runs": runs,
     }
-    make_parents(RESULTS).write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+    make_parents(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -127,6 +127,47 @@ def test_cuda_graph_json_makes_missing_folders(
     assert grid[0] == {"n": 1, "work_us": 0.5, **times, "break_even": "6"}
 
 
+def _fake_measures(module: ModuleType, script: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Replace `script`'s measurement by fixed figures; the arguments of a short run."""
+    if script == "execute_overhead":
+        figures = {"execute_us_per_op": 2.0, "bare_numpy_us_per_op": 1.0, "overhead_us_per_op": 1.0}
+        monkeypatch.setattr(module, "measure", lambda repeat: figures)
+        return ["--repeat", "1"]
+    if script == "nested_scaling":
+        row = {"invocations": 5, "nested_us_per_op": 10.0, "baseline_us_per_op": 1.0, "ratio": 10.0}
+        monkeypatch.setattr(module, "measure", lambda n, repeat: {"ops": n, **row})
+        return ["--sizes", "10"]
+    if script == "sweep_scaling":
+        monkeypatch.setattr(module, "measure", lambda points, model, repeat: {"model": model})
+        return ["--models", "mlp"]
+    if script == "slow_tests":  # a pytest run that finds no marked test, as today
+
+        def run(args: list[str], plugins: list[Any]) -> int:
+            plugins[0].pytest_sessionstart()
+            return pytest.ExitCode.NO_TESTS_COLLECTED
+
+        monkeypatch.setattr(module.pytest, "main", run)
+        return []
+    return ["--ops", "1,10", "--target", "x86-h100"]  # dispatch_overhead: simulated, quick
+
+
+@pytest.mark.parametrize(
+    "script",
+    ["dispatch_overhead", "execute_overhead", "nested_scaling", "slow_tests", "sweep_scaling"],
+)
+def test_a_benchmark_writes_its_json_where_out_says(
+    script: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # they wrote into benchmarks/results/ only, which git ignores, where sim_speed.py took --out
+    module = load(script, monkeypatch)
+    default = tmp_path / "results" / f"{script}.json"
+    monkeypatch.setattr(module, "RESULTS", default)
+    monkeypatch.chdir(tmp_path)  # a relative --out is read from here (slow_tests moves to ROOT)
+    module.main(["--out", "new/out.json", *_fake_measures(module, script, monkeypatch)])
+    assert "environment" in json.loads((tmp_path / "new" / "out.json").read_text())
+    assert not default.exists()
+
+
 def test_a_script_prints_the_blas_threads_it_runs_with(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -306,7 +347,7 @@ class _Parsed(Exception):
 @pytest.mark.parametrize(
     "script",
     ["accuracy", "cuda_graph", "dispatch_overhead", "execute_overhead", "kernels",
-     "nested_scaling", "sim_speed", "sweep_scaling"],
+     "nested_scaling", "sim_speed", "slow_tests", "sweep_scaling"],
 )  # fmt: skip
 def test_every_option_of_a_benchmark_has_help(script: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # --repeat, --sizes, --points, --models and --out had none in four scripts
@@ -315,6 +356,7 @@ def test_every_option_of_a_benchmark_has_help(script: str, monkeypatch: pytest.M
 
     module = load(script, monkeypatch)
     monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse)
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_known_args", parse)  # slow_tests's
     with pytest.raises(_Parsed) as parsed:
         module.main()
     bare = [
