@@ -6,8 +6,9 @@ the simulator runs the graph; ``--fused`` times the default run with BatchNormal
 per-channel Mul/Add folded into Convs) on this machine, and the error in percent; then the
 median and the largest absolute error against the goal (`GOAL_MEDIAN_PCT`, `GOAL_MAX_PCT`, stated
 for the op-by-op run: met or NOT met, printed and in the JSON; ``--fused`` checks none), a JSON
-file with the machine (its BLAS threads read as the timed runs had them), the calibration and
-every raw sample, and a log-log scatter plot.
+file with the machine (its BLAS threads read as the timed runs had them, as the printed
+``BLAS threads (threadpoolctl): ...`` line reads them), the calibration and every raw sample,
+and a log-log scatter plot.
 
 Run: ``python benchmarks/accuracy.py [--calibration FILE | --quick] [--threads N] [--repeats 5]
 [--rounds 1] [--models mlp,cnn] [--fused] [--json OUT.json] [--plot OUT.png]``. Without
@@ -36,7 +37,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench_args import goal_lines, make_parents, output_path, positive, run_main
+from bench_args import blas_line, goal_lines, make_parents, output_path, positive, run_main
 from threadpoolctl import threadpool_limits
 
 from hetsim.calibrate import (
@@ -104,8 +105,10 @@ def main(argv: list[str] | None = None) -> int:
                 rounds.append(compare(LOCAL_TAG))
             calibrations.append(calibration.to_dict())
     comparisons = pool(rounds)
+    with threadpool_limits(limits=threads, user_api="blas"):  # read as the timed runs had them
+        print(blas_line())
     print(
-        f"BLAS threads: {threads}; {'fused' if args.fused else 'op-by-op'} eager run; "
+        f"{'fused' if args.fused else 'op-by-op'} eager run; "
         f"median of {args.repeats} samples per model"
         + (f", {len(rounds)} rounds pooled" if len(rounds) > 1 else "")
     )

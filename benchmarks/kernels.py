@@ -12,7 +12,9 @@ max abs difference).
 Goal: hetsim within 2.0x of onnxruntime at 1 thread, and at least 5x faster than the
 ReferenceEvaluator. Prints a table and writes JSON (default ``benchmarks/results/kernels.json``)
 with the BLAS library that threadpoolctl reports and, in each row, the thread count of each pool
-as the row's runs had it (read inside their limit).
+as the row's runs had it (read inside their limit); before the runs it prints, for each thread
+count, the BLAS threads threadpoolctl reads inside that limit (``at 1T: BLAS threads
+(threadpoolctl): 1 (openblas ...)``).
 
 numpy's OpenBLAS picks its kernels by CPU unless ``OPENBLAS_CORETYPE`` names one; onnxruntime's
 MLAS always picks by CPU. A machine that sets ``OPENBLAS_CORETYPE=Haswell`` on an AVX-512 CPU
@@ -46,7 +48,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bench_args import at_least, goal_lines, output_path, positive, positive_list, run_main
+from bench_args import (
+    at_least,
+    blas_line,
+    goal_lines,
+    output_path,
+    positive,
+    positive_list,
+    run_main,
+)
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import hetsim
@@ -276,7 +286,7 @@ def profile(name: str, threads: int) -> None:
     pstats.Stats(profiler).sort_stats("tottime").print_stats(15)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--models",
@@ -300,13 +310,16 @@ def main() -> None:
         "--profile", metavar="MODEL", choices=list(LIGHT_MODELS),
         help="profile one light model and stop",
     )  # fmt: skip
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     threads = args.threads
     if args.profile:
         profile(args.profile, threads[0])
         return
     env = environment(args.repeat, args.reference_repeat)
     print(f"BLAS: {env['blas']}; OPENBLAS_CORETYPE={env['openblas_coretype']}")
+    for count in threads:
+        with threadpool_limits(limits=count):  # as `bench_model` limits the runs at `count`
+            print(f"at {count}T: {blas_line()}", flush=True)
     rows = [
         row
         for name in args.models

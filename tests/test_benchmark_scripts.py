@@ -185,6 +185,30 @@ def test_a_script_prints_the_blas_threads_it_runs_with(
     assert first.startswith("BLAS threads (threadpoolctl): 1 ("), first
 
 
+def test_accuracy_and_kernels_print_the_blas_threads_threadpoolctl_reads(
+    accuracy: tuple[ModuleType, list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    # they printed the count asked for (accuracy "BLAS threads: 1") while their JSON held the
+    # reading; read inside the runs' limit, it is the same count here, in threadpoolctl's words
+    from threadpoolctl import threadpool_info
+
+    if not any(pool["user_api"] == "blas" for pool in threadpool_info()):
+        pytest.skip("numpy here loads no BLAS threadpoolctl can see")
+    module, _ = accuracy
+    assert module.main(["--quick", "--threads", "1", "--models", "mlp"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("BLAS threads (threadpoolctl): 1 ("), lines[0]
+    kernels = load("kernels", monkeypatch)
+    monkeypatch.setattr(kernels, "environment", lambda *_: {"blas": [], "openblas_coretype": None})
+    monkeypatch.setattr(kernels, "bench_model", lambda *_: [])
+    kernels.main(["--threads", "1", "--out", str(tmp_path / "kernels.json")])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("at 1T: BLAS threads (threadpoolctl): 1 ("), lines[1]
+
+
 @pytest.mark.parametrize(
     ("two_workers_s", "speedup", "verdict"),
     [(1.0, 2.0, "met"), (2.0 / 1.7, 1.7, "met"), (1.6, 1.25, "NOT met")],
