@@ -26,7 +26,7 @@ from hetsim.frontend.folding import fold_constants
 from hetsim.frontend.tensors import SUPPORTED_DTYPES
 from hetsim.ir import Graph, Op
 from hetsim.ir.fields import RESERVED_OP_NAMES
-from hetsim.kernels import OPS
+from hetsim.kernels import OPS, unsupported_op
 
 if TYPE_CHECKING:
     import onnx
@@ -68,7 +68,8 @@ def load_onnx(
     ModelError
         A file that cannot be read as an ONNX model, or holds no graph (a GraphProto saved
         alone); an op outside the supported set
-        (``<file>: op <name> (<OpType>): unsupported op <OpType>; supported ops: ...``), a call
+        (``<file>: op <name> (<OpType>): unsupported op <OpType> (did you mean ...); <where the
+        supported op types are listed>``: `hetsim.kernels.unsupported_op`), a call
         of a function of the model's own included; an unsupported dtype; a structural problem
         (dangling input, cycle, duplicate output); an op that folding constants runs and
         refuses (an `OpError`, as `execute` raises it); a ModelProto whose external data is not
@@ -417,19 +418,13 @@ def _check_supported(
     where = f" in domain {node.domain!r}" if domain else ""
     if (node.domain, node.op_type) in functions:
         where += " (a function of the model's own, which hetsim does not inline)"
-    elif definition is not None and definition.domain:
+    elif definition is not None:
         owner = _DOMAIN_OWNERS.get(definition.domain, definition.domain)
-        where += f" ({owner}'s {node.op_type} is in domain {definition.domain!r})"
-    by_domain: dict[str, list[str]] = {}
-    for op_type in sorted(OPS):
-        by_domain.setdefault(OPS[op_type].domain, []).append(op_type)
-    others = "".join(
-        f"; in domain {d!r}: {', '.join(types)}" for d, types in sorted(by_domain.items()) if d
-    )
-    raise ModelError(
-        f"{label}: unsupported op {node.op_type}{where}; "
-        f"supported ops: {', '.join(by_domain.get('', []))}{others}"
-    )
+        read_in = f"domain {definition.domain!r}" if definition.domain else "the default domain"
+        where += f" ({owner or 'ONNX'}'s {node.op_type} is in {read_in})"
+    # a type hetsim reads in another domain is named there; else the closest of this domain's
+    candidates = () if definition is not None else [t for t, d in OPS.items() if d.domain == domain]
+    raise ModelError(f"{label}: {unsupported_op(node.op_type, where, candidates)}")
 
 
 # Keyed by onnx.AttributeProto.AttributeType (values fixed by the ONNX protocol), so that the

@@ -37,7 +37,15 @@ from hetsim.kernels.propagate import (
     propagate_costs,
     value_inputs,
 )
-from hetsim.kernels.registry import OP_CLASSES, OPS, Kernel, OpDef, lookup, register
+from hetsim.kernels.registry import (
+    OP_CLASSES,
+    OPS,
+    Kernel,
+    OpDef,
+    lookup,
+    register,
+    unsupported_op,
+)
 
 __all__ = [
     "OPS",
@@ -57,6 +65,7 @@ __all__ = [
     "propagate_costs",
     "read_only",
     "register",
+    "unsupported_op",
     "value_inputs",
 ]
 

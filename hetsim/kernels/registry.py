@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +50,7 @@ __all__ = [
     "OpDef",
     "lookup",
     "register",
+    "unsupported_op",
 ]
 
 OP_CLASSES = (
@@ -331,7 +332,7 @@ def _source(function: Callable[..., Any]) -> tuple[str, int] | None:
 
 
 def lookup(op: Op) -> OpDef:
-    """The `OpDef` of `op`'s type; an unregistered type is a ModelError listing what is supported.
+    """The `OpDef` of `op`'s type; an unregistered type is an `OpError` (`unsupported_op`).
 
     Examples
     --------
@@ -352,10 +353,28 @@ def lookup(op: Op) -> OpDef:
             f"lookup: expected an Op (OPS[type] gives a type's OpDef), got {shown(op)}"
         ) from None
     if definition is None:
-        close = close_name(op.type, OPS)
-        hint = f" (did you mean {close!r}?)" if close else ""
-        supported = ", ".join(sorted(OPS))
-        raise OpError(
-            f"op {op.name}: unsupported op {op.type}{hint}; supported ops: {supported}", op.name
-        )
+        raise OpError(f"{op_label(op)}: {unsupported_op(op.type)}", op.name)
     return definition
+
+
+SUPPORTED_OPS_LISTED = (
+    "hetsim.kernels.OPS holds the supported op types (docs/architecture.md, Kernels, lists them)"
+)
+"""Where an unsupported-op message sends a user for the whole list, which it no longer holds
+(some 160 names buried the op it was about)."""
+
+
+def unsupported_op(op_type: str, why: str = "", candidates: Iterable[str] | None = None) -> str:
+    """What an error says of `op_type`, which hetsim has no kernel for: `why` (more on it: the
+    domain it was read in), the closest of `candidates` (every registered type by default) as a
+    hint, and where the supported op types are listed.
+
+    >>> print(unsupported_op("Relux"))  # doctest: +NORMALIZE_WHITESPACE
+    unsupported op Relux (did you mean 'Relu'?); hetsim.kernels.OPS holds the supported op
+    types (docs/architecture.md, Kernels, lists them)
+    >>> unsupported_op("Mystery").partition(";")[0]
+    'unsupported op Mystery'
+    """
+    close = close_name(op_type, list(OPS if candidates is None else candidates))
+    hint = f" (did you mean {close!r}?)" if close else ""
+    return f"unsupported op {op_type}{why}{hint}; {SUPPORTED_OPS_LISTED}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pytest
 
@@ -46,3 +47,24 @@ def test_a_missing_module_of_no_extra_is_a_bug_and_raises(monkeypatch: pytest.Mo
     _command_raising(monkeypatch, "no_such_module")
     with pytest.raises(ModuleNotFoundError, match="no_such_module"):
         cli.main(["targets", "list"])
+
+
+@pytest.mark.parametrize("command", [["model", "show"], ["run"]])
+def test_an_unsupported_op_names_the_op_its_closest_type_and_where_types_are_listed(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # it printed every supported op, some 160 names, after the one it was about
+    onnx = pytest.importorskip("onnx")
+    tensor = onnx.helper.make_tensor_type_proto(onnx.TensorProto.FLOAT, [2])
+    node = onnx.helper.make_node("Rellu", ["x"], ["y"], name="act")
+    x, y = (onnx.helper.make_value_info(name, tensor) for name in "xy")
+    graph = onnx.helper.make_graph([node], "g", [x], [y])
+    path = tmp_path / "m.onnx"
+    onnx.save(onnx.helper.make_model(graph), path)
+    target = ["--target", "cuda"] if command == ["run"] else []
+    assert cli.main([*command, str(path), *target]) == 1
+    assert capsys.readouterr().err == (
+        f"error: {path}: op act (Rellu): unsupported op Rellu (did you mean 'Relu'?); "
+        "hetsim.kernels.OPS holds the supported op types (docs/architecture.md, Kernels, lists "
+        "them)\n"
+    )

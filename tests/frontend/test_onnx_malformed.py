@@ -188,7 +188,7 @@ def test_a_call_of_a_model_local_function_says_functions_are_not_inlined() -> No
     with pytest.raises(
         ModelError,
         match=r"^model g: op call \(MyRelu\): unsupported op MyRelu in domain 'my\.domain' \(a "
-        r"function of the model's own, which hetsim does not inline\); supported ops: Abs, ",
+        r"function of the model's own, which hetsim does not inline\); hetsim\.kernels\.OPS holds ",
     ):
         load_onnx(_function_call())
 

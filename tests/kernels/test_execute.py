@@ -215,7 +215,9 @@ def test_unsupported_op_fails_at_compile() -> None:
     graph = Graph(
         "g", (Op("Relux", "r", ("x",), ("y",)),), {"x": TensorType((2,), "float32")}, ("y",)
     )
-    with pytest.raises(ModelError, match=r"^op r: unsupported op Relux \(did you mean 'Relu'\?\)"):
+    with pytest.raises(
+        ModelError, match=r"^op r \(Relux\): unsupported op Relux \(did you mean 'Relu'\?\); "
+    ):
         compile_program(graph)
 
 
