@@ -87,6 +87,31 @@ def closest(word: object, names: Iterable[str]) -> str | None:
     return close_name(word, list(names)) if isinstance(word, str) else None
 
 
+def _attribute_hint(key: object, names: Iterable[str]) -> str | None:
+    """The attribute of `names` that the unknown `key` likely means: the `closest` name, else
+    the one whose name without its unit suffix `key` is close to, where no other name has that
+    stem (``frq`` is close to ``freq`` but not to ``freq_ghz``, whose unit made it too long to
+    match).
+
+    >>> names = ["cores", "freq_ghz", "launch_us", "memory_gib"]
+    >>> [_attribute_hint(key, names) for key in ("frq", "memry", "cors")]
+    ['freq_ghz', 'memory_gib', 'cores']
+    >>> _attribute_hint("colour", names) is None, _attribute_hint("bw", names) is None
+    (True, True)
+    """
+    names = list(names)
+    found = closest(key, names)
+    if found is not None or not isinstance(key, str):
+        return found
+    by_stem: dict[str, list[str]] = {}
+    for name in names:
+        suffix = next((s for s in UNITS if name.endswith(s) and name != s), None)
+        if suffix is not None:
+            by_stem.setdefault(name.removesuffix(suffix), []).append(name)
+    stem = close_name(key, list(by_stem))
+    return by_stem[stem][0] if stem is not None and len(by_stem[stem]) == 1 else None
+
+
 @dataclass(frozen=True, slots=True)
 class Attr:
     """One attribute of a kind: its type, default, allowed range or pattern, and a one-line doc.
@@ -223,7 +248,8 @@ class Attr:
         for key, item in value.items():
             where = join_path(path, key)
             if key not in schema:
-                problems.append(Problem(where, "unknown attribute", hint=closest(key, schema)))
+                hint = _attribute_hint(key, schema)
+                problems.append(Problem(where, "unknown attribute", hint=hint))
                 continue
             merged[key], found = schema[key].check(item, where)
             problems += found
@@ -318,7 +344,7 @@ def _check_attrs(
         where = join_path(path, key)
         if key not in plain:  # a misspelt level key (``runtme``, ``descripton``) is hinted too
             names = [*(a.name for a in kind.attrs), *RESERVED_NAMES]
-            hint = closest(key, [n for n in names if n != key])  # not the key itself: `devices`
+            hint = _attribute_hint(key, [n for n in names if n != key])  # not itself: `devices`
             problems.append(Problem(where, "unknown attribute", hint=hint))
             continue
         result[key], found = plain[key].check(value, where)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import math
+import re
 import sys
 import warnings
 
 import numpy as np
 import pytest
 
-from hetsim.errors import Problem
+from hetsim.errors import Problem, TargetError
+from hetsim.target import Target
 from hetsim.target.kinds import find_kind
 from hetsim.target.rules import AtMost, OnlyAlone
 from hetsim.target.schema import Attr, Kind, check_attrs, closest
@@ -256,6 +258,29 @@ def test_check_attrs_fills_defaults_in_schema_order_and_reports_all() -> None:
         "host.c: unknown attribute",
         "host.7: unknown attribute",
     ]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        # an abbreviation of an attribute named with its unit: close to the name less the unit
+        ({"kind": "x86-cpu", "frq": 3}, "devices[dev0].frq: unknown attribute (did you mean "
+         "'freq_ghz'?)"),
+        ({"kind": "x86-cpu", "memry": 8}, "devices[dev0].memry: unknown attribute (did you mean "
+         "'memory_gib'?)"),
+        ({"kind": "cuda", "link": {"lat": 1}}, "devices[dev0].link.lat: unknown attribute (did "
+         "you mean 'latency_us'?)"),
+        # close to no attribute, with or without its unit: no hint
+        ({"kind": "x86-cpu", "speed": 3}, "devices[dev0].speed: unknown attribute"),
+        ({"kind": "x86-cpu", "bw": 3}, "devices[dev0].bw: unknown attribute"),
+    ],
+)  # fmt: skip
+def test_unknown_attribute_suggests_the_one_it_abbreviates_without_its_unit(
+    spec: dict[str, object], message: str
+) -> None:
+    # "frq" had no hint: 'freq_ghz' is too long to be close to it, 'freq' is not
+    with pytest.raises(TargetError, match=f"^{re.escape(message)}$"):
+        Target(spec)
 
 
 def test_closest_suggests_only_close_names() -> None:
