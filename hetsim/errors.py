@@ -34,6 +34,7 @@ __all__ = [
     "input_values_untaken",
     "is_count",
     "is_items",
+    "printable",
 ]
 
 
@@ -47,6 +48,21 @@ def close_name(word: str, names: Collection[str]) -> str | None:
     same = [n for n in names if n.lower() == word.lower()]
     close = same or difflib.get_close_matches(word, names, n=1)
     return close[0] if close else None
+
+
+def printable(text: object) -> str:
+    """`text` (as `str` gives it) as a message shows a name or a path it does not quote with
+    ``!r``: each character that is not printable (a newline, a tab, an escape) written as in a
+    Python literal (``\\n``, ``\\x1b``), so that a name read from a file can neither break a
+    message's lines nor send a terminal its escape codes.
+
+    >>> print(printable("conv\\n1"), printable("\\x1b[31mred"), printable("café 1"))
+    conv\\n1 \\x1b[31mred café 1
+    """
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def as_bool(value: object) -> object:
@@ -108,7 +124,7 @@ class Problem:
 
     @property
     def message(self) -> str:
-        text = f"{self.path}: {self.expected}" if self.path else self.expected
+        text = f"{printable(self.path)}: {self.expected}" if self.path else self.expected
         if self.got is not None:
             text += f", got {self.got}"
         if self.hint is not None:

@@ -1,7 +1,8 @@
 """The ``hetsim`` command line: one sub-module per command group, each with ``register(sub)``.
 
 Only this package reads the environment and prints; errors a user caused (`HetsimError`) print as
-one message per problem, without a traceback, and exit with status 1.
+one message per problem, without a traceback (control characters escaped: `_error`), and exit
+with status 1.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 from importlib import import_module
 
 from hetsim.cli.calibrate import TAG_DIR_VARIABLE, register_user_tags
-from hetsim.errors import HetsimError, TargetError
+from hetsim.errors import HetsimError, TargetError, printable
 
 __all__ = ["main"]
 
@@ -85,6 +86,21 @@ def _user_tags_hint(err: HetsimError) -> str:
     return ""
 
 
+def _error(message: str) -> None:
+    """Print `message` as the command's error: each of its lines `printable`, so that a name
+    a message holds unquoted sends the terminal no escape codes, whatever built it.
+
+    >>> import contextlib, io
+    >>> with contextlib.redirect_stderr(io.StringIO()) as err:
+    ...     _error("a: expected x\\nop \\x1b[2Jy: expected z")
+    >>> print(err.getvalue(), end="")
+    error: a: expected x
+    op \\x1b[2Jy: expected z
+    """
+    lines = "\n".join(map(printable, message.split("\n")))
+    print(f"error: {lines}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = build_parser().parse_args(argv)
@@ -95,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             register_user_tags()
         return int(args.func(args) or 0)
     except HetsimError as err:
-        print(f"error: {_naming_the_model_file(err, args)}{_user_tags_hint(err)}", file=sys.stderr)
+        _error(f"{_naming_the_model_file(err, args)}{_user_tags_hint(err)}")
         return 1
     except ModuleNotFoundError as err:
         extra = EXTRA_OF_MODULE.get((err.name or "").partition(".")[0])
@@ -106,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)  # fmt: skip
         return 1
     except FileNotFoundError as err:
-        print(f"error: {err.filename}: no such file", file=sys.stderr)
+        _error(f"{printable(err.filename)}: no such file")
         return 1
     except BrokenPipeError:
         # The reader (`hetsim ... | head`) left: stop quietly, as Unix tools do; pointing stdout
@@ -114,6 +130,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as err:  # a file the command reads or writes: permissions, a full disk
-        where = f"{err.filename}: " if err.filename else ""
-        print(f"error: {where}{err.strerror or err}", file=sys.stderr)
+        where = f"{printable(err.filename)}: " if err.filename else ""
+        _error(f"{where}{err.strerror or err}")
         return 1

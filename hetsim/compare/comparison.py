@@ -37,7 +37,7 @@ from hetsim.errors import (
     input_values_untaken,
     is_items,
 )
-from hetsim.ir import Graph, check_graph, check_graph_dims, format_dims
+from hetsim.ir import Graph, check_graph, check_graph_dims, format_dims, op_label
 from hetsim.kernels import Meta, propagate, propagate_costs
 from hetsim.models import load_model, naming_model_file
 from hetsim.models.inputs import check_seed
@@ -374,8 +374,8 @@ def _check_root_runs_dynamic_ops(graph: Graph, platform: Platform) -> None:
     raise PartitionError(
         f"compare: expected a root level run by a VM for model {graph.name}, whose symbolic "
         f"dims ({', '.join(graph.symbols)}) stay dynamic over the iterations (each one's come "
-        f"with its inputs), got a {kind} executor, which runs static shapes only (op {op.name} "
-        f"({op.type}) reads {', '.join(read)})"
+        f"with its inputs), got a {kind} executor, which runs static shapes only ({op_label(op)} "
+        f"reads {', '.join(read)})"
     )
 
 

@@ -19,12 +19,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from hetsim.errors import ModelError, OpError, SimulationError
+from hetsim.errors import ModelError, OpError, SimulationError, printable
 from hetsim.frontend import proto as onnx_proto
 from hetsim.frontend import qdq, tensors
 from hetsim.frontend.folding import fold_constants
 from hetsim.frontend.tensors import SUPPORTED_DTYPES
-from hetsim.ir import Graph, Op
+from hetsim.ir import Graph, Op, op_label
 from hetsim.ir.fields import RESERVED_OP_NAMES
 from hetsim.kernels import OPS, unsupported_op
 
@@ -142,13 +142,14 @@ def _read(source: str | Path | onnx.ModelProto) -> tuple[onnx.ModelProto, str, s
     if not isinstance(source, str | Path):
         onnx = require_onnx("load_onnx")
         if isinstance(source, onnx.ModelProto):
-            return source, f"model {source.graph.name or '(unnamed)'}", "model"
+            return source, f"model {printable(source.graph.name or '(unnamed)')}", "model"
         raise ModelError(f"load_onnx: expected a path or an onnx.ModelProto, got {source!r}")
     path = Path(source)
+    where = printable(path)
     try:
         is_file = path.is_file()
     except OSError as err:  # a name too long for the file system: not asked, refused
-        raise ModelError(f"{path}: expected an ONNX model file, got {err.strerror}") from err
+        raise ModelError(f"{where}: expected an ONNX model file, got {err.strerror}") from err
     if not is_file:
         if path.is_dir():
             found = "a directory"
@@ -156,22 +157,22 @@ def _read(source: str | Path | onnx.ModelProto) -> tuple[onnx.ModelProto, str, s
             found = "a special file, not a regular one"
         else:
             found = "no such file"
-        raise ModelError(f"{path}: expected an ONNX model file, got {found}")
+        raise ModelError(f"{where}: expected an ONNX model file, got {found}")
     if path.stat().st_size == 0:  # protobuf reads it as a model with nothing set
-        raise ModelError(f"{path}: expected an ONNX model file, got an empty file")
+        raise ModelError(f"{where}: expected an ONNX model file, got an empty file")
     try:
         model = onnx_proto.parse_model(path)
     except (DecodeError, ValueError, OSError) as err:
-        raise ModelError(f"{path}: expected an ONNX model, got unreadable data ({err})") from err
+        raise ModelError(f"{where}: expected an ONNX model, got unreadable data ({err})") from err
     if onnx_proto.has_external_data(model):
         _check_external_files(model, path)
         try:
             model = require_onnx(str(path)).load(str(path))
         except (DecodeError, ValueError, OSError) as err:
             raise ModelError(
-                f"{path}: expected an ONNX model, got unreadable data ({err})"
+                f"{where}: expected an ONNX model, got unreadable data ({err})"
             ) from err
-    return model, str(path), path.stem
+    return model, where, path.stem
 
 
 def _check_external_files(model: onnx.ModelProto, path: Path) -> None:
@@ -184,9 +185,10 @@ def _check_external_files(model: onnx.ModelProto, path: Path) -> None:
     op_names = _op_names(nodes)
     for index, name, entries in onnx_proto.external_data(model):
         if index is None:
-            where = f"{path}: initializer {name}"
+            where = f"{printable(path)}: initializer {printable(name)}"
         else:
-            where = f"{path}: op {op_names[index]} ({nodes[index].op_type}) attribute {name}"
+            op = f"op {printable(op_names[index])} ({printable(nodes[index].op_type)})"
+            where = f"{printable(path)}: {op} attribute {printable(name)}"
         location = entries.get("location", "")
         found = _external_file(location, folder, where) if location else "missing"
         if found in ("folder", "outside"):  # '.', a sub-folder; /etc/x, ../x
@@ -268,15 +270,17 @@ def _convert(model: onnx.ModelProto, where: str, default_name: str) -> Graph:
         raise ModelError(f"{where}: expected a graph with at least one output, got none")
     twice = sorted(name for name, n in Counter(i.name for i in proto.input).items() if n > 1)
     if twice:
-        raise ModelError(f"{where}: input {twice[0]}: expected one graph input of a name, got two")
+        raise ModelError(
+            f"{where}: input {printable(twice[0])}: expected one graph input of a name, got two"
+        )
     for info in proto.input:
         if info.name in initializers:
             tensors.check_initializer_input(
-                info, initializers[info.name], f"{where}: input {info.name}"
+                info, initializers[info.name], f"{where}: input {printable(info.name)}"
             )
     named = tensors.dim_params(proto)
     inputs = {
-        info.name: tensors.tensor_type(info, f"{where}: input {info.name}", named)
+        info.name: tensors.tensor_type(info, f"{where}: input {printable(info.name)}", named)
         for info in proto.input
         if info.name not in initializers
     }
@@ -284,7 +288,7 @@ def _convert(model: onnx.ModelProto, where: str, default_name: str) -> Graph:
         info for info in (*proto.value_info, *proto.output) if info.type.HasField("tensor_type")
     ]
     value_types = {
-        info.name: tensors.tensor_type(info, f"{where}: tensor {info.name}", named)
+        info.name: tensors.tensor_type(info, f"{where}: tensor {printable(info.name)}", named)
         for info in declared
         if info.type.tensor_type.HasField("shape")
     }
@@ -292,7 +296,7 @@ def _convert(model: onnx.ModelProto, where: str, default_name: str) -> Graph:
     # gone unread: a Relu's float32 output declared int64 ran, as onnxruntime refuses it)
     value_dtypes = {
         info.name: tensors.dtype_name(
-            info.type.tensor_type.elem_type, f"{where}: tensor {info.name}"
+            info.type.tensor_type.elem_type, f"{where}: tensor {printable(info.name)}"
         )
         for info in declared
         if not info.type.tensor_type.HasField("shape") and info.type.tensor_type.elem_type
@@ -338,7 +342,7 @@ def _default_opset(model: onnx.ModelProto, where: str, ops: Sequence[Op]) -> int
         needing = next((op for op in ops if not OPS[op.type].domain), None)
         if needing is None and model.opset_import:
             return NEWEST_OPSET
-        of = f" (op {needing.name} ({needing.type}) is in it)" if needing else ""
+        of = f" ({op_label(needing)} is in it)" if needing else ""
         raise ModelError(f"{where}: expected an opset for the default ONNX domain{of}, got none")
     if len(versions) > 1:  # which one the ops follow would be a guess
         got = " and ".join(str(v) for v in versions)
@@ -356,7 +360,7 @@ def _ops(
 ) -> tuple[Op, ...]:
     ops: list[Op] = []
     for node, name in zip(nodes, _op_names(nodes), strict=True):
-        label = f"{where}: op {name} ({node.op_type})"
+        label = f"{where}: op {printable(name)} ({printable(node.op_type)})"
         _check_supported(node, label, functions)
         attrs = _attributes(node, label)
         ops.append(Op(node.op_type, name, tuple(node.input), tuple(node.output), attrs))

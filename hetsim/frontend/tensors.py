@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hetsim.errors import ModelError
+from hetsim.errors import ModelError, printable
 from hetsim.frontend import proto as onnx_proto
 from hetsim.ir import Dim, TensorType
 from hetsim.kernels.checks import ONNX_DTYPES
@@ -71,16 +71,16 @@ def initializers(proto: onnx.GraphProto, where: str) -> dict[str, np.ndarray]:
     if proto.sparse_initializer:
         name = proto.sparse_initializer[0].values.name
         raise ModelError(
-            f"{where}: initializer {name}: expected a dense tensor, got a sparse_initializer "
+            f"{where}: initializer {printable(name)}: expected a dense tensor, got a "
+            "sparse_initializer "
             "(hetsim reads no sparse tensors)"
         )
     arrays: dict[str, np.ndarray] = {}
     for tensor in proto.initializer:
+        where_of = f"{where}: initializer {printable(tensor.name)}"
         if tensor.name in arrays:
-            raise ModelError(
-                f"{where}: initializer {tensor.name}: expected one initializer of a name, got two"
-            )
-        arrays[tensor.name] = array(tensor, f"{where}: initializer {tensor.name}")
+            raise ModelError(f"{where_of}: expected one initializer of a name, got two")
+        arrays[tensor.name] = array(tensor, where_of)
     return arrays
 
 

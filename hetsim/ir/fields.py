@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.errors import ModelError
+from hetsim.errors import ModelError, printable
 from hetsim.ir.nodes import Op, TensorType, op_label, shown
 
 __all__ = [
@@ -35,7 +35,7 @@ def checked_input_type(graph: str, name: str, declared: object) -> TensorType:
     str iterated as dims, ``None`` read by numpy as float64 or an unknown dtype would only fail
     deep in a kernel or the engine, or not at all. Returns it with the shape a tuple of int and
     str and the dtype numpy's own name."""
-    where = f"graph {graph}: input {name!r}"
+    where = f"graph {printable(graph)}: input {name!r}"
     if not isinstance(declared, TensorType):
         raise ModelError(f"{where}: expected a TensorType, got {shown(declared)}")
     shape, dtype = declared.shape, declared.dtype
@@ -58,7 +58,7 @@ def checked_input_type(graph: str, name: str, declared: object) -> TensorType:
 def checked_value_type(graph: str, name: str, declared: object) -> TensorType:
     """A `value_types` entry: a `TensorType` whose dtype is one `checked_dtype` takes (its
     shape is the declaration's, as read); returned with the dtype numpy's own name."""
-    where = f"graph {graph}: value_types[{name!r}]"
+    where = f"graph {printable(graph)}: value_types[{name!r}]"
     if not isinstance(declared, TensorType):
         raise ModelError(f"{where}: expected a TensorType, got {shown(declared)}")
     known = checked_dtype(where, declared.dtype)
@@ -115,8 +115,8 @@ def checked_names(where: str, value: object, *, can_be_empty: bool) -> tuple[str
 def _checked_op(graph: str, index: int, op: object) -> Op:
     """`op` with its fields checked; lists of names become tuples (in a new Op)."""
     if not isinstance(op, Op):
-        raise ModelError(f"graph {graph}: ops[{index}]: expected an Op, got {shown(op)}")
-    where = f"graph {graph}: {op_label(op)}"
+        raise ModelError(f"graph {printable(graph)}: ops[{index}]: expected an Op, got {shown(op)}")
+    where = f"graph {printable(graph)}: {op_label(op)}"
     for field_name, value in (("type", op.type), ("name", op.name)):
         if not (isinstance(value, str) and value):
             raise ModelError(f"{where}: {field_name}: expected a non-empty str, got {shown(value)}")
@@ -176,7 +176,9 @@ def checked_ops(graph: str, ops: object) -> tuple[Op, ...]:
     """`ops`, an iterable of `Op` (not a str, not one Op), as a tuple of checked ops with
     distinct names."""
     if isinstance(ops, str | Op | Mapping) or not isinstance(ops, Iterable):
-        raise ModelError(f"graph {graph}: ops: expected an iterable of Op, got {shown(ops)}")
+        raise ModelError(
+            f"graph {printable(graph)}: ops: expected an iterable of Op, got {shown(ops)}"
+        )
     ops = tuple(ops)
     if _has_usual_fields(ops):
         return ops
@@ -198,11 +200,13 @@ def _check_op_names(graph: str, ops: Iterable[Op]) -> None:
     seen: set[str] = set()
     for op in ops:
         if op.name in seen:
-            raise ModelError(f"graph {graph}: expected distinct op names, got {op.name!r} twice")
+            raise ModelError(
+                f"graph {printable(graph)}: expected distinct op names, got {op.name!r} twice"
+            )
         if op.name in RESERVED_OP_NAMES:
             kept = ", ".join(map(repr, sorted(RESERVED_OP_NAMES)))
             raise ModelError(
-                f"graph {graph}: expected op names other than those hetsim gives its own steps "
-                f"({kept}), got {op.name!r}"
+                f"graph {printable(graph)}: expected op names other than those hetsim gives its "
+                f"own steps ({kept}), got {op.name!r}"
             )
         seen.add(op.name)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.errors import ModelError, is_count
+from hetsim.errors import ModelError, is_count, printable
 from hetsim.ir.fields import (
     checked_dtype,
     checked_input_type,
@@ -246,7 +246,7 @@ class Graph:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
             raise ModelError(f"graph: expected a str name, got {shown(self.name)}")
-        where = f"graph {self.name}"
+        where = f"graph {printable(self.name)}"
         inputs = checked_mapping(f"{where}: inputs", self.inputs, "TensorType")
         initializers = checked_mapping(f"{where}: initializers", self.initializers, "array")
         value_types = checked_mapping(f"{where}: value_types", self.value_types, "TensorType")

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hetsim.errors import ModelError, is_count
+from hetsim.errors import ModelError, is_count, printable
 
 __all__ = ["Dim", "Op", "TensorType", "bind_shape", "op_label", "shown"]
 
@@ -149,5 +149,10 @@ class Op:
 
 
 def op_label(op: Op) -> str:
-    """How a message names `op`: ``op <name> (<type>)``."""
-    return f"op {op.name} ({op.type})"
+    """How a message names `op`: ``op <name> (<type>)``, each `printable` (a model's names are
+    any text).
+
+    >>> print(op_label(Op("Relu", "r\\n0", ("x",), ("y",))))
+    op r\\n0 (Relu)
+    """
+    return f"op {printable(op.name)} ({printable(op.type)})"

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.errors import OpError
-from hetsim.ir import Op
+from hetsim.ir import Op, op_label
 from hetsim.kernels.checks import int_attr, op_error
 from hetsim.kernels.costs import Cost, nbytes
 from hetsim.kernels.meta import Meta
@@ -117,7 +117,8 @@ def _as_itself(op: Op, spec: QLinearSpec) -> Iterator[None]:
     try:
         yield
     except OpError as err:
-        inner, outer = f"op {op.name} ({spec.inner}):", f"op {op.name} ({op.type}):"
+        inner = f"{op_label(dataclasses.replace(op, type=spec.inner))}:"
+        outer = f"{op_label(op)}:"
         text = str(err)
         if not text.startswith(inner):
             raise

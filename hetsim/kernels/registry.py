@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.errors import ModelError, OpError, close_name
+from hetsim.errors import ModelError, OpError, close_name, printable
 from hetsim.ir import Op, op_label
 from hetsim.ir.nodes import shown
 from hetsim.kernels.arity import MAX_INPUTS
@@ -377,4 +377,4 @@ def unsupported_op(op_type: str, why: str = "", candidates: Iterable[str] | None
     """
     close = close_name(op_type, list(OPS if candidates is None else candidates))
     hint = f" (did you mean {close!r}?)" if close else ""
-    return f"unsupported op {op_type}{why}{hint}; {SUPPORTED_OPS_LISTED}"
+    return f"unsupported op {printable(op_type)}{why}{hint}; {SUPPORTED_OPS_LISTED}"

@@ -8,7 +8,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from hetsim.errors import HetsimError, ModelError, OpError, Problem, UnknownValueError, close_name
+from hetsim.errors import (
+    HetsimError,
+    ModelError,
+    OpError,
+    Problem,
+    UnknownValueError,
+    close_name,
+    printable,
+)
 from hetsim.frontend import load_onnx, require_onnx
 from hetsim.ir import Graph
 from hetsim.models.summary import OpTypeSummary, Summary, summarize
@@ -101,7 +109,7 @@ def named_by_file(err: HetsimError, model: Any) -> HetsimError:
     """
     if not isinstance(model, str | Path) or (isinstance(model, str) and model in ZOO):
         return err
-    where = str(model)
+    where = printable(model)  # as the loader leads its own
     if str(err).startswith(f"{where}: "):
         return err
     if isinstance(err, UnknownValueError):

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.errors import PartitionError
-from hetsim.ir import Op
+from hetsim.ir import Op, op_label
 from hetsim.kernels import OPS, Cost, Meta
 from hetsim.platform import Level, Platform
 from hetsim.target.values import ANY_OP, set_op_types
@@ -158,7 +158,7 @@ def no_device_error(op: Op, tried: list[tuple[str, str]]) -> PartitionError:
     op f1 (Foo): no device can run it; tried npu (no Foo in its ops)
     """
     listed = ", ".join(f"{path} ({reason})" for path, reason in tried)
-    return PartitionError(f"op {op.name} ({op.type}): no device can run it; tried {listed}")
+    return PartitionError(f"{op_label(op)}: no device can run it; tried {listed}")
 
 
 @dataclass(frozen=True)

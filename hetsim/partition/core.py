@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from hetsim.errors import OpError, PartitionError, UnknownValueError
-from hetsim.ir import Graph, Op, check_graph_dims, format_dims
+from hetsim.ir import Graph, Op, check_graph_dims, format_dims, op_label
 from hetsim.kernels import Cost, Meta, propagate_costs
 from hetsim.partition.context import LevelContext, home_memory, is_static
 from hetsim.partition.costs import op_costs
@@ -208,7 +208,7 @@ class _Builder:
             unbound = [s for s in self.graph.symbols if s not in self.bound]
             read = dims_of_op(self.graph, self.graph.ops, unbound, op.name)
             raise PartitionError(
-                f"op {op.name} ({op.type}): expected static shapes at level "
+                f"{op_label(op)}: expected static shapes at level "
                 f"{level.path or '(root)'} ({kind} executor), got dynamic dims {read} (bind them "
                 "with dims=)"
             )

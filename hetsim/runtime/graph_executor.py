@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from hetsim.errors import SimulationError
-from hetsim.ir import Graph, Op
+from hetsim.ir import Graph, Op, op_label
 from hetsim.runtime.bytecode import MNEMONICS, Alloc, Free, Instruction, Slot, VmProgram
 from hetsim.runtime.vm import LevelCompiler
 
@@ -114,7 +114,7 @@ def check_static(level: str, ops: tuple[Op, ...], dynamic: frozenset[str] | set[
     for op in ops:
         if op.name in dynamic:
             raise SimulationError(
-                f"graph executor {level}: expected static shapes, got op {op.name} ({op.type}) "
+                f"graph executor {level}: expected static shapes, got {op_label(op)} "
                 f"with dynamic dims {dims_of(op)} (bind them with dims=, or keep the op at a VM "
                 "level)"
             )

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hetsim.errors import SimulationError
-from hetsim.ir import Graph, Op, check_graph
+from hetsim.ir import Graph, Op, check_graph, op_label
 from hetsim.partition import Plan, Segment, fold
 from hetsim.partition.folding import dims_of_op, dims_read
 from hetsim.platform import Platform, check_platform
@@ -276,7 +276,7 @@ def compile_vm(graph: Graph, platform: Platform, placement: Mapping[str, str]) -
         op = next(op for op in ops if op.name not in placement)
         raise SimulationError(
             f"placement: expected a processor for every op of graph {graph.name}, got none for "
-            f"op {op.name} ({op.type})"
+            f"{op_label(op)}"
         ) from err
     level = platform.levels[""]
     return LevelCompiler(

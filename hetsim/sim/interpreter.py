@@ -27,7 +27,7 @@ from typing import Any
 import simpy
 from simpy.events import Event, Timeout
 
-from hetsim.errors import OutOfMemoryError
+from hetsim.errors import OutOfMemoryError, printable
 from hetsim.platform import empty_memory_note
 from hetsim.runtime.bytecode import RETURN_OP
 from hetsim.sim.resources import EXEC, LINK, STREAM, MemoryState, Row, Stream, wait_until
@@ -76,21 +76,22 @@ def out_of_memory(
     `new_bytes`: the bytes it needs beyond those it reuses, freed for its stream
     (`MemoryState.settle`)."""
     free = memory.capacity_bytes - (memory.used_bytes if used is None else used)
+    tensor, op = printable(step.tensor), printable(step.op)  # a model's names are any text
     if step.op == LOAD_OP:
-        what = f"tensor {step.tensor}, placed before the run starts"
+        what = f"tensor {tensor}, placed before the run starts"
     elif step.op == GRAPH_POOL_OP:
-        what = f"the memory pool of {step.tensor}"
+        what = f"the memory pool of {tensor}"
     elif step.op == STAGE_OP:
-        what = f"tensor {step.tensor} staged on its way {step.args['src']} -> {step.args['dst']}"
+        what = f"tensor {tensor} staged on its way {step.args['src']} -> {step.args['dst']}"
     elif step.op == RETURN_OP:
-        what = f"tensor {step.tensor}, a result copied into its level host's memory to return"
+        what = f"tensor {tensor}, a result copied into its level host's memory to return"
     # an op allocates where it runs, an invocation on its level's host (a program run alone
     # has no placement; an op named as a segment, s0, runs elsewhere)
     elif not placement or placement.get(step.op) == step.processor:
-        what = f"tensor {step.tensor} of op {step.op}"
+        what = f"tensor {tensor} of op {op}"
     else:
         level = step.processor.rpartition("/")[0]  # the invoked level's host allocates
-        what = f"tensor {step.tensor} of segment {step.op} (an invocation of {level})"
+        what = f"tensor {tensor} of segment {op} (an invocation of {level})"
     size = step.size_bytes if new_bytes is None else new_bytes
     need, room = format_sizes(size, free)
     reused = step.size_bytes - size

@@ -19,7 +19,7 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
-from hetsim.errors import Problem, SweepError, TargetError
+from hetsim.errors import Problem, SweepError, TargetError, printable
 from hetsim.frontend.proto import external_files, parse_model
 from hetsim.located import locate
 from hetsim.models import ZOO
@@ -505,6 +505,8 @@ def _under_target(problem: Problem, spec: Any) -> Problem:
     `spec` names (``soc.yaml:3: kind``) follows ``target: ``, not ``target.``."""
     path = problem.path
     if isinstance(spec, str) and (path == spec or path.startswith(f"{spec}:")):
-        return Problem("target", f"{path}: {problem.expected}", problem.got, problem.hint)
+        return Problem(
+            "target", f"{printable(path)}: {problem.expected}", problem.got, problem.hint
+        )
     where = f"target.{path}" if path else "target"
     return Problem(where, problem.expected, problem.got, problem.hint)

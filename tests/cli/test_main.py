@@ -68,3 +68,17 @@ def test_an_unsupported_op_names_the_op_its_closest_type_and_where_types_are_lis
         "hetsim.kernels.OPS holds the supported op types (docs/architecture.md, Kernels, lists "
         "them)\n"
     )
+
+
+def test_an_error_shows_control_characters_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a device's name, printed as it was, broke the error's line and reached the terminal
+    path = tmp_path / "t.yaml"
+    path.write_text('kind: hetero\ndevices:\n  - kind: cuda\n    "fr\\x1b[2Jq": 1\n')
+    assert cli.main(["targets", "show", str(path)]) == 1
+    assert capsys.readouterr().err == (
+        f"error: {path}:4: devices[dev0].fr\\x1b[2Jq: unknown attribute\n"
+    )
+    assert cli.main(["targets", "show", str(tmp_path / "no\nfile.yaml")]) == 1
+    assert capsys.readouterr().err.count("\n") == 1

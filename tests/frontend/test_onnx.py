@@ -698,3 +698,20 @@ def test_a_default_domain_op_without_its_opset_names_the_op() -> None:
     )
     with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
         load_onnx(model)
+
+
+def test_names_with_control_characters_are_shown_escaped() -> None:
+    # a newline or a terminal escape in a model's names was printed as it is: a message broke
+    # its lines, or cleared the user's screen
+    node = helper.make_node("Rel\x1bu", ["x\n"], ["y"], name="act\tX")
+    graph = helper.make_graph([node], "g\n2", [_vi("x\n", [2])], [_vi("y", [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    message = (
+        "model g\\n2: op act\\tX (Rel\\x1bu): unsupported op Rel\\x1bu (did you mean 'Relu'?); "
+    )
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}"):
+        load_onnx(model)
+    model.graph.node[0].op_type = "Identity"
+    model.graph.input[0].type.tensor_type.elem_type = TensorProto.BFLOAT16
+    with pytest.raises(ModelError, match=re.escape("model g\\n2: input x\\n: expected a")):
+        load_onnx(model)

@@ -221,6 +221,14 @@ def test_unsupported_op_fails_at_compile() -> None:
         compile_program(graph)
 
 
+def test_an_op_s_name_with_control_characters_is_shown_escaped() -> None:
+    # op_label printed it as it was: the newline broke the message, the escape reached a terminal
+    op = Op("Relux", "r\n\x1b[2J", ("x",), ("y",))
+    graph = Graph("g", (op,), {"x": TensorType((2,), "float32")}, ("y",))
+    with pytest.raises(ModelError, match=r"^op r\\n\\x1b\[2J \(Relux\): unsupported op Relux "):
+        compile_program(graph)
+
+
 def _division_by_zero(*, folded: bool, rows: int = 1) -> Graph:
     """An integer Div by a divisor of zeros (a Sub of a tensor from itself), of the input or
     (`folded`) of a weight of `rows` rows, so that it fails in the program or when its constants

@@ -984,7 +984,8 @@ def test_a_model_name_with_a_nul_is_a_sweep_error() -> None:
     with pytest.raises(SweepError) as err:
         load_sweep({"target": "x86-h100", "models": ["a\0b.onnx"]})
     where = Path.cwd() / "a\0b.onnx"  # looked for there: a worker elsewhere looks there too
-    assert str(err.value) == f"models[0]: {where}: expected an ONNX model file, got no such file"
+    shown = str(where).replace("\0", "\\x00")  # a control character, escaped
+    assert str(err.value) == f"models[0]: {shown}: expected an ONNX model file, got no such file"
 
 
 @pytest.mark.parametrize("in_file", [False, True], ids=["listed", "rules-file"])

@@ -206,3 +206,20 @@ def test_a_node_without_a_kind_names_the_key_that_misspells_one(
     with pytest.raises(TargetError) as caught:
         Target(spec)
     assert [p.message for p in caught.value.problems] == [expected]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"tag": "arm-riscv-soc", "devices": {"np\nu": {"cores": 2}}},
+         "devices[np\\nu]: unknown device"),
+        ({"kind": "cuda", "fr\x1b[2Jq": 1}, "devices[dev0].fr\\x1b[2Jq: unknown attribute"),
+    ],
+)  # fmt: skip
+def test_a_path_with_control_characters_is_shown_escaped(
+    spec: dict[str, object], message: str
+) -> None:
+    # printed as it was, a newline broke the problem's line, an escape reached the terminal
+    with pytest.raises(TargetError) as caught:
+        Target(spec)
+    assert str(caught.value) == message

@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 import yaml
 
 from hetsim.errors import PartitionError, Problem, close_name
-from hetsim.ir import Op
+from hetsim.ir import Op, op_label
 from hetsim.located import got_as_read, line_of, safe_load, text_of, yaml_problem
 from hetsim.partition.context import LevelContext, index_towards, path_refusals
 from hetsim.platform import Platform
@@ -378,7 +378,7 @@ def place_by_rules(context: LevelContext) -> dict[str, str]:
         if refused:
             reasons = ", ".join(f"{path} ({reason})" for path, reason in refused)
             message = (
-                f"op {op.name} ({op.type}): rules[{rule.index}] places it on {rule.device}, "
+                f"{op_label(op)}: rules[{rule.index}] places it on {rule.device}, "
                 f"which cannot run it; {reasons}"
             )
             # a rule from a file is named by its line there, as its other problems are
