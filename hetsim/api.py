@@ -24,6 +24,7 @@ from hetsim.errors import (
     PartitionError,
     Problem,
     SimulationError,
+    TargetError,
     UnknownValueError,
     is_count,
 )
@@ -123,10 +124,29 @@ def platform_of(target: Any) -> Platform:
     if isinstance(target, Platform):
         return target
     if not (hasattr(target, "devices") and hasattr(target, "host")):
-        target = Target(target)
+        target = _target_argument(target)
     if not isinstance(target, Target):  # a tree of another type: built as it is, not kept
         return build_platform(target)
     return _platforms.get(target, lambda: build_platform(target))
+
+
+def _target_argument(spec: Any) -> Target:
+    """`Target(spec)`, where a problem at the spec's root is said of the ``target`` argument
+    (``target: expected a target name or a mapping, got None``), as other arguments' are; a
+    problem with a path (``kind: unknown kind 'x'``, a file's) keeps it.
+
+    >>> _target_argument(None)
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.TargetError: target: expected a target name or a mapping, got None
+    """
+    try:
+        return Target(spec)
+    except TargetError as err:
+        if all(p.path for p in err.problems):
+            raise
+        problems = [p if p.path else dataclasses.replace(p, path="target") for p in err.problems]
+        raise TargetError(problems) from err
 
 
 def fastest_plan(

@@ -21,6 +21,7 @@ from hetsim.api import (
     simulate,
 )
 from hetsim.cli import main
+from hetsim.compare import compare
 from hetsim.errors import (
     HetsimError,
     ModelError,
@@ -28,6 +29,7 @@ from hetsim.errors import (
     OutOfMemoryError,
     PartitionError,
     SimulationError,
+    TargetError,
     TimeOverflowError,
     UnknownValueError,
 )
@@ -194,6 +196,26 @@ def test_a_partition_that_is_not_a_policy_name_is_an_error(partition: object) ->
     message = f"partition: expected a policy in ['capability', 'cost', 'rules'], got {partition!r}"
     with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
         simulate("mlp", HOST_GPU, partition=partition)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        (None, "target: expected a target name or a mapping, got None"),
+        ("x86-h10", "target: unknown kind or tag 'x86-h10' (did you mean 'x86-h100'?)"),
+        ({}, "target: expected a 'kind' or a 'tag', got neither"),
+        # a problem with a path keeps it, without the argument before it
+        ({"kind": "cdua"}, "kind: unknown kind 'cdua' (did you mean 'cuda'?)"),
+    ],
+)
+@pytest.mark.parametrize("call", ["simulate", "compare"])
+def test_a_bad_target_at_its_root_is_said_of_the_target_argument(
+    call: str, target: object, message: str
+) -> None:
+    # "expected a target name or a mapping, got None" named no argument, where partition's did
+    run = simulate if call == "simulate" else compare
+    with pytest.raises(TargetError, match=f"^{re.escape(message)}$"):
+        run("mlp", target)
 
 
 def test_a_cuda_graph_that_is_not_a_name_is_an_error() -> None:
