@@ -165,6 +165,43 @@ def test_a_sweep_file_names_the_line_of_each_problem(tmp_path: Path) -> None:
     assert message == f"{file}:4: vary.executor.dispatch_us: expected a non-negative number, got -2"
 
 
+NOT_A_TARGET = "expected a target name or a mapping, got"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "said"),
+    [
+        ("t.yaml", "- kind: cuda\n", f"1: {NOT_A_TARGET} [{{'kind': 'cuda'}}]"),
+        ("t.yaml", "# a scalar, after a comment\n\n42\n", f"3: {NOT_A_TARGET} 42"),
+        ("t.yaml", "", f"1: {NOT_A_TARGET} None"),
+        ("t.json", "[1, 2]", f"1: {NOT_A_TARGET} [1, 2]"),
+        ("t.toml", "cores = 2\n", "1: expected a 'kind' or a 'tag', got neither"),
+    ],
+)
+def test_a_target_file_wrong_at_its_root_names_the_line_it_starts_on(
+    name: str, text: str, said: str, tmp_path: Path
+) -> None:
+    # it named the file alone, where a problem anywhere else named its line
+    file = tmp_path / name
+    assert _error(Target, file, text) == f"{file}:{said}"
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("- target: cuda\n", "1: expected a mapping of keys, got [{'target': 'cuda'}]"),
+        ("# nothing but a comment\n", "1: expected a mapping of keys, got None"),
+        ("\n'a sweep'\n", "2: expected a mapping of keys, got 'a sweep'"),
+    ],
+)
+def test_a_sweep_file_wrong_at_its_root_names_the_line_it_starts_on(
+    text: str, said: str, tmp_path: Path
+) -> None:
+    # it said "sweep.yaml: sweep: expected a mapping of keys", without a line
+    file = tmp_path / "sweep.yaml"
+    assert _error(load_sweep, file, text) == f"{file}:{said}"
+
+
 def test_a_sweep_given_as_data_has_no_file_to_name() -> None:
     with pytest.raises(SweepError) as error:
         load_sweep({"target": "arm-riscv-soc", "models": ["mlp"], "mdoe": "timing"})

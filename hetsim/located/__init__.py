@@ -84,6 +84,8 @@ def line_of(text: str, path: str, *, toml: bool = False) -> int | None:
     2
     >>> line_of('link:\\n  latency_us: 1\\n  "": 3\\n', "link.''")  # an empty key
     3
+    >>> line_of("# a comment\\n- kind: cuda\\n", ""), line_of("", "")  # the root, where it starts
+    (2, 1)
     >>> text = 'kind = "hetero"\\n[[devices]]\\nname = "npu"\\nlink = {latency_us = -1}\\n'
     >>> line_of(text, "devices[npu].link.latency_us", toml=True)
     4
@@ -101,7 +103,10 @@ def _line(node: yaml.Node | None, path: str) -> int | None:
 
 def _found(node: yaml.Node | None, path: str) -> tuple[int | None, yaml.Node | None]:
     """The line of the deepest part of `path` in the tree under `node`, and the node `path`
-    leads to when the whole of it is there (else None)."""
+    leads to when the whole of it is there (else None). The root's (``""``) is the line its
+    node starts on, the first for a file with none (empty, or comments alone)."""
+    if not path:  # a list or a scalar where a mapping belongs, a key missing at the top
+        return (1, None) if node is None else (node.start_mark.line + 1, node)
     line, reached = _follow(node, path)
     if line is None and path.startswith(SINGLE_DEVICE):
         # a single-device target, written without a level around it: its device is the file
@@ -220,7 +225,7 @@ def locate(problems: Iterable[Problem], path: Path, text: str | None = None) -> 
         if problem.path.startswith(str(path)):
             located.append(problem)
             continue
-        line, reached = _found(node, problem.path) if problem.path else (None, None)
+        line, reached = _found(node, problem.path) if text is not None else (None, None)
         where = f"{path}:{line}" if line is not None else str(path)
         joined = f"{where}: {problem.path}" if problem.path else where
         got = _read_as_a_boolean(reached, problem.got) if is_yaml else problem.got

@@ -228,8 +228,11 @@ class _Parser:
 def _parse(
     data: Any, folder: Path | None, file: Path | None = None
 ) -> tuple[SweepSpec, list[Problem], bool]:
+    # a problem of the whole sweep: a file's is led by its first line (`locate`), as others
+    # by theirs; a mapping given as data has no line, and says ``sweep``
+    root = "sweep" if file is None else ""
     if not isinstance(data, Mapping):
-        raise SweepError([Problem("sweep", "expected a mapping of keys", repr(data))])
+        raise SweepError([Problem(root, "expected a mapping of keys", repr(data))])
     too_deep = nesting_problem(data)  # before anything recurses into it
     if too_deep is not None:
         raise SweepError([too_deep])
@@ -268,7 +271,7 @@ def _parse(
     count = _point_count(spec)
     if count > MAX_POINTS:
         expected = f"expected at most {MAX_POINTS} points"
-        parser.problems.append(Problem("sweep", expected, f"{count} (models x policies x ...)"))
+        parser.problems.append(Problem(root, expected, f"{count} (models x policies x ...)"))
         parser.expandable = False
     problems = [*parser.problems, *_model_problems(spec)]
     return spec, problems, parser.expandable and "target" in data

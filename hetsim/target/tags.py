@@ -71,7 +71,7 @@ def _read_tag(name: str, path: Path) -> Tag:
     if not isinstance(data, dict):
         expected = "expected a mapping (a tag file holds one target or config)"
         got = "an empty file" if data is None else type(data).__name__  # not 'NoneType'
-        problem = Problem(str(path), expected, got)
+        problem = locate([Problem("", expected, got)], path)[0]  # at the line its root starts
         return Tag(name, None, source=str(path), problems=(problem,))
     try:
         data, description = split_description(data, path)

@@ -399,7 +399,8 @@ def test_dims_are_checked_as_simulate_checks_them(host_npu: Platform) -> None:
             "{path}:3: extra: expected only the key 'rules' (or a list of rules) in a rules file",
         ),
         ("rules:\n", "{path}:1: rules: expected a list of rules, got None"),
-        ("", "{path}: rules: expected a list of rules, got None"),
+        ("", "{path}:1: rules: expected a list of rules, got None"),  # the root's line
+        ("# a comment\n42\n", "{path}:2: rules: expected a list of rules, got 42"),
     ],
 )
 def test_a_rules_file_holds_a_list_or_the_one_key_rules(

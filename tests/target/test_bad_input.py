@@ -176,9 +176,9 @@ def test_register_tag_keeps_the_description_on_one_line() -> None:
 def test_an_empty_tag_file_is_called_empty(tag_folder: Callable[..., Path]) -> None:
     folder = tag_folder({"empty.yaml": "", "list.yaml": "- cuda\n"}, register=False)
     assert _messages(lambda: add_tag_dir(folder)) == [
-        f"{folder / 'empty.yaml'}: expected a mapping (a tag file holds one target or config), "
+        f"{folder / 'empty.yaml'}:1: expected a mapping (a tag file holds one target or config), "
         "got an empty file",
-        f"{folder / 'list.yaml'}: expected a mapping (a tag file holds one target or config), "
+        f"{folder / 'list.yaml'}:1: expected a mapping (a tag file holds one target or config), "
         "got list",
     ]
 

@@ -317,7 +317,7 @@ def test_a_bad_tag_file_is_reported_with_its_path(tag_folder: MakeTags) -> None:
     assert [p.message for p in err.value.problems] == [
         f"{folder / 'x' / 'broken.yaml'}:2: expected valid yaml, got expected ',' or ']', but "
         "got '<stream end>'",
-        f"{folder / 'x' / 'list.yaml'}: expected a mapping (a tag file holds one target or "
+        f"{folder / 'x' / 'list.yaml'}:1: expected a mapping (a tag file holds one target or "
         "config), got list",
         f"{folder / 'x' / 'said.yaml'}:2: description: expected a string, got 3",
     ]
