@@ -24,8 +24,6 @@ from hetsim.frontend.proto import external_files, parse_model
 from hetsim.located import locate
 from hetsim.models import ZOO
 from hetsim.target import TAGS, Target
-from hetsim.target.override import is_level_spec
-from hetsim.target.schema import item_path, join_path
 
 __all__ = [
     "EXPANDERS",
@@ -286,47 +284,27 @@ class SweepSpec:
     def _targets(self) -> list[tuple[tuple[tuple[str, Any], ...], Target]]:
         """Each combination of varied values with its target (values may be mappings)."""
         base = self.base_target()
-        # a target written as one device: its paths are written without the tree's devices[name]
-        device = None if is_level_spec(base.spec) else item_path("devices", base.devices[0].name)
         targets: list[tuple[tuple[tuple[str, Any], ...], Target]] = []
         problems: dict[Problem, None] = {}
         for values in EXPANDERS[self.expand](self.axes):
             try:
                 targets.append((values, base.override(override_tree(values))))
-            except TargetError as err:
+            except TargetError as err:  # at the paths as written (a lone device's at its top)
                 varied = [path for path, _ in values]
                 for p in err.problems:
-                    if device is not None:  # the tree's paths: each under the device
-                        under = _varied_problem(p, [join_path(device, v) for v in varied])
-                        problems[_as_written(under, device)] = None
-                    else:
-                        problems[_varied_problem(p, varied)] = None
+                    problems[_varied_problem(p, varied)] = None
         if problems:
             found = list(problems)
             raise SweepError(found if self.source is None else locate(found, self.source))
         return targets
 
 
-def _as_written(problem: Problem, device: str) -> Problem:
-    """`problem` of a target written as one device (`_varied_problem`'s, of the tree's paths,
-    the device at `device`) at the paths the sweep writes: the device's attributes at the top
-    (``vary.launch_us``), not under the tree's ``devices[dev0]``, which the sweep refuses (its
-    errors named paths the file could not hold, at no line or at another key's).
-
-    >>> bad = Problem("vary.devices[dev0].launch_us", "devices[dev0].graph_node_us: expected")
-    >>> _as_written(bad, "devices[dev0]").message
-    'vary.launch_us: graph_node_us: expected'
-    """
-    under = f"{device}."
-    path = problem.path.replace(f"vary.{under}", "vary.", 1)
-    return Problem(path, problem.expected.removeprefix(under), problem.got, problem.hint)
-
-
 def _varied_problem(problem: Problem, varied: list[str]) -> Problem:
     """A point's target `problem` as the sweep reports it: under ``vary.``, at the varied path it
     is about (or above: an unknown device a path names); a problem of a path no value sets (a
     rule across a level's fields: the runtime that must run a varied executor) is reported at
-    the varied path nearest it, and names its own.
+    the varied path nearest it (sharing a part of its path, or named by the rule: a lone
+    device's fields are at the top), and names its own.
 
     >>> bad = Problem("devices[v].runtime", "expected a runtime that runs executor 'vm'", "'crt'")
     >>> _varied_problem(bad, ["devices[v].devices[n].cores", "devices[v].executor"]).message
@@ -348,7 +326,8 @@ got 'crt'"
             -len(_parts(v)),
         ),
     )
-    if _shared(parts, _parts(nearest)) == 0:
+    near = _parts(nearest)
+    if _shared(parts, near) == 0 and not _names(problem.expected, near[-1]):
         return Problem(f"vary.{path}", problem.expected, problem.got, problem.hint)
     return Problem(f"vary.{nearest}", f"{path}: {problem.expected}", problem.got, problem.hint)
 

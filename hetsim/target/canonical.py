@@ -27,6 +27,7 @@ __all__ = [
     "DEVICE_NAME_PATTERN",
     "HOST_NAME",
     "MEMORY_SUFFIX",
+    "as_written",
     "canonicalize",
     "canonicalize_config",
     "locate_in_file",
@@ -112,10 +113,27 @@ def locate_in_file(
     ...      locate_in_file([problem], file, {"kind": "cuda", "cores": -1})]
     ['.../gpu.yaml:2: cores: expected an integer >= 1, got -1']
     """
+    return locate(as_written(problems, spec, tags), file)
+
+
+def as_written(
+    problems: Iterable[Problem], spec: object, tags: TagRegistry | None = None
+) -> list[Problem]:
+    """The `problems` of `spec` with their paths as the spec writes them: for a target written
+    as one device, without the ``devices[dev0].`` that canonicalization puts it under (its
+    attributes are at its top, where `Target.override` takes them too); each once (a level's
+    problem and its device's may meet).
+
+    >>> problem = Problem("devices[dev0].cores", "expected an integer >= 1", "-1")
+    >>> [p.message for p in as_written([problem], {"kind": "cuda", "cores": -1})]
+    ['cores: expected an integer >= 1, got -1']
+    >>> [p.message for p in as_written([problem], {"devices": [{"kind": "cuda", "cores": -1}]})]
+    ['devices[dev0].cores: expected an integer >= 1, got -1']
+    """
     device = written_device(spec, TAGS if tags is None else tags)
     if device is not None:
         problems = [_below(p, device) for p in problems]
-    return locate(dict.fromkeys(problems), file)  # a level's problem and its device's may meet
+    return list(dict.fromkeys(problems))
 
 
 def _below(problem: Problem, device: str) -> Problem:

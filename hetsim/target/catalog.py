@@ -17,7 +17,12 @@ from typing import Any
 
 from hetsim.errors import Problem, TargetError
 from hetsim.located import locate
-from hetsim.target.canonical import canonicalize, canonicalize_config, locate_in_file
+from hetsim.target.canonical import (
+    as_written,
+    canonicalize,
+    canonicalize_config,
+    locate_in_file,
+)
 from hetsim.target.kind_check import check_kind
 from hetsim.target.kinds import DEFAULT_HOST, REGISTRIES, category_of, find_kind
 from hetsim.target.resolve import Resolver
@@ -105,6 +110,8 @@ def _retarget(problems: list[Problem], name: str, registry: TagRegistry) -> list
     tag = registry.get(found) if found is not None else None
     if tag is not None and _is_file(tag.source):
         return locate_in_file(own, Path(tag.source), tag.data, registry) + others
+    if tag is not None:  # a tag written as one device: its attributes at its top
+        own = as_written(own, tag.data, registry)
     prefix = item_path("tags", name)
     return [
         Problem(f"{prefix}.{p.path}" if p.path else prefix, p.expected, p.got, p.hint) for p in own

@@ -17,7 +17,12 @@ from typing import Any
 
 from hetsim.errors import Problem, TargetError
 from hetsim.memo import Recent, plain_key
-from hetsim.target.canonical import canonicalize, canonicalize_config, locate_in_file
+from hetsim.target.canonical import (
+    as_written,
+    canonicalize,
+    canonicalize_config,
+    locate_in_file,
+)
 from hetsim.target.catalog import config_category
 from hetsim.target.display import describe
 from hetsim.target.frozen import FrozenMap, freeze, thaw
@@ -233,6 +238,9 @@ class Target:
             named = _not_a_target_file(spec)
             if named is not None:
                 raise TargetError([named]) from None
+            written = as_written(err.problems, data)
+            if tuple(written) != err.problems:  # a target written as one device: its top
+                raise TargetError(written) from None
             raise
 
     def __init__(self, spec: object) -> None:

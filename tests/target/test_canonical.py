@@ -84,7 +84,32 @@ def test_a_key_no_kind_of_that_node_takes_is_not_hinted_as_itself() -> None:
     # no devices, and the hint named the very key it refused
     with pytest.raises(TargetError) as err:
         Target({"kind": "cuda", "devices": ["npu"]})
-    assert str(err.value) == "devices[dev0].devices: unknown attribute"
+    assert str(err.value) == "devices: unknown attribute"
+
+
+CORES = "cores: expected an integer >= 1, got -1"
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: Target({"kind": "cuda", "cores": -1, "name": "gpu"}), CORES),
+        (lambda: Target('{"tag": "nvidia/h100", "cores": -1}'), CORES),
+        (lambda: Target("cuda").override({"cores": -1}), CORES),
+        (
+            lambda: Target({"kind": "npu"}).override({"link": {"latency_us": -1}}),
+            "link.latency_us: expected a non-negative number, got -1",
+        ),
+    ],
+)
+def test_a_target_written_as_one_device_names_paths_as_written(
+    build: Callable[[], Target], message: str
+) -> None:
+    # data said devices[dev0].cores (devices[gpu].cores), the canonical tree's path, which no
+    # spec or change may write (override refuses devices[dev0]); a file already said cores
+    with pytest.raises(TargetError) as err:
+        build()
+    assert str(err.value) == message
 
 
 def test_single_device_becomes_a_level_with_its_kinds_default_host() -> None:

@@ -243,7 +243,7 @@ def test_load_kinds_from_a_data_file(tmp_path: Path) -> None:
     assert (t.executor.kind, t.devices[0].attrs["vector_width"]) == ("aot", 16)  # type: ignore[union-attr]
     with pytest.raises(
         TargetError,
-        match=r"^devices\[dev0\]\.vector_width: expected an integer "
+        match=r"^vector_width: expected an integer "
         r">= 1, got 0$",
     ):
         Target({"kind": "dsp", "vector_width": 0})

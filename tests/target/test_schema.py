@@ -264,15 +264,15 @@ def test_check_attrs_fills_defaults_in_schema_order_and_reports_all() -> None:
     ("spec", "message"),
     [
         # an abbreviation of an attribute named with its unit: close to the name less the unit
-        ({"kind": "x86-cpu", "frq": 3}, "devices[dev0].frq: unknown attribute (did you mean "
+        ({"kind": "x86-cpu", "frq": 3}, "frq: unknown attribute (did you mean "
          "'freq_ghz'?)"),
-        ({"kind": "x86-cpu", "memry": 8}, "devices[dev0].memry: unknown attribute (did you mean "
+        ({"kind": "x86-cpu", "memry": 8}, "memry: unknown attribute (did you mean "
          "'memory_gib'?)"),
-        ({"kind": "cuda", "link": {"lat": 1}}, "devices[dev0].link.lat: unknown attribute (did "
+        ({"kind": "cuda", "link": {"lat": 1}}, "link.lat: unknown attribute (did "
          "you mean 'latency_us'?)"),
         # close to no attribute, with or without its unit: no hint
-        ({"kind": "x86-cpu", "speed": 3}, "devices[dev0].speed: unknown attribute"),
-        ({"kind": "x86-cpu", "bw": 3}, "devices[dev0].bw: unknown attribute"),
+        ({"kind": "x86-cpu", "speed": 3}, "speed: unknown attribute"),
+        ({"kind": "x86-cpu", "bw": 3}, "bw: unknown attribute"),
     ],
 )  # fmt: skip
 def test_unknown_attribute_suggests_the_one_it_abbreviates_without_its_unit(

@@ -247,7 +247,7 @@ def test_a_tag_file_whose_problem_comes_from_another_tag_names_both_files(
 def test_a_tag_registered_from_python_names_its_tag() -> None:
     with pytest.raises(TargetError) as err:
         register_tag("py/slow", {"kind": "npu", "cores": 0})
-    assert str(err.value) == "tags[py/slow].devices[dev0].cores: expected an integer >= 1, got 0"
+    assert str(err.value) == "tags[py/slow].cores: expected an integer >= 1, got 0"
 
 
 def test_a_tag_named_like_a_kind_is_rejected(tag_folder: MakeTags) -> None:

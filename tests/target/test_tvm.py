@@ -590,12 +590,12 @@ def test_a_device_removed_from_a_tag_is_an_error_not_the_tag() -> None:
     [
         (
             {"kind": "arm-cpu", "mtriple": "x86_64-linux-gnu"},
-            "devices[dev0].mtriple: expected a triple of arm-cpu (aarch64*, arm*, thumb*), got "
+            "mtriple: expected a triple of arm-cpu (aarch64*, arm*, thumb*), got "
             "'x86_64-linux-gnu'",
         ),
         (
             {"kind": "x86-cpu", "mcpu": "cortex-a72"},
-            "devices[dev0].mcpu: expected an mcpu of x86-cpu or one hetsim does not know, got "
+            "mcpu: expected an mcpu of x86-cpu or one hetsim does not know, got "
             "'cortex-a72', a core of arm-cpu",
         ),
     ],

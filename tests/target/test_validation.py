@@ -97,8 +97,7 @@ def _with(**level: Any) -> dict[str, Any]:
         ),
         (
             {"kind": "cuda", "name": "host"},
-            "devices[host].name: expected a name other than 'host' (the level's host is named "
-            "so), got 'host'",
+            "name: expected a name other than 'host' (the level's host is named so), got 'host'",
         ),
         (
             _with(devices=[{"kind": "npu", "name": 10**5000}]),  # repr() raises past 4,300 digits
@@ -111,25 +110,25 @@ def _with(**level: Any) -> dict[str, Any]:
         ),
         (
             {"kind": "cuda", "memory_gib": math.inf},
-            "devices[dev0].memory_gib: expected a finite number <= 8388608 (2^53 bytes), got inf",
+            "memory_gib: expected a finite number <= 8388608 (2^53 bytes), got inf",
         ),
         (
             {"kind": "cuda", "cores": 10**400},
-            "devices[dev0].cores: expected an integer <= 1.7976931348623157e+308 (the largest "
+            "cores: expected an integer <= 1.7976931348623157e+308 (the largest "
             "float), got a 401-digit integer",
         ),
         (
             {"kind": "cuda", "graph_node_bytes": 2**60},
-            "devices[dev0].graph_node_bytes: expected an integer <= 9007199254740992 (2^53 "
+            "graph_node_bytes: expected an integer <= 9007199254740992 (2^53 "
             "bytes), got 1152921504606846976",
         ),
         (
             {"kind": "cuda", "freq_ghz": math.nan},
-            "devices[dev0].freq_ghz: expected a finite number, got nan",
+            "freq_ghz: expected a finite number, got nan",
         ),
         (
             {"kind": "npu", "link": {"bandwidth_gbps": math.inf}},
-            "devices[dev0].link.bandwidth_gbps: expected a finite number, got inf",
+            "link.bandwidth_gbps: expected a finite number, got inf",
         ),
         (
             _with(executor={"kind": "vm", "dispatch_us": math.inf}),
@@ -146,45 +145,45 @@ def _with(**level: Any) -> dict[str, Any]:
         ),
         (
             {"kind": "cuda", "graph_node_us": 6.0},
-            "devices[dev0].graph_node_us: expected at most launch_us "
+            "graph_node_us: expected at most launch_us "
             "(3.24; a replayed node costs no "
             "more than a launch), got 6.0",
         ),
         (
             {"kind": "npu", "ops": ["*", "Conv"]},
-            "devices[dev0].ops: expected ['*'] alone or a list without '*', got ['*', 'Conv']",
+            "ops: expected ['*'] alone or a list without '*', got ['*', 'Conv']",
         ),
         (
             {"kind": "cuda", "cores": True},
-            "devices[dev0].cores: expected an integer >= 1, got True",
+            "cores: expected an integer >= 1, got True",
         ),
-        ({"kind": "cuda", "cores": -4}, "devices[dev0].cores: expected an integer >= 1, got -4"),
-        ({"kind": "cuda", "cores": 4.0}, "devices[dev0].cores: expected an integer >= 1, got 4.0"),
+        ({"kind": "cuda", "cores": -4}, "cores: expected an integer >= 1, got -4"),
+        ({"kind": "cuda", "cores": 4.0}, "cores: expected an integer >= 1, got 4.0"),
         (
             {"kind": "cuda", "cuda_graph": 1},
-            "devices[dev0].cuda_graph: expected true or false, got 1",
+            "cuda_graph: expected true or false, got 1",
         ),
         (
             {"kind": "npu", "dtypes": ["float32", "float8"]},
-            "devices[dev0].dtypes[1]: expected one of 'float64', 'float32', 'float16', 'bfloat16', "
+            "dtypes[1]: expected one of 'float64', 'float32', 'float16', 'bfloat16', "
             "'int64', 'int32', 'int16', 'int8', 'uint64', 'uint32', 'uint16', 'uint8', 'bool', "
             "got 'float8'",
         ),
         (
             {"kind": "npu", "efficiency": {"matmul": 1.5}},
-            "devices[dev0].efficiency.matmul: expected a number in (0, 1], got 1.5",
+            "efficiency.matmul: expected a number in (0, 1], got 1.5",
         ),
         (
             {"kind": "npu", "efficiency": {"matmull": 0.5}},
-            "devices[dev0].efficiency.matmull: unknown attribute (did you mean 'matmul'?)",
+            "efficiency.matmull: unknown attribute (did you mean 'matmul'?)",
         ),
         (
             {"kind": "cuda", "arch": "90"},
-            "devices[dev0].arch: expected a string matching 'sm_\\\\d+a?', got '90'",
+            "arch: expected a string matching 'sm_\\\\d+a?', got '90'",
         ),
         (
             {"kind": "cuda", "freq_gz": 1.0},
-            "devices[dev0].freq_gz: unknown attribute (did you mean 'freq_ghz'?)",
+            "freq_gz: unknown attribute (did you mean 'freq_ghz'?)",
         ),
         (
             _with(executor={"kind": "graph", "is_static": False}),
@@ -561,7 +560,7 @@ def test_a_key_true_and_a_key_1_are_told_apart() -> None:
     for key, shown in ((True, "True"), (1, "1")):
         with pytest.raises(TargetError) as err:
             Target({"kind": "cuda", "link": {key: 5.0}})
-        assert str(err.value) == f"devices[dev0].link.{shown}: unknown attribute"
+        assert str(err.value) == f"link.{shown}: unknown attribute"
 
 
 # --- a level's rules beside the problems of its parts (every problem at once) ----------------
