@@ -24,7 +24,6 @@ from hetsim.errors import (
     PartitionError,
     Problem,
     SimulationError,
-    TargetError,
     UnknownValueError,
     is_count,
 )
@@ -72,7 +71,7 @@ from hetsim.sim.binders import clear_kernels
 from hetsim.sim.capture import run_with_graphs
 from hetsim.sim.collector import paused
 from hetsim.sim.fusion import clear_groups
-from hetsim.target import Target
+from hetsim.target import Target, target_argument
 from hetsim.units import format_sizes
 
 __all__ = [
@@ -124,29 +123,10 @@ def platform_of(target: Any) -> Platform:
     if isinstance(target, Platform):
         return target
     if not (hasattr(target, "devices") and hasattr(target, "host")):
-        target = _target_argument(target)
+        target = target_argument(target, "target")
     if not isinstance(target, Target):  # a tree of another type: built as it is, not kept
         return build_platform(target)
     return _platforms.get(target, lambda: build_platform(target))
-
-
-def _target_argument(spec: Any) -> Target:
-    """`Target(spec)`, where a problem at the spec's root is said of the ``target`` argument
-    (``target: expected a target name or a mapping, got None``), as other arguments' are; a
-    problem with a path (``kind: unknown kind 'x'``, a file's) keeps it.
-
-    >>> _target_argument(None)
-    Traceback (most recent call last):
-    ...
-    hetsim.errors.TargetError: target: expected a target name or a mapping, got None
-    """
-    try:
-        return Target(spec)
-    except TargetError as err:
-        if all(p.path for p in err.problems):
-            raise
-        problems = [p if p.path else dataclasses.replace(p, path="target") for p in err.problems]
-        raise TargetError(problems) from err
 
 
 def fastest_plan(

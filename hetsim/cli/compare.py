@@ -203,6 +203,7 @@ def run(args: argparse.Namespace) -> int:
     from hetsim.models import load_model
     from hetsim.models.inputs import check_seed
     from hetsim.runtime.cuda_graph import DEFAULT_BUCKETS
+    from hetsim.target import target_argument
 
     model = load_model(args.model)
     symbols = model.symbols
@@ -228,7 +229,7 @@ def run(args: argparse.Namespace) -> int:
         )
     comparison = compare(
         model,
-        args.target,
+        target_argument(args.target, "--target"),
         args.cuda_graph,
         iterations=args.iterations,
         trace=trace,

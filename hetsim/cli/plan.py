@@ -28,7 +28,7 @@ from hetsim.partition import (
     partition,
 )
 from hetsim.platform import build_platform
-from hetsim.target import Target
+from hetsim.target import target_argument
 
 __all__ = ["register", "show_plan"]
 
@@ -67,7 +67,7 @@ def show_plan(args: argparse.Namespace) -> int:
     check_rules_given(args.partition, args.rules)
     graph = load_model(args.model)
     dims = dict(check_graph_dims(graph, args.dims))
-    platform = build_platform(Target(args.target))
+    platform = build_platform(target_argument(args.target, "--target"))
     with no_input_values("hetsim plan"):
         plan = partition(graph, platform, policy=args.partition, rules=args.rules, dims=dims)
     estimated = dict.fromkeys((s for s in graph.symbols if s not in dims), ESTIMATE_DIM)

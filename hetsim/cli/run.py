@@ -115,8 +115,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def _simulate(model: str, target: str, **options: Any) -> Result:
     # Imported when the command runs: the engine's imports are not needed to build the parser.
     from hetsim.api import simulate
+    from hetsim.target import target_argument
 
-    return simulate(model, target, **options)
+    return simulate(model, target_argument(target, "--target"), **options)
 
 
 def _load_inputs(path: Path) -> dict[str, np.ndarray]:

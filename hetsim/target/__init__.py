@@ -28,7 +28,7 @@ from hetsim.target.display import kinds_markdown, render_tree, schema_table
 from hetsim.target.kinds import EXECUTORS, KINDS, RUNTIMES, find_kind
 from hetsim.target.schema import Attr, Kind
 from hetsim.target.tags import TAGS
-from hetsim.target.tree import Config, Target
+from hetsim.target.tree import Config, Target, target_argument
 
 __all__ = [
     "EXECUTORS",
@@ -50,5 +50,6 @@ __all__ = [
     "remove_tag_dir",
     "render_tree",
     "schema_table",
+    "target_argument",
     "unregister_tag",
 ]

@@ -10,6 +10,7 @@ a TVM target. A `Target` keeps the user's spec (`spec`) and derives everything e
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +42,7 @@ from hetsim.target.sources import (
 from hetsim.target.tags import TAGS, split_description
 from hetsim.target.values import show_value
 
-__all__ = ["Config", "Target", "read_spec"]
+__all__ = ["Config", "Target", "read_spec", "target_argument"]
 
 
 def read_spec(spec: object) -> Any:
@@ -380,6 +381,26 @@ def _walk(node: Target, prefix: str) -> Iterator[tuple[str, Target]]:
     for device in node.devices:
         yield f"{prefix}{device.name}", device
         yield from _walk(device, f"{prefix}{device.name}/")
+
+
+def target_argument(spec: object, argument: str) -> Target:
+    """`Target(spec)` for a function's or a command's `argument`: a problem at the spec's root
+    is said of the argument (``target: expected a target name or a mapping, got None``,
+    ``--target: unknown kind or tag 'nope'``), as other arguments' are; a problem with a path
+    (``kind: unknown kind 'x'``, a file's line) keeps it.
+
+    >>> target_argument(None, "target")
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.TargetError: target: expected a target name or a mapping, got None
+    """
+    try:
+        return Target(spec)
+    except TargetError as err:
+        if all(p.path for p in err.problems):
+            raise
+        problems = [p if p.path else dataclasses.replace(p, path=argument) for p in err.problems]
+        raise TargetError(problems) from err
 
 
 def _config(data: Mapping[str, Any] | None) -> Config | None:

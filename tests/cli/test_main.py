@@ -82,3 +82,17 @@ def test_an_error_shows_control_characters_escaped(
     )
     assert cli.main(["targets", "show", str(tmp_path / "no\nfile.yaml")]) == 1
     assert capsys.readouterr().err.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", ["run", "plan", "compare"])
+def test_a_bad_target_at_its_root_is_said_of_the_target_option(
+    command: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # run and compare said "target:" (simulate's argument), plan nothing; a problem with a path
+    # (a file's line, a kind's attribute) keeps it
+    assert cli.main([command, "mlp", "--target", "{}"]) == 1
+    assert capsys.readouterr().err == "error: --target: expected a 'kind' or a 'tag', got neither\n"
+    spec = tmp_path / "t.yaml"
+    spec.write_text("kind: cuda\ncores: 0\n")
+    assert cli.main([command, "mlp", "--target", str(spec)]) == 1
+    assert capsys.readouterr().err == f"error: {spec}:2: cores: expected an integer >= 1, got 0\n"

@@ -102,8 +102,8 @@ def test_an_unknown_tag_with_no_close_name_says_where_own_tags_come_from(
     monkeypatch.delenv("HETSIM_TAG_DIR", raising=False)
     assert main(["plan", "mlp", "--target", "lab/board"]) == 1
     assert capsys.readouterr().err == (
-        "error: unknown tag 'lab/board' (a tag folder of your own: HETSIM_TAG_DIR=DIR before any "
-        "command, or the command's --tags DIR where it has one)\n"
+        "error: --target: unknown tag 'lab/board' (a tag folder of your own: HETSIM_TAG_DIR=DIR "
+        "before any command, or the command's --tags DIR where it has one)\n"
     )
     monkeypatch.setenv("HETSIM_TAG_DIR", str(tmp_path))  # as the hint says: found
     try:
