@@ -60,9 +60,10 @@ ESTIMATE_DIM = 1
 """Size assumed for a symbolic dim left unbound, to estimate costs and bytes."""
 
 PROBE_DIMS = (2, 2520)
-"""Sizes the unbound dims are tried at when an op's shapes fail at `ESTIMATE_DIM`: an op that
-fails at each of them too is refused as its own error, not put on the estimate (2520 is a
-multiple of every size up to 10, as a Reshape to ``[-1, k]`` needs)."""
+"""Sizes the unbound dims are tried at when an op's shapes fail at `ESTIMATE_DIM`: where the op
+fails at each of them too, the refusal says so beside its hint to bind the dims (no size may
+hold: a float32[n, 4] plus a [3]; or few: a Reshape to ``[-1, 16]``). 2520 is a multiple of
+every size up to 10."""
 
 
 @dataclass
@@ -333,20 +334,18 @@ def _estimate(
             raise  # no guess, or an op whose shapes no guessed dim reaches: its own error
         sizes = {n: dict.fromkeys(guessed, n) for n in (ESTIMATE_DIM, *PROBE_DIMS)}
         estimated = format_dims(sizes[ESTIMATE_DIM])
+        also = ""
         if all(_fails_at(graph, {**estimate, **sizes[n]}, inputs, err.op) for n in PROBE_DIMS):
-            # not the guess's fault: "bind them with dims=" sent the user to sizes that fail too
+            # the hint alone sent the user to sizes that failed too (a float32[n, 4] plus a
+            # [3]); some sizes may still hold (a Reshape to [-1, 16] at 16 and 32)
             probed = " and ".join(format_dims(sizes[n]) for n in PROBE_DIMS)
-            raise OpError(
-                f"{err} (at {estimated}, the plan's estimate of the dims not bound at compile "
-                f"time, and alike at {probed})",
-                err.op,
-            ) from err
+            also = f"; the op fails alike at {probed}: check that its shapes can hold"
         # a shape rule that holds at the run's sizes may not at the guess (a Reshape to
         # [-1, 2] of [n]): the rule's message alone named sizes the user never gave
         raise PartitionError(
             f"partition: expected shapes that hold with the dims not bound at compile time "
             f"set to {ESTIMATE_DIM} for the plan's estimate ({estimated}), got {err} "
-            "(bind them with dims=, as this run's sizes)"
+            f"(bind them with dims=, as this run's sizes{also})"
         ) from err
 
 
