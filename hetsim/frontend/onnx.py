@@ -420,15 +420,17 @@ def _check_supported(
     if definition is not None and definition.domain == domain:
         return
     where = f" in domain {node.domain!r}" if domain else ""
-    if (node.domain, node.op_type) in functions:
+    is_function = (node.domain, node.op_type) in functions
+    if is_function:
         where += " (a function of the model's own, which hetsim does not inline)"
     elif definition is not None:
         owner = _DOMAIN_OWNERS.get(definition.domain, definition.domain)
         read_in = f"domain {definition.domain!r}" if definition.domain else "the default domain"
         where += f" ({owner or 'ONNX'}'s {node.op_type} is in {read_in})"
-    # a type hetsim reads in another domain is named there; else the closest of this domain's
-    candidates = () if definition is not None else [t for t, d in OPS.items() if d.domain == domain]
-    raise ModelError(f"{label}: {unsupported_op(node.op_type, where, candidates)}")
+    # a type hetsim reads in another domain is named there (no hint: it is the closest); else
+    # the closest of all, with its domain where that is another; a function is the model's own
+    found = unsupported_op(node.op_type, where, domain, hinted=not is_function)
+    raise ModelError(f"{label}: {found}")
 
 
 # Keyed by onnx.AttributeProto.AttributeType (values fixed by the ONNX protocol), so that the

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -364,17 +364,26 @@ SUPPORTED_OPS_LISTED = (
 (some 160 names buried the op it was about)."""
 
 
-def unsupported_op(op_type: str, why: str = "", candidates: Iterable[str] | None = None) -> str:
-    """What an error says of `op_type`, which hetsim has no kernel for: `why` (more on it: the
-    domain it was read in), the closest of `candidates` (every registered type by default) as a
-    hint, and where the supported op types are listed.
+def unsupported_op(
+    op_type: str, why: str = "", domain: str | None = None, *, hinted: bool = True
+) -> str:
+    """What an error says of `op_type`, which hetsim has no kernel for (in `domain`, for a model
+    that names one: ``""`` is ONNX's default): `why` (more on it: the domain it was read in), the
+    closest registered type as a hint (unless not `hinted`: a function of the model's own), with
+    its domain where that is another, and where the supported op types are listed.
 
     >>> print(unsupported_op("Relux"))  # doctest: +NORMALIZE_WHITESPACE
     unsupported op Relux (did you mean 'Relu'?); hetsim.kernels.OPS holds the supported op
     types (docs/architecture.md, Kernels, lists them)
+    >>> unsupported_op("QLinearAd", domain="").partition(";")[0]
+    "unsupported op QLinearAd (did you mean 'QLinearAdd', in domain 'com.microsoft'?)"
     >>> unsupported_op("Mystery").partition(";")[0]
     'unsupported op Mystery'
     """
-    close = close_name(op_type, list(OPS if candidates is None else candidates))
-    hint = f" (did you mean {close!r}?)" if close else ""
+    close = close_name(op_type, list(OPS)) if hinted else None
+    hint = ""
+    if close is not None and close != op_type:
+        other = OPS[close].domain
+        there = f"domain {other!r}" if other else "the default domain"
+        hint = f" (did you mean {close!r}{'' if domain in (None, other) else ', in ' + there}?)"
     return f"unsupported op {printable(op_type)}{why}{hint}; {SUPPORTED_OPS_LISTED}"

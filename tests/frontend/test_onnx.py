@@ -152,14 +152,19 @@ def test_unsupported_op_names_the_node_and_where_the_supported_ops_are_listed() 
         ("Relux", "", "unsupported op Relux (did you mean 'Relu'?)"),
         ("layernormalization", "", "unsupported op layernormalization (did you mean "
          "'LayerNormalization'?)"),
-        # the closest of its domain's: onnxruntime's, not the default domain's Add
         ("QLinearAd", "com.microsoft", "unsupported op QLinearAd in domain 'com.microsoft' (did "
          "you mean 'QLinearAdd'?)"),
-        # a default-domain type that is close is no hint for a type of onnxruntime's domain
-        ("Relux", "com.microsoft", "unsupported op Relux in domain 'com.microsoft'"),
+        # the closest type of another domain is hinted with its domain: within the node's own
+        # domain only, QLinearAd had hinted QLinearConv and QLinerConv QLinearConcat
+        ("QLinearAd", "", "unsupported op QLinearAd (did you mean 'QLinearAdd', in domain "
+         "'com.microsoft'?)"),
+        ("QLinerConv", "com.microsoft", "unsupported op QLinerConv in domain 'com.microsoft' (did "
+         "you mean 'QLinearConv', in the default domain?)"),
+        ("Relux", "com.microsoft", "unsupported op Relux in domain 'com.microsoft' (did you mean "
+         "'Relu', in the default domain?)"),
     ],
 )  # fmt: skip
-def test_unsupported_op_hints_the_closest_type_of_its_domain(
+def test_unsupported_op_hints_the_closest_type_with_its_domain(
     op_type: str, domain: str, said: str
 ) -> None:
     node = helper.make_node(op_type, ["x"], ["y"], name="n", domain=domain)
