@@ -35,6 +35,7 @@ __all__ = [
     "is_count",
     "is_items",
     "printable",
+    "printable_lines",
 ]
 
 
@@ -63,6 +64,17 @@ def printable(text: object) -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def printable_lines(text: str) -> str:
+    """`text` with each of its lines `printable`: a message of several lines (one problem each)
+    keeps its line breaks, and a name inside one can neither add a line nor send an escape.
+
+    >>> print(printable_lines("a: expected x\\nop \\x1b[2Jy: expected z"))
+    a: expected x
+    op \\x1b[2Jy: expected z
+    """
+    return "\n".join(map(printable, text.split("\n")))
 
 
 def as_bool(value: object) -> object:

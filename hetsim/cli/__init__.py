@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from importlib import import_module
 
 from hetsim.cli.calibrate import TAG_DIR_VARIABLE, register_user_tags
-from hetsim.errors import HetsimError, TargetError, printable
+from hetsim.errors import HetsimError, TargetError, printable, printable_lines
 
 __all__ = ["main"]
 
@@ -87,7 +87,8 @@ def _user_tags_hint(err: HetsimError) -> str:
 
 
 def _error(message: str) -> None:
-    """Print `message` as the command's error: each of its lines `printable`, so that a name
+    """Print `message` as the command's error: each of its lines `printable` (as a note is), so
+    that a name
     a message holds unquoted sends the terminal no escape codes, whatever built it.
 
     >>> import contextlib, io
@@ -97,8 +98,7 @@ def _error(message: str) -> None:
     error: a: expected x
     op \\x1b[2Jy: expected z
     """
-    lines = "\n".join(map(printable, message.split("\n")))
-    print(f"error: {lines}", file=sys.stderr)
+    print(f"error: {printable_lines(message)}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -18,6 +18,7 @@ import sys
 from hetsim.cli.choices import POLICY_NAMES, check_rules_given, choice_type
 from hetsim.cli.dims import add_dims_option, no_input_values
 from hetsim.cli.files import input_path
+from hetsim.errors import printable_lines
 from hetsim.ir import check_graph_dims, format_dims
 from hetsim.kernels import propagate
 from hetsim.models import load_model
@@ -41,7 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         description="Partition MODEL on TARGET; print per level the segments, their devices, "
         "op counts and flops, and each boundary transfer's bytes and route (the memories it "
         "passes through, where it crosses more than one link); a level's bytes on links count "
-        "a transfer once per link it crosses, as a run's link bytes do.",
+        "a transfer once per link it crosses (the levels' sum is the run's bytes over links; a "
+        "run's Levels table puts each link's bytes at the level below it).",
     )
     parser.add_argument("model", metavar="MODEL", help="a zoo model name or an .onnx file")
     parser.add_argument(
@@ -84,7 +86,7 @@ def show_plan(args: argparse.Namespace) -> int:
         dynamic=plan.dynamic, folded=plan.folded, policy=plan.policy, ruled=plan.ruled,
     ) + plan.notes  # fmt: skip
     for note in notes:  # as hetsim run
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {printable_lines(note)}", file=sys.stderr)
     return 0
 
 

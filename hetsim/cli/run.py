@@ -27,7 +27,7 @@ from hetsim.cli.choices import POLICY_NAMES, STRATEGY_NAMES, check_rules_given, 
 from hetsim.cli.counts import parse_seed
 from hetsim.cli.dims import add_dims_option
 from hetsim.cli.files import input_path, png_file, suffixed_file, writing
-from hetsim.errors import HetsimError
+from hetsim.errors import HetsimError, printable_lines
 from hetsim.report import Result, print_summary
 
 __all__ = ["register", "run"]
@@ -257,11 +257,11 @@ def run(args: argparse.Namespace) -> int:
     # a strategy that fell back, asked for by --cuda-graph or by the target's cuda_graph flags
     origin = "" if args.cuda_graph is None else f"--cuda-graph {args.cuda_graph}: "
     for note in result.record.extra.get("cuda_graph_notes", ()):
-        print(f"note: {origin}{note}", file=sys.stderr)
+        print(f"note: {printable_lines(origin + note)}", file=sys.stderr)
     for note in result.record.extra.get("placement_notes", ()):  # an accelerator left idle
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {printable_lines(note)}", file=sys.stderr)
     for note in result.record.extra.get("shape_notes", ()):  # a model's stale declared shape
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {printable_lines(note)}", file=sys.stderr)
     if args.save_outputs is not None:
         with writing("--save-outputs", args.save_outputs) as path:
             _save_outputs(result.outputs, path)

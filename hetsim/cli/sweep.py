@@ -19,7 +19,7 @@ from typing import Any
 
 from hetsim.cli.counts import count_type, integer
 from hetsim.cli.files import input_path, png_file, suffixed_file, writing
-from hetsim.errors import HetsimError
+from hetsim.errors import HetsimError, printable_lines
 from hetsim.report.tables import rich_console
 from hetsim.sweep import (
     SweepProgress,
@@ -280,7 +280,7 @@ def sweep(args: argparse.Namespace) -> int:
         _print_table(*best_rows(records, spec))
     print(failures_line(records), file=sys.stderr)
     for name in unchanged:  # a path no run reads gives equal points: say so, not a "best" value
-        print(f"note: {no_effect_line(name)}", file=sys.stderr)
+        print(f"note: {printable_lines(no_effect_line(name))}", file=sys.stderr)
     if args.plot is not None:
         with writing("--plot", args.plot) as path:
             plot_sweep(records, spec.varied, path, spec.metric)

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from typing import NamedTuple
 
-from hetsim.errors import SimulationError
+from hetsim.errors import SimulationError, printable
 from hetsim.ir import Graph, Op
 from hetsim.platform import Platform
 from hetsim.runtime.bytecode import (
@@ -244,9 +244,10 @@ class LevelCompiler:
 
     def _check_memory_of(self, unit: Unit) -> str:
         path = unit.where
+        label = f"op {printable(unit.name)} ({unit.op_type})"
         if path in self.nested and unit.op is not None:  # only invocations go to a nested level
             raise SimulationError(
-                f"op {unit.name} ({unit.op_type}): expected a placement on a processor of level "
+                f"{label}: expected a placement on a processor of level "
                 f"{self.level.path or '(root)'} {[self.host, *sorted(self.processors)]}, got "
                 f"{path!r}, a nested level (hetsim.partition places ops there, and compile_plan "
                 "compiles them)"
@@ -255,7 +256,7 @@ class LevelCompiler:
             return self.platform.processors[self.nested[path]].memory
         if path != self.host and path not in self.processors:
             raise SimulationError(
-                f"op {unit.name} ({unit.op_type}): expected a placement on the host of level "
+                f"{label}: expected a placement on the host of level "
                 f"{self.level.path or '(root)'} or one of its devices "
                 f"{sorted(self.processors | set(self.nested))}, got {path!r}"
             )

@@ -96,3 +96,23 @@ def test_a_bad_target_at_its_root_is_said_of_the_target_option(
     spec.write_text("kind: cuda\ncores: 0\n")
     assert cli.main([command, "mlp", "--target", str(spec)]) == 1
     assert capsys.readouterr().err == f"error: {spec}:2: cores: expected an integer >= 1, got 0\n"
+
+
+def test_a_note_shows_control_characters_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a stale declared shape's note named the tensor as it was: its escape reached the terminal
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    name = "y\x1b[31mRED"
+    node = helper.make_node("Relu", ["x"], [name], name="r")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    y = helper.make_tensor_value_info(name, TensorProto.FLOAT, [5])
+    path = tmp_path / "stale.onnx"
+    model = helper.make_graph([node], "g", [x], [y])
+    onnx.save(helper.make_model(model, opset_imports=[helper.make_opsetid("", 17)]), path)
+    assert cli.main(["run", str(path), "--target", "cuda"]) == 0
+    err = capsys.readouterr().err
+    assert "\x1b" not in err
+    assert r"tensor y\x1b[31mRED: shape [4], where the model declares [5]" in err
