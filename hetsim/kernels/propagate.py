@@ -10,6 +10,7 @@ op's `Cost` from the same walk. The rules themselves live in the op modules; the
 
 from __future__ import annotations
 
+import shlex
 import weakref
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from typing import Any
@@ -107,10 +108,23 @@ def bind_dims(
             if isinstance(want, str) and want not in bound:
                 raise ModelError(
                     f"input {name!r}: expected a size for symbolic dim {want!r} "
-                    f"(pass dims={{{want!r}: ...}}, --dims {want}=N on the command line, "
-                    "or an input array), got none"
+                    f"(pass dims={{{want!r}: ...}},{_dims_option(want)} or an input array), "
+                    "got none"
                 )
     return bound
+
+
+def _dims_option(name: str) -> str:
+    """How ``--dims`` takes a size for dim `name` (`hetsim.cli.dims`: a pair splits at its last
+    ``=``, and a part with an ``=`` ends a pair), quoted for a shell; nothing for a name it cannot
+    take (an ``=`` before a ``,``, or spaces at an end).
+
+    >>> _dims_option("seq"), _dims_option("Min(s0, 10)"), _dims_option("p=1,q")
+    (' --dims seq=N on the command line,', " --dims 'Min(s0, 10)=N' on the command line,", '')
+    """
+    if name != name.strip() or any("=" in part for part in name.split(",")[:-1]):
+        return ""
+    return f" --dims {shlex.quote(name + '=N')} on the command line,"
 
 
 def _checked_size(name: str, size: Any) -> int:

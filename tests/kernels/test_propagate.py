@@ -111,6 +111,23 @@ def test_unbound_dim_is_an_error() -> None:
         propagate(_heads_graph())
 
 
+@pytest.mark.parametrize(
+    ("dim", "option"),
+    [
+        ("Min(s0, 10)", " --dims 'Min(s0, 10)=N' on the command line,"),  # quoted for a shell
+        ("p=1,q", ""),  # --dims reads p=1 and q=N: no --dims to suggest
+    ],
+)
+def test_an_unbound_dim_s_hint_gives_a_dims_option_that_reads_it(dim: str, option: str) -> None:
+    g = Graph("g", (Op("Relu", "r", ("x",), ("y",)),), {"x": TensorType((dim,), "float32")}, ("y",))
+    message = (
+        f"input 'x': expected a size for symbolic dim {dim!r} (pass dims={{{dim!r}: ...}},"
+        f"{option} or an input array), got none"
+    )
+    with pytest.raises(ModelError, match=f"^{re.escape(message)}$"):
+        propagate(g)
+
+
 def test_dim_conflicting_with_dims_is_an_error() -> None:
     with pytest.raises(
         ModelError, match=r"^input 'x': expected dim 'seq' = 4 \(from dims\), got 3$"
