@@ -20,6 +20,7 @@ from hetsim.cli.counts import integer
 from hetsim.errors import HetsimError
 
 __all__ = [
+    "add_out_option",
     "at_least",
     "blas_line",
     "goal_lines",
@@ -81,6 +82,31 @@ def output_path(text: str) -> Path:
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"expected a file to write, got the folder {text!r}")
     return path
+
+
+PROJECT = Path(__file__).resolve().parent.parent
+"""The project's root, where a default output's path is said from."""
+
+
+def add_out_option(parser: argparse.ArgumentParser, default: Path) -> None:
+    """``--out FILE.json``: the JSON file a script writes (`output_path`), `default` (under
+    ``benchmarks/results/``, which git ignores) unless given.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> add_out_option(parser, PROJECT / "benchmarks" / "results" / "x.json")
+    >>> parser.parse_args(["--out", "y.json"]).out, parser.parse_args([]).out.name
+    (PosixPath('y.json'), 'x.json')
+    >>> [a.help for a in parser._actions if a.dest == "out"]
+    ['the JSON file to write (default benchmarks/results/x.json)']
+    """
+    where = default.resolve()
+    shown = where.relative_to(PROJECT) if where.is_relative_to(PROJECT) else default
+    parser.add_argument(
+        "--out",
+        type=output_path,
+        default=default,
+        help=f"the JSON file to write (default {shown.as_posix()})",
+    )
 
 
 def make_parents(path: Path) -> Path:

@@ -25,7 +25,7 @@ from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
 
-from bench_args import blas_line, make_parents, output_path, run_main
+from bench_args import add_out_option, blas_line, make_parents, run_main
 from sim_speed import environment
 
 from hetsim.calibrate.bench import BenchRow
@@ -67,13 +67,7 @@ def dispatch_parser() -> argparse.ArgumentParser:
     bench.register(root.add_subparsers())
     dispatch = _commands(_commands(root)["bench"])["dispatch"]
     dispatch.prog = Path(__file__).name
-    dispatch.add_argument(
-        "--out",
-        type=output_path,
-        default=RESULTS,
-        help="the JSON file to write, with the environment (default "
-        "benchmarks/results/dispatch_overhead.json)",
-    )
+    add_out_option(dispatch, RESULTS)
     return dispatch
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from bench_args import blas_line, make_parents, output_path, positive, run_main
+from bench_args import add_out_option, blas_line, make_parents, positive, run_main
 from sim_speed import environment
 from threadpoolctl import threadpool_limits
 
@@ -100,12 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--repeat", type=positive, default=15, help="keep the fastest of N runs (default 15)"
     )
-    parser.add_argument(
-        "--out",
-        type=output_path,
-        default=RESULTS,
-        help="the JSON file to write (default benchmarks/results/execute_overhead.json)",
-    )
+    add_out_option(parser, RESULTS)
     args = parser.parse_args(argv)
     with threadpool_limits(limits=1, user_api="blas"):
         print(blas_line(), flush=True)

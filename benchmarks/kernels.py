@@ -49,10 +49,10 @@ from typing import Any
 
 import numpy as np
 from bench_args import (
+    add_out_option,
     at_least,
     blas_line,
     goal_lines,
-    output_path,
     positive,
     positive_list,
     run_main,
@@ -300,12 +300,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--repeat", type=positive, default=3, help="timed runs of hetsim and ort")
     parser.add_argument("--reference-repeat", type=at_least(0), default=1, help="0 skips it")
-    parser.add_argument(
-        "--out",
-        type=output_path,
-        default=RESULTS,
-        help="the JSON to write (default results/kernels.json)",
-    )
+    add_out_option(parser, RESULTS)
     parser.add_argument(
         "--profile", metavar="MODEL", choices=list(LIGHT_MODELS),
         help="profile one light model and stop",

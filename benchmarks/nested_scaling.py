@@ -28,7 +28,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench_args import blas_line, make_parents, output_path, positive, run_main
+from bench_args import add_out_option, blas_line, make_parents, positive, run_main
 from sim_speed import chain, environment, timed
 
 from hetsim.api import platform_of, simulate
@@ -82,12 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--repeat", type=positive, default=3, help="keep the fastest of N runs (default 3)"
     )
-    parser.add_argument(
-        "--out",
-        type=output_path,
-        default=RESULTS,
-        help="the JSON file to write (default benchmarks/results/nested_scaling.json)",
-    )
+    add_out_option(parser, RESULTS)
     args = parser.parse_args(argv)
     print(blas_line() + " (timing mode calls no BLAS)", flush=True)
     rows = [measure(n, args.repeat) for n in args.sizes]

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench_args import blas_line, make_parents, output_path
+from bench_args import add_out_option, blas_line, make_parents
 from sim_speed import environment
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,12 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     ``--out`` is this script's, the rest go to pytest), print and write their outcomes."""
     # no -h of its own: pytest's help lists the arguments that go to it
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    parser.add_argument(
-        "--out",
-        type=output_path,
-        default=RESULTS,
-        help="the JSON file to write (default benchmarks/results/slow_tests.json)",
-    )
+    add_out_option(parser, RESULTS)
     args, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     out = args.out.resolve()  # read from where it was run, before moving to the project root
     os.chdir(ROOT)  # the project's pyproject.toml holds the pytest settings

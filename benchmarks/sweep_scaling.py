@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_args import blas_line, make_parents, output_path, positive, run_main
+from bench_args import add_out_option, blas_line, make_parents, positive, run_main
 from sim_speed import environment
 
 from hetsim.sweep import Point, load_sweep, local_cluster, run_sweep, simulate_point
@@ -142,12 +142,7 @@ def main(argv: list[str] | None = None) -> None:
         help="zoo models swept (default resnet50 squeezenet)",
     )
     parser.add_argument("--repeat", type=positive, default=2, help="keep the fastest of N runs")
-    parser.add_argument(
-        "--out",
-        type=output_path,
-        default=RESULTS,
-        help="the JSON file to write (default benchmarks/results/sweep_scaling.json)",
-    )
+    add_out_option(parser, RESULTS)
     args = parser.parse_args(argv)
     print(blas_line() + " (timing mode calls no BLAS)", flush=True)
     runs = [measure(args.points, model, args.repeat) for model in args.models]
