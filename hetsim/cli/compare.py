@@ -18,7 +18,7 @@ from hetsim.cli.choices import STRATEGY_NAMES, check_choice
 from hetsim.cli.counts import count_type, integer, parse_seed
 from hetsim.cli.files import input_path, png_file, writing
 from hetsim.cli.lists import split_list
-from hetsim.errors import HetsimError, ModelError
+from hetsim.errors import HetsimError, ModelError, printable_lines
 
 __all__ = [
     "DEFAULT_STRATEGIES",
@@ -238,7 +238,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(comparison.to_dict(), indent=2))
     else:
-        print(comparison.format_table())
+        print(printable_lines(comparison.format_table()))  # a model's names are any text
     if args.plot is not None:
         with writing("--plot", args.plot) as path:
             comparison.plot(path)

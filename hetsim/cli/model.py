@@ -11,6 +11,7 @@ import argparse
 import json
 
 from hetsim.cli.dims import add_dims_option, no_input_values
+from hetsim.errors import printable_lines
 from hetsim.models import ZOO, load_model, summarize
 
 
@@ -43,7 +44,7 @@ def show_model(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary.to_dict(), indent=2))
     else:
-        print(summary.format())
+        print(printable_lines(summary.format()))  # a model's names are any text
     return 0
 
 

@@ -79,7 +79,7 @@ def show_plan(args: argparse.Namespace) -> int:
         lines = format_plan(plan).splitlines()
         if estimated:  # after the title and the dims given
             lines.insert(1 + bool(plan.dims), _unbound_line(estimated))
-        print("\n".join(lines))
+        print(printable_lines("\n".join(lines)))  # a model's names are any text
     metas = propagate(graph, {**dims, **estimated})
     notes = idle_notes(
         platform, graph.ops, metas, plan.placement,

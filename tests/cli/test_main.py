@@ -98,7 +98,7 @@ def test_a_bad_target_at_its_root_is_said_of_the_target_option(
     assert capsys.readouterr().err == f"error: {spec}:2: cores: expected an integer >= 1, got 0\n"
 
 
-def test_a_note_shows_control_characters_escaped(
+def test_notes_and_text_output_show_control_characters_escaped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # a stale declared shape's note named the tensor as it was: its escape reached the terminal
@@ -116,3 +116,9 @@ def test_a_note_shows_control_characters_escaped(
     err = capsys.readouterr().err
     assert "\x1b" not in err
     assert r"tensor y\x1b[31mRED: shape [4], where the model declares [5]" in err
+    # and on stdout, where plan, model show and compare print names as text
+    for command in (["plan", str(path), "--target", "cuda"], ["model", "show", str(path)]):
+        assert cli.main(command) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out
+        assert r"y\x1b[31mRED" in out
