@@ -28,13 +28,15 @@ from contextlib import AbstractContextManager
 from hetsim.cli.counts import integer
 from hetsim.cli.lists import split_list
 from hetsim.errors import input_values_untaken
+from hetsim.ir.dims import dim_pairs
 
 __all__ = ["add_dims_option", "no_input_values", "parse_dims"]
 
 
 def parse_dims(text: str) -> dict[str, int]:
     """Values of symbolic dims from ``name=value`` pairs separated by commas (argparse puts
-    ``argument --dims:`` in front of an error); a name may hold ``=`` and ``,`` (`_pairs`).
+    ``argument --dims:`` in front of an error); a name may hold ``=`` and ``,``
+    (`hetsim.ir.dims.dim_pairs`).
 
     Examples
     --------
@@ -68,7 +70,7 @@ def parse_dims(text: str) -> dict[str, int]:
             f"expected one or more name=value pairs such as seq=128, got {text!r}"
         )
     dims: dict[str, int] = {}
-    for pair in _pairs(text):
+    for pair in dim_pairs(text):
         name, sep, value = pair.rpartition("=")  # a size holds no "=": a name may
         name = name.strip()
         size = integer(value)  # a negative one too, to say it is below 0
@@ -82,26 +84,6 @@ def parse_dims(text: str) -> dict[str, int]:
             raise argparse.ArgumentTypeError(f"expected each dim once, got {name!r} twice")
         dims[name] = size
     return dims
-
-
-def _pairs(text: str) -> list[str]:
-    """The ``name=value`` pairs of `text`, whose items `split_list` has found none empty: a part
-    between commas without ``=`` joins the next, its comma in a dim's name; one left at the end
-    is a pair without a value.
-
-    >>> _pairs("Min(s0, 10)=4, seq=8,batch")
-    ['Min(s0, 10)=4', 'seq=8', 'batch']
-    """
-    parts = text.split(",")
-    pairs: list[str] = []
-    start = 0
-    for end, part in enumerate(parts, start=1):
-        if "=" in part:
-            pairs.append(",".join(parts[start:end]).strip())
-            start = end
-    if start < len(parts):
-        pairs.append(",".join(parts[start:]).strip())
-    return pairs
 
 
 class _MergedDims(argparse.Action):

@@ -15,7 +15,7 @@ from types import MappingProxyType
 from hetsim.errors import ModelError, Problem, is_count
 from hetsim.ir.graph import Graph
 
-__all__ = ["check_dims", "check_graph_dims", "format_dims"]
+__all__ = ["check_dims", "check_graph_dims", "dim_pairs", "format_dims"]
 
 
 def check_dims(dims: object) -> Mapping[str, int]:
@@ -82,6 +82,27 @@ def check_graph_dims(graph: Graph, dims: object) -> Mapping[str, int]:
             expected = f"expected one of its symbolic dims ({', '.join(graph.symbols) or 'none'})"
             raise ModelError(Problem(f"model {graph.name}", expected, repr(name), *close).message)
     return checked
+
+
+def dim_pairs(text: str) -> list[str]:
+    """The ``name=size`` pairs of `text`, comma-separated as ``--dims`` takes them
+    (`hetsim.cli.dims`): a size holds no ``=`` and a name may hold ``=`` and ``,``, so a part
+    between commas without ``=`` joins the next, its comma in a dim's name (``Min(s0, 10)=4``);
+    one left at the end is a pair without a size. A pair is split at its last ``=``.
+
+    >>> dim_pairs("Min(s0, 10)=4, seq=8,batch")
+    ['Min(s0, 10)=4', 'seq=8', 'batch']
+    """
+    parts = text.split(",")
+    pairs: list[str] = []
+    start = 0
+    for end, part in enumerate(parts, start=1):
+        if "=" in part:
+            pairs.append(",".join(parts[start:end]).strip())
+            start = end
+    if start < len(parts):
+        pairs.append(",".join(parts[start:]).strip())
+    return pairs
 
 
 def format_dims(dims: Mapping[str, int]) -> str:

@@ -19,6 +19,7 @@ import numpy as np
 
 from hetsim.errors import ModelError, OpError, UnknownValueError, close_name, is_count
 from hetsim.ir import Graph, Op, bind_shape, check_graph, op_label
+from hetsim.ir.dims import dim_pairs
 from hetsim.kernels.checks import raise_kernel_error
 from hetsim.kernels.costs import Cost
 from hetsim.kernels.meta import Meta
@@ -115,16 +116,17 @@ def bind_dims(
 
 
 def _dims_option(name: str) -> str:
-    """How ``--dims`` takes a size for dim `name` (`hetsim.cli.dims`: a pair splits at its last
-    ``=``, and a part with an ``=`` ends a pair), quoted for a shell; nothing for a name it cannot
-    take (an ``=`` before a ``,``, or spaces at an end).
+    """How ``--dims`` takes a size for dim `name`, quoted for a shell; nothing for a name it
+    cannot take (`hetsim.ir.dims.dim_pairs` reads it as another: an ``=`` before a ``,``, or
+    spaces at an end).
 
     >>> _dims_option("seq"), _dims_option("Min(s0, 10)"), _dims_option("p=1,q")
     (' --dims seq=N on the command line,', " --dims 'Min(s0, 10)=N' on the command line,", '')
     """
-    if name != name.strip() or any("=" in part for part in name.split(",")[:-1]):
+    pair = f"{name}=N"
+    if dim_pairs(pair) != [pair]:
         return ""
-    return f" --dims {shlex.quote(name + '=N')} on the command line,"
+    return f" --dims {shlex.quote(pair)} on the command line,"
 
 
 def _checked_size(name: str, size: Any) -> int:
