@@ -69,9 +69,14 @@ class Transfer:
         return (self.src_memory, *self.via, self.dst_memory)
 
     @property
+    def links(self) -> int:
+        """The links its route crosses."""
+        return len(self.via) + 1
+
+    @property
     def link_bytes(self) -> int:
         """Bytes it puts on links: `bytes` once per link of its route, as a run counts them."""
-        return self.bytes * (len(self.via) + 1)
+        return self.bytes * self.links
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values."""
@@ -331,7 +336,7 @@ def _format_segment(segment: Segment) -> str:
 
 def _links_crossed(transfer: Transfer) -> str:
     """`` x N links`` after a transfer's size where its route crosses more than one link."""
-    return f" x {len(transfer.via) + 1} links" if transfer.via else ""
+    return f" x {transfer.links} links" if transfer.via else ""
 
 
 def _format_transfer(transfer: Transfer) -> str:
