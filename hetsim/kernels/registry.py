@@ -380,10 +380,11 @@ def unsupported_op(
     >>> unsupported_op("Mystery").partition(";")[0]
     'unsupported op Mystery'
     """
-    close = close_name(op_type, list(OPS)) if hinted else None
+    close = close_name(op_type, OPS) if hinted else None
     hint = ""
     if close is not None and close != op_type:
-        other = OPS[close].domain
-        there = f"domain {other!r}" if other else "the default domain"
-        hint = f" (did you mean {close!r}{'' if domain in (None, other) else ', in ' + there}?)"
+        other, there = OPS[close].domain, ""
+        if domain is not None and other != domain:
+            there = f", in domain {other!r}" if other else ", in the default domain"
+        hint = f" (did you mean {close!r}{there}?)"
     return f"unsupported op {printable(op_type)}{why}{hint}; {SUPPORTED_OPS_LISTED}"
