@@ -87,9 +87,8 @@ def _user_tags_hint(err: HetsimError) -> str:
 
 
 def _error(message: str) -> None:
-    """Print `message` as the command's error: each of its lines `printable` (as a note is), so
-    that a name
-    a message holds unquoted sends the terminal no escape codes, whatever built it.
+    """Print `message` as the command's error, its lines `printable_lines`, as a note's are: a
+    name a message holds unquoted sends the terminal no escape codes, whatever built it.
 
     >>> import contextlib, io
     >>> with contextlib.redirect_stderr(io.StringIO()) as err:
