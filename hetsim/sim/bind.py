@@ -6,7 +6,7 @@ the streams and memories each step touches (by name), the link hops of every cop
 functional mode, the compiled kernel closures and the constants' values. The result, a
 `BoundProgram`, is plain data that no run changes: `bound_for` keeps it for the next run of the
 same program at the same shapes, and `run_program` runs the engine once with a fresh value table.
-Each instruction's step is made by its binder (`hetsim.sim.binders.BINDERS`).
+Each instruction's step is made by its binder (`hetsim.sim.binders.Binder.steps`).
 
 Host-side costs per instruction (the formulas are in ``docs/cost-model.md``; when each is paid,
 in ``docs/runtime.md``):
@@ -52,7 +52,7 @@ from hetsim.runtime import (
     PlanProgram,
     Ret,
 )
-from hetsim.sim.binders import BINDERS, Binder, compiled_kernel
+from hetsim.sim.binders import Binder, compiled_kernel
 from hetsim.sim.engine import Simulation
 from hetsim.sim.fusion import constant_values, fused_runs
 from hetsim.sim.records import RunRecord
@@ -282,7 +282,7 @@ def bind(
         _check_ends(p)
         try:
             binder = Binder(p, platform, run_dims, space, is_functional=is_functional)
-            code = tuple([BINDERS[type(ins)](ins, binder) for ins in p_code])
+            code = binder.steps(p_code)
             staged |= binder.staged
         except KeyError as err:  # caught, not checked: nothing per instruction when all is well
             message = _missing(p, platform, space, err.args[0] if err.args else None)
