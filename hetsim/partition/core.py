@@ -253,8 +253,11 @@ class _Builder:
         root_host = self.platform.levels[""].host
         names = [op.name for op in self.graph.ops]
         folded_names = {op.name for op in folded}
-        # a folded op a rule names is computed by the root host at load time: no rule placed it
-        ruled = ruled_ops(self.rules, [op for op in self.graph.ops if op.name not in folded_names])
+        ruled: frozenset[str] = frozenset()
+        if self.rules:  # a pass over the ops each, skipped without rules (nearly every plan)
+            # a folded op a rule names is computed by the root host at load time: none placed it
+            kept = [op for op in self.graph.ops if op.name not in folded_names]
+            ruled = ruled_ops(self.rules, kept)
         placement = dict.fromkeys(names, root_host)
         placement.update(self.placement)  # keeps the graph's order
         return Plan(
@@ -264,9 +267,9 @@ class _Builder:
             levels=MappingProxyType(levels),
             placement=MappingProxyType(placement),
             folded=tuple(op.name for op in folded),
-            dynamic=tuple(filter(self.dynamic.__contains__, names)),
+            dynamic=tuple(filter(self.dynamic.__contains__, names)) if self.dynamic else (),
             dims=MappingProxyType(dict(dims)),
-            ruled=tuple(filter(ruled.__contains__, names)),
+            ruled=tuple(filter(ruled.__contains__, names)) if ruled else (),
             notes=folded_rule_notes(self.rules, self.graph.ops, folded_names),
         )
 
