@@ -330,7 +330,11 @@ class LevelCompiler:
                             self._sync(stream)
                 append(_new(Call, (unit.op, inputs, tuple(outputs))))
             else:
-                waits = self._waits(inputs, user)
+                waits: tuple[int, ...] = ()
+                for source in inputs:  # `_waits` only where an input was made on another stream
+                    if source is not None and made_on[source] not in (None, user):
+                        waits = self._waits(inputs, user)
+                        break
                 if unit.op is None:
                     assert unit.program is not None, f"invocation {unit.name} without a program"
                     append(Invoke(where, unit.program, inputs, tuple(outputs), user, waits,
