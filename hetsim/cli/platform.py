@@ -8,7 +8,7 @@ import sys
 
 from hetsim.cli.files import png_file, writing
 from hetsim.platform import build_platform, draw, render_tree
-from hetsim.target import Target
+from hetsim.target import target_argument
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 def show_platform(args: argparse.Namespace) -> int:
     """Print the platform of ``args.target`` as a tree (or JSON); draw it for ``--png``."""
-    platform = build_platform(Target(args.target))
+    platform = build_platform(target_argument(args.target, "TARGET"))
     print(json.dumps(platform.to_dict(), indent=2) if args.json else render_tree(platform))
     if args.png:
         with writing("--png", args.png) as path:

@@ -24,6 +24,7 @@ from hetsim.target import (
     list_tags,
     render_tree,
     schema_table,
+    target_argument,
 )
 from hetsim.target.canonical import canonicalize_config, locate_in_file
 from hetsim.target.catalog import config_category
@@ -104,7 +105,7 @@ def _show(args: argparse.Namespace) -> int:
     if config is not None:  # an executor or runtime: one mapping, no tree to draw
         exported = config
     else:
-        target = Target(args.target)
+        target = target_argument(args.target, "TARGET")
         if args.tree:
             print(render_tree(target))
             return 0

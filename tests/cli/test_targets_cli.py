@@ -91,7 +91,19 @@ def test_show_an_unknown_name_prints_the_problem_without_a_traceback(
 ) -> None:
     status, out, err = _run(capsys, "show", "cdua")
     assert (status, out) == (1, "")
-    assert err == "error: unknown kind or tag 'cdua' (did you mean 'cuda'?)\n"
+    assert err == "error: TARGET: unknown kind or tag 'cdua' (did you mean 'cuda'?)\n"
+
+
+@pytest.mark.parametrize("tree", [[], ["--tree"]])
+def test_show_names_the_target_argument_only_for_a_problem_at_the_root(
+    capsys: pytest.CaptureFixture[str], tree: list[str]
+) -> None:
+    assert _run(capsys, "show", *tree, "[1]") == (
+        1, "", "error: TARGET: expected a target name or a mapping, got [1]\n"
+    )  # fmt: skip
+    assert _run(capsys, "show", *tree, '{"kind": "cdua"}') == (
+        1, "", "error: kind: unknown kind 'cdua' (did you mean 'cuda'?)\n"
+    )  # fmt: skip
 
 
 def test_an_unknown_tag_with_no_close_name_says_where_own_tags_come_from(

@@ -52,4 +52,21 @@ def test_show_unknown_target_is_a_user_error(capsys: pytest.CaptureFixture[str])
         " (a tag folder of your own: HETSIM_TAG_DIR=DIR before any command, or the command's "
         "--tags DIR where it has one)"
     )
-    assert capsys.readouterr().err == f"error: {raised.value}{hint}\n"
+    assert capsys.readouterr().err == f"error: TARGET: {raised.value}{hint}\n"
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        # a problem at the root is said of the argument, as `hetsim run` says --target's
+        ("[1]", "TARGET: expected a target name or a mapping, got [1]"),
+        ("{}", "TARGET: expected a 'kind' or a 'tag', got neither"),
+        # one with a path keeps it
+        ('{"kind": "cdua"}', "kind: unknown kind 'cdua' (did you mean 'cuda'?)"),
+    ],
+)
+def test_show_names_the_target_argument_for_a_problem_at_the_root(
+    capsys: pytest.CaptureFixture[str], spec: str, said: str
+) -> None:
+    assert main(["platform", "show", spec]) == 1
+    assert capsys.readouterr() == ("", f"error: {said}\n")
