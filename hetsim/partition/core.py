@@ -342,7 +342,7 @@ def _estimate(
             # the hint alone sent the user to sizes that failed too (a float32[n, 4] plus a
             # [3]); some sizes may still hold (a Reshape to [-1, 16] at 16 and 32)
             probed = " and ".join(format_dims(sizes[n]) for n in PROBE_DIMS)
-            also = f"; the op fails alike at {probed}: check that its shapes can hold"
+            also = f"; it fails at {probed} too: few sizes, or none, may hold"
         # a shape rule that holds at the run's sizes may not at the guess (a Reshape to
         # [-1, 2] of [n]): the rule's message alone named sizes the user never gave
         raise PartitionError(

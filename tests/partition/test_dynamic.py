@@ -92,8 +92,8 @@ def test_an_op_that_fails_at_other_sizes_too_says_so_beside_the_hint() -> None:
     message = (
         "partition: expected shapes that hold with the dims not bound at compile time set to 1 "
         "for the plan's estimate (n=1), got op add (Add): expected broadcastable shapes, got "
-        "[1, 4] and [3] (bind them with dims=, as this run's sizes; the op fails alike at n=2 "
-        "and n=2520: check that its shapes can hold)"
+        "[1, 4] and [3] (bind them with dims=, as this run's sizes; it fails at n=2 and n=2520 "
+        "too: few sizes, or none, may hold)"
     )
     with pytest.raises(PartitionError, match=f"^{re.escape(message)}$"):
         partition(graph, tag_platform("x86-h100"))
