@@ -62,9 +62,7 @@ from hetsim.sim.steps import (
     BranchStep,
     CallStep,
     CopyStep,
-    FreeStep,
     InvokeStep,
-    LaunchStep,
     RetStep,
     Step,
     SyncStep,
@@ -159,12 +157,10 @@ class Simulation(Interpreter):
             type,
             Callable[[Stream, tuple[Any, float, int | None], float], Generator[Event, Any, None]],
         ] = {CopyStep: self.transfer, InvokeStep: self.invoke}
+        # the handler of every step but ALLOC, FREE, LAUNCH and COPY, which the interpreter's
+        # loop runs itself (`Interpreter._interpret`)
         self._handlers: dict[type, Callable[[Any], Event | None]] = {
-            AllocStep: self._alloc,
-            FreeStep: self._free,
             CallStep: self._call,
-            LaunchStep: self._launch,
-            CopyStep: self._launch,
             SyncStep: self._sync,
             BranchStep: self._branch,
             InvokeStep: self._invoke,
