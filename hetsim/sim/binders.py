@@ -107,14 +107,6 @@ class Binder:
         # (`two_clock_memories`)
         self.staged: set[str] = set()
 
-    def memory_args_of(self, size: int, memory: str) -> Mapping[str, Any]:
-        """The span args of an ALLOC or FREE of `size` bytes in `memory` (shared, read only)."""
-        key = (size, memory)
-        found = self.memory_args.get(key)
-        if found is None:
-            found = self.memory_args[key] = {"bytes": size, "memory": memory}
-        return found
-
     def slot_index(self, slot: int | None) -> int:
         return self.none_slot if slot is None else slot
 

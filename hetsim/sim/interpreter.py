@@ -193,36 +193,28 @@ class Interpreter:
             step = code[self.pc]
             self.pc += 1
             kind = step.__class__
-            if kind is AllocStep:
+            if kind is AllocStep or kind is FreeStep:
                 t = self.t
                 memory = memories[step.memory]
-                used = memory.used_bytes + step.size_bytes
-                if memory.is_deferred:
-                    pool = (step.writer, host) if step.writer else None
-                    memory.changes.append((t, step.size_bytes, step, pool))
-                elif used > memory.capacity_bytes:
-                    raise out_of_memory(step, memory, t, self.placement)
-                memory.used_bytes = used
-                if used > memory.peak_bytes:
-                    memory.peak_bytes = used
-                end = t + step.cost_us
-                if is_tracing:
-                    record((host, EXEC, step.name, "dispatch", t, end, None, None, step.args))
-                else:
-                    busy[dispatched] += end - t
-                self.t = end
-                continue
-            if kind is FreeStep:
-                t = self.t
-                if step.after:
-                    self._queue_release(step, t)
-                else:
-                    memory = memories[step.memory]
-                    memory.used_bytes -= step.size_bytes
+                if kind is AllocStep:  # what `_take` does, inlined
+                    used = memory.used_bytes + step.size_bytes
                     if memory.is_deferred:
-                        memory.changes.append((t, -step.size_bytes, None, None))
-                values[step.slot] = None
-                end = t + step.cost_us
+                        pool = (step.writer, host) if step.writer else None
+                        memory.changes.append((t, step.size_bytes, step, pool))
+                    elif used > memory.capacity_bytes:
+                        raise out_of_memory(step, memory, t, self.placement)
+                    memory.used_bytes = used
+                    if used > memory.peak_bytes:
+                        memory.peak_bytes = used
+                else:  # what `give` does, inlined
+                    if step.after:
+                        self._queue_release(step, t)
+                    else:
+                        memory.used_bytes -= step.size_bytes
+                        if memory.is_deferred:
+                            memory.changes.append((t, -step.size_bytes, None, None))
+                    values[step.slot] = None
+                end = t + step.cost_us  # the instruction's own host time: `_dispatch`, inlined
                 if is_tracing:
                     record((host, EXEC, step.name, "dispatch", t, end, None, None, step.args))
                 else:
