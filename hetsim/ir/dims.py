@@ -74,13 +74,30 @@ def check_graph_dims(graph: Graph, dims: object) -> Mapping[str, int]:
     ...
     hetsim.errors.ModelError: model g: expected one of its symbolic dims (seq), got 'sq'
     (did you mean 'seq'?)
+
+    A name that joins the graph's dims with commas is several dims, one without its size (a
+    name may hold a comma: ``--dims batch,seq=128`` sizes a dim ``batch,seq``):
+
+    >>> g = Graph("g", (), {"x": TensorType(("batch", "seq"), "float32")}, ())
+    >>> check_graph_dims(g, {"batch,seq": 128})  # doctest: +NORMALIZE_WHITESPACE
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.ModelError: model g: expected one of its symbolic dims (batch, seq), got
+    'batch,seq': several dims, each with a size (batch=N, seq=N)?
     """
     checked = check_dims(dims)
     for name in checked:
         if name not in graph.symbols:
-            close = difflib.get_close_matches(name, graph.symbols, n=1)
             expected = f"expected one of its symbolic dims ({', '.join(graph.symbols) or 'none'})"
-            raise ModelError(Problem(f"model {graph.name}", expected, repr(name), *close).message)
+            where, got = f"model {graph.name}", repr(name)
+            parts = [part.strip() for part in name.split(",")]
+            if len(parts) > 1 and all(part in graph.symbols for part in parts):
+                # ``--dims batch,seq=128``: a dim left without its size reads as part of a name
+                sizes = ", ".join(f"{part}=N" for part in parts)
+                said = Problem(where, expected, got).message
+                raise ModelError(f"{said}: several dims, each with a size ({sizes})?")
+            close = difflib.get_close_matches(name, graph.symbols, n=1)
+            raise ModelError(Problem(where, expected, got, *close).message)
     return checked
 
 

@@ -187,15 +187,15 @@ def test_an_op_that_fails_as_a_command_runs_names_the_model_file(
     )
 
 
-def _odd_dims_model(path: Path) -> Path:
-    """An ONNX file at `path` of one Relu whose input's dims are named ``Min(s0, 10)`` and
-    ``a=b``, names that exporters write (any string is a dim name)."""
+def _odd_dims_model(path: Path, dims: tuple[str, str] = ("Min(s0, 10)", "a=b")) -> Path:
+    """An ONNX file at `path` of one Relu whose input's dims are named `dims`: by default
+    ``Min(s0, 10)`` and ``a=b``, names that exporters write (any string is a dim name)."""
     onnx = pytest.importorskip("onnx")
     helper, types = onnx.helper, onnx.TensorProto
     graph = helper.make_graph(
         [helper.make_node("Relu", ["x"], ["y"], name="y")],
         "odd",
-        [helper.make_tensor_value_info("x", types.FLOAT, ["Min(s0, 10)", "a=b"])],
+        [helper.make_tensor_value_info("x", types.FLOAT, list(dims))],
         [helper.make_tensor_value_info("y", types.FLOAT, None)],
     )
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
@@ -241,4 +241,24 @@ def test_a_part_without_a_size_is_still_no_pair(
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"hetsim plan: error: argument --dims: expected name=value pairs such as seq=128, "
         f"got {pair!r}"
+    )
+
+
+@pytest.mark.parametrize("command", ["run", "plan", "model-show"])
+def test_dims_left_without_a_size_before_a_comma_are_said_to_be_several(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "batch,seq=128" sizes one dim named "batch,seq" (a name may hold a comma), which the
+    # model lacks: the error suggested 'batch' alone, as if a typo
+    path = str(_odd_dims_model(tmp_path / "two.onnx", ("batch", "seq")))
+    argv = {
+        "run": ["run", path, "--target", "x86-h100"],
+        "plan": ["plan", path, "--target", "x86-h100"],
+        "model-show": ["model", "show", path],
+    }[command]
+    assert main([*argv, "--dims", "batch, seq=128"]) == 1
+    assert capsys.readouterr() == (
+        "",
+        "error: model odd: expected one of its symbolic dims (batch, seq), got 'batch, seq': "
+        "several dims, each with a size (batch=N, seq=N)?\n",
     )
