@@ -142,8 +142,8 @@ class Binder:
 
         ALLOC, FREE and LAUNCH, one or more of each per op, are bound here in one loop with the
         tables in locals; every other instruction by its function in `BINDERS`. With a call per
-        instruction, binding a 1e5-op chain took 2.7 µs per op, against 2.2-2.3 (best of 5,
-        docs/runtime.md, "Performance").
+        instruction, binding a 1e5-op chain took 2.8-2.9 µs per op, against 2.3 (best of 5, three
+        alternating rounds; docs/runtime.md, "Performance").
         """
         slots, sizes, ops, op_time = self.slots, self.sizes, self.program.ops, self.op_time
         memory_args, launch_us, dispatch = self.memory_args, self.launch_us, self.dispatch_us
