@@ -195,8 +195,8 @@ class Interpreter:
             kind = step.__class__
             if kind is AllocStep or kind is FreeStep:
                 t = self.t
-                memory = memories[step.memory]
                 if kind is AllocStep:  # what `_take` does, inlined
+                    memory = memories[step.memory]
                     used = memory.used_bytes + step.size_bytes
                     if memory.is_deferred:
                         pool = (step.writer, host) if step.writer else None
@@ -210,6 +210,7 @@ class Interpreter:
                     if step.after:
                         self._queue_release(step, t)
                     else:
+                        memory = memories[step.memory]
                         memory.used_bytes -= step.size_bytes
                         if memory.is_deferred:
                             memory.changes.append((t, -step.size_bytes, None, None))
