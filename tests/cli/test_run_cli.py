@@ -191,15 +191,21 @@ def test_run_writes_trace_gantt_and_outputs(
     )
 
 
+def _save_outputs(
+    monkeypatch: pytest.MonkeyPatch, path: Path, outputs: dict[str, np.ndarray]
+) -> int:
+    """The status of ``hetsim run ... --save-outputs path`` whose run returns `outputs`."""
+    record = two_level_record(outputs=outputs)
+    monkeypatch.setattr(run_command, "_simulate", lambda *a, **k: Result.from_record(record))
+    return main(["run", "odd.onnx", "--target", "cuda", "--save-outputs", str(path)])
+
+
 def test_outputs_np_load_reads_under_one_key_are_not_saved(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # np.load(path)["y.npy"] read member y.npy, output y's, not output y.npy (member y.npy.npy)
-    outputs = {"y": np.zeros(2), "y.npy": np.ones(2)}
-    record = two_level_record(outputs=outputs)
-    monkeypatch.setattr(run_command, "_simulate", lambda *a, **k: Result.from_record(record))
     path = tmp_path / "out.npz"
-    assert main(["run", "odd.onnx", "--target", "cuda", "--save-outputs", str(path)]) == 1
+    assert _save_outputs(monkeypatch, path, {"y": np.zeros(2), "y.npy": np.ones(2)}) == 1
     assert capsys.readouterr() == (
         "",
         f"error: --save-outputs {path}: expected output names np.load tells apart, got 'y' and "
@@ -211,11 +217,8 @@ def test_outputs_np_load_reads_under_one_key_are_not_saved(
 def test_outputs_named_with_npy_alone_are_saved_as_np_load_reads_them(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    outputs = {"y.npy": np.ones(2), "z": np.zeros(1)}
-    record = two_level_record(outputs=outputs)
-    monkeypatch.setattr(run_command, "_simulate", lambda *a, **k: Result.from_record(record))
     path = tmp_path / "out.npz"
-    assert main(["run", "odd.onnx", "--target", "cuda", "--save-outputs", str(path)]) == 0
+    assert _save_outputs(monkeypatch, path, {"y.npy": np.ones(2), "z": np.zeros(1)}) == 0
     with np.load(path) as saved:
         assert sorted(saved.files) == ["y.npy", "z"]
         np.testing.assert_array_equal(saved["y.npy"], np.ones(2))
