@@ -108,6 +108,15 @@ def refusals(
     return found
 
 
+def _processors_under(platform: Platform, choice: str) -> list[str]:
+    """The processors whose capabilities `refusals` reads for `choice`: itself, or a nested
+    level's devices, to any depth."""
+    level = platform.levels.get(choice)
+    if level is None:
+        return [choice]
+    return [path for device in level.devices for path in _processors_under(platform, device)]
+
+
 @functools.cache
 def _names(dtypes: tuple[np.dtype[Any], ...]) -> frozenset[str]:
     """The names of `dtypes`, made once per combination: numpy builds ``dtype.name`` anew on
@@ -194,6 +203,10 @@ class LevelContext:
     constants: frozenset[str] = frozenset()
     rules: tuple[Any, ...] = ()
     held: dict[str, set[str]] = field(default_factory=dict, repr=False, compare=False)
+    dtypes: frozenset[str] | None = field(default=None, repr=False, compare=False)
+    """The names of the dtypes among `metas`, where the caller found them (`partition` does,
+    once for all its levels): when every processor the level's choices run on takes all of
+    them, no op is refused for its dtypes, and `candidates` reads none."""
     # Refusals depend on the op's type, dynamism and output dtypes only: worked out once per
     # combination, not per op.
     _capable: dict[tuple[Any, ...], tuple[tuple[str, ...], list[tuple[str, str]]]] = field(
@@ -215,10 +228,13 @@ class LevelContext:
             None can; the message names each processor tried and why not.
         """
         is_dynamic = op.name in self.dynamic
-        key = (op.type, is_dynamic, self._compute_dtypes(op))
+        # an op's dtypes are read from `metas` by its outputs' names: at 1e6 ops, a lookup that
+        # misses the caches, for nothing where no choice refuses a dtype the graph has
+        dtypes_read = self._reads_dtypes
+        key = (op.type, is_dynamic, self._compute_dtypes(op) if dtypes_read else ())
         known = self._capable.get(key)
         if known is None:
-            dtypes = self.dtypes_of(op)
+            dtypes = self.dtypes_of(op) if dtypes_read else frozenset()
             found: list[str] = []
             tried: list[tuple[str, str]] = []
             for choice in self.choices:
@@ -231,6 +247,19 @@ class LevelContext:
         if not known[0]:
             raise no_device_error(op, known[1])
         return known[0]
+
+    @functools.cached_property
+    def _reads_dtypes(self) -> bool:
+        """Whether a processor the choices run on lacks one of `dtypes` (or they are unknown)."""
+        if self.dtypes is None:
+            return True
+        processors = self.platform.processors
+        for choice in self.choices:
+            for path in _processors_under(self.platform, choice):
+                computes = processors[path].attrs.get("dtypes")
+                if computes is not None and not self.dtypes.issubset(computes):
+                    return True
+        return False
 
     def dtypes_of(self, op: Op) -> frozenset[str]:
         """The element types `op` computes in: its outputs' dtypes' names, and where its one

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import chain
@@ -50,7 +50,7 @@ from hetsim.partition.policies import (
     load_rules,
     ruled_ops,
 )
-from hetsim.partition.segments import group_ops
+from hetsim.partition.segments import Grouping, grouping
 from hetsim.platform import Level, Platform, check_platform, empty_memory_note
 from hetsim.units import counted, format_bytes, format_sizes
 
@@ -84,6 +84,13 @@ class _Builder:
     placement: dict[str, str] = field(default_factory=dict)
     held: dict[str, set[str]] = field(default_factory=dict)
     """Memory -> the weights the levels cut so far put there (`LevelContext.held`)."""
+    dtypes: frozenset[str] = field(init=False)
+    """The names of the dtypes among `metas` (`LevelContext.dtypes`): one pass in order over
+    the table, where a lookup per op by name misses the caches at 1e6 ops."""
+
+    def __post_init__(self) -> None:
+        found = {meta.dtype for meta in self.metas.values()}  # a few: each named once
+        self.dtypes = frozenset([dtype.name for dtype in found])
 
     def _memory(self, choice: str) -> str:
         return home_memory(self.platform, choice)
@@ -91,43 +98,54 @@ class _Builder:
     def _segments(
         self,
         level: Level,
-        groups: list[tuple[str, tuple[Op, ...]]],
+        cut: Grouping,
         exits: Sequence[str],
         parent: str | None,
     ) -> tuple[list[Segment], dict[str, int]]:
-        """The level's segments, and the index of the segment that makes each tensor.
+        """The level's segments, and the index of the segment that makes each tensor (of those
+        read outside it: the level's `exits` and the inputs of another segment).
 
         One pass over the groups in execution order sees each tensor's producer before its
         readers. A tensor leaves its segment when a later segment reads it or it is one of the
         level's `exits`: any reader outside the level's ops makes it an output of the parent
         segment (a graph output, at the root), and folded ops read constants only. A speed trick:
         no graph-wide set of consumers per tensor (with it and the one-device segments of
-        `group_ops`, `partition` of a 1e5-op chain went from 5.4-5.8 to 2.1-2.5 µs per op).
+        `group_ops`, `partition` of a 1e5-op chain went from 5.4-5.8 to 2.1-2.5 µs per op); and
+        one group's inputs are what `grouping` saw it read from outside (`Grouping.outside`),
+        with no table of what each op makes (at 1e6 ops, each lookup in one misses the caches).
         """
-        made: dict[str, int] = {}
-        leaving = set(exits)
+        groups = cut.groups
         constants, costs = self.constants, self.costs
-        read: list[dict[str, None]] = []
-        for k, (_, group) in enumerate(groups):
-            inputs: dict[str, None] = {}
-            for op in group:
-                for t in op.inputs:
-                    source = made.get(t)
-                    if source is None:
-                        if t and t not in constants:
+        if cut.outside is not None:  # one group: it reads from outside only
+            leaving = set(exits)
+            read = [dict.fromkeys(t for t in cut.outside if t and t not in constants)]
+        else:
+            made: dict[str, int] = {}
+            leaving = set(exits)
+            read = []
+            for k, (_, group) in enumerate(groups):
+                inputs: dict[str, None] = {}
+                for op in group:
+                    for t in op.inputs:
+                        source = made.get(t)
+                        if source is None:
+                            if t and t not in constants:
+                                inputs[t] = None
+                        elif source != k:
                             inputs[t] = None
-                    elif source != k:
-                        inputs[t] = None
-                        leaving.add(t)
-                for t in op.outputs:
-                    if t:
-                        made[t] = k
-            read.append(inputs)
+                            leaving.add(t)
+                    for t in op.outputs:
+                        if t:
+                            made[t] = k
+                read.append(inputs)
         first = len(self.segments.setdefault(level.path, []))  # ids go on across parents
         prefix = f"{level.path}:" if level.path else ""
         segments: list[Segment] = []
+        leaves: dict[str, int] = {}
         for k, (device, group) in enumerate(groups):
             names = tuple([op.name for op in group])
+            outputs = tuple([t for op in group for t in op.outputs if t and t in leaving])
+            leaves.update(dict.fromkeys(outputs, k))
             segments.append(
                 Segment(
                     id=f"{prefix}s{first + k}",
@@ -135,14 +153,14 @@ class _Builder:
                     device=device,
                     ops=names,
                     inputs=tuple(read[k]),
-                    outputs=tuple([t for op in group for t in op.outputs if t and t in leaving]),
+                    outputs=outputs,
                     parent=parent,
-                    flops=float(sum([costs[name].flops for name in names])),
+                    flops=float(sum([cost.flops for cost in _in_order(costs, names)])),
                     op_types=tuple(Counter([op.type for op in group]).most_common()),
                     is_nested=device in self.platform.levels,
                 )
             )
-        return segments, made
+        return segments, leaves
 
     def _boundaries(
         self, level: Level, cut: list[Segment], made: Mapping[str, int], exits: Sequence[str]
@@ -190,12 +208,13 @@ class _Builder:
             self.constants,
             self.rules,
             self.held,
+            self.dtypes,
         )
-        groups = group_ops(ops, POLICIES[self.policy](context))
-        cut, made = self._segments(level, groups, exits, parent)
+        grouped = grouping(ops, POLICIES[self.policy](context))
+        cut, made = self._segments(level, grouped, exits, parent)
         self.segments[level.path].extend(cut)
         self._boundaries(level, cut, made, exits)
-        for segment, (_, group) in zip(cut, groups, strict=True):
+        for segment, (_, group) in zip(cut, grouped.groups, strict=True):
             nested = self.platform.levels.get(segment.device)
             if nested is None:
                 self.placement.update(dict.fromkeys(segment.ops, segment.device))
@@ -258,8 +277,11 @@ class _Builder:
             # a folded op a rule names is computed by the root host at load time: none placed it
             kept = [op for op in self.graph.ops if op.name not in folded_names]
             ruled = ruled_ops(self.rules, kept)
-        placement = dict.fromkeys(names, root_host)
-        placement.update(self.placement)  # keeps the graph's order
+        if list(self.placement) == names:  # every op placed, in the graph's order (no folds,
+            placement = self.placement  # one segment a level): no table rebuilt by name
+        else:
+            placement = dict.fromkeys(names, root_host)
+            placement.update(self.placement)  # keeps the graph's order
         return Plan(
             graph=self.graph.name,
             platform=self.platform.name,
@@ -272,6 +294,15 @@ class _Builder:
             ruled=tuple(filter(ruled.__contains__, names)) if ruled else (),
             notes=folded_rule_notes(self.rules, self.graph.ops, folded_names),
         )
+
+
+def _in_order(table: Mapping[str, Cost], names: tuple[str, ...]) -> Iterable[Cost]:
+    """``table[name]`` for each of `names`, read in order where the table's keys are `names`
+    (a level's every op, in the graph's order, as `propagate_costs` made the table): at 1e6 ops
+    a lookup per name misses the caches."""
+    if isinstance(table, dict) and len(table) == len(names) and tuple(table) == names:
+        return table.values()
+    return [table[name] for name in names]
 
 
 def _policy(policy: str, rules: Any, platform: Platform, ops: Sequence[Op]) -> tuple[Rule, ...]:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 from hetsim.errors import PartitionError
 from hetsim.ir import Op, op_label
 from hetsim.ir.nodes import shown
 
-__all__ = ["data_edges", "group_ops"]
+__all__ = ["Grouping", "data_edges", "group_ops", "grouping"]
 
 
 def data_edges(ops: Sequence[Op]) -> list[tuple[int, int]]:
@@ -139,7 +140,17 @@ def _step(
     return following
 
 
-def _components(ops: Sequence[Op], device: str) -> list[tuple[str, tuple[Op, ...]]]:
+class Grouping(NamedTuple):
+    """`group_ops`' segments, and what `hetsim.partition.core` reads of one group's ops."""
+
+    groups: list[tuple[str, tuple[Op, ...]]]
+    outside: tuple[str, ...] | None
+    """With one group: the tensors its ops read that none of them makes (graph inputs,
+    constants, ``""`` for an omitted input, a nested level's arguments), in the order first
+    read; None with several (their inputs depend on which group makes what)."""
+
+
+def _components(ops: Sequence[Op], device: str) -> Grouping:
     """`group_ops` when every op is on one `device`: the weakly connected components.
 
     With one device no merge can close a cycle (a cycle needs a path through a group on another
@@ -147,16 +158,20 @@ def _components(ops: Sequence[Op], device: str) -> list[tuple[str, tuple[Op, ...
     lexicographic topological order is by first op. A speed trick, equal to the general merge
     (tests/partition/test_segments.py): the edges are followed as the ops are read (in
     topological order, a producer comes first), not listed by `data_edges`, and one component is
-    returned whole (a 1e5-op chain on one GPU cut in 0.04 s, where the general merge took 0.17).
+    returned whole (a 1e5-op chain on one GPU cut in 0.04 s, where the general merge took 0.17),
+    with the tensors read from outside it noted on the way (`Grouping.outside`: the segment's
+    inputs, with no second table of what each op makes).
     """
     parent = list(range(len(ops)))
     producer: dict[str, int] = {}
+    outside: dict[str, None] = {}
     joins = 0
     for v, op in enumerate(ops):
         root = v  # the group of op v, as its edges join it to its producers'
         for name in op.inputs:
             u = producer.get(name)
             if u is None:
+                outside[name] = None
                 continue
             while parent[u] != u:
                 parent[u] = u = parent[parent[u]]
@@ -170,7 +185,7 @@ def _components(ops: Sequence[Op], device: str) -> list[tuple[str, tuple[Op, ...
             if name:
                 producer[name] = v
     if joins == len(ops) - 1:
-        return [(device, tuple(ops))]
+        return Grouping([(device, tuple(ops))], tuple(outside))
     members: dict[int, list[Op]] = {}
     for i, op in enumerate(ops):
         root = i
@@ -178,7 +193,7 @@ def _components(ops: Sequence[Op], device: str) -> list[tuple[str, tuple[Op, ...
             root = parent[root]
         parent[i] = root
         members.setdefault(root, []).append(op)
-    return [(device, tuple(group)) for group in members.values()]
+    return Grouping([(device, tuple(group)) for group in members.values()], None)
 
 
 def group_ops(ops: Sequence[Op], device: Mapping[str, str]) -> list[tuple[str, tuple[Op, ...]]]:
@@ -213,8 +228,19 @@ def group_ops(ops: Sequence[Op], device: Mapping[str, str]) -> list[tuple[str, t
     PartitionError
         `ops` is not a sequence of Ops, `device` not a mapping, or an op has no device there.
     """
+    return grouping(ops, device).groups
+
+
+def grouping(ops: Sequence[Op], device: Mapping[str, str]) -> Grouping:
+    """`group_ops`, with what the one group reads from outside where all are one (`Grouping`)."""
     try:
-        where = [device[op.name] for op in ops]
+        names = [op.name for op in ops]
+        # a placement made in the ops' order (every policy's) is read in order: a lookup per
+        # op in a table of a million names misses the caches
+        if isinstance(device, dict) and list(device) == names:
+            where = list(device.values())
+        else:
+            where = [device[name] for name in names]
     except (AttributeError, KeyError, TypeError) as err:  # found on failure only
         raise PartitionError(f"group_ops: {_grouping_problem(ops, device)}") from err
     if len(set(where)) == 1:
@@ -240,7 +266,7 @@ def group_ops(ops: Sequence[Op], device: Mapping[str, str]) -> list[tuple[str, t
     members: dict[int, list[Op]] = {}
     for i, op in enumerate(ops):
         members.setdefault(find(i), []).append(op)
-    return [(where[n], tuple(members[n])) for n in dag.order()]
+    return Grouping([(where[n], tuple(members[n])) for n in dag.order()], None)
 
 
 def _grouping_problem(ops: object, device: object) -> str:
