@@ -12,7 +12,7 @@ parent's number is smaller than its children's; INVOKE names its callee's number
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hetsim.errors import SimulationError
@@ -22,7 +22,7 @@ from hetsim.partition.folding import dims_of_op, dims_read
 from hetsim.platform import Platform, check_platform
 from hetsim.runtime.bytecode import VmProgram
 from hetsim.runtime.graph_executor import GraphProgram, check_static, compile_graph
-from hetsim.runtime.vm import LevelCompiler, Unit, _new
+from hetsim.runtime.vm import LevelCompiler, Unit, UnitPlacement, _new
 
 __all__ = ["COMPILERS", "LevelProgram", "PlanProgram", "compile_plan", "compile_vm"]
 
@@ -81,12 +81,24 @@ class _Context:
         self.constants = constants
         self.folded = tuple(folded)
         self.ops = tuple(ops)
-        self.number = {op.name: n for n, op in enumerate(ops)}
+        self.names = tuple([op.name for op in ops])
+        self._number: dict[str, int] | None = None
         self.programs: list[LevelProgram | None] = []
         unbound = {s for t in graph.inputs.values() for s in t.symbols} - set(plan.dims)
         self.unbound = sorted(unbound)
         self.dynamic = frozenset(plan.dynamic)
         self._reading: dict[str, frozenset[str]] | None = None
+
+    def numbers(self, names: tuple[str, ...]) -> Iterable[int]:
+        """The numbers of the ops named `names` (in `ops`): counted, where they are every op in
+        order (a level of one segment), as a lookup per name in a table of 1e6 misses the
+        caches; else looked up in a table made at the first call (a KeyError names one unknown)."""
+        if names == self.names:
+            return range(len(names))
+        if self._number is None:
+            self._number = {name: n for n, name in enumerate(self.names)}
+        number = self._number
+        return [number[name] for name in names]
 
     def dims_read_by(self, ops: Sequence[Op]) -> dict[str, int]:
         """The plan's compile-time dims that a shape of `ops` depends on (tracked by dependence,
@@ -116,7 +128,6 @@ class _Context:
         number = len(self.programs)
         self.programs.append(None)
         units: list[Unit] = []
-        placement: dict[str, str] = {}
         for segment in segments:
             if segment.is_nested:
                 child = self.compile_level(
@@ -129,15 +140,13 @@ class _Context:
                     Unit(segment.id, segment.device, segment.inputs, segment.outputs, None,
                          child, "invoke")
                 )  # fmt: skip
-                placement[segment.id] = segment.device
                 continue
-            for name in segment.ops:
-                index = self.number[name]
-                op = self.ops[index]
+            ops = self.ops
+            for name, index in zip(segment.ops, self.numbers(segment.ops), strict=True):
+                op = ops[index]
                 units.append(  # Unit.of_op, inlined for speed (one per op)
                     _new(Unit, (name, segment.device, op.inputs, op.outputs, index, None, op.type))
                 )
-                placement[name] = segment.device
         executor = self.platform.levels[level].executor
         kind = executor.kind if executor is not None else "vm"
         compiler = COMPILERS.get(kind)
@@ -148,7 +157,10 @@ class _Context:
                 f"level {level or '(root)'}: expected an executor kind in {sorted(COMPILERS)}, "
                 f"got {kind!r}{hint}"
             )
-        self.programs[number] = compiler(self, level, tuple(units), placement, inputs, outputs)
+        placed = tuple(units)
+        self.programs[number] = compiler(
+            self, level, placed, UnitPlacement(placed), inputs, outputs
+        )
         return number
 
 

@@ -13,7 +13,7 @@ outputs are copied to the host's memory and every stream with work left is synch
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from typing import NamedTuple
 
@@ -35,7 +35,7 @@ from hetsim.runtime.bytecode import (
     VmProgram,
 )
 
-__all__ = ["LevelCompiler", "Unit"]
+__all__ = ["LevelCompiler", "Unit", "UnitPlacement"]
 
 
 _new = tuple.__new__
@@ -62,6 +62,39 @@ class Unit(NamedTuple):
     def of_op(cls, number: int, op: Op, where: str) -> Unit:
         """The unit of op `number` placed on processor `where`."""
         return cls(op.name, where, op.inputs, op.outputs, number, None, op.type)
+
+
+class UnitPlacement(Mapping[str, str]):
+    """Each of `units`' names -> where it runs (`Unit.where`): a program's placement, read as a
+    mapping, made into a table at the first read of one name.
+
+    A compiled plan's placement of its ops is the plan's (`Plan.placement`), which a run reads;
+    a program's own is read where it runs alone or its level is a graph executor's. Made at
+    once, it cost a lookup per op in a table of 1e6 names, missing the caches, for nothing.
+    """
+
+    __slots__ = ("_table", "_units")
+
+    def __init__(self, units: tuple[Unit, ...]) -> None:
+        self._units = units
+        self._table: dict[str, str] | None = None
+
+    def _made(self) -> dict[str, str]:
+        if self._table is None:
+            self._table = {unit.name: unit.where for unit in self._units}
+        return self._table
+
+    def __getitem__(self, name: str) -> str:
+        return self._made()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._made())
+
+    def __len__(self) -> int:
+        return len(self._made())
+
+    def __repr__(self) -> str:
+        return repr(self._made())
 
 
 class LevelCompiler:
@@ -157,6 +190,9 @@ class LevelCompiler:
             if self.synced.get(stream, 0) < count:
                 self._sync(stream)
         self.code.append(Ret(returned))
+        placement = self.placement  # a given table copied, as it may change; units' are made
+        if not isinstance(placement, UnitPlacement):
+            placement = dict(placement)
         return VmProgram(
             level=self.level.path,
             host=self.host,
@@ -167,7 +203,7 @@ class LevelCompiler:
             inputs=slots_in,
             constants=tuple(self.constants),
             folded=folded,
-            placement=dict(self.placement),
+            placement=placement,
         )
 
     def _number(self, inputs: tuple[str, ...], outputs: tuple[str, ...]) -> None:

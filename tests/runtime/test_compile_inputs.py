@@ -124,3 +124,31 @@ def test_place_then_compile_vm_still_compiles_a_root_with_devices() -> None:
     # the op stays on the root's device (the nested-level check refuses only nested levels)
     assert [ins.processor for ins in program.code if isinstance(ins, Launch)] == ["gpu0"]
     assert [type(ins).__name__ for ins in program.code][-1] == "Ret"
+
+
+def test_each_program_places_its_units_and_runs_the_ops_its_segments_name() -> None:
+    # ops are found by counting where a segment holds every op in order, else by name; a
+    # program's placement is made from its units when first read
+    model = load_model("cnn")
+    soc = platform_of("arm-riscv-soc")
+    plan = partition(model, soc)
+    compiled = compile_plan(model, soc, plan)
+    for program in compiled.programs:
+        segments = plan.levels[program.level].segments
+        if program.level:  # one program per invocation: the first one's segments
+            parent = next(s for s in plan.segments if s.device == program.level)
+            segments = tuple(plan.children(parent.id))
+        expected = {}
+        for segment in segments:
+            expected.update({segment.id: segment.device} if segment.is_nested
+                            else dict.fromkeys(segment.ops, segment.device))  # fmt: skip
+        assert dict(program.placement) == expected
+        assert len(program.placement) == len(expected)
+        assert "nothing" not in program.placement
+        launched = [program.ops[i.op].name for i in program.code if isinstance(i, Launch)]
+        on_devices = [n for s in segments if not s.is_nested and s.device != program.host
+                      for n in s.ops]  # fmt: skip
+        assert sorted(launched) == sorted(on_devices)
+    root = compiled.root
+    assert root.placement == {"s0": "vdevice0", "softmax": "host"}  # as a mapping compares
+    assert [len(program.placement) for program in compiled.programs] == [2, 11]
