@@ -100,6 +100,7 @@ class Binder:
         self.none_slot = len(space.slots)  # always holds None: omitted optional inputs
         self.timed = space.timed
         self.launch_us = space.launch_us
+        self.costs = space.numbered_costs()
         self.timers = space.timers
         # ALLOC and FREE span args, one dict per (size, memory): steps only read them.
         self.memory_args: dict[tuple[int, str], Mapping[str, Any]] = {}
@@ -113,7 +114,7 @@ class Binder:
     def op_time(self, number: int, processor: str) -> tuple[float, Mapping[str, Any]]:
         """``kernel_us`` of op `number` on `processor`, and its span args."""
         op = self.program.ops[number]
-        cost = self.space.costs[op.name]
+        cost = self.costs[number]
         # `op_costs` shares one Cost per op signature: the formula runs once per processor.
         key = (processor, op.type, id(cost))
         found = self.timed.get(key)

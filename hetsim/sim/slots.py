@@ -52,14 +52,27 @@ def _nbytes(meta: Meta) -> int:
 
 
 def _sizes(slots: Sequence[Any], metas: Mapping[str, Meta]) -> list[int]:
-    """Bytes of each slot's tensor; computed once per `Meta` (metas are shared per shape)."""
+    """Bytes of each slot's tensor; computed once per `Meta` (metas are shared per shape).
+
+    The metas are read in their order alongside the slots, where the next slot's tensor is the
+    next one there (propagation lists the tensors as the ops make them, and the compiler makes
+    their home slots in that order), and looked up by name otherwise (a copy's slot, a tensor
+    made on another level): at 1e6 ops a lookup per slot misses the caches.
+    """
     known: dict[int, int] = {}
     sizes = []
+    following = iter(metas.items())
+    name, meta = next(following, ("", None))
     for slot in slots:
-        meta = metas[slot.tensor]
-        size = known.get(id(meta))
+        tensor = slot.tensor
+        if tensor == name:
+            found = meta
+            name, meta = next(following, ("", None))
+        else:
+            found = metas[tensor]
+        size = known.get(id(found))
         if size is None:
-            size = known[id(meta)] = _nbytes(meta)
+            size = known[id(found)] = _nbytes(found)
         sizes.append(size)
     return sizes
 
@@ -82,6 +95,7 @@ class SlotSpace:
         self.timers = {path: kernel_timer(p) for path, p in processors}
         # every program of a plan numbers the same ops (`hetsim.runtime.compile_plan`)
         self.costs = costs if costs is not None else op_costs(self.programs[0].ops, metas)
+        self._numbered: list[Cost] | None = None
         # (processor, op type, id of its Cost) -> kernel µs and span args: ops of one signature
         # share a Cost, so each formula runs once per processor
         self.timed: dict[Hashable, tuple[float, Mapping[str, Any]]] = {}
@@ -97,6 +111,20 @@ class SlotSpace:
         self.runs: dict[int, tuple[tuple[Step, ...], tuple[Run, ...]]] = {}
         # op number -> what it computes in a fused functional run (`hetsim.sim.fusion`)
         self.fused: dict[int, Run] = {}
+
+    def numbered_costs(self) -> list[Cost]:
+        """The `Cost` of each op by its number (the programs' ops), made at the first call: read
+        in order where the costs' keys are the ops' names in order (`propagate_costs` made
+        them so, for a graph with no folded op), as a lookup per op name in a table of 1e6
+        misses the caches; else looked up (a KeyError names an op without one)."""
+        if self._numbered is None:
+            ops, costs = self.programs[0].ops, self.costs
+            names = tuple([op.name for op in ops])
+            if isinstance(costs, dict) and len(costs) == len(names) and tuple(costs) == names:
+                self._numbered = list(costs.values())
+            else:
+                self._numbered = [costs[name] for name in names]
+        return self._numbered
 
 
 new_tuple = tuple.__new__
