@@ -62,12 +62,12 @@ def _sizes(slots: Sequence[Any], metas: Mapping[str, Meta]) -> list[int]:
     known: dict[int, int] = {}
     sizes = []
     following = iter(metas.items())
-    name, meta = next(following, ("", None))
+    ahead: tuple[str, Meta] | None = next(following, None)
     for slot in slots:
         tensor = slot.tensor
-        if tensor == name:
-            found = meta
-            name, meta = next(following, ("", None))
+        if ahead is not None and ahead[0] == tensor:
+            found = ahead[1]
+            ahead = next(following, None)
         else:
             found = metas[tensor]
         size = known.get(id(found))
