@@ -176,7 +176,8 @@ class LevelCompiler:
         for name in inputs:
             if name not in self.constant_names:
                 slots_in[name] = self._new_slot(ids[name], self.host_memory, is_home=True)
-        memories = [self._memory_of(unit) for unit in self.units]
+        memory_at, memory_of = self.memory_at, self._memory_of  # checked once per placement
+        memories = [memory_at.get(unit.where) or memory_of(unit) for unit in self.units]
         last_in, last_any = self._last_uses(memories)
         self._compile_units(memories, last_in, last_any)
         returned = tuple(
@@ -217,21 +218,30 @@ class LevelCompiler:
         for name in inputs:
             ids.setdefault(name, len(ids))
         get = ids.get
+        unit_inputs, unit_outputs = self.unit_inputs, self.unit_outputs
+        # the inputs, then the outputs, in a loop each (one per op: a loop over the pair, or a
+        # comprehension each, took a 1e5-op chain's compile 0.15-0.2 µs per op longer)
         for unit in self.units:
-            for names, table in (
-                (unit.inputs, self.unit_inputs),
-                (unit.outputs, self.unit_outputs),
-            ):
-                numbers = []
-                for name in names:
-                    if name:
-                        number = get(name)
-                        if number is None:
-                            number = ids[name] = len(ids)
-                        numbers.append(number)
-                    else:
-                        numbers.append(-1)
-                table.append(numbers)
+            numbers = []
+            for name in unit.inputs:
+                if name:
+                    number = get(name)
+                    if number is None:
+                        number = ids[name] = len(ids)
+                    numbers.append(number)
+                else:
+                    numbers.append(-1)
+            unit_inputs.append(numbers)
+            numbers = []
+            for name in unit.outputs:
+                if name:
+                    number = get(name)
+                    if number is None:
+                        number = ids[name] = len(ids)
+                    numbers.append(number)
+                else:
+                    numbers.append(-1)
+            unit_outputs.append(numbers)
         for name in outputs:
             ids.setdefault(name, len(ids))
         self.names = list(ids)
