@@ -116,12 +116,11 @@ class _Builder:
         """
         groups = cut.groups
         constants, costs = self.constants, self.costs
+        leaving = set(exits)
         if cut.outside is not None:  # one group: it reads from outside only
-            leaving = set(exits)
             read = [dict.fromkeys(t for t in cut.outside if t and t not in constants)]
         else:
             made: dict[str, int] = {}
-            leaving = set(exits)
             read = []
             for k, (_, group) in enumerate(groups):
                 inputs: dict[str, None] = {}
