@@ -483,6 +483,10 @@ def _walk_once(
             out_metas, cost = found
         if costs is not None:
             costs[op.name] = cost  # type: ignore[assignment]
+        if len(outputs) == 1:  # nearly every op: no zip made
+            if outputs[0]:
+                metas[outputs[0]] = out_metas[0]
+            continue
         # strict=False: an omitted trailing output ("") may have no meta (an op naming more
         # outputs than its rule gives is refused by the rule's wrapper, `register`)
         for name, meta in zip(outputs, out_metas, strict=False):
