@@ -209,13 +209,18 @@ class _Builder:
             self.held,
             self.dtypes,
         )
-        grouped = grouping(ops, POLICIES[self.policy](context))
+        placed = POLICIES[self.policy](context)
+        grouped = grouping(ops, placed)
         cut, made = self._segments(level, grouped, exits, parent)
         self.segments[level.path].extend(cut)
         self._boundaries(level, cut, made, exits)
         for segment, (_, group) in zip(cut, grouped.groups, strict=True):
             nested = self.platform.levels.get(segment.device)
-            if nested is None:
+            if nested is None and len(cut) == 1 and len(placed) == len(segment.ops):
+                # one segment holds every op, all placed on its device, in order: the policy's
+                # table is its placement (not made again, a lookup per op at 1e6 ops)
+                self.placement.update(placed)
+            elif nested is None:
                 self.placement.update(dict.fromkeys(segment.ops, segment.device))
             else:
                 self.cut(nested, group, segment.outputs, segment.id)
