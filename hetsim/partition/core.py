@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import chain
@@ -38,6 +38,7 @@ import numpy as np
 
 from hetsim.errors import OpError, PartitionError, UnknownValueError
 from hetsim.ir import Graph, Op, check_graph_dims, format_dims, op_label
+from hetsim.ir.tables import in_order
 from hetsim.kernels import Cost, Meta, propagate_costs
 from hetsim.partition.context import LevelContext, home_memory, is_static
 from hetsim.partition.costs import op_costs
@@ -154,7 +155,7 @@ class _Builder:
                     inputs=tuple(read[k]),
                     outputs=outputs,
                     parent=parent,
-                    flops=float(sum([cost.flops for cost in _in_order(costs, names)])),
+                    flops=float(sum([cost.flops for cost in in_order(costs, names)])),
                     op_types=tuple(Counter([op.type for op in group]).most_common()),
                     is_nested=device in self.platform.levels,
                 )
@@ -298,15 +299,6 @@ class _Builder:
             ruled=tuple(filter(ruled.__contains__, names)) if ruled else (),
             notes=folded_rule_notes(self.rules, self.graph.ops, folded_names),
         )
-
-
-def _in_order(table: Mapping[str, Cost], names: tuple[str, ...]) -> Iterable[Cost]:
-    """``table[name]`` for each of `names`, read in order where the table's keys are `names`
-    (a level's every op, in the graph's order, as `propagate_costs` made the table): at 1e6 ops
-    a lookup per name misses the caches."""
-    if isinstance(table, dict) and len(table) == len(names) and tuple(table) == names:
-        return table.values()
-    return [table[name] for name in names]
 
 
 def _policy(policy: str, rules: Any, platform: Platform, ops: Sequence[Op]) -> tuple[Rule, ...]:

@@ -19,6 +19,7 @@ from typing import NamedTuple
 from hetsim.errors import PartitionError
 from hetsim.ir import Op, op_label
 from hetsim.ir.nodes import shown
+from hetsim.ir.tables import in_order
 
 __all__ = ["Grouping", "data_edges", "group_ops", "grouping"]
 
@@ -234,13 +235,8 @@ def group_ops(ops: Sequence[Op], device: Mapping[str, str]) -> list[tuple[str, t
 def grouping(ops: Sequence[Op], device: Mapping[str, str]) -> Grouping:
     """`group_ops`, with what the one group reads from outside where all are one (`Grouping`)."""
     try:
-        names = [op.name for op in ops]
-        # a placement made in the ops' order (every policy's) is read in order: a lookup per
-        # op in a table of a million names misses the caches
-        if isinstance(device, dict) and list(device) == names:
-            where = list(device.values())
-        else:
-            where = [device[name] for name in names]
+        # a placement made in the ops' order (every policy's) is read in order (`in_order`)
+        where = list(in_order(device, tuple([op.name for op in ops])))
     except (AttributeError, KeyError, TypeError) as err:  # found on failure only
         raise PartitionError(f"group_ops: {_grouping_problem(ops, device)}") from err
     if len(set(where)) == 1:

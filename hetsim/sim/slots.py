@@ -15,6 +15,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, cast
 
 from hetsim.cost import kernel_timer, launch_us
+from hetsim.ir.tables import in_order
 from hetsim.kernels import Cost, Meta
 from hetsim.partition.costs import op_costs
 from hetsim.platform import Platform
@@ -113,17 +114,12 @@ class SlotSpace:
         self.fused: dict[int, Run] = {}
 
     def numbered_costs(self) -> list[Cost]:
-        """The `Cost` of each op by its number (the programs' ops), made at the first call: read
-        in order where the costs' keys are the ops' names in order (`propagate_costs` made
-        them so, for a graph with no folded op), as a lookup per op name in a table of 1e6
-        misses the caches; else looked up (a KeyError names an op without one)."""
+        """The `Cost` of each op by its number (the programs' ops), made at the first call and
+        read with `in_order` (`propagate_costs` makes the costs in the ops' order, for a graph
+        with no folded op; a KeyError names an op without one)."""
         if self._numbered is None:
-            ops, costs = self.programs[0].ops, self.costs
-            names = tuple([op.name for op in ops])
-            if isinstance(costs, dict) and len(costs) == len(names) and tuple(costs) == names:
-                self._numbered = list(costs.values())
-            else:
-                self._numbered = [costs[name] for name in names]
+            names = tuple([op.name for op in self.programs[0].ops])
+            self._numbered = list(in_order(self.costs, names))
         return self._numbered
 
 
