@@ -144,7 +144,8 @@ def test_each_program_places_its_units_and_runs_the_ops_its_segments_name() -> N
                             else dict.fromkeys(segment.ops, segment.device))  # fmt: skip
         assert dict(program.placement) == expected
         assert len(program.placement) == len(expected)
-        assert "nothing" not in program.placement
+        with pytest.raises(KeyError):  # a name no unit has, as the dict it replaced
+            program.placement["(no such unit)"]
         launched = [program.ops[i.op].name for i in program.code if isinstance(i, Launch)]
         on_devices = [n for s in segments if not s.is_nested and s.device != program.host
                       for n in s.ops]  # fmt: skip
