@@ -137,6 +137,8 @@ def _fake_measures(module: ModuleType, script: str, monkeypatch: pytest.MonkeyPa
         row = {"invocations": 5, "nested_us_per_op": 10.0, "baseline_us_per_op": 1.0, "ratio": 10.0}
         monkeypatch.setattr(module, "measure", lambda n, repeat: {"ops": n, **row})
         return ["--sizes", "10"]
+    if script == "flat_floor":  # a real run: 50-op graphs take milliseconds
+        return ["--ops", "50", "--repeat", "1"]
     if script == "sweep_scaling":
         monkeypatch.setattr(module, "measure", lambda points, model, repeat: {"model": model})
         return ["--models", "mlp"]
@@ -153,8 +155,9 @@ def _fake_measures(module: ModuleType, script: str, monkeypatch: pytest.MonkeyPa
 
 @pytest.mark.parametrize(
     "script",
-    ["dispatch_overhead", "execute_overhead", "nested_scaling", "slow_tests", "sweep_scaling"],
-)
+    ["dispatch_overhead", "execute_overhead", "flat_floor", "nested_scaling", "slow_tests",
+     "sweep_scaling"],
+)  # fmt: skip
 def test_a_benchmark_writes_its_json_where_out_says(
     script: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -370,7 +373,7 @@ class _Parsed(Exception):
 
 @pytest.mark.parametrize(
     "script",
-    ["accuracy", "cuda_graph", "dispatch_overhead", "execute_overhead", "kernels",
+    ["accuracy", "cuda_graph", "dispatch_overhead", "execute_overhead", "flat_floor", "kernels",
      "nested_scaling", "sim_speed", "slow_tests", "sweep_scaling"],
 )  # fmt: skip
 def test_every_option_of_a_benchmark_has_help(script: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -398,3 +401,44 @@ def test_the_benchmarks_shared_arguments_pass_their_doctests(
     module = load("bench_args", monkeypatch)
     failed, tried = doctest.testmod(module)
     assert (failed, tried > 0) == (0, True)
+
+
+def test_the_flat_floor_charges_each_instruction_its_formula(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # x -> Relu -> t0 -> Relu -> t1 on x86-h100's GPU: ALLOC t0, LAUNCH, ALLOC t1, LAUNCH, FREE t0
+    # (t1 is the output, x the input: neither freed); dispatch 0.27, alloc 0.5, free 0.2 and
+    # launch 3.24 µs (targets/x86-h100)
+    module = load("flat_floor", monkeypatch)
+    graph = module.chain(2)
+    platform = module.platform_of("x86-h100")
+    metas, costs = module.propagate_costs(graph, {})
+    program = module.FlatProgram(graph, {"op0": "gpu0", "op1": "gpu0"})
+    assert program.code == [module.ALLOC, module.LAUNCH, module.ALLOC, module.LAUNCH, module.FREE]
+    sizes, kernel_us = module.flat_bind(graph, program, metas, costs, platform)
+    assert sizes == [256, 256, 256]  # (1, 64) float32, each
+    totals = module.flat_run(program, sizes, kernel_us, platform)
+    assert totals["dispatch"] == pytest.approx(2 * (0.27 + 0.5) + 2 * 0.27 + (0.27 + 0.2))
+    assert totals["launch"] == pytest.approx(2 * 3.24)
+    first_issued = 0.27 + 0.5 + 0.27 + 3.24  # ALLOC t0, then LAUNCH's dispatch and launch
+    second_issued = first_issued + 0.27 + 0.5 + 0.27 + 3.24
+    first_end = first_issued + kernel_us[0]
+    assert totals["end"] == pytest.approx(max(first_end, second_issued) + kernel_us[1])
+
+
+def test_the_flat_floor_runs_the_per_op_work_hetsim_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    # its kernels are the run's, and what hetsim's host does beyond it (the input's COPY to the
+    # GPU, the result's back, SYNC, RET) does not grow with the graph
+    module = load("flat_floor", monkeypatch)
+    platform = module.platform_of("x86-h100")
+    for make in (module.chain, module.dag):
+        extra = []
+        for n in (20, 200):
+            _, totals = module.floor_stages(make(n), platform)
+            extra.append(module.check_against_hetsim(make(n), platform, totals))
+        assert extra[0] > 0
+        assert extra[0] == pytest.approx(extra[1])
+        _, totals = module.floor_stages(make(20), platform)
+        totals["compute"] += 1.0
+        with pytest.raises(AssertionError, match="does not run the same kernels"):
+            module.check_against_hetsim(make(20), platform, totals)
