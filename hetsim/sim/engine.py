@@ -320,13 +320,23 @@ class Simulation(Interpreter):
         if first is not None:
             what = f"the time of {first[0]}'s {first[3]} ({first[2]!r}) overflows"
         else:  # untraced: only the totals, which every span after the overflow spoils
-            spoiled = [f"{res}'s {cat}" for (res, cat), us in sorted(self._totals.busy_us.items())
+            spoiled = [f"{res}'s {cat}" for (res, cat), us in sorted(self._busy_totals().items())
                        if not us < math.inf]  # fmt: skip
             what = f"the times of {', '.join(spoiled) or 'the run'} overflow"
         return (
             f"{where(self.env.now)}: expected a finite makespan, got inf: {what} (a time "
             "parameter of the platform near 1e308 µs?)"
         )
+
+    def _busy_totals(self) -> Mapping[tuple[str, str], float]:
+        """Busy µs per (resource, category) of an untraced run, the streams' kernels included
+        (each stream adds those up itself: `Stream.take_compute_us`)."""
+        busy = self._totals.busy_us
+        for stream in self.streams.values():
+            taken = stream.take_compute_us()
+            if taken:
+                busy[stream.processor, "compute"] += taken
+        return busy
 
     def _record(
         self, placement: Mapping[str, str], inputs: Mapping[str, np.ndarray], has_values: bool
@@ -337,7 +347,7 @@ class Simulation(Interpreter):
         if has_values:
             outputs = owned_outputs(outputs, inputs)
         busy: dict[str, dict[str, float]] = {}
-        for (resource, category), total in sorted(self._totals.busy_us.items()):
+        for (resource, category), total in sorted(self._busy_totals().items()):
             busy.setdefault(resource, {})[category] = total
         makespan = max(
             self.env.now,

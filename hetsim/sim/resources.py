@@ -158,6 +158,7 @@ class Stream:
         "_drains",
         "_queue",
         "_sim",
+        "compute_us",
         "is_busy",
         "name",
         "processor",
@@ -173,41 +174,22 @@ class Stream:
         self._drains: list[Event] = []
         self.tail_us = 0.0
         self.is_busy = False
+        # untraced, the kernels' time since the engine last read it (`take_compute_us`): an
+        # attribute added to per kernel, where a dict keyed by (processor, category) cost more
+        self.compute_us = 0.0
 
     def __repr__(self) -> str:
         return f"<Stream {self.processor}/{self.name} queued={len(self._queue)}>"
 
     def push(self, item: tuple[Any, float, int | None]) -> None:
-        """Queue `item`; it starts at once unless a copy, invocation or wait is in progress."""
+        """Queue `item`; it starts at once unless a copy, invocation or wait is in progress.
+
+        Started, it goes first, then the items queued behind it, until one must wait for SimPy
+        (`resume` and `advance` push an item when the stream is free again).
+        """
         if self.is_busy:
             self._queue.append(item)
-        else:
-            self._begin(item)
-
-    def drained(self) -> Event:
-        """An event that fires when everything queued so far has finished."""
-        event = Event(self._sim.env)
-        self._drains.append(event)
-        return event
-
-    def drain_us(self) -> float | None:
-        """When everything queued so far finishes, if that is known already (else ``None``).
-
-        Known unless a copy, an invocation or a wait for a tensor is in progress.
-        """
-        return None if self.is_busy else self.tail_us
-
-    def waiting_for(self) -> str | None:
-        """What the stream waits for, if anything (for deadlock reports)."""
-        if self._blocked is None:
-            return None
-        step = self._blocked[0]
-        ready = self._sim.ready
-        missing = [self._sim.slot_names[s] for s in step.waits if ready[s] is None]
-        return f"tensor {missing[0]!r} before {step.name!r}"
-
-    def _begin(self, item: tuple[Any, float, int | None]) -> None:
-        """Start `item`, then the queued items behind it, until one must wait for SimPy."""
+            return
         sim = self._sim
         ready = sim.ready
         queue = self._queue
@@ -233,8 +215,8 @@ class Stream:
                         (self.processor, STREAM, step.op, "compute", start, end, None, flow,
                          step.args)
                     )  # fmt: skip
-                else:  # what the untraced record does, in place (see Simulation.__init__)
-                    sim.busy_us[self.processor, "compute"] += end - start
+                else:  # what the untraced record does, kept here (`take_compute_us`)
+                    self.compute_us += end - start
                 self.tail_us = end
                 # inlined for speed: mark_ready, when no stream waits for anything
                 if sim.waiters:
@@ -255,13 +237,40 @@ class Stream:
         if self._drains:
             self._signal_drains()
 
+    def take_compute_us(self) -> float:
+        """The kernels' time this stream added up since the last call (untraced runs)."""
+        taken, self.compute_us = self.compute_us, 0.0
+        return taken
+
+    def drained(self) -> Event:
+        """An event that fires when everything queued so far has finished."""
+        event = Event(self._sim.env)
+        self._drains.append(event)
+        return event
+
+    def drain_us(self) -> float | None:
+        """When everything queued so far finishes, if that is known already (else ``None``).
+
+        Known unless a copy, an invocation or a wait for a tensor is in progress.
+        """
+        return None if self.is_busy else self.tail_us
+
+    def waiting_for(self) -> str | None:
+        """What the stream waits for, if anything (for deadlock reports)."""
+        if self._blocked is None:
+            return None
+        step = self._blocked[0]
+        ready = self._sim.ready
+        missing = [self._sim.slot_names[s] for s in step.waits if ready[s] is None]
+        return f"tensor {missing[0]!r} before {step.name!r}"
+
     def resume(self) -> None:
         """A tensor the blocked item waits for became ready: try to start it again."""
         item = self._blocked
         assert item is not None, f"{self!r}: resumed without a blocked item"
         self._blocked = None
         self.is_busy = False
-        self._begin(item)
+        self.push(item)
 
     def advance(self) -> None:
         """The running copy or invocation finished: start what queued behind it."""
@@ -270,7 +279,7 @@ class Stream:
         if now > self.tail_us:
             self.tail_us = now
         if self._queue:
-            self._begin(self._queue.popleft())
+            self.push(self._queue.popleft())
         elif self._drains:
             self._signal_drains()
 
