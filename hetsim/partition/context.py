@@ -248,6 +248,29 @@ class LevelContext:
             raise no_device_error(op, known[1])
         return known[0]
 
+    def first_choices(self) -> dict[str, str]:
+        """Op name -> the first of its `candidates`, for every op of the level, in their order.
+
+        Where no op is dynamic and no choice refuses a dtype the graph has, an op's candidates
+        depend on its type alone (`candidates`' key): they are found once per type, with no
+        call per op.
+
+        Raises
+        ------
+        PartitionError
+            As `candidates`.
+        """
+        if self.dynamic or self._reads_dtypes:
+            return {op.name: self.candidates(op)[0] for op in self.ops}
+        by_type: dict[str, str] = {}
+        first: dict[str, str] = {}
+        for op in self.ops:
+            choice = by_type.get(op.type)
+            if choice is None:
+                choice = by_type[op.type] = self.candidates(op)[0]
+            first[op.name] = choice
+        return first
+
     @functools.cached_property
     def _reads_dtypes(self) -> bool:
         """Whether a processor the choices run on lacks one of `dtypes` (or they are unknown)."""

@@ -13,7 +13,7 @@ from hetsim.partition import partition
 from hetsim.partition.context import LevelContext
 from hetsim.partition.segments import grouping
 from hetsim.platform import Platform
-from tests.partition.tiny import LINK, level, platform_of, proc
+from tests.partition.tiny import LINK, level, nested, platform_of, proc
 
 
 @st.composite
@@ -110,3 +110,38 @@ def test_candidates_read_dtypes_where_a_choice_lacks_one() -> None:
         assert _context(platform, dtypes).candidates(op) == ("host",)
     # told the graph holds float32 alone (wrongly here), no choice refuses one: none read
     assert _context(platform, frozenset({"float32"})).candidates(op) == ("npu", "host")
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(
+    st.lists(st.tuples(st.sampled_from(("Relu", "Neg", "Abs")), st.booleans()), max_size=10),
+    st.sets(st.integers(0, 9)),
+    st.sampled_from((None, frozenset({"float32", "float64"}), frozenset({"float32"}))),
+)
+def test_first_choices_are_each_ops_first_candidate(
+    ops_drawn: list[tuple[str, bool]], dynamic: set[int], dtypes: frozenset[str] | None
+) -> None:
+    # found once per op type where no op is dynamic and no choice refuses a dtype the graph has
+    # (`dtypes`, None for unknown); op by op else. A dynamic op cannot go to the nested level
+    # (its graph executor is static), nor a float64 one (its NPU computes float32 only), unless
+    # the level is told, wrongly, that the graph holds float32 alone.
+    npu = proc("npu", name="npu", link=LINK, ops=["Relu", "Abs"], dtypes=["float32"])
+    platform = platform_of(level(proc("arm-cpu"), [nested("vdev", [npu])]))
+    ops, last = [], {False: "x", True: "z"}  # two chains: float32 from x, float64 from z
+    for i, (op_type, wide) in enumerate(ops_drawn):
+        ops.append(Op(op_type, f"op{i}", (last[wide],), (f"t{i}",)))
+        last[wide] = f"t{i}"
+    inputs = {"x": TensorType((4,), "float32"), "z": TensorType((4,), "float64")}
+    graph = Graph("g", (*ops, Op("Identity", "end", ("x",), ("y",))), inputs, ("y", *last.values()))
+    metas, _ = propagate_costs(graph, {})
+    names = frozenset(f"op{i}" for i in dynamic if i < len(ops))
+    context = LevelContext(
+        platform, platform.levels[""], tuple(ops), metas, {}, dynamic=names, dtypes=dtypes
+    )
+    expected = {op.name: context.candidates(op)[0] for op in ops}
+    assert context.first_choices() == expected
+    assert list(context.first_choices()) == [op.name for op in ops]
+    for op, (_, wide) in zip(ops, ops_drawn, strict=True):
+        fits = not wide or dtypes == frozenset({"float32"})
+        on_device = op.type != "Neg" and op.name not in names and fits
+        assert expected[op.name] == ("vdev" if on_device else "host")

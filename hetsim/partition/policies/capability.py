@@ -32,4 +32,4 @@ def place_by_capability(context: LevelContext) -> dict[str, str]:
     >>> place_by_capability(LevelContext(soc, soc.levels[""], ops, {}, {}))
     {'c': 'vdevice0', 's': 'host'}
     """
-    return {op.name: context.candidates(op)[0] for op in context.ops}
+    return context.first_choices()
