@@ -340,12 +340,15 @@ class LevelCompiler:
         queued, synced = self.queued, self.synced
         append, located = code.append, self._located
         own, used_on, after = self.stream_of_memory, self.used_on, self._after
+        unit_inputs, unit_outputs, caller_outputs = (
+            self.unit_inputs, self.unit_outputs, self.caller_outputs
+        )  # fmt: skip
         for number, unit in enumerate(self.units):
             memory = memories[number]
             where = unit.where
             user = nested.get(where, where)  # an invocation runs on its level's host
             here = slot_in[memory]
-            tensors = self.unit_inputs[number]
+            tensors = unit_inputs[number]
             read: list[int | None] = []
             for tensor in tensors:
                 if tensor < 0:
@@ -354,17 +357,23 @@ class LevelCompiler:
                     slot = here[tensor]
                     read.append(slot if slot >= 0 else located(tensor, memory, unit.name, where))
             inputs = tuple(read)
-            made = self.unit_outputs[number]
+            made = unit_outputs[number]
             outputs = []
-            owned = self.caller_outputs and memory == host_memory
+            owned = caller_outputs and memory == host_memory
+            # who makes the outputs: the host, or the stream the unit is queued on as item
+            # `item` (nothing else is queued before it is, once its inputs are in place)
+            if where == host:
+                maker, item = None, 0
+            else:
+                maker, item = user, queued.get(user, 0)
             for tensor in made:  # a new home slot per output (`_new_slot`, inlined)
                 if tensor >= 0:
                     name = names[tensor]
                     slot = len(slots)
                     slots.append(_new(Slot, (name, name, memory)))
                     here[tensor] = homes[tensor] = slot
-                    made_on.append(None)
-                    made_item.append(0)
+                    made_on.append(maker)
+                    made_item.append(item)
                     if not (owned and kept[tensor]):
                         writer = "" if where == host else user  # a CALL's: the host's
                         append(_new(Alloc, (slot, memory, user, unit.name, writer)))
@@ -390,11 +399,7 @@ class LevelCompiler:
                     append(_new(Launch, (unit.op, where, inputs, tuple(outputs), waits)))
                 if waits and used_on:
                     self._covered(waits)
-                item = queued.get(user, 0)  # `_queue`, inlined
-                queued[user] = item + 1
-                for slot in outputs:
-                    made_on[slot] = user
-                    made_item[slot] = item
+                queued[user] = item + 1  # `_queue`, inlined (the outputs' makers set above)
                 # its slots, all in `memory`, wait for the stream unless it is their device's
                 # (the next work there queues behind); an invocation's always: its level's host
                 # allocates in that memory while the invocation runs
