@@ -14,9 +14,10 @@ is a floor that the array rewrite docs/runtime.md describes ("Performance") coul
 never reach.
 
 It checks itself against hetsim: its compute time (the GPU's kernels) must equal the run's, and
-its host time may differ only by the run's own instructions after the last op (the result's
-COPY to the host, SYNC, RET). Propagation and partition are hetsim's own (their outputs feed
-both), so the cold-ratio floor it prints is ``(propagate + partition + floor) / raw SimPy``.
+its host time may differ only by the run's instructions that are not per op (the input's COPY to
+the GPU and the result's back, with their ALLOCs and FREEs, SYNC, RET). Propagation and
+partition are hetsim's own (their outputs feed both), so the cold-ratio floor it prints is
+``(propagate + partition + floor) / raw SimPy``.
 
 Usage: ``python benchmarks/flat_floor.py [--ops 100000] [--repeat 5] [--out FILE.json]``;
 writes ``benchmarks/results/flat_floor.json``.
@@ -205,7 +206,7 @@ def floor_stages(graph: Graph, platform: Platform) -> tuple[dict[str, float], di
 
 def check_against_hetsim(graph: Graph, platform: Platform, totals: dict[str, float]) -> float:
     """The floor's compute time equals the run's; return the host time the run has beyond it
-    (its instructions after the last op)."""
+    (its instructions that are not per op: a few, whatever the graph's size)."""
     breakdown = simulate(graph, platform, mode="timing", trace=False).to_dict()["breakdown_us"]
     if not math.isclose(breakdown["compute"], totals["compute"], rel_tol=1e-12):
         raise AssertionError(

@@ -136,8 +136,9 @@ class Simulation(Interpreter):
         self._totals = _Totals()
         # Decided once for most spans: a list append when tracing, else a closure adding to the
         # totals. The most frequent ones (an ALLOC's, a FREE's and a LAUNCH's on the host, a
-        # kernel's on its stream) test `is_tracing` and, untraced, add to `busy_us` in place:
-        # the call and its row cost twice the addition (warm runs: docs/runtime.md).
+        # kernel's on its stream) test `is_tracing` and, untraced, add their durations up in
+        # place (the interpreter's locals, `Stream.compute_us`), put into `busy_us` later: the
+        # call and its row cost twice the addition (warm runs: docs/runtime.md).
         self.record: Callable[[Row], None] = self._rows.append if trace else self._totals.record
         self.busy_us = self._totals.busy_us
         self.is_tracing = trace

@@ -195,8 +195,8 @@ class Interpreter:
         # write them as attributes, saved before each handler call and read back after
         pc, t, flows = self.pc, self.t, self._flows
         # untraced, the host's dispatch and launch time of the loop's own steps, added to
-        # `busy` before each handler call and wait (and at the end): a dict update per step
-        # cost more than the addition
+        # `busy` before each handler call (the program's RET among them): a dict update per
+        # step cost more than the addition
         dispatching = launching = 0.0
         step: Any  # read by the fields of the type each branch tests for
         while True:
