@@ -240,7 +240,7 @@ def set_cache_max_ops(ops: int) -> int:
     The default, `hetsim.ir.cache.CACHE_MAX_OPS` (100 000), keeps about 130 MB for a timing-mode
     model of 1e5 ops (about 1.3 kB per op, for each model kept), and a model of more ops is
     placed, compiled and bound anew on every call: a cold `simulate`, where a warm one reuses
-    them (at 1e5 ops, 14.5-16.3 against 2.0-2.4 times a raw SimPy timeout per op:
+    them (at 1e5 ops, 14.5-16.3 against 1.95-2.36 times a raw SimPy timeout per op:
     `benchmarks/sim_speed.py`). To simulate a bigger model many times, raise it for as long as
     you do. Lowering it drops what the caches keep (`clear_caches`).
 
