@@ -48,7 +48,7 @@ import sys
 import time
 import tracemalloc
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from importlib.metadata import version
 from pathlib import Path
@@ -168,14 +168,25 @@ def phases(graph: Graph, platform: Any) -> dict[str, float]:
 def _phases(graph: Graph, platform: Any) -> dict[str, float]:
     clock = time.perf_counter
     marks = [clock()]
+    for _ in run_stages(graph, platform):
+        marks.append(clock())
+    return {
+        stage: end - start for stage, start, end in zip(PHASES, marks[:-1], marks[1:], strict=True)
+    }
+
+
+def run_stages(graph: Graph, platform: Any) -> Iterator[str]:
+    """Run the stages of one timing-mode `simulate` without spans, in order, each as `simulate`
+    calls it (no cache read or kept), yielding each one's name (`PHASES`) once it is done: the
+    caller times them (`phases`), or stops after one (`stage_instructions.py`)."""
     metas, costs = propagate_costs(graph, {})
-    marks.append(clock())
+    yield "propagate"
     plan = partition(graph, platform, "capability", None, dims={}, metas=metas, costs=costs)
-    marks.append(clock())
+    yield "partition"
     program = compile_plan(graph, platform, plan)
-    marks.append(clock())
+    yield "compile"
     bound = bind(program, platform, metas, costs=costs)
-    marks.append(clock())
+    yield "bind"
     sim = simulation_for(program, platform, trace=False)
     record = sim.run(
         bound.code,
@@ -186,12 +197,9 @@ def _phases(graph: Graph, platform: Any) -> dict[str, float]:
         programs=bound.programs,
         deferred=bound.deferred,
     )
-    marks.append(clock())
+    yield "run"
     Result.from_record(record)
-    marks.append(clock())
-    return {
-        stage: end - start for stage, start, end in zip(PHASES, marks[:-1], marks[1:], strict=True)
-    }
+    yield "result"
 
 
 ROW_SECONDS = 2.0

@@ -374,7 +374,7 @@ class _Parsed(Exception):
 @pytest.mark.parametrize(
     "script",
     ["accuracy", "cuda_graph", "dispatch_overhead", "execute_overhead", "flat_floor", "kernels",
-     "nested_scaling", "sim_speed", "slow_tests", "sweep_scaling"],
+     "nested_scaling", "sim_speed", "slow_tests", "stage_instructions", "sweep_scaling"],
 )  # fmt: skip
 def test_every_option_of_a_benchmark_has_help(script: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # --repeat, --sizes, --points, --models and --out had none in four scripts
@@ -442,3 +442,113 @@ def test_the_flat_floor_runs_the_per_op_work_hetsim_runs(monkeypatch: pytest.Mon
         totals["compute"] += 1.0
         with pytest.raises(AssertionError, match="does not run the same kernels"):
             module.check_against_hetsim(make(20), platform, totals)
+
+
+def test_sim_speed_runs_the_stages_in_the_order_it_times_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    module = load("sim_speed", monkeypatch)
+    platform = module.platform_of("x86-h100")
+    assert tuple(module.run_stages(module.chain(5), platform)) == module.PHASES
+    assert tuple(module.phases(module.dag(5), platform)) == module.PHASES
+
+
+def test_stage_instructions_reads_each_stage_as_the_difference_of_two_children(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # children stopping after 0..6 stages, 2 runs each of a 10-op graph: propagate ran
+    # 1100 - 100 = 1000 instructions over 2 x 10 ops, 50 per op; compile none
+    module = load("stage_instructions", monkeypatch)
+    totals = [100, 1100, 1500, 1500, 2100, 2300, 2340]
+    got = module.per_stage(totals, ops=10, reps=2)
+    assert got == {"propagate": 50, "partition": 20, "compile": 0, "bind": 30, "run": 10,
+                   "result": 2}  # fmt: skip
+    with pytest.raises(ValueError, match="expected 7 totals"):
+        module.per_stage(totals[:-1], ops=10)
+    asked: list[tuple[str, int, int]] = []
+
+    def count(kind: str, ops: int, stages: int) -> int:
+        asked.append((kind, ops, stages))
+        return totals[stages] * module.REPS // 2  # as if with REPS runs
+
+    monkeypatch.setattr(module, "count", count)
+    row = module.measure("dag", 10, workers=1)
+    assert sorted(asked) == [("dag", 10, k) for k in range(7)]
+    assert row["bind"] == 30
+    assert row["all"] == 50 + 20 + 0 + 30 + 10 + 2
+
+
+def test_stage_instructions_reads_callgrinds_count_or_says_what_it_got(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    module = load("stage_instructions", monkeypatch)
+    stderr = "==7== Events    : Ir\n==7== Collected : 987654321\n==7== I   refs: 987,654,321\n"
+    assert module.collected(stderr) == 987_654_321
+    with pytest.raises(RuntimeError, match=r"expected callgrind's 'Collected' line, got:.*boom"):
+        module.collected("Traceback (most recent call last):\nboom\n")
+
+
+def test_a_stage_instructions_child_runs_the_stages_it_is_given_and_drops_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the count of stage k is I(k) - I(k - 1): a child told 3 must run exactly the first three,
+    # on the graph asked for, REPS times after one warm-up pass over every stage
+    module = load("stage_instructions", monkeypatch)
+    ran: list[tuple[int, str]] = []
+    closed: list[int] = []
+
+    def stages(graph: Any, platform: Any) -> Any:
+        try:
+            for stage in module.PHASES:
+                ran.append((len(graph.ops), stage))
+                yield stage
+        finally:
+            closed.append(len(graph.ops))
+
+    monkeypatch.setattr(module, "run_stages", stages)
+    module.child("chain", 7, 3)
+    warm = [(module.WARM_OPS, stage) for stage in module.PHASES]
+    counted = [(7, stage) for stage in ("propagate", "partition", "compile")] * module.REPS
+    assert ran == warm + counted
+    assert closed == [module.WARM_OPS] + [7] * module.REPS
+
+
+def test_stage_instructions_writes_its_json_and_needs_valgrind(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    module = load("stage_instructions", monkeypatch)
+    monkeypatch.setattr(module, "count", lambda kind, ops, stages: 1000 * stages)
+    monkeypatch.setattr(module.shutil, "which", lambda name: "/usr/bin/" + name)
+    module.main(["--ops", "5", "--graphs", "chain", "--out", str(tmp_path / "new" / "out.json")])
+    report = json.loads((tmp_path / "new" / "out.json").read_text())
+    assert [row["graph"] for row in report["rows"]] == ["chain"]
+    assert report["rows"][0]["run"] == 1000 / (module.REPS * 5)
+    monkeypatch.setattr(module.shutil, "which", lambda name: None)
+    with pytest.raises(SystemExit, match="expected valgrind on PATH"):
+        module.main(["--ops", "5"])
+
+
+def test_a_stage_instructions_child_runs_under_callgrind_with_fixed_hashes_and_one_blas_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a pool's idle BLAS threads spin and callgrind counts them: a child's count varied by 0.4%
+    module = load("stage_instructions", monkeypatch)
+    calls: list[tuple[list[str], dict[str, str]]] = []
+
+    class Done:
+        returncode, stderr = 0, "==1== Collected : 42\n"
+
+    def run(command: list[str], **kwargs: Any) -> Done:
+        calls.append((command, kwargs["env"]))
+        return Done()
+
+    monkeypatch.setattr(module.subprocess, "run", run)
+    assert module.count("dag", 30, 4) == 42
+    command, env = calls[0]
+    assert command[:2] == ["valgrind", "--tool=callgrind"]
+    assert command[-4:] == ["--child", "dag", "30", "4"]
+    assert env["PYTHONHASHSEED"] == "0"
+    assert env["OPENBLAS_NUM_THREADS"] == "1"
+    Done.returncode, Done.stderr = 1, "Traceback ...\nKeyError: 'x'\n"
+    with pytest.raises(RuntimeError, match=r"(?s)dag 30 ops, 4 stages: child failed:\n.*KeyError"):
+        module.count("dag", 30, 4)
