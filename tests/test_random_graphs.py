@@ -33,7 +33,8 @@ PLATFORMS = {tag: platform_of(tag) for tag in TAGS}
 
 
 @st.composite
-def graphs(draw: st.DrawFn) -> Graph:
+def graphs(draw: st.DrawFn, batch: int | str = 2) -> Graph:
+    """A random graph of input ``x`` of shape ``(batch, width)``: `batch` a size or a dim's name."""
     width = draw(st.sampled_from((4, 8, 16)))
     has_weight = draw(st.booleans())
     live, ops = ["x"], []
@@ -58,7 +59,7 @@ def graphs(draw: st.DrawFn) -> Graph:
         else {}
     )
     return Graph(
-        "random", tuple(ops), {"x": TensorType((2, width), "float32")}, tuple(outputs), weights
+        "random", tuple(ops), {"x": TensorType((batch, width), "float32")}, tuple(outputs), weights
     )
 
 
