@@ -2,16 +2,18 @@
 
 `sim_speed.py` times the stages in wall time, which on a shared machine moves by a third
 between runs; a change of a few percent to one stage hides in that. The number of instructions
-the CPU runs does not move: for the same interpreter, inputs and environment, valgrind's
-callgrind counts the same total, whatever else the machine does. This counts them per stage
+the CPU runs hardly moves: for the same interpreter, inputs and environment, valgrind's
+callgrind counts nearly the same total, whatever else the machine does (three runs of one child
+counted the same; a recount of a 1e4-op stage child differed by 22 instructions per op, of
+about 80,000 a cold call takes). This counts them per stage
 (`sim_speed.PHASES`: propagate, partition, compile, bind, run, result), on sim_speed.py's chain
 and DAG, so that a change to a stage can be measured exactly, before and after.
 
 How: a child process runs this script's ``--child`` mode under ``valgrind --tool=callgrind``,
 with ``PYTHONHASHSEED=0`` (string hashes decide how many probes a dict lookup takes) and one BLAS
-thread (`ONE_BLAS_THREAD`; timing mode computes nothing with it). The child
-builds the graph and the platform, runs every stage once on a small graph (so that imports and
-first-call tables are made before counting), then, `REPS` times, runs the stages up to one
+thread (`ONE_BLAS_THREAD`; timing mode computes nothing with it). The child builds the graph
+and the platform, runs every stage once on a small graph (so that imports and first-call
+tables are made before counting), then, `REPS` times, runs the stages up to one
 (`sim_speed.run_stages`, with the collector paused as `simulate` pauses it) and drops what they
 made. With ``I(k)`` the instructions of a child that stops after stage ``k`` (``I(0)``: after
 none),
@@ -25,7 +27,8 @@ that misses the caches costs the same count as one that hits, so a 1e6-op graph'
 
 Needs valgrind on PATH. Usage: ``python benchmarks/stage_instructions.py [--ops 10000]
 [--graphs chain dag] [--out FILE.json]``; writes ``benchmarks/results/stage_instructions.json``.
-It runs ``(1 + len(PHASES))`` children per graph, two at a time: at 1e4 ops, a few minutes.
+It runs ``(1 + len(PHASES))`` children per graph, two at a time: at 1e4 ops, about three
+minutes a graph on a 2-core machine.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ from hetsim.api import platform_of
 RESULTS = PROJECT / "benchmarks" / "results" / "stage_instructions.json"
 GRAPHS = {"chain": chain, "dag": dag}
 REPS = 2
-"""Runs of the stages per child: more only lengthen the run, the count is exact."""
+"""Runs of the stages per child: more only lengthen the run (a count hardly moves)."""
 WARM_OPS = 20
 """Ops of the graph each child runs the stages on once before counting."""
 
@@ -134,7 +137,8 @@ def format_table(rows: Sequence[Mapping[str, Any]]) -> str:
         lines.append(f"{row['graph']:<6}{row['ops']:>9}{cells}")
     lines.append(
         f"instructions per op of a cold timing-mode simulate's stages on {TARGET} (callgrind, "
-        f"{REPS} runs less none, PYTHONHASHSEED=0; dropping what a stage made included)"
+        f"{REPS} runs less none, PYTHONHASHSEED=0, one BLAS thread; dropping what a stage "
+        "made included)"
     )
     return "\n".join(lines)
 

@@ -394,11 +394,12 @@ def test_every_option_of_a_benchmark_has_help(script: str, monkeypatch: pytest.M
     assert bare == []
 
 
-def test_the_benchmarks_shared_arguments_pass_their_doctests(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("script", ["bench_args", "stage_instructions"])
+def test_the_benchmarks_examples_pass_as_doctests(
+    script: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # pytest collects doctests from tests/ and hetsim/ only: bench_args's examples never ran
-    module = load("bench_args", monkeypatch)
+    module = load(script, monkeypatch)
     failed, tried = doctest.testmod(module)
     assert (failed, tried > 0) == (0, True)
 
