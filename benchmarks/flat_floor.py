@@ -35,7 +35,7 @@ from typing import Any
 
 import simpy
 from bench_args import PROJECT, add_out_option, blas_line, make_parents, positive, run_main
-from sim_speed import TARGET, chain, dag, environment, phases, raw_simpy_us
+from sim_speed import GRAPHS, TARGET, environment, phases, raw_simpy_us
 
 from hetsim.api import platform_of, simulate
 from hetsim.cost import alloc_us, dispatch_us, free_us, kernel_timer, launch_us
@@ -107,7 +107,7 @@ def flat_bind(
         meta = metas[name]
         size = known.get(id(meta))
         if size is None:
-            size = known[id(meta)] = math.prod(meta.shape) * meta.dtype.itemsize
+            size = known[id(meta)] = meta.nbytes
         sizes.append(size)
     (device,) = program.processors
     timer = kernel_timer(platform.processors[device])
@@ -222,7 +222,7 @@ def check_against_hetsim(graph: Graph, platform: Platform, totals: dict[str, flo
 def measure(kind: str, n: int, repeat: int, platform: Platform) -> dict[str, Any]:
     """One graph: the fastest round of each of hetsim's stages and of the floor's, and of the raw
     SimPy loop, in µs per op; the rounds alternate them."""
-    graph = {"chain": chain, "dag": dag}[kind](n)
+    graph = GRAPHS[kind](n)
     best: dict[str, float] = {}
     totals: dict[str, float] = {}
     for _ in range(repeat):

@@ -90,6 +90,10 @@ def dag(n: int) -> Graph:
     return Graph(f"dag{n}", tuple(ops), {"x": TensorType((1, 64), "float32")}, (newer,))
 
 
+GRAPHS: dict[str, Callable[[int], Graph]] = {"chain": chain, "dag": dag}
+"""The synthetic graphs by name, as the rows and the other benchmark scripts name them."""
+
+
 def raw_simpy_us(n: int) -> float:
     """Wall µs per event of a bare SimPy process doing one timeout per op."""
     env = simpy.Environment()
@@ -230,7 +234,7 @@ def measure(kind: str, n: int, repeat: int, platform: Any) -> dict[str, Any]:
     them alike rather than whichever ran during it. A row gets `rounds_for` rounds: at least
     `repeat`, more when its runs are short; the row records how many (``rounds``).
     """
-    graph = {"chain": chain, "dag": dag}[kind](n)
+    graph = GRAPHS[kind](n)
     row: dict[str, Any] = {"graph": kind, "ops": n}
     best: dict[str, float] = defaultdict(lambda: float("inf"))  # column -> µs per op
 

@@ -47,12 +47,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from bench_args import PROJECT, add_out_option, blas_line, make_parents, positive, run_main
-from sim_speed import PHASES, TARGET, chain, dag, environment, run_stages
+from sim_speed import GRAPHS, PHASES, TARGET, environment, run_stages
 
 from hetsim.api import platform_of
 
 RESULTS = PROJECT / "benchmarks" / "results" / "stage_instructions.json"
-GRAPHS = {"chain": chain, "dag": dag}
 REPS = 2
 """Runs of the stages per child: more only lengthen the run (a count hardly moves)."""
 WARM_OPS = 20

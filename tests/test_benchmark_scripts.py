@@ -411,7 +411,7 @@ def test_the_flat_floor_charges_each_instruction_its_formula(
     # (t1 is the output, x the input: neither freed); dispatch 0.27, alloc 0.5, free 0.2 and
     # launch 3.24 µs (targets/x86-h100)
     module = load("flat_floor", monkeypatch)
-    graph = module.chain(2)
+    graph = module.GRAPHS["chain"](2)
     platform = module.platform_of("x86-h100")
     metas, costs = module.propagate_costs(graph, {})
     program = module.FlatProgram(graph, {"op0": "gpu0", "op1": "gpu0"})
@@ -432,7 +432,7 @@ def test_the_flat_floor_runs_the_per_op_work_hetsim_runs(monkeypatch: pytest.Mon
     # GPU, the result's back, SYNC, RET) does not grow with the graph
     module = load("flat_floor", monkeypatch)
     platform = module.platform_of("x86-h100")
-    for make in (module.chain, module.dag):
+    for make in module.GRAPHS.values():
         extra = []
         for n in (20, 200):
             _, totals = module.floor_stages(make(n), platform)
